@@ -1,0 +1,42 @@
+# labkit: two commands on a fresh machine: `make run` and `make test`. Each builds .venv first.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+export LABKIT_BATCH ?= 1
+export MPLBACKEND ?= Agg
+
+.PHONY: help run test bench lab nb lint clean
+
+help:
+	@echo "make run    run every notebook with its defaults (recorded mode without a GPU); prints where results are"
+	@echo "make test   run the tests (GPU tests skip without a GPU)"
+	@echo "make bench  print benchmark tables (needs a GPU)"
+	@echo "make lab    start JupyterLab on notebooks/"
+	@echo "make nb     write notebooks/*.ipynb from the percent sources"
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+run: $(STAMP)
+	$(BIN)/labkit nb run-all
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+
+bench: $(STAMP)
+	$(BIN)/python -m labkit bench
+
+nb: $(STAMP)
+	for f in notebooks/[0-9][0-9]_*.py; do $(BIN)/jupytext --to ipynb --update "$$f" || exit 1; done
+
+lab: nb
+	$(BIN)/jupyter lab notebooks
+
+clean:
+	rm -rf runs build .pytest_cache notebooks/*.ipynb

@@ -1,0 +1,20 @@
+"""labkit: profiling notebooks and helpers for GPU attention kernels.
+
+``import labkit`` does no GPU work: submodules load on first attribute access.
+"""
+
+import importlib
+
+__version__ = "0.1.0"
+
+_SUBMODULES = ("cuda", "device", "errors", "kernels", "notebooks", "plot", "probes", "provenance", "report",
+               "session", "timing")
+__all__ = [*_SUBMODULES, "setup_logging", "progress", "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in ("setup_logging", "progress"):
+        return getattr(importlib.import_module("._env", __name__), name)
+    raise AttributeError(f"module 'labkit' has no attribute {name!r}")

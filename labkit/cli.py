@@ -1,0 +1,155 @@
+"""``labkit`` command line: each subcommand is a thin shell over one library call.
+
+Errors labkit raises on purpose print one line (``labkit: error: ...``) and exit 2.
+"""
+
+import argparse
+import json
+import sys
+
+from .errors import LabkitError
+
+
+def _device(args) -> int:
+    from .cuda import gpu_status
+
+    ok, reason = gpu_status()
+    if not ok:
+        print(f"no usable CUDA GPU: {reason}")
+        return 1
+    from .device import describe
+
+    info = describe(args.index)
+    if args.json:
+        print(json.dumps(info.to_dict(), indent=2))
+    else:
+        for k, v in info.to_dict().items():
+            print(f"{k:28s} {v}")
+    return 0
+
+
+def _report_show(args) -> int:
+    from . import report
+
+    r = report.load(args.file)
+    print(f"{args.file}: q {list(r.q_shape)} k {list(r.k_shape)} v {list(r.v_shape)}, "
+          f"{r.iterations} iterations, report_version {r.report_version}")
+    print(report.phase_table(r))
+    return 0
+
+
+def _report_diff(args) -> int:
+    from . import report
+
+    a, b = report.load(args.a), report.load(args.b)
+    print(f"A = {args.a}\nB = {args.b}")
+    print(report.diff_table(a, b))
+    return 0
+
+
+def _nb_list(args) -> int:
+    from . import notebooks
+
+    for name in notebooks.list_notebooks():
+        print(name)
+    return 0
+
+
+def _nb_params(args) -> int:
+    from . import notebooks
+
+    for k, v in notebooks.parameters(args.name).items():
+        print(f"{k:20s} {v['type']:8s} default {v['default']:20s} {v['help']}")
+    return 0
+
+
+def _print_result(res) -> None:
+    status = "ok" if res.ok else f"FAILED ({res.error})"
+    print(f"{res.notebook.stem}: {status}\n  results: {res.run_dir}")
+    if res.recorded_to:
+        print(f"  recorded: {res.recorded_to}")
+
+
+def _nb_run(args) -> int:
+    from . import notebooks
+
+    params = {k: notebooks.coerce(v) for k, v in (args.param or [])}
+    res = notebooks.run(args.name, params, record=args.record)
+    _print_result(res)
+    return 0 if res.ok else 1
+
+
+def _nb_run_all(args) -> int:
+    from . import notebooks
+
+    failed = 0
+    for name in notebooks.list_notebooks():
+        res = notebooks.run(name, record=args.record)
+        _print_result(res)
+        failed += not res.ok
+    return 1 if failed else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="labkit", description="GPU attention-kernel profiling helpers.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    d = sub.add_parser("device", help="describe the GPU (or say there is none)")
+    d.add_argument("--index", type=int, default=0)
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(fn=_device)
+
+    r = sub.add_parser("report", help="Sage2 profiling reports").add_subparsers(dest="sub", required=True)
+    s = r.add_parser("show", help="print the phase table of a report")
+    s.add_argument("file")
+    s.set_defaults(fn=_report_show)
+    s = r.add_parser("diff", help="per-phase p50 ratios B/A")
+    s.add_argument("a")
+    s.add_argument("b")
+    s.set_defaults(fn=_report_diff)
+
+    nb = sub.add_parser("nb", help="parameterized notebooks").add_subparsers(dest="sub", required=True)
+    nb.add_parser("list", help="list notebooks").set_defaults(fn=_nb_list)
+    s = nb.add_parser("params", help="show a notebook's parameters")
+    s.add_argument("name")
+    s.set_defaults(fn=_nb_params)
+    s = nb.add_parser("run", help="run one notebook through papermill")
+    s.add_argument("name")
+    s.add_argument("-p", "--param", nargs=2, action="append", metavar=("KEY", "VALUE"))
+    s.add_argument("--record", action="store_true", help="keep run.json + data/ in data/runs/ (live runs only)")
+    s.set_defaults(fn=_nb_run)
+    s = nb.add_parser("run-all", help="run every notebook with its defaults")
+    s.add_argument("--record", action="store_true")
+    s.set_defaults(fn=_nb_run_all)
+    _extend(sub)
+    return p
+
+
+def _extend(sub) -> None:
+    """Subcommands of the workload packages (manifest, sage2), registered when present."""
+    import importlib
+
+    for mod in ("labkit.manifest.cli", "labkit.workloads.sage2.cli"):
+        try:
+            m = importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name and mod.startswith(exc.name):
+                continue
+            raise
+        m.register(sub)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except LabkitError as exc:
+        print(f"labkit: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("labkit: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""The one door to CUDA: lazy CuPy, GPU detection, and checking driver results.
+
+Nothing here runs at import; the first call that needs a GPU pays for CUDA start-up.
+"""
+
+import functools
+from typing import Any
+
+from . import _deps
+from .errors import LaunchError, NoGPU
+
+
+def cupy():
+    """The CuPy module (imported on first use: `import cupy` itself is cheap and GPU-free)."""
+    return _deps.require("cupy")
+
+
+@functools.cache
+def gpu_status() -> tuple[bool, str]:
+    """(available, reason). Never raises: the reason says why no GPU is usable."""
+    try:
+        cp = cupy()
+    except Exception as exc:  # MissingDependency or a broken install
+        return False, str(exc)
+    try:
+        n = cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # cudaErrorInsufficientDriver / NoDevice on CPU machines
+        return False, f"CUDA is not usable here ({type(exc).__name__}: {exc})"
+    if n == 0:
+        return False, "the CUDA driver reports no device"
+    return True, f"{n} CUDA device(s)"
+
+
+def gpu_available() -> bool:
+    return gpu_status()[0]
+
+
+def require_gpu(what: str = "this") -> None:
+    ok, reason = gpu_status()
+    if not ok:
+        raise NoGPU(f"{what} needs a CUDA GPU: {reason}")
+
+
+def check(result: Any, what: str) -> Any:
+    """Unwrap a cuda-bindings call result ``(err, *values)``; raise LaunchError naming ``what``.
+
+    Returns None, the single value, or the tuple of values.
+    """
+    if not isinstance(result, tuple):
+        result = (result,)
+    err, *values = result
+    if int(err) != 0:
+        name = getattr(err, "name", str(int(err)))
+        raise LaunchError(f"{what} failed: {name}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)

@@ -1,0 +1,122 @@
+"""What the GPU at hand is: one frozen description, read once per device."""
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+
+from . import _deps
+from .cuda import cupy, require_gpu
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """Static facts about one CUDA device, with units in the field names."""
+
+    index: int
+    name: str
+    compute_capability: tuple[int, int]
+    sm_count: int
+    l2_bytes: int
+    smem_per_sm_bytes: int
+    smem_per_block_optin_bytes: int
+    max_threads_per_sm: int
+    max_ctas_per_sm: int
+    regs_per_sm: int
+    memory_bytes: int
+    sm_clock_max_hz: int | None
+    mem_clock_max_hz: int | None
+    driver_version: str
+    cuda_driver_version: int
+    cuda_runtime_version: int
+
+    @property
+    def arch(self) -> str:
+        """NVRTC/nvcc target name, e.g. ``sm_90``."""
+        return f"sm_{self.compute_capability[0]}{self.compute_capability[1]}"
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["compute_capability"] = list(self.compute_capability)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DeviceInfo":
+        d = dict(d)
+        d["compute_capability"] = tuple(d["compute_capability"])
+        return cls(**d)
+
+    def to_frame(self):
+        pd = _deps.require("pandas")
+        rows = [(k, v) for k, v in self.to_dict().items()]
+        return pd.DataFrame(rows, columns=["property", "value"]).set_index("property")
+
+
+def _nvml_handle(index: int):
+    pynvml = _deps.optional("pynvml")
+    if pynvml is None:
+        return None, None
+    try:
+        pynvml.nvmlInit()
+        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(index)
+    except Exception:
+        return None, None
+
+
+def sm_clock_hz(index: int = 0) -> int | None:
+    """Current SM clock from NVML, or None when NVML is unavailable."""
+    pynvml, h = _nvml_handle(index)
+    if h is None:
+        return None
+    try:
+        return int(pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)) * 1_000_000
+    except Exception:
+        return None
+
+
+@functools.cache
+def describe(index: int = 0) -> DeviceInfo:
+    """Describe CUDA device ``index``.
+
+    Raises:
+        NoGPU: no driver or no device; the message says which.
+    """
+    require_gpu("labkit.device.describe")
+    cp = cupy()
+    rt = cp.cuda.runtime
+    p = rt.getDeviceProperties(index)
+
+    def attr(a: int) -> int:
+        return int(rt.deviceGetAttribute(a, index))
+
+    name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+    pynvml, h = _nvml_handle(index)
+    sm_max = mem_max = None
+    drv = "unknown"
+    if h is not None:
+        try:
+            sm_max = int(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)) * 1_000_000
+            mem_max = int(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)) * 1_000_000
+            drv = pynvml.nvmlSystemGetDriverVersion()
+            drv = drv.decode() if isinstance(drv, bytes) else str(drv)
+        except Exception:
+            pass
+    if sm_max is None:
+        sm_max = attr(rt.cudaDevAttrClockRate) * 1000 if hasattr(rt, "cudaDevAttrClockRate") else None
+    return DeviceInfo(
+        index=index,
+        name=name,
+        compute_capability=(int(p["major"]), int(p["minor"])),
+        sm_count=int(p["multiProcessorCount"]),
+        l2_bytes=int(p["l2CacheSize"]),
+        smem_per_sm_bytes=int(p["sharedMemPerMultiprocessor"]),
+        smem_per_block_optin_bytes=int(p["sharedMemPerBlockOptin"]),
+        max_threads_per_sm=int(p["maxThreadsPerMultiProcessor"]),
+        max_ctas_per_sm=int(p.get("maxBlocksPerMultiProcessor", 0)),
+        regs_per_sm=int(p["regsPerMultiprocessor"]),
+        memory_bytes=int(p["totalGlobalMem"]),
+        sm_clock_max_hz=sm_max,
+        mem_clock_max_hz=mem_max,
+        driver_version=drv,
+        cuda_driver_version=int(rt.driverGetVersion()),
+        cuda_runtime_version=int(rt.runtimeGetVersion()),
+    )

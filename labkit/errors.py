@@ -1,0 +1,46 @@
+"""The one small exception hierarchy of labkit.
+
+Every message says what was wrong and, where there is one, the fix. The CLI prints
+``str(error)`` on one line and exits 2, with no traceback.
+"""
+
+
+class LabkitError(Exception):
+    """Base of every error labkit raises on purpose."""
+
+
+class FormatError(LabkitError):
+    """A file (report, manifest, run record) does not match its format.
+
+    The message starts with the JSON path of the offending value.
+    """
+
+    def __init__(self, path: str, message: str, *, source: str | None = None):
+        self.json_path = path
+        self.source = source
+        where = f"{source}: " if source else ""
+        super().__init__(f"{where}{path or '$'}: {message}")
+
+
+class NoGPU(LabkitError):
+    """No usable CUDA device (no driver, no device, or CUDA failed to start)."""
+
+
+class MissingDependency(LabkitError):
+    """An optional package is not installed; the message names the pip extra."""
+
+
+class ParameterError(LabkitError):
+    """A notebook was given a parameter its ``parameters`` cell does not define."""
+
+
+class TimingError(LabkitError):
+    """A timing request cannot give a meaningful number (e.g. it launched no GPU work)."""
+
+
+class CompileError(LabkitError):
+    """NVRTC rejected a kernel; the message carries the compiler log."""
+
+
+class LaunchError(LabkitError):
+    """A launch was refused before it reached the GPU, or the driver rejected it."""

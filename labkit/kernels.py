@@ -1,0 +1,90 @@
+"""NVRTC for labkit's own ``.cu`` files: compile to cubin (no GPU needed), cache, load.
+
+Every build uses ``-lineinfo`` and prepends ``#line 1 "<absolute path>"`` so Nsight Compute
+can show the saved source (without it NVRTC records a temp name and ncu shows no text).
+Cubins are cached by a hash of source, options and target.
+"""
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import _env
+from .cuda import cupy
+from .errors import CompileError
+
+BASE_OPTIONS = ("-lineinfo", "--std=c++17")
+
+
+@dataclass(frozen=True)
+class Cubin:
+    image: bytes
+    arch: str
+    source: Path
+    options: tuple[str, ...]
+    log: str
+
+
+def _cache_dir() -> Path:
+    root = _env.getenv("LABKIT_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "labkit")
+    return Path(root) / "kernels"
+
+
+def compile_cubin(source: Path | str, *, arch: str, options: tuple[str, ...] = (),
+                  code: str | None = None) -> Cubin:
+    """Compile one ``.cu`` file to a cubin for ``arch`` (``sm_90``, ``sm_90a``, ``sm_89``...).
+
+    Args:
+        source: the kernel file; its absolute path goes into the ``#line`` directive.
+        arch: a real target; NVRTC needs no GPU for this.
+        options: extra NVRTC options, e.g. ``("-DCTA_Q=128",)``.
+        code: source text to use instead of reading ``source`` (tests).
+
+    Raises:
+        CompileError: with NVRTC's log.
+    """
+    path = Path(source).resolve()
+    text = code if code is not None else path.read_text()
+    opts = (*BASE_OPTIONS, f"--gpu-architecture={arch}", *options)
+    full = f'#line 1 "{path}"\n{text}'
+    key = hashlib.sha256("\0".join((full, *opts)).encode()).hexdigest()[:24]
+    cached = _cache_dir() / f"{path.stem}-{arch}-{key}.cubin"
+    if cached.exists():
+        return Cubin(cached.read_bytes(), arch, path, opts, "(cached)")
+    nvrtc = cupy().cuda.nvrtc
+    prog = nvrtc.createProgram(full, path.name, (), ())
+    try:
+        try:
+            nvrtc.compileProgram(prog, list(opts))
+        except nvrtc.NVRTCError as exc:
+            log = nvrtc.getProgramLog(prog)
+            raise CompileError(f"NVRTC failed on {path.name} for {arch} ({exc}):\n{log}") from None
+        log = nvrtc.getProgramLog(prog)
+        image = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_bytes(image)
+    tmp.replace(cached)
+    return Cubin(bytes(image), arch, path, opts, log)
+
+
+def load_module(source: Path | str, *, options: tuple[str, ...] = (), arch: str | None = None):
+    """Compile ``source`` for the current device (or ``arch``) and load it as a CuPy RawModule."""
+    from .device import describe
+
+    cp = cupy()
+    target = arch or describe(cp.cuda.Device().id).arch
+    cubin = compile_cubin(source, arch=target, options=options)
+    path = _cache_dir() / f"{Path(source).stem}-{target}-{hashlib.sha256(cubin.image).hexdigest()[:24]}.load.cubin"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(cubin.image)
+    return cp.RawModule(path=str(path))
+
+
+def kernel_path(package_file: str, name: str) -> Path:
+    """``kernels/<name>`` beside the module whose ``__file__`` is given."""
+    return Path(package_file).resolve().parent / "kernels" / name

@@ -1,0 +1,92 @@
+"""Device probes for the notebooks: copy bandwidth and empty-launch overhead, measured live."""
+
+import time
+
+from .cuda import cupy, require_gpu
+from .timing import time_gpu
+
+
+def copy_bandwidth(nbytes: int = 1 << 30, *, mode: str = "cold") -> dict:
+    """Device-to-device copy of ``nbytes`` (random data), two ways.
+
+    Returns bandwidths counting bytes read + written (2 x nbytes / p50), as the timing brief
+    does; ``memcpy`` is cudaMemcpyAsync D2D, ``kernel`` is CuPy's elementwise copy.
+    """
+    require_gpu("copy_bandwidth")
+    cp = cupy()
+    n = nbytes // 4
+    src = cp.random.random(n, dtype=cp.float32)
+    dst = cp.full(n, cp.nan, dtype=cp.float32)
+    rt = cp.cuda.runtime
+
+    def memcpy():
+        rt.memcpyAsync(dst.data.ptr, src.data.ptr, n * 4, rt.memcpyDeviceToDevice,
+                       cp.cuda.get_current_stream().ptr)
+
+    def kernel():
+        cp.copyto(dst, src)
+
+    out = {"nbytes": n * 4, "mode": mode}
+    for label, fn in (("memcpy", memcpy), ("kernel", kernel)):
+        dst.fill(cp.nan)
+        t = time_gpu(fn, name=f"probe/copy_{label}", mode=mode, min_time_s=0.2, check_work=False)
+        if not bool(cp.array_equal(dst, src)):
+            raise AssertionError(f"copy probe {label}: destination differs from source")
+        out[label] = {"p50_s": t.stats.p50_s, "GBps_read_plus_write": 2 * n * 4 / t.stats.p50_s / 1e9,
+                      "timing": t.to_dict()}
+    return out
+
+
+def launch_overhead(launches: int = 2000) -> dict:
+    """Costs of launching an empty kernel (1 thread), in microseconds.
+
+    * ``host_enqueue_us``: host time per launch, N launches back to back, no sync.
+    * ``gpu_back_to_back_us``: one event pair around N launches / N (stream throughput).
+    * ``gpu_graph_us``: CUDA graph of N launches, replay / N.
+    * ``gpu_isolated_us``: one event pair around one launch, enqueue hidden by a spin pad.
+    * ``launch_and_sync_us``: host round trip, launch then synchronize.
+    """
+    require_gpu("launch_overhead")
+    from .timing.events import helper_kernel
+
+    cp = cupy()
+    empty = helper_kernel("empty_kernel")
+    stream = cp.cuda.Stream(non_blocking=True)
+    launch = lambda: empty((1,), (1,), (), stream=stream)  # noqa: E731
+    for _ in range(100):
+        launch()
+    stream.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(launches):
+        launch()
+    host = (time.perf_counter() - t0) / launches
+    stream.synchronize()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record(stream)
+    for _ in range(launches):
+        launch()
+    stop.record(stream)
+    stop.synchronize()
+    b2b = cp.cuda.get_elapsed_time(start, stop) * 1e3 / launches
+    t0 = time.perf_counter()
+    for _ in range(200):
+        launch()
+        stream.synchronize()
+    sync = (time.perf_counter() - t0) / 200
+    on_current = lambda: empty((1,), (1,), ())  # noqa: E731  (time_gpu makes its stream current)
+    graph = time_gpu(on_current, name="probe/empty_graph", mode="graph", graph_calls=launches, iterations=20)
+    isolated = time_gpu(on_current, name="probe/empty_isolated", mode="hot", iterations=200)
+    return {"launches": launches, "host_enqueue_us": host * 1e6, "gpu_back_to_back_us": b2b,
+            "gpu_graph_us": graph.stats.p50_s * 1e6, "gpu_isolated_us": isolated.stats.p50_s * 1e6,
+            "launch_and_sync_us": sync * 1e6}
+
+
+def copy_table(result: dict):
+    """The copy probe as a small DataFrame (method, p50 us, GB/s read+write)."""
+    from . import _deps
+
+    pd = _deps.require("pandas")
+    rows = [{"method": k, "bytes": result["nbytes"], "p50_us": v["p50_s"] * 1e6,
+             "GBps_read_plus_write": v["GBps_read_plus_write"]}
+            for k, v in result.items() if isinstance(v, dict)]
+    return pd.DataFrame(rows).set_index("method")

@@ -1,0 +1,62 @@
+"""Where a number came from: device, clocks, versions, git sha, time. One dict, JSON-ready."""
+
+import datetime as _dt
+import importlib.metadata
+import platform
+import subprocess
+
+from . import _env
+from .cuda import gpu_status
+
+PACKAGES = ("labkit", "numpy", "cupy-cuda13x", "cuda-bindings", "nvidia-cuda-nvrtc", "pandas", "matplotlib",
+            "nvtx", "papermill", "torch", "triton")
+
+
+def git_sha() -> str:
+    """The checkout's commit, with ``-dirty`` when tracked files differ; ``unknown`` outside git."""
+    root = _env.repo_root()
+    if not (root / ".git").exists():
+        return _env.getenv("LABKIT_GIT_SHA") or "unknown"
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (sha + ("-dirty" if dirty else "")) if sha else "unknown"
+
+
+def versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def collect(*, timing_mode: str | None = None) -> dict:
+    """Provenance of a run on this machine now. Works without a GPU (device is then null)."""
+    ok, reason = gpu_status()
+    device = clocks = None
+    if ok:
+        from .device import describe, sm_clock_hz
+
+        info = describe()
+        device = info.to_dict()
+        clocks = {"sm_clock_hz": sm_clock_hz(info.index), "sm_clock_max_hz": info.sm_clock_max_hz}
+    return {
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "git_sha": git_sha(),
+        "timing_mode": timing_mode,
+        "device": device,
+        "gpu_status": reason,
+        "clocks": clocks,
+        "versions": versions(),
+    }
+
+
+PROVENANCE_KEYS = ("created_utc", "host", "git_sha", "timing_mode", "device", "gpu_status", "clocks", "versions")

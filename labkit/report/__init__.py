@@ -1,0 +1,8 @@
+"""Sage2 profiling reports: model, strict reader/writer, and the tables the CLI prints."""
+
+from .io import CURRENT_VERSION, dumps, from_node, load, loads, save, to_dict
+from .model import PHASE_GROUPS, DecompositionCheck, Sage2Report, Scheduler, TailPoint
+from .tables import diff_table, phase_table
+
+__all__ = ["CURRENT_VERSION", "PHASE_GROUPS", "DecompositionCheck", "Sage2Report", "Scheduler", "TailPoint",
+           "diff_table", "dumps", "from_node", "load", "loads", "phase_table", "save", "to_dict"]

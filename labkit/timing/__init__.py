@@ -1,0 +1,13 @@
+"""GPU timing: NVTX ranges, CUDA-event sampling, statistics, pipelines.
+
+``stats`` and ``nvtx`` import nothing GPU-related; ``time_gpu`` and ``Pipeline`` start CUDA
+only when called.
+"""
+
+from .events import MODES, Timing, count_graph_nodes, time_gpu
+from .nvtx import DOMAIN, nvtx_range
+from .pipeline import Pipeline, PipelineTiming
+from .stats import STAT_FIELDS, Spread, Stats
+
+__all__ = ["DOMAIN", "MODES", "STAT_FIELDS", "Pipeline", "PipelineTiming", "Spread", "Stats", "Timing",
+           "count_graph_nodes", "nvtx_range", "time_gpu"]

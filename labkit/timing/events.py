@@ -1,0 +1,249 @@
+"""``time_gpu``: CUDA-event timing with warm-up, cold or hot L2, clocks and a no-work check.
+
+One sample = [pad] start-event fn() stop-event, all on one stream. The pad runs before the
+start event, outside the timed window: a memset of >= 2 x L2 in ``cold`` mode (evicts the
+data, and keeps the GPU busy while the host enqueues), a short spin kernel in ``hot`` mode
+(same cover for the enqueue, leaves L2 warm). ``graph`` mode replays a CUDA graph of N calls
+between one event pair and divides by N (warm L2 inside the graph; for kernels of a few us).
+"""
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from .. import _deps
+from ..cuda import cupy, require_gpu
+from ..errors import TimingError
+from .nvtx import nvtx_range
+from .stats import Spread, Stats
+
+Mode = Literal["cold", "hot", "graph"]
+MODES = ("cold", "hot", "graph")
+SPIN_CYCLES = 40_000  # ~20 us at 1.98 GHz: longer than the host needs to enqueue a sample
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Raw samples of one timed region and what makes them interpretable."""
+
+    name: str
+    mode: str
+    samples_s: tuple[float, ...]
+    stats: Stats
+    spread: Spread
+    calls_per_sample: int
+    flush_bytes: int
+    sm_clock_start_hz: int | None
+    sm_clock_end_hz: int | None
+    clock_dropped: bool
+    stop_reason: str
+    work_check: str
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["samples_s"] = list(self.samples_s)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Timing":
+        d = dict(d)
+        d["samples_s"] = tuple(d["samples_s"])
+        d["stats"] = Stats(**d["stats"])
+        d["spread"] = Spread(**d["spread"])
+        return cls(**d)
+
+    def to_frame(self):
+        pd = _deps.require("pandas")
+        return pd.DataFrame({"name": self.name, "mode": self.mode, "sample": range(len(self.samples_s)),
+                             "time_s": self.samples_s})
+
+
+def helper_kernel(name: str):
+    """A kernel of ``kernels/timing_helpers.cu`` (``spin_cycles``, ``empty_kernel``)."""
+    from ..kernels import kernel_path, load_module
+
+    return load_module(kernel_path(__file__, "timing_helpers.cu")).get_function(name)
+
+
+@dataclass
+class _Sampler:
+    """Stream, pads and events shared by time_gpu and Pipeline (one device, one stream)."""
+
+    mode: str
+    flush_bytes: int = 0
+    stream: object = None
+    _flush: object = None
+    _spin: object = None
+    _flip: int = 0
+    _events: list = field(default_factory=list)
+
+    @classmethod
+    def create(cls, mode: str, flush_bytes: int | None = None) -> "_Sampler":
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        require_gpu("time_gpu")
+        from ..device import describe
+
+        cp = cupy()
+        dev = describe(cp.cuda.Device().id)
+        s = cls(mode=mode, stream=cp.cuda.Stream(non_blocking=True))
+        if mode == "cold":
+            s.flush_bytes = int(flush_bytes or 2 * dev.l2_bytes)
+            if s.flush_bytes < dev.l2_bytes:
+                raise ValueError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
+            s._flush = cp.empty(s.flush_bytes, dtype=cp.uint8)
+        else:
+            s._spin = helper_kernel("spin_cycles")
+        return s
+
+    def pad(self) -> None:
+        """Work before a sample's start event: flush L2 (cold) or spin (hot, graph)."""
+        cp = cupy()
+        if self._flush is not None:
+            self._flip ^= 1  # a different value each time, so nothing can elide the writes
+            cp.cuda.runtime.memsetAsync(self._flush.data.ptr, self._flip, self.flush_bytes, self.stream.ptr)
+        else:
+            self._spin((1,), (1,), (np.int64(SPIN_CYCLES),), stream=self.stream)
+
+    def event(self):
+        cp = cupy()
+        ev = cp.cuda.Event()
+        ev.record(self.stream)
+        return ev
+
+
+def count_graph_nodes(fn: Callable[[], object], stream) -> tuple[int | None, str]:
+    """Capture one call of ``fn`` on ``stream``; return (node count, note).
+
+    Work launched on another stream is invisible to the capture: that is the classic way a
+    timing silently measures nothing, and exactly what this detects.
+    """
+    try:
+        with stream:
+            stream.begin_capture()
+            try:
+                fn()
+            finally:
+                graph = stream.end_capture()
+    except Exception as exc:  # not capturable (syncs, allocations): cannot check this way
+        return None, f"skipped: fn is not graph-capturable ({type(exc).__name__})"
+    rt = _deps.optional("cuda.bindings.runtime")
+    if rt is None:
+        return None, "skipped: cuda-bindings not installed"
+    err, _, n = rt.cudaGraphGetNodes(rt.cudaGraph_t(init_value=graph.graph), 0)
+    del graph
+    if int(err) != 0:
+        return None, f"skipped: cudaGraphGetNodes failed ({err})"
+    return int(n), f"ok: {int(n)} graph node(s) per call"
+
+
+def _read_clock() -> int | None:
+    from ..device import sm_clock_hz
+
+    return sm_clock_hz(cupy().cuda.Device().id)
+
+
+def _clock_dropped(start: int | None, end: int | None, max_hz: int | None) -> bool:
+    if start is None or end is None:
+        return False
+    return end < 0.9 * start or (max_hz is not None and end < 0.75 * max_hz)
+
+
+def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "cold",
+             warmup_ms: float = 25.0, warmup_calls: int = 1, iterations: int | None = None,
+             min_samples: int = 10, max_samples: int = 2000, min_time_s: float = 0.5,
+             max_noise: float = 0.005, timeout_s: float = 15.0, graph_calls: int | None = None,
+             flush_bytes: int | None = None, check_work: bool = True) -> Timing:
+    """Time ``fn`` (which launches GPU work on CuPy's current stream) with CUDA events.
+
+    Args:
+        fn: zero-argument callable; it runs inside ``with stream:`` so CuPy and RawKernel
+            launches land on the timing stream. Launch on that stream only.
+        name: NVTX range name for each timed call (domain ``labkit``).
+        mode: ``cold`` (flush >= 2 x L2 before each sample), ``hot`` (warm L2), or ``graph``
+            (replay a CUDA graph of ``graph_calls`` calls per sample, result per call).
+        warmup_ms: warm-up budget in milliseconds, at least ``warmup_calls`` calls.
+        iterations: exact number of samples; when None, sample until at least
+            ``min_samples`` and ``min_time_s`` of GPU time, then until relative std <
+            ``max_noise``, a 4 x ``min_time_s`` budget, ``max_samples`` or ``timeout_s``.
+        check_work: capture one call and raise if it put no work on the stream.
+
+    Returns:
+        Timing with raw samples in seconds per call.
+
+    Raises:
+        TimingError: the timed region launched no GPU work.
+        NoGPU: no usable GPU.
+    """
+    from ..device import describe
+
+    cp = cupy()
+    smp = _Sampler.create(mode, flush_bytes)
+    stream = smp.stream
+    with stream:
+        t0 = time.perf_counter()
+        calls = 0
+        while calls < warmup_calls or (time.perf_counter() - t0) * 1e3 < warmup_ms:
+            fn()
+            stream.synchronize()
+            calls += 1
+        per_call_s = (time.perf_counter() - t0) / calls
+    work = "not checked"
+    if check_work or mode == "graph":
+        n, work = count_graph_nodes(fn, stream)
+        if n == 0:
+            raise TimingError(f"{name}: the timed region put no GPU work on the timing stream "
+                              "(did fn launch on another stream?)")
+    runner, per_sample = fn, 1
+    if mode == "graph":
+        per_sample = graph_calls or int(min(1000, max(10, math.ceil(200e-6 / max(per_call_s, 1e-7)))))
+        with stream:
+            stream.begin_capture()
+            for _ in range(per_sample):
+                fn()
+            graph = stream.end_capture()
+        runner = lambda: graph.launch(stream)  # noqa: E731
+    max_hz = describe(cp.cuda.Device().id).sm_clock_max_hz
+    clock_start = _read_clock()
+    samples: list[float] = []
+    started = time.perf_counter()
+    reason = ""
+    with stream:
+        while True:
+            smp.pad()
+            with nvtx_range(name):
+                start = smp.event()
+                runner()
+                stop = smp.event()
+            stop.synchronize()
+            samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3 / per_sample)
+            n, total = len(samples), sum(samples) * per_sample
+            if iterations is not None:
+                if n >= iterations:
+                    reason = f"iterations={iterations}"
+                    break
+                continue
+            if n >= min_samples and total >= min_time_s:
+                rel = float(np.std(samples, ddof=1) / np.mean(samples))
+                if rel < max_noise:
+                    reason = f"noise {rel:.2%} < {max_noise:.2%}"
+                    break
+                if total >= 4 * min_time_s:
+                    reason = f"time budget {4 * min_time_s:g} s (noise {rel:.2%})"
+                    break
+            if n >= max_samples:
+                reason = f"max_samples={max_samples}"
+                break
+            if time.perf_counter() - started > timeout_s and n >= 3:
+                reason = f"timeout {timeout_s:g} s"
+                break
+    clock_end = _read_clock()
+    return Timing(name=name, mode=mode, samples_s=tuple(samples), stats=Stats.from_samples(samples),
+                  spread=Spread.from_samples(samples), calls_per_sample=per_sample,
+                  flush_bytes=smp.flush_bytes, sm_clock_start_hz=clock_start, sm_clock_end_hz=clock_end,
+                  clock_dropped=_clock_dropped(clock_start, clock_end, max_hz), stop_reason=reason,
+                  work_check=work)

@@ -1,0 +1,17 @@
+// timing_helpers.cu: tiny kernels the timing core launches around the code it measures.
+//
+//   spin_cycles   one thread spins for `cycles` SM clocks. Enqueued before a hot-L2 sample,
+//                 it keeps the GPU busy while the host enqueues the start event and the
+//                 launch, so the event pair times the kernel and not the host's enqueue cost
+//                 (the flush memset plays this role for cold samples). Touches no memory.
+//   empty_kernel  does nothing; the notebook measures launch overhead with it.
+//
+// Launch geometry: grid (1), block (1) for both. Built by labkit.kernels (NVRTC, -lineinfo).
+
+extern "C" __global__ void spin_cycles(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+}
+
+extern "C" __global__ void empty_kernel() {}

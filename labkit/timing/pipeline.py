@@ -1,0 +1,124 @@
+"""Time a sequence of steps in one pass: each step in its own NVTX range with its own events.
+
+A *group* (e.g. ``qk_int8_quantization`` = Q quant then K quant) is also timed as one region
+around its members, which run back to back. The pad (L2 flush or spin) runs before each
+top-level step or group, outside every event pair, so groups are not inflated by flushes.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .. import _deps
+from ..cuda import cupy
+from .events import Mode, Spread, Stats, Timing, _clock_dropped, _read_clock, _Sampler
+from .nvtx import nvtx_range
+
+
+@dataclass(frozen=True)
+class PipelineTiming:
+    """Per-phase Timing of one pipeline run, in pipeline order (groups before their members)."""
+
+    phases: dict[str, Timing]
+    warmup: int
+    iterations: int
+
+    def stats(self) -> dict[str, Stats]:
+        """The seed report's ``phase_timings``."""
+        return {name: t.stats for name, t in self.phases.items()}
+
+    def to_frame(self):
+        pd = _deps.require("pandas")
+        return pd.DataFrame([{"phase": n, **t.stats.to_dict()} for n, t in self.phases.items()]).set_index("phase")
+
+
+class Pipeline:
+    """Steps timed in one pass.
+
+    Args:
+        steps: (name, fn) in execution order; each fn launches on CuPy's current stream.
+        groups: group name -> member step names (consecutive steps) also timed as one region.
+
+    Example:
+        Pipeline([("q", quant_q), ("k", quant_k), ("attn", attn)], groups={"qk": ["q", "k"]})
+    """
+
+    def __init__(self, steps: Sequence[tuple[str, Callable[[], object]]],
+                 groups: Mapping[str, Sequence[str]] | None = None):
+        names = [n for n, _ in steps]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate step names in {names}")
+        self.steps = list(steps)
+        self.groups = {g: list(m) for g, m in (groups or {}).items()}
+        # units: ("step", name) or ("group", group_name); members must be consecutive
+        self._units: list[tuple[str, str]] = []
+        owner = {m: g for g, ms in self.groups.items() for m in ms}
+        for g, ms in self.groups.items():
+            missing = [m for m in ms if m not in names]
+            if missing:
+                raise ValueError(f"group {g!r} names unknown steps {missing}; steps are {names}")
+            idx = [names.index(m) for m in ms]
+            if idx != list(range(idx[0], idx[0] + len(ms))):
+                raise ValueError(f"group {g!r} members {ms} are not consecutive steps in {names}")
+        for n in names:
+            g = owner.get(n)
+            if g is None:
+                self._units.append(("step", n))
+            elif not self._units or self._units[-1] != ("group", g):
+                self._units.append(("group", g))
+
+    def order(self) -> list[str]:
+        """Phase names in report order: each group just before its members."""
+        out = []
+        for kind, name in self._units:
+            out.append(name)
+            if kind == "group":
+                out.extend(self.groups[name])
+        return out
+
+    def run(self, *, iterations: int = 10, warmup: int = 3, mode: Mode = "cold",
+            flush_bytes: int | None = None) -> PipelineTiming:
+        """Run ``warmup`` untimed passes, then ``iterations`` timed passes."""
+        if mode == "graph":
+            raise ValueError("Pipeline times eagerly: use mode 'cold' or 'hot'")
+        cp = cupy()
+        fns = dict(self.steps)
+        smp = _Sampler.create(mode, flush_bytes)
+        with smp.stream:
+            for _ in range(warmup):
+                for _, fn in self.steps:
+                    fn()
+            smp.stream.synchronize()
+            clock_start = _read_clock()
+            samples: dict[str, list[float]] = {n: [] for n in self.order()}
+            for _ in range(iterations):
+                pairs: list[tuple[str, object, object]] = []
+                for kind, name in self._units:
+                    smp.pad()
+                    members = self.groups[name] if kind == "group" else [name]
+                    with nvtx_range(name):
+                        g_start = smp.event()
+                        for m in members:
+                            if kind == "group":
+                                with nvtx_range(m):
+                                    s = smp.event()
+                                    fns[m]()
+                                    pairs.append((m, s, smp.event()))
+                            else:
+                                fns[m]()
+                        pairs.append((name, g_start, smp.event()))
+                smp.stream.synchronize()
+                for name, s, e in pairs:
+                    samples[name].append(cp.cuda.get_elapsed_time(s, e) / 1e3)
+            clock_end = _read_clock()
+        from ..device import describe
+
+        max_hz = describe(cp.cuda.Device().id).sm_clock_max_hz
+        phases = {
+            n: Timing(name=n, mode=mode, samples_s=tuple(x), stats=Stats.from_samples(x),
+                      spread=Spread.from_samples(x), calls_per_sample=1, flush_bytes=smp.flush_bytes,
+                      sm_clock_start_hz=clock_start, sm_clock_end_hz=clock_end,
+                      clock_dropped=_clock_dropped(clock_start, clock_end, max_hz),
+                      stop_reason=f"iterations={iterations}", work_check="not checked")
+            for n, x in samples.items()
+        }
+        return PipelineTiming(phases=phases, warmup=warmup, iterations=iterations)

@@ -1,0 +1,65 @@
+"""Statistics as a pure function of samples (no GPU imports: tested on CPU against numpy)."""
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Sequence
+
+import numpy as np
+
+STAT_FIELDS = ("count", "mean_s", "p50_s", "p90_s", "p95_s", "p99_s", "min_s", "max_s")
+
+
+@dataclass(frozen=True)
+class Stats:
+    """The Sage2 report's statistics record, field for field.
+
+    Percentiles interpolate linearly between order statistics (numpy's default ``linear``
+    method); the seed report's values reproduce it. With 10 samples p99 only interpolates
+    between the two largest samples: read p95/p99 only with >= 100 samples.
+    """
+
+    count: int
+    mean_s: float
+    p50_s: float
+    p90_s: float
+    p95_s: float
+    p99_s: float
+    min_s: float
+    max_s: float
+
+    @classmethod
+    def from_samples(cls, samples_s: Sequence[float]) -> "Stats":
+        x = np.asarray(samples_s, dtype=np.float64)
+        if x.ndim != 1 or x.size == 0:
+            raise ValueError(f"Stats need a non-empty 1-D list of samples, got shape {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError("Stats samples contain NaN or inf")
+        p50, p90, p95, p99 = np.percentile(x, [50, 90, 95, 99], method="linear")
+        return cls(count=int(x.size), mean_s=float(x.mean()), p50_s=float(p50), p90_s=float(p90),
+                   p95_s=float(p95), p99_s=float(p99), min_s=float(x.min()), max_s=float(x.max()))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+
+@dataclass(frozen=True)
+class Spread:
+    """What makes a Stats record interpretable: spread and a normal-theory 95 % CI of the mean."""
+
+    std_s: float
+    iqr_s: float
+    ci95_s: float  # half-width: mean +- ci95_s
+    rel_std: float
+
+    @classmethod
+    def from_samples(cls, samples_s: Sequence[float]) -> "Spread":
+        x = np.asarray(samples_s, dtype=np.float64)
+        std = float(x.std(ddof=1)) if x.size > 1 else 0.0
+        q1, q3 = np.percentile(x, [25, 75])
+        mean = float(x.mean())
+        return cls(std_s=std, iqr_s=float(q3 - q1), ci95_s=1.96 * std / math.sqrt(x.size),
+                   rel_std=std / mean if mean else math.inf)

@@ -1,0 +1,127 @@
+"""time_gpu, Pipeline and the probes on a real GPU (skipped without one)."""
+
+import numpy as np
+import pytest
+
+from labkit.errors import TimingError
+
+pytestmark = pytest.mark.gpu
+
+READ_KERNEL = r"""
+extern "C" __global__ void read_sum(const float4* __restrict__ x, long long n4, float* out) {
+    float acc = 0.f;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4;
+         i += (long long)gridDim.x * blockDim.x) {
+        float4 v = x[i];
+        acc += v.x + v.y + v.z + v.w;
+    }
+    atomicAdd(out, acc);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def cp():
+    import cupy
+
+    return cupy
+
+
+def _reader(cp, nbytes):
+    kernel = cp.RawKernel(READ_KERNEL, "read_sum")
+    x = cp.random.random(nbytes // 4, dtype=cp.float32)
+    out = cp.zeros(1, dtype=cp.float32)
+    n4 = np.int64(x.size // 4)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+
+    def run():
+        kernel((sms * 8,), (256,), (x, n4, out))
+
+    return run, x, out
+
+
+def test_time_gpu_times_a_real_kernel_and_checks_it(cp):
+    from labkit.timing import time_gpu
+
+    run, x, out = _reader(cp, 256 << 20)
+    t = time_gpu(run, name="test/read256", mode="cold", iterations=20)
+    assert t.stats.count == 20 and len(t.samples_s) == 20
+    assert t.work_check.startswith("ok: 1 graph node")
+    # 256 MiB read at 1..6 TB/s
+    assert 256 * 2**20 / 6e12 < t.stats.p50_s < 256 * 2**20 / 1e11
+    assert t.flush_bytes >= 2 * 60 * 2**20
+    out.fill(0)
+    run()
+    assert float(out[0]) == pytest.approx(float(x.sum()), rel=1e-3)
+
+
+def test_flush_makes_l2_cold(cp):
+    """A 16 MiB buffer fits the 60 MiB L2: read hot it is served from L2; after the flush no
+    read may get faster than a warm one, i.e. each cold sample re-reads from DRAM."""
+    from labkit.timing import time_gpu
+
+    run, _, _ = _reader(cp, 16 << 20)
+    hot = time_gpu(run, name="test/read16_hot", mode="hot", iterations=50)
+    cold = time_gpu(run, name="test/read16_cold", mode="cold", iterations=50)
+    print(f"16 MiB read: hot p50 {hot.stats.p50_s * 1e6:.2f} us, cold p50 {cold.stats.p50_s * 1e6:.2f} us")
+    assert cold.stats.p50_s > 1.2 * hot.stats.p50_s
+    assert min(cold.samples_s[1:]) > hot.stats.p50_s
+
+
+def test_no_gpu_work_is_an_error(cp):
+    from labkit.timing import time_gpu
+
+    with pytest.raises(TimingError, match="no GPU work"):
+        time_gpu(lambda: None, name="nothing", iterations=3)
+    other = cp.cuda.Stream(non_blocking=True)
+    run, _, _ = _reader(cp, 1 << 20)
+
+    def elsewhere():
+        with other:
+            run()
+
+    with pytest.raises(TimingError):
+        time_gpu(elsewhere, name="other-stream", iterations=3)
+
+
+def test_graph_mode_and_adaptive_stop(cp):
+    from labkit.timing import time_gpu
+
+    run, _, _ = _reader(cp, 1 << 20)
+    g = time_gpu(run, name="test/graph", mode="graph", graph_calls=100, iterations=10)
+    assert g.calls_per_sample == 100 and g.stats.p50_s < 50e-6
+    a = time_gpu(run, name="test/adaptive", mode="hot", min_time_s=0.01, timeout_s=5)
+    assert a.stats.count >= 10 and a.stop_reason
+
+
+def test_pipeline_groups_and_phases(cp):
+    from labkit.timing import Pipeline
+
+    r1, _, _ = _reader(cp, 64 << 20)
+    r2, _, _ = _reader(cp, 128 << 20)
+    r3, _, _ = _reader(cp, 32 << 20)
+    pipe = Pipeline([("a", r1), ("b", r2), ("c", r3)], groups={"ab": ["a", "b"]})
+    assert pipe.order() == ["ab", "a", "b", "c"]
+    res = pipe.run(iterations=10, warmup=2)
+    st = res.stats()
+    assert list(st) == ["ab", "a", "b", "c"] and all(s.count == 10 for s in st.values())
+    assert st["a"].p50_s < st["b"].p50_s  # twice the bytes
+    assert st["ab"].p50_s == pytest.approx(st["a"].p50_s + st["b"].p50_s, rel=0.15)
+
+
+def test_probes(cp):
+    from labkit.probes import copy_bandwidth, launch_overhead
+
+    bw = copy_bandwidth(256 << 20)
+    for k in ("memcpy", "kernel"):
+        assert 500 < bw[k]["GBps_read_plus_write"] < 8000
+    lo = launch_overhead(200)
+    assert 0 < lo["gpu_graph_us"] < lo["launch_and_sync_us"]
+
+
+def test_device_description():
+    from labkit.device import describe
+
+    d = describe()
+    assert d.sm_count > 0 and d.l2_bytes > 0 and d.compute_capability[0] >= 7
+    assert d.smem_per_block_optin_bytes >= 48 * 1024

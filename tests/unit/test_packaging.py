@@ -1,0 +1,51 @@
+"""requirements.txt (pip) and environment.yml (conda) must describe the same pinned set."""
+
+import re
+
+import yaml
+
+from ..conftest import ROOT
+
+# pip distribution -> conda-forge package, where the names differ
+PIP_TO_CONDA = {"cupy-cuda13x": "cupy", "nvidia-cuda-nvrtc": "cuda-nvrtc"}
+
+
+def _pip_pins():
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, version = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([\w.]+)", line).groups()
+            pins[PIP_TO_CONDA.get(name.lower(), name.lower())] = version
+    return pins
+
+
+def _conda_pins():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pins = {}
+    for dep in env["dependencies"]:
+        if isinstance(dep, str) and "=" in dep:
+            name, version = dep.split("=", 1)
+            if name not in ("python", "cuda-version"):
+                pins[name.lower()] = version
+    return pins
+
+
+def test_requirements_and_environment_agree():
+    assert _pip_pins() == _conda_pins()
+
+
+def test_no_cupy_ctk_extra_and_cuda13():
+    text = "\n".join(line.split("#")[0] for line in (ROOT / "requirements.txt").read_text().splitlines())
+    assert "cupy-cuda13x==" in text and "[ctk]" not in text and "cupy-cuda12x" not in text
+
+
+def test_notebook_sources_carry_no_outputs_and_one_parameters_cell():
+    import jupytext
+
+    for src in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py")):
+        nb = jupytext.read(src)
+        tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+        assert len(tagged) == 1, src.name
+        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), src.name
+        assert "def " not in "".join(c.source for c in nb.cells if c.cell_type == "code"), src.name

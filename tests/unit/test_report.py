@@ -1,0 +1,122 @@
+import dataclasses
+import json
+import subprocess
+import sys
+
+import pytest
+
+from labkit import report
+from labkit.errors import FormatError
+from labkit.provenance import collect
+
+from ..conftest import SHARED
+
+
+def test_seed_round_trips_byte_for_byte(seed_report_path):
+    text = seed_report_path.read_text()
+    assert report.dumps(report.load(seed_report_path)) == text
+
+
+def test_data_copy_is_the_users_file(seed_report_path):
+    original = SHARED / "seeds" / "001_a7d5760a8f7ea9fe.txt"
+    if not original.exists():
+        pytest.skip("shared/seeds not beside this checkout")
+    assert seed_report_path.read_bytes() == original.read_bytes()
+
+
+def test_seed_model(seed_report_path):
+    r = report.load(seed_report_path)
+    assert r.report_version == 0 and r.provenance is None
+    assert r.q_shape == (1, 37810, 56, 128)
+    assert r.scheduler.grid_ctas == 16576 and r.scheduler.k_iterations_per_cta == 591
+    assert r.phase_timings["fused_mainloop"].p50_s == 0.23708939361572268
+    assert len(r.tail_study) == 6 and r.tail_study[1].q_tail_rows == 1
+    assert r.top_level_phases() == ["k_mean_and_smoothing_preparation", "qk_int8_quantization",
+                                    "v_fp8_transpose_scale_quantization", "fused_mainloop"]
+    df = r.to_frame()
+    assert df.loc[r.top_level_phases(), "share"].sum() == pytest.approx(1.0)
+
+
+def _mutate(seed_report_path, fn):
+    d = json.loads(seed_report_path.read_text())
+    fn(d)
+    return json.dumps(d)
+
+
+@pytest.mark.parametrize("mutation, path, expected", [
+    (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("p50_s", "fast"),
+     "phase_timings.fused_mainloop.p50_s", "expected a number"),
+    (lambda d: d["scheduler"].pop("cta_q"), "scheduler", "missing key 'cta_q'"),
+    (lambda d: d["tail_study"][2].__setitem__("sweep", "sideways"), "tail_study[2].sweep", "expected one of"),
+    (lambda d: d.__setitem__("q_shape", [1, 2, 3]), "q_shape", "a list of 4 entries"),
+    (lambda d: d.__setitem__("bogus", 1), "bogus", "unknown key"),
+    (lambda d: d["tail_study"][0]["mainloop"].__setitem__("count", 1.5), "tail_study[0].mainloop.count",
+     "an integer"),
+    (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("min_s", 1.0), "phase_timings.fused_mainloop",
+     "min_s <= p50_s"),
+    (lambda d: d.__setitem__("report_version", 7), "report_version", "expected 0"),
+])
+def test_malformed_reports_name_the_path(seed_report_path, mutation, path, expected):
+    with pytest.raises(FormatError) as err:
+        report.loads(_mutate(seed_report_path, mutation), source="r.json")
+    msg = str(err.value)
+    assert msg.startswith(f"r.json: {path}"), msg
+    assert expected in msg and "\n" not in msg
+
+
+def test_version1_adds_provenance_and_round_trips(seed_report_path, tmp_path):
+    seed = report.load(seed_report_path)
+    v1 = dataclasses.replace(seed, report_version=1, provenance=collect(timing_mode="cold"),
+                             accuracy={"cos": 0.9993}, checksum_definition="sum of output in fp32")
+    path = report.save(v1, tmp_path / "r.json")
+    back = report.load(path)
+    assert back == v1
+    assert json.loads(path.read_text())["provenance"]["versions"]["labkit"] == "0.1.0"
+
+
+def test_version1_requires_provenance(seed_report_path):
+    text = _mutate(seed_report_path, lambda d: d.__setitem__("report_version", 1))
+    with pytest.raises(FormatError, match="missing key 'provenance'"):
+        report.loads(text)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "labkit", *args], capture_output=True, text=True)
+
+
+def test_cli_show_prints_the_phase_table(seed_report_path):
+    out = _cli("report", "show", str(seed_report_path))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[1].split() == ["phase", "count", "p50", "ms", "p90", "ms", "share"]
+    row = next(line for line in lines if line.startswith("fused_mainloop"))
+    assert row.split() == ["fused_mainloop", "10", "237.089", "237.755", "92.0%"]
+    assert any(line.startswith("  q_int8_quantization") for line in lines)
+
+
+def test_cli_diff_prints_ratios(seed_report_path, tmp_path):
+    d = json.loads(seed_report_path.read_text())
+    for st in d["phase_timings"].values():
+        for k in ("mean_s", "p50_s", "p90_s", "p95_s", "p99_s", "min_s", "max_s"):
+            st[k] *= 0.5
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(d))
+    out = _cli("report", "diff", str(seed_report_path), str(b))
+    assert out.returncode == 0, out.stderr
+    row = next(line for line in out.stdout.splitlines() if line.startswith("fused_mainloop"))
+    assert row.split() == ["fused_mainloop", "237.089", "118.545", "0.500x"]
+
+
+def test_cli_bad_file_is_one_line_exit_2(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"metadata": {}}')
+    out = _cli("report", "show", str(bad))
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0
+    assert "missing key 'q_shape'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_import_does_no_gpu_work():
+    code = "import sys, labkit, labkit.report, labkit.timing; print('cupy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr

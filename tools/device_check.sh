@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# One call on the GPU host (no registry there): install the carried wheels, then run the GPU
+# tests and the notebooks live, recording them. Usage (device tool, carry .whl):
+#   LABKIT_GIT_SHA=<sha> bash tools/device_check.sh [pytest paths...]
+# Results land in $OUT: logs and results.tgz (data/runs + runs).
+set -uo pipefail
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 LABKIT_BATCH=1 MPLBACKEND=Agg
+export LABKIT_CACHE=/tmp/labkit-cache
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+python3 -c "import cupy, cuda.bindings, numpy; print('cupy', cupy.__version__, 'cuda-bindings', cuda.bindings.__version__, 'numpy', numpy.__version__)"
+python3 -m labkit device
+python3 -m pytest -q -rs -p no:cacheprovider "${@:-tests}" 2>&1 | tee "$OUT/pytest.log"
+for nb in ${LABKIT_NOTEBOOKS:-00}; do
+  python3 -m labkit nb run "$nb" --record 2>&1 | tee -a "$OUT/notebooks.log"
+done
+tar czf "$OUT/results.tgz" data/runs runs 2>/dev/null
+ls -la "$OUT"
