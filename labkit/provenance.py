@@ -34,6 +34,10 @@ def versions() -> dict[str, str | None]:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             out[name] = None
+    if out["labkit"] is None:  # run from a source tree (PYTHONPATH), not installed
+        from . import __version__
+
+        out["labkit"] = __version__
     return out
 
 

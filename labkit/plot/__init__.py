@@ -46,11 +46,14 @@ def phase_bars(reports: dict, ax=None):
     for i, (label, rep) in enumerate(reports.items()):
         df = rep.to_frame()
         vals = [df.loc[p, "p50_ms"] if p in df.index else np.nan for p in labels]
-        bars = ax.barh(y + i * h, vals, height=h, label=label)
+        bars = ax.barh(y + i * h, vals, height=h, label=label, color=f"C{i}")
+        for bar, p in zip(bars, labels):
+            if p not in rep.top_level_phases():
+                bar.set_alpha(0.5)  # members of a group: already inside their group's bar
         shares = [f"{df.loc[p, 'share']:.1%}" if p in df.index else "" for p in labels]
         ax.bar_label(bars, labels=shares, padding=2, fontsize=7)
-    ax.set_yticks(y + h * (len(reports) - 1) / 2, [lab if lab in rep.top_level_phases() else "  " + lab for lab in labels],
-                  fontsize=8)
+    top = next(iter(reports.values())).top_level_phases()
+    ax.set_yticks(y + h * (len(reports) - 1) / 2, [lab if lab in top else f"({lab})" for lab in labels], fontsize=8)
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlabel("p50 time [ms] (log scale); labels: share of pipeline total")
