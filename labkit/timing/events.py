@@ -157,7 +157,8 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
              warmup_ms: float = 25.0, warmup_calls: int = 1, iterations: int | None = None,
              min_samples: int = 10, max_samples: int = 2000, min_time_s: float = 0.5,
              max_noise: float = 0.005, timeout_s: float = 15.0, graph_calls: int | None = None,
-             flush_bytes: int | None = None, check_work: bool = True) -> Timing:
+             flush_bytes: int | None = None, check_work: bool = True,
+             setup: Callable[[], object] | None = None) -> Timing:
     """Time ``fn`` (which launches GPU work on CuPy's current stream) with CUDA events.
 
     Args:
@@ -171,6 +172,8 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
             ``min_samples`` and ``min_time_s`` of GPU time, then until relative std <
             ``max_noise``, a 4 x ``min_time_s`` budget, ``max_samples`` or ``timeout_s``.
         check_work: capture one call and raise if it put no work on the stream.
+        setup: enqueued before each sample's start event, after the pad (untimed), e.g. zeroing
+            a counter the kernel needs at zero; in ``graph`` mode captured before each call.
 
     Returns:
         Timing with raw samples in seconds per call.
@@ -188,6 +191,8 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
         t0 = time.perf_counter()
         calls = 0
         while calls < warmup_calls or (time.perf_counter() - t0) * 1e3 < warmup_ms:
+            if setup is not None:
+                setup()
             fn()
             stream.synchronize()
             calls += 1
@@ -204,6 +209,8 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
         with stream:
             stream.begin_capture()
             for _ in range(per_sample):
+                if setup is not None:
+                    setup()
                 fn()
             graph = stream.end_capture()
         runner = lambda: graph.launch(stream)  # noqa: E731
@@ -215,6 +222,8 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
     with stream:
         while True:
             smp.pad()
+            if setup is not None and mode != "graph":
+                setup()
             with nvtx_range(name):
                 start = smp.event()
                 runner()

@@ -1,0 +1,131 @@
+"""Kernel-family rules: what a manifest must satisfy for one known kernel ABI.
+
+trtllm-gen FMHA (FlashInfer v0.6.12-0.6.17 KernelParams, 1280 B, artifact 158f6fa): field
+offsets and rules from the project's trtllm-gen manifest brief (sections 3, 4 and 7). These
+come out as warnings with the field they concern: the manifest is still packable, but the
+kernel would compute something other than what the manifest claims.
+"""
+
+import math
+import struct
+
+from .model import I32Field, ParamField, TensorMapField
+
+# KernelParams offsets (v0.6.13 layout)
+K = dict(tmaK=128, tmaV=384, ptrCumSeqLensQ=936, mBatchSize=1116, mMaxSeqLenQ=1144, mMaxNumCtasQ=1152,
+         mMaxNumCtasKv=1156, mNumHeadsKv=1164, mNumHeadsQ=1168, mNumHeadsQPerKv=1172, divisor=1176, divM=1180,
+         divAdd=1184, divShift=1188, mNumHiddenEltsO=1192, mNumPagesInMemPool=1200, mNumTokensPerCtaQ=1204,
+         mScaleSoftmaxLog2=1220, mSumOfSeqLensQ=1244)
+HEAD_DIM = 256
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<i", struct.pack("<f", x))[0]
+
+
+def trtllm_gen_fmha(m, op, li, launch, call, ci, pname, values, tm_dims):
+    issues = []
+    from .validate import Issue
+
+    pack = launch.args[0]
+    base = f"ops.{op.name}.impl.launches[{li}]"
+    by_at = {f.at: (i, f) for i, f in enumerate(pack.fields)}
+
+    def path(at):
+        return f"{base}.args[0].pack.fields[{by_at[at][0]}]" if at in by_at else f"{base}.args[0].pack"
+
+    def val(at):
+        """The 32-bit value a field writes at ``at`` (vars resolved), or None."""
+        if at not in by_at:
+            return None
+        f = by_at[at][1]
+        if isinstance(f, I32Field):
+            return f.value
+        if isinstance(f, ParamField) and f.param < len(call.args) and hasattr(call.args[f.param], "var"):
+            return values.get(call.args[f.param].var)
+        return None
+
+    def warn(at, msg, sev="warning"):
+        issues.append(Issue(sev, path(at), msg))
+
+    hq, hkv, g = val(K["mNumHeadsQ"]), val(K["mNumHeadsKv"]), val(K["mNumHeadsQPerKv"])
+    if tuple(launch.block) != (512, 1, 1):
+        issues.append(Issue("warning", f"{base}.block", f"{list(launch.block)}: this kernel runs 512 threads"))
+    if None not in (hq, hkv, g):
+        if hq != hkv * g or g > 8:
+            warn(K["mNumHeadsQPerKv"], f"mNumHeadsQ {hq} must equal mNumHeadsKv {hkv} x mNumHeadsQPerKv {g}, G <= 8")
+        tpc = val(K["mNumTokensPerCtaQ"])
+        if g and tpc != max(1, 8 // g):
+            warn(K["mNumTokensPerCtaQ"], f"mNumTokensPerCtaQ = {tpc}; floor(8 / G={g}) = {8 // g}")
+        if g and g > 1:
+            s = math.ceil(math.log2(g)) - 1
+            want = (g, math.ceil(2 ** (32 + s) / g) & 0xFFFFFFFF, 0, s)
+            got = (val(K["divisor"]), (val(K["divM"]) or 0) & 0xFFFFFFFF, val(K["divAdd"]) or 0, val(K["divShift"]))
+            if got != want:
+                warn(K["divisor"], f"fast-mod divisor {got} != {want} (cuda::fast_mod_div of G={g})")
+        hidden = val(K["mNumHiddenEltsO"])
+        if hidden is not None and hidden != hq * HEAD_DIM:
+            warn(K["mNumHiddenEltsO"], f"mNumHiddenEltsO = {hidden}; mNumHeadsQ x 256 = {hq * HEAD_DIM}")
+        grid_y = launch.grid[1] if isinstance(launch.grid[1], int) else values.get(launch.grid[1])
+        if g and grid_y != hq // min(g, 8):
+            issues.append(Issue("warning", f"{base}.grid[1]", f"{grid_y}; mNumHeadsQ / min(G, 8) = {hq // min(g, 8)}"))
+    if K["mNumHiddenEltsO"] in by_at and K["mNumHiddenEltsO"] + 4 not in by_at:
+        warn(K["mNumHiddenEltsO"], "mNumHiddenEltsO is an int64 written as i32: right only because the block is "
+                                   "zero-filled (the high word stays 0)", "note")
+    scale = val(K["mScaleSoftmaxLog2"])
+    want_scale = _f32_bits(math.log2(math.e) / math.sqrt(HEAD_DIM))
+    if scale is not None and scale != want_scale:
+        warn(K["mScaleSoftmaxLog2"], f"mScaleSoftmaxLog2 bits {scale}; (1/sqrt(256)) log2(e) is {want_scale}")
+    cq, ck = val(K["mMaxNumCtasQ"]), val(K["mMaxNumCtasKv"])
+    grid_x = launch.grid[0] if isinstance(launch.grid[0], int) else values.get(launch.grid[0])
+    if cq and ck and grid_x != cq * ck:
+        issues.append(Issue("warning", f"{base}.grid[0]", f"{grid_x}; mMaxNumCtasQ x mMaxNumCtasKv = {cq * ck}"))
+    batch = val(K["mBatchSize"])
+    grid_z = launch.grid[2] if isinstance(launch.grid[2], int) else values.get(launch.grid[2])
+    if batch is not None and grid_z != batch:
+        issues.append(Issue("warning", f"{base}.grid[2]", f"{grid_z} but mBatchSize = {batch}"))
+    # cu_seqlens_q: declared as a buffer param of the op, but nothing at offset 936
+    if K["ptrCumSeqLensQ"] not in by_at:
+        maxq, total = val(K["mMaxSeqLenQ"]), val(K["mSumOfSeqLensQ"])
+        cu_params = [i for i, a in enumerate(call.args) if hasattr(a, "buf") and a.buf in ("cuq", "cu_seqlens_q")]
+        what = f"ops.{op.name}.params[{cu_params[0]}]" if cu_params else path(K["ptrCumSeqLensQ"])
+        msg = ("cu_seqlens_q is declared but never packed (ptrCumSeqLensQ at 936 stays null): the kernel assumes "
+               f"every sequence has mMaxSeqLenQ = {maxq} query token(s)")
+        if None not in (maxq, total, batch) and total != batch * maxq:
+            msg += (f"; mSumOfSeqLensQ = {total} but mBatchSize x mMaxSeqLenQ = {batch * maxq}: query rows "
+                    f"{batch * maxq}..{total - 1} of out stay unwritten (pass --var so they agree, or pack a pointer "
+                    "at 936 with mMaxSeqLenQ = max q_len)")
+        issues.append(Issue("warning", what, msg))
+    pool = val(K["mNumPagesInMemPool"])
+    for at in (K["tmaK"], K["tmaV"]):
+        if at in by_at and isinstance(by_at[at][1], TensorMapField):
+            fi, f = by_at[at]
+            dims = tm_dims.get(fi)
+            if f.dims[-1] == 0 and dims and pool and pool > dims[-1]:
+                warn(at, f"page dim 0: FlashInfer fills mNumPagesInMemPool = {pool}, but the buffer holds only "
+                         f"{dims[-1]} page slabs: page ids >= {dims[-1]} would read past it (validate the page "
+                         f"table, or encode {dims[-1]} so TMA zero-fills)")
+    # scratch sizes (rules 22, 23)
+    if None not in (cq, ck, batch, grid_y) and grid_y:
+        need = {"counter": batch * grid_y * cq * 4, "partial": batch * grid_y * cq * ck * 8 * HEAD_DIM * 2,
+                "stats": batch * grid_y * cq * ck * 8 * 8}
+        for name, nbytes in need.items():
+            s = op.scratch.get(name)
+            if s is None:
+                continue
+            if s.nbytes < nbytes:
+                issues.append(Issue("warning", f"ops.{op.name}.impl.scratch.{name}",
+                                    f"{s.nbytes} B < {nbytes} B the kernel needs"))
+            if name == "partial" and s.dtype == "f32":
+                issues.append(Issue("note", f"ops.{op.name}.impl.scratch.partial",
+                                    f"declared f32 but the kernel writes 16-bit partial O: {nbytes} B needed, "
+                                    f"{s.nbytes} B allocated (safe, mislabelled)"))
+    return issues
+
+
+def matching(launch):
+    """The family checkers that apply to ``launch``."""
+    out = []
+    if launch.entry.startswith("fmhaSm100") and len(launch.args) == 1 and launch.args[0].size == 1280:
+        out.append(trtllm_gen_fmha)
+    return out

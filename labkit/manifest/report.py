@@ -1,0 +1,54 @@
+"""Text rendering of a CheckResult: validation report, then the launch plan."""
+
+from ..timing import Timing
+from .validate import CheckResult
+
+
+def _table(header, rows) -> list[str]:
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    fmt = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return [fmt(header), fmt(["-" * w for w in widths]), *(fmt(r) for r in rows)]
+
+
+def render_check(res: CheckResult, device=None, gpu_reason: str = "") -> str:
+    m = res.manifest
+    out = [f"manifest {m.source} (schema_version {m.schema_version}, model {m.model}), program {res.program}"]
+    out.append(f"device: {device.name} ({device.arch})" if device else
+               f"device: none ({gpu_reason}); device limits and architecture not checked")
+    for name, lm in res.modules.items():
+        entries = ", ".join(f"{e.name} ({e.param_bytes} B params, {e.static_smem_bytes} B static smem)"
+                            for e in lm.info.entries.values())
+        out.append(f"module {name}: {lm.path} sha256 ok, target {lm.info.target}; kernels: {entries}")
+    out.append("vars: " + ", ".join(f"{k}={v} (max {m.vars[k].max})" for k, v in res.vars.items()))
+    counts = {s: sum(i.severity == s for i in res.issues) for s in ("error", "warning", "note")}
+    out.append(f"issues: {counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s)")
+    out += [f"  {i}" for i in sorted(res.issues, key=lambda i: ("error", "warning", "note").index(i.severity))]
+    for plan in res.plans:
+        op = m.ops[plan.op]
+        out.append("")
+        out.append(f"call {plan.call!r}: op {plan.op}, launch {plan.launch_index}: {plan.entry}")
+        launch = op.launches[plan.launch_index]
+        named = [f"{g}={v}" for g, v in zip(launch.grid, plan.grid) if isinstance(g, str)]
+        out.append(f"  grid {list(plan.grid)}{' (' + ', '.join(named) + ')' if named else ''} = "
+                   f"{plan.grid[0] * plan.grid[1] * plan.grid[2]} CTAs, block {list(plan.block)}, shared memory "
+                   f"{plan.shared_mem} B dynamic + {plan.static_smem if plan.static_smem is not None else '?'} B static")
+        for s in op.scratch.values():
+            out.append(f"  scratch {s.name}: {s.dtype}{list(s.shape)} = {s.nbytes} B, zeroed before every launch")
+        for fi, dims in plan.tensormap_dims.items():
+            f = launch.args[0].fields[fi]
+            out.append(f"  tensormap at {f.at}: dims {list(dims)} (inner first), strides {list(f.strides)} B, "
+                       f"box {list(f.box)}, swizzle {f.swizzle} B, {f.dtype}")
+        out.append(f"  parameter block ({plan.pack_size} B):")
+        out += ["    " + line for line in _table(["at", "size", "kind", "source", "value"],
+                                                [[r.at, r.size, r.kind, r.source, r.value] for r in plan.rows])]
+        written = sum(r.size for r in plan.rows)
+        out.append(f"    {written} B written, {plan.pack_size - written} B zero")
+    out.append("")
+    out.append("verdict: " + ("can run (warnings allowed)" if res.ok else f"CANNOT run: {counts['error']} error(s)"))
+    return "\n".join(out)
+
+
+def render_timings(timings: dict[str, Timing]) -> str:
+    rows = [[k, t.stats.count, f"{t.stats.p50_s * 1e6:.2f}", f"{t.stats.p90_s * 1e6:.2f}", f"{t.stats.min_s * 1e6:.2f}",
+             f"{t.stats.max_s * 1e6:.2f}", t.mode, t.stop_reason] for k, t in timings.items()]
+    return "\n".join(_table(["call", "count", "p50 us", "p90 us", "min us", "max us", "mode", "stop"], rows))

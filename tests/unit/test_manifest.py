@@ -1,0 +1,167 @@
+import json
+import math
+import struct
+from pathlib import Path
+
+import pytest
+
+from labkit import cli
+from labkit.device import DeviceInfo
+from labkit.errors import FormatError
+from labkit.kernels import compile_cubin
+from labkit.manifest import check, load, read_cubin
+from labkit.manifest.pack import Bindings, pack_bytes
+
+from ..conftest import ROOT, SHARED
+
+SEED = ROOT / "data" / "trtllm_gen_decode_manifest_v4.json"
+CORPUS = ROOT / "tests" / "data" / "manifests"
+EXPECTED = {k: v for k, v in json.loads((CORPUS / "expected.json").read_text()).items() if not k.startswith("_")}
+H200 = DeviceInfo(index=0, name="NVIDIA H200", compute_capability=(9, 0), sm_count=132, l2_bytes=62914560,
+                  smem_per_sm_bytes=233472, smem_per_block_optin_bytes=232448, max_threads_per_sm=2048,
+                  max_ctas_per_sm=32, regs_per_sm=65536, memory_bytes=150109880320, sm_clock_max_hz=1980000000,
+                  mem_clock_max_hz=3201000000, driver_version="580.159.04", cuda_driver_version=13000,
+                  cuda_runtime_version=13020)
+
+
+def test_seed_copy_is_the_users_file():
+    original = SHARED / "seeds" / "000_c9e8d969151c03a3.txt"
+    if not original.exists():
+        pytest.skip("shared/seeds not beside this checkout")
+    assert SEED.read_bytes() == original.read_bytes()
+
+
+def test_corpus_is_complete():
+    files = {p.name for p in CORPUS.glob("*.json")} - {"expected.json"}
+    assert files == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_broken_manifest_gives_its_error(name, capsys):
+    where, path, text = EXPECTED[name]
+    rc = cli.main(["manifest", "check", str(CORPUS / name)])
+    out, err = capsys.readouterr()
+    assert rc == 2
+    if where == "parse":
+        assert err.count("\n") == 1 and "Traceback" not in err
+        assert f": {path}: " in err and text in err, err
+    else:
+        lines = [line.strip() for line in out.splitlines() if line.strip().startswith("error:")]
+        assert any(line.startswith(f"error: {path}: ") and text in line for line in lines), "\n".join(lines)
+        assert "verdict: CANNOT run" in out
+
+
+def test_seed_check_finds_its_problems_and_can_run(capsys):
+    assert cli.main(["manifest", "check", str(SEED), "--var", "tokens=2"]) == 0
+    out = capsys.readouterr().out
+    assert "target sm_100f" in out and "(1280 B params, 1024 B static smem)" in out
+    assert "ops.decode.params[6]: cu_seqlens_q is declared but never packed" in out
+    assert ".pack.fields[1].tensormap.dims[3]: 0 (the driver rejects 0): derived from kv's extent as 22" in out
+    assert "mNumPagesInMemPool = 44, but the buffer holds only 22 page slabs" in out
+    assert "grid [38, 4, 2] (seqs=2) = 304 CTAs, block [512, 1, 1], shared memory 144992 B dynamic + 1024 B static" in out
+    assert "verdict: can run" in out
+
+
+def test_seed_token_count_mismatch_is_flagged():
+    res = check(load(SEED))  # tokens defaults to its max, 64
+    msgs = [str(i) for i in res.issues]
+    assert any("mSumOfSeqLensQ = 64 but mBatchSize x mMaxSeqLenQ = 2" in m for m in msgs)
+
+
+def test_var_over_max_is_refused(capsys):
+    assert cli.main(["manifest", "check", str(SEED), "--var", "seqs=3"]) == 2
+    assert "error: vars.seqs: value 3 outside 1..max 2" in capsys.readouterr().out
+
+
+def test_seed_refused_on_an_h200_before_loading():
+    res = check(load(SEED), device=H200, vars={"tokens": 2})
+    errs = [str(e) for e in res.errors]
+    assert len(errs) == 1 and "is built for sm_100f; NVIDIA H200 is sm_90" in errs[0]
+
+
+def _golden_non_tensormap_bytes(seqs, tokens):
+    """The trtllm-gen brief's KernelParams table, written independently of the manifest."""
+    blob = bytearray(1280)
+    i32 = {1112: 2**31 - 1, 1116: seqs, 1144: 1, 1148: 704, 1152: 1, 1156: 38, 1160: 11, 1164: 4, 1168: 24,
+           1172: 6, 1176: 6, 1180: 0xAAAAAAAB, 1188: 2, 1192: 6144, 1200: 44, 1204: 1, 1208: 6, 1212: 1,
+           1244: tokens}
+    for at, v in i32.items():
+        struct.pack_into("<I", blob, at, v)
+    f32 = {1216: 1.0, 1220: math.log2(math.e) / 16, 1224: 1.0, 1228: -1.0}
+    for at, v in f32.items():
+        struct.pack_into("<f", blob, at, v)
+    blob[1253] = 1  # mUsesSharedPagedKvIdx
+    return bytes(blob)
+
+
+def test_golden_bytes_of_the_seed_parameter_block():
+    m = load(SEED)
+    op = m.ops["decode"]
+    params = (0, 0, 0, 0, 0, 0, 0, 2, 2)  # pointers unknown on CPU; seqs = tokens = 2
+    blob, rows = pack_bytes(op.launches[0].args[0], op, Bindings(params, ("p",) * 9, {}, {}))
+    assert len(blob) == 1280
+    assert blob == _golden_non_tensormap_bytes(2, 2)
+    assert sum(r.size for r in rows) == 4 * 128 + 3 * 8 + 2 * 4 + 22 * 4 + 3 * 8  # maps, ptrs, vars, i32s, scratch
+
+
+def test_cli_pack_on_cpu(tmp_path, capsys):
+    out = tmp_path / "blob.bin"
+    assert cli.main(["manifest", "pack", str(SEED), "--var", "tokens=2", "--out", str(out)]) == 0
+    assert out.read_bytes() == _golden_non_tensormap_bytes(2, 2)
+    assert "zero-filled" in capsys.readouterr().out
+
+
+KERNEL = r"""
+struct alignas(16) P { float4 v[20]; int n; };   // 336 B with padding
+extern "C" __global__ void probe(const __grid_constant__ P p, float* out) {
+    __shared__ float s[300];
+    s[threadIdx.x] = p.v[threadIdx.x % 20].x * p.n;
+    __syncthreads();
+    out[threadIdx.x] = s[299 - threadIdx.x];
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90", "sm_90a"])
+def test_elf_of_an_nvrtc_cubin(arch, tmp_path):
+    cubin = compile_cubin(tmp_path / "probe.cu", arch=arch, code=KERNEL)
+    info = read_cubin(cubin.image)
+    assert info.target == arch and info.sm == int(arch[3:5])
+    e = info.entries["probe"]
+    assert e.param_sizes == (336, 8) and e.param_bytes == 344
+    assert e.static_smem_bytes >= 1200
+    assert info.runs_on((int(arch[3]), int(arch[4]))) and not info.runs_on((10, 0))
+
+
+def test_elf_of_the_seed_cubin():
+    cubin = next((ROOT / "data" / "cubins").glob("fmha*.cubin"))
+    info = read_cubin(cubin.read_bytes())
+    assert info.target == "sm_100f" and info.runs_on((10, 0)) and info.runs_on((10, 3)) and not info.runs_on((9, 0))
+    e = info.entries["fmhaSm100fKernel_QkvBfloat16OBfloat16H256PagedKvCausalP64MultiCtasKvVarSeqQ8Kv128StaticSwapsAbForGen"]
+    assert (e.param_bytes, e.static_smem_bytes, e.max_threads) == (1280, 1024, (512, 1, 1))
+
+
+def test_not_a_cubin():
+    with pytest.raises(FormatError, match="not a 64-bit little-endian ELF"):
+        read_cubin(b"hello world" * 10)
+
+
+def test_proof_manifest_validates_on_cpu(tmp_path):
+    from labkit.manifest import proof
+
+    path = proof.build(tmp_path, 1000, 200)
+    res = check(load(path), cubin_dirs=(tmp_path,), device=H200)
+    assert res.ok, [str(e) for e in res.errors]
+    plan = res.plans[0]
+    assert plan.grid == (7, 32, 1) and plan.pack_size == 192
+    assert res.modules["proof"].info.entries["tma_scale_proof"].param_bytes == 192
+
+
+def test_manifest_cli_run_without_gpu_is_clean(capsys):
+    from labkit.cuda import gpu_available
+
+    if gpu_available():
+        pytest.skip("has a GPU")
+    assert cli.main(["manifest", "run", str(SEED)]) == 2
+    err = capsys.readouterr().err
+    assert "needs a CUDA GPU" in err and err.count("\n") == 1
