@@ -99,3 +99,32 @@ def value_bars(values: dict[str, float], *, xlabel: str, title: str = "", ax=Non
     if title:
         ax.set_title(title)
     return fig
+
+
+_KIND_COLORS = {"tensormap": "C4", "param": "C1", "scratch": "C5", "i32": "C2"}
+
+
+def param_block(rows, size: int, *, title: str = "", ax=None):
+    """The parameter block drawn along its bytes: one coloured span per field, zero bytes grey."""
+    from matplotlib.patches import Patch
+
+    fig, ax = _axes(ax, figsize=(10, 2.4))
+    ax.broken_barh([(0, size)], (0, 1), facecolors="0.92")
+    for r in rows:
+        ax.broken_barh([(r.at, r.size)], (0, 1), facecolors=_KIND_COLORS.get(r.kind, "C7"), edgecolor="white",
+                       linewidth=0.5)
+        if r.kind == "tensormap":
+            ax.text(r.at + r.size / 2, 0.5, r.source.split(" (")[0].replace("param ", "map p"), ha="center",
+                    va="center", fontsize=7, color="white")
+    ax.set_xlim(0, size)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([])
+    ax.set_xticks(range(0, size + 1, 128 if size > 512 else 32))
+    ax.tick_params(axis="x", labelsize=7)
+    ax.set_xlabel("byte offset in the parameter block")
+    ax.grid(False)
+    handles = [Patch(color=c, label=k) for k, c in _KIND_COLORS.items()] + [Patch(color="0.92", label="zero")]
+    ax.legend(handles=handles, ncols=5, loc="upper center", bbox_to_anchor=(0.5, -0.45), fontsize=8)
+    written = sum(r.size for r in rows)
+    ax.set_title(title or f"{size} B parameter block: {written} B written by {len(rows)} fields")
+    return fig

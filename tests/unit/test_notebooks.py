@@ -70,17 +70,30 @@ def test_recorded_runs_exist_for_every_notebook():
         assert prov["device"]["name"] and prov["git_sha"] != "unknown"
 
 
-def test_notebook_00_executes_in_recorded_mode(tmp_path):
-    if not recorded_runs("00_device_and_timing"):
-        pytest.fail("no recorded run of 00_device_and_timing in data/runs")
-    res = notebooks.run("00", {"source": "recorded"}, out_root=tmp_path, timeout_s=600)
+OUTPUTS = {
+    "00_device_and_timing": (("launch_overhead", "seed_phase_bars", "seed_tail_study"),
+                             ("device.json", "copy_bandwidth.json", "launch_overhead.json", "copy_bandwidth.csv")),
+    "01_decode_manifest": (("param_block",), ("device_run.json", "proof_run.json", "param_block.csv")),
+}
+
+
+def test_every_notebook_has_expected_outputs_listed():
+    assert set(OUTPUTS) == set(notebooks.list_notebooks())
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUTS))
+def test_notebook_executes_in_recorded_mode(name, tmp_path):
+    if not recorded_runs(name):
+        pytest.fail(f"no recorded run of {name} in data/runs")
+    res = notebooks.run(name, {"source": "recorded"}, out_root=tmp_path, timeout_s=600)
     assert res.ok, res.error
     run = json.loads((res.run_dir / "run.json").read_text())
     assert run["session"]["mode"] == "recorded" and run["parameters"]["source"] == "recorded"
     nb = json.loads(res.notebook.read_text())
     first = next(c for c in nb["cells"] if c["cell_type"] == "code" and c.get("outputs"))
     assert "RECORDED mode" in "".join(first["outputs"][0].get("text", ""))
-    for fig in ("launch_overhead", "seed_phase_bars", "seed_tail_study"):
+    figs, data = OUTPUTS[name]
+    for fig in figs:
         assert (res.run_dir / "figs" / f"{fig}.png").stat().st_size > 1000
-    for data in ("device.json", "copy_bandwidth.json", "launch_overhead.json", "copy_bandwidth.csv"):
-        assert (res.run_dir / "data" / data).is_file()
+    for d in data:
+        assert (res.run_dir / "data" / d).is_file()
