@@ -15,16 +15,17 @@ PACKAGES = ("labkit", "numpy", "cupy-cuda13x", "cuda-bindings", "nvidia-cuda-nvr
 def git_sha() -> str:
     """The checkout's commit, with ``-dirty`` when tracked files differ; ``unknown`` outside git."""
     root = _env.repo_root()
-    if not (root / ".git").exists():
-        return _env.getenv("LABKIT_GIT_SHA") or "unknown"
+    fallback = _env.getenv("LABKIT_GIT_SHA") or "unknown"
     try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                             timeout=10).stdout.strip()
+        head = subprocess.run(["git", "rev-parse", "--verify", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=10)
+        if head.returncode != 0:  # e.g. a copied tree whose .git cannot resolve HEAD
+            return fallback
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                                capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return (sha + ("-dirty" if dirty else "")) if sha else "unknown"
+        return fallback
+    return head.stdout.strip() + ("-dirty" if dirty else "")
 
 
 def versions() -> dict[str, str | None]:

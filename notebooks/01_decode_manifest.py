@@ -18,7 +18,7 @@
 source: str = "auto"  # auto (live if a GPU is usable, else recorded), live, or recorded
 out_dir: str = ""  # where data/ and figs/ go (the runner sets it)
 manifest: str = "data/trtllm_gen_decode_manifest_v4.json"  # manifest to check, relative to the repo root
-manifest_vars: str = "tokens=2"  # var values, NAME=N separated by commas (others: their max)
+manifest_vars: dict = {"tokens": 2}  # values of manifest vars; the others take their max
 iterations: int = 50  # timed samples per call
 proof_rows: int = 4099  # proof kernel input rows (a tail on purpose)
 proof_cols: int = 1000  # proof kernel input columns (x 4 B must be a multiple of 16)
@@ -26,13 +26,13 @@ proof_cols: int = 1000  # proof kernel input columns (x 4 B must be a multiple o
 # %%
 import labkit
 from labkit.manifest.report import render_check
-from labkit.manifest.session import field_frame, parse_vars, run_proof, try_run
+from labkit.manifest.session import field_frame, run_proof, try_run
 from labkit.session import Session
 
 labkit.setup_logging("WARNING")
 session = Session.start("01_decode_manifest", source=source, out_dir=out_dir)
 path = labkit._env.repo_root() / manifest
-values = parse_vars(manifest_vars)
+values = {k: int(v) for k, v in manifest_vars.items()}
 
 # %% [markdown]
 # ## Validation report and launch plan (no GPU needed)

@@ -34,7 +34,7 @@ def _check(args) -> int:
     from .validate import check
 
     m = load(args.file)
-    device, reason = _device()
+    device, reason = (None, "--no-device") if args.no_device else _device()
     res = check(m, program=args.program, vars=_vars(args.var), device=device, cubin_dirs=tuple(args.cubin_dir))
     print(render_check(res, device, reason))
     return 0 if res.ok else 2
@@ -100,6 +100,7 @@ def register(sub) -> None:
 
     p = mp.add_parser("check", help="validation report and launch plan; exit 0 if it can run, 2 if not")
     common(p)
+    p.add_argument("--no-device", action="store_true", help="do not check against the local GPU")
     p.set_defaults(fn=_check)
     p = mp.add_parser("pack", help="write the exact parameter bytes")
     common(p)

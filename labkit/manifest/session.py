@@ -11,15 +11,6 @@ from .parse import load
 from .validate import CheckResult, check
 
 
-def parse_vars(text: str) -> dict[str, int]:
-    """``"tokens=2, seqs=2"`` -> {"tokens": 2, "seqs": 2}."""
-    out = {}
-    for item in filter(None, (s.strip() for s in text.split(","))):
-        name, _, value = item.partition("=")
-        out[name.strip()] = int(value)
-    return out
-
-
 def try_run(path: str | Path, *, vars: dict[str, int] | None = None, iterations: int = 20,
             cubin_dirs: tuple = ()) -> dict:
     """Check ``path`` against this GPU and run it when it can; else say why not (JSON-ready)."""

@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 
@@ -67,7 +68,8 @@ def test_recorded_runs_exist_for_every_notebook():
         runs = recorded_runs(name)
         assert runs, f"no recorded run of {name} in data/runs"
         prov = json.loads((runs[-1] / "run.json").read_text())["provenance"]
-        assert prov["device"]["name"] and prov["git_sha"] != "unknown"
+        assert prov["device"]["name"]
+        assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", prov["git_sha"]), prov["git_sha"]
 
 
 OUTPUTS = {
