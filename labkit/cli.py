@@ -90,6 +90,20 @@ def _nb_run_all(args) -> int:
     return 1 if failed else 0
 
 
+def _bench(args) -> int:
+    from .workloads.sage2.bench import bench, render
+    from .workloads.sage2.cli import parse_shape
+
+    result = bench(parse_shape(args.shape), iterations=args.iterations)
+    print(render(result))
+    if args.out:
+        from pathlib import Path
+
+        Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+        print(f"full results: {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="labkit", description="GPU attention-kernel profiling helpers.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -121,6 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = nb.add_parser("run-all", help="run every notebook with its defaults")
     s.add_argument("--record", action="store_true")
     s.set_defaults(fn=_nb_run_all)
+    s = sub.add_parser("bench", help="benchmark tables (GPU): Sage2 phases vs floors, mainloop vs torch SDPA")
+    s.add_argument("--shape", default="1,37810,56,128")
+    s.add_argument("--iterations", type=int, default=10)
+    s.add_argument("--out", default=None, help="also write the full results as JSON")
+    s.set_defaults(fn=_bench)
     _extend(sub)
     return p
 

@@ -46,9 +46,11 @@ def compile_cubin(source: Path | str, *, arch: str, options: tuple[str, ...] = (
     """
     path = Path(source).resolve()
     text = code if code is not None else path.read_text()
-    opts = (*BASE_OPTIONS, f"--gpu-architecture={arch}", *options)
+    # headers beside the kernel (``#include "x.cuh"``) are found through -I and hashed into the key
+    opts = (*BASE_OPTIONS, f"--gpu-architecture={arch}", f"-I{path.parent}", *options)
     full = f'#line 1 "{path}"\n{text}'
-    key = hashlib.sha256("\0".join((full, *opts)).encode()).hexdigest()[:24]
+    headers = "".join(h.read_text() for h in sorted(path.parent.glob("*.cuh")))
+    key = hashlib.sha256("\0".join((full, headers, *opts)).encode()).hexdigest()[:24]
     cached = _cache_dir() / f"{path.stem}-{arch}-{key}.cubin"
     if cached.exists():
         return Cubin(cached.read_bytes(), arch, path, opts, "(cached)")

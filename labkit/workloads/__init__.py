@@ -1,0 +1,1 @@
+"""Workloads: each declares its shapes, inputs, reference, kernels and checks."""

@@ -1,0 +1,132 @@
+"""Sage2 on the GPU at hand: the five prep kernels and the fused mainloop, one-shot or phase by phase.
+
+``Sage2Plan(inputs)`` compiles (NVRTC, cached) and allocates once; ``run()`` is the one-shot
+call; ``steps()`` gives the same launches one at a time under the seed's phase names, which
+``timing.Pipeline`` times (each phase its own NVTX range and events).
+"""
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ...cuda import cupy, require_gpu
+from ...kernels import kernel_path, load_module
+from ...report.model import PHASE_GROUPS
+from ...timing import Pipeline, PipelineTiming, nvtx_range
+from .inputs import Inputs
+from .schedule import Schedule, ceil_div
+
+PHASES = ("k_mean_and_smoothing_preparation", "q_int8_quantization", "k_int8_subtract_mean_quantization",
+          "v_transpose_pad_permute", "v_scale_fp8_quantization", "fused_mainloop")
+MEAN_CHUNK = 512  # tokens per CTA of k_mean_partial (CHUNK in k_mean.cu)
+KERNELS = {name: kernel_path(__file__, f"{name}.cu") for name in ("k_mean", "quant_int8", "v_prep", "attn_fwd")}
+
+
+def build_options(head_dim: int, dtype: str, schedule: Schedule) -> tuple[str, ...]:
+    return (f"-DHEAD_DIM={head_dim}", f"-DIN_BF16={int(dtype == 'bf16')}", *schedule.defines())
+
+
+class Sage2Plan:
+    """Compiled kernels and allocated intermediates for one input geometry.
+
+    Args:
+        inputs: from ``check_inputs``.
+        schedule: mainloop tiles (default: the seed's 128/64/32).
+        sm_scale: softmax scale; default ``head_dim ** -0.5`` of the given (unpadded) head_dim.
+    """
+
+    def __init__(self, inputs: Inputs, schedule: Schedule = Schedule(), sm_scale: float | None = None):
+        require_gpu("Sage2")
+        cp = cupy()
+        self.x = x = inputs
+        self.schedule = s = schedule
+        self.hd = hd = inputs.kernel_head_dim
+        self.sm_scale = sm_scale if sm_scale is not None else inputs.head_dim ** -0.5
+        opts = build_options(hd, inputs.dtype, schedule)
+        self.mods = {name: load_module(path, options=opts) for name, path in KERNELS.items()}
+        b, hq, hk = x.batch, x.heads_q, x.heads_kv
+        self.npad_q = ceil_div(x.q_len, s.cta_q) * s.cta_q
+        self.npad_k = ceil_div(x.kv_len, s.cta_k) * s.cta_k
+        self.chunks = ceil_div(x.kv_len, MEAN_CHUNK)
+        self.partial = cp.empty((b, hk, self.chunks, hd), cp.float32)
+        self.km = cp.empty((b, hk, hd), cp.float32)
+        self.q8 = cp.empty((b, hq, self.npad_q, hd), cp.int8)
+        self.q_scale = cp.empty((b, hq, self.npad_q // s.warp_q), cp.float32)
+        self.k8 = cp.empty((b, hk, self.npad_k, hd), cp.int8)
+        self.k_scale = cp.empty((b, hk, self.npad_k // s.cta_k), cp.float32)
+        self.vt = cp.empty((b, hd, hk, self.npad_k), cp.uint16)
+        self.v8 = cp.empty((b, hd, hk, self.npad_k), cp.uint8)
+        self.v_scale = cp.empty((b, hk, hd), cp.float32)
+        self.out = cp.empty(x.q.shape, x.q.dtype)
+        self.smem = s.dynamic_smem_bytes(hd)
+        f = self.mods["attn_fwd"].get_function("attn_fwd")
+        f.max_dynamic_shared_memory_size = self.smem
+        self._attn = f
+
+    # ---- the phases, in pipeline order ----------------------------------------------------
+    def k_mean(self) -> None:
+        x, i64 = self.x, np.int64
+        m = self.mods["k_mean"]
+        m.get_function("k_mean_partial")((self.chunks, x.heads_kv, x.batch), (256,),
+                                         (x.k, *map(i64, x.strides(x.k)), np.int32(x.kv_len), np.int32(x.head_dim),
+                                          self.partial))
+        m.get_function("k_mean_finish")((x.heads_kv, x.batch), (self.hd,),
+                                        (self.partial, np.int32(self.chunks), np.int32(x.kv_len), self.km))
+
+    def q_quant(self) -> None:
+        x, s = self.x, self.schedule
+        self.mods["quant_int8"].get_function("q_int8_quant")(
+            (self.npad_q // s.warp_q, x.heads_q, x.batch), (s.warp_q * self.hd // 16,),
+            (x.q, *map(np.int64, x.strides(x.q)), np.int32(x.q_len), np.int32(x.head_dim), self.q8, self.q_scale))
+
+    def k_quant(self) -> None:
+        x, s = self.x, self.schedule
+        self.mods["quant_int8"].get_function("k_int8_sub_mean_quant")(
+            (self.npad_k // s.cta_k, x.heads_kv, x.batch), (s.cta_k * self.hd // 16,),
+            (x.k, *map(np.int64, x.strides(x.k)), np.int32(x.kv_len), np.int32(x.head_dim), self.km, self.k8,
+             self.k_scale))
+
+    def v_transpose(self) -> None:
+        x = self.x
+        self.mods["v_prep"].get_function("v_transpose_pad_permute")(
+            (self.npad_k // 64, x.heads_kv, x.batch), (256,),
+            (x.v, *map(np.int64, x.strides(x.v)), np.int32(x.kv_len), np.int32(x.head_dim), self.vt))
+
+    def v_scale_quant(self) -> None:
+        x = self.x
+        self.mods["v_prep"].get_function("v_scale_fp8_quant")(
+            (x.heads_kv, x.batch, self.hd), (256,), (self.vt, np.int32(self.npad_k), self.v8, self.v_scale))
+
+    def mainloop(self, q_len: int | None = None, kv_len: int | None = None, out=None) -> None:
+        """The fused kernel; ``q_len``/``kv_len`` below the prepared lengths run a tail-study point
+        on the same quantized data (rows/keys beyond are ignored)."""
+        x, s = self.x, self.schedule
+        ql, kl = q_len or x.q_len, kv_len or x.kv_len
+        o = self.out if out is None else out
+        ob, on, oh = x.strides(o)
+        self._attn((ceil_div(ql, s.cta_q), x.heads_q, x.batch), (s.threads_per_cta,),
+                   (self.q8, self.k8, self.v8, self.q_scale, self.k_scale, self.v_scale, o, np.int64(ob), np.int64(on),
+                    np.int64(oh), np.int32(ql), np.int32(kl), np.int32(self.npad_q), np.int32(self.npad_k),
+                    np.int32(x.heads_kv), np.int32(x.head_dim), np.float32(self.sm_scale * math.log2(math.e))),
+                   shared_mem=self.smem)
+
+    def steps(self) -> list[tuple[str, object]]:
+        return list(zip(PHASES, (self.k_mean, self.q_quant, self.k_quant, self.v_transpose, self.v_scale_quant,
+                                 self.mainloop)))
+
+    # ---- the two call paths ------------------------------------------------------------------
+    def run(self):
+        """One-shot call: every kernel back to back in one NVTX range; returns the output array."""
+        with nvtx_range("sage2/one_shot"):
+            for _, fn in self.steps():
+                fn()
+        return self.out
+
+    def run_phases(self, *, iterations: int = 10, warmup: int = 3, mode: str = "cold") -> PipelineTiming:
+        """Phase by phase: each phase in its own NVTX range and event pair (groups as the seed)."""
+        return Pipeline(self.steps(), groups=PHASE_GROUPS).run(iterations=iterations, warmup=warmup, mode=mode)
+
+
+def kernel_sources() -> dict[str, Path]:
+    return dict(KERNELS)

@@ -1,0 +1,80 @@
+"""The fused mainloop's schedule and the scheduler fields it implies (pure: no GPU).
+
+Field meanings follow the seed report: q_ctas_per_head = ceil(q_len / cta_q),
+k_iterations_per_cta = ceil(kv_len / cta_k), tails = len mod tile (0 = no tail),
+scheduled_q_rows = q_ctas_per_head * cta_q, q_row_efficiency = q_len / scheduled_q_rows.
+"""
+
+from dataclasses import asdict, dataclass
+
+from ...report.model import Scheduler
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Tile sizes of the mainloop (compile-time parameters of attn_fwd.cu); defaults = the seed's."""
+
+    cta_q: int = 128
+    cta_k: int = 64
+    warp_q: int = 32
+    explicit_pipeline_stages: int = 2
+
+    def __post_init__(self):
+        if self.cta_q % self.warp_q or self.warp_q % 16 or self.cta_k % 64 or self.cta_q // self.warp_q > 8:
+            raise ValueError(f"unsupported schedule {self}: need cta_q % warp_q == 0, warp_q % 16 == 0, "
+                             "cta_k % 64 == 0, at most 8 warps")
+
+    @property
+    def warp_k(self) -> int:
+        return self.cta_k  # each warp sweeps the whole KV block
+
+    @property
+    def warps_per_cta(self) -> int:
+        return self.cta_q // self.warp_q
+
+    @property
+    def threads_per_cta(self) -> int:
+        return 32 * self.warps_per_cta
+
+    def dynamic_smem_bytes(self, head_dim: int = 128) -> int:
+        """Q tile (int8) and two K/V stages; the second stage reuses the Q tile."""
+        q, kv = self.cta_q * head_dim, 2 * self.cta_k * head_dim
+        return max(q, kv) + kv
+
+    def defines(self) -> tuple[str, ...]:
+        return (f"-DCTA_Q={self.cta_q}", f"-DCTA_K={self.cta_k}", f"-DWARP_Q={self.warp_q}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def tail_fields(q_len: int, kv_len: int, s: Schedule = Schedule()) -> dict:
+    """The per-point geometry fields of the seed's tail study."""
+    if q_len < 1 or kv_len < 1:
+        raise ValueError(f"q_len and kv_len must be >= 1, got {q_len}, {kv_len}")
+    q_ctas = ceil_div(q_len, s.cta_q)
+    return {"q_ctas_per_head": q_ctas, "k_iterations_per_cta": ceil_div(kv_len, s.cta_k),
+            "q_tail_rows": q_len % s.cta_q, "k_tail_rows": kv_len % s.cta_k,
+            "scheduled_q_rows": q_ctas * s.cta_q, "q_row_efficiency": q_len / (q_ctas * s.cta_q)}
+
+
+def scheduler(batch: int, q_len: int, kv_len: int, heads: int, head_dim: int = 128,
+              s: Schedule = Schedule()) -> Scheduler:
+    """The report's ``scheduler`` section for one launch of the mainloop."""
+    t = tail_fields(q_len, kv_len, s)
+    return Scheduler(cta_q=s.cta_q, cta_k=s.cta_k, warp_q=s.warp_q, warp_k=s.warp_k, warps_per_cta=s.warps_per_cta,
+                     threads_per_cta=s.threads_per_cta, dynamic_shared_memory_bytes=s.dynamic_smem_bytes(head_dim),
+                     q_ctas_per_head=t["q_ctas_per_head"], heads=heads, grid_ctas=t["q_ctas_per_head"] * heads * batch,
+                     k_iterations_per_cta=t["k_iterations_per_cta"], q_tail_rows=t["q_tail_rows"],
+                     k_tail_rows=t["k_tail_rows"], explicit_pipeline_stages=s.explicit_pipeline_stages)
+
+
+def waves(grid_ctas: int, sms: int, ctas_per_sm: int) -> tuple[int, float]:
+    """(waves, wave efficiency) of a non-persistent grid: ceil(ctas / slots), ctas / (waves * slots)."""
+    slots = sms * ctas_per_sm
+    w = ceil_div(grid_ctas, slots)
+    return w, grid_ctas / (w * slots)

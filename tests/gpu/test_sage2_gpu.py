@@ -1,0 +1,136 @@
+"""Sage2 kernels on the GPU: each phase against its reference (exact for the quantizers),
+end-to-end accuracy at odd shapes, bitwise-equal call paths, no NaN."""
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+
+def _plan(shape, layout="NHD", dtype="bf16", seed=0, k_bias=0.0):
+    from labkit.workloads.sage2.inputs import check_inputs, random_inputs
+    from labkit.workloads.sage2.plan import Sage2Plan
+
+    b, nq, nk, hq, hk, d = shape
+    q, k, v = random_inputs(b, nq, nk, hq, hk, d, layout=layout, dtype=dtype, seed=seed, k_bias=k_bias)
+    return Sage2Plan(check_inputs(q, k, v, layout=layout))
+
+
+def _poison(plan):
+    for name in ("km", "q_scale", "k_scale", "v_scale", "partial"):
+        getattr(plan, name).fill(np.nan)
+    for name in ("q8", "k8", "vt", "v8", "out"):
+        getattr(plan, name).view(np.uint8).fill(0xFF)
+
+
+def _bhnd_f32(x, inp):
+    from labkit.workloads.sage2.inputs import to_f32
+    from labkit.workloads.sage2.reference import to_bhnd
+
+    return to_bhnd(to_f32(x, inp.dtype), inp.layout).get().transpose(0, 2, 1, 3)  # [B, H, N, D]
+
+
+SHAPES = [  # (batch, q_len, kv_len, heads_q, heads_kv, head_dim)
+    (1, 1, 1, 2, 2, 128),
+    (2, 129, 200, 4, 2, 96),
+    (1, 333, 1000, 3, 3, 64),
+    (1, 1000, 777, 8, 2, 128),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout, dtype", [("NHD", "bf16"), ("HND", "fp16")])
+def test_each_phase_matches_its_reference(shape, layout, dtype):
+    import cupy as cp
+
+    from labkit.workloads.sage2 import reference as ref
+
+    p = _plan(shape, layout, dtype, seed=hash(shape) % 1000)
+    _poison(p)
+    for _, fn in p.steps()[:-1]:
+        fn()
+    cp.cuda.Device().synchronize()
+    x, s, hd = p.x, p.schedule, p.hd
+    q32, k32, v32 = (_bhnd_f32(a, x) for a in (x.q, x.k, x.v))
+    d = x.head_dim
+    km = k32.astype(np.float64).mean(axis=2)  # [B, H, D]
+    np.testing.assert_allclose(p.km.get()[..., :d], km, rtol=1e-5, atol=1e-6)
+    assert not p.km.get()[..., d:].any()
+    q8, qs = ref.int8_groups(q32, s.warp_q, p.npad_q, hd)
+    np.testing.assert_array_equal(p.q8.get(), q8)
+    np.testing.assert_array_equal(p.q_scale.get(), qs)
+    kc = k32 - p.km.get()[:, :, None, :d]  # the kernel's own fp32 mean, so the check is exact
+    k8, ks = ref.int8_groups(kc.astype(np.float32), s.cta_k, p.npad_k, hd)
+    np.testing.assert_array_equal(p.k8.get(), k8)
+    np.testing.assert_array_equal(p.k_scale.get(), ks)
+    vt, v8, vs = ref.v_prep_ref(v32, p.npad_k, hd)
+    from labkit.workloads.sage2.inputs import np_to_f32
+
+    vt_kernel = p.vt.get()
+    vt_kernel = np_to_f32(vt_kernel, "bf16") if dtype == "bf16" else vt_kernel.view(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(vt_kernel, vt)
+    np.testing.assert_array_equal(p.v_scale.get(), vs)
+    np.testing.assert_array_equal(p.v8.get(), v8)
+
+
+@pytest.mark.parametrize("shape", SHAPES + [(1, 4097, 4160, 4, 4, 128)])
+@pytest.mark.parametrize("layout, dtype, k_bias", [("NHD", "bf16", 0.0), ("HND", "fp16", 0.0), ("NHD", "bf16", 8.0)])
+def test_end_to_end_accuracy(shape, layout, dtype, k_bias):
+    import cupy as cp
+
+    from labkit.workloads.sage2 import reference as ref
+    from labkit.workloads.sage2.inputs import to_f32
+
+    p = _plan(shape, layout, dtype, seed=7 + hash(shape) % 1000, k_bias=k_bias)
+    _poison(p)
+    out = p.run()
+    x = p.x
+    r = ref.attention_ref(*(to_f32(a, x.dtype) for a in (x.q, x.k, x.v)), sm_scale=p.sm_scale, layout=layout)
+    o = ref.to_bhnd(to_f32(out, x.dtype), layout)
+    acc = ref.accuracy(o, r)
+    print(shape, layout, dtype, k_bias, acc)
+    assert acc["nan"] == 0
+    assert acc["cos"] >= 0.999 and acc["rel_l1"] <= 0.03, acc
+    cp.cuda.Device().synchronize()
+
+
+@pytest.mark.parametrize("shape", [(1, 1000, 1000, 4, 4, 128), (2, 333, 257, 4, 2, 96)])
+def test_one_shot_and_phase_by_phase_are_bitwise_equal(shape):
+    import cupy as cp
+
+    p = _plan(shape, seed=3)
+    _poison(p)
+    one = p.run().copy()
+    p.out.view(cp.uint8).fill(0xFF)
+    timing = p.run_phases(iterations=3, warmup=1)
+    assert set(timing.phases) == {"k_mean_and_smoothing_preparation", "qk_int8_quantization", "q_int8_quantization",
+                                  "k_int8_subtract_mean_quantization", "v_fp8_transpose_scale_quantization",
+                                  "v_transpose_pad_permute", "v_scale_fp8_quantization", "fused_mainloop"}
+    assert cp.array_equal(one.view(cp.uint16), p.out.view(cp.uint16))
+
+
+def test_bad_inputs_raise_before_any_launch():
+    import cupy as cp
+
+    from labkit.workloads.sage2.inputs import check_inputs
+
+    ok = cp.zeros((1, 16, 2, 128), cp.float16)
+    cases = [
+        ((ok.astype(cp.float32), ok, ok), "dtype float32"),
+        ((ok[0], ok, ok), "rank 3"),
+        ((ok, ok, ok), None),
+        ((ok, ok[:, :, :, :64], ok), "differ"),
+        ((ok[:, ::2], ok, ok), "not contiguous"),
+        ((cp.zeros((1, 0, 2, 128), cp.float16), ok, ok), "N must be >= 1"),
+        ((cp.zeros((1, 16, 2, 48), cp.float16),) * 3, "head_dim 48"),
+        ((cp.zeros((1, 16, 3, 128), cp.float16), ok, ok), "not a multiple of 2 kv heads"),
+        ((ok, ok, ok.astype(cp.uint16)), "dtypes differ"),
+    ]
+    for args, msg in cases:
+        if msg is None:
+            check_inputs(*args)
+            continue
+        with pytest.raises(ValueError, match=msg):
+            check_inputs(*args)
+    with pytest.raises(ValueError, match="layout"):
+        check_inputs(ok, ok, ok, layout="NDH")

@@ -1,0 +1,74 @@
+"""Sage2 without a GPU: the scheduler against the seed, NVRTC builds, the e4m3 reference."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from labkit.kernels import compile_cubin
+from labkit.manifest.elf import read_cubin
+from labkit.report import load
+from labkit.workloads.sage2.plan import KERNELS, build_options
+from labkit.workloads.sage2.reference import e4m3_bits, e4m3_round
+from labkit.workloads.sage2.schedule import Schedule, scheduler, tail_fields
+
+
+def test_scheduler_equals_the_seed(seed_report_path):
+    seed = load(seed_report_path)
+    b, n, h, d = seed.q_shape
+    assert scheduler(b, n, n, h, d) == seed.scheduler
+
+
+def test_tail_points_equal_the_seed(seed_report_path):
+    seed = load(seed_report_path)
+    assert len(seed.tail_study) == 6
+    for t in seed.tail_study:
+        for key, value in tail_fields(t.q_len, t.kv_len).items():
+            assert getattr(t, key) == value, (t.sweep, t.q_len, t.kv_len, key)
+
+
+def test_cli_schedule_prints_json(seed_report_path):
+    out = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,37810,56,128"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    seed = json.loads(seed_report_path.read_text())
+    assert d["scheduler"] == seed["scheduler"]
+    out = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,37810,56,128",
+                          "--q-len", "37761", "--kv-len", "37760"], capture_output=True, text=True)
+    d = json.loads(out.stdout)
+    assert d["tail"]["q_tail_rows"] == 1 and d["tail"]["k_tail_rows"] == 0 and d["scheduler"]["grid_ctas"] == 296 * 56
+    bad = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,0,56,128"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
+@pytest.mark.parametrize("head_dim, dtype", [(128, "bf16"), (64, "fp16")])
+def test_every_kernel_compiles(arch, head_dim, dtype):
+    for name, path in KERNELS.items():
+        cubin = compile_cubin(path, arch=arch, options=build_options(head_dim, dtype, Schedule()))
+        info = read_cubin(cubin.image)
+        assert info.target == arch and info.entries, name
+
+
+def test_kernels_carry_line_info_and_phase_markers():
+    src = KERNELS["attn_fwd"].read_text()
+    for phase in ("int8_qk", "scale_application", "online_softmax", "pv_accumulation",
+                  "final_normalization_and_output"):
+        assert f"// PHASE: {phase}" in src
+
+
+def test_e4m3_reference_known_values():
+    x = np.array([0, 1, 1.0625, 1.125, 448, 500, -3.3, 2**-6, 2**-10, 1.5 * 2**-9, 232], np.float32)
+    r = e4m3_round(x)
+    np.testing.assert_array_equal(r, [0, 1, 1, 1.125, 448, 448, -3.25, 2**-6, 0, 2**-8, 224])
+    np.testing.assert_array_equal(e4m3_bits(r), [0, 0x38, 0x38, 0x39, 0x7E, 0x7E, 0xC5, 0x08, 0, 0x02, 0x76])
+
+
+def test_schedule_rejects_bad_tiles():
+    with pytest.raises(ValueError):
+        Schedule(cta_q=100)
+    assert Schedule().dynamic_smem_bytes(128) == 32768
