@@ -84,6 +84,20 @@ class Sage2Report:
     accuracy: dict | None = None
     checksum_definition: str | None = None
 
+    def to_dict(self) -> dict:
+        """The JSON document (seed key order)."""
+        from .io import to_dict
+
+        return to_dict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Sage2Report":
+        """Validate a parsed JSON document (as ``load`` does for a file)."""
+        from .._json import Node
+        from .io import from_node
+
+        return from_node(Node(d))
+
     def top_level_phases(self) -> list[str]:
         """Phases that are not members of a group: their times add up to the pipeline."""
         members = {m for ms in PHASE_GROUPS.values() for m in ms}

@@ -5,9 +5,11 @@ only when called.
 """
 
 from .events import MODES, Timing, count_graph_nodes, time_gpu
+from .interleave import interleave
 from .nvtx import DOMAIN, nvtx_range
 from .pipeline import Pipeline, PipelineTiming
 from .stats import STAT_FIELDS, Spread, Stats
 
 __all__ = ["DOMAIN", "MODES", "STAT_FIELDS", "Pipeline", "PipelineTiming", "Spread", "Stats", "Timing",
-           "count_graph_nodes", "nvtx_range", "time_gpu"]
+           "count_graph_nodes", "interleave", "nvtx_range",
+           "time_gpu"]

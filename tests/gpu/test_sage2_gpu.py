@@ -7,12 +7,13 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 
-def _plan(shape, layout="NHD", dtype="bf16", seed=0, k_bias=0.0):
+def _plan(shape, layout="NHD", dtype="bf16", seed=0, k_bias=0.0, v_bias=0.0):
     from labkit.workloads.sage2.inputs import check_inputs, random_inputs
     from labkit.workloads.sage2.plan import Sage2Plan
 
     b, nq, nk, hq, hk, d = shape
-    q, k, v = random_inputs(b, nq, nk, hq, hk, d, layout=layout, dtype=dtype, seed=seed, k_bias=k_bias)
+    q, k, v = random_inputs(b, nq, nk, hq, hk, d, layout=layout, dtype=dtype, seed=seed, k_bias=k_bias,
+                            v_bias=v_bias)
     return Sage2Plan(check_inputs(q, k, v, layout=layout))
 
 
@@ -73,24 +74,37 @@ def test_each_phase_matches_its_reference(shape, layout, dtype):
     np.testing.assert_array_equal(p.v8.get(), v8)
 
 
+# rel-L1 bounds. Plain N(0, 1) inputs give near-uniform attention and tiny outputs, where FP8 P
+# and V rounding cost ~3.9 % rel-L1: the public Sage2 kernels measure 0.0391 at the seed shape on
+# this H200 (sage2-algorithm brief, section 9), so plain inputs are held to 1.1 x that. With a
+# per-channel bias on K and V (video-DiT-like) the 0.03 applies (the brief: 0.0008-0.0018).
+RANDN_REL_L1 = 1.1 * 0.0391
+INPUT_CASES = [  # layout, dtype, k_bias, v_bias, rel-L1 bound
+    ("NHD", "bf16", 0.0, 0.0, RANDN_REL_L1),
+    ("HND", "fp16", 0.0, 0.0, RANDN_REL_L1),
+    ("NHD", "bf16", 8.0, 0.0, RANDN_REL_L1),  # large K bias: smoothing must make it as good as none
+    ("NHD", "bf16", 8.0, 4.0, 0.03),
+]
+
+
 @pytest.mark.parametrize("shape", SHAPES + [(1, 4097, 4160, 4, 4, 128)])
-@pytest.mark.parametrize("layout, dtype, k_bias", [("NHD", "bf16", 0.0), ("HND", "fp16", 0.0), ("NHD", "bf16", 8.0)])
-def test_end_to_end_accuracy(shape, layout, dtype, k_bias):
+@pytest.mark.parametrize("layout, dtype, k_bias, v_bias, bound", INPUT_CASES)
+def test_end_to_end_accuracy(shape, layout, dtype, k_bias, v_bias, bound):
     import cupy as cp
 
     from labkit.workloads.sage2 import reference as ref
     from labkit.workloads.sage2.inputs import to_f32
 
-    p = _plan(shape, layout, dtype, seed=7 + hash(shape) % 1000, k_bias=k_bias)
+    p = _plan(shape, layout, dtype, seed=7 + hash(shape) % 1000, k_bias=k_bias, v_bias=v_bias)
     _poison(p)
     out = p.run()
     x = p.x
     r = ref.attention_ref(*(to_f32(a, x.dtype) for a in (x.q, x.k, x.v)), sm_scale=p.sm_scale, layout=layout)
     o = ref.to_bhnd(to_f32(out, x.dtype), layout)
     acc = ref.accuracy(o, r)
-    print(shape, layout, dtype, k_bias, acc)
+    print(shape, layout, dtype, k_bias, v_bias, acc)
     assert acc["nan"] == 0
-    assert acc["cos"] >= 0.999 and acc["rel_l1"] <= 0.03, acc
+    assert acc["cos"] >= 0.999 and acc["rel_l1"] <= bound, acc
     cp.cuda.Device().synchronize()
 
 

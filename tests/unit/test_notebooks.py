@@ -76,6 +76,8 @@ OUTPUTS = {
     "00_device_and_timing": (("launch_overhead", "seed_phase_bars", "seed_tail_study"),
                              ("device.json", "copy_bandwidth.json", "launch_overhead.json", "copy_bandwidth.csv")),
     "01_decode_manifest": (("param_block",), ("device_run.json", "proof_run.json", "param_block.csv")),
+    "02_sage2_phases": (("phase_bars_vs_seed", "tail_study"), ("report.json", "checks.csv", "scheduler.csv",
+                                                               "tail_study.csv")),
 }
 
 

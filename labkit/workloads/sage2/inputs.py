@@ -106,9 +106,10 @@ def check_inputs(q, k, v, *, layout: str = "NHD", dtype: str | None = None) -> I
 
 
 def random_inputs(batch: int, q_len: int, kv_len: int, heads_q: int, heads_kv: int, head_dim: int, *,
-                  layout: str = "NHD", dtype: str = "bf16", seed: int = 0, k_bias: float = 0.0):
-    """Fresh N(0, 1) q, k, v (rounded to bf16/fp16) on the GPU; ``k_bias`` adds a per-channel
-    offset drawn from N(0, k_bias) to K, the case K smoothing exists for."""
+                  layout: str = "NHD", dtype: str = "bf16", seed: int = 0, k_bias: float = 0.0,
+                  v_bias: float = 0.0):
+    """Fresh N(0, 1) q, k, v (rounded to bf16/fp16) on the GPU; ``k_bias`` / ``v_bias`` add a
+    per-channel offset drawn from N(0, bias) to K / V (K's is the case smoothing exists for)."""
     cp = cupy()
     rng = cp.random.default_rng(seed)
 
@@ -119,7 +120,7 @@ def random_inputs(batch: int, q_len: int, kv_len: int, heads_q: int, heads_kv: i
             x += rng.standard_normal(head_dim, dtype=cp.float32) * bias
         return to_16bit(x, dtype)
 
-    return make(q_len, heads_q), make(kv_len, heads_kv, k_bias), make(kv_len, heads_kv)
+    return make(q_len, heads_q), make(kv_len, heads_kv, k_bias), make(kv_len, heads_kv, v_bias)
 
 
 def to_16bit(x, dtype: str):

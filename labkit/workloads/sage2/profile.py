@@ -1,0 +1,128 @@
+"""``profile()``: the Sage2 report of the seed's kind, measured on the GPU at hand.
+
+Phase timings (each phase its own NVTX range and events, groups as the seed), the
+decomposition check (phase-by-phase output vs the one-shot call, bitwise), checksums,
+accuracy against exact fp32 attention, the scheduler, and the q/kv tail study with
+interleaved configurations.
+"""
+
+import sys
+
+from ... import _env
+from ...cuda import cupy
+from ...provenance import collect
+from ...report.model import DecompositionCheck, Sage2Report, TailPoint
+from ...timing import interleave
+from .inputs import check_inputs, random_inputs, to_f32
+from .plan import Sage2Plan
+from .reference import CHECKSUM_DEFINITION, accuracy, attention_ref, checksum, to_bhnd
+from .schedule import Schedule, scheduler, tail_fields
+
+FUSED_PHASES = ("int8_qk", "scale_application", "online_softmax", "pv_accumulation", "final_normalization_and_output")
+
+
+def default_tails(n: int, tile: int) -> list[int]:
+    """The seed's three points: the last multiple of the tile below n, one more row, and n."""
+    base = n - n % tile if n % tile else max(tile, n - tile)
+    return sorted({x for x in (base, base + 1, n) if 1 <= x <= n})
+
+
+def _log(msg: str) -> None:
+    print(f"[sage2 profile] {msg}", file=sys.stderr, flush=True)
+
+
+def tail_study(q, k, v, *, layout: str, points: list[tuple[str, int, int]], iterations: int = 5,
+               schedule: Schedule = Schedule()) -> list[TailPoint]:
+    """Mainloop time of each (sweep, q_len, kv_len) on its own prefix of q and k, v (each point
+    fully prepared on its own slice), configurations interleaved round by round."""
+    cp = cupy()
+    plans = {}
+    for sweep, ql, kl in points:
+        key = f"{sweep}/q{ql}/kv{kl}"
+        sl_q = (slice(None), slice(0, ql)) if layout == "NHD" else (slice(None), slice(None), slice(0, ql))
+        sl_k = (slice(None), slice(0, kl)) if layout == "NHD" else (slice(None), slice(None), slice(0, kl))
+        p = Sage2Plan(check_inputs(cp.ascontiguousarray(q[sl_q]), cp.ascontiguousarray(k[sl_k]),
+                                   cp.ascontiguousarray(v[sl_k]), layout=layout), schedule)
+        p.run()
+        plans[key] = (sweep, ql, kl, p)
+    _log(f"tail study: {len(plans)} configurations x {iterations} interleaved rounds")
+    timings = interleave({key: p.mainloop for key, (_, _, _, p) in plans.items()}, iterations=iterations,
+                         on_sample=lambda n, r, t: _log(f"  round {r + 1}/{iterations} {n}: {t * 1e3:.2f} ms"))
+    out = []
+    for key, (sweep, ql, kl, p) in plans.items():
+        out.append(TailPoint(sweep=sweep, q_len=ql, kv_len=kl, **tail_fields(ql, kl, schedule),
+                             mainloop=timings[key].stats, checksum=checksum(to_f32(p.out, p.x.dtype))))
+    return out
+
+
+def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf16", warmup: int = 3,
+            iterations: int = 10, q_tails: list[int] | None = None, kv_tails: list[int] | None = None,
+            tail_iterations: int = 5, seed: int = 0, schedule: Schedule = Schedule()) -> Sage2Report:
+    """Measure the full report for q = k = v of ``shape`` [B, N, H, D] (fresh N(0, 1) inputs)."""
+    cp = cupy()
+    b, n, h, d = shape
+    _log(f"inputs {list(shape)} {layout} {dtype}, seed {seed}")
+    q, k, v = random_inputs(b, n, n, h, h, d, layout=layout, dtype=dtype, seed=seed)
+    p = Sage2Plan(check_inputs(q, k, v, layout=layout), schedule)
+    one_shot = p.run().copy()
+    _log("one-shot call done; exact fp32 reference ...")
+    ref = attention_ref(*(to_f32(a, p.x.dtype) for a in (q, k, v)), sm_scale=p.sm_scale, layout=layout)
+    acc = accuracy(to_bhnd(to_f32(one_shot, p.x.dtype), layout), ref)
+    acc["reference"] = "exact softmax attention in fp32 on the bf16/fp16-rounded inputs"
+    del ref
+    _log(f"accuracy {acc}; timing {iterations} phase-by-phase passes after {warmup} warm-up")
+    timing = p.run_phases(iterations=iterations, warmup=warmup)
+    a, o = to_f32(one_shot, p.x.dtype), to_f32(p.out, p.x.dtype)
+    diff = cp.abs(a - o)
+    dec = DecompositionCheck(equal=bool(cp.array_equal(one_shot.view(cp.uint16), p.out.view(cp.uint16))),
+                             max_abs=float(diff.max()), mean_abs=float(diff.mean()))
+    manual, reference = checksum(o), checksum(a)
+    del one_shot, a, o, diff
+    points = [("q_tail_fixed_kv", ql, n) for ql in (q_tails or default_tails(n, schedule.cta_q))]
+    points += [("kv_tail_fixed_q", n, kl) for kl in (kv_tails or default_tails(n, schedule.cta_k))]
+    tails = tail_study(q, k, v, layout=layout, points=points, iterations=tail_iterations, schedule=schedule)
+    kernel = "attn_fwd (labkit/workloads/sage2/kernels/attn_fwd.cu)"
+    fused = {ph: f"fused inside {kernel}" for ph in FUSED_PHASES}
+    fused["timing_policy"] = ("No independent wall time per sub-phase without changing the kernel schedule; the "
+                              "// PHASE: markers in the source map ncu source counters to these sub-phases.")
+    prov = collect(timing_mode="cold")
+    return Sage2Report(
+        metadata={"source": "labkit.workloads.sage2.profile", "inputs": "N(0, 1) q, k, v rounded to "
+                  f"{dtype}, seed {seed}", "dtype": dtype, "layout": layout, "head_dim": d,
+                  "kernel_head_dim": p.hd, "sm_scale": p.sm_scale, "schedule": schedule.to_dict(),
+                  "tail_iterations_interleaved": tail_iterations, "repo": str(_env.repo_root().name)},
+        q_shape=tuple(shape), k_shape=tuple(shape), v_shape=tuple(shape), warmup=warmup, iterations=iterations,
+        phase_timings=timing.stats(), fused_mainloop_phases=fused,
+        scheduler=scheduler(b, n, n, h, p.hd, schedule), decomposition=dec, manual_checksum=manual,
+        reference_checksum=reference, tail_study=tuple(tails), report_version=1, provenance=prov, accuracy=acc,
+        checksum_definition=CHECKSUM_DEFINITION)
+
+
+def register_profile(sp) -> None:
+    def run(args) -> int:
+        from ...report import phase_table, save
+        from .cli import parse_shape
+
+        def lens(text):
+            return [int(x) for x in text.split(",")] if text else None
+
+        r = profile(parse_shape(args.shape), layout=args.layout, dtype=args.dtype, warmup=args.warmup,
+                    iterations=args.iterations, q_tails=lens(args.q_tail), kv_tails=lens(args.kv_tail),
+                    tail_iterations=args.tail_iterations, seed=args.seed)
+        save(r, args.out)
+        print(phase_table(r))
+        print(f"report: {args.out}")
+        return 0
+
+    p = sp.add_parser("profile", help="measure a Sage2 report (seed format + provenance) on this GPU")
+    p.add_argument("--shape", default="1,37810,56,128", help="B,N,H,D of q = k = v")
+    p.add_argument("--out", required=True)
+    p.add_argument("--layout", choices=("NHD", "HND"), default="NHD")
+    p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--iterations", type=int, default=10)
+    p.add_argument("--tail-iterations", type=int, default=5)
+    p.add_argument("--q-tail", default=None, help="q lengths, comma separated (default: the seed's kind)")
+    p.add_argument("--kv-tail", default=None, help="kv lengths, comma separated")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(fn=run)
