@@ -11,9 +11,12 @@ export LABKIT_CACHE=/tmp/labkit-cache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
 python3 -c "import cupy, cuda.bindings, numpy; print('cupy', cupy.__version__, 'cuda-bindings', cuda.bindings.__version__, 'numpy', numpy.__version__)"
 python3 -m labkit device
-python3 -m pytest -q -rs -p no:cacheprovider "${@:-tests}" 2>&1 | tee "$OUT/pytest.log"
+python3 -m pytest -q -rs -p no:cacheprovider "${@:-tests}" 2>&1 | tee "$OUT/pytest.log" | tail -25
 for nb in ${LABKIT_NOTEBOOKS:-00}; do
   python3 -m labkit nb run "$nb" --record 2>&1 | tee -a "$OUT/notebooks.log"
 done
+if [ -n "${LABKIT_BENCH:-}" ]; then
+  timeout 400 python3 -m labkit bench --out "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+fi
 tar czf "$OUT/results.tgz" data/runs runs 2>/dev/null
 ls -la "$OUT"
