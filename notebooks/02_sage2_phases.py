@@ -17,7 +17,7 @@
 # %% tags=["parameters"]
 source: str = "auto"  # auto (live if a GPU is usable, else recorded), live, or recorded
 out_dir: str = ""  # where data/ and figs/ go (the runner sets it)
-shape: str = "1,37810,56,128"  # B,N,H,D of q = k = v
+shape: str = "1,37810,56,128"  # B,N,H,D of q, k and v (the same shape)
 layout: str = "NHD"  # NHD or HND
 dtype: str = "bf16"  # bf16 or fp16
 warmup: int = 3  # untimed passes before the phase timings

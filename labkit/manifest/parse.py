@@ -5,8 +5,28 @@ from pathlib import Path
 
 from .._json import Node, load_document, parse_text
 from .model import (
-    BUFFER_KINDS, DTYPES, L2_PROMOTION_BYTES, SCALAR_DTYPES, SWIZZLE_BYTES, Buffer, BufArg, Call, I32Field, Launch,
-    Manifest, Module, Op, Pack, ParamField, ParamSig, Program, Scratch, ScratchField, TensorMapField, Var, VarArg,
+    BUFFER_KINDS,
+    DTYPES,
+    L2_PROMOTION_BYTES,
+    SCALAR_DTYPES,
+    SWIZZLE_BYTES,
+    BufArg,
+    Buffer,
+    Call,
+    I32Field,
+    Launch,
+    Manifest,
+    Module,
+    Op,
+    Pack,
+    ParamField,
+    ParamSig,
+    Program,
+    Scratch,
+    ScratchField,
+    TensorMapField,
+    Var,
+    VarArg,
 )
 
 SCHEMA_VERSION = 4

@@ -31,7 +31,7 @@ def render_check(res: CheckResult, device=None, gpu_reason: str = "") -> str:
         named = [f"{g}={v}" for g, v in zip(launch.grid, plan.grid) if isinstance(g, str)]
         out.append(f"  grid {list(plan.grid)}{' (' + ', '.join(named) + ')' if named else ''} = "
                    f"{plan.grid[0] * plan.grid[1] * plan.grid[2]} CTAs, block {list(plan.block)}, shared memory "
-                   f"{plan.shared_mem} B dynamic + {plan.static_smem if plan.static_smem is not None else '?'} B static")
+                   f"{plan.shared_mem} B dynamic + {'?' if plan.static_smem is None else plan.static_smem} B static")
         for s in op.scratch.values():
             out.append(f"  scratch {s.name}: {s.dtype}{list(s.shape)} = {s.nbytes} B, zeroed before every launch")
         for fi, dims in plan.tensormap_dims.items():

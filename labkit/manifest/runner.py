@@ -120,8 +120,9 @@ class Runner:
             func = check_cu(cu.cuModuleGetFunction(self._modules[launch.module], launch.entry.encode()),
                             f"cuModuleGetFunction({launch.entry})")
         if launch.shared_mem and self.load:
-            check_cu(cu.cuFuncSetAttribute(func, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                           launch.shared_mem), f"cuFuncSetAttribute({launch.entry}, max dynamic smem)")
+            attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            check_cu(cu.cuFuncSetAttribute(func, attr, launch.shared_mem),
+                     f"cuFuncSetAttribute({launch.entry}, max dynamic smem)")
         values = [self._pointer(a) if isinstance(a, BufArg) else self.result.vars[a.var] if isinstance(a, VarArg)
                   else 0 for a in plan.call_args]
         names = tuple(a.buf if isinstance(a, BufArg) else a.var for a in plan.call_args)

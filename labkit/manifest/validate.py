@@ -9,7 +9,19 @@ from dataclasses import dataclass, field
 
 from ..errors import LabkitError
 from . import families, tensormap
-from .model import BufArg, Buffer, dtype_bytes, Launch, Manifest, Op, Pack, ParamField, ScratchField, TensorMapField, VarArg
+from .model import (
+    BufArg,
+    Buffer,
+    Launch,
+    Manifest,
+    Op,
+    Pack,
+    ParamField,
+    ScratchField,
+    TensorMapField,
+    VarArg,
+    dtype_bytes,
+)
 from .modules import LoadedModule, ModuleError, find, search_dirs
 from .pack import Bindings, FieldRow, field_size, pack_bytes
 
@@ -169,8 +181,9 @@ def _check_launch(m: Manifest, op: Op, li: int, launch: Launch, values: dict[str
     if device is not None:
         need = launch.shared_mem + (static or 0)
         if need > device.smem_per_block_optin_bytes:
-            issues.append(Issue("error", f"{lp}.shared_mem", f"{launch.shared_mem} + {static or 0} static = {need} B "
-                                                             f"exceeds {device.name}'s {device.smem_per_block_optin_bytes} B"))
+            issues.append(Issue("error", f"{lp}.shared_mem",
+                                f"{launch.shared_mem} + {static or 0} static = {need} B exceeds {device.name}'s "
+                                f"{device.smem_per_block_optin_bytes} B"))
     return tuple(grid), static
 
 

@@ -39,7 +39,8 @@ def phase_bars(reports: dict, ax=None):
     members of a group drawn lighter; the share of the pipeline total is written at each bar."""
     import numpy as np
 
-    fig, ax = _axes(ax, figsize=(8, 0.5 + 0.45 * max(len(r.phase_timings) for r in reports.values()) * len(reports) ** 0.5))
+    rows = max(len(r.phase_timings) for r in reports.values())
+    fig, ax = _axes(ax, figsize=(8, 0.5 + 0.45 * rows * len(reports) ** 0.5))
     labels = list(next(iter(reports.values())).phase_timings)
     y = np.arange(len(labels))
     h = 0.8 / len(reports)
@@ -59,7 +60,7 @@ def phase_bars(reports: dict, ax=None):
     ax.set_xlabel("p50 time [ms] (log scale); labels: share of pipeline total")
     ax.set_title("Sage2 phases")
     if len(reports) > 1:
-        ax.legend(loc="lower right")
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=len(reports))
     return fig
 
 
@@ -108,13 +109,13 @@ def param_block(rows, size: int, *, title: str = "", ax=None):
     """The parameter block drawn along its bytes: one coloured span per field, zero bytes grey."""
     from matplotlib.patches import Patch
 
-    fig, ax = _axes(ax, figsize=(10, 2.4))
+    fig, ax = _axes(ax, figsize=(10, 2.8))
     ax.broken_barh([(0, size)], (0, 1), facecolors="0.92")
     for r in rows:
         ax.broken_barh([(r.at, r.size)], (0, 1), facecolors=_KIND_COLORS.get(r.kind, "C7"), edgecolor="white",
                        linewidth=0.5)
         if r.kind == "tensormap":
-            ax.text(r.at + r.size / 2, 0.5, r.source.split(" (")[0].replace("param ", "map p"), ha="center",
+            ax.text(r.at + r.size / 2, 0.5, r.source.replace("param ", "p").replace(" (", "\n("), ha="center",
                     va="center", fontsize=7, color="white")
     ax.set_xlim(0, size)
     ax.set_ylim(0, 1)
@@ -124,7 +125,7 @@ def param_block(rows, size: int, *, title: str = "", ax=None):
     ax.set_xlabel("byte offset in the parameter block")
     ax.grid(False)
     handles = [Patch(color=c, label=k) for k, c in _KIND_COLORS.items()] + [Patch(color="0.92", label="zero")]
-    ax.legend(handles=handles, ncols=5, loc="upper center", bbox_to_anchor=(0.5, -0.45), fontsize=8)
+    fig.legend(handles=handles, ncols=5, loc="outside lower center", fontsize=8)
     written = sum(r.size for r in rows)
     ax.set_title(title or f"{size} B parameter block: {written} B written by {len(rows)} fields")
     return fig

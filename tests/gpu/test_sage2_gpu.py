@@ -133,7 +133,8 @@ def test_bad_inputs_raise_before_any_launch():
         ((ok.astype(cp.float32), ok, ok), "dtype float32"),
         ((ok[0], ok, ok), "rank 3"),
         ((ok, ok, ok), None),
-        ((ok, ok[:, :, :, :64], ok), "differ"),
+        ((ok, cp.zeros((1, 16, 2, 64), cp.float16), cp.zeros((1, 16, 2, 64), cp.float16)), "must match"),
+        ((ok, ok, cp.zeros((1, 8, 2, 128), cp.float16)), "differ"),
         ((ok[:, ::2], ok, ok), "not contiguous"),
         ((cp.zeros((1, 0, 2, 128), cp.float16), ok, ok), "N must be >= 1"),
         ((cp.zeros((1, 16, 2, 48), cp.float16),) * 3, "head_dim 48"),
@@ -148,3 +149,23 @@ def test_bad_inputs_raise_before_any_launch():
             check_inputs(*args)
     with pytest.raises(ValueError, match="layout"):
         check_inputs(ok, ok, ok, layout="NDH")
+
+
+def test_profile_report_at_a_small_shape(tmp_path):
+    """The full report path (phases, decomposition, checksums, accuracy, interleaved tail study)."""
+    from labkit import report
+    from labkit.workloads.sage2.profile import profile
+
+    r = profile((1, 1000, 4, 96), warmup=1, iterations=3, tail_iterations=2)
+    assert r.decomposition.equal and r.decomposition.max_abs == 0.0
+    assert r.manual_checksum == r.reference_checksum
+    assert [(t.sweep, t.q_len, t.kv_len) for t in r.tail_study] == [
+        ("q_tail_fixed_kv", 896, 1000), ("q_tail_fixed_kv", 897, 1000), ("q_tail_fixed_kv", 1000, 1000),
+        ("kv_tail_fixed_q", 1000, 960), ("kv_tail_fixed_q", 1000, 961), ("kv_tail_fixed_q", 1000, 1000)]
+    full = [t for t in r.tail_study if t.q_len == t.kv_len == 1000]
+    assert all(t.checksum == r.manual_checksum for t in full)  # same inputs, same kernels: same output
+    assert r.accuracy["nan"] == 0 and r.accuracy["cos"] >= 0.999
+    assert r.metadata["head_dim"] == 96 and r.metadata["kernel_head_dim"] == 128
+    assert r.scheduler.q_ctas_per_head == 8 and r.scheduler.k_iterations_per_cta == 16
+    path = report.save(r, tmp_path / "r.json")
+    assert report.load(path) == r

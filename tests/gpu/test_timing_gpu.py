@@ -125,3 +125,15 @@ def test_device_description():
     d = describe()
     assert d.sm_count > 0 and d.l2_bytes > 0 and d.compute_capability[0] >= 7
     assert d.smem_per_block_optin_bytes >= 48 * 1024
+
+
+def test_interleave_rotates_and_keeps_every_sample(cp):
+    from labkit.timing import interleave
+
+    small, _, _ = _reader(cp, 16 << 20)
+    big, _, _ = _reader(cp, 128 << 20)
+    seen = []
+    t = interleave({"small": small, "big": big}, iterations=6, on_sample=lambda n, r, s: seen.append((r, n)))
+    assert [n for r, n in seen[:4]] == ["small", "big", "big", "small"]
+    assert t["small"].stats.count == t["big"].stats.count == 6
+    assert t["small"].stats.p50_s < t["big"].stats.p50_s
