@@ -153,6 +153,19 @@ def _clock_dropped(start: int | None, end: int | None, max_hz: int | None) -> bo
     return end < 0.9 * start or (max_hz is not None and end < 0.75 * max_hz)
 
 
+def build_timing(name: str, mode: str, samples: list[float], *, flush_bytes: int,
+                 clocks: tuple[int | None, int | None], stop_reason: str, work_check: str = "not checked",
+                 calls_per_sample: int = 1) -> Timing:
+    """A Timing from raw samples, with the clock-drop flag against this device's max SM clock."""
+    from ..device import describe
+
+    max_hz = describe(cupy().cuda.Device().id).sm_clock_max_hz
+    return Timing(name=name, mode=mode, samples_s=tuple(samples), stats=Stats.from_samples(samples),
+                  spread=Spread.from_samples(samples), calls_per_sample=calls_per_sample, flush_bytes=flush_bytes,
+                  sm_clock_start_hz=clocks[0], sm_clock_end_hz=clocks[1],
+                  clock_dropped=_clock_dropped(*clocks, max_hz), stop_reason=stop_reason, work_check=work_check)
+
+
 def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "cold",
              warmup_ms: float = 25.0, warmup_calls: int = 1, iterations: int | None = None,
              min_samples: int = 10, max_samples: int = 2000, min_time_s: float = 0.5,
@@ -182,7 +195,6 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
         TimingError: the timed region launched no GPU work.
         NoGPU: no usable GPU.
     """
-    from ..device import describe
 
     cp = cupy()
     smp = _Sampler.create(mode, flush_bytes)
@@ -214,7 +226,6 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
                 fn()
             graph = stream.end_capture()
         runner = lambda: graph.launch(stream)  # noqa: E731
-    max_hz = describe(cp.cuda.Device().id).sm_clock_max_hz
     clock_start = _read_clock()
     samples: list[float] = []
     started = time.perf_counter()
@@ -251,8 +262,5 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
                 reason = f"timeout {timeout_s:g} s"
                 break
     clock_end = _read_clock()
-    return Timing(name=name, mode=mode, samples_s=tuple(samples), stats=Stats.from_samples(samples),
-                  spread=Spread.from_samples(samples), calls_per_sample=per_sample,
-                  flush_bytes=smp.flush_bytes, sm_clock_start_hz=clock_start, sm_clock_end_hz=clock_end,
-                  clock_dropped=_clock_dropped(clock_start, clock_end, max_hz), stop_reason=reason,
-                  work_check=work)
+    return build_timing(name, mode, samples, flush_bytes=smp.flush_bytes, clocks=(clock_start, clock_end),
+                        stop_reason=reason, work_check=work, calls_per_sample=per_sample)

@@ -6,7 +6,7 @@ measured at different times, more than the tail effects it studied."""
 from collections.abc import Callable, Mapping
 
 from ..cuda import cupy
-from .events import Mode, Spread, Stats, Timing, _clock_dropped, _read_clock, _Sampler
+from .events import Mode, Timing, _read_clock, _Sampler, build_timing
 from .nvtx import nvtx_range
 
 
@@ -44,12 +44,6 @@ def interleave(fns: Mapping[str, Callable[[], object]], *, iterations: int = 5, 
                 if on_sample is not None:
                     on_sample(n, r, t)
         clock_end = _read_clock()
-    from ..device import describe
-
-    max_hz = describe(cp.cuda.Device().id).sm_clock_max_hz
-    return {n: Timing(name=n, mode=mode, samples_s=tuple(x), stats=Stats.from_samples(x), spread=Spread.from_samples(x),
-                      calls_per_sample=1, flush_bytes=smp.flush_bytes, sm_clock_start_hz=clock_start,
-                      sm_clock_end_hz=clock_end, clock_dropped=_clock_dropped(clock_start, clock_end, max_hz),
-                      stop_reason=f"iterations={iterations}, interleaved over {len(names)} configurations",
-                      work_check="not checked")
+    return {n: build_timing(n, mode, x, flush_bytes=smp.flush_bytes, clocks=(clock_start, clock_end),
+                            stop_reason=f"iterations={iterations}, interleaved over {len(names)} configurations")
             for n, x in samples.items()}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .. import _deps
 from ..cuda import cupy
-from .events import Mode, Spread, Stats, Timing, _clock_dropped, _read_clock, _Sampler
+from .events import Mode, Stats, Timing, _read_clock, _Sampler, build_timing
 from .nvtx import nvtx_range
 
 
@@ -110,15 +110,7 @@ class Pipeline:
                 for name, s, e in pairs:
                     samples[name].append(cp.cuda.get_elapsed_time(s, e) / 1e3)
             clock_end = _read_clock()
-        from ..device import describe
-
-        max_hz = describe(cp.cuda.Device().id).sm_clock_max_hz
-        phases = {
-            n: Timing(name=n, mode=mode, samples_s=tuple(x), stats=Stats.from_samples(x),
-                      spread=Spread.from_samples(x), calls_per_sample=1, flush_bytes=smp.flush_bytes,
-                      sm_clock_start_hz=clock_start, sm_clock_end_hz=clock_end,
-                      clock_dropped=_clock_dropped(clock_start, clock_end, max_hz),
-                      stop_reason=f"iterations={iterations}", work_check="not checked")
-            for n, x in samples.items()
-        }
+        phases = {n: build_timing(n, mode, x, flush_bytes=smp.flush_bytes, clocks=(clock_start, clock_end),
+                                  stop_reason=f"iterations={iterations}")
+                  for n, x in samples.items()}
         return PipelineTiming(phases=phases, warmup=warmup, iterations=iterations)
