@@ -1,9 +1,11 @@
 """``time_gpu``: CUDA-event timing with warm-up, cold or hot L2, clocks and a no-work check.
 
 One sample = [pad] start-event fn() stop-event, all on one stream. The pad runs before the
-start event, outside the timed window: a memset of >= 2 x L2 in ``cold`` mode (evicts the
-data, and keeps the GPU busy while the host enqueues), a short spin kernel in ``hot`` mode
-(same cover for the enqueue, leaves L2 warm). ``graph`` mode replays a CUDA graph of N calls
+start event, outside the timed window: in ``cold`` mode a memset of >= 2 x L2 (evicts the
+data), then in every mode a ~100 us spin kernel that touches no memory: it keeps the GPU busy
+while the host enqueues the start event and ``fn``'s launches, so the event pair times the
+GPU work and not Python's launch overhead (measured on the H200: a 40 us flush alone left a
+~70 us host gap inside a two-kernel phase). ``graph`` mode replays a CUDA graph of N calls
 between one event pair and divides by N (warm L2 inside the graph; for kernels of a few us).
 """
 
@@ -23,7 +25,7 @@ from .stats import Spread, Stats
 
 Mode = Literal["cold", "hot", "graph"]
 MODES = ("cold", "hot", "graph")
-SPIN_CYCLES = 40_000  # ~20 us at 1.98 GHz: longer than the host needs to enqueue a sample
+SPIN_CYCLES = 200_000  # ~100 us at 1.98 GHz: longer than the host needs to enqueue a sample
 
 
 @dataclass(frozen=True)
@@ -96,18 +98,16 @@ class _Sampler:
             if s.flush_bytes < dev.l2_bytes:
                 raise ValueError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
             s._flush = cp.empty(s.flush_bytes, dtype=cp.uint8)
-        else:
-            s._spin = helper_kernel("spin_cycles")
+        s._spin = helper_kernel("spin_cycles")
         return s
 
     def pad(self) -> None:
-        """Work before a sample's start event: flush L2 (cold) or spin (hot, graph)."""
+        """Work before a sample's start event: flush L2 (cold), then spin (every mode)."""
         cp = cupy()
         if self._flush is not None:
             self._flip ^= 1  # a different value each time, so nothing can elide the writes
             cp.cuda.runtime.memsetAsync(self._flush.data.ptr, self._flip, self.flush_bytes, self.stream.ptr)
-        else:
-            self._spin((1,), (1,), (np.int64(SPIN_CYCLES),), stream=self.stream)
+        self._spin((1,), (1,), (np.int64(SPIN_CYCLES),), stream=self.stream)
 
     def event(self):
         cp = cupy()

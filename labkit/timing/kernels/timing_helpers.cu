@@ -1,9 +1,9 @@
 // timing_helpers.cu: tiny kernels the timing core launches around the code it measures.
 //
-//   spin_cycles   one thread spins for `cycles` SM clocks. Enqueued before a hot-L2 sample,
-//                 it keeps the GPU busy while the host enqueues the start event and the
-//                 launch, so the event pair times the kernel and not the host's enqueue cost
-//                 (the flush memset plays this role for cold samples). Touches no memory.
+//   spin_cycles   one thread spins for `cycles` SM clocks. Enqueued before every sample (after
+//                 the L2 flush of a cold sample), it keeps the GPU busy while the host
+//                 enqueues the start event and the launches, so the event pair times the
+//                 kernels and not the host's enqueue cost. Touches no memory.
 //   empty_kernel  does nothing; the notebook measures launch overhead with it.
 //
 // Launch geometry: grid (1), block (1) for both. Built by labkit.kernels (NVRTC, -lineinfo).

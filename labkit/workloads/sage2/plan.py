@@ -64,53 +64,65 @@ class Sage2Plan:
         if self.smem > 48 * 1024:  # above the default limit the kernel must opt in
             f.max_dynamic_shared_memory = self.smem
         self._attn = f
+        self._prepare_launches()
 
     # ---- the phases, in pipeline order ----------------------------------------------------
+    # Kernels and arguments are resolved once here, so a phase's host cost is the launch itself.
+    def _prepare_launches(self) -> None:
+        x, s, hd, i32 = self.x, self.schedule, self.hd, np.int32
+        kst, qst, vst = (tuple(map(np.int64, x.strides(a))) for a in (x.k, x.q, x.v))
+        fn = {name: mod.get_function for name, mod in self.mods.items()}
+        self._launch = {
+            "k_mean": [(fn["k_mean"]("k_mean_partial"), (self.chunks, x.heads_kv, x.batch), (256,),
+                        (x.k, *kst, i32(x.kv_len), i32(x.head_dim), self.partial)),
+                       (fn["k_mean"]("k_mean_finish"), (x.heads_kv, x.batch), (hd,),
+                        (self.partial, i32(self.chunks), i32(x.kv_len), self.km))],
+            "q_quant": [(fn["quant_int8"]("q_int8_quant"), (self.npad_q // s.warp_q, x.heads_q, x.batch),
+                         (s.warp_q * hd // 16,), (x.q, *qst, i32(x.q_len), i32(x.head_dim), self.q8, self.q_scale))],
+            "k_quant": [(fn["quant_int8"]("k_int8_sub_mean_quant"), (self.npad_k // s.cta_k, x.heads_kv, x.batch),
+                         (s.cta_k * hd // 16,),
+                         (x.k, *kst, i32(x.kv_len), i32(x.head_dim), self.km, self.k8, self.k_scale))],
+            "v_transpose": [(fn["v_prep"]("v_transpose_pad_permute"), (self.npad_k // 64, x.heads_kv, x.batch),
+                             (256,), (x.v, *vst, i32(x.kv_len), i32(x.head_dim), self.vt))],
+            "v_scale": [(fn["v_prep"]("v_scale_fp8_quant"), (x.heads_kv, x.batch, hd), (256,),
+                         (self.vt, i32(self.npad_k), self.v8, self.v_scale))],
+        }
+        self._mainloop_args = self._attn_args(x.q_len, x.kv_len, self.out)
+
+    def _run(self, phase: str) -> None:
+        for f, grid, block, args in self._launch[phase]:
+            f(grid, block, args)
+
     def k_mean(self) -> None:
-        x, i64 = self.x, np.int64
-        m = self.mods["k_mean"]
-        m.get_function("k_mean_partial")((self.chunks, x.heads_kv, x.batch), (256,),
-                                         (x.k, *map(i64, x.strides(x.k)), np.int32(x.kv_len), np.int32(x.head_dim),
-                                          self.partial))
-        m.get_function("k_mean_finish")((x.heads_kv, x.batch), (self.hd,),
-                                        (self.partial, np.int32(self.chunks), np.int32(x.kv_len), self.km))
+        self._run("k_mean")
 
     def q_quant(self) -> None:
-        x, s = self.x, self.schedule
-        self.mods["quant_int8"].get_function("q_int8_quant")(
-            (self.npad_q // s.warp_q, x.heads_q, x.batch), (s.warp_q * self.hd // 16,),
-            (x.q, *map(np.int64, x.strides(x.q)), np.int32(x.q_len), np.int32(x.head_dim), self.q8, self.q_scale))
+        self._run("q_quant")
 
     def k_quant(self) -> None:
-        x, s = self.x, self.schedule
-        self.mods["quant_int8"].get_function("k_int8_sub_mean_quant")(
-            (self.npad_k // s.cta_k, x.heads_kv, x.batch), (s.cta_k * self.hd // 16,),
-            (x.k, *map(np.int64, x.strides(x.k)), np.int32(x.kv_len), np.int32(x.head_dim), self.km, self.k8,
-             self.k_scale))
+        self._run("k_quant")
 
     def v_transpose(self) -> None:
-        x = self.x
-        self.mods["v_prep"].get_function("v_transpose_pad_permute")(
-            (self.npad_k // 64, x.heads_kv, x.batch), (256,),
-            (x.v, *map(np.int64, x.strides(x.v)), np.int32(x.kv_len), np.int32(x.head_dim), self.vt))
+        self._run("v_transpose")
 
     def v_scale_quant(self) -> None:
-        x = self.x
-        self.mods["v_prep"].get_function("v_scale_fp8_quant")(
-            (x.heads_kv, x.batch, self.hd), (256,), (self.vt, np.int32(self.npad_k), self.v8, self.v_scale))
+        self._run("v_scale")
+
+    def _attn_args(self, ql: int, kl: int, o) -> tuple:
+        x, s = self.x, self.schedule
+        ob, on, oh = x.strides(o)
+        return ((ceil_div(ql, s.cta_q), x.heads_q, x.batch), (s.threads_per_cta,),
+                (self.q8, self.k8, self.v8, self.q_scale, self.k_scale, self.v_scale, o, np.int64(ob), np.int64(on),
+                 np.int64(oh), np.int32(ql), np.int32(kl), np.int32(self.npad_q), np.int32(self.npad_k),
+                 np.int32(x.heads_kv), np.int32(x.head_dim), np.float32(self.sm_scale * math.log2(math.e))))
 
     def mainloop(self, q_len: int | None = None, kv_len: int | None = None, out=None) -> None:
-        """The fused kernel; ``q_len``/``kv_len`` below the prepared lengths run a tail-study point
-        on the same quantized data (rows/keys beyond are ignored)."""
-        x, s = self.x, self.schedule
-        ql, kl = q_len or x.q_len, kv_len or x.kv_len
-        o = self.out if out is None else out
-        ob, on, oh = x.strides(o)
-        self._attn((ceil_div(ql, s.cta_q), x.heads_q, x.batch), (s.threads_per_cta,),
-                   (self.q8, self.k8, self.v8, self.q_scale, self.k_scale, self.v_scale, o, np.int64(ob), np.int64(on),
-                    np.int64(oh), np.int32(ql), np.int32(kl), np.int32(self.npad_q), np.int32(self.npad_k),
-                    np.int32(x.heads_kv), np.int32(x.head_dim), np.float32(self.sm_scale * math.log2(math.e))),
-                   shared_mem=self.smem)
+        """The fused kernel; ``q_len``/``kv_len`` below the prepared lengths run on the same
+        quantized data (rows/keys beyond are ignored)."""
+        args = self._mainloop_args
+        if q_len or kv_len or out is not None:
+            args = self._attn_args(q_len or self.x.q_len, kv_len or self.x.kv_len, self.out if out is None else out)
+        self._attn(*args, shared_mem=self.smem)
 
     def steps(self) -> list[tuple[str, object]]:
         return list(zip(PHASES, (self.k_mean, self.q_quant, self.k_quant, self.v_transpose, self.v_scale_quant,

@@ -4,7 +4,7 @@
 // (channels >= d_in are 0). Deterministic two-stage reduction, no atomics, so the one-shot
 // and phase-by-phase paths give bitwise-equal results:
 //   k_mean_partial  grid (ceil(N / CHUNK), H, B), block 256: 16 threads per token row read
-//                   8 channels (16 B) each; 16 rows at a time, 4 loads in flight; CHUNK tokens per CTA ->
+//                   8 channels (16 B) each; 16 rows at a time; CHUNK tokens per CTA ->
 //                   partial[b, h, chunk, d] (fp32, fixed summation order).
 //   k_mean_finish   grid (H, B), block HEAD_DIM: sums the chunks in order, divides by N.
 // K is addressed by element strides (NHD or HND), last dim contiguous.
@@ -13,7 +13,6 @@
 #define CHUNK 512
 #define VEC_PER_ROW (HEAD_DIM / 8)
 #define ROWS_PER_PASS (256 / VEC_PER_ROW)
-#define UNROLL 4
 
 extern "C" __global__ void __launch_bounds__(256) k_mean_partial(
     const u16* __restrict__ k, i64 s_b, i64 s_n, i64 s_h, int n, int d_in, float* __restrict__ partial) {
@@ -23,23 +22,11 @@ extern "C" __global__ void __launch_bounds__(256) k_mean_partial(
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     const int t0 = chunk * CHUNK, t1 = min(n, t0 + CHUNK);
     if (d0 < d_in) {
-        // UNROLL independent 16-byte loads in flight per thread before the adds (bandwidth)
-        for (int t = t0 + row; t < t1; t += UNROLL * ROWS_PER_PASS) {
-            float x[UNROLL][8];
+        for (int t = t0 + row; t < t1; t += ROWS_PER_PASS) {
+            float x[8];
+            load8(k + b * s_b + (i64)t * s_n + h * s_h + d0, x);
 #pragma unroll
-            for (int u = 0; u < UNROLL; ++u) {
-                int tu = t + u * ROWS_PER_PASS;
-                if (tu < t1) {
-                    load8(k + b * s_b + (i64)tu * s_n + h * s_h + d0, x[u]);
-                } else {
-#pragma unroll
-                    for (int i = 0; i < 8; ++i) x[u][i] = 0.f;
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < UNROLL; ++u)
-#pragma unroll
-                for (int i = 0; i < 8; ++i) acc[i] += x[u][i];
+            for (int i = 0; i < 8; ++i) acc[i] += x[i];
         }
     }
     __shared__ float red[ROWS_PER_PASS][HEAD_DIM];
