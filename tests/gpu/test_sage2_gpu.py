@@ -114,7 +114,8 @@ def test_one_shot_and_phase_by_phase_are_bitwise_equal(shape):
 
     p = _plan(shape, seed=3)
     _poison(p)
-    one = p.run().copy()
+    p.run()
+    one = p.out.copy()
     p.out.view(cp.uint8).fill(0xFF)
     timing = p.run_phases(iterations=3, warmup=1)
     assert set(timing.phases) == {"k_mean_and_smoothing_preparation", "qk_int8_quantization", "q_int8_quantization",
@@ -169,3 +170,20 @@ def test_profile_report_at_a_small_shape(tmp_path):
     assert r.scheduler.q_ctas_per_head == 8 and r.scheduler.k_iterations_per_cta == 16
     path = report.save(r, tmp_path / "r.json")
     assert report.load(path) == r
+
+
+def test_torch_inputs_give_the_same_bits_as_cupy_inputs():
+    torch = pytest.importorskip("torch")
+    import cupy as cp
+
+    from labkit.workloads.sage2.inputs import check_inputs, random_inputs
+    from labkit.workloads.sage2.plan import Sage2Plan
+
+    q, k, v = random_inputs(1, 300, 300, 4, 2, 128, seed=5)
+    ref = Sage2Plan(check_inputs(q, k, v)).run().copy()
+    tq, tk, tv = (torch.from_dlpack(a.view(cp.int16)).view(torch.bfloat16) for a in (q, k, v))
+    out = Sage2Plan(check_inputs(tq, tk, tv)).run()
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.bfloat16 and tuple(out.shape) == (1, 300, 4, 128)
+    assert cp.array_equal(cp.from_dlpack(out.view(torch.int16)).view(cp.uint16), ref)
+    with pytest.raises(ValueError, match="not contiguous"):
+        check_inputs(tq.transpose(1, 2), tk, tv)

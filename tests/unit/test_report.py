@@ -117,6 +117,7 @@ def test_cli_bad_file_is_one_line_exit_2(tmp_path):
 
 
 def test_import_does_no_gpu_work():
-    code = "import sys, labkit, labkit.report, labkit.timing; print('cupy' in sys.modules)"
+    code = ("import sys, labkit, labkit.report, labkit.timing, labkit.manifest, labkit.workloads.sage2.plan, "
+            "labkit.workloads.sage2.profile, labkit.cli; print('cupy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr

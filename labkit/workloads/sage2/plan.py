@@ -130,11 +130,22 @@ class Sage2Plan:
 
     # ---- the two call paths ------------------------------------------------------------------
     def run(self):
-        """One-shot call: every kernel back to back in one NVTX range; returns the output array."""
+        """One-shot call: every kernel back to back in one NVTX range; returns the output
+        (a view of ``self.out``: a torch tensor when the inputs were torch tensors)."""
         with nvtx_range("sage2/one_shot"):
             for _, fn in self.steps():
                 fn()
-        return self.out
+        return self.output()
+
+    def output(self):
+        """``self.out`` as the caller passed the inputs: CuPy (bf16 as uint16 words) or torch."""
+        if not self.x.torch_out:
+            return self.out
+        import torch
+
+        cp = cupy()
+        t = torch.from_dlpack(self.out.view(cp.int16))
+        return t.view(torch.bfloat16 if self.x.dtype == "bf16" else torch.float16)
 
     def run_phases(self, *, iterations: int = 10, warmup: int = 3, mode: str = "cold") -> PipelineTiming:
         """Phase by phase: each phase in its own NVTX range and event pair (groups as the seed)."""
