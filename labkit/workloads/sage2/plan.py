@@ -6,7 +6,6 @@ call; ``steps()`` gives the same launches one at a time under the seed's phase n
 """
 
 import math
-from pathlib import Path
 
 import numpy as np
 
@@ -150,7 +149,3 @@ class Sage2Plan:
     def run_phases(self, *, iterations: int = 10, warmup: int = 3, mode: str = "cold") -> PipelineTiming:
         """Phase by phase: each phase in its own NVTX range and event pair (groups as the seed)."""
         return Pipeline(self.steps(), groups=PHASE_GROUPS).run(iterations=iterations, warmup=warmup, mode=mode)
-
-
-def kernel_sources() -> dict[str, Path]:
-    return dict(KERNELS)
