@@ -42,7 +42,6 @@ def _check(args) -> int:
 
 def _pack(args) -> int:
     from . import load
-    from .pack import Bindings, pack_bytes
     from .validate import check
 
     m = load(args.file)
@@ -56,13 +55,7 @@ def _pack(args) -> int:
     else:
         res = check(m, program=args.program, vars=_vars(args.var), cubin_dirs=tuple(args.cubin_dir))
         res.raise_if_errors()
-        blobs = []
-        for plan in res.plans:
-            op = m.ops[plan.op]
-            params = tuple(res.vars[a.var] if hasattr(a, "var") else 0 for a in plan.call_args)
-            names = tuple(a.var if hasattr(a, "var") else a.buf for a in plan.call_args)
-            blob, _ = pack_bytes(op.launches[plan.launch_index].args[0], op, Bindings(params, names, {}, {}))
-            blobs.append((plan, blob))
+        blobs = [(plan, plan.offline_blob) for plan in res.plans]
         note = f"no CUDA driver ({reason}): tensor maps and pointers are zero-filled"
     out = Path(args.out)
     for i, (plan, blob) in enumerate(blobs):

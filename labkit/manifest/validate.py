@@ -57,6 +57,7 @@ class LaunchPlan:
     rows: tuple[FieldRow, ...]
     tensormap_dims: dict[int, tuple[int, ...]]  # field index -> dims with 0s derived
     call_args: tuple
+    offline_blob: bytes | None  # the parameter block with pointers and tensor maps zero (no driver)
 
 
 @dataclass
@@ -306,13 +307,14 @@ def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | Non
             params = tuple(res.vars.get(a.var, 0) if isinstance(a, VarArg) else 0 for a in bound)
             names = tuple((f"var {a.var} = {res.vars.get(a.var)}" if isinstance(a, VarArg) else
                            f"{a.buf}+{a.offset}" if isinstance(a, BufArg) else "?") for a in bound)
-            rows = []
+            rows, blob = [], None
             for pack in launch.args:
                 if all(f.param < len(params) for f in pack.fields if isinstance(f, (ParamField, TensorMapField))):
-                    rows.extend(pack_bytes(pack, op, Bindings(params, names, {}, {}))[1])
+                    blob, r = pack_bytes(pack, op, Bindings(params, names, {}, {}))
+                    rows.extend(r)
             res.plans.append(LaunchPlan(call.label, op.name, li, launch.module, launch.entry, grid, launch.block,
                                         launch.shared_mem, static, sum(p.size for p in launch.args), tuple(rows),
-                                        tm_dims, bound))
+                                        tm_dims, bound, blob))
             for fam in families.matching(launch):
                 res.issues.extend(fam(m, op, li, launch, call, ci, pname, res.vars, tm_dims))
     return res
