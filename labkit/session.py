@@ -32,6 +32,8 @@ def _jsonable(value: Any) -> Any:
         return value.to_dict()
     if dataclasses.is_dataclass(value):
         return dataclasses.asdict(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
     return value
 
 

@@ -77,7 +77,7 @@ OUTPUTS = {
                              ("device.json", "copy_bandwidth.json", "launch_overhead.json", "copy_bandwidth.csv")),
     "01_decode_manifest": (("param_block",), ("device_run.json", "proof_run.json", "param_block.csv")),
     "02_sage2_phases": (("phase_bars_vs_seed", "tail_study"), ("report.json", "checks.csv", "scheduler.csv",
-                                                               "tail_study.csv")),
+                                                               "tail_study.csv", "precision.csv")),
 }
 
 

@@ -46,10 +46,10 @@ def test_cli_schedule_prints_json(seed_report_path):
 
 
 @pytest.mark.parametrize("arch", ["sm_89", "sm_90"])
-@pytest.mark.parametrize("head_dim, dtype", [(128, "bf16"), (64, "fp16")])
-def test_every_kernel_compiles(arch, head_dim, dtype):
+@pytest.mark.parametrize("head_dim, dtype, pv_terms", [(128, "bf16", 1), (64, "fp16", 1), (128, "bf16", 2)])
+def test_every_kernel_compiles(arch, head_dim, dtype, pv_terms):
     for name, path in KERNELS.items():
-        cubin = compile_cubin(path, arch=arch, options=build_options(head_dim, dtype, Schedule()))
+        cubin = compile_cubin(path, arch=arch, options=build_options(head_dim, dtype, Schedule(pv_terms=pv_terms)))
         info = read_cubin(cubin.image)
         assert info.target == arch and info.entries, name
 
@@ -71,4 +71,8 @@ def test_e4m3_reference_known_values():
 def test_schedule_rejects_bad_tiles():
     with pytest.raises(ValueError):
         Schedule(cta_q=100)
+    with pytest.raises(ValueError, match="pv_terms"):
+        Schedule(pv_terms=3)
     assert Schedule().dynamic_smem_bytes(128) == 32768
+    assert Schedule(pv_terms=2).dynamic_smem_bytes(128) == 49152  # Q 16 KB | K+V+V_lo 24 KB, two stages
+    assert "-DPV_TERMS=2" in Schedule(pv_terms=2).defines()

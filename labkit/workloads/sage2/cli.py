@@ -4,6 +4,8 @@ import json
 
 from ...errors import LabkitError
 
+PV_TERMS_HELP = "1: Sage2's e4m3 P and V (default); 2: each as two e4m3 terms (more precise, slower)"
+
 
 def parse_shape(text: str) -> tuple[int, int, int, int]:
     try:
@@ -22,7 +24,7 @@ def _schedule(args) -> int:
     ql, kl = args.q_len or n, args.kv_len or n
     hd = 64 if d == 64 else 128
     try:
-        s = Schedule(cta_q=args.cta_q, cta_k=args.cta_k, warp_q=args.warp_q)
+        s = Schedule(cta_q=args.cta_q, cta_k=args.cta_k, warp_q=args.warp_q, pv_terms=args.pv_terms)
         sched = scheduler(b, ql, kl, h, hd, s)
     except ValueError as exc:
         raise LabkitError(str(exc)) from None
@@ -40,6 +42,7 @@ def register(sub) -> None:
     p.add_argument("--cta-q", type=int, default=128)
     p.add_argument("--cta-k", type=int, default=64)
     p.add_argument("--warp-q", type=int, default=32)
+    p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
     p.set_defaults(fn=_schedule)
     from .profile import register_profile  # imports no GPU code until run
 

@@ -100,6 +100,8 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
 
 
 def register_profile(sp) -> None:
+    from .cli import PV_TERMS_HELP
+
     def run(args) -> int:
         from ...report import phase_table, save
         from .cli import parse_shape
@@ -109,7 +111,7 @@ def register_profile(sp) -> None:
 
         r = profile(parse_shape(args.shape), layout=args.layout, dtype=args.dtype, warmup=args.warmup,
                     iterations=args.iterations, q_tails=lens(args.q_tail), kv_tails=lens(args.kv_tail),
-                    tail_iterations=args.tail_iterations, seed=args.seed)
+                    tail_iterations=args.tail_iterations, seed=args.seed, schedule=Schedule(pv_terms=args.pv_terms))
         save(r, args.out)
         print(phase_table(r))
         print(f"report: {args.out}")
@@ -126,4 +128,5 @@ def register_profile(sp) -> None:
     p.add_argument("--q-tail", default=None, help="q lengths, comma separated (default: the seed's kind)")
     p.add_argument("--kv-tail", default=None, help="kv lengths, comma separated")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
     p.set_defaults(fn=run)

@@ -96,8 +96,11 @@ def e4m3_bits(x: np.ndarray) -> np.ndarray:
     return (sign | np.where(a == 0, 0, bits).astype(np.uint8)).astype(np.uint8)
 
 
-def v_prep_ref(v: np.ndarray, npad: int, hd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """V [B, H, N, D] fp32 -> (vt [B, D, H, Npad] fp32 permuted, v8 bytes, v_scale [B, H, D])."""
+def v_prep_ref(v: np.ndarray, npad: int, hd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """V [B, H, N, D] fp32 -> (vt [B, D, H, Npad] fp32 permuted, v8 bytes, v8_lo bytes, v_scale [B, H, D]).
+
+    v8_lo is the second term of the two-term split (``v_scale_fp8x2_quant``): e4m3(16 (x - v8)).
+    """
     b, h, n, d = v.shape
     vp = np.zeros((b, h, npad, hd), np.float32)
     vp[:, :, :n, :d] = v
@@ -105,8 +108,10 @@ def v_prep_ref(v: np.ndarray, npad: int, hd: int) -> tuple[np.ndarray, np.ndarra
     vt = vp[:, :, pos, :].transpose(0, 3, 1, 2)  # [B, D, H, Npad]
     amax = np.maximum(np.float32(1e-7), np.abs(vt).max(axis=-1)).astype(np.float32)  # [B, D, H]
     inv = (np.float32(448.0) / amax).astype(np.float32)
-    v8 = e4m3_bits(e4m3_round((vt * inv[..., None]).astype(np.float32)))
-    return vt, v8, (amax / np.float32(448.0)).astype(np.float32).transpose(0, 2, 1)
+    scaled = (vt * inv[..., None]).astype(np.float32)
+    hi = e4m3_round(scaled)
+    lo = e4m3_round((scaled - hi) * np.float32(16.0))
+    return vt, e4m3_bits(hi), e4m3_bits(lo), (amax / np.float32(448.0)).astype(np.float32).transpose(0, 2, 1)
 
 
 def sm_scale_log2(head_dim: int) -> float:

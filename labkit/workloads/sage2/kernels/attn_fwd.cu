@@ -16,6 +16,11 @@
 // the log2(448) offset, P -> e4m3 packed straight from the accumulators, 64 mma.m16n8k32
 // e4m3 (P V) into a fresh per-block buffer that is added to the fp32 O (two-level
 // accumulation). Epilogue: 1/d, v_scale, round, store.
+// PV_TERMS 2 (not Sage2; a precision variant): P and V each as two e4m3 terms x ~ hi + lo/16
+// (v8_lo from v_scale_fp8x2_quant, P's residual from the accumulators), P V ~ Phi Vhi +
+// (Plo Vhi + Phi Vlo) / 16 in three MMAs; this removes most of the fp8 rounding of P and V
+// (rel-L1 on N(0, 1) inputs from ~0.039 to ~0.013), costs 64 more MMAs per block and a
+// V_lo tile per stage (48 KB of shared memory at the seed's tiles).
 #include "sage2_common.cuh"
 
 #ifndef CTA_Q
@@ -27,6 +32,9 @@
 #ifndef WARP_Q
 #define WARP_Q 32
 #endif
+#ifndef PV_TERMS
+#define PV_TERMS 1
+#endif
 #define NWARPS (CTA_Q / WARP_Q)
 #define THREADS (NWARPS * 32)
 #define MT (WARP_Q / 16)        // m16 tiles per warp
@@ -37,7 +45,7 @@
 #define Q_BYTES (CTA_Q * HEAD_DIM)
 #define K_BYTES (CTA_K * HEAD_DIM)
 #define V_BYTES (HEAD_DIM * CTA_K)
-#define KV_BYTES (K_BYTES + V_BYTES)
+#define KV_BYTES (K_BYTES + PV_TERMS * V_BYTES)
 #define STAGE0 (Q_BYTES > KV_BYTES ? Q_BYTES : KV_BYTES)
 #define S_FP8_OFFSET 8.807f     // log2(448): P~ = 448 * exp(...) fills the e4m3 range
 
@@ -85,6 +93,7 @@ __device__ __forceinline__ void mma_e4m3(float c[4], const unsigned a[4], unsign
 // ---------------------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
     const signed char* __restrict__ q8, const signed char* __restrict__ k8, const unsigned char* __restrict__ v8,
+    const unsigned char* __restrict__ v8_lo,  // second V term (PV_TERMS 2), else unused
     const float* __restrict__ q_scale, const float* __restrict__ k_scale, const float* __restrict__ v_scale,
     u16* __restrict__ out, i64 o_sb, i64 o_sn, i64 o_sh, int qo_len, int kv_len, int npad_q, int npad_k,
     int h_kv, int d_out, float sm_scale_log2) {
@@ -96,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
 
     const signed char* qg = q8 + (((i64)b * H + h) * npad_q + (i64)qt * CTA_Q) * HEAD_DIM;
     const signed char* kg = k8 + ((i64)b * h_kv + hk) * npad_k * HEAD_DIM;
-    const unsigned char* vg = v8 + (i64)b * HEAD_DIM * h_kv * npad_k + (i64)hk * npad_k;  // + d*h_kv*npad_k + p
+    const i64 v_off = (i64)b * HEAD_DIM * h_kv * npad_k + (i64)hk * npad_k;  // + d*h_kv*npad_k + p
 
     // ---- loads (cp.async, 16 B per thread per step) ----------------------------------
     auto load_q = [&]() {
@@ -111,10 +120,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
             int r = i / (HEAD_DIM / 16), c = (i % (HEAD_DIM / 16)) * 16;
             cp_async16(st + swz<HEAD_DIM>(r, c), kj + (i64)r * HEAD_DIM + c);
         }
-        unsigned char* sv = st + K_BYTES;
-        for (int i = threadIdx.x; i < HEAD_DIM * (CTA_K / 16); i += THREADS) {
-            int d = i / (CTA_K / 16), c = (i % (CTA_K / 16)) * 16;
-            cp_async16(sv + swz<CTA_K>(d, c), vg + (i64)d * h_kv * npad_k + (i64)j * CTA_K + c);
+#pragma unroll
+        for (int term = 0; term < PV_TERMS; ++term) {
+            unsigned char* sv = st + K_BYTES + term * V_BYTES;
+            const unsigned char* vg = (term ? v8_lo : v8) + v_off;
+            for (int i = threadIdx.x; i < HEAD_DIM * (CTA_K / 16); i += THREADS) {
+                int d = i / (CTA_K / 16), c = (i % (CTA_K / 16)) * 16;
+                cp_async16(sv + swz<CTA_K>(d, c), vg + (i64)d * h_kv * npad_k + (i64)j * CTA_K + c);
+            }
         }
     };
 
@@ -217,26 +230,35 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
 
         // PHASE: pv_accumulation
         unsigned pa[MT][KP][4];  // P as e4m3 A fragments, packed straight from the accumulators
+#if PV_TERMS == 2
+        unsigned pl[MT][KP][4];  // 16 x (P - pa): P's second term
+#endif
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
             for (int kp = 0; kp < KP; ++kp)
 #pragma unroll
-                for (int hr = 0; hr < 2; ++hr) {
-                    const float* x0 = p[mt][4 * kp];
-                    const float* x1 = p[mt][4 * kp + 1];
-                    const float* x2 = p[mt][4 * kp + 2];
-                    const float* x3 = p[mt][4 * kp + 3];
-                    pa[mt][kp][hr] = f32x2_to_e4m3x2(x0[2 * hr], x0[2 * hr + 1]) |
-                                     ((unsigned)f32x2_to_e4m3x2(x1[2 * hr], x1[2 * hr + 1]) << 16);
-                    pa[mt][kp][2 + hr] = f32x2_to_e4m3x2(x2[2 * hr], x2[2 * hr + 1]) |
-                                         ((unsigned)f32x2_to_e4m3x2(x3[2 * hr], x3[2 * hr + 1]) << 16);
+                for (int i = 0; i < 4; ++i) {  // A register i: n8 tile 4kp + 2(i/2) + {0, 1}, rows g + 8(i%2)
+                    const float* x0 = p[mt][4 * kp + 2 * (i >> 1)];
+                    const float* x1 = p[mt][4 * kp + 2 * (i >> 1) + 1];
+                    const int e = 2 * (i & 1);
+                    u16 h0 = f32x2_to_e4m3x2(x0[e], x0[e + 1]), h1 = f32x2_to_e4m3x2(x1[e], x1[e + 1]);
+                    pa[mt][kp][i] = h0 | ((unsigned)h1 << 16);
+#if PV_TERMS == 2
+                    pl[mt][kp][i] = e4m3x2_residual16(x0[e], x0[e + 1], h0) |
+                                    ((unsigned)e4m3x2_residual16(x1[e], x1[e + 1], h1) << 16);
+#endif
                 }
 #pragma unroll
         for (int n = 0; n < NT2; ++n) {
             float buf[MT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt) buf[mt][0] = buf[mt][1] = buf[mt][2] = buf[mt][3] = 0.f;
+#if PV_TERMS == 2
+            float bl[MT][4];  // the split's correction terms, x 16
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) bl[mt][0] = bl[mt][1] = bl[mt][2] = bl[mt][3] = 0.f;
+#endif
 #pragma unroll
             for (int kp = 0; kp < KP; ++kp) {
                 int r = n * 8 + g;
@@ -244,11 +266,25 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
                 unsigned b1 = *reinterpret_cast<const unsigned*>(sv + swz<CTA_K>(r, kp * 32 + 16 + t * 4));
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) mma_e4m3(buf[mt], pa[mt][kp], b0, b1);
+#if PV_TERMS == 2
+                unsigned c0 = *reinterpret_cast<const unsigned*>(sv + V_BYTES + swz<CTA_K>(r, kp * 32 + t * 4));
+                unsigned c1 = *reinterpret_cast<const unsigned*>(sv + V_BYTES + swz<CTA_K>(r, kp * 32 + 16 + t * 4));
+#pragma unroll
+                for (int mt = 0; mt < MT; ++mt) {
+                    mma_e4m3(bl[mt], pl[mt][kp], b0, b1);
+                    mma_e4m3(bl[mt], pa[mt][kp], c0, c1);
+                }
+#endif
             }
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) o[mt][n][e] = o[mt][n][e] * o_scale[mt][e >> 1] + buf[mt][e];
+                for (int e = 0; e < 4; ++e) {
+#if PV_TERMS == 2
+                    buf[mt][e] = fmaf(bl[mt][e], 0.0625f, buf[mt][e]);
+#endif
+                    o[mt][n][e] = o[mt][n][e] * o_scale[mt][e >> 1] + buf[mt][e];
+                }
         }
         __syncthreads();  // this stage is refilled by the next iteration's prefetch
     }

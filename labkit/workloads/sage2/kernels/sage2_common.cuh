@@ -52,6 +52,23 @@ __device__ __forceinline__ u16 f32x2_to_e4m3x2(float lo, float hi) {
     return r;
 }
 
+// two e4m3 (packed as above) -> two f32, exactly (every e4m3 value is an f16 value)
+__device__ __forceinline__ void e4m3x2_to_f32x2(u16 bits, float& lo, float& hi) {
+    unsigned h2;
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(h2) : "h"(bits));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"((u16)(h2 & 0xffff)));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"((u16)(h2 >> 16)));
+}
+
+// 16 x (x - e4m3(x)) for two values whose e4m3 pair is ``rounded``: the second term of the
+// two-term fp8 split x ~ hi + lo / 16 (PV_TERMS 2). The residual is at most half an e4m3
+// step, |x| / 16, so the factor 16 keeps it inside e4m3's range.
+__device__ __forceinline__ u16 e4m3x2_residual16(float lo, float hi, u16 rounded) {
+    float rlo, rhi;
+    e4m3x2_to_f32x2(rounded, rlo, rhi);
+    return f32x2_to_e4m3x2(__fmul_rn(__fsub_rn(lo, rlo), 16.f), __fmul_rn(__fsub_rn(hi, rhi), 16.f));
+}
+
 // 8 input elements from one 16-byte load (caller guarantees 16-byte alignment)
 __device__ __forceinline__ void load8(const u16* p, float out[8]) {
     uint4 v = *reinterpret_cast<const uint4*>(p);

@@ -9,6 +9,8 @@
 // v_scale_fp8_quant   per (b, h, d): amax over all Npad tokens, v_scale = amax / 448,
 //     v8 = cvt.rn.satfinite.e4m3(v * (448 / amax)) -> v8[b, d, h, p] (e4m3 bytes), scale[b, h, d].
 //     grid (H, B, HEAD_DIM), block 256: an amax pass and a quantize pass over one row.
+// v_scale_fp8x2_quant   the same, and also v8_lo = e4m3(16 x (v * (448 / amax) - v8)): the
+//     second term of the two-term V the mainloop reads when built with PV_TERMS 2.
 #include "sage2_common.cuh"
 
 #define TILE_T 64
@@ -45,8 +47,10 @@ extern "C" __global__ void __launch_bounds__(256) v_transpose_pad_permute(
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256) v_scale_fp8_quant(
-    const u16* __restrict__ vt, int npad, unsigned char* __restrict__ v8, float* __restrict__ scale) {
+// One (b, d, h) row: amax pass, then quantize; with ``v8_lo`` also the split's second term.
+template <bool SPLIT>
+__device__ __forceinline__ void v_scale_row(const u16* __restrict__ vt, int npad, unsigned char* __restrict__ v8,
+                                            unsigned char* __restrict__ v8_lo, float* __restrict__ scale) {
     const int h = blockIdx.x, b = blockIdx.y, d = blockIdx.z, H = gridDim.x;
     const i64 row = (((i64)b * HEAD_DIM + d) * H + h) * npad;
     const u16* src = vt + row;
@@ -69,11 +73,28 @@ extern "C" __global__ void __launch_bounds__(256) v_scale_fp8_quant(
     for (int p = threadIdx.x * 8; p < npad; p += 256 * 8) {
         float x[8];
         load8(src + p, x);
-        unsigned lo = f32x2_to_e4m3x2(__fmul_rn(x[0], inv), __fmul_rn(x[1], inv)) |
-                      ((unsigned)f32x2_to_e4m3x2(__fmul_rn(x[2], inv), __fmul_rn(x[3], inv)) << 16);
-        unsigned hi = f32x2_to_e4m3x2(__fmul_rn(x[4], inv), __fmul_rn(x[5], inv)) |
-                      ((unsigned)f32x2_to_e4m3x2(__fmul_rn(x[6], inv), __fmul_rn(x[7], inv)) << 16);
-        *reinterpret_cast<uint2*>(v8 + row + p) = make_uint2(lo, hi);
+        u16 hi[4], lo[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            float x0 = __fmul_rn(x[2 * j], inv), x1 = __fmul_rn(x[2 * j + 1], inv);
+            hi[j] = f32x2_to_e4m3x2(x0, x1);
+            if (SPLIT) lo[j] = e4m3x2_residual16(x0, x1, hi[j]);
+        }
+        *reinterpret_cast<uint2*>(v8 + row + p) = make_uint2(hi[0] | ((unsigned)hi[1] << 16), hi[2] | ((unsigned)hi[3] << 16));
+        if (SPLIT)
+            *reinterpret_cast<uint2*>(v8_lo + row + p) =
+                make_uint2(lo[0] | ((unsigned)lo[1] << 16), lo[2] | ((unsigned)lo[3] << 16));
     }
     if (threadIdx.x == 0) scale[((i64)b * H + h) * HEAD_DIM + d] = __fdiv_rn(a, 448.f);
+}
+
+extern "C" __global__ void __launch_bounds__(256) v_scale_fp8_quant(
+    const u16* __restrict__ vt, int npad, unsigned char* __restrict__ v8, float* __restrict__ scale) {
+    v_scale_row<false>(vt, npad, v8, nullptr, scale);
+}
+
+extern "C" __global__ void __launch_bounds__(256) v_scale_fp8x2_quant(
+    const u16* __restrict__ vt, int npad, unsigned char* __restrict__ v8, unsigned char* __restrict__ v8_lo,
+    float* __restrict__ scale) {
+    v_scale_row<true>(vt, npad, v8, v8_lo, scale);
 }
