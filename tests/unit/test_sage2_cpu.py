@@ -62,10 +62,11 @@ def test_kernels_carry_line_info_and_phase_markers():
 
 
 def test_e4m3_reference_known_values():
-    x = np.array([0, 1, 1.0625, 1.125, 448, 500, -3.3, 2**-6, 2**-10, 1.5 * 2**-9, 232], np.float32)
+    x = np.array([0, 1, 1.0625, 1.125, 448, 500, -3.3, 2**-6, 2**-10, 1.5 * 2**-9, 232, -2**-11], np.float32)
     r = e4m3_round(x)
-    np.testing.assert_array_equal(r, [0, 1, 1, 1.125, 448, 448, -3.25, 2**-6, 0, 2**-8, 224])
-    np.testing.assert_array_equal(e4m3_bits(r), [0, 0x38, 0x38, 0x39, 0x7E, 0x7E, 0xC5, 0x08, 0, 0x02, 0x76])
+    np.testing.assert_array_equal(r, [0, 1, 1, 1.125, 448, 448, -3.25, 2**-6, 0, 2**-8, 224, 0])
+    # a negative value that rounds to zero keeps its sign (0x80), as cvt.rn.satfinite.e4m3x2 does on the H200
+    np.testing.assert_array_equal(e4m3_bits(r), [0, 0x38, 0x38, 0x39, 0x7E, 0x7E, 0xC5, 0x08, 0, 0x02, 0x76, 0x80])
 
 
 def test_schedule_rejects_bad_tiles():
@@ -76,3 +77,24 @@ def test_schedule_rejects_bad_tiles():
     assert Schedule().dynamic_smem_bytes(128) == 32768
     assert Schedule(pv_terms=2).dynamic_smem_bytes(128) == 49152  # Q 16 KB | K+V+V_lo 24 KB, two stages
     assert "-DPV_TERMS=2" in Schedule(pv_terms=2).defines()
+
+
+@pytest.mark.parametrize("argv", [["sage2", "profile", "--shape", "1,64,1,64", "--out", "unused.json"],
+                                  ["sage2", "precision", "--shape", "1,64,1,64"], ["bench", "--iterations", "1"]])
+def test_gpu_commands_without_a_gpu_exit_cleanly(argv, tmp_path):
+    from labkit.cuda import gpu_status
+
+    if gpu_status()[0]:
+        pytest.skip("this machine has a GPU")
+    out = subprocess.run([sys.executable, "-m", "labkit", *argv], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode != 0 and "needs a CUDA GPU" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert not (tmp_path / "unused.json").exists()
+
+
+def test_precision_schedules_parse_strictly():
+    from labkit.workloads.sage2.precision import parse_schedules
+
+    assert parse_schedules("128/64/32/1,64/64/16/2") == [Schedule(), Schedule(cta_q=64, warp_q=16, pv_terms=2)]
+    for bad, msg in (("128/64/32", "four integers"), ("128/64/32/3", "pv_terms"), ("100/64/32/1", "unsupported")):
+        with pytest.raises(ValueError, match=msg):
+            parse_schedules(bad)

@@ -44,6 +44,8 @@ def register(sub) -> None:
     p.add_argument("--warp-q", type=int, default=32)
     p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
     p.set_defaults(fn=_schedule)
-    from .profile import register_profile  # imports no GPU code until run
+    from .precision import register_precision  # imports no GPU code until run
+    from .profile import register_profile
 
     register_profile(sp)
+    register_precision(sp)

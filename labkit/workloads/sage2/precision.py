@@ -1,12 +1,14 @@
-"""Where Sage2's error comes from: the same inputs through Sage2's single-term FP8 P.V
-(``pv_terms`` 1) and the two-term split (``pv_terms`` 2), each checked against exact fp32
-attention and its mainloop timed, so the price of the precision is measured beside it.
+"""Where Sage2's error comes from: the same inputs through several mainloop builds (Sage2's
+single-term FP8 P.V, ``pv_terms`` 1, and the two-term split, ``pv_terms`` 2, at any tiles),
+each checked against exact fp32 attention and its mainloop timed, so the price of the
+precision is measured beside it. ``labkit sage2 precision`` is the CLI.
 
 On N(0, 1) inputs attention is near uniform and the outputs are tiny averages, so each
 P and V element's e4m3 rounding (about 2.5 % rel-L1 each) reaches the output unaveraged;
 INT8 Q K^T alone costs about 1.3 %. The split leaves mostly the INT8 part.
 """
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from ...cuda import cupy
@@ -19,9 +21,12 @@ from .schedule import Schedule
 
 @dataclass(frozen=True)
 class PrecisionPoint:
-    """One P.V variant at one shape: accuracy against exact fp32 attention and mainloop time."""
+    """One mainloop build at one shape: accuracy against exact fp32 attention and mainloop time."""
 
     pv_terms: int
+    cta_q: int
+    cta_k: int
+    warp_q: int
     cos: float
     rel_l1: float
     rmse: float
@@ -41,16 +46,17 @@ class PrecisionPoint:
 
 def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf16", k_bias: float = 0.0,
                     v_bias: float = 0.0, iterations: int = 5, seed: int = 0,
-                    terms: tuple[int, ...] = (1, 2)) -> list[PrecisionPoint]:
-    """Each ``pv_terms`` variant on the same fresh N(0, 1) inputs (plus optional per-channel
-    biases): checked first (fp32 reference computed once), then the mainloop timed (cold L2)."""
+                    schedules: Sequence[Schedule] = (Schedule(), Schedule(pv_terms=2))) -> list[PrecisionPoint]:
+    """Each schedule on the same fresh N(0, 1) inputs (plus optional per-channel biases):
+    checked first (fp32 reference computed once), then the mainloop timed (cold L2)."""
     b, n, h, d = shape
     q, k, v = random_inputs(b, n, n, h, h, d, layout=layout, dtype=dtype, seed=seed, k_bias=k_bias, v_bias=v_bias)
     x = check_inputs(q, k, v, layout=layout)
     ref = None
     points = []
-    for t in terms:
-        p = Sage2Plan(x, Schedule(pv_terms=t))
+    for sched in schedules:
+        p = Sage2Plan(x, sched)
+        t = sched.pv_terms
         out = p.run()
         if ref is None:
             ref = attention_ref(*(to_f32(a, dtype) for a in (q, k, v)), sm_scale=p.sm_scale, layout=layout)
@@ -58,7 +64,7 @@ def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: st
         del out
         timing = time_gpu(p.mainloop, name=f"sage2/mainloop/pv_terms{t}", iterations=iterations)
         stats = timing.stats
-        points.append(PrecisionPoint(pv_terms=t, cos=acc["cos"], rel_l1=acc["rel_l1"], rmse=acc["rmse"],
+        points.append(PrecisionPoint(pv_terms=t, cta_q=sched.cta_q, cta_k=sched.cta_k, warp_q=sched.warp_q, cos=acc["cos"], rel_l1=acc["rel_l1"], rmse=acc["rmse"],
                                      max_abs=acc["max_abs"], nan=acc["nan"],
                                      dynamic_shared_memory_bytes=p.smem, mainloop=stats,
                                      tops=4 * b * n * n * h * d / stats.p50_s / 1e12))
@@ -68,11 +74,57 @@ def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: st
 
 
 def precision_frame(points):
-    """One row per variant: the accuracy metrics, mainloop p50 (ms), TOPS and shared memory."""
+    """One row per build: the accuracy metrics, mainloop p50 (ms), TOPS and shared memory."""
     import pandas as pd
 
-    rows = [{"pv_terms": p.pv_terms, "P.V": "Sage2: e4m3 P, e4m3 V" if p.pv_terms == 1 else
+    rows = [{"pv_terms": p.pv_terms, "tiles": f"{p.cta_q}/{p.cta_k}/{p.warp_q}", "P.V": "Sage2: e4m3 P, e4m3 V" if p.pv_terms == 1 else
              "two-term e4m3 P and V", "cos": p.cos, "rel_l1": p.rel_l1, "rmse": p.rmse, "nan": p.nan,
              "mainloop_p50_ms": p.mainloop.p50_s * 1e3, "TOPS": p.tops,
              "smem_bytes": p.dynamic_shared_memory_bytes} for p in points]
-    return pd.DataFrame(rows).set_index("pv_terms")
+    return pd.DataFrame(rows).set_index(["pv_terms", "tiles"])
+
+
+def parse_schedules(text: str) -> list[Schedule]:
+    """``CTA_Q/CTA_K/WARP_Q/PV_TERMS`` entries, comma separated (e.g. ``128/64/32/1,64/64/16/2``)."""
+    out = []
+    for item in text.split(","):
+        try:
+            cq, ck, wq, pv = (int(v) for v in item.split("/"))
+        except ValueError:
+            raise ValueError(f"schedule {item!r}: expected CTA_Q/CTA_K/WARP_Q/PV_TERMS, four integers") from None
+        out.append(Schedule(cta_q=cq, cta_k=ck, warp_q=wq, pv_terms=pv))
+    return out
+
+
+def register_precision(sp) -> None:
+    def run(args) -> int:
+        import json
+
+        from ...errors import LabkitError
+        from .cli import parse_shape
+
+        try:
+            schedules = parse_schedules(args.schedules)
+        except ValueError as exc:
+            raise LabkitError(f"--schedules: {exc}") from None
+        points = precision_study(parse_shape(args.shape), layout=args.layout, dtype=args.dtype,
+                                 iterations=args.iterations, seed=args.seed, k_bias=args.k_bias,
+                                 v_bias=args.v_bias, schedules=schedules)
+        print(precision_frame(points).to_string(float_format=lambda v: f"{v:.4g}"))
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump([pt.to_dict() for pt in points], f, indent=2)
+            print(f"results: {args.out}")
+        return 0
+
+    p = sp.add_parser("precision", help="accuracy vs exact fp32 and mainloop time of several mainloop builds")
+    p.add_argument("--shape", default="1,37810,56,128", help="B,N,H,D of q = k = v")
+    p.add_argument("--schedules", default="128/64/32/1,128/64/32/2", help=parse_schedules.__doc__)
+    p.add_argument("--layout", choices=("NHD", "HND"), default="NHD")
+    p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
+    p.add_argument("--iterations", type=int, default=5)
+    p.add_argument("--k-bias", type=float, default=0.0, help="per-channel bias scale added to K")
+    p.add_argument("--v-bias", type=float, default=0.0, help="per-channel bias scale added to V")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="write the points as JSON")
+    p.set_defaults(fn=run)

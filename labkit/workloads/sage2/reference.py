@@ -86,7 +86,7 @@ def e4m3_round(x: np.ndarray) -> np.ndarray:
 def e4m3_bits(x: np.ndarray) -> np.ndarray:
     """Encode exact e4m3 values (from ``e4m3_round``) as bytes."""
     x = x.astype(np.float64)
-    sign = (x < 0).astype(np.uint8) << 7
+    sign = np.signbit(x).astype(np.uint8) << 7  # -0.0 (a negative value rounded to zero) is 0x80, as cvt gives
     a = np.abs(x)
     e = np.floor(np.log2(np.where(a > 0, a, 1.0))).astype(int)
     normal = a >= 2.0 ** -6
