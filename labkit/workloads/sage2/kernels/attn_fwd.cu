@@ -105,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
 
     const signed char* qg = q8 + (((i64)b * H + h) * npad_q + (i64)qt * CTA_Q) * HEAD_DIM;
     const signed char* kg = k8 + ((i64)b * h_kv + hk) * npad_k * HEAD_DIM;
-    const i64 v_off = (i64)b * HEAD_DIM * h_kv * npad_k + (i64)hk * npad_k;  // + d*h_kv*npad_k + p
+    const unsigned char* vg = v8 + (i64)b * HEAD_DIM * h_kv * npad_k + (i64)hk * npad_k;  // + d*h_kv*npad_k + p
 
     // ---- loads (cp.async, 16 B per thread per step) ----------------------------------
     auto load_q = [&]() {
@@ -120,15 +120,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
             int r = i / (HEAD_DIM / 16), c = (i % (HEAD_DIM / 16)) * 16;
             cp_async16(st + swz<HEAD_DIM>(r, c), kj + (i64)r * HEAD_DIM + c);
         }
-#pragma unroll
-        for (int term = 0; term < PV_TERMS; ++term) {
-            unsigned char* sv = st + K_BYTES + term * V_BYTES;
-            const unsigned char* vg = (term ? v8_lo : v8) + v_off;
-            for (int i = threadIdx.x; i < HEAD_DIM * (CTA_K / 16); i += THREADS) {
-                int d = i / (CTA_K / 16), c = (i % (CTA_K / 16)) * 16;
-                cp_async16(sv + swz<CTA_K>(d, c), vg + (i64)d * h_kv * npad_k + (i64)j * CTA_K + c);
-            }
+        unsigned char* sv = st + K_BYTES;
+        for (int i = threadIdx.x; i < HEAD_DIM * (CTA_K / 16); i += THREADS) {
+            int d = i / (CTA_K / 16), c = (i % (CTA_K / 16)) * 16;
+            cp_async16(sv + swz<CTA_K>(d, c), vg + (i64)d * h_kv * npad_k + (i64)j * CTA_K + c);
         }
+#if PV_TERMS == 2
+        const unsigned char* vg_lo = v8_lo + (vg - v8);
+        for (int i = threadIdx.x; i < HEAD_DIM * (CTA_K / 16); i += THREADS) {
+            int d = i / (CTA_K / 16), c = (i % (CTA_K / 16)) * 16;
+            cp_async16(sv + V_BYTES + swz<CTA_K>(d, c), vg_lo + (i64)d * h_kv * npad_k + (i64)j * CTA_K + c);
+        }
+#endif
     };
 
     load_q();
@@ -238,15 +241,21 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
 #pragma unroll
             for (int kp = 0; kp < KP; ++kp)
 #pragma unroll
-                for (int i = 0; i < 4; ++i) {  // A register i: n8 tile 4kp + 2(i/2) + {0, 1}, rows g + 8(i%2)
-                    const float* x0 = p[mt][4 * kp + 2 * (i >> 1)];
-                    const float* x1 = p[mt][4 * kp + 2 * (i >> 1) + 1];
-                    const int e = 2 * (i & 1);
-                    u16 h0 = f32x2_to_e4m3x2(x0[e], x0[e + 1]), h1 = f32x2_to_e4m3x2(x1[e], x1[e + 1]);
-                    pa[mt][kp][i] = h0 | ((unsigned)h1 << 16);
+                for (int hr = 0; hr < 2; ++hr) {
+                    const float* x0 = p[mt][4 * kp];
+                    const float* x1 = p[mt][4 * kp + 1];
+                    const float* x2 = p[mt][4 * kp + 2];
+                    const float* x3 = p[mt][4 * kp + 3];
+                    pa[mt][kp][hr] = f32x2_to_e4m3x2(x0[2 * hr], x0[2 * hr + 1]) |
+                                     ((unsigned)f32x2_to_e4m3x2(x1[2 * hr], x1[2 * hr + 1]) << 16);
+                    pa[mt][kp][2 + hr] = f32x2_to_e4m3x2(x2[2 * hr], x2[2 * hr + 1]) |
+                                         ((unsigned)f32x2_to_e4m3x2(x3[2 * hr], x3[2 * hr + 1]) << 16);
 #if PV_TERMS == 2
-                    pl[mt][kp][i] = e4m3x2_residual16(x0[e], x0[e + 1], h0) |
-                                    ((unsigned)e4m3x2_residual16(x1[e], x1[e + 1], h1) << 16);
+                    pl[mt][kp][hr] = e4m3x2_residual16(x0[2 * hr], x0[2 * hr + 1], pa[mt][kp][hr] & 0xffff) |
+                                     ((unsigned)e4m3x2_residual16(x1[2 * hr], x1[2 * hr + 1], pa[mt][kp][hr] >> 16) << 16);
+                    pl[mt][kp][2 + hr] =
+                        e4m3x2_residual16(x2[2 * hr], x2[2 * hr + 1], pa[mt][kp][2 + hr] & 0xffff) |
+                        ((unsigned)e4m3x2_residual16(x3[2 * hr], x3[2 * hr + 1], pa[mt][kp][2 + hr] >> 16) << 16);
 #endif
                 }
 #pragma unroll
