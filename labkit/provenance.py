@@ -13,9 +13,14 @@ PACKAGES = ("labkit", "numpy", "cupy-cuda13x", "cuda-bindings", "nvidia-cuda-nvr
 
 
 def git_sha() -> str:
-    """The checkout's commit, with ``-dirty`` when tracked files differ; ``unknown`` outside git."""
+    """``LABKIT_GIT_SHA`` when set (a copied tree, e.g. on a GPU host, whose ``.git`` may be
+    stale: it outranks what git says there); else the checkout's commit, with ``-dirty`` when
+    tracked files differ; ``unknown`` outside git."""
     root = _env.repo_root()
-    fallback = _env.getenv("LABKIT_GIT_SHA") or "unknown"
+    given = _env.getenv("LABKIT_GIT_SHA")
+    if given:
+        return given
+    fallback = "unknown"
     try:
         head = subprocess.run(["git", "rev-parse", "--verify", "HEAD"], cwd=root, capture_output=True, text=True,
                               timeout=10)

@@ -24,3 +24,13 @@ def test_check_unwraps_results():
     assert check((0,), "x") is None
     with pytest.raises(LaunchError, match="cuFoo failed: CUDA_ERROR_INVALID_VALUE"):
         check((Err(1),), "cuFoo")
+
+
+def test_given_git_sha_outranks_the_checkout(monkeypatch):
+    """On a GPU host the copied tree's .git can name an older commit; the sha passed in wins."""
+    from labkit.provenance import git_sha
+
+    monkeypatch.setenv("LABKIT_GIT_SHA", "0" * 40)
+    assert git_sha() == "0" * 40
+    monkeypatch.delenv("LABKIT_GIT_SHA")
+    assert git_sha() != "0" * 40
