@@ -92,6 +92,19 @@ __device__ __forceinline__ void mma_e4m3(float c[4], const unsigned a[4], unsign
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// B fragment of one k32 step from a swizzled tile: row r, bytes k0 + 4t.. and k0 + 16 + 4t..
+template <int RB>
+__device__ __forceinline__ void frag_b(const unsigned char* tile, int r, int k0, int t, unsigned& b0, unsigned& b1) {
+    b0 = *reinterpret_cast<const unsigned*>(tile + swz<RB>(r, k0 + t * 4));
+    b1 = *reinterpret_cast<const unsigned*>(tile + swz<RB>(r, k0 + 16 + t * 4));
+}
+
+// P's second term for one A register packed (as ``hi``) from the pairs x0[e..e+1], x1[e..e+1]
+__device__ __forceinline__ unsigned p_residual16(const float* x0, const float* x1, int e, unsigned hi) {
+    return e4m3x2_residual16(x0[e], x0[e + 1], hi & 0xffff) |
+           ((unsigned)e4m3x2_residual16(x1[e], x1[e + 1], hi >> 16) << 16);
+}
+
 // ---------------------------------------------------------------------------------------
 extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
     const signed char* __restrict__ q8, const signed char* __restrict__ k8, const unsigned char* __restrict__ v8,
@@ -186,9 +199,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
         for (int ks = 0; ks < KS; ++ks)
 #pragma unroll
             for (int nt = 0; nt < NT; ++nt) {
-                int r = nt * 8 + g;
-                unsigned b0 = *reinterpret_cast<const unsigned*>(sk + swz<HEAD_DIM>(r, ks * 32 + t * 4));
-                unsigned b1 = *reinterpret_cast<const unsigned*>(sk + swz<HEAD_DIM>(r, ks * 32 + 16 + t * 4));
+                unsigned b0, b1;
+                frag_b<HEAD_DIM>(sk, nt * 8 + g, ks * 32, t, b0, b1);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) mma_s8(s[mt][nt], qf[mt][ks], b0, b1);
             }
@@ -255,11 +267,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
                     pa[mt][kp][2 + hr] = f32x2_to_e4m3x2(x2[2 * hr], x2[2 * hr + 1]) |
                                          ((unsigned)f32x2_to_e4m3x2(x3[2 * hr], x3[2 * hr + 1]) << 16);
 #if PV_TERMS == 2
-                    pl[mt][kp][hr] = e4m3x2_residual16(x0[2 * hr], x0[2 * hr + 1], pa[mt][kp][hr] & 0xffff) |
-                                     ((unsigned)e4m3x2_residual16(x1[2 * hr], x1[2 * hr + 1], pa[mt][kp][hr] >> 16) << 16);
-                    pl[mt][kp][2 + hr] =
-                        e4m3x2_residual16(x2[2 * hr], x2[2 * hr + 1], pa[mt][kp][2 + hr] & 0xffff) |
-                        ((unsigned)e4m3x2_residual16(x3[2 * hr], x3[2 * hr + 1], pa[mt][kp][2 + hr] >> 16) << 16);
+                    pl[mt][kp][hr] = p_residual16(x0, x1, 2 * hr, pa[mt][kp][hr]);
+                    pl[mt][kp][2 + hr] = p_residual16(x2, x3, 2 * hr, pa[mt][kp][2 + hr]);
 #endif
                 }
 #pragma unroll
@@ -274,14 +283,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
 #endif
 #pragma unroll
             for (int kp = 0; kp < KP; ++kp) {
-                int r = n * 8 + g;
-                unsigned b0 = *reinterpret_cast<const unsigned*>(sv + swz<CTA_K>(r, kp * 32 + t * 4));
-                unsigned b1 = *reinterpret_cast<const unsigned*>(sv + swz<CTA_K>(r, kp * 32 + 16 + t * 4));
+                unsigned b0, b1;
+                frag_b<CTA_K>(sv, n * 8 + g, kp * 32, t, b0, b1);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) mma_e4m3(buf[mt], pa[mt][kp], b0, b1);
 #if PV_TERMS == 2
-                unsigned c0 = *reinterpret_cast<const unsigned*>(sv + V_BYTES + swz<CTA_K>(r, kp * 32 + t * 4));
-                unsigned c1 = *reinterpret_cast<const unsigned*>(sv + V_BYTES + swz<CTA_K>(r, kp * 32 + 16 + t * 4));
+                unsigned c0, c1;
+                frag_b<CTA_K>(sv + V_BYTES, n * 8 + g, kp * 32, t, c0, c1);
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) {
                     mma_e4m3(bl[mt], pl[mt][kp], b0, b1);

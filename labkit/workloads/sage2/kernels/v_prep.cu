@@ -47,6 +47,10 @@ extern "C" __global__ void __launch_bounds__(256) v_transpose_pad_permute(
     }
 }
 
+__device__ __forceinline__ uint2 pack_u16x4(const u16 w[4]) {
+    return make_uint2(w[0] | ((unsigned)w[1] << 16), w[2] | ((unsigned)w[3] << 16));
+}
+
 // One (b, d, h) row: amax pass, then quantize; with ``v8_lo`` also the split's second term.
 template <bool SPLIT>
 __device__ __forceinline__ void v_scale_row(const u16* __restrict__ vt, int npad, unsigned char* __restrict__ v8,
@@ -80,10 +84,8 @@ __device__ __forceinline__ void v_scale_row(const u16* __restrict__ vt, int npad
             hi[j] = f32x2_to_e4m3x2(x0, x1);
             if (SPLIT) lo[j] = e4m3x2_residual16(x0, x1, hi[j]);
         }
-        *reinterpret_cast<uint2*>(v8 + row + p) = make_uint2(hi[0] | ((unsigned)hi[1] << 16), hi[2] | ((unsigned)hi[3] << 16));
-        if (SPLIT)
-            *reinterpret_cast<uint2*>(v8_lo + row + p) =
-                make_uint2(lo[0] | ((unsigned)lo[1] << 16), lo[2] | ((unsigned)lo[3] << 16));
+        *reinterpret_cast<uint2*>(v8 + row + p) = pack_u16x4(hi);
+        if (SPLIT) *reinterpret_cast<uint2*>(v8_lo + row + p) = pack_u16x4(lo);
     }
     if (threadIdx.x == 0) scale[((i64)b * H + h) * HEAD_DIM + d] = __fdiv_rn(a, 448.f);
 }
