@@ -7,14 +7,14 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = ("cuda", "device", "errors", "kernels", "notebooks", "plot", "probes", "provenance", "report",
+_SUBMODULES = ("cuda", "device", "errors", "kernels", "notebooks", "params", "plot", "probes", "provenance", "report",
                "session", "timing")
-__all__ = [*_SUBMODULES, "setup_logging", "progress", "__version__"]
+__all__ = [*_SUBMODULES, "setup_logging", "progress", "repo_path", "__version__"]
 
 
 def __getattr__(name: str):
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
-    if name in ("setup_logging", "progress"):
+    if name in ("setup_logging", "progress", "repo_path"):
         return getattr(importlib.import_module("._env", __name__), name)
     raise AttributeError(f"module 'labkit' has no attribute {name!r}")

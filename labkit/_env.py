@@ -26,6 +26,12 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parents[1]
 
 
+def repo_path(path: str | Path) -> Path:
+    """``path`` as given when absolute, else relative to the repository root (notebook parameters)."""
+    p = Path(path)
+    return p if p.is_absolute() else repo_root() / p
+
+
 def data_dir() -> Path:
     return repo_root() / "data"
 

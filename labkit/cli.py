@@ -58,24 +58,18 @@ def _nb_list(args) -> int:
 def _nb_params(args) -> int:
     from . import notebooks
 
-    for k, v in notebooks.parameters(args.name).items():
-        print(f"{k:20s} {v['type']:8s} default {v['default']:20s} {v['help']}")
+    for k, p in notebooks.parameters(args.name).items():
+        print(f"{k:22s} {p.type.describe():52s} default {p.default!r}\n{'':22s} {p.help}")
     return 0
-
-
-def _print_result(res) -> None:
-    status = "ok" if res.ok else f"FAILED ({res.error})"
-    print(f"{res.notebook.stem}: {status}\n  results: {res.run_dir}")
-    if res.recorded_to:
-        print(f"  recorded: {res.recorded_to}")
 
 
 def _nb_run(args) -> int:
     from . import notebooks
 
-    params = {k: notebooks.coerce(v) for k, v in (args.param or [])}
-    res = notebooks.run(args.name, params, record=args.record)
-    _print_result(res)
+    params = notebooks.parse_parameters(args.name, dict(args.param or []))
+    print(f"running {notebooks.resolve(args.name).stem} ...", file=sys.stderr, flush=True)
+    res = notebooks.run(args.name, params, record=args.record, progress=sys.stderr)
+    notebooks.print_result(res)
     return 0 if res.ok else 1
 
 
@@ -84,9 +78,14 @@ def _nb_run_all(args) -> int:
 
     failed = 0
     for name in notebooks.list_notebooks():
-        res = notebooks.run(name, record=args.record)
-        _print_result(res)
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        res = notebooks.run(name, record=args.record, progress=sys.stderr)
+        notebooks.print_result(res)
         failed += not res.ok
+    if failed == 0:
+        from .rundirs import runs_root
+
+        print(f"all notebooks ok; the newest run is {runs_root() / 'latest'}")
     return 1 if failed else 0
 
 

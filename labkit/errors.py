@@ -8,6 +8,10 @@ Every message says what was wrong and, where there is one, the fix. The CLI prin
 class LabkitError(Exception):
     """Base of every error labkit raises on purpose."""
 
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows this instead of a traceback: a notebook cell gets the same one line as the CLI
+        return [f"{type(self).__name__}: {self}"]
+
 
 class FormatError(LabkitError):
     """A file (report, manifest, run record) does not match its format.

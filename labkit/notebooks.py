@@ -1,23 +1,29 @@
-"""Run the parameterized notebooks through papermill, with parameters checked first.
+"""Run the parameterized notebooks through papermill, with typed parameters checked first.
 
-Sources are jupytext percent files ``notebooks/NN_topic.py``; each run converts the source
-to ``.ipynb`` inside the run directory, checks the requested parameters against its
-``parameters`` cell (papermill itself only warns about unknown names), executes it, and
-writes ``run.json`` beside the executed notebook, figures and data.
+Sources are jupytext percent files ``notebooks/NN_topic.py``. Their ``parameters`` cell declares
+each parameter with a type from ``labkit.params`` (``copy_mib: Int(1, 16384) = 1024  # help``).
+A run parses and checks every override by that type, and in recorded mode finds the recorded run
+that answers those parameters, before any cell executes; then it converts the source to
+``.ipynb`` inside a fresh run directory, executes it (figures embedded), and writes ``run.json``
+beside the executed notebook, ``figs/`` and ``data/``.
 """
 
 import ast
-import datetime as _dt
-import json
+import io
+import logging
 import os
 import shutil
+import sys
 import time
+import tokenize
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from . import _deps, _env
+from . import _deps, _env, params
 from .errors import LabkitError, ParameterError
-from .provenance import collect
+from .rundirs import new_run_dir, point_latest, runs_root, write_run_json
 
 RUNNER_PARAMS = ("out_dir",)  # set by the runner, not by the user
 
@@ -43,43 +49,114 @@ def resolve(name: str) -> Path:
     return notebook_dir() / f"{hits[0]}.py"
 
 
+@dataclass(frozen=True)
+class Parameter:
+    """One declared notebook parameter."""
+
+    name: str
+    type: params.Param
+    default: Any
+    help: str
+
+    @property
+    def measured(self) -> bool:
+        return self.type.measured
+
+
+def _parameters_cell(source: Path) -> tuple[str, int]:
+    """The source text of the cell tagged ``parameters`` and its first line number."""
+    lines = source.read_text().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("# %%")]
+    for n, i in enumerate(starts):
+        if "parameters" in lines[i] and "tags=" in lines[i]:
+            end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+            return "\n".join(lines[i + 1:end]), i + 2
+    raise LabkitError(f"{source}: no cell tagged parameters")
+
+
+def declared_parameters(name: str) -> dict[str, Parameter]:
+    """The notebook's parameters, read from its ``parameters`` cell without running it.
+
+    Raises:
+        LabkitError: the cell holds something other than typed assignments (with the line).
+    """
+    source = resolve(name)
+    text, first_line = _parameters_cell(source)
+    comments = {tok.start[0]: tok.string.lstrip("# ").strip()
+                for tok in tokenize.generate_tokens(io.StringIO(text).readline) if tok.type == tokenize.COMMENT}
+    out: dict[str, Parameter] = {}
+    for node in ast.parse(text).body:
+        where = f"{source.name}:{first_line + node.lineno - 1}"
+        if isinstance(node, ast.ImportFrom) and node.module == "labkit.params":
+            continue
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None):
+            raise LabkitError(f"{where}: a parameters cell holds only `name: Type(...) = value  # help` lines")
+        try:
+            kind = eval(compile(ast.Expression(node.annotation), where, "eval"), {"__builtins__": {}}, params.TYPES)
+            default = ast.literal_eval(node.value)
+        except Exception as exc:  # noqa: BLE001 - any failure here is a malformed declaration
+            raise LabkitError(f"{where}: cannot read the declaration of {node.target.id}: {exc}") from None
+        if not isinstance(kind, params.Param):
+            raise LabkitError(f"{where}: {node.target.id}'s annotation is not a labkit.params type")
+        try:
+            kind.check(default)
+        except ParameterError as exc:
+            raise LabkitError(f"{where}: default of {node.target.id} {exc}") from None
+        out[node.target.id] = Parameter(node.target.id, kind, default, comments.get(node.end_lineno, ""))
+    return out
+
+
+def parameters(name: str) -> dict[str, Parameter]:
+    """The parameters a user may set (the runner's own, ``out_dir``, left out)."""
+    return {k: p for k, p in declared_parameters(name).items() if k not in RUNNER_PARAMS}
+
+
+def _unknown(stem: str, key: str, known: dict[str, Parameter]) -> ParameterError:
+    listing = ", ".join(f"{k} ({p.type.describe()}, default {p.default!r})" for k, p in known.items())
+    return ParameterError(f"notebook {stem} has no parameter {key!r}; valid parameters: {listing}")
+
+
+def parse_parameters(name: str, texts: dict[str, str]) -> dict[str, Any]:
+    """Command-line strings parsed by each parameter's declared type (``-p shape 1,2,3,4``)."""
+    known = parameters(name)
+    out = {}
+    for key, text in texts.items():
+        if key not in known:
+            raise _unknown(resolve(name).stem, key, known)
+        try:
+            out[key] = known[key].type.parse(text)
+        except ParameterError as exc:
+            raise ParameterError(f"notebook {resolve(name).stem}: parameter {key} {exc}") from None
+    return out
+
+
+def check_parameters(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """Python values checked by each declared type; returns the canonical values.
+
+    Raises:
+        ParameterError: an unknown name, or a value of the wrong type or out of range.
+    """
+    known = parameters(name)
+    out = {}
+    for key, value in values.items():
+        if key not in known:
+            raise _unknown(resolve(name).stem, key, known)
+        try:
+            out[key] = known[key].type.check(value)
+        except ParameterError as exc:
+            raise ParameterError(f"notebook {resolve(name).stem}: parameter {key} {exc}") from None
+    return out
+
+
 def to_ipynb(source: Path, target: Path) -> Path:
     """Convert a percent source to an output-free ``.ipynb`` (parameters tag kept)."""
     jupytext = _deps.require("jupytext")
     nb = jupytext.read(source)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata.pop("jupytext", None)  # the run's copy is not paired with anything
     target.parent.mkdir(parents=True, exist_ok=True)
     jupytext.write(nb, target, fmt="ipynb")
     return target
-
-
-def parameters(name: str) -> dict[str, dict]:
-    """The notebook's parameters: name -> {default, type, help} from its ``parameters`` cell."""
-    import tempfile
-
-    pm = _deps.require("papermill")
-    with tempfile.TemporaryDirectory() as tmp:
-        nb = to_ipynb(resolve(name), Path(tmp) / "nb.ipynb")
-        info = pm.inspect_notebook(str(nb))
-    return {k: {"default": v["default"], "type": v["inferred_type_name"], "help": v["help"]} for k, v in info.items()}
-
-
-def coerce(value: str):
-    """A CLI value as a Python literal when it is one (``3``, ``1e-3``, ``[1, 2]``, ``True``), else str."""
-    try:
-        return ast.literal_eval(value)
-    except (ValueError, SyntaxError):
-        return value
-
-
-def check_parameters(name: str, params: dict, known: dict | None = None) -> None:
-    """Raise ParameterError before anything runs if ``params`` names an unknown parameter."""
-    known = known if known is not None else parameters(name)
-    valid = [k for k in known if k not in RUNNER_PARAMS]
-    bad = [k for k in params if k not in valid]
-    if bad:
-        listing = ", ".join(f"{k} (default {known[k]['default']})" for k in valid)
-        raise ParameterError(f"notebook {resolve(name).stem} has no parameter {bad[0]!r}; valid parameters: {listing}")
 
 
 @dataclass(frozen=True)
@@ -88,67 +165,140 @@ class RunResult:
     notebook: Path
     ok: bool
     error: str | None
+    mode: str  # live or recorded
+    recorded_from: str | None  # the recorded run shown, in recorded mode
+    figures: tuple[str, ...]  # under run_dir
+    data: tuple[str, ...]
     recorded_to: Path | None
 
 
+@contextmanager
+def _kernel_environment():
+    """The kernel inherits this process's environment: drop a non-inline MPLBACKEND (Agg from a
+    test runner or a shell) so figures embed in the executed notebook, and mark batch mode."""
+    saved = {k: os.environ.get(k) for k in ("MPLBACKEND", "LABKIT_BATCH")}
+    os.environ.pop("MPLBACKEND", None)
+    os.environ["LABKIT_BATCH"] = "1"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _progress_engine(label: str, cells: list, stream):
+    """A papermill engine that prints one line as each cell starts (a live run takes minutes)."""
+    pm_engines = _deps.require("papermill").engines
+    code = [i for i, c in enumerate(cells) if c.cell_type == "code"]
+    titles = {}
+    heading = ""
+    for i, c in enumerate(cells):
+        if c.cell_type == "markdown" and c.source.lstrip().startswith("#"):
+            heading = c.source.lstrip("# ").splitlines()[0]
+        titles[i] = heading
+    started = time.monotonic()
+
+    class ProgressEngine(pm_engines.NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
+            cell_start = nb_man.cell_start
+
+            def announce(cell, cell_index=None, **kw):
+                if cell_index in code:
+                    print(f"  {label}: cell {code.index(cell_index) + 1}/{len(code)} "
+                          f"[{time.monotonic() - started:5.1f} s] {titles.get(cell_index, '')}",
+                          file=stream, flush=True)
+                return cell_start(cell, cell_index, **kw)
+
+            nb_man.cell_start = announce
+            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+    pm_engines.papermill_engines.register("labkit-progress", ProgressEngine)
+    return "labkit-progress"
+
+
 def run(name: str, params: dict | None = None, *, out_root: Path | None = None, record: bool = False,
-        timeout_s: int = 3600) -> RunResult:
+        timeout_s: int = 3600, progress=None) -> RunResult:
     """Execute notebook ``name`` with ``params`` into ``runs/<UTC stamp>-<name>/``.
 
     Args:
         name: notebook stem or unique prefix (``00``).
-        params: parameter overrides; unknown names stop the run before any cell executes.
+        params: parameter overrides as Python values (``parse_parameters`` turns CLI strings into
+            these); an unknown name, a wrong type or, in recorded mode, parameters no recorded run
+            answers stop the run before any cell executes.
         out_root: parent of the run directory (default ``runs/`` or ``$LABKIT_OUT``).
-        record: after a successful run, copy ``run.json`` and ``data/`` into ``data/runs/``.
+        record: after a successful live run, copy ``run.json`` and ``data/`` into ``data/runs/``.
         timeout_s: per-cell execution timeout.
+        progress: a text stream for one line per cell (e.g. ``sys.stderr``); None: quiet.
 
     Returns:
         RunResult; ``ok`` is False when a cell raised (the executed notebook shows where).
     """
+    from traitlets.config import Config
+
+    from .session import plan_source
+
     pm = _deps.require("papermill")
-    params = dict(params or {})
     source = resolve(name)
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    run_dir = (out_root or _env.runs_dir()) / f"{stamp}-{source.stem}"
-    run_dir.mkdir(parents=True, exist_ok=False)
+    overrides = check_parameters(source.stem, dict(params or {}))
+    declared = parameters(source.stem)
+    effective = {**{k: p.default for k, p in declared.items()}, **overrides}
+    mode, recorded = plan_source(source.stem, effective, declared)  # refuses before anything runs
+    root = runs_root(out_root)
+    run_dir = new_run_dir(root, source.stem)
     input_nb = to_ipynb(source, run_dir / f"{source.stem}.input.ipynb")
-    known = {k: {"default": v["default"]} for k, v in pm.inspect_notebook(str(input_nb)).items()}
-    try:
-        check_parameters(source.stem, params, known)
-    except ParameterError:
-        shutil.rmtree(run_dir)
-        raise
-    effective = {**{k: v["default"] for k, v in known.items() if k not in RUNNER_PARAMS}, **params}
     output_nb = run_dir / f"{source.stem}.ipynb"
     started = time.time()
-    os.environ["LABKIT_BATCH"] = "1"
+    engine = None
+    if progress is not None:
+        engine = _progress_engine(source.stem, _deps.require("nbformat").read(input_nb, 4).cells, progress)
+    config = Config()
+    config.KernelManager.transport = "ipc"  # ipykernel >= 7.3 warns on every TCP start
     error = None
-    try:
-        pm.execute_notebook(str(input_nb), str(output_nb), parameters={**params, "out_dir": str(run_dir)},
-                            kernel_name="python3", cwd=str(run_dir), progress_bar=False, log_output=False,
-                            request_save_on_cell_execute=False, autosave_cell_every=0,
-                            execution_timeout=timeout_s)
-    except pm.PapermillExecutionError as exc:
-        error = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
+    logging.getLogger("papermill").setLevel(logging.ERROR)  # its parameter warnings: checked above, by type
+    with _kernel_environment():
+        try:
+            pm.execute_notebook(str(input_nb), str(output_nb), parameters={**overrides, "out_dir": str(run_dir)},
+                                kernel_name="python3", cwd=str(run_dir), progress_bar=False, log_output=False,
+                                request_save_on_cell_execute=False, autosave_cell_every=0,
+                                execution_timeout=timeout_s, engine_name=engine, config=config)
+        except pm.PapermillExecutionError as exc:
+            error = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
     input_nb.unlink()
     session = run_dir / "data" / "session.json"
-    record_json = {
-        "notebook": source.stem,
-        "parameters": effective,
-        "overrides": params,
-        "ok": error is None,
-        "error": error,
-        "elapsed_s": round(time.time() - started, 3),
-        "session": json.loads(session.read_text()) if session.is_file() else None,
-        "provenance": collect(),
-    }
-    (run_dir / "run.json").write_text(json.dumps(record_json, indent=2, default=str) + "\n")
+    from ._json import load_document
+
+    session_info = load_document(session).value if session.is_file() else None
+    write_run_json(run_dir, notebook=source.stem, parameters=effective, overrides=overrides, error=error,
+                   elapsed_s=time.time() - started, session=session_info)
+    point_latest(root, run_dir)
     recorded_to = None
     if record and error is None:
-        if (record_json["session"] or {}).get("mode") != "live":
+        if (session_info or {}).get("mode") != "live":
             raise LabkitError("--record keeps real GPU runs only; this run was not live")
         recorded_to = _env.data_dir() / "runs" / run_dir.name
         recorded_to.mkdir(parents=True)
         shutil.copyfile(run_dir / "run.json", recorded_to / "run.json")
         shutil.copytree(run_dir / "data", recorded_to / "data")
-    return RunResult(run_dir=run_dir, notebook=output_nb, ok=error is None, error=error, recorded_to=recorded_to)
+    listing = lambda sub: tuple(sorted(str(p.relative_to(run_dir)) for p in (run_dir / sub).glob("*")  # noqa: E731
+                                       if p.is_file()))
+    return RunResult(run_dir=run_dir, notebook=output_nb, ok=error is None, error=error,
+                     mode=(session_info or {}).get("mode", mode),
+                     recorded_from=(session_info or {}).get("recorded_from") or (recorded and recorded.label),
+                     figures=tuple(f for f in listing("figs") if f.endswith(".png")), data=listing("data"),
+                     recorded_to=recorded_to)
+
+
+def print_result(res: RunResult, stream=sys.stdout) -> None:
+    """What a ``make run`` user needs: status, live or recorded (from which run), files written."""
+    status = "ok" if res.ok else f"FAILED ({res.error})"
+    where = "LIVE on this GPU" if res.mode == "live" else f"RECORDED, showing {res.recorded_from}"
+    print(f"{res.notebook.stem}: {status}; {where}", file=stream)
+    print(f"  notebook: {res.notebook}", file=stream)
+    print(f"  figures:  {', '.join(res.figures) or 'none'}", file=stream)
+    print(f"  data:     {', '.join(res.data) or 'none'}", file=stream)
+    if res.recorded_to:
+        print(f"  recorded: {res.recorded_to}", file=stream)

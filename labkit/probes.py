@@ -82,11 +82,20 @@ def launch_overhead(launches: int = 2000) -> dict:
 
 
 def copy_table(result: dict):
-    """The copy probe as a small DataFrame (method, p50 us, GB/s read+write)."""
+    """The copy probe as a small DataFrame (method, bytes, p50 ms, GB/s read+write)."""
     from . import _deps
 
     pd = _deps.require("pandas")
-    rows = [{"method": k, "bytes": result["nbytes"], "p50_us": v["p50_s"] * 1e6,
+    rows = [{"method": k, "bytes": result["nbytes"], "p50_ms": v["p50_s"] * 1e3,
              "GBps_read_plus_write": v["GBps_read_plus_write"]}
             for k, v in result.items() if isinstance(v, dict)]
     return pd.DataFrame(rows).set_index("method")
+
+
+LAUNCH_OVERHEAD_KEYS = ("host_enqueue_us", "gpu_back_to_back_us", "gpu_graph_us", "gpu_isolated_us",
+                        "launch_and_sync_us")
+
+
+def overhead_us(result: dict) -> dict[str, float]:
+    """The per-launch times [us] of a ``launch_overhead`` result, in a fixed order."""
+    return {k: float(result[k]) for k in LAUNCH_OVERHEAD_KEYS}

@@ -1,30 +1,285 @@
-"""Inside a notebook: live on a GPU, or rendered from the latest recorded run.
+"""Inside a notebook: live on a GPU, or rendered from the recorded run that answers its parameters.
 
-A notebook calls ``Session.start(name, source=..., out_dir=...)`` in its first cell after the
-parameters; every measurement goes through ``session.measure(key, fn, ...)``. Live, ``fn``
-runs and its JSON result is saved under ``out_dir/data/<key>.json``. Recorded, the same file
-is read from ``data/runs/<stamp>-<name>/data/`` (a real GPU run kept in git) and copied into
-``out_dir`` so either mode leaves the same files behind.
+A notebook calls ``Session.start(name, source=..., out_dir=..., parameters={...})`` in its first
+cell after the parameters; every measurement goes through ``session.measure(key, fn, ...)``.
+Live, ``fn`` runs and its JSON result is saved under ``out_dir/data/<key>.json``. Recorded, the
+same file is read from the newest valid recorded run in ``data/runs/`` measured with the same
+parameters, and copied into ``out_dir``, so either mode leaves the same files behind. No such run:
+the session refuses and lists the parameter sets that were recorded.
 """
 
+import ast
 import dataclasses
-import datetime as _dt
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import _env
+from ._json import load_document
 from .cuda import gpu_status
-from .errors import LabkitError, NoGPU
+from .errors import LabkitError, NoGPU, ParameterError
 
 SOURCES = ("auto", "live", "recorded")
 
 
-def recorded_runs(notebook: str, root: Path | None = None) -> list[Path]:
-    """Recorded runs of ``notebook``, oldest first (directory names start with a UTC stamp)."""
+@dataclass(frozen=True)
+class RecordedRun:
+    """A recorded live GPU run of one notebook (``data/runs/<stamp>-<notebook>/``)."""
+
+    path: Path
+    parameters: dict
+    device: str
+    created_utc: str
+    git_sha: str
+
+    @property
+    def label(self) -> str:
+        return _relative(self.path)
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(_env.repo_root()))
+    except ValueError:
+        return str(path)
+
+
+def _old_parameter(value: Any) -> Any:
+    """run.json version 1 kept papermill's parameter source strings (``'"auto"'``, ``'10'``)."""
+    try:
+        return ast.literal_eval(value) if isinstance(value, str) else value
+    except (ValueError, SyntaxError):
+        return value
+
+
+def read_recorded_run(path: Path) -> RecordedRun:
+    """Read and check one recorded run.
+
+    Raises:
+        LabkitError: naming the file and what is wrong (unreadable, not JSON, ``ok: false``, not a
+            live run, a data file that does not parse).
+    """
+    run_json = path / "run.json"
+    run = load_document(run_json).obj(("notebook", "parameters", "ok", "session", "provenance"), any_keys=True)
+    if run["ok"].bool() is not True:
+        raise run["ok"].error(f"the run failed ({run.value.get('error')}); it is not a result")
+    session = run["session"].obj(("mode",), any_keys=True)
+    if session["mode"].value != "live":
+        raise session["mode"].fail("'live' (only real GPU runs are kept)")
+    prov = run["provenance"].obj(("device", "created_utc", "git_sha"), any_keys=True)
+    device = prov["device"].obj(("name",), any_keys=True)["name"].str()
+    version = run.value.get("run_json_version", 1)
+    params = {k: (v if version >= 2 else _old_parameter(v)) for k, v in run["parameters"].obj(any_keys=True).value.items()}
+    data = path / "data"
+    if not data.is_dir():
+        raise LabkitError(f"{data}: missing; a recorded run keeps its measurements there")
+    for f in sorted(data.glob("*.json")):
+        load_document(f)  # every measurement file must at least parse
+    return RecordedRun(path, params, device, prov["created_utc"].str(), prov["git_sha"].str())
+
+
+def scan_recorded(notebook: str, root: Path | None = None) -> tuple[list[RecordedRun], list[str]]:
+    """(valid runs of ``notebook``, oldest first; one problem line per run that is not valid)."""
     base = root or (_env.data_dir() / "runs")
-    return sorted(p for p in base.glob(f"*-{notebook}") if (p / "run.json").is_file())
+    valid, problems = [], []
+    for p in sorted(base.glob(f"*-{notebook}")):
+        try:
+            valid.append(read_recorded_run(p))
+        except LabkitError as exc:
+            problems.append(str(exc))
+    return valid, problems
+
+
+def recorded_runs(notebook: str, root: Path | None = None) -> list[RecordedRun]:
+    return scan_recorded(notebook, root)[0]
+
+
+def _canonical(recorded: dict, declared: dict | None) -> dict:
+    """Recorded values in the declared types' canonical form (older runs kept ``'1,37810,56,128'``)."""
+    out = dict(recorded)
+    for k, v in recorded.items():
+        if declared is None or k not in declared:
+            continue
+        for convert in (declared[k].type.check, declared[k].type.parse):
+            try:
+                out[k] = convert(v)
+                break
+            except (ParameterError, AttributeError, TypeError):
+                continue
+    return out
+
+
+def _show(params: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in params.items()) or "defaults"
+
+
+def plan_source(notebook: str, values: dict, declared: dict | None, root: Path | None = None
+                ) -> tuple[str, RecordedRun | None]:
+    """Live or recorded, and which recorded run; refuses what cannot be answered honestly.
+
+    Args:
+        values: every parameter's value (defaults plus overrides).
+        declared: the notebook's declared parameters (None: every value counts as measured).
+
+    Raises:
+        NoGPU: ``source='live'`` without a usable GPU.
+        LabkitError: recorded mode and no valid recorded run measured with these parameters.
+    """
+    source = values.get("source", "auto")
+    if source not in SOURCES:
+        raise LabkitError(f"source = {source!r}: expected one of {', '.join(SOURCES)}")
+    ok, reason = gpu_status()
+    if source == "live" and not ok:
+        raise NoGPU(f"source='live' but {reason}")
+    if source == "live" or (source == "auto" and ok):
+        return "live", None
+    measured = {k: v for k, v in values.items()
+                if k != "source" and (declared is None or (k in declared and declared[k].measured))}
+    valid, problems = scan_recorded(notebook, root)
+    why = "source='recorded'" if source == "recorded" else "no usable GPU here"
+    valid = [dataclasses.replace(r, parameters=_canonical(r.parameters, declared)) for r in valid]
+    for run in reversed(valid):
+        if all(k in run.parameters and run.parameters[k] == v for k, v in measured.items()):
+            return "recorded", run
+    if not valid:
+        detail = f"; skipped: {' | '.join(problems)}" if problems else ""
+        raise LabkitError(f"recorded mode ({why}): no valid recorded run of {notebook} under "
+                          f"{root or _env.data_dir() / 'runs'}{detail}; run it once on a GPU with --record")
+    offered = " | ".join(f"{r.path.name}: " + _show({k: r.parameters.get(k, '(not recorded)') for k in measured
+                                                      if r.parameters.get(k) != measured[k]}) for r in valid)
+    wanted = _show({k: v for k, v in measured.items() if any(r.parameters.get(k) != v for r in valid)})
+    raise LabkitError(f"recorded mode ({why}): no recorded run of {notebook} was measured with {wanted}; "
+                      f"recorded: {offered}. Use the recorded values, or run on a GPU")
+
+
+class Session:
+    """Where a notebook's numbers come from and where its files go."""
+
+    def __init__(self, notebook: str, mode: str, out_dir: Path, recorded: RecordedRun | None, reason: str):
+        self.notebook = notebook
+        self.mode = mode
+        self.out_dir = out_dir
+        self.recorded = recorded
+        self.reason = reason
+
+    @property
+    def live(self) -> bool:
+        return self.mode == "live"
+
+    @classmethod
+    def start(cls, notebook: str, *, source: str = "auto", out_dir: str | Path = "", parameters: dict | None = None,
+              runs_root: Path | None = None) -> "Session":
+        """Check the parameters, decide live vs recorded, print it (the notebook's first output).
+
+        Args:
+            parameters: the notebook's other parameter values; each is checked by its declared
+                type, and every parameter that changes the measurement must be here.
+
+        Raises:
+            ParameterError: a value of the wrong type, or a measured parameter left out.
+            NoGPU: ``source='live'`` on a machine without a usable GPU.
+            LabkitError: recorded mode with no recorded run that answers these parameters.
+        """
+        from . import notebooks, rundirs
+
+        values = {"source": source, **(parameters or {})}
+        declared = None
+        if (notebooks.notebook_dir() / f"{notebook}.py").is_file():
+            declared = notebooks.declared_parameters(notebook)
+            values = notebooks.check_parameters(notebook, values)
+            missing = [k for k, p in declared.items() if p.measured and k not in values]
+            if missing:
+                raise ParameterError(f"Session.start({notebook!r}): pass the measured parameters {missing} too")
+            values = {**{k: p.default for k, p in declared.items() if k != "out_dir"}, **values}
+        mode, recorded = plan_source(notebook, values, declared, runs_root)
+        out = Path(out_dir) if out_dir else rundirs.new_run_dir(rundirs.runs_root(), notebook)
+        (out / "data").mkdir(parents=True, exist_ok=True)
+        (out / "figs").mkdir(parents=True, exist_ok=True)
+        s = cls(notebook, mode, out, recorded, gpu_status()[1])
+        (out / "data" / "session.json").write_text(json.dumps(s.describe(), indent=2) + "\n")
+        print(s.banner())
+        return s
+
+    def describe(self) -> dict:
+        return {"notebook": self.notebook, "mode": self.mode, "gpu_status": self.reason,
+                "recorded_from": self.recorded.label if self.recorded else None}
+
+    @property
+    def device_name(self) -> str:
+        if self.recorded:
+            return self.recorded.device
+        from .device import describe
+
+        return describe().name
+
+    def title(self, what: str) -> str:
+        """A figure title: what, on which device, live or recorded."""
+        when = "live" if self.live else f"recorded {self.recorded.created_utc[:10]}"
+        return f"{what}\n{self.device_name}, {when}"
+
+    def banner(self) -> str:
+        if self.live:
+            from .device import describe
+
+            d = describe()
+            return (f"labkit {self.notebook}: LIVE on {d.name} ({d.arch}, {d.sm_count} SMs); "
+                    f"results -> {self.out_dir}")
+        r = self.recorded
+        return (f"labkit {self.notebook}: RECORDED mode ({self.reason}). Showing the recorded run {r.label} "
+                f"(measured on {r.device}, {r.created_utc}, git {r.git_sha[:12]}) with the same parameters; "
+                f"not a new measurement.")
+
+    def measure(self, key: str, fn, *args, load=None, **kwargs) -> Any:
+        """Live: run ``fn`` and save its JSON result as ``data/<key>.json``. Recorded: read that file.
+
+        Args:
+            load: turns the JSON value into what the notebook uses (a typed result, a table); in
+                recorded mode a failure names the file.
+        """
+        target = self.out_dir / "data" / f"{key}.json"
+        if self.live:
+            value = _jsonable(fn(*args, **kwargs))
+            target.write_text(json.dumps(value, indent=2) + "\n")
+            return load(value) if load else value
+        src = self.recorded.path / "data" / f"{key}.json"
+        if not src.is_file():
+            raise LabkitError(f"{src}: missing; recorded run {self.recorded.label} does not hold {key}; "
+                              f"re-record it on a GPU")
+        value = load_document(src).value
+        shutil.copyfile(src, target)
+        if load is None:
+            return value
+        try:
+            return load(value)
+        except Exception as exc:  # noqa: BLE001 - recorded data from disk; say which file is wrong
+            raise LabkitError(f"{src}: does not hold a valid {key} result ({type(exc).__name__}: {exc})") from None
+
+    def save_figure(self, fig, name: str) -> Path:
+        """Write ``figs/<name>.png`` and ``.svg`` and show that PNG in the notebook (any backend)."""
+        from .plot import save
+
+        png = save(fig, self.out_dir / "figs" / name)
+        try:
+            from IPython import get_ipython
+            from IPython.display import Image, display
+
+            if get_ipython() is not None:
+                display(Image(data=png.read_bytes(), format="png"))
+        except ImportError:
+            pass
+        return png
+
+    def save_table(self, df, name: str) -> Path:
+        path = self.out_dir / "data" / f"{name}.csv"
+        df.to_csv(path)
+        return path
+
+
+def each(load):
+    """``load`` applied to every element of a recorded list (``measure(..., load=each(Point.from_dict))``)."""
+    return lambda values: [load(v) for v in values]
 
 
 def _jsonable(value: Any) -> Any:
@@ -36,107 +291,3 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(v) for v in value]
     return value
 
-
-def _relative(path: Path) -> str:
-    try:
-        return str(path.relative_to(_env.repo_root()))
-    except ValueError:
-        return str(path)
-
-
-class Session:
-    """Where a notebook's numbers come from and where its files go."""
-
-    def __init__(self, notebook: str, mode: str, out_dir: Path, recorded_dir: Path | None, reason: str):
-        self.notebook = notebook
-        self.mode = mode
-        self.out_dir = out_dir
-        self.recorded_dir = recorded_dir
-        self.reason = reason
-
-    @property
-    def live(self) -> bool:
-        return self.mode == "live"
-
-    @classmethod
-    def start(cls, notebook: str, *, source: str = "auto", out_dir: str | Path = "",
-              runs_root: Path | None = None) -> "Session":
-        """Decide live vs recorded, print it (the notebook's first output), prepare ``out_dir``.
-
-        Raises:
-            NoGPU: ``source='live'`` on a machine without a usable GPU.
-            LabkitError: recorded mode with no recorded run of this notebook.
-        """
-        if source not in SOURCES:
-            raise LabkitError(f"source = {source!r}: expected one of {', '.join(SOURCES)}")
-        ok, reason = gpu_status()
-        if source == "live" and not ok:
-            raise NoGPU(f"source='live' but {reason}")
-        mode = "live" if (source == "live" or (source == "auto" and ok)) else "recorded"
-        recorded = None
-        if mode == "recorded":
-            runs = recorded_runs(notebook, runs_root)
-            if not runs:
-                raise LabkitError(f"recorded mode: no recorded run of {notebook} under "
-                                  f"{runs_root or _env.data_dir() / 'runs'}; run it once on a GPU with --record")
-            recorded = runs[-1]
-        if not out_dir:
-            stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-            out_dir = _env.runs_dir() / f"{stamp}-{notebook}"
-        out = Path(out_dir)
-        (out / "data").mkdir(parents=True, exist_ok=True)
-        (out / "figs").mkdir(parents=True, exist_ok=True)
-        s = cls(notebook, mode, out, recorded, reason)
-        (out / "data" / "session.json").write_text(json.dumps(s.describe(), indent=2) + "\n")
-        print(s.banner())
-        return s
-
-    def describe(self) -> dict:
-        return {"notebook": self.notebook, "mode": self.mode, "gpu_status": self.reason,
-                "recorded_from": _relative(self.recorded_dir) if self.recorded_dir else None}
-
-    def banner(self) -> str:
-        if self.live:
-            from .device import describe
-
-            d = describe()
-            return (f"labkit {self.notebook}: LIVE on {d.name} ({d.arch}, {d.sm_count} SMs); "
-                    f"results -> {self.out_dir}")
-        run = json.loads((self.recorded_dir / "run.json").read_text())
-        prov = run.get("provenance") or {}
-        dev = (prov.get("device") or {}).get("name", "unknown device")
-        return (f"labkit {self.notebook}: RECORDED mode - no GPU here ({self.reason}). "
-                f"Showing the recorded run {self.recorded_dir.name} (measured on {dev}, "
-                f"{prov.get('created_utc', '?')}, git {prov.get('git_sha', '?')[:12]}), not a new measurement.")
-
-    def measure(self, key: str, fn, *args, **kwargs) -> Any:
-        """Live: run ``fn`` and save its JSON result as ``data/<key>.json``. Recorded: load it."""
-        target = self.out_dir / "data" / f"{key}.json"
-        if self.live:
-            value = _jsonable(fn(*args, **kwargs))
-            target.write_text(json.dumps(value, indent=2) + "\n")
-            return value
-        src = self.recorded_dir / "data" / f"{key}.json"
-        if not src.is_file():
-            raise LabkitError(f"recorded run {self.recorded_dir.name} has no {key}.json; re-record it on a GPU")
-        shutil.copyfile(src, target)
-        return json.loads(src.read_text())
-
-    def save_figure(self, fig, name: str) -> Path:
-        """Show ``fig`` in the notebook, then write ``figs/<name>.png`` and ``.svg``."""
-        from .plot import save
-
-        try:
-            from IPython import get_ipython
-            from IPython.display import display
-
-            if get_ipython() is not None:
-                display(fig)
-        except ImportError:
-            pass
-        return save(fig, self.out_dir / "figs" / name)
-
-    def save_table(self, df, name: str) -> Path:
-        path = self.out_dir / "data" / f"{name}.csv"
-        df.to_csv(path)
-        return path

@@ -11,35 +11,38 @@
 #
 # What GPU is this, how fast does it copy, what does an empty launch cost; and the user's
 # Sage2 seed report, loaded and plotted. Live on a GPU; with none, the numbers come from the
-# latest recorded run in `data/runs/` (the first output says which).
+# recorded run in `data/runs/` measured with the same parameters (the first output says which).
 
 # %% tags=["parameters"]
-source: str = "auto"  # auto (live if a GPU is usable, else recorded), live, or recorded
-out_dir: str = ""  # where data/ and figs/ go (the runner sets it; empty: runs/<stamp>-<name>)
-copy_mib: int = 1024  # size of the device-to-device copy probe, MiB
-launches: int = 2000  # empty launches per launch-overhead measurement
-seed_report: str = "data/sage2_report_seed.json"  # Sage2 report to plot, relative to the repo root
+from labkit.params import Choice, File, Int, Text  # parameter types: `labkit nb params 00` lists them
+
+source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
+out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it; empty: runs/<stamp>-<name>)
+copy_mib: Int(1, 16384) = 1024  # size of the device-to-device copy probe, MiB
+launches: Int(10, 1000000) = 2000  # empty launches per launch-overhead measurement
+seed_report: File(measured=False) = "data/sage2_report_seed.json"  # Sage2 report to plot (path from the repo root)
 
 # %%
 import labkit
 from labkit.session import Session
 
 labkit.setup_logging("WARNING")
-session = Session.start("00_device_and_timing", source=source, out_dir=out_dir)
+session = Session.start("00_device_and_timing", source=source, out_dir=out_dir,
+                        parameters={"copy_mib": copy_mib, "launches": launches, "seed_report": seed_report})
 
 # %% [markdown]
 # ## The device
 
 # %%
-device = session.measure("device", lambda: labkit.device.describe())
-labkit.device.DeviceInfo.from_dict(device).to_frame()
+device = session.measure("device", labkit.device.describe, load=labkit.device.DeviceInfo.from_dict)
+device.to_frame()
 
 # %% [markdown]
 # ## Copy bandwidth (device to device, cold L2, bytes read + written)
 
 # %%
-copy = session.measure("copy_bandwidth", labkit.probes.copy_bandwidth, copy_mib << 20)
-copy_table = labkit.probes.copy_table(copy)
+copy_table = session.measure("copy_bandwidth", labkit.probes.copy_bandwidth, copy_mib << 20,
+                             load=labkit.probes.copy_table)
 session.save_table(copy_table, "copy_bandwidth")
 copy_table
 
@@ -49,26 +52,32 @@ copy_table
 # launch (enqueue hidden), and a launch-then-synchronize round trip.
 
 # %%
-overhead = session.measure("launch_overhead", labkit.probes.launch_overhead, launches)
-fig = labkit.plot.value_bars({k: v for k, v in overhead.items() if k.endswith("_us")},
-                             xlabel="time per launch [us]", title=f"empty kernel, {device['name']}")
+overhead = session.measure("launch_overhead", labkit.probes.launch_overhead, launches,
+                           load=labkit.probes.overhead_us)
+fig = labkit.plot.value_bars(overhead, xlabel="time per launch [µs]",
+                             title=session.title(f"Empty-kernel launch overhead, {launches} launches"))
 session.save_figure(fig, "launch_overhead")
 
 # %% [markdown]
 # ## The Sage2 seed report
+# The user's report (measured elsewhere; it records no device).
 
 # %%
-seed = labkit.report.load(labkit._env.repo_root() / seed_report)
+seed = labkit.report.load(labkit.repo_path(seed_report))
 print(labkit.report.phase_table(seed))
-fig = labkit.plot.phase_bars({"seed": seed})
-session.save_figure(fig, "seed_phase_bars")
+fig = labkit.plot.phase_dots({"seed report": seed},
+                             title=f"Sage2 phases, {labkit.report.label(seed)}: seed report (device not recorded)")
+session.save_figure(fig, "seed_phase_dots")
 
 # %% [markdown]
-# Tail study: the mainloop's p50 with min..max bars, and the q-row efficiency
-# `q_len / (q_ctas_per_head * cta_q)`. Run-to-run drift in the seed (the same
-# configuration at 237.1, 239.8 and 240.4 ms) is larger than the tail effect.
+# Tail study: the mainloop's p50 with min..max bars against the swept length, and the tile
+# efficiency along it. Run-to-run drift in the seed (the same configuration at 237.1, 239.8
+# and 240.4 ms) is larger than the tail effect.
 
 # %%
-fig = labkit.plot.tail_study(seed)
+fig = labkit.plot.tail_study(seed, title=f"Sage2 tail study, {labkit.report.label(seed)}: seed report "
+                                         "(device not recorded)")
 session.save_figure(fig, "seed_tail_study")
-session.save_table(seed.tail_frame(), "seed_tail_study")
+seed_tails = labkit.report.tail_table(seed)
+session.save_table(seed_tails, "seed_tail_study")
+seed_tails

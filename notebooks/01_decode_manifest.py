@@ -15,30 +15,33 @@
 # labkit's own TMA proof kernel instead.
 
 # %% tags=["parameters"]
-source: str = "auto"  # auto (live if a GPU is usable, else recorded), live, or recorded
-out_dir: str = ""  # where data/ and figs/ go (the runner sets it)
-manifest: str = "data/trtllm_gen_decode_manifest_v4.json"  # manifest to check, relative to the repo root
-manifest_vars: dict = {"tokens": 2}  # values of manifest vars; the others take their max
-iterations: int = 50  # timed samples per call
-proof_rows: int = 4099  # proof kernel input rows (a tail on purpose)
-proof_cols: int = 1000  # proof kernel input columns (x 4 B must be a multiple of 16)
+from labkit.params import Choice, File, Int, IntDict, Text  # parameter types: `labkit nb params 01` lists them
+
+source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
+out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
+manifest: File() = "data/trtllm_gen_decode_manifest_v4.json"  # manifest to check (path from the repo root)
+manifest_vars: IntDict(0, 2147483647) = {"tokens": 2}  # values of manifest vars (name=N,...); others take their max
+iterations: Int(1, 100000) = 50  # timed samples per call
+proof_rows: Int(1, 1048576) = 4099  # proof kernel input rows (a tail on purpose)
+proof_cols: Int(4, 65536) = 1000  # proof kernel input columns (x 4 B must be a multiple of 16)
 
 # %%
 import labkit
 from labkit.manifest.report import render_check
-from labkit.manifest.session import field_frame, run_proof, try_run
+from labkit.manifest.session import device_run_lines, field_frame, proof_line, run_proof, try_run
 from labkit.session import Session
 
 labkit.setup_logging("WARNING")
-session = Session.start("01_decode_manifest", source=source, out_dir=out_dir)
-path = labkit._env.repo_root() / manifest
-values = {k: int(v) for k, v in manifest_vars.items()}
+session = Session.start("01_decode_manifest", source=source, out_dir=out_dir, parameters={
+    "manifest": manifest, "manifest_vars": manifest_vars, "iterations": iterations, "proof_rows": proof_rows,
+    "proof_cols": proof_cols})
+path = labkit.repo_path(manifest)
 
 # %% [markdown]
 # ## Validation report and launch plan (no GPU needed)
 
 # %%
-result = labkit.manifest.check(labkit.manifest.load(path), vars=values)
+result = labkit.manifest.check(labkit.manifest.load(path), vars=manifest_vars)
 print(render_check(result, None, "static check: the device comes below"))
 
 # %% [markdown]
@@ -46,7 +49,8 @@ print(render_check(result, None, "static check: the device comes below"))
 
 # %%
 plan = result.plans[0]
-fig = labkit.plot.param_block(plan.rows, plan.pack_size, title=f"{plan.entry[:60]}: {plan.pack_size} B")
+fig = labkit.plot.param_block(plan.rows, plan.pack_size,
+                              title=f"{plan.entry[:60]}\nparameter block: {plan.pack_size} B (from the manifest, no GPU)")
 session.save_figure(fig, "param_block")
 fields = field_frame(result)
 session.save_table(fields, "param_block")
@@ -66,13 +70,9 @@ for s in result.manifest.ops[plan.op].scratch.values():
 # ## On this GPU
 
 # %%
-device_run = session.measure("device_run", try_run, path, vars=values, iterations=iterations)
-if device_run["ran"]:
-    for label, t in device_run["timings"].items():
-        print(f"{label}: p50 {t['stats']['p50_s'] * 1e6:.2f} us over {t['stats']['count']} samples")
-else:
-    print(f"not run on {device_run['device']} ({device_run['arch']}): {device_run['reason']}")
-    print("\n".join(device_run["errors"]))
+device_run = session.measure("device_run", try_run, path, vars=manifest_vars, iterations=iterations,
+                             load=device_run_lines)
+print("\n".join(device_run))
 
 # %% [markdown]
 # ## The same runner path on this GPU: labkit's TMA proof kernel
@@ -81,7 +81,5 @@ else:
 # element is compared with a float64 reference.
 
 # %%
-proof = session.measure("proof_run", run_proof, proof_rows, proof_cols, iterations=iterations)
-print(f"proof kernel on {proof['device']}: {proof['rows']} x {proof['cols']}, {proof['elements_checked']:,} elements "
-      f"checked, max |err| {proof['max_abs_err']:.2e}, unwritten {proof['nan_or_unwritten']}, "
-      f"{proof['done']}/{proof['ctas']} CTAs counted; p50 {proof['p50_us']:.2f} us = {proof['GBps']:.0f} GB/s")
+proof = session.measure("proof_run", run_proof, proof_rows, proof_cols, iterations=iterations, load=proof_line)
+print(proof)

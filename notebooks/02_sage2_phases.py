@@ -15,46 +15,55 @@
 # attention, the scheduler and the q/kv tail study (configurations interleaved).
 
 # %% tags=["parameters"]
-source: str = "auto"  # auto (live if a GPU is usable, else recorded), live, or recorded
-out_dir: str = ""  # where data/ and figs/ go (the runner sets it)
-shape: str = "1,37810,56,128"  # B,N,H,D of q, k and v (the same shape)
-layout: str = "NHD"  # NHD or HND
-dtype: str = "bf16"  # bf16 or fp16
-warmup: int = 3  # untimed passes before the phase timings
-iterations: int = 10  # timed phase-by-phase passes
-q_tail: list = [37760, 37761, 37810]  # q lengths of the q-tail sweep (kv fixed at N)
-kv_tail: list = [37760, 37761, 37810]  # kv lengths of the kv-tail sweep (q fixed at N)
-tail_iterations: int = 5  # interleaved rounds of the tail study
-precision_iterations: int = 5  # timed mainloop calls per P.V variant in the precision study
-seed_report: str = "data/sage2_report_seed.json"  # the user's report, relative to the repo root
+from labkit.params import Choice, File, Int, IntList, Shape, Text  # parameter types: `labkit nb params 02`
+
+source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
+out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
+shape: Shape(names="B,N,H,D") = [1, 37810, 56, 128]  # B,N,H,D of q, k and v (the same shape)
+layout: Choice("NHD", "HND") = "NHD"  # memory layout of q, k, v
+dtype: Choice("bf16", "fp16") = "bf16"  # 16-bit input type
+warmup: Int(0, 1000) = 3  # untimed passes before the phase timings
+iterations: Int(1, 10000) = 10  # timed phase-by-phase passes
+q_tail: IntList(1) = [37760, 37761, 37810]  # q lengths of the q-tail sweep (kv fixed at N)
+kv_tail: IntList(1) = [37760, 37761, 37810]  # kv lengths of the kv-tail sweep (q fixed at N)
+tail_iterations: Int(1, 1000) = 5  # interleaved rounds of the tail study
+precision_iterations: Int(1, 1000) = 5  # timed mainloop calls per P.V variant in the precision study
+seed_report: File(measured=False) = "data/sage2_report_seed.json"  # the user's report (path from the repo root)
 
 # %%
+import dataclasses
+
 import pandas as pd
 
 import labkit
 from labkit.report import Sage2Report
-from labkit.session import Session
-from labkit.workloads.sage2.cli import parse_shape
+from labkit.session import Session, each
 from labkit.workloads.sage2.precision import PrecisionPoint, precision_frame, precision_study
 from labkit.workloads.sage2.profile import profile
 
 labkit.setup_logging("WARNING")
-session = Session.start("02_sage2_phases", source=source, out_dir=out_dir)
+session = Session.start("02_sage2_phases", source=source, out_dir=out_dir, parameters={
+    "shape": shape, "layout": layout, "dtype": dtype, "warmup": warmup, "iterations": iterations, "q_tail": q_tail,
+    "kv_tail": kv_tail, "tail_iterations": tail_iterations, "precision_iterations": precision_iterations,
+    "seed_report": seed_report})
 
 # %%
-measured = session.measure("report", profile, parse_shape(shape), layout=layout, dtype=dtype, warmup=warmup,
-                           iterations=iterations, q_tails=q_tail, kv_tails=kv_tail, tail_iterations=tail_iterations)
-ours = Sage2Report.from_dict(measured)
-seed = labkit.report.load(labkit._env.repo_root() / seed_report)
-device = ours.provenance["device"]["name"]
+ours = session.measure("report", profile, tuple(shape), layout=layout, dtype=dtype, warmup=warmup,
+                       iterations=iterations, q_tails=q_tail, kv_tails=kv_tail, tail_iterations=tail_iterations,
+                       load=Sage2Report.from_dict)
+seed = labkit.report.load(labkit.repo_path(seed_report))
 print(labkit.report.phase_table(ours))
 
 # %% [markdown]
-# ## Phases beside the seed's (p50, log scale; labels: share of the pipeline total)
+# ## Phases beside the seed's
+# p50 per call on a log axis (dots: only their position means something); each label gives the
+# time and the share of that report's pipeline total. The comparison first names every way the
+# two runs differ.
 
 # %%
-fig = labkit.plot.phase_bars({"seed report": seed, f"labkit on {device}": ours})
-session.save_figure(fig, "phase_bars_vs_seed")
+fig = labkit.plot.phase_dots({"seed report (device not recorded)": seed, f"labkit on {session.device_name}": ours},
+                             title=session.title(f"Sage2 phases, {labkit.report.label(ours)}"))
+session.save_figure(fig, "phase_dots_vs_seed")
 print(labkit.report.diff_table(seed, ours))
 
 # %% [markdown]
@@ -77,8 +86,8 @@ checks.to_frame("value")
 # e4m3, three MMAs) leave mostly the INT8 Q K^T error; its mainloop time is the price.
 
 # %%
-points = [PrecisionPoint.from_dict(d) for d in session.measure(
-    "precision", precision_study, parse_shape(shape), layout=layout, dtype=dtype, iterations=precision_iterations)]
+points = session.measure("precision", precision_study, tuple(shape), layout=layout, dtype=dtype,
+                         iterations=precision_iterations, load=each(PrecisionPoint.from_dict))
 precision = precision_frame(points)
 session.save_table(precision, "precision")
 precision
@@ -87,18 +96,19 @@ precision
 # ## Scheduler (computed from the schedule and the shape)
 
 # %%
-sched = pd.DataFrame({"labkit": ours.scheduler.__dict__, "seed": seed.scheduler.__dict__})
+sched = pd.DataFrame({"labkit": dataclasses.asdict(ours.scheduler), "seed": dataclasses.asdict(seed.scheduler)})
 session.save_table(sched, "scheduler")
 sched
 
 # %% [markdown]
 # ## Tail study
-# Mainloop p50 with min..max bars; q-row efficiency = q_len / (q_ctas_per_head x cta_q).
+# Mainloop p50 with min..max bars against the swept length; right axis: the tile efficiency
+# along it (q rows / scheduled q rows; kv tokens / (k iterations x cta_k)).
 
 # %%
-fig = labkit.plot.tail_study(ours)
+fig = labkit.plot.tail_study(ours, title=session.title(f"Sage2 tail study, {labkit.report.label(ours)}"))
 session.save_figure(fig, "tail_study")
-tails = ours.tail_frame()
+tails = labkit.report.tail_table(ours)
 session.save_table(tails, "tail_study")
 tails[["sweep", "q_len", "kv_len", "q_ctas_per_head", "k_iterations_per_cta", "q_row_efficiency",
-       "mainloop_p50_s", "mainloop_min_s", "mainloop_max_s", "checksum"]]
+       "kv_tile_efficiency", "mainloop_p50_ms", "mainloop_min_ms", "mainloop_max_ms", "checksum"]]

@@ -61,3 +61,18 @@ def field_frame(res: CheckResult, plan_index: int = 0):
     pd = _deps.require("pandas")
     plan = res.plans[plan_index]
     return pd.DataFrame([r.__dict__ for r in plan.rows])
+
+
+def device_run_lines(result: dict) -> list[str]:
+    """What ``try_run`` found, in words: each timing's p50, or why nothing ran."""
+    if result["ran"]:
+        return [f"{label}: p50 {t['stats']['p50_s'] * 1e3:.4f} ms over {t['stats']['count']} samples"
+                for label, t in result["timings"].items()]
+    return [f"not run on {result['device']} ({result['arch']}): {result['reason']}", *map(str, result["errors"])]
+
+
+def proof_line(p: dict) -> str:
+    """The proof run in one line: elements checked, error, CTAs counted, time."""
+    return (f"proof kernel on {p['device']}: {p['rows']} x {p['cols']}, {p['elements_checked']:,} elements checked, "
+            f"max |err| {p['max_abs_err']:.2e}, unwritten {p['nan_or_unwritten']}, {p['done']}/{p['ctas']} CTAs "
+            f"counted; p50 {p['p50_us'] / 1e3:.4f} ms = {p['GBps']:.0f} GB/s")

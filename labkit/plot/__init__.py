@@ -34,59 +34,76 @@ def _axes(ax, figsize=None):
     return ax.figure, ax
 
 
-def phase_bars(reports: dict, ax=None):
-    """Horizontal bars of each phase's p50 [ms] for one or more reports (label -> Sage2Report),
-    members of a group drawn lighter; the share of the pipeline total is written at each bar."""
+def phase_dots(reports: dict, *, title: str = "Sage2 phases", ax=None):
+    """Each phase's p50 [ms] as a dot per report (label -> Sage2Report) on a log axis, where only
+    positions carry meaning (bars on a log axis would not); each dot is labelled with its time and
+    its share of that report's pipeline total. Members of a group are in parentheses."""
     import numpy as np
 
-    rows = max(len(r.phase_timings) for r in reports.values())
-    fig, ax = _axes(ax, figsize=(8, 0.5 + 0.45 * rows * len(reports) ** 0.5))
-    labels = list(next(iter(reports.values())).phase_timings)
+    first = next(iter(reports.values()))
+    labels = list(first.phase_timings)
+    for rep in reports.values():
+        labels += [p for p in rep.phase_timings if p not in labels]
+    fig, ax = _axes(ax, figsize=(8, 1.2 + 0.42 * len(labels)))
     y = np.arange(len(labels))
-    h = 0.8 / len(reports)
-    for i, (label, rep) in enumerate(reports.items()):
+    offsets = np.linspace(-0.18, 0.18, len(reports)) if len(reports) > 1 else [0.0]
+    for i, ((label, rep), dy) in enumerate(zip(reports.items(), offsets)):
         df = rep.to_frame()
-        vals = [df.loc[p, "p50_ms"] if p in df.index else np.nan for p in labels]
-        bars = ax.barh(y + i * h, vals, height=h, label=label, color=f"C{i}")
-        for bar, p in zip(bars, labels):
-            if p not in rep.top_level_phases():
-                bar.set_alpha(0.5)  # members of a group: already inside their group's bar
-        shares = [f"{df.loc[p, 'share']:.1%}" if p in df.index else "" for p in labels]
-        ax.bar_label(bars, labels=shares, padding=2, fontsize=7)
-    top = next(iter(reports.values())).top_level_phases()
-    ax.set_yticks(y + h * (len(reports) - 1) / 2, [lab if lab in top else f"({lab})" for lab in labels], fontsize=8)
-    ax.invert_yaxis()
+        rows = [(k, p) for k, p in enumerate(labels) if p in df.index]
+        ys = [y[k] + dy for k, _ in rows]
+        ms = [df.loc[p, "p50_ms"] for _, p in rows]
+        ax.scatter(ms, ys, s=28, color=f"C{i}", label=label, zorder=3)
+        for (k, p), yy, v in zip(rows, ys, ms):
+            ax.annotate(f"{v:.3g} ms ({df.loc[p, 'share']:.1%})", (v, yy), xytext=(6, 0), textcoords="offset points",
+                        va="center", fontsize=7, color=f"C{i}")
+    top = set().union(*(r.top_level_phases() for r in reports.values()))
+    ax.set_yticks(y, [lab if lab in top else f"({lab})" for lab in labels], fontsize=8)
+    ax.set_ylim(len(labels) - 0.5, -0.5)
     ax.set_xscale("log")
-    ax.set_xlabel("p50 time [ms] (log scale); labels: share of pipeline total")
-    ax.set_title("Sage2 phases")
+    lo, hi = ax.get_xlim()
+    ax.set_xlim(lo, hi * 8)  # room for the labels right of the largest dot
+    ax.set_xlabel("p50 time per call [ms] (log scale); label: time (share of the pipeline total)")
+    ax.set_title(title)
     if len(reports) > 1:
         fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=len(reports))
     return fig
 
 
-def tail_study(report, ax=None):
-    """Mainloop p50 (min-max bars) per tail-study point, one panel per sweep, with q-row efficiency."""
+def tail_study(report, *, title: str = "Sage2 tail study", ax=None):
+    """Mainloop p50 [ms] (min..max bars) against the swept length, one panel per sweep, on a
+    numeric length axis; the right axis shows the tile efficiency along the swept dimension
+    (q rows / scheduled q rows, or kv tokens / (k iterations x cta_k)). Points are not joined:
+    neither quantity is linear between the measured lengths."""
+    from ..report.tables import tail_table
+
     plt = _plt()
-    df = report.tail_frame()
+    df = tail_table(report)
     sweeps = list(dict.fromkeys(df["sweep"]))
-    fig, axes = plt.subplots(1, len(sweeps), figsize=(4 * len(sweeps), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(sweeps), figsize=(4.6 * len(sweeps), 3.8), squeeze=False, layout="constrained")
     for ax_, sweep in zip(axes[0], sweeps):
-        d = df[df["sweep"] == sweep]
-        x = d["q_len"] if sweep.startswith("q_") else d["kv_len"]
-        xs = [str(v) for v in x]
-        p50 = d["mainloop_p50_s"] * 1e3
-        err = [p50 - d["mainloop_min_s"] * 1e3, d["mainloop_max_s"] * 1e3 - p50]
-        ax_.errorbar(xs, p50, yerr=err, fmt="o", capsize=4, label="mainloop p50 (min..max)")
-        ax_.set_xlabel("q_len" if sweep.startswith("q_") else "kv_len")
-        ax_.set_ylabel("mainloop [ms]")
-        ax_.set_title(sweep)
+        d = df[df["sweep"] == sweep].sort_values("q_len" if sweep.startswith("q_") else "kv_len")
+        along_q = sweep.startswith("q_")
+        x = d["q_len"] if along_q else d["kv_len"]
+        err = [d["mainloop_p50_ms"] - d["mainloop_min_ms"], d["mainloop_max_ms"] - d["mainloop_p50_ms"]]
+        ax_.errorbar(x, d["mainloop_p50_ms"], yerr=err, fmt="o", capsize=4, color="C0",
+                     label="mainloop p50 (min..max)")
+        ax_.set_xlabel(("q_len" if along_q else "kv_len") + " [tokens]")
+        ax_.set_ylabel("mainloop time [ms]")
+        fixed = f"kv_len {d['kv_len'].iloc[0]}" if along_q else f"q_len {d['q_len'].iloc[0]}"
+        ax_.set_title(f"{'q' if along_q else 'kv'} tail, {fixed}", fontsize=9)
+        ax_.ticklabel_format(axis="x", useOffset=False, style="plain")
+        eff = d["q_row_efficiency"] if along_q else d["kv_tile_efficiency"]
         ax2 = ax_.twinx()
-        ax2.plot(xs, d["q_row_efficiency"], "s--", color="C5", label="q-row efficiency")
-        ax2.set_ylabel("q-row efficiency")
-        ax2.set_ylim(0.99, 1.001)
+        ax2.plot(x, eff, "s", color="C1", markerfacecolor="none", label=("q-row" if along_q else "kv-tile") + " efficiency")
+        ax2.set_ylabel(("q rows / scheduled rows" if along_q else "kv tokens / (k iters x cta_k)") + " [1]")
+        span = max(float(eff.max() - eff.min()), 1e-4)
+        ax2.set_ylim(float(eff.min()) - 0.25 * span, min(1.0, float(eff.max())) + 0.25 * span)
+        ax2.ticklabel_format(axis="y", useOffset=False)
         ax2.grid(False)
-        ax_.legend(loc="upper left", fontsize=7)
-        ax2.legend(loc="lower right", fontsize=7)
+        handles = ax_.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
+        ax_.legend(handles, [h.get_label() for h in handles], loc="lower center", bbox_to_anchor=(0.5, 1.1),
+                   fontsize=7, ncols=2)
+    fig.suptitle(title, fontsize=10)
     return fig
 
 

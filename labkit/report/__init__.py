@@ -2,7 +2,7 @@
 
 from .io import CURRENT_VERSION, dumps, from_node, load, loads, save, to_dict
 from .model import PHASE_GROUPS, DecompositionCheck, Sage2Report, Scheduler, TailPoint
-from .tables import diff_table, phase_table
+from .tables import diff_table, differences, label, phase_table, tail_table
 
 __all__ = ["CURRENT_VERSION", "PHASE_GROUPS", "DecompositionCheck", "Sage2Report", "Scheduler", "TailPoint",
-           "diff_table", "dumps", "from_node", "load", "loads", "phase_table", "save", "to_dict"]
+           "diff_table", "differences", "dumps", "label", "from_node", "load", "loads", "phase_table", "save", "tail_table", "to_dict"]

@@ -18,21 +18,100 @@ def phase_table(r: Sage2Report) -> str:
     rows = []
     for name, st in r.phase_timings.items():
         label = name if name in top else f"  {name}"
-        rows.append([label, str(st.count), f"{st.p50_s * 1e3:.3f}", f"{st.p90_s * 1e3:.3f}",
-                     f"{100 * st.p50_s / total:.1f}%"])
+        share = f"{100 * st.p50_s / total:.1f}%" if total > 0 else "-"
+        rows.append([label, str(st.count), f"{st.p50_s * 1e3:.3f}", f"{st.p90_s * 1e3:.3f}", share])
     rows.append(["total (top-level p50)", "", f"{total * 1e3:.3f}", "", "100.0%"])
     return _fmt_table(["phase", "count", "p50 ms", "p90 ms", "share"], rows)
 
 
+def _layout(r: Sage2Report) -> str:
+    return str(r.metadata.get("layout", "NHD"))
+
+
+def _bnhd(shape: tuple[int, ...], layout: str) -> tuple[int, int, int, int]:
+    b, x, y, d = shape
+    return (b, x, y, d) if layout == "NHD" else (b, y, x, d)
+
+
+def _traits(r: Sage2Report) -> dict[str, str]:
+    """What must match for two reports' times to be comparable, as text ('not recorded' if absent)."""
+    prov = r.provenance or {}
+    sched = r.scheduler
+    clocks = (prov.get("clocks") or {}).get("sm_clock_hz")
+    return {
+        "shape": f"q {list(r.q_shape)} k {list(r.k_shape)} v {list(r.v_shape)}",
+        "dtype": str(r.metadata.get("dtype", "not recorded")),
+        "layout": str(r.metadata.get("layout", "not recorded")),
+        "device": str((prov.get("device") or {}).get("name", "not recorded")),
+        "schedule": (f"cta {sched.cta_q}x{sched.cta_k}, warp_q {sched.warp_q}, {sched.explicit_pipeline_stages} stages, "
+                     f"pv_terms {(r.metadata.get('schedule') or {}).get('pv_terms', 1)}"),
+        "clocks": f"SM {clocks / 1e6:.0f} MHz" if clocks else "not recorded",
+    }
+
+
+def differences(a: Sage2Report, b: Sage2Report) -> list[str]:
+    """One line per trait in which A and B differ (shape, dtype, layout, device, schedule, clocks)."""
+    ta, tb = _traits(a), _traits(b)
+    return [f"{k}: A {ta[k]} | B {tb[k]}" for k in ta if ta[k] != tb[k]]
+
+
+def phase_work(r: Sage2Report) -> dict[str, tuple[float, str]]:
+    """Work per call of each phase: (amount, unit per second). Mainloop: 4 B H Nq Nkv D operations
+    (TOPS); the others: bytes of the 16-bit tensor they read (GB/s)."""
+    b, nq, hq, d = _bnhd(r.q_shape, _layout(r))
+    _, nkv, hkv, _ = _bnhd(r.k_shape, _layout(r))
+    q_bytes, kv_bytes = 2 * b * nq * hq * d, 2 * b * nkv * hkv * d
+    out = {}
+    for name in r.phase_timings:
+        if name == "fused_mainloop":
+            out[name] = (4 * b * hq * nq * nkv * d / 1e12, "TOPS")
+        else:
+            out[name] = ((q_bytes if name.startswith("q") else kv_bytes) / 1e9, "GB/s")
+    return out
+
+
 def diff_table(a: Sage2Report, b: Sage2Report) -> str:
-    """Per-phase p50 of A and B and the ratio B/A (phases present in both, in A's order)."""
+    """Differences between the two runs first; then per-phase p50 of A and B and the ratio B/A, or,
+    when the shapes differ, work-normalized throughput (raw time ratios would mean nothing)."""
+    diffs = differences(a, b)
+    head = ["A and B differ in:", *(f"  {d}" for d in diffs)] if diffs else ["A and B match in shape, dtype, "
+                                                                            "layout, device, schedule and clocks"]
+    same_shape = (a.q_shape, a.k_shape, a.v_shape) == (b.q_shape, b.k_shape, b.v_shape)
     rows = []
+    if same_shape:
+        for name, sa in a.phase_timings.items():
+            sb = b.phase_timings.get(name)
+            ratio = "-" if sb is None or sa.p50_s == 0 else f"{sb.p50_s / sa.p50_s:.3f}x"
+            rows.append([name, f"{sa.p50_s * 1e3:.3f}", "-" if sb is None else f"{sb.p50_s * 1e3:.3f}",
+                         ratio if sb is not None else "only in A"])
+        rows += [[name, "-", f"{sb.p50_s * 1e3:.3f}", "only in B"]
+                 for name, sb in b.phase_timings.items() if name not in a.phase_timings]
+        return "\n".join([*head, _fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows)])
+    wa, wb = phase_work(a), phase_work(b)
+    rate = lambda w, st: "-" if st is None or st.p50_s == 0 else f"{w[0] / st.p50_s:.1f}"  # noqa: E731
     for name, sa in a.phase_timings.items():
         sb = b.phase_timings.get(name)
-        if sb is None:
-            rows.append([name, f"{sa.p50_s * 1e3:.3f}", "-", "only in A"])
-            continue
-        rows.append([name, f"{sa.p50_s * 1e3:.3f}", f"{sb.p50_s * 1e3:.3f}", f"{sb.p50_s / sa.p50_s:.3f}x"])
-    rows += [[name, "-", f"{sb.p50_s * 1e3:.3f}", "only in B"]
-             for name, sb in b.phase_timings.items() if name not in a.phase_timings]
-    return _fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows)
+        ra, rb = rate(wa[name], sa), rate(wb.get(name, (0, "")), sb)
+        ratio = f"{float(rb) / float(ra):.3f}x" if "-" not in (ra, rb) and float(ra) > 0 else "-"
+        rows.append([name, wa[name][1], ra, rb, ratio])
+    note = ("shapes differ: raw times are not comparable, so this compares work-normalized throughput "
+            "(mainloop: 4 B H Nq Nkv D ops per second; other phases: their 16-bit input bytes per second)")
+    return "\n".join([*head, note, _fmt_table(["phase", "unit", "A", "B", "B/A"], rows)])
+
+
+def tail_table(r: Sage2Report):
+    """The tail study as a DataFrame in ms, with the tile efficiency along each swept length:
+    q rows / scheduled q rows, and kv tokens / (k iterations x cta_k)."""
+    df = r.tail_frame()
+    for col in [c for c in df.columns if c.startswith("mainloop_") and c.endswith("_s")]:
+        df[col[:-2] + "_ms"] = df.pop(col) * 1e3
+    df["kv_tile_efficiency"] = df["kv_len"] / (df["k_iterations_per_cta"] * r.scheduler.cta_k)
+    return df
+
+
+def label(r: Sage2Report) -> str:
+    """The workload in a few words for titles: ``q=k=v [1, 37810, 56, 128] bf16 NHD``."""
+    shapes = (f"q=k=v {list(r.q_shape)}" if r.q_shape == r.k_shape == r.v_shape
+              else f"q {list(r.q_shape)} k {list(r.k_shape)} v {list(r.v_shape)}")
+    extra = " ".join(str(r.metadata[k]) for k in ("dtype", "layout") if k in r.metadata)
+    return f"{shapes} {extra}".strip()

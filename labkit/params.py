@@ -1,0 +1,223 @@
+"""Typed notebook parameters: the annotations of a notebook's ``parameters`` cell.
+
+A parameters cell reads ``copy_mib: Int(1, 16384) = 1024  # help``. The annotation is one of
+the types below; it parses a command-line string (``labkit nb run -p copy_mib 64``) and checks
+a Python value (papermill API, a JupyterLab edit), both into one canonical value, or raises
+ParameterError naming the parameter, the value and what was expected. The runner checks every
+override before any cell runs; ``Session.start`` checks the values the notebook actually holds.
+
+``measured=False`` marks a parameter that does not change what is measured (where results go,
+which reference file to draw beside them): recorded mode ignores it when it picks a run.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from .errors import ParameterError
+
+
+class Param:
+    """Base: ``parse(text)`` for CLI strings, ``check(value)`` for Python values."""
+
+    kind = "value"
+
+    def __init__(self, *, measured: bool = True):
+        self.measured = measured
+
+    def describe(self) -> str:
+        return self.kind
+
+    def __repr__(self) -> str:
+        return self.describe()
+
+    def parse(self, text: str) -> Any:
+        return self.check(text)
+
+    def check(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def fail(self, value: Any) -> ParameterError:
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return ParameterError(f"= {shown}: expected {self.describe()}")
+
+
+def _range(lo, hi) -> str:
+    if lo is not None and hi is not None:
+        return f" in {lo}..{hi}"
+    if lo is not None:
+        return f" >= {lo}"
+    return f" <= {hi}" if hi is not None else ""
+
+
+class Int(Param):
+    """An integer in ``lo..hi`` (inclusive; None: unbounded). ``3.5``, ``True`` and ``'abc'`` are refused."""
+
+    def __init__(self, lo: int | None = None, hi: int | None = None, **kw):
+        super().__init__(**kw)
+        self.lo, self.hi = lo, hi
+
+    def describe(self) -> str:
+        return "an integer" + _range(self.lo, self.hi)
+
+    def parse(self, text: str) -> int:
+        try:
+            return self.check(int(text.strip().replace("_", ""), 10))
+        except ValueError:
+            raise self.fail(text) from None
+
+    def check(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(value)
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            raise self.fail(value)
+        return value
+
+
+class Float(Param):
+    """A finite number in ``lo..hi``."""
+
+    def __init__(self, lo: float | None = None, hi: float | None = None, **kw):
+        super().__init__(**kw)
+        self.lo, self.hi = lo, hi
+
+    def describe(self) -> str:
+        return "a finite number" + _range(self.lo, self.hi)
+
+    def parse(self, text: str) -> float:
+        try:
+            return self.check(float(text))
+        except ValueError:
+            raise self.fail(text) from None
+
+    def check(self, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or abs(value) == float("inf"):
+            raise self.fail(value)
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            raise self.fail(value)
+        return float(value)
+
+
+class Text(Param):
+    """Any string, kept as given (``-p shape 1,2,3`` stays the string ``'1,2,3'``)."""
+
+    kind = "a string"
+
+    def check(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self.fail(value)
+        return value
+
+
+class Choice(Param):
+    """One of a few strings."""
+
+    def __init__(self, *options: str, **kw):
+        super().__init__(**kw)
+        self.options = options
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(self.options)
+
+    def check(self, value: Any) -> str:
+        if value not in self.options:
+            raise self.fail(value)
+        return value
+
+
+def _literal(text: str):
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+class IntList(Param):
+    """A non-empty list of integers in ``lo..hi``; on the command line ``1,2,3`` or ``[1, 2, 3]``."""
+
+    def __init__(self, lo: int | None = None, hi: int | None = None, *, length: int | None = None,
+                 max_items: int = 64, **kw):
+        super().__init__(**kw)
+        self.item = Int(lo, hi)
+        self.length, self.max_items = length, max_items
+
+    def describe(self) -> str:
+        count = f"{self.length}" if self.length else f"1..{self.max_items}"
+        return f"a list of {count} integers" + _range(self.item.lo, self.item.hi)
+
+    def parse(self, text: str) -> list[int]:
+        value = _literal(text) if text.strip().startswith("[") else None
+        if value is None:
+            try:
+                value = [int(x, 10) for x in text.split(",")]
+            except ValueError:
+                raise self.fail(text) from None
+        return self.check(value)
+
+    def check(self, value: Any) -> list[int]:
+        if not isinstance(value, (list, tuple)) or not value or len(value) > self.max_items:
+            raise self.fail(value)
+        if self.length is not None and len(value) != self.length:
+            raise self.fail(value)
+        try:
+            return [self.item.check(v) for v in value]
+        except ParameterError:
+            raise self.fail(value) from None
+
+
+class Shape(IntList):
+    """A tensor shape: ``length`` positive integers, e.g. B,N,H,D = ``1,37810,56,128``."""
+
+    def __init__(self, length: int = 4, *, hi: int = 1 << 31, names: str = "", **kw):
+        super().__init__(1, hi, length=length, **kw)
+        self.names = names
+
+    def describe(self) -> str:
+        names = f" ({self.names})" if self.names else ""
+        return f"{self.length} positive integers{names}, e.g. 1,37810,56,128"
+
+
+class IntDict(Param):
+    """Names to integers in ``lo..hi``: ``tokens=2,seqs=4`` or ``{'tokens': 2}``."""
+
+    def __init__(self, lo: int | None = None, hi: int | None = None, **kw):
+        super().__init__(**kw)
+        self.item = Int(lo, hi)
+
+    def describe(self) -> str:
+        return "name=integer pairs (name=1,other=2)" + _range(self.item.lo, self.item.hi)
+
+    def parse(self, text: str) -> dict[str, int]:
+        if text.strip().startswith("{"):
+            return self.check(_literal(text))
+        try:
+            pairs = [p.split("=", 1) for p in text.split(",") if p.strip()]
+            return self.check({k.strip(): int(v, 10) for k, v in pairs})
+        except ValueError:
+            raise self.fail(text) from None
+
+    def check(self, value: Any) -> dict[str, int]:
+        if not isinstance(value, dict) or not all(isinstance(k, str) and k.isidentifier() for k in value):
+            raise self.fail(value)
+        try:
+            return {k: self.item.check(v) for k, v in value.items()}
+        except ParameterError:
+            raise self.fail(value) from None
+
+
+class File(Text):
+    """A path to an existing regular file, absolute or relative to the repository root."""
+
+    kind = "an existing file (absolute or from the repo root)"
+
+    def check(self, value: Any) -> str:
+        from ._env import repo_path
+
+        if not isinstance(value, str) or not value or not repo_path(value).is_file():
+            raise self.fail(value)
+        return value
+
+
+TYPES = {cls.__name__: cls for cls in (Int, Float, Text, Choice, IntList, Shape, IntDict, File)}
