@@ -4,13 +4,14 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 export LABKIT_BATCH ?= 1
-export MPLBACKEND ?= Agg
+# No MPLBACKEND here: notebook kernels inherit it, and Agg would keep every figure out of them.
 
-.PHONY: help run test bench lab nb lint clean
+.PHONY: help run test test-browser bench lab nb lint clean
 
 help:
 	@echo "make run    run every notebook with its defaults (recorded mode without a GPU); prints where results are"
 	@echo "make test   run the tests (GPU tests skip without a GPU)"
+	@echo "make test-browser  run notebook 02 in JupyterLab in headless chromium (installs chromium first)"
 	@echo "make bench  print benchmark tables (needs a GPU)"
 	@echo "make lab    start JupyterLab on notebooks/"
 	@echo "make nb     write notebooks/*.ipynb from the percent sources"
@@ -27,7 +28,15 @@ run: $(STAMP)
 	$(BIN)/labkit nb run-all
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q tests --ignore=tests/browser
+
+# Debian's chromium + chromedriver (apt, as root or through sudo) and selenium from PyPI.
+test-browser: $(STAMP)
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); $$SUDO apt-get update -q && \
+	    $$SUDO apt-get install -y -q chromium chromium-driver; }
+	$(BIN)/python -m pip install -q -r requirements-browser.txt
+	$(BIN)/python -m pytest -q -s tests/browser
 
 bench: $(STAMP)
 	$(BIN)/python -m labkit bench
@@ -36,7 +45,7 @@ nb: $(STAMP)
 	for f in notebooks/[0-9][0-9]_*.py; do $(BIN)/jupytext --to ipynb --update "$$f" || exit 1; done
 
 lab: nb
-	$(BIN)/jupyter lab notebooks
+	$(BIN)/labkit lab
 
 clean:
 	rm -rf runs build .pytest_cache notebooks/*.ipynb

@@ -89,6 +89,18 @@ def _nb_run_all(args) -> int:
     return 1 if failed else 0
 
 
+def _lab(args) -> int:
+    import os
+
+    from ._env import repo_root
+    from .lab import lab_command
+
+    argv = lab_command(repo_root() / "notebooks", port=args.port, open_browser=not args.no_browser)
+    os.environ.pop("MPLBACKEND", None)  # kernels inherit it: Agg would keep figures out of the notebooks
+    os.execv(argv[0], argv)
+    return 0  # not reached
+
+
 def _bench(args) -> int:
     from .workloads.sage2.bench import bench, render
     from .workloads.sage2.cli import parse_shape
@@ -134,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = nb.add_parser("run-all", help="run every notebook with its defaults")
     s.add_argument("--record", action="store_true")
     s.set_defaults(fn=_nb_run_all)
+    s = sub.add_parser("lab", help="JupyterLab on the notebooks (127.0.0.1, token kept)")
+    s.add_argument("--port", type=int, default=8888)
+    s.add_argument("--no-browser", action="store_true", help="do not open a browser (e.g. over ssh)")
+    s.set_defaults(fn=_lab)
     s = sub.add_parser("bench", help="benchmark tables (GPU): Sage2 phases vs floors, mainloop vs torch SDPA")
     s.add_argument("--shape", default="1,37810,56,128")
     s.add_argument("--iterations", type=int, default=10)

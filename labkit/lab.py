@@ -1,0 +1,37 @@
+"""Start JupyterLab on the notebooks: localhost only, token kept, one entry per notebook.
+
+The percent sources ``notebooks/NN_topic.py`` are paired with ``.ipynb`` files by jupytext
+(``notebooks/jupytext.toml``); the file browser hides the ``.py`` side, so a user opens each
+notebook once and saving writes both. Kernels talk over IPC, not TCP (ipykernel >= 7.3 warns
+about unencrypted TCP on every start).
+"""
+
+import os
+import secrets
+import shutil
+import sys
+from pathlib import Path
+
+from .errors import LabkitError
+
+HIDDEN = ["__pycache__", "*.pyc", "*.pyo", ".*", "[0-9][0-9]_*.py", "kernel-*", "jupytext.toml"]
+
+
+def lab_command(notebook_dir: Path, *, port: int = 8888, token: str | None = None, open_browser: bool = True
+                ) -> list[str]:
+    """The ``jupyter lab`` argv: bound to 127.0.0.1, token authentication on (a random token when
+    none is given; never empty), ``--allow-root`` only for root."""
+    if token is not None and not token:
+        raise LabkitError("an empty JupyterLab token would switch authentication off; pass none for a random one")
+    if not 0 < port < 65536:
+        raise LabkitError(f"port {port}: expected 1..65535")
+    jupyter = Path(sys.executable).with_name("jupyter")
+    argv = [str(jupyter) if jupyter.exists() else (shutil.which("jupyter") or "jupyter"), "lab",
+            f"--ServerApp.root_dir={notebook_dir}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token or secrets.token_hex(24)}",
+            f"--ContentsManager.hide_globs={HIDDEN!r}", "--KernelManager.transport=ipc"]
+    if not open_browser:
+        argv.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")
+    return argv
