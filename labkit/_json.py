@@ -113,7 +113,9 @@ def load_document(path: Path | str) -> Node:
     """Read a JSON file; malformed JSON becomes a one-line FormatError with line and column."""
     p = Path(path)
     try:
-        text = p.read_text()
+        text = p.read_bytes().decode()
+    except UnicodeDecodeError as exc:
+        raise FormatError("", f"not UTF-8 ({exc.reason} at byte {exc.start})", source=str(p)) from None
     except OSError as exc:
         raise FormatError("", f"cannot read file ({exc.strerror})", source=str(p)) from None
     return parse_text(text, source=str(p))

@@ -41,9 +41,19 @@ class DeviceInfo:
 
     @classmethod
     def from_dict(cls, d: dict) -> "DeviceInfo":
-        d = dict(d)
-        d["compute_capability"] = tuple(d["compute_capability"])
-        return cls(**d)
+        """Validate a ``to_dict`` document (a recorded run's ``device.json``) field by field."""
+        from ._json import Node
+
+        n = Node(d).obj([f.name for f in dataclasses.fields(cls)])
+        optional_int = lambda k: None if n[k].value is None else n[k].int(0)  # noqa: E731
+        return cls(index=n["index"].int(0), name=n["name"].str(),
+                   compute_capability=n["compute_capability"].ints(2, 0),
+                   **{k: n[k].int(0) for k in ("sm_count", "l2_bytes", "smem_per_sm_bytes",
+                                               "smem_per_block_optin_bytes", "max_threads_per_sm", "max_ctas_per_sm",
+                                               "regs_per_sm", "memory_bytes", "cuda_driver_version",
+                                               "cuda_runtime_version")},
+                   sm_clock_max_hz=optional_int("sm_clock_max_hz"), mem_clock_max_hz=optional_int("mem_clock_max_hz"),
+                   driver_version=n["driver_version"].str())
 
     def to_frame(self):
         pd = _deps.require("pandas")

@@ -13,6 +13,7 @@ which reference file to draw beside them): recorded mode ignores it when it pick
 from __future__ import annotations
 
 import ast
+import math
 from typing import Any
 
 from .errors import ParameterError
@@ -93,7 +94,7 @@ class Float(Param):
             raise self.fail(text) from None
 
     def check(self, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or abs(value) == float("inf"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise self.fail(value)
         if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
             raise self.fail(value)

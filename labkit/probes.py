@@ -84,11 +84,13 @@ def launch_overhead(launches: int = 2000) -> dict:
 def copy_table(result: dict):
     """The copy probe as a small DataFrame (method, bytes, p50 ms, GB/s read+write)."""
     from . import _deps
+    from ._json import Node
 
     pd = _deps.require("pandas")
-    rows = [{"method": k, "bytes": result["nbytes"], "p50_ms": v["p50_s"] * 1e3,
-             "GBps_read_plus_write": v["GBps_read_plus_write"]}
-            for k, v in result.items() if isinstance(v, dict)]
+    n = Node(result).obj(("nbytes", "mode", "memcpy", "kernel"))
+    rows = [{"method": k, "bytes": n["nbytes"].int(1),
+             "p50_ms": n[k].obj(("p50_s", "GBps_read_plus_write"), any_keys=True)["p50_s"].num(0) * 1e3,
+             "GBps_read_plus_write": n[k]["GBps_read_plus_write"].num(0)} for k in ("memcpy", "kernel")]
     return pd.DataFrame(rows).set_index("method")
 
 

@@ -71,7 +71,8 @@ def read_recorded_run(path: Path) -> RecordedRun:
     prov = run["provenance"].obj(("device", "created_utc", "git_sha"), any_keys=True)
     device = prov["device"].obj(("name",), any_keys=True)["name"].str()
     version = run.value.get("run_json_version", 1)
-    params = {k: (v if version >= 2 else _old_parameter(v)) for k, v in run["parameters"].obj(any_keys=True).value.items()}
+    recorded = run["parameters"].obj(any_keys=True).value
+    params = {k: (v if version >= 2 else _old_parameter(v)) for k, v in recorded.items()}
     data = path / "data"
     if not data.is_dir():
         raise LabkitError(f"{data}: missing; a recorded run keeps its measurements there")

@@ -94,7 +94,8 @@ def tail_study(report, *, title: str = "Sage2 tail study", ax=None):
         ax_.ticklabel_format(axis="x", useOffset=False, style="plain")
         eff = d["q_row_efficiency"] if along_q else d["kv_tile_efficiency"]
         ax2 = ax_.twinx()
-        ax2.plot(x, eff, "s", color="C1", markerfacecolor="none", label=("q-row" if along_q else "kv-tile") + " efficiency")
+        ax2.plot(x, eff, "s", color="C1", markerfacecolor="none",
+                 label=("q-row" if along_q else "kv-tile") + " efficiency")
         ax2.set_ylabel(("q rows / scheduled rows" if along_q else "kv tokens / (k iters x cta_k)") + " [1]")
         span = max(float(eff.max() - eff.min()), 1e-4)
         ax2.set_ylim(float(eff.min()) - 0.25 * span, min(1.0, float(eff.max())) + 0.25 * span)

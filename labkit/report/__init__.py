@@ -5,4 +5,5 @@ from .model import PHASE_GROUPS, DecompositionCheck, Sage2Report, Scheduler, Tai
 from .tables import diff_table, differences, label, phase_table, tail_table
 
 __all__ = ["CURRENT_VERSION", "PHASE_GROUPS", "DecompositionCheck", "Sage2Report", "Scheduler", "TailPoint",
-           "diff_table", "differences", "dumps", "label", "from_node", "load", "loads", "phase_table", "save", "tail_table", "to_dict"]
+           "diff_table", "differences", "dumps", "label", "from_node", "load", "loads", "phase_table", "save",
+           "tail_table", "to_dict"]

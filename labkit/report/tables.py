@@ -43,7 +43,8 @@ def _traits(r: Sage2Report) -> dict[str, str]:
         "dtype": str(r.metadata.get("dtype", "not recorded")),
         "layout": str(r.metadata.get("layout", "not recorded")),
         "device": str((prov.get("device") or {}).get("name", "not recorded")),
-        "schedule": (f"cta {sched.cta_q}x{sched.cta_k}, warp_q {sched.warp_q}, {sched.explicit_pipeline_stages} stages, "
+        "schedule": (f"cta {sched.cta_q}x{sched.cta_k}, warp_q {sched.warp_q}, "
+                     f"{sched.explicit_pipeline_stages} stages, "
                      f"pv_terms {(r.metadata.get('schedule') or {}).get('pv_terms', 1)}"),
         "clocks": f"SM {clocks / 1e6:.0f} MHz" if clocks else "not recorded",
     }

@@ -13,7 +13,6 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -108,8 +107,9 @@ def test_notebook_runs_in_jupyterlab(lab, browser):
     try:
         # One entry per notebook in the file browser: the .py sources are hidden.
         browser.get(f"{base}/lab?token={token}")
-        names = _wait("the file browser listing", lambda: [e.get_attribute("textContent") for e in browser.find_elements(
-            By.CSS_SELECTOR, ".jp-DirListing-item .jp-DirListing-itemText")], 90)
+        listing = lambda: [e.get_attribute("textContent")  # noqa: E731
+                           for e in browser.find_elements(By.CSS_SELECTOR, ".jp-DirListing-itemText")]
+        names = _wait("the file browser listing", listing, 90)
         assert f"{NOTEBOOK}.ipynb" in names and not [n for n in names if n.endswith(".py")], names
 
         browser.get(f"{base}/lab/tree/{NOTEBOOK}.ipynb?token={token}")

@@ -1,82 +1,25 @@
+"""The notebook runner as a user meets it: executed notebooks with their figures, run directories,
+what `labkit nb run` prints."""
+
+import base64
 import json
-import re
+import os
 import subprocess
 import sys
 
 import pytest
 
-from labkit import notebooks
-from labkit.errors import LabkitError, ParameterError
-from labkit.session import Session, recorded_runs
+from labkit import cli, notebooks
+from labkit.errors import LabkitError
+from labkit.rundirs import new_run_dir, runs_root
 
 from ..conftest import ROOT
 
-
-def test_parameters_are_read_from_the_parameters_cell():
-    params = notebooks.parameters("00_device_and_timing")
-    assert list(params) == ["source", "out_dir", "copy_mib", "launches", "seed_report"]
-    assert params["copy_mib"]["default"] == "1024" and params["copy_mib"]["type"] == "int"
-    assert "MiB" in params["copy_mib"]["help"]
-
-
-def test_unknown_parameter_stops_before_any_cell(tmp_path):
-    with pytest.raises(ParameterError) as err:
-        notebooks.run("00", {"copy_mb": 5}, out_root=tmp_path)
-    msg = str(err.value)
-    assert "'copy_mb'" in msg and "copy_mib (default 1024)" in msg and 'source (default "auto")' in msg
-    assert list(tmp_path.iterdir()) == []  # nothing executed, nothing left behind
-
-
-def test_cli_unknown_parameter_exit_2_no_traceback():
-    out = subprocess.run([sys.executable, "-m", "labkit", "nb", "run", "00", "-p", "nope", "1"],
-                         capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 2
-    assert "no parameter 'nope'" in out.stderr and "Traceback" not in out.stderr
-
-
-def test_resolve_and_coerce():
-    assert notebooks.resolve("00").name == "00_device_and_timing.py"
-    with pytest.raises(LabkitError, match="not found"):
-        notebooks.resolve("99")
-    assert notebooks.coerce("3") == 3 and notebooks.coerce("[1, 2]") == [1, 2]
-    assert notebooks.coerce("auto") == "auto" and notebooks.coerce("1e-3") == 1e-3
-
-
-def test_session_recorded_mode_reads_the_latest_run(tmp_path, capsys):
-    root = tmp_path / "runs"
-    for stamp, value in (("20260101T000000Z", 1), ("20260201T000000Z", 2)):
-        run = root / f"{stamp}-nbx"
-        (run / "data").mkdir(parents=True)
-        (run / "run.json").write_text(json.dumps({"provenance": {"device": {"name": "GPU X"}}}))
-        (run / "data" / "probe.json").write_text(json.dumps({"value": value}))
-    s = Session.start("nbx", source="recorded", out_dir=tmp_path / "out", runs_root=root)
-    assert "RECORDED mode" in capsys.readouterr().out
-    assert s.measure("probe", lambda: pytest.fail("must not run in recorded mode")) == {"value": 2}
-    assert json.loads((tmp_path / "out" / "data" / "probe.json").read_text()) == {"value": 2}
-    with pytest.raises(LabkitError, match="no missing.json"):
-        s.measure("missing", lambda: None)
-
-
-def test_session_without_recorded_runs_says_how_to_get_one(tmp_path):
-    with pytest.raises(LabkitError, match="no recorded run of nby"):
-        Session.start("nby", source="recorded", out_dir=tmp_path / "o", runs_root=tmp_path)
-
-
-def test_recorded_runs_exist_for_every_notebook():
-    """Each notebook renders on CPU from a real GPU run kept in data/runs/."""
-    for name in notebooks.list_notebooks():
-        runs = recorded_runs(name)
-        assert runs, f"no recorded run of {name} in data/runs"
-        prov = json.loads((runs[-1] / "run.json").read_text())["provenance"]
-        assert prov["device"]["name"]
-        assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", prov["git_sha"]), prov["git_sha"]
-
-
 OUTPUTS = {
-    "00_device_and_timing": (("launch_overhead", "seed_phase_bars", "seed_tail_study"),
+    "00_device_and_timing": (("launch_overhead", "seed_phase_dots", "seed_tail_study"),
                              ("device.json", "copy_bandwidth.json", "launch_overhead.json", "copy_bandwidth.csv")),
     "01_decode_manifest": (("param_block",), ("device_run.json", "proof_run.json", "param_block.csv")),
-    "02_sage2_phases": (("phase_bars_vs_seed", "tail_study"), ("report.json", "checks.csv", "scheduler.csv",
+    "02_sage2_phases": (("phase_dots_vs_seed", "tail_study"), ("report.json", "checks.csv", "scheduler.csv",
                                                                "tail_study.csv", "precision.csv")),
 }
 
@@ -85,19 +28,91 @@ def test_every_notebook_has_expected_outputs_listed():
     assert set(OUTPUTS) == set(notebooks.list_notebooks())
 
 
+def test_resolve():
+    assert notebooks.resolve("00").name == "00_device_and_timing.py"
+    with pytest.raises(LabkitError, match="not found"):
+        notebooks.resolve("99")
+
+
 @pytest.mark.parametrize("name", sorted(OUTPUTS))
-def test_notebook_executes_in_recorded_mode(name, tmp_path):
-    if not recorded_runs(name):
-        pytest.fail(f"no recorded run of {name} in data/runs")
+def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_path):
     res = notebooks.run(name, {"source": "recorded"}, out_root=tmp_path, timeout_s=600)
     assert res.ok, res.error
+    assert res.mode == "recorded" and res.recorded_from.startswith("data/runs/")
     run = json.loads((res.run_dir / "run.json").read_text())
-    assert run["session"]["mode"] == "recorded" and run["parameters"]["source"] == "recorded"
+    assert run["run_json_version"] == 2 and run["session"]["mode"] == "recorded"
+    assert run["parameters"]["source"] == "recorded" and run["overrides"] == {"source": "recorded"}
     nb = json.loads(res.notebook.read_text())
-    first = next(c for c in nb["cells"] if c["cell_type"] == "code" and c.get("outputs"))
-    assert "RECORDED mode" in "".join(first["outputs"][0].get("text", ""))
+    outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    assert "RECORDED mode" in "".join(outputs[0].get("text", "")) and res.recorded_from in "".join(outputs[0]["text"])
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    embedded = [base64.b64decode(o["data"]["image/png"]) for o in outputs if "image/png" in o.get("data", {})]
     figs, data = OUTPUTS[name]
+    assert len(embedded) == len(figs)  # every saved figure is shown, once
     for fig in figs:
-        assert (res.run_dir / "figs" / f"{fig}.png").stat().st_size > 1000
+        png = (res.run_dir / "figs" / f"{fig}.png").read_bytes()
+        assert png in embedded, f"{fig}.png is not the figure embedded in the notebook"
+        assert (res.run_dir / "figs" / f"{fig}.svg").is_file()
+        assert f"figs/{fig}.png" in res.figures
     for d in data:
         assert (res.run_dir / "data" / d).is_file()
+    assert (tmp_path / "latest").resolve() == res.run_dir.resolve()
+
+
+def test_notebooks_use_only_public_labkit_api():
+    for src in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"):
+        text = src.read_text()
+        for banned in ("labkit._", "__dict__", ".cli import", "import labkit.cli"):
+            assert banned not in text, f"{src.name} uses {banned}"
+
+
+def test_run_directories_never_collide_and_latest_moves(tmp_path):
+    dirs = [new_run_dir(tmp_path, "nb") for _ in range(5)]  # most in the same second
+    assert len({d.name for d in dirs}) == 5 and all(d.is_dir() for d in dirs)
+    stamp = dirs[0].name.split("-")[0]
+    same_second = [d.name for d in dirs if d.name.startswith(stamp)]
+    assert same_second == [f"{stamp}-nb"] + [f"{stamp}-nb-{i}" for i in range(2, len(same_second) + 1)]
+
+
+def test_output_root_that_is_a_file_is_one_line_error(tmp_path, monkeypatch, capsys):
+    target = tmp_path / "afile"
+    target.write_text("x")
+    monkeypatch.setenv("LABKIT_OUT", str(target))
+    with pytest.raises(LabkitError, match="LABKIT_OUT .*afile is not a directory"):
+        runs_root()
+    assert cli.main(["nb", "run", "00"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("labkit: error: LABKIT_OUT") and "Traceback" not in "".join(err)
+
+
+def test_cli_run_prints_progress_mode_and_files(tmp_path):
+    """The real user path: a subprocess, as `make run` starts it."""
+    env = {**os.environ, "LABKIT_OUT": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "labkit", "nb", "run", "00"], capture_output=True, text=True,
+                         cwd=ROOT, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "00_device_and_timing: cell 1/" in out.stderr and "The Sage2 seed report" in out.stderr
+    assert "running over TCP" not in out.stderr and "Traceback" not in out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("00_device_and_timing: ok; RECORDED, showing data/runs/")
+    assert any(ln.strip().startswith("notebook: ") and ln.endswith("00_device_and_timing.ipynb") for ln in lines)
+    assert any("figs/launch_overhead.png" in ln for ln in lines if ln.strip().startswith("figures:"))
+    assert any("data/copy_bandwidth.json" in ln for ln in lines if ln.strip().startswith("data:"))
+
+
+def test_cli_refuses_parameters_no_recorded_run_answers(tmp_path, monkeypatch, capsys):
+    from labkit.cuda import gpu_status
+
+    if gpu_status()[0]:
+        pytest.skip("with a GPU the run is live")
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
+    assert cli.main(["nb", "run", "02", "-p", "iterations", "5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "no recorded run of 02_sage2_phases was measured with iterations=5" in err
+    assert "02_sage2_phases: iterations=10" in err and list(tmp_path.iterdir()) == []
+
+
+def test_nb_params_lists_types_and_defaults(capsys):
+    assert cli.main(["nb", "params", "00"]) == 0
+    out = capsys.readouterr().out
+    assert "copy_mib" in out and "an integer in 1..16384" in out and "default 1024" in out

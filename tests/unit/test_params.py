@@ -1,0 +1,89 @@
+"""Typed notebook parameters: parsed by their declared type, refused before any cell runs."""
+
+import pytest
+
+from labkit import cli, notebooks
+from labkit.errors import LabkitError, ParameterError
+from labkit.params import Choice, File, Int, IntDict, IntList, Shape, Text
+
+
+def test_types_parse_command_line_strings():
+    assert Int(1, 10).parse("3") == 3
+    assert Text().parse("1,37810,56,64") == "1,37810,56,64"  # strings stay strings
+    assert Shape().parse("1,37810,56,64") == [1, 37810, 56, 64]  # shapes parse as shapes
+    assert Shape().parse("[1, 2, 3, 4]") == [1, 2, 3, 4]
+    assert IntList(1).parse("37760,37761") == [37760, 37761]
+    assert IntDict(0).parse("tokens=2,seqs=4") == {"tokens": 2, "seqs": 4}
+    assert IntDict(0).parse("{'tokens': 2}") == {"tokens": 2}
+    assert Choice("a", "b").parse("b") == "b"
+    assert File().parse("data/sage2_report_seed.json") == "data/sage2_report_seed.json"
+
+
+@pytest.mark.parametrize("kind, text", [
+    (Int(1, 10), "abc"), (Int(1, 10), "3.5"), (Int(1, 10), "-5"), (Int(1, 10), "11"), (Int(1, 10), ""),
+    (Shape(), "1,37810,56"), (Shape(), "0,1,1,1"), (Shape(), "a,b,c,d"), (Shape(), "1,2,3,4,5"),
+    (IntList(1), ""), (IntList(1), "1,x"), (IntList(1), "0"), (IntDict(0), "tokens=two"), (IntDict(0), "{1: 2}"),
+    (Choice("auto", "live"), "bogus"), (File(), "no/such/file.json"), (File(), "data"),
+])
+def test_types_refuse_with_the_value_and_what_was_expected(kind, text):
+    with pytest.raises(ParameterError) as err:
+        kind.parse(text)
+    assert str(err.value).startswith("= ") and ": expected " in str(err.value)
+
+
+@pytest.mark.parametrize("value", [True, 3.0, "3", None, [3]])
+def test_int_check_refuses_other_python_types(value):
+    with pytest.raises(ParameterError):
+        Int(0, 10).check(value)
+
+
+@pytest.mark.parametrize("name", notebooks.list_notebooks())
+def test_every_notebook_declares_typed_parameters_with_help(name):
+    declared = notebooks.declared_parameters(name)
+    assert {"source", "out_dir"} <= set(declared)
+    for key, p in declared.items():
+        assert p.help, f"{name}: parameter {key} has no help comment"
+        assert p.type.check(p.default) == p.default
+    assert not declared["out_dir"].measured
+
+
+def test_malformed_parameters_cell_names_the_line(tmp_path):
+    src = tmp_path / "99_bad.py"
+    src.write_text('# %% tags=["parameters"]\nx: Int(1, 5) = 3  # ok\ny = 4\n')
+    with pytest.raises(LabkitError, match=r"99_bad.py:3: a parameters cell holds only"):
+        notebooks.declared_parameters(str(src))
+    src.write_text('# %% tags=["parameters"]\nx: Int(1, 5) = 9  # out of range\n')
+    with pytest.raises(LabkitError, match=r"99_bad.py:2: default of x = 9: expected an integer in 1..5"):
+        notebooks.declared_parameters(str(src))
+
+
+BAD_OVERRIDES = [
+    ("02", "iterations", "abc", "parameter iterations = 'abc': expected an integer in 1..10000"),
+    ("02", "iterations", "3.5", "parameter iterations = '3.5': expected an integer"),
+    ("00", "copy_mib", "-5", "parameter copy_mib = -5: expected an integer in 1..16384"),
+    ("00", "copy_mib", "abc", "parameter copy_mib = 'abc'"),
+    ("02", "source", "bogus", "parameter source = 'bogus': expected one of auto, live, recorded"),
+    ("02", "shape", "1,37810,56", "expected 4 positive integers"),
+    ("02", "layout", "nhd", "expected one of NHD, HND"),
+    ("02", "q_tail", "a,b", "parameter q_tail = 'a,b'"),
+    ("01", "manifest_vars", "tokens=x", "parameter manifest_vars"),
+    ("01", "manifest", "missing.json", "expected an existing file"),
+    ("00", "copy_mb", "5", "has no parameter 'copy_mb'"),
+]
+
+
+@pytest.mark.parametrize("nb, key, value, message", BAD_OVERRIDES)
+def test_cli_refuses_bad_overrides_before_any_cell(nb, key, value, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path / "runs"))
+    assert cli.main(["nb", "run", nb, "-p", key, value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("labkit: error: ") and message in err[-1], err
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # nothing ran
+
+
+def test_api_overrides_are_checked_by_type_too(tmp_path):
+    with pytest.raises(ParameterError, match="parameter iterations = 'abc'"):
+        notebooks.run("02", {"iterations": "abc"}, out_root=tmp_path)
+    with pytest.raises(ParameterError, match="has no parameter 'copy_mb'.*copy_mib \\(an integer in 1..16384"):
+        notebooks.run("00", {"copy_mb": 5}, out_root=tmp_path)
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,37 @@
+"""What the figures say: positions that mean something, numeric axes, units, titles."""
+
+import matplotlib
+import pytest
+
+from labkit import plot, report
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture
+def seed(seed_report_path):
+    return report.load(seed_report_path)
+
+
+def test_phase_dots_are_points_on_a_log_axis_not_bars(seed):
+    fig = plot.phase_dots({"seed": seed}, title="Sage2 phases, shape X: seed")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and not ax.patches  # no bars whose length a log axis would distort
+    xs = sorted(ax.collections[0].get_offsets()[:, 0])
+    assert xs[-1] == pytest.approx(seed.phase_timings["fused_mainloop"].p50_s * 1e3)
+    assert "[ms]" in ax.get_xlabel() and ax.get_title() == "Sage2 phases, shape X: seed"
+
+
+def test_tail_study_has_numeric_lengths_and_autoscaled_efficiency(seed):
+    fig = plot.tail_study(seed, title="Sage2 tail study, shape X: seed")
+    q_ax, kv_ax = [a for a in fig.axes if a.get_ylabel() == "mainloop time [ms]"]
+    q_eff, kv_eff = [a for a in fig.axes if a.get_ylabel().endswith("[1]")]
+    x = q_ax.lines[0].get_xdata() if q_ax.lines else q_ax.containers[0][0].get_xdata()
+    assert sorted(x) == [37760, 37761, 37810]  # positions are the lengths, not categories
+    assert q_ax.get_xlabel() == "q_len [tokens]" and kv_ax.get_xlabel() == "kv_len [tokens]"
+    assert "kv tokens" in kv_eff.get_ylabel()
+    kv_values = sorted(kv_eff.lines[0].get_ydata())
+    assert kv_values[0] == pytest.approx(37761 / (591 * 64))  # the kv panel shows kv tile efficiency
+    lo, hi = q_eff.get_ylim()
+    assert lo < 0.9967 and hi > 0.9999 and hi - lo < 0.01  # autoscaled around the data
+    assert fig._suptitle.get_text() == "Sage2 tail study, shape X: seed"

@@ -1,0 +1,170 @@
+"""Recorded mode answers only the question asked: the newest valid run with the same parameters."""
+
+import json
+import re
+import shutil
+
+import pytest
+
+from labkit import notebooks, probes
+from labkit.device import DeviceInfo
+from labkit.errors import LabkitError, ParameterError
+from labkit.session import Session, plan_source, recorded_runs, scan_recorded
+
+from ..conftest import ROOT
+
+
+def _record(root, stamp, name="nbx", *, params=None, ok=True, mode="live", data=None):
+    run = root / f"{stamp}-{name}"
+    (run / "data").mkdir(parents=True)
+    doc = {"run_json_version": 2, "notebook": name, "parameters": {"n": 1, **(params or {})}, "ok": ok,
+           "error": None if ok else "cell 3: boom", "session": {"mode": mode},
+           "provenance": {"device": {"name": "GPU X"}, "created_utc": f"{stamp}", "git_sha": "0" * 40}}
+    (run / "run.json").write_text(json.dumps(doc))
+    for key, value in (data or {"probe": {"value": stamp}}).items():
+        (run / "data" / f"{key}.json").write_text(json.dumps(value))
+    return run
+
+
+def test_newest_valid_run_with_the_same_parameters_is_shown(tmp_path, capsys):
+    _record(tmp_path, "20260101T000000Z")
+    _record(tmp_path, "20260201T000000Z")
+    _record(tmp_path, "20260301T000000Z", params={"n": 2})  # other parameters
+    _record(tmp_path, "20260401T000000Z", ok=False)  # a failed run is never a result
+    bad = _record(tmp_path, "20260501T000000Z")
+    (bad / "data" / "probe.json").write_text('{"value": ')  # broken, and newer
+    _record(tmp_path, "20260601T000000Z", mode="recorded")  # not a GPU run
+
+    s = Session.start("nbx", source="recorded", out_dir=tmp_path / "out", parameters={"n": 1}, runs_root=tmp_path)
+    assert s.recorded.path.name == "20260201T000000Z-nbx"
+    assert "RECORDED mode" in capsys.readouterr().out
+    assert s.measure("probe", lambda: pytest.fail("must not run")) == {"value": "20260201T000000Z"}
+    assert json.loads((tmp_path / "out" / "data" / "probe.json").read_text()) == {"value": "20260201T000000Z"}
+    valid, problems = scan_recorded("nbx", tmp_path)
+    assert len(valid) == 3 and len(problems) == 3
+    assert any("20260401T000000Z-nbx/run.json: ok: the run failed (cell 3: boom)" in p for p in problems)
+    assert any("20260501T000000Z-nbx/data/probe.json" in p and "not valid JSON" in p for p in problems)
+    assert any("session.mode" in p and "'live'" in p for p in problems)
+
+
+def test_parameters_no_run_answers_are_refused_with_the_recorded_sets(tmp_path):
+    _record(tmp_path, "20260101T000000Z", params={"n": 1})
+    _record(tmp_path, "20260201T000000Z", params={"n": 2})
+    with pytest.raises(LabkitError) as err:
+        Session.start("nbx", source="recorded", out_dir=tmp_path / "o", parameters={"n": 3}, runs_root=tmp_path)
+    msg = str(err.value)
+    assert "measured with n=3" in msg and "20260101T000000Z-nbx: n=1" in msg and "20260201T000000Z-nbx: n=2" in msg
+    assert "\n" not in msg
+    assert not (tmp_path / "o").exists()
+
+
+def test_no_valid_run_names_each_file_and_problem(tmp_path):
+    run = _record(tmp_path, "20260101T000000Z")
+    (run / "run.json").write_bytes(b"\xff\xfe not json")
+    with pytest.raises(LabkitError, match=r"no valid recorded run of nbx.*20260101T000000Z-nbx/run\.json"):
+        Session.start("nbx", source="recorded", out_dir=tmp_path / "o", parameters={"n": 1}, runs_root=tmp_path)
+
+
+def test_measure_names_the_file_when_recorded_data_is_not_what_the_notebook_needs(tmp_path):
+    _record(tmp_path, "20260101T000000Z", data={"device": {"name": "GPU X"}})
+    s = Session.start("nbx", source="recorded", out_dir=tmp_path / "o", parameters={"n": 1}, runs_root=tmp_path)
+    with pytest.raises(LabkitError, match=r"20260101T000000Z-nbx/data/device\.json: does not hold a valid device"):
+        s.measure("device", lambda: None, load=DeviceInfo.from_dict)
+    with pytest.raises(LabkitError, match=r"data/missing\.json: missing"):
+        s.measure("missing", lambda: None)
+
+
+def test_session_checks_values_edited_in_jupyterlab(tmp_path):
+    defaults = {k: p.default for k, p in notebooks.parameters("00").items() if k != "source"}
+    with pytest.raises(ParameterError, match="parameter copy_mib = 'abc'"):
+        Session.start("00_device_and_timing", out_dir=tmp_path, parameters={**defaults, "copy_mib": "abc"})
+    with pytest.raises(ParameterError, match=r"pass the measured parameters \['launches'\]"):
+        Session.start("00_device_and_timing", out_dir=tmp_path,
+                      parameters={k: v for k, v in defaults.items() if k != "launches"})
+
+
+def test_live_without_a_gpu_is_refused(tmp_path):
+    from labkit.cuda import gpu_status
+
+    if gpu_status()[0]:
+        pytest.skip("a GPU is present")
+    with pytest.raises(LabkitError, match="source='live'"):
+        plan_source("nbx", {"source": "live"}, None, tmp_path)
+
+
+def _copy_recorded(name, tmp_path):
+    src = recorded_runs(name)[-1].path
+    return shutil.copytree(src, tmp_path / src.name)
+
+
+def _corruptions(run):
+    """(description, function) pairs that damage one file of a recorded run in one way each."""
+    files = [run / "run.json", *sorted((run / "data").glob("*.json"))]
+    out = []
+    for f in files:
+        rel = f.relative_to(run)
+        out += [(f"{rel}: truncated", lambda f=f: f.write_bytes(f.read_bytes()[: len(f.read_bytes()) // 2])),
+                (f"{rel}: empty", lambda f=f: f.write_text("")),
+                (f"{rel}: deleted", lambda f=f: f.unlink()),
+                (f"{rel}: a list", lambda f=f: f.write_text("[]")),
+                (f"{rel}: null", lambda f=f: f.write_text("null")),
+                (f"{rel}: bad UTF-8", lambda f=f: f.write_bytes(b'{"a": "\xff"}')),
+                (f"{rel}: first key dropped", lambda f=f: _edit(f, lambda d: d.pop(next(iter(d))))),
+                (f"{rel}: first value a string", lambda f=f: _edit(f, lambda d: d.update({next(iter(d)): "x"})))]
+    out.append(("run.json: ok false", lambda: _edit(run / "run.json", lambda d: d.update(ok=False))))
+    return out
+
+
+def _edit(path, change):
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+def test_every_corruption_of_notebook_00s_recorded_run_gives_one_message_naming_a_file(tmp_path):
+    """Notebook 00's recorded reads, damaged file by file: each ends in one LabkitError that names
+    the damaged file, or (a damage that changes nothing the notebook reads) in the same results."""
+    name = "00_device_and_timing"
+    params = {k: p.default for k, p in notebooks.parameters(name).items() if k != "source"}
+    pristine = _copy_recorded(name, tmp_path / "pristine")
+    cases = _corruptions(pristine)
+    outcomes = []
+    for i, (what, _) in enumerate(cases):
+        root = tmp_path / f"case{i}"
+        run = shutil.copytree(pristine, root / pristine.name)
+        dict(_corruptions(run))[what]()
+        try:
+            s = Session.start(name, source="recorded", out_dir=root / "out", parameters=params, runs_root=root)
+            s.measure("device", None, load=DeviceInfo.from_dict)
+            s.measure("copy_bandwidth", None, load=probes.copy_table)
+            s.measure("launch_overhead", None, load=probes.overhead_us)
+            outcomes.append((what, "read"))
+        except LabkitError as exc:
+            msg = str(exc)
+            assert "\n" not in msg, (what, msg)
+            damaged = what.split(":")[0]
+            assert re.search(re.escape(damaged), msg), (what, msg)
+            outcomes.append((what, "refused"))
+    read = {w for w, o in outcomes if o == "read"}
+    # What passes is damage to what the notebook does not read: run.json's first key ('notebook'),
+    # launch_overhead's 'launches' count, and the recorded session.json (the live session's record).
+    unread = {"run.json: first key dropped", "run.json: first value a string",
+              "data/launch_overhead.json: first key dropped", "data/launch_overhead.json: first value a string"}
+    assert {w for w in read if not w.startswith("data/session.json")} <= unread, read
+    assert len(outcomes) - len(read) >= 30
+
+
+def test_recorded_runs_exist_for_every_notebook():
+    """Each notebook renders on CPU from a real GPU run kept in data/runs/."""
+    for name in notebooks.list_notebooks():
+        runs = recorded_runs(name)
+        assert runs, f"no valid recorded run of {name} in data/runs: {scan_recorded(name)[1]}"
+        assert runs[-1].device
+        assert re.fullmatch(r"[0-9a-f]{40}", runs[-1].git_sha), runs[-1].git_sha
+
+
+def test_recorded_runs_answer_each_notebooks_defaults():
+    for name in notebooks.list_notebooks():
+        values = {k: p.default for k, p in notebooks.parameters(name).items()}
+        mode, run = plan_source(name, {**values, "source": "recorded"}, notebooks.declared_parameters(name))
+        assert run is not None and run.path.parent == ROOT / "data" / "runs"

@@ -1,0 +1,59 @@
+"""`labkit report diff`: every difference named before the table; other shapes compared by throughput."""
+
+import dataclasses
+
+import pytest
+
+from labkit import cli, report
+
+
+@pytest.fixture
+def seed(seed_report_path):
+    return report.load(seed_report_path)
+
+
+def _other_shape(seed):
+    shape = (1, 8192, 8, 128)
+    return dataclasses.replace(seed, q_shape=shape, k_shape=shape, v_shape=shape,
+                               metadata={**seed.metadata, "dtype": "bf16", "layout": "NHD"},
+                               provenance={"device": {"name": "NVIDIA H200"}, "clocks": {"sm_clock_hz": 1.98e9}})
+
+
+def test_same_report_has_no_differences_and_unit_ratios(seed):
+    text = report.diff_table(seed, seed)
+    assert text.splitlines()[0].startswith("A and B match in shape, dtype, layout, device, schedule and clocks")
+    assert "fused_mainloop" in text and "1.000x" in text
+
+
+def test_different_shapes_compare_work_normalized_throughput(seed):
+    other = _other_shape(seed)
+    text = report.diff_table(seed, other)
+    lines = text.splitlines()
+    assert lines[0] == "A and B differ in:"
+    assert "shape: A q [1, 37810, 56, 128]" in text and "| B q [1, 8192, 8, 128]" in text
+    for trait in ("dtype: A not recorded | B bf16", "layout: A not recorded | B NHD",
+                  "device: A not recorded | B NVIDIA", "clocks: A not recorded | B SM 1980 MHz"):
+        assert trait in text
+    assert "shapes differ: raw times are not comparable" in text and "B p50 ms" not in text
+    row = next(ln for ln in lines if ln.startswith("fused_mainloop"))
+    cells = row.split()
+    ops_a = 4 * 56 * 37810 * 37810 * 128 / seed.phase_timings["fused_mainloop"].p50_s / 1e12
+    ops_b = 4 * 8 * 8192 * 8192 * 128 / other.phase_timings["fused_mainloop"].p50_s / 1e12
+    assert cells[1] == "TOPS" and float(cells[2]) == pytest.approx(ops_a, abs=0.1)
+    assert float(cells[3]) == pytest.approx(ops_b, abs=0.1)
+
+
+def test_cli_diff_names_the_shape_difference(seed, tmp_path, capsys, seed_report_path):
+    mine = tmp_path / "mine.json"
+    report.save(_other_shape(seed), mine)
+    assert cli.main(["report", "diff", str(seed_report_path), str(mine)]) == 0
+    out = capsys.readouterr().out
+    assert "A and B differ in:" in out and "work-normalized" in out
+
+
+def test_tail_table_is_in_ms_with_both_efficiencies(seed):
+    df = report.tail_table(seed)
+    assert not [c for c in df.columns if c.endswith("_s")]
+    assert df["mainloop_p50_ms"].iloc[0] == pytest.approx(seed.tail_study[0].mainloop.p50_s * 1e3)
+    kv = df[df["sweep"] == "kv_tail_fixed_q"].set_index("kv_len")["kv_tile_efficiency"]
+    assert kv[37760] == pytest.approx(37760 / (590 * 64)) and kv[37761] == pytest.approx(37761 / (591 * 64))
