@@ -1,0 +1,35 @@
+"""`make lab`: localhost only, token authentication kept, root and non-root alike, one entry per notebook."""
+
+import fnmatch
+import os
+
+import pytest
+
+from labkit.errors import LabkitError
+from labkit.lab import HIDDEN, lab_command
+
+from ..conftest import ROOT
+
+
+def test_lab_listens_on_localhost_with_a_token(monkeypatch):
+    argv = lab_command(ROOT / "notebooks", port=9999)
+    assert argv[1] == "lab" and "--ServerApp.ip=127.0.0.1" in argv and "--ServerApp.port=9999" in argv
+    token = lambda args: next(a.split("=", 1)[1] for a in args if a.startswith("--IdentityProvider.token="))  # noqa
+    assert len(token(argv)) >= 32 and token(lab_command(ROOT / "notebooks")) != token(argv)  # random per start
+    assert not [a for a in argv if "0.0.0.0" in a]
+    assert "--KernelManager.transport=ipc" in argv
+    with pytest.raises(LabkitError, match="empty JupyterLab token"):
+        lab_command(ROOT / "notebooks", token="")
+
+
+@pytest.mark.parametrize("uid, allow", [(0, True), (1000, False)])
+def test_allow_root_only_for_root(uid, allow, monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: uid)
+    assert ("--allow-root" in lab_command(ROOT / "notebooks")) is allow
+
+
+def test_the_file_browser_hides_the_percent_sources_not_the_notebooks():
+    hidden = lambda name: any(fnmatch.fnmatch(name, g) for g in HIDDEN)  # noqa: E731
+    for src in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"):
+        assert hidden(src.name) and not hidden(src.with_suffix(".ipynb").name)
+    assert (ROOT / "notebooks" / "jupytext.toml").read_text().count('formats = "ipynb,py:percent"') == 1
