@@ -140,7 +140,7 @@ def param_block(rows, size: int, *, title: str = "", ax=None):
     ax.set_yticks([])
     ax.set_xticks(range(0, size + 1, 128 if size > 512 else 32))
     ax.tick_params(axis="x", labelsize=7)
-    ax.set_xlabel("byte offset in the parameter block")
+    ax.set_xlabel("byte offset in the parameter block [B]")
     ax.grid(False)
     handles = [Patch(color=c, label=k) for k, c in _KIND_COLORS.items()] + [Patch(color="0.92", label="zero")]
     fig.legend(handles=handles, ncols=5, loc="outside lower center", fontsize=8)
