@@ -3,7 +3,8 @@
 from .elf import CubinInfo, read_cubin
 from .model import Manifest
 from .parse import SCHEMA_VERSION, load, loads
-from .validate import CheckResult, Issue, ManifestError, check
+from .issues import Issue, ManifestError
+from .validate import CheckResult, check
 
 __all__ = ["SCHEMA_VERSION", "CheckResult", "CubinInfo", "Issue", "Manifest", "ManifestError", "Runner", "check",
            "load", "loads", "read_cubin"]

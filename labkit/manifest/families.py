@@ -8,8 +8,10 @@ kernel would compute something other than what the manifest claims.
 
 import math
 import struct
+from dataclasses import dataclass
 
-from .model import I32Field, ParamField, TensorMapField
+from .issues import Issue
+from .model import I32Field, Manifest, ParamField, TensorMapField
 
 # KernelParams offsets (v0.6.13 layout)
 K = dict(tmaK=128, tmaV=384, ptrCumSeqLensQ=936, mBatchSize=1116, mMaxSeqLenQ=1144, mMaxNumCtasQ=1152,
@@ -23,10 +25,20 @@ def _f32_bits(x: float) -> int:
     return struct.unpack("<i", struct.pack("<f", x))[0]
 
 
-def trtllm_gen_fmha(m, op, li, launch, call, ci, pname, values, tm_dims):
-    issues = []
-    from .validate import Issue
+@dataclass(frozen=True)
+class FamilyContext:
+    """What a family rule sees of one error-free launch (``validate.LaunchCheck`` is ``checked``)."""
 
+    manifest: Manifest
+    program: str
+    values: dict[str, int]  # var values
+    checked: object  # validate.LaunchCheck (not imported: validate imports this module)
+
+
+def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
+    issues = []
+    lc = ctx.checked
+    op, li, launch, call, values, tm_dims = lc.op, lc.launch_index, lc.launch, lc.call, ctx.values, lc.tensormap_dims
     pack = launch.args[0]
     base = f"ops.{op.name}.impl.launches[{li}]"
     by_at = {f.at: (i, f) for i, f in enumerate(pack.fields)}
