@@ -1,9 +1,9 @@
 """Launch manifests (schema_version 4): parse strictly, validate, pack, run prebuilt cubins."""
 
 from .elf import CubinInfo, read_cubin
+from .issues import Issue, ManifestError
 from .model import Manifest
 from .parse import SCHEMA_VERSION, load, loads
-from .issues import Issue, ManifestError
 from .validate import CheckResult, check
 
 __all__ = ["SCHEMA_VERSION", "CheckResult", "CubinInfo", "Issue", "Manifest", "ManifestError", "Runner", "check",

@@ -1,10 +1,9 @@
 """Find a manifest's cubins by sha256 and read them: data/cubins, user dirs, flashinfer-cubin."""
 
 import hashlib
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-
-import stat
 
 from .. import _env
 from .._json import read_bytes, show_path

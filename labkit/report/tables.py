@@ -18,9 +18,9 @@ def phase_table(r: Sage2Report) -> str:
     rows = []
     for name, st in r.phase_timings.items():
         label = name if name in top else f"  {name}"
-        rows.append([label, str(st.count), f"{st.p50_s * 1e3:.3f}", f"{st.p90_s * 1e3:.3f}",
-                     f"{100 * st.p50_s / total:.1f}%"])
-    rows.append(["total (top-level p50)", "", f"{total * 1e3:.3f}", "", "100.0%"])
+        share = f"{100 * st.p50_s / total:.1f}%" if total > 0 else "-"  # every p50 zero: no shares
+        rows.append([label, str(st.count), f"{st.p50_s * 1e3:.3f}", f"{st.p90_s * 1e3:.3f}", share])
+    rows.append(["total (top-level p50)", "", f"{total * 1e3:.3f}", "", "100.0%" if total > 0 else "-"])
     return _fmt_table(["phase", "count", "p50 ms", "p90 ms", "share"], rows)
 
 
@@ -32,7 +32,8 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
         if sb is None:
             rows.append([name, f"{sa.p50_s * 1e3:.3f}", "-", "only in A"])
             continue
-        rows.append([name, f"{sa.p50_s * 1e3:.3f}", f"{sb.p50_s * 1e3:.3f}", f"{sb.p50_s / sa.p50_s:.3f}x"])
+        ratio = f"{sb.p50_s / sa.p50_s:.3f}x" if sa.p50_s > 0 else "-"  # A's p50 is 0: no ratio
+        rows.append([name, f"{sa.p50_s * 1e3:.3f}", f"{sb.p50_s * 1e3:.3f}", ratio])
     rows += [[name, "-", f"{sb.p50_s * 1e3:.3f}", "only in B"]
              for name, sb in b.phase_timings.items() if name not in a.phase_timings]
     return _fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows)
