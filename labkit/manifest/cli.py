@@ -9,6 +9,7 @@ import json
 from .._cliargs import int_in, output_path, typed
 from ..errors import ArgumentError
 from ..values import parse_int
+from .issues import ManifestError
 
 
 def parse_var(text: str) -> tuple[str, int]:
@@ -55,7 +56,9 @@ def _check(args) -> int:
     device, reason = (None, "--no-device") if args.no_device else _device()
     _, res = _checked(args, device)
     print(render_check(res, device, reason))
-    return 0 if res.ok else 2
+    if not res.ok:  # the report above lists them; stderr gets the one line every refusal gets
+        raise ManifestError(f"{len(res.errors)} error(s): {args.file} cannot run (the report above lists them)")
+    return 0
 
 
 def _pack(args) -> int:

@@ -61,6 +61,7 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
         issues.append(Issue(sev, path(at), msg))
 
     hq, hkv, g = val(K["mNumHeadsQ"]), val(K["mNumHeadsKv"]), val(K["mNumHeadsQPerKv"])
+    grid_y = launch.grid[1] if isinstance(launch.grid[1], int) else values.get(launch.grid[1])  # used by two rules
     if tuple(launch.block) != (512, 1, 1):
         issues.append(Issue("warning", f"{base}.block", f"{list(launch.block)}: this kernel runs 512 threads"))
     if None not in (hq, hkv, g):
@@ -78,7 +79,6 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
         hidden = val(K["mNumHiddenEltsO"])
         if hidden is not None and hidden != hq * HEAD_DIM:
             warn(K["mNumHiddenEltsO"], f"mNumHiddenEltsO = {hidden}; mNumHeadsQ x 256 = {hq * HEAD_DIM}")
-        grid_y = launch.grid[1] if isinstance(launch.grid[1], int) else values.get(launch.grid[1])
         if g and grid_y != hq // min(g, 8):
             issues.append(Issue("warning", f"{base}.grid[1]", f"{grid_y}; mNumHeadsQ / min(G, 8) = {hq // min(g, 8)}"))
     if K["mNumHiddenEltsO"] in by_at and K["mNumHiddenEltsO"] + 4 not in by_at:
