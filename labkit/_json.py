@@ -215,7 +215,11 @@ def _depth(text: str) -> int:
 
 
 def _decode(data: bytes, source: str | None) -> str:
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(data) > 1 and (data[0] == 0) != (data[1] == 0)):
+    zeros = [b == 0 for b in data[:4]]  # '{' as UTF-16/32 without a BOM: NULs beside ASCII
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(zeros) == 4 and zeros in ([False, True, False, True],
+                                                                                [True, False, True, False],
+                                                                                [False, True, True, True],
+                                                                                [True, True, True, False])):
         raise FormatError("", "UTF-16 or UTF-32 text: expected UTF-8 (save the file as UTF-8)", source=source)
     try:
         return data.decode("utf-8")
