@@ -95,7 +95,7 @@ class _Sampler:
         dev = describe(cp.cuda.Device().id)
         s = cls(mode=mode, stream=cp.cuda.Stream(non_blocking=True))
         if mode == "cold":
-            s.flush_bytes = int(flush_bytes or 2 * dev.l2_bytes)
+            s.flush_bytes = int(2 * dev.l2_bytes if flush_bytes is None else flush_bytes)
             if s.flush_bytes < dev.l2_bytes:
                 raise ValueError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
             s._flush = cp.empty(s.flush_bytes, dtype=cp.uint8)
@@ -270,7 +270,10 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
     work = _check_work(fn, stream, name) if check_work or mode == "graph" else "not checked"
     runner, per_sample = fn, 1
     if mode == "graph":
-        per_sample = graph_calls or int(min(1000, max(10, math.ceil(200e-6 / max(per_call_s, 1e-7)))))
+        per_sample = (int(min(1000, max(10, math.ceil(200e-6 / max(per_call_s, 1e-7))))) if graph_calls is None
+                      else graph_calls)
+        if per_sample < 1:
+            raise ValueError(f"graph_calls must be >= 1, got {graph_calls}")
         with stream:
             stream.begin_capture()
             for _ in range(per_sample):
