@@ -1,20 +1,89 @@
-"""Strict, path-aware reading of JSON documents: the one way labkit walks a parsed file.
+"""The one way labkit reads a file: bounded, strict, path-aware.
 
-Every failure raises FormatError whose message starts with the JSON path
-(``ops.decode.impl.launches[0].grid[2]``), shows the value, and says what was expected.
+``read_bytes`` opens regular files only (a FIFO, a directory or /dev/zero is refused before a
+byte is read, so nothing hangs or fills memory) and caps the size. ``read_json`` /
+``load_document`` add strict JSON: UTF-8 only, at most ``MAX_DEPTH`` levels of nesting
+(checked before the parser recurses), no duplicate keys, no NaN / Infinity or numbers that
+overflow, no integers longer than ``MAX_INT_DIGITS`` digits, no lone surrogates. ``Node``
+then walks the parsed value; every failure is a FormatError whose one-line message names
+the file, the JSON path (``ops.decode.impl.launches[0].grid[2]``), the value and the rule.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .errors import FormatError
+
+MAX_JSON_BYTES = 16 << 20  # labkit's largest document (a recorded run) is ~100 KB
+MAX_DEPTH = 64  # the deepest labkit format nests 9 levels
+MAX_INT_DIGITS = 40  # an i64 has 19 digits; Python's int() itself refuses > 4300
+I32 = (-(2**31), 2**31 - 1)
+U32 = (0, 2**32 - 1)
+I64 = (-(2**63), 2**63 - 1)
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def show_path(path: Path | str) -> str:
+    """A file name safe to print on one line (control characters and undecodable bytes escaped)."""
+    text = str(path)
+    return text if text.isprintable() else ascii(text)[1:-1]
+
+
+def read_bytes(path: Path | str, *, what: str = "file", max_bytes: int = MAX_JSON_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``.
+
+    Raises:
+        FormatError: cannot open it, not a regular file (FIFO, directory, device), or too large.
+    """
+    name = show_path(path)
+    if str(path) == "":
+        raise FormatError("", f"an empty file name was given for the {what}", source="''")
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise FormatError("", f"cannot read the {what} ({exc.strerror})", source=name) from None
+    except ValueError as exc:  # embedded NUL, unencodable name
+        raise FormatError("", f"cannot read the {what} ({exc})", source=name) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+            raise FormatError("", f"is {kind}; expected the {what} as a regular file", source=name)
+        if st.st_size > max_bytes:
+            raise FormatError("", f"{st.st_size} bytes: expected a {what} of at most {max_bytes} bytes", source=name)
+        chunks, total = [], 0
+        while total <= max_bytes:  # re-checked while reading: the file may grow after fstat
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > max_bytes:
+            raise FormatError("", f"more than {max_bytes} bytes: expected a smaller {what}", source=name)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise FormatError("", f"cannot read the {what} ({exc.strerror})", source=name) from None
+    finally:
+        os.close(fd)
 
 
 def _show(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    try:
+        text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    except (ValueError, TypeError, RecursionError):
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -33,11 +102,7 @@ class Node:
         return FormatError(self.path, message, source=self.source)
 
     def _child(self, value: Any, key: str | int) -> "Node":
-        if isinstance(key, int):
-            path = f"{self.path}[{key}]"
-        else:
-            path = f"{self.path}.{key}" if self.path else key
-        return Node(value, path, self.source)
+        return Node(value, _join(self.path, key), self.source)
 
     # --- containers ---------------------------------------------------------------
     def obj(self, required: tuple[str, ...] | list[str] = (), optional: tuple[str, ...] | list[str] = (),
@@ -62,9 +127,11 @@ class Node:
     def get(self, key: str) -> "Node | None":
         return self[key] if isinstance(self.value, dict) and key in self.value else None
 
-    def items(self) -> list[tuple[str, "Node"]]:
+    def items(self, min_len: int = 0) -> list[tuple[str, "Node"]]:
         if not isinstance(self.value, dict):
             raise self.fail("an object")
+        if len(self.value) < min_len:
+            raise self.fail(f"an object with at least {min_len} entr{'y' if min_len == 1 else 'ies'}")
         return [(k, self._child(v, k)) for k, v in self.value.items()]
 
     def list(self, min_len: int = 0, max_len: int | None = None) -> list["Node"]:
@@ -78,24 +145,31 @@ class Node:
 
     # --- scalars ------------------------------------------------------------------
     def int(self, lo: int | None = None, hi: int | None = None) -> int:
+        """An integer (``4.0`` is not one) in [lo, hi]."""
         v = self.value
-        if isinstance(v, bool) or not isinstance(v, int):
+        if type(v) is not int:
             raise self.fail("an integer")
         if (lo is not None and v < lo) or (hi is not None and v > hi):
             raise self.fail(f"an integer in [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]")
         return v
 
-    def num(self, lo: float | None = None) -> float:
+    def num(self, lo: float | None = None, hi: float | None = None) -> float:
+        """A finite number in [lo, hi] (integers accepted), as a float."""
         v = self.value
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.fail("a number")
-        if lo is not None and v < lo:
-            raise self.fail(f"a number >= {lo}")
-        return float(v)
+        f = float(v) if isinstance(v, float) or abs(v) < 10**300 else math.inf
+        if not math.isfinite(f):
+            raise self.fail("a finite number")
+        if (lo is not None and f < lo) or (hi is not None and f > hi):
+            raise self.fail(f"a number in [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]")
+        return f
 
-    def str(self, choices: tuple[str, ...] | None = None) -> str:
+    def str(self, choices: tuple[str, ...] | None = None, *, max_len: int = 4096) -> str:
         if not isinstance(self.value, str):
             raise self.fail("a string")
+        if len(self.value) > max_len:
+            raise self.fail(f"a string of at most {max_len} characters")
         if choices is not None and self.value not in choices:
             raise self.fail(f"one of {', '.join(choices)}")
         return self.value
@@ -105,26 +179,151 @@ class Node:
             raise self.fail("true or false")
         return self.value
 
-    def ints(self, n: int | None = None, lo: int | None = None) -> tuple[int, ...]:
-        return tuple(x.int(lo) for x in self.list(n or 0, n))
+    def ints(self, n: int | None = None, lo: int | None = None, hi: int | None = None) -> tuple[int, ...]:
+        return tuple(x.int(lo, hi) for x in self.list(n or 0, n))
 
 
-def load_document(path: Path | str) -> Node:
-    """Read a JSON file; malformed JSON becomes a one-line FormatError with line and column."""
-    p = Path(path)
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+# ---- strict JSON text -> value ------------------------------------------------------------
+class _Dup(dict):
+    """An object that repeated a key (flagged, then located by ``_find_bad``)."""
+
+    dup: str = ""
+
+
+class _Big:
+    def __init__(self, text: str):
+        self.text = text
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"')  # possessive: no backtracking on unterminated strings
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _depth(text: str) -> int:
+    """Deepest nesting of [ and { outside strings (before json.loads recurses into it)."""
+    a = np.frombuffer(_STRING.sub("", text).encode("utf-8", "ignore"), np.uint8)
+    if not a.size:
+        return 0
+    step = np.isin(a, (0x5B, 0x7B)).astype(np.int32) - np.isin(a, (0x5D, 0x7D)).astype(np.int32)
+    return int(np.cumsum(step).max())
+
+
+def _decode(data: bytes, source: str | None) -> str:
+    zeros = [b == 0 for b in data[:4]]  # '{' as UTF-16/32 without a BOM: NULs beside ASCII
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(zeros) == 4 and zeros in ([False, True, False, True],
+                                                                                [True, False, True, False],
+                                                                                [False, True, True, True],
+                                                                                [True, True, True, False])):
+        raise FormatError("", "UTF-16 or UTF-32 text: expected UTF-8 (save the file as UTF-8)", source=source)
     try:
-        text = p.read_bytes().decode()
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FormatError("", f"not UTF-8 ({exc.reason} at byte {exc.start})", source=str(p)) from None
-    except OSError as exc:
-        raise FormatError("", f"cannot read file ({exc.strerror})", source=str(p)) from None
-    return parse_text(text, source=str(p))
+        raise FormatError("", f"byte 0x{data[exc.start]:02x} at offset {exc.start} is not UTF-8: expected UTF-8 "
+                              "text (a binary file?)", source=source) from None
 
 
-def parse_text(text: str, source: str | None = None) -> Node:
+def _find_bad(value: Any, allow_nonfinite: bool) -> tuple[str, str] | None:
+    """(JSON path, problem) of the first value the strict reader refuses, in document order."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        v, path = stack.pop()
+        if isinstance(v, dict):
+            if isinstance(v, _Dup):
+                return _join(path, v.dup), f"duplicate key {v.dup!r}: each key may appear once"
+            for k in v:
+                if _lone_surrogate(k):
+                    return path, f"key {ascii(k)} holds a lone surrogate: expected valid Unicode"
+            stack.extend((c, _join(path, k)) for k, c in reversed(v.items()))
+        elif isinstance(v, list):
+            stack.extend((c, _join(path, i)) for i, c in reversed(list(enumerate(v))))
+        elif isinstance(v, _Big):
+            return path, f"an integer of {len(v.text.lstrip('-'))} digits: expected at most {MAX_INT_DIGITS}"
+        elif isinstance(v, float) and not allow_nonfinite and not math.isfinite(v):
+            return path, f"= {v}: expected a finite number (NaN, Infinity and overflowing numbers are refused)"
+        elif isinstance(v, str) and _lone_surrogate(v):
+            return path, f"= {ascii(v)[:60]}: a lone surrogate; expected valid Unicode"
+    return None
+
+
+def _lone_surrogate(s: str) -> bool:
     try:
-        value = json.loads(text)
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def parse_text(text: str | bytes, source: str | None = None, *, allow_nonfinite: bool = False) -> Node:
+    """Strict JSON (see the module docstring) as a Node; every failure a one-line FormatError."""
+    if isinstance(text, bytes):
+        text = _decode(text, source)
+    depth = _depth(text)
+    if depth > MAX_DEPTH:
+        raise FormatError("", f"nested {depth} levels deep: expected at most {MAX_DEPTH}", source=source)
+    flagged = []
+
+    def pairs(items):
+        d = dict(items)
+        if len(d) != len(items):
+            seen = set()
+            d = _Dup(items)
+            d.dup = next(k for k, _ in items if k in seen or seen.add(k))
+            flagged.append(True)
+        return d
+
+    def parse_int(s):
+        if len(s) > MAX_INT_DIGITS + 1:
+            flagged.append(True)
+            return _Big(s)
+        return int(s)
+
+    def parse_float(s):
+        f = float(s)
+        if not math.isfinite(f):
+            flagged.append(True)
+        return f
+
+    def parse_constant(s):
+        flagged.append(True)
+        return float(s)
+
+    try:
+        value = json.loads(text, object_pairs_hook=pairs, parse_int=parse_int, parse_float=parse_float,
+                           parse_constant=parse_constant)
     except json.JSONDecodeError as exc:
         raise FormatError("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
                           source=source) from None
+    except RecursionError:  # the depth scan should have caught it; never let it escape
+        raise FormatError("", f"nested too deeply: expected at most {MAX_DEPTH} levels", source=source) from None
+    if flagged or _SURROGATE.search(text):
+        bad = _find_bad(value, allow_nonfinite)
+        if bad is not None:
+            raise FormatError(bad[0], bad[1], source=source)
     return Node(value, "", source)
+
+
+def load_document(path: Path | str, *, what: str = "JSON document", allow_nonfinite: bool = False,
+                  max_bytes: int = MAX_JSON_BYTES) -> Node:
+    """Read a JSON file through ``read_bytes`` and ``parse_text``."""
+    return parse_text(read_bytes(path, what=what, max_bytes=max_bytes), show_path(path),
+                      allow_nonfinite=allow_nonfinite)
+
+
+def read_json(path: Path | str, *, what: str = "JSON document", allow_nonfinite: bool = False) -> Any:
+    """The parsed value of a JSON file, read as strictly as every labkit file.
+
+    Args:
+        path: the file (regular files only; FIFOs and devices are refused, never waited on).
+        what: what the file is, for messages (``"recorded run"``).
+        allow_nonfinite: accept NaN / Infinity (labkit's own run records may hold them).
+
+    Raises:
+        FormatError: one line naming the file, the JSON path and the rule broken.
+    """
+    return load_document(path, what=what, allow_nonfinite=allow_nonfinite).value

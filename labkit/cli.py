@@ -3,10 +3,10 @@
 Errors labkit raises on purpose print one line (``labkit: error: ...``) and exit 2.
 """
 
-import argparse
 import json
 import sys
 
+from ._cliargs import Parser, int_in, output_path, typed
 from .errors import LabkitError
 
 
@@ -14,8 +14,8 @@ def _device(args) -> int:
     from .cuda import gpu_status
 
     ok, reason = gpu_status()
-    if not ok:
-        print(f"no usable CUDA GPU: {reason}")
+    if not ok:  # exit 1: not a usage error, the machine has no GPU
+        print(json.dumps({"gpu": False, "reason": reason}) if args.json else f"no usable CUDA GPU: {reason}")
         return 1
     from .device import describe
 
@@ -103,24 +103,23 @@ def _lab(args) -> int:
 
 def _bench(args) -> int:
     from .workloads.sage2.bench import bench, render
-    from .workloads.sage2.cli import parse_shape
 
-    result = bench(parse_shape(args.shape), iterations=args.iterations)
+    result = bench(args.shape, iterations=args.iterations)
     print(render(result))
-    if args.out:
-        from pathlib import Path
-
-        Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    if args.out is not None:
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
         print(f"full results: {args.out}")
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="labkit", description="GPU attention-kernel profiling helpers.")
+def build_parser() -> Parser:
+    from .values import Shape
+
+    p = Parser(prog="labkit", description="GPU attention-kernel profiling helpers.")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     d = sub.add_parser("device", help="describe the GPU (or say there is none)")
-    d.add_argument("--index", type=int, default=0)
+    d.add_argument("--index", type=int_in(0, 1023, what="--index"), default=0)
     d.add_argument("--json", action="store_true")
     d.set_defaults(fn=_device)
 
@@ -151,9 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-browser", action="store_true", help="do not open a browser (e.g. over ssh)")
     s.set_defaults(fn=_lab)
     s = sub.add_parser("bench", help="benchmark tables (GPU): Sage2 phases vs floors, mainloop vs torch SDPA")
-    s.add_argument("--shape", default="1,37810,56,128")
-    s.add_argument("--iterations", type=int, default=10)
-    s.add_argument("--out", default=None, help="also write the full results as JSON")
+    s.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=typed(Shape.parse, "shape"), help="B,N,H,D")
+    s.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=10)
+    s.add_argument("--out", default=None, type=output_path("--out"), help="also write the full results as JSON")
     s.set_defaults(fn=_bench)
     _extend(sub)
     return p
@@ -173,12 +172,20 @@ def _extend(sub) -> None:
         m.register(sub)
 
 
+def _one_line(text: str) -> str:
+    """Control characters (a newline in a file name or a message) escaped: the error stays one line."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):  # names from files may hold any character: never crash printing
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
+        args = build_parser().parse_args(argv)
         return args.fn(args)
     except LabkitError as exc:
-        print(f"labkit: error: {exc}", file=sys.stderr)
+        print(f"labkit: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("labkit: interrupted", file=sys.stderr)

@@ -93,6 +93,11 @@ def describe(index: int = 0) -> DeviceInfo:
     require_gpu("labkit.device.describe")
     cp = cupy()
     rt = cp.cuda.runtime
+    count = rt.getDeviceCount()
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+        from .errors import ArgumentError
+
+        raise ArgumentError(f"device index {index!r}: this machine has devices 0..{count - 1}")
     p = rt.getDeviceProperties(index)
 
     def attr(a: int) -> int:

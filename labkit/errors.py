@@ -48,3 +48,10 @@ class CompileError(LabkitError):
 
 class LaunchError(LabkitError):
     """A launch was refused before it reached the GPU, or the driver rejected it."""
+
+
+class ArgumentError(LabkitError, ValueError):
+    """A value given to a command or a library call is outside what labkit supports.
+
+    Also a ValueError, so library callers that caught ValueError before keep working.
+    """

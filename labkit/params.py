@@ -16,7 +16,7 @@ import ast
 import math
 from typing import Any
 
-from .errors import ParameterError
+from .errors import ArgumentError, ParameterError
 
 
 class Param:
@@ -168,16 +168,30 @@ class IntList(Param):
             raise self.fail(value) from None
 
 
-class Shape(IntList):
-    """A tensor shape: ``length`` positive integers, e.g. B,N,H,D = ``1,37810,56,128``."""
+class Sage2Shape(Param):
+    """B,N,H,D of q = k = v: the library's own ``labkit.values.Shape`` (head_dim 64..128 in steps of 8),
+    so a notebook refuses exactly what ``labkit sage2 --shape`` and ``profile()`` refuse."""
 
-    def __init__(self, length: int = 4, *, hi: int = 1 << 31, names: str = "", **kw):
-        super().__init__(1, hi, length=length, **kw)
-        self.names = names
+    kind = "B,N,H,D, e.g. 1,37810,56,128 (head_dim 64..128 in steps of 8)"
 
-    def describe(self) -> str:
-        names = f" ({self.names})" if self.names else ""
-        return f"{self.length} positive integers{names}, e.g. 1,37810,56,128"
+    def parse(self, text: str) -> list[int]:
+        from .values import Shape
+
+        value = _literal(text) if text.strip().startswith("[") else text
+        try:
+            return list(Shape.of(value))
+        except ArgumentError as exc:
+            raise ParameterError(f"= {text!r}: {exc}; expected {self.kind}") from None
+
+    def check(self, value: Any) -> list[int]:
+        from .values import Shape
+
+        if not isinstance(value, (list, tuple)):
+            raise self.fail(value)
+        try:
+            return list(Shape.of(value))
+        except ArgumentError as exc:
+            raise ParameterError(f"= {value!r}: {exc}; expected {self.kind}") from None
 
 
 class IntDict(Param):
@@ -221,4 +235,4 @@ class File(Text):
         return value
 
 
-TYPES = {cls.__name__: cls for cls in (Int, Float, Text, Choice, IntList, Shape, IntDict, File)}
+TYPES = {cls.__name__: cls for cls in (Int, Float, Text, Choice, IntList, Sage2Shape, IntDict, File)}

@@ -1,5 +1,6 @@
 """Device probes for the notebooks: copy bandwidth and empty-launch overhead, measured live."""
 
+import math
 import time
 
 from .cuda import cupy, require_gpu
@@ -101,3 +102,69 @@ LAUNCH_OVERHEAD_KEYS = ("host_enqueue_us", "gpu_back_to_back_us", "gpu_graph_us"
 def overhead_us(result: dict) -> dict[str, float]:
     """The per-launch times [us] of a ``launch_overhead`` result, in a fixed order."""
     return {k: float(result[k]) for k in LAUNCH_OVERHEAD_KEYS}
+
+
+def timing_overhead(launches: int = 2000) -> dict:
+    """Host time per timed launch of an empty kernel, in microseconds, by what wraps the launch.
+
+    Each variant enqueues ``launches`` launches back to back (no synchronize inside the loop)
+    and reports host microseconds per launch:
+
+    * ``bare_us``: the launch alone.
+    * ``nvtx_us``: inside labkit's ``nvtx_range`` (one object, created once, as ``time_gpu`` does).
+    * ``events_us``: between a start and a stop event recorded on the stream (events created once).
+    * ``nvtx_events_us``: both: labkit's timed launch path in ``time_gpu`` (target <= 3 us).
+    * ``fresh_events_us``: NVTX plus a new event pair per launch (what ``time_gpu`` did before).
+
+    The ``*_overhead_us`` keys are each variant minus ``bare_us``.
+    """
+    require_gpu("timing_overhead")
+    from .timing.events import helper_kernel
+    from .timing.nvtx import nvtx_range
+
+    cp = cupy()
+    empty = helper_kernel("empty_kernel")
+    stream = cp.cuda.Stream(non_blocking=True)
+    launch = lambda: empty((1,), (1,), (), stream=stream)  # noqa: E731
+    rng = nvtx_range("probe/timing_overhead")
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+
+    def nvtx_only():
+        with rng:
+            launch()
+
+    def events_only():
+        start.record(stream)
+        launch()
+        stop.record(stream)
+
+    def nvtx_events():
+        with rng:
+            start.record(stream)
+            launch()
+            stop.record(stream)
+
+    def fresh_events():
+        with rng:
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record(stream)
+            launch()
+            b.record(stream)
+
+    out = {"launches": launches}
+    for key, fn in (("bare_us", launch), ("nvtx_us", nvtx_only), ("events_us", events_only),
+                    ("nvtx_events_us", nvtx_events), ("fresh_events_us", fresh_events)):
+        for _ in range(100):  # warm: module loaded, allocator and driver queues settled
+            fn()
+        stream.synchronize()
+        best = math.inf
+        for _ in range(3):  # best of three: host jitter only ever adds time
+            t0 = time.perf_counter()
+            for _ in range(launches):
+                fn()
+            best = min(best, (time.perf_counter() - t0) / launches)
+            stream.synchronize()
+        out[key] = best * 1e6
+    for key in ("nvtx_us", "events_us", "nvtx_events_us", "fresh_events_us"):
+        out[key.replace("_us", "_overhead_us")] = out[key] - out["bare_us"]
+    return out

@@ -15,11 +15,11 @@
 # attention, the scheduler and the q/kv tail study (configurations interleaved).
 
 # %% tags=["parameters"]
-from labkit.params import Choice, File, Int, IntList, Shape, Text  # parameter types: `labkit nb params 02`
+from labkit.params import Choice, File, Int, IntList, Sage2Shape, Text  # parameter types: `labkit nb params 02`
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
-shape: Shape(names="B,N,H,D") = [1, 37810, 56, 128]  # B,N,H,D of q, k and v (the same shape)
+shape: Sage2Shape() = [1, 37810, 56, 128]  # B,N,H,D of q, k and v (the same shape)
 layout: Choice("NHD", "HND") = "NHD"  # memory layout of q, k, v
 dtype: Choice("bf16", "fp16") = "bf16"  # 16-bit input type
 warmup: Int(0, 1000) = 3  # untimed passes before the phase timings

@@ -1,19 +1,31 @@
-"""``labkit manifest check|pack|run``: thin shells over labkit.manifest."""
+"""``labkit manifest check|pack|run``: thin shells over labkit.manifest.
+
+Arguments are validated values; the manifest is parsed and checked (without a device) before
+anything needs a GPU, so bad input is refused the same way on every machine.
+"""
 
 import json
-from pathlib import Path
 
-from ..errors import LabkitError
+from .._cliargs import int_in, output_path, typed
+from ..errors import ArgumentError
+from ..values import parse_int
+from .issues import ManifestError
+
+
+def parse_var(text: str) -> tuple[str, int]:
+    """``NAME=N`` with N a positive ASCII integer (the manifest bounds it further by the var's max)."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier() or not name.isascii():
+        raise ArgumentError(f"--var {text!r}: expected NAME=INTEGER")
+    return name, parse_int(value, what=f"--var {name}", lo=1, hi=2**63 - 1)
 
 
 def _vars(items) -> dict[str, int]:
     out = {}
-    for item in items or []:
-        name, _, value = item.partition("=")
-        try:
-            out[name] = int(value)
-        except ValueError:
-            raise LabkitError(f"--var {item!r}: expected NAME=INTEGER") from None
+    for name, value in items if items is not None else ():
+        if name in out:
+            raise ArgumentError(f"--var {name} given twice ({out[name]} and {value})")
+        out[name] = value
     return out
 
 
@@ -28,23 +40,30 @@ def _device():
     return describe(), ""
 
 
-def _check(args) -> int:
+def _checked(args, device=None):
+    """Parse and check the manifest (no device unless given); raise on errors."""
     from . import load
-    from .report import render_check
     from .validate import check
 
     m = load(args.file)
-    device, reason = (None, "--no-device") if args.no_device else _device()
     res = check(m, program=args.program, vars=_vars(args.var), device=device, cubin_dirs=tuple(args.cubin_dir))
+    return m, res
+
+
+def _check(args) -> int:
+    from .report import render_check
+
+    device, reason = (None, "--no-device") if args.no_device else _device()
+    _, res = _checked(args, device)
     print(render_check(res, device, reason))
-    return 0 if res.ok else 2
+    if not res.ok:  # the report above lists them; stderr gets the one line every refusal gets
+        raise ManifestError(f"{len(res.errors)} error(s): {args.file} cannot run (the report above lists them)")
+    return 0
 
 
 def _pack(args) -> int:
-    from . import load
-    from .validate import check
-
-    m = load(args.file)
+    m, res = _checked(args)
+    res.raise_if_errors()  # before a GPU is touched: a broken manifest fails the same way everywhere
     device, reason = _device()
     if device is not None:
         from .runner import Runner
@@ -53,31 +72,29 @@ def _pack(args) -> int:
         blobs = [(p, b) for p, b, _ in r.packed]
         note = f"tensor maps encoded and pointers taken from buffers allocated on {device.name}"
     else:
-        res = check(m, program=args.program, vars=_vars(args.var), cubin_dirs=tuple(args.cubin_dir))
-        res.raise_if_errors()
         blobs = [(plan, plan.offline_blob) for plan in res.plans]
         note = f"no CUDA driver ({reason}): tensor maps and pointers are zero-filled"
-    out = Path(args.out)
+    out = args.out.path
     for i, (plan, blob) in enumerate(blobs):
         path = out if len(blobs) == 1 else out.with_name(f"{out.stem}.{i}{out.suffix}")
-        path.write_bytes(blob)
+        type(args.out)(path).write_bytes(blob)
         print(f"{path}: {len(blob)} B for call {plan.call!r} ({plan.entry})")
     print(note)
     return 0
 
 
 def _run(args) -> int:
-    from . import load
     from .report import render_timings
     from .runner import Runner
 
-    m = load(args.file)
+    m, res = _checked(args)
+    res.raise_if_errors()  # checked without a device first; the Runner checks again against the GPU
     r = Runner(m, program=args.program, vars=_vars(args.var), cubin_dirs=tuple(args.cubin_dir), seed=args.seed)
     r.run_once()
     timings = r.time(iterations=args.iters, mode=args.mode)
     print(render_timings(timings))
-    if args.json:
-        Path(args.json).write_text(json.dumps({k: t.to_dict() for k, t in timings.items()}, indent=2) + "\n")
+    if args.json is not None:
+        args.json.write_text(json.dumps({k: t.to_dict() for k, t in timings.items()}, indent=2) + "\n")
         print(f"timings: {args.json}")
     return 0
 
@@ -88,7 +105,8 @@ def register(sub) -> None:
     def common(p):
         p.add_argument("file")
         p.add_argument("--program", default=None)
-        p.add_argument("--var", action="append", metavar="NAME=N", help="value of a manifest var (default: its max)")
+        p.add_argument("--var", action="append", metavar="NAME=N", type=typed(parse_var, "var"),
+                       help="value of a manifest var (default: its max)")
         p.add_argument("--cubin-dir", action="append", default=[], help="another directory to search for cubins")
 
     p = mp.add_parser("check", help="validation report and launch plan; exit 0 if it can run, 2 if not")
@@ -97,12 +115,13 @@ def register(sub) -> None:
     p.set_defaults(fn=_check)
     p = mp.add_parser("pack", help="write the exact parameter bytes")
     common(p)
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, type=output_path("--out"))
     p.set_defaults(fn=_pack)
     p = mp.add_parser("run", help="run the program and print per-call statistics")
     common(p)
-    p.add_argument("--iters", type=int, default=None, help="samples per call (default: adaptive)")
+    p.add_argument("--iters", type=int_in(1, 10**6, what="--iters"), default=None,
+                   help="samples per call (default: adaptive)")
     p.add_argument("--mode", choices=("cold", "hot", "graph"), default="cold")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", default=None, help="also write the timings here")
+    p.add_argument("--seed", type=int_in(0, 2**63 - 1, what="--seed"), default=0)
+    p.add_argument("--json", default=None, type=output_path("--json"), help="also write the timings here")
     p.set_defaults(fn=_run)

@@ -50,21 +50,52 @@ class CubinInfo:
         return cc[0] == major and cc[1] >= minor
 
 
+_SHT_NOBITS = 8  # .nv.shared.*: a size, no bytes in the file
+
+
+def _unpack(fmt: str, data: bytes, off: int, what: str) -> tuple:
+    """struct.unpack_from with the bounds checked first: a corrupt offset is a FormatError."""
+    end = off + struct.calcsize(fmt)
+    if off < 0 or end > len(data):
+        raise FormatError("", f"{what} at bytes {off}..{end - 1} lies outside the {len(data)}-byte file "
+                              "(truncated or corrupt cubin)")
+    return struct.unpack_from(fmt, data, off)
+
+
 def _sections(data: bytes) -> dict[str, tuple[int, int, int]]:
-    """name -> (type, offset, size)."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+    """name -> (type, offset, size); every offset and count checked against the file."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise FormatError("", "not a 64-bit little-endian ELF file (is this a cubin?)")
-    (e_machine,) = struct.unpack_from("<H", data, 18)
+    (e_machine,) = _unpack("<H", data, 18, "e_machine")
     if e_machine != EM_CUDA:
         raise FormatError("", f"ELF machine {e_machine} is not EM_CUDA ({EM_CUDA}): not a cubin")
-    e_shoff, = struct.unpack_from("<Q", data, 40)
-    e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHH", data, 58)
-    heads = [struct.unpack_from("<IIQQQQIIQQ", data, e_shoff + i * e_shentsize) for i in range(e_shnum)]
-    _, _, _, _, str_off, str_size, *_ = heads[e_shstrndx]
+    (e_shoff,) = _unpack("<Q", data, 40, "e_shoff")
+    e_shentsize, e_shnum, e_shstrndx = _unpack("<HHH", data, 58, "section header fields")
+    if e_shentsize < 64 or e_shnum == 0 or e_shstrndx >= e_shnum:
+        raise FormatError("", f"section headers: entry size {e_shentsize} (expected >= 64), count {e_shnum}, "
+                              f"name table index {e_shstrndx}: corrupt cubin")
+    heads = [_unpack("<IIQQQQIIQQ", data, e_shoff + i * e_shentsize, f"section header {i}") for i in range(e_shnum)]
+
+    def span(i: int, head: tuple) -> tuple[int, int]:
+        off, size = head[4], head[5]
+        if head[1] != _SHT_NOBITS and off + size > len(data):
+            raise FormatError("", f"section {i} spans bytes {off}..{off + size - 1} of a {len(data)}-byte file "
+                                  "(truncated or corrupt cubin)")
+        return off, size
+
+    str_off, str_size = span(e_shstrndx, heads[e_shstrndx])
     strtab = data[str_off:str_off + str_size]
     out = {}
-    for name_off, sh_type, _, _, off, size, *_ in heads:
-        name = strtab[name_off:strtab.index(b"\0", name_off)].decode()
+    for i, head in enumerate(heads):
+        name_off, sh_type = head[0], head[1]
+        end = strtab.find(b"\0", name_off)
+        if name_off >= len(strtab) or end < 0:
+            raise FormatError("", f"section {i}: name offset {name_off} outside the {len(strtab)}-byte name table")
+        try:
+            name = strtab[name_off:end].decode("ascii")
+        except UnicodeDecodeError:
+            raise FormatError("", f"section {i}: its name is not ASCII (corrupt cubin)") from None
+        off, size = span(i, head)
         out[name] = (sh_type, off, size)
     return out
 
@@ -75,6 +106,9 @@ def _eiattrs(blob: bytes):
         fmt, attr, val = struct.unpack_from("<BBH", blob, i)
         i += 4
         if fmt == _EIFMT_SVAL:
+            if i + val > len(blob):
+                raise FormatError("", f"EIATTR 0x{attr:02x} of {val} B runs past its {len(blob)}-byte .nv.info "
+                                      "section (corrupt cubin)")
             yield attr, blob[i:i + val]
             i += val
         else:
@@ -85,14 +119,14 @@ def read_cubin(data: bytes) -> CubinInfo:
     """Parse a cubin image.
 
     Raises:
-        FormatError: not a CUDA ELF file.
+        FormatError: not a CUDA ELF file, or a truncated / corrupt one (never another exception).
     """
     secs = _sections(data)
-    (e_flags,) = struct.unpack_from("<I", data, 48)
+    (e_flags,) = _unpack("<I", data, 48, "e_flags")
     sm = (e_flags >> 8) & 0xFF
     target = f"sm_{sm}"
     note = secs.get(".note.nv.tkinfo")
-    m = re.search(rb"-arch (sm_\d+[af]?)", data[note[1]:note[1] + note[2]]) if note else None
+    m = re.search(rb"-arch (sm_[0-9]+[af]?)", data[note[1]:note[1] + note[2]]) if note else None
     if m:
         target = m.group(1).decode()
     elif ".nv.compat" in secs:
@@ -101,9 +135,12 @@ def read_cubin(data: bytes) -> CubinInfo:
         for j in range(0, len(blob) - 3, 4):
             if blob[j] == 2 and blob[j + 1] == 9 and blob[j + 2] == 1:
                 target += "a"
+                break
+    if not re.fullmatch(r"sm_[0-9]+[af]?", target) or sm < 10:
+        raise FormatError("", f"target {target!r} from e_flags 0x{e_flags:08x}: not a CUDA SM (corrupt cubin)")
     entries = {}
     for name, (_, off, size) in secs.items():
-        if not name.startswith(".nv.info."):
+        if not name.startswith(".nv.info.") or len(name) == len(".nv.info."):
             continue
         entry = name[len(".nv.info."):]
         cbank, params, maxthr = 0, {}, None

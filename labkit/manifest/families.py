@@ -8,8 +8,10 @@ kernel would compute something other than what the manifest claims.
 
 import math
 import struct
+from dataclasses import dataclass
 
-from .model import I32Field, ParamField, TensorMapField
+from .issues import Issue
+from .model import I32Field, Manifest, ParamField, TensorMapField
 
 # KernelParams offsets (v0.6.13 layout)
 K = dict(tmaK=128, tmaV=384, ptrCumSeqLensQ=936, mBatchSize=1116, mMaxSeqLenQ=1144, mMaxNumCtasQ=1152,
@@ -23,10 +25,20 @@ def _f32_bits(x: float) -> int:
     return struct.unpack("<i", struct.pack("<f", x))[0]
 
 
-def trtllm_gen_fmha(m, op, li, launch, call, ci, pname, values, tm_dims):
-    issues = []
-    from .validate import Issue
+@dataclass(frozen=True)
+class FamilyContext:
+    """What a family rule sees of one error-free launch (``validate.LaunchCheck`` is ``checked``)."""
 
+    manifest: Manifest
+    program: str
+    values: dict[str, int]  # var values
+    checked: object  # validate.LaunchCheck (not imported: validate imports this module)
+
+
+def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
+    issues = []
+    lc = ctx.checked
+    op, li, launch, call, values, tm_dims = lc.op, lc.launch_index, lc.launch, lc.call, ctx.values, lc.tensormap_dims
     pack = launch.args[0]
     base = f"ops.{op.name}.impl.launches[{li}]"
     by_at = {f.at: (i, f) for i, f in enumerate(pack.fields)}
@@ -49,6 +61,7 @@ def trtllm_gen_fmha(m, op, li, launch, call, ci, pname, values, tm_dims):
         issues.append(Issue(sev, path(at), msg))
 
     hq, hkv, g = val(K["mNumHeadsQ"]), val(K["mNumHeadsKv"]), val(K["mNumHeadsQPerKv"])
+    grid_y = launch.grid[1] if isinstance(launch.grid[1], int) else values.get(launch.grid[1])  # used by two rules
     if tuple(launch.block) != (512, 1, 1):
         issues.append(Issue("warning", f"{base}.block", f"{list(launch.block)}: this kernel runs 512 threads"))
     if None not in (hq, hkv, g):
@@ -66,7 +79,6 @@ def trtllm_gen_fmha(m, op, li, launch, call, ci, pname, values, tm_dims):
         hidden = val(K["mNumHiddenEltsO"])
         if hidden is not None and hidden != hq * HEAD_DIM:
             warn(K["mNumHiddenEltsO"], f"mNumHiddenEltsO = {hidden}; mNumHeadsQ x 256 = {hq * HEAD_DIM}")
-        grid_y = launch.grid[1] if isinstance(launch.grid[1], int) else values.get(launch.grid[1])
         if g and grid_y != hq // min(g, 8):
             issues.append(Issue("warning", f"{base}.grid[1]", f"{grid_y}; mNumHeadsQ / min(G, 8) = {hq // min(g, 8)}"))
     if K["mNumHiddenEltsO"] in by_at and K["mNumHiddenEltsO"] + 4 not in by_at:

@@ -1,10 +1,12 @@
 """Find a manifest's cubins by sha256 and read them: data/cubins, user dirs, flashinfer-cubin."""
 
 import hashlib
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import _env
+from .._json import read_bytes, show_path
 from ..errors import FormatError, LabkitError
 from .elf import CubinInfo, read_cubin
 from .model import Module
@@ -34,8 +36,15 @@ def search_dirs(extra: tuple[Path | str, ...] = ()) -> list[Path]:
     return dirs
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+MAX_CUBIN_BYTES = 256 << 20  # the largest flashinfer cubins are a few MB
+
+
+def _regular(p: Path) -> bool:
+    """A regular file (symlinks followed); lstat errors count as no."""
+    try:
+        return stat.S_ISREG(p.stat().st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def find(module: Module, dirs: list[Path]) -> LoadedModule:
@@ -49,20 +58,30 @@ def find(module: Module, dirs: list[Path]) -> LoadedModule:
         if not d.is_dir():
             continue
         named = list(d.rglob(module.source)) if d.name == "cubins" and "flashinfer" in str(d) else [d / module.source]
-        candidates = [p for p in named if p.is_file()] + sorted(p for p in d.glob("*.cubin") if p.name != module.source)
+        for p in named:  # the named file exists but is a directory, FIFO or device: say so, never open it
+            if p.exists() and not _regular(p):
+                wrong.append((p, "not a regular file"))
+        candidates = [p for p in named if _regular(p)]
+        candidates += sorted(p for p in d.glob("*.cubin") if p.name != module.source and _regular(p))
         for p in candidates:
-            sha = _sha(p)
+            try:
+                image = read_bytes(p, what="cubin", max_bytes=MAX_CUBIN_BYTES)
+            except FormatError as exc:
+                if p.name == module.source:
+                    wrong.append((p, str(exc).split(": $: ", 1)[-1]))
+                continue
+            sha = hashlib.sha256(image).hexdigest()
             if sha == module.sha256:
-                image = p.read_bytes()
                 try:
                     info = read_cubin(image)
                 except FormatError as exc:
-                    raise ModuleError(f"modules.{module.name}: {p}: {exc}") from None
+                    raise ModuleError(f"modules.{module.name}: {show_path(p)}: {str(exc).split(': ', 1)[-1]}") from None
                 return LoadedModule(module, p, image, info)
             if p.name == module.source:
-                wrong.append((p, sha))
+                wrong.append((p, f"sha256 {sha}"))
     if wrong:
-        p, sha = wrong[0]
-        raise ModuleError(f"modules.{module.name}.sha256: {p} has sha256 {sha}, the manifest expects {module.sha256}")
+        p, what = wrong[0]
+        raise ModuleError(f"modules.{module.name}.sha256: {show_path(p)} has {what}, the manifest expects "
+                          f"{module.sha256}")
     raise ModuleError(f"modules.{module.name}: no cubin with sha256 {module.sha256[:16]}... ({module.source}) in "
                       f"{', '.join(str(d) for d in dirs)}; put it in data/cubins/ or pass --cubin-dir")

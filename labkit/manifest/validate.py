@@ -1,17 +1,22 @@
-"""Validation beyond syntax, and the launch plan: everything is checked before any launch.
+"""Validation beyond syntax: everything is checked before any launch, and nothing here packs.
 
 ``check()`` returns every problem at once as an Issue (error / warning / note) whose path is
-the manifest's JSON path; errors mean the program cannot run. Kernel-family rules live in
-``families.py``.
+the manifest's JSON path; errors mean the program cannot run. It never builds bytes: the
+launch plans (``plan.py``) are made afterwards, only for launches without errors, so a broken
+manifest is reported in full and never crashes the packer. Kernel-family rules live in
+``families.py`` and run on error-free launches only.
 """
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from ..errors import LabkitError
+from .._json import I32, I64, U32
 from . import families, tensormap
+from .issues import Issue, ManifestError
 from .model import (
     BufArg,
     Buffer,
+    Call,
     Launch,
     Manifest,
     Op,
@@ -23,41 +28,28 @@ from .model import (
     dtype_bytes,
 )
 from .modules import LoadedModule, ModuleError, find, search_dirs
-from .pack import Bindings, FieldRow, field_size, pack_bytes
+from .pack import field_size
 
 _ALIGN = {"tensormap": 64, "param": 8, "scratch": 8, "i32": 4}
-
-
-class ManifestError(LabkitError):
-    """The manifest cannot run; the message lists every error."""
-
-
-@dataclass(frozen=True)
-class Issue:
-    severity: str  # error | warning | note
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.severity}: {self.path}: {self.message}"
+# the values a var may take when it is packed as a scalar of this dtype
+SCALAR_RANGE = {"i32": (1, I32[1]), "u32": (1, U32[1]), "i64": (1, I64[1]), "f32": (1, 2**24)}
+__all__ = ["CheckResult", "Issue", "LaunchCheck", "ManifestError", "check", "resolve_vars"]
 
 
 @dataclass(frozen=True)
-class LaunchPlan:
-    call: str
-    op: str
+class LaunchCheck:
+    """One launch of one call as checked: what planning and the family rules need."""
+
+    call_index: int
+    call: Call
+    op: Op
     launch_index: int
-    module: str
-    entry: str
+    launch: Launch
     grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    shared_mem: int
     static_smem: int | None
-    pack_size: int
-    rows: tuple[FieldRow, ...]
+    bound: tuple  # per op param: BufArg, VarArg or None (unbound)
     tensormap_dims: dict[int, tuple[int, ...]]  # field index -> dims with 0s derived
-    call_args: tuple
-    offline_blob: bytes | None  # the parameter block with pointers and tensor maps zero (no driver)
+    ok: bool  # no error anywhere in the call, the op's launch or the vars: safe to pack
 
 
 @dataclass
@@ -66,7 +58,7 @@ class CheckResult:
     program: str
     vars: dict[str, int]
     issues: list[Issue] = field(default_factory=list)
-    plans: list[LaunchPlan] = field(default_factory=list)
+    launches: list[LaunchCheck] = field(default_factory=list)
     modules: dict[str, LoadedModule] = field(default_factory=dict)
 
     @property
@@ -77,10 +69,17 @@ class CheckResult:
     def ok(self) -> bool:
         return not self.errors
 
+    @cached_property
+    def plans(self) -> list:
+        """Launch plans (parameter bytes included) of the launches without errors."""
+        from .plan import plan_launches
+
+        return plan_launches(self)
+
     def raise_if_errors(self) -> None:
-        if self.errors:
-            raise ManifestError(f"{len(self.errors)} error(s), nothing launched:\n" +
-                                "\n".join(f"  {e}" for e in self.errors))
+        errs = self.errors
+        if errs:
+            raise ManifestError(f"{len(errs)} error(s), nothing launched: " + "; ".join(map(str, errs)))
 
 
 def _launch_path(op: str, li: int) -> str:
@@ -88,19 +87,19 @@ def _launch_path(op: str, li: int) -> str:
 
 
 def resolve_vars(m: Manifest, overrides: dict[str, int] | None, issues: list[Issue]) -> dict[str, int]:
-    """Each var's value: the override, else its max (noted)."""
-    values = {}
-    for name, v in m.vars.items():
-        values[name] = v.max
-    for name, value in (overrides or {}).items():
+    """Each var's value: the override, else its max (noted). Values outside 1..max are errors."""
+    overrides = {} if overrides is None else overrides
+    values = {name: v.max for name, v in m.vars.items()}
+    for name, value in overrides.items():
         if name not in m.vars:
-            issues.append(Issue("error", f"vars.{name}", f"not declared; declared vars: {', '.join(m.vars)}"))
+            declared = ", ".join(m.vars) or "none"
+            issues.append(Issue("error", f"vars.{name}", f"not declared; declared vars: {declared}"))
             continue
-        if not 1 <= value <= m.vars[name].max:
+        if type(value) is not int or not 1 <= value <= m.vars[name].max:
             issues.append(Issue("error", f"vars.{name}", f"value {value} outside 1..max {m.vars[name].max}"))
         values[name] = value
     for name in m.vars:
-        if name not in (overrides or {}):
+        if name not in overrides:
             issues.append(Issue("note", f"vars.{name}", f"= {values[name]} (its max; pass --var {name}=N)"))
     return values
 
@@ -142,6 +141,9 @@ def _check_pack(op: Op, li: int, ai: int, pack: Pack, issues: list[Issue]) -> No
 def _check_launch(m: Manifest, op: Op, li: int, launch: Launch, values: dict[str, int], device, modules,
                   issues: list[Issue]) -> tuple[tuple[int, int, int], int | None]:
     lp = _launch_path(op.name, li)
+    if len(launch.args) != 1:  # the runner passes one pointer to one block (cuLaunchKernelEx kernelParams)
+        issues.append(Issue("error", f"{lp}.params", f"{len(launch.args)} parameter blocks: labkit launches "
+                                                     "exactly one by-value block per kernel"))
     for ai, (ptext, pack) in enumerate(zip(launch.params, launch.args)):
         n = int(ptext[6:-1])
         if n != pack.size:
@@ -185,10 +187,10 @@ def _check_launch(m: Manifest, op: Op, li: int, launch: Launch, values: dict[str
             issues.append(Issue("error", f"{lp}.shared_mem",
                                 f"{launch.shared_mem} + {static or 0} static = {need} B exceeds {device.name}'s "
                                 f"{device.smem_per_block_optin_bytes} B"))
-    return tuple(grid), static
+    return (grid[0], grid[1], grid[2]), static
 
 
-def _check_call(m: Manifest, pname: str, ci: int, call, op: Op, issues: list[Issue]) -> tuple:
+def _check_call(m: Manifest, pname: str, ci: int, call, op: Op, values: dict[str, int], issues: list[Issue]) -> tuple:
     cp = f"programs.{pname}.calls[{ci}]"
     if len(call.args) != len(op.params):
         issues.append(Issue("error", f"{cp}.args", f"{len(call.args)} args for op {op.name}'s {len(op.params)} params"))
@@ -200,6 +202,11 @@ def _check_call(m: Manifest, pname: str, ci: int, call, op: Op, issues: list[Iss
                 issues.append(Issue("error", ap, f"var {arg.var!r} given for param {i} ({sig.text})"))
             elif arg.var not in m.vars:
                 issues.append(Issue("error", f"{ap}.var", f"{arg.var!r} is not declared in vars"))
+            else:
+                lo, hi = SCALAR_RANGE[sig.dtype]
+                if not lo <= values[arg.var] <= hi:
+                    issues.append(Issue("error", f"{ap}.var", f"{arg.var} = {values[arg.var]} does not fit param {i} "
+                                                              f"({sig.text}: {lo}..{hi})"))
             bound.append(arg)
             continue
         buf = m.buffers.get(arg.buf)
@@ -225,23 +232,31 @@ def _check_call(m: Manifest, pname: str, ci: int, call, op: Op, issues: list[Iss
 
 def _check_tensormaps(m: Manifest, op: Op, li: int, launch: Launch, bound: tuple, cpath: str,
                       issues: list[Issue]) -> dict[int, tuple[int, ...]]:
+    """Dims derived from the bound buffers; only for maps whose own rules hold (derive_dims
+    needs rank - 1 non-zero strides)."""
     dims_out = {}
-    for ai, pack in enumerate(launch.args):
+    for ai, pack in enumerate(launch.args[:1]):
         for fi, f in enumerate(pack.fields):
             if not isinstance(f, TensorMapField) or f.param >= len(bound) or not isinstance(bound[f.param], BufArg):
                 continue
             arg: BufArg = bound[f.param]
-            buf: Buffer = m.buffers[arg.buf]
+            buf: Buffer | None = m.buffers.get(arg.buf)
+            if buf is None or tensormap.check(f) or arg.offset >= buf.nbytes:
+                continue  # already an error of its own
             p = f"{_launch_path(op.name, li)}.args[{ai}].pack.fields[{fi}].tensormap"
             dims, derived = tensormap.derive_dims(f, buf.nbytes, arg.offset)
             for di, value in derived.items():
+                stride = f.strides[di - 1] if di else dtype_bytes(f.dtype)
                 if value == 0:
                     issues.append(Issue("error", f"{p}.dims[{di}]", f"0, and not even one slab of {arg.buf} fits "
                                                                     f"from offset {arg.offset}"))
+                elif value > 2**32:
+                    issues.append(Issue("error", f"{p}.dims[{di}]", f"0: derived as {value} from {arg.buf}'s extent, "
+                                                                    "above the driver's 2^32"))
                 else:
                     issues.append(Issue("warning", f"{p}.dims[{di}]",
                                         f"0 (the driver rejects 0): derived from {arg.buf}'s extent as {value} "
-                                        f"({buf.nbytes} B from offset {arg.offset}, stride {f.strides[di - 1]} B) "
+                                        f"({buf.nbytes} B from offset {arg.offset}, stride {stride} B) "
                                         f"for {cpath}"))
             if arg.offset % 16:
                 issues.append(Issue("error", f"{cpath}.args[{f.param}].offset",
@@ -255,37 +270,45 @@ def _check_tensormaps(m: Manifest, op: Op, li: int, launch: Launch, bound: tuple
     return dims_out
 
 
+def _find_modules(m: Manifest, res: CheckResult, device, cubin_dirs: tuple) -> None:
+    used = {la.module for op in m.ops.values() for la in op.launches}
+    dirs = search_dirs(cubin_dirs)
+    for name in sorted(used & set(m.modules)):
+        try:
+            lm = find(m.modules[name], dirs)
+        except ModuleError as exc:
+            res.issues.append(Issue("error", f"modules.{name}", str(exc).split(": ", 1)[-1]))
+            continue
+        res.modules[name] = lm
+        if device is not None and not lm.info.runs_on(device.compute_capability):
+            res.issues.append(Issue("error", f"modules.{name}",
+                                    f"{lm.path.name} is built for {lm.info.target}; {device.name} is "
+                                    f"{device.arch} (compute capability {device.compute_capability[0]}."
+                                    f"{device.compute_capability[1]}): refusing to load it"))
+
+
 def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | None = None, device=None,
           cubin_dirs: tuple = (), find_modules: bool = True) -> CheckResult:
-    """Validate ``m`` for one program and build its launch plan.
+    """Validate ``m`` for one program: every problem as an Issue; never packs or raises on content.
 
     Args:
-        program: which program (default: the only one, else the first).
+        program: which program (default: the first).
         vars: values for the manifest's vars (others default to their max).
         device: a DeviceInfo to check limits and architecture against, or None.
         cubin_dirs: extra directories to search for modules.
+
+    Returns:
+        CheckResult; its ``plans`` (built on first use) cover the launches without errors.
     """
-    pname = program or next(iter(m.programs))
+    pname = program if program is not None else next(iter(m.programs), "")
     res = CheckResult(m, pname, {})
     if pname not in m.programs:
-        res.issues.append(Issue("error", "programs", f"no program {pname!r} (have {', '.join(m.programs)})"))
+        res.issues.append(Issue("error", "programs", f"no program {pname!r} (have {', '.join(m.programs) or 'none'})"))
         return res
     res.vars = resolve_vars(m, vars, res.issues)
-    used_modules = {la.module for op in m.ops.values() for la in op.launches}
+    vars_ok = not res.errors
     if find_modules:
-        dirs = search_dirs(cubin_dirs)
-        for name in sorted(used_modules & set(m.modules)):
-            try:
-                lm = find(m.modules[name], dirs)
-            except ModuleError as exc:
-                res.issues.append(Issue("error", f"modules.{name}", str(exc).split(": ", 1)[-1]))
-                continue
-            res.modules[name] = lm
-            if device is not None and not lm.info.runs_on(device.compute_capability):
-                res.issues.append(Issue("error", f"modules.{name}",
-                                        f"{lm.path.name} is built for {lm.info.target}; {device.name} is "
-                                        f"{device.arch} (compute capability {device.compute_capability[0]}."
-                                        f"{device.compute_capability[1]}): refusing to load it"))
+        _find_modules(m, res, device, cubin_dirs)
     for op in m.ops.values():
         packed = {f.param for la in op.launches for pk in la.args for f in pk.fields
                   if isinstance(f, (ParamField, TensorMapField))}
@@ -293,28 +316,23 @@ def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | Non
             if i not in packed:
                 res.issues.append(Issue("warning", f"ops.{op.name}.params[{i}]",
                                         f"{sig.text} is declared but never packed: the kernel never sees it"))
-    prog = m.programs[pname]
-    for ci, call in enumerate(prog.calls):
+    for ci, call in enumerate(m.programs[pname].calls):
         cpath = f"programs.{pname}.calls[{ci}]"
         op = m.ops.get(call.op)
         if op is None:
             res.issues.append(Issue("error", f"{cpath}.op", f"{call.op!r} is not in ops ({', '.join(m.ops)})"))
             continue
-        bound = _check_call(m, pname, ci, call, op, res.issues)
+        before = len(res.errors)
+        bound = _check_call(m, pname, ci, call, op, res.vars, res.issues)
+        call_ok = len(res.errors) == before
         for li, launch in enumerate(op.launches):
+            before = len(res.errors)
             grid, static = _check_launch(m, op, li, launch, res.vars, device, res.modules, res.issues)
             tm_dims = _check_tensormaps(m, op, li, launch, bound, cpath, res.issues)
-            params = tuple(res.vars.get(a.var, 0) if isinstance(a, VarArg) else 0 for a in bound)
-            names = tuple((f"var {a.var} = {res.vars.get(a.var)}" if isinstance(a, VarArg) else
-                           f"{a.buf}+{a.offset}" if isinstance(a, BufArg) else "?") for a in bound)
-            rows, blob = [], None
-            for pack in launch.args:
-                if all(f.param < len(params) for f in pack.fields if isinstance(f, (ParamField, TensorMapField))):
-                    blob, r = pack_bytes(pack, op, Bindings(params, names, {}, {}))
-                    rows.extend(r)
-            res.plans.append(LaunchPlan(call.label, op.name, li, launch.module, launch.entry, grid, launch.block,
-                                        launch.shared_mem, static, sum(p.size for p in launch.args), tuple(rows),
-                                        tm_dims, bound, blob))
-            for fam in families.matching(launch):
-                res.issues.extend(fam(m, op, li, launch, call, ci, pname, res.vars, tm_dims))
+            lc = LaunchCheck(ci, call, op, li, launch, grid, static, bound, tm_dims,
+                             ok=vars_ok and call_ok and len(res.errors) == before)
+            res.launches.append(lc)
+            if lc.ok:
+                for rule in families.matching(launch):
+                    res.issues.extend(rule(families.FamilyContext(m, pname, res.vars, lc)))
     return res

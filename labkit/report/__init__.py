@@ -1,7 +1,16 @@
 """Sage2 profiling reports: model, strict reader/writer, and the tables the CLI prints."""
 
-from .io import CURRENT_VERSION, dumps, from_node, load, loads, save, to_dict
-from .model import PHASE_GROUPS, DecompositionCheck, Sage2Report, Scheduler, TailPoint
+from .io import dumps, load, loads, save
+from .model import (
+           CURRENT_VERSION,
+           PHASE_GROUPS,
+           DecompositionCheck,
+           Sage2Report,
+           Scheduler,
+           TailPoint,
+           from_node,
+           to_dict,
+)
 from .tables import diff_table, differences, label, phase_table, tail_table
 
 __all__ = ["CURRENT_VERSION", "PHASE_GROUPS", "DecompositionCheck", "Sage2Report", "Scheduler", "TailPoint",

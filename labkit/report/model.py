@@ -1,8 +1,13 @@
-"""The Sage2 profiling report: typed, frozen, in the field order of the user's seed file."""
+"""The Sage2 profiling report: typed, frozen, in the field order of the user's seed file, and
+its JSON form (``from_node`` validates every field, ``to_dict`` writes the seed's key order).
+Files are read and written by ``io.py``, which imports this module (never the reverse).
+"""
 
 from dataclasses import dataclass, fields
 
-from ..timing.stats import Stats
+from .._json import I32, Node
+from ..provenance import PROVENANCE_KEYS
+from ..timing.stats import STAT_FIELDS, Stats
 
 # Regions timed as one region around their members (the seed times both levels).
 PHASE_GROUPS: dict[str, tuple[str, ...]] = {
@@ -86,16 +91,11 @@ class Sage2Report:
 
     def to_dict(self) -> dict:
         """The JSON document (seed key order)."""
-        from .io import to_dict
-
         return to_dict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Sage2Report":
         """Validate a parsed JSON document (as ``load`` does for a file)."""
-        from .._json import Node
-        from .io import from_node
-
         return from_node(Node(d))
 
     def top_level_phases(self) -> list[str]:
@@ -111,9 +111,10 @@ class Sage2Report:
         top = self.top_level_phases()
         total = sum(self.phase_timings[p].p50_s for p in top)
         rows = []
-        for name, st in self.phase_timings.items():
+        for name, st in self.phase_timings.items():  # share: NaN when every p50 is 0 (nothing to share)
             rows.append({"phase": name, "level": 0 if name in top else 1, "count": st.count,
-                         "p50_ms": st.p50_s * 1e3, "p90_ms": st.p90_s * 1e3, "share": st.p50_s / total})
+                         "p50_ms": st.p50_s * 1e3, "p90_ms": st.p90_s * 1e3,
+                         "share": st.p50_s / total if total > 0 else float("nan")})
         return pd.DataFrame(rows).set_index("phase")
 
     def tail_frame(self):
@@ -126,3 +127,117 @@ class Sage2Report:
             d.update({f"mainloop_{k}": v for k, v in t.mainloop.to_dict().items()})
             rows.append(d)
         return pd.DataFrame(rows)
+
+
+# ---- the JSON form ------------------------------------------------------------------------
+CURRENT_VERSION = 1
+_SEED_KEYS = ("metadata", "q_shape", "k_shape", "v_shape", "warmup", "iterations", "phase_timings",
+              "fused_mainloop_phases", "scheduler", "manual_decomposition_vs_public_sage2", "manual_checksum",
+              "reference_checksum", "tail_study")
+_V1_OPTIONAL = ("accuracy", "checksum_definition")
+_SWEEPS = ("q_tail_fixed_kv", "kv_tail_fixed_q", "custom")
+
+
+MAX_SECONDS = 86400.0  # one timed region of a day or more is not a measurement
+
+
+def _stats(n: Node) -> Stats:
+    n.obj(STAT_FIELDS)
+    count = n["count"].int(1, I32[1])
+    vals = {k: n[k].num(0, MAX_SECONDS) for k in STAT_FIELDS if k != "count"}
+    if not vals["min_s"] <= vals["p50_s"] <= vals["p90_s"] <= vals["p95_s"] <= vals["p99_s"] <= vals["max_s"]:
+        raise n.error("expected min_s <= p50_s <= p90_s <= p95_s <= p99_s <= max_s")
+    if not vals["min_s"] <= vals["mean_s"] <= vals["max_s"]:
+        raise n["mean_s"].fail(f"a mean within [min_s, max_s] = [{vals['min_s']}, {vals['max_s']}]")
+    return Stats(count=count, **vals)
+
+
+def _dataclass_ints(cls, n: Node):
+    names = [f.name for f in fields(cls)]
+    n.obj(names)
+    return cls(**{k: n[k].int(0, I32[1]) for k in names})
+
+
+def _tail(n: Node) -> TailPoint:
+    names = [f.name for f in fields(TailPoint)]
+    n.obj(names)
+    i32 = I32[1]
+    q_len = n["q_len"].int(1, i32)
+    scheduled = n["scheduled_q_rows"].int(q_len, i32)  # the CTAs cover every query row
+    eff = n["q_row_efficiency"].num(0, 1)
+    if abs(eff - q_len / scheduled) > 1e-6:
+        raise n["q_row_efficiency"].fail(f"q_len / scheduled_q_rows = {q_len}/{scheduled} = {q_len / scheduled:.6g}")
+    return TailPoint(
+        sweep=n["sweep"].str(_SWEEPS), q_len=q_len, kv_len=n["kv_len"].int(1, i32),
+        q_ctas_per_head=n["q_ctas_per_head"].int(1, i32), k_iterations_per_cta=n["k_iterations_per_cta"].int(1, i32),
+        q_tail_rows=n["q_tail_rows"].int(0, i32), k_tail_rows=n["k_tail_rows"].int(0, i32),
+        scheduled_q_rows=scheduled, q_row_efficiency=eff, mainloop=_stats(n["mainloop"]), checksum=n["checksum"].num())
+
+
+def from_node(root: Node) -> Sage2Report:
+    """Validate a parsed document and build the report (seed format or version 1)."""
+    root.obj((), any_keys=True)
+    version = root["report_version"].int(0) if root.get("report_version") is not None else 0
+    if version == 0:
+        root.obj(_SEED_KEYS)
+    elif version == 1:
+        root.obj(("report_version", *_SEED_KEYS, "provenance"), _V1_OPTIONAL)
+    else:
+        raise root["report_version"].fail(f"0 (seed format, no key) or {CURRENT_VERSION}")
+    shapes = {k: root[k].ints(4, lo=1, hi=I32[1]) for k in ("q_shape", "k_shape", "v_shape")}
+    phases = {name: _stats(node) for name, node in root["phase_timings"].items()}
+    fused = {name: node.str() for name, node in root["fused_mainloop_phases"].items()}
+    dec = root["manual_decomposition_vs_public_sage2"].obj(("equal", "max_abs", "mean_abs"))
+    prov = None
+    if version >= 1:
+        prov = root["provenance"].obj(PROVENANCE_KEYS).value
+    return Sage2Report(
+        metadata=root["metadata"].obj(any_keys=True).value,
+        **shapes,
+        warmup=root["warmup"].int(0, I32[1]),
+        iterations=root["iterations"].int(1, I32[1]),
+        phase_timings=phases,
+        fused_mainloop_phases=fused,
+        scheduler=_dataclass_ints(Scheduler, root["scheduler"]),
+        decomposition=DecompositionCheck(equal=dec["equal"].bool(), max_abs=dec["max_abs"].num(0),
+                                         mean_abs=dec["mean_abs"].num(0)),
+        manual_checksum=root["manual_checksum"].num(),
+        reference_checksum=root["reference_checksum"].num(),
+        tail_study=tuple(_tail(t) for t in root["tail_study"].list()),
+        report_version=version,
+        provenance=prov,
+        accuracy=root["accuracy"].obj(any_keys=True).value if root.get("accuracy") is not None else None,
+        checksum_definition=(root["checksum_definition"].str() if root.get("checksum_definition") is not None
+                             else None),
+    )
+
+
+def to_dict(r: Sage2Report) -> dict:
+    """JSON-ready dict in the seed's key order (plus version-1 keys when present)."""
+    d: dict = {}
+    if r.report_version >= 1:
+        d["report_version"] = r.report_version
+    d.update({
+        "metadata": r.metadata,
+        "q_shape": list(r.q_shape), "k_shape": list(r.k_shape), "v_shape": list(r.v_shape),
+        "warmup": r.warmup, "iterations": r.iterations,
+        "phase_timings": {k: v.to_dict() for k, v in r.phase_timings.items()},
+        "fused_mainloop_phases": dict(r.fused_mainloop_phases),
+        "scheduler": {f.name: getattr(r.scheduler, f.name) for f in fields(Scheduler)},
+        "manual_decomposition_vs_public_sage2": {"equal": r.decomposition.equal, "max_abs": r.decomposition.max_abs,
+                                                 "mean_abs": r.decomposition.mean_abs},
+        "manual_checksum": r.manual_checksum,
+        "reference_checksum": r.reference_checksum,
+        "tail_study": [
+            {**{f.name: getattr(t, f.name) for f in fields(TailPoint) if f.name not in ("mainloop", "checksum")},
+             "mainloop": t.mainloop.to_dict(), "checksum": t.checksum}
+            for t in r.tail_study
+        ],
+    })
+    if r.report_version >= 1:
+        if r.accuracy is not None:
+            d["accuracy"] = r.accuracy
+        if r.checksum_definition is not None:
+            d["checksum_definition"] = r.checksum_definition
+        d["provenance"] = r.provenance
+    return d

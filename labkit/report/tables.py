@@ -18,9 +18,9 @@ def phase_table(r: Sage2Report) -> str:
     rows = []
     for name, st in r.phase_timings.items():
         label = name if name in top else f"  {name}"
-        share = f"{100 * st.p50_s / total:.1f}%" if total > 0 else "-"
+        share = f"{100 * st.p50_s / total:.1f}%" if total > 0 else "-"  # every p50 zero: no shares
         rows.append([label, str(st.count), f"{st.p50_s * 1e3:.3f}", f"{st.p90_s * 1e3:.3f}", share])
-    rows.append(["total (top-level p50)", "", f"{total * 1e3:.3f}", "", "100.0%"])
+    rows.append(["total (top-level p50)", "", f"{total * 1e3:.3f}", "", "100.0%" if total > 0 else "-"])
     return _fmt_table(["phase", "count", "p50 ms", "p90 ms", "share"], rows)
 
 
@@ -33,20 +33,29 @@ def _bnhd(shape: tuple[int, ...], layout: str) -> tuple[int, int, int, int]:
     return (b, x, y, d) if layout == "NHD" else (b, y, x, d)
 
 
+def _field(doc, *keys):
+    """``doc[k1][k2]...`` or None where a level is missing or not an object (provenance is free-form)."""
+    for k in keys:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(k)
+    return doc
+
+
 def _traits(r: Sage2Report) -> dict[str, str]:
     """What must match for two reports' times to be comparable, as text ('not recorded' if absent)."""
-    prov = r.provenance or {}
     sched = r.scheduler
-    clocks = (prov.get("clocks") or {}).get("sm_clock_hz")
+    clocks = _field(r.provenance, "clocks", "sm_clock_hz")
+    device = _field(r.provenance, "device", "name")
     return {
         "shape": f"q {list(r.q_shape)} k {list(r.k_shape)} v {list(r.v_shape)}",
         "dtype": str(r.metadata.get("dtype", "not recorded")),
         "layout": str(r.metadata.get("layout", "not recorded")),
-        "device": str((prov.get("device") or {}).get("name", "not recorded")),
+        "device": str(device) if device is not None else "not recorded",
         "schedule": (f"cta {sched.cta_q}x{sched.cta_k}, warp_q {sched.warp_q}, "
                      f"{sched.explicit_pipeline_stages} stages, "
-                     f"pv_terms {(r.metadata.get('schedule') or {}).get('pv_terms', 1)}"),
-        "clocks": f"SM {clocks / 1e6:.0f} MHz" if clocks else "not recorded",
+                     f"pv_terms {_field(r.metadata, 'schedule', 'pv_terms') or 1}"),
+        "clocks": f"SM {clocks / 1e6:.0f} MHz" if isinstance(clocks, (int, float)) and clocks > 0 else "not recorded",
     }
 
 

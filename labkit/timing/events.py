@@ -81,7 +81,8 @@ class _Sampler:
     _flush: object = None
     _spin: object = None
     _flip: int = 0
-    _events: list = field(default_factory=list)
+    _events: list = field(default_factory=list)  # created once, reused by every sample / pass
+    _next: int = 0
 
     @classmethod
     def create(cls, mode: str, flush_bytes: int | None = None) -> "_Sampler":
@@ -94,7 +95,7 @@ class _Sampler:
         dev = describe(cp.cuda.Device().id)
         s = cls(mode=mode, stream=cp.cuda.Stream(non_blocking=True))
         if mode == "cold":
-            s.flush_bytes = int(flush_bytes or 2 * dev.l2_bytes)
+            s.flush_bytes = int(2 * dev.l2_bytes if flush_bytes is None else flush_bytes)
             if s.flush_bytes < dev.l2_bytes:
                 raise ValueError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
             s._flush = cp.empty(s.flush_bytes, dtype=cp.uint8)
@@ -110,10 +111,18 @@ class _Sampler:
         self._spin((1,), (1,), (np.int64(SPIN_CYCLES),), stream=self.stream)
 
     def event(self):
-        cp = cupy()
-        ev = cp.cuda.Event()
+        """Record the next event of the pool (``rewind()`` reuses them): creating a fresh event
+        pair per sample cost host time inside the timed launch path."""
+        if self._next == len(self._events):
+            self._events.append(cupy().cuda.Event())
+        ev = self._events[self._next]
+        self._next += 1
         ev.record(self.stream)
         return ev
+
+    def rewind(self) -> None:
+        """Reuse the pool from its start; only after the events recorded so far were read."""
+        self._next = 0
 
 
 def count_graph_nodes(fn: Callable[[], object], stream) -> tuple[int | None, str]:
@@ -166,6 +175,64 @@ def build_timing(name: str, mode: str, samples: list[float], *, flush_bytes: int
                   clock_dropped=_clock_dropped(*clocks, max_hz), stop_reason=stop_reason, work_check=work_check)
 
 
+@dataclass(frozen=True)
+class StopRule:
+    """When sampling stops: a pure function of the samples so far (tested on CPU with synthetic ones).
+
+    ``iterations`` set: exactly that many. Otherwise at least ``min_samples`` and ``min_time_s``
+    of GPU time, then until relative std < ``max_noise`` or 4 x ``min_time_s`` of GPU time; in
+    any case at ``max_samples``, or past ``timeout_s`` of wall time with >= 3 samples.
+    """
+
+    iterations: int | None = None
+    min_samples: int = 10
+    max_samples: int = 2000
+    min_time_s: float = 0.5
+    max_noise: float = 0.005
+    timeout_s: float = 15.0
+
+    def reason(self, samples_s: list[float], *, per_sample: int = 1, elapsed_s: float = 0.0) -> str | None:
+        """Why to stop now, or None to take another sample."""
+        n, total = len(samples_s), sum(samples_s) * per_sample
+        if self.iterations is not None:
+            return f"iterations={self.iterations}" if n >= self.iterations else None
+        if n >= self.min_samples and total >= self.min_time_s:
+            mean = float(np.mean(samples_s))
+            rel = float(np.std(samples_s, ddof=1) / mean) if mean > 0 else math.inf
+            if rel < self.max_noise:
+                return f"noise {rel:.2%} < {self.max_noise:.2%}"
+            if total >= 4 * self.min_time_s:
+                return f"time budget {4 * self.min_time_s:g} s (noise {rel:.2%})"
+        if n >= self.max_samples:
+            return f"max_samples={self.max_samples}"
+        if elapsed_s > self.timeout_s and n >= 3:
+            return f"timeout {self.timeout_s:g} s"
+        return None
+
+
+def _warm_up(fn, setup, stream, *, warmup_ms: float, warmup_calls: int) -> float:
+    """Run ``fn`` (synchronized) for ``warmup_ms`` and at least ``warmup_calls``; seconds per call."""
+    with stream:
+        t0 = time.perf_counter()
+        calls = 0
+        while calls < warmup_calls or (time.perf_counter() - t0) * 1e3 < warmup_ms:
+            if setup is not None:
+                setup()
+            fn()
+            stream.synchronize()
+            calls += 1
+    return (time.perf_counter() - t0) / calls
+
+
+def _check_work(fn, stream, name: str) -> str:
+    """Capture one call; raise if it put no work on the timing stream."""
+    n, note = count_graph_nodes(fn, stream)
+    if n == 0:
+        raise TimingError(f"{name}: the timed region put no GPU work on the timing stream "
+                          "(did fn launch on another stream?)")
+    return note
+
+
 def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "cold",
              warmup_ms: float = 25.0, warmup_calls: int = 1, iterations: int | None = None,
              min_samples: int = 10, max_samples: int = 2000, min_time_s: float = 0.5,
@@ -199,25 +266,14 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
     cp = cupy()
     smp = _Sampler.create(mode, flush_bytes)
     stream = smp.stream
-    with stream:
-        t0 = time.perf_counter()
-        calls = 0
-        while calls < warmup_calls or (time.perf_counter() - t0) * 1e3 < warmup_ms:
-            if setup is not None:
-                setup()
-            fn()
-            stream.synchronize()
-            calls += 1
-        per_call_s = (time.perf_counter() - t0) / calls
-    work = "not checked"
-    if check_work or mode == "graph":
-        n, work = count_graph_nodes(fn, stream)
-        if n == 0:
-            raise TimingError(f"{name}: the timed region put no GPU work on the timing stream "
-                              "(did fn launch on another stream?)")
+    per_call_s = _warm_up(fn, setup, stream, warmup_ms=warmup_ms, warmup_calls=warmup_calls)
+    work = _check_work(fn, stream, name) if check_work or mode == "graph" else "not checked"
     runner, per_sample = fn, 1
     if mode == "graph":
-        per_sample = graph_calls or int(min(1000, max(10, math.ceil(200e-6 / max(per_call_s, 1e-7)))))
+        per_sample = (int(min(1000, max(10, math.ceil(200e-6 / max(per_call_s, 1e-7))))) if graph_calls is None
+                      else graph_calls)
+        if per_sample < 1:
+            raise ValueError(f"graph_calls must be >= 1, got {graph_calls}")
         with stream:
             stream.begin_capture()
             for _ in range(per_sample):
@@ -226,40 +282,26 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
                 fn()
             graph = stream.end_capture()
         runner = lambda: graph.launch(stream)  # noqa: E731
+    rule = StopRule(iterations=iterations, min_samples=min_samples, min_time_s=min_time_s, max_noise=max_noise,
+                    max_samples=max_samples, timeout_s=timeout_s)
+    rng = nvtx_range(name)  # one range object: attributes resolved once, not per sample
     clock_start = _read_clock()
     samples: list[float] = []
     started = time.perf_counter()
-    reason = ""
     with stream:
         while True:
             smp.pad()
             if setup is not None and mode != "graph":
                 setup()
-            with nvtx_range(name):
+            smp.rewind()
+            with rng:
                 start = smp.event()
                 runner()
                 stop = smp.event()
             stop.synchronize()
             samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3 / per_sample)
-            n, total = len(samples), sum(samples) * per_sample
-            if iterations is not None:
-                if n >= iterations:
-                    reason = f"iterations={iterations}"
-                    break
-                continue
-            if n >= min_samples and total >= min_time_s:
-                rel = float(np.std(samples, ddof=1) / np.mean(samples))
-                if rel < max_noise:
-                    reason = f"noise {rel:.2%} < {max_noise:.2%}"
-                    break
-                if total >= 4 * min_time_s:
-                    reason = f"time budget {4 * min_time_s:g} s (noise {rel:.2%})"
-                    break
-            if n >= max_samples:
-                reason = f"max_samples={max_samples}"
-                break
-            if time.perf_counter() - started > timeout_s and n >= 3:
-                reason = f"timeout {timeout_s:g} s"
+            reason = rule.reason(samples, per_sample=per_sample, elapsed_s=time.perf_counter() - started)
+            if reason is not None:
                 break
     clock_end = _read_clock()
     return build_timing(name, mode, samples, flush_bytes=smp.flush_bytes, clocks=(clock_start, clock_end),

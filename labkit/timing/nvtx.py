@@ -11,8 +11,23 @@ from .. import _deps
 DOMAIN = "labkit"
 
 
+_DOMAIN = None  # the nvtx Domain object, resolved once (False: nvtx not installed)
+
+
+def _domain():
+    global _DOMAIN
+    if _DOMAIN is None:
+        nv = _deps.optional("nvtx")
+        _DOMAIN = nv.get_domain(DOMAIN) if nv is not None else False
+    return _DOMAIN
+
+
 class nvtx_range:  # noqa: N801 - reads like the context manager it is
     """Push/pop range ``name`` in the ``labkit`` domain.
+
+    The domain and the event attributes are resolved once per object, so a range created
+    outside a timing loop costs one push and one pop per use (the module-level
+    ``nvtx.push_range(name, domain=...)`` looks both up on every call).
 
     Example:
         with nvtx_range("sage2/quant_v"): ...
@@ -23,17 +38,20 @@ class nvtx_range:  # noqa: N801 - reads like the context manager it is
     def __init__(self, name: str, color: str | None = None):
         self.name = name
         self.color = color
+        self._attrs = None
 
     def __enter__(self):
-        nv = _deps.optional("nvtx")
-        if nv is not None:
-            nv.push_range(self.name, color=self.color, domain=DOMAIN)
+        dom = _domain()
+        if dom:
+            if self._attrs is None:
+                self._attrs = dom.get_event_attributes(message=self.name, color=self.color)
+            dom.push_range(self._attrs)
         return self
 
     def __exit__(self, *exc):
-        nv = _deps.optional("nvtx")
-        if nv is not None:
-            nv.pop_range(domain=DOMAIN)
+        dom = _domain()
+        if dom:
+            dom.pop_range()
         return False
 
     def __call__(self, fn):

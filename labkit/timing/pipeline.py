@@ -90,16 +90,18 @@ class Pipeline:
             smp.stream.synchronize()
             clock_start = _read_clock()
             samples: dict[str, list[float]] = {n: [] for n in self.order()}
+            ranges = {n: nvtx_range(n) for n in self.order()}  # created once: no per-pass attribute lookups
             for _ in range(iterations):
                 pairs: list[tuple[str, object, object]] = []
+                smp.rewind()  # the previous pass was synchronized and read: reuse its events
                 for kind, name in self._units:
                     smp.pad()
                     members = self.groups[name] if kind == "group" else [name]
-                    with nvtx_range(name):
+                    with ranges[name]:
                         g_start = smp.event()
                         for m in members:
                             if kind == "group":
-                                with nvtx_range(m):
+                                with ranges[m]:
                                     s = smp.event()
                                     fns[m]()
                                     pairs.append((m, s, smp.event()))

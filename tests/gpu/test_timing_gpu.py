@@ -137,3 +137,14 @@ def test_interleave_rotates_and_keeps_every_sample(cp):
     assert [n for r, n in seen[:4]] == ["small", "big", "big", "small"]
     assert t["small"].stats.count == t["big"].stats.count == 6
     assert t["small"].stats.p50_s < t["big"].stats.p50_s
+
+
+@pytest.mark.gpu
+def test_timed_launch_host_overhead_is_at_most_3us():
+    """Issue 9: NVTX range + event pair cost 7.0 us of host time per timed launch with fresh events."""
+    from labkit.probes import timing_overhead
+
+    r = timing_overhead(2000)
+    print(r)
+    assert r["nvtx_events_overhead_us"] <= 3.0, r
+    assert r["nvtx_events_us"] <= r["fresh_events_us"], r

@@ -92,8 +92,7 @@ def test_gpu_commands_without_a_gpu_exit_cleanly(argv, tmp_path):
 
 
 def test_precision_schedules_parse_strictly():
-    from labkit.workloads.sage2.precision import parse_schedules
-
+    parse_schedules = Schedule.parse_list
     assert parse_schedules("128/64/32/1,64/64/16/2") == [Schedule(), Schedule(cta_q=64, warp_q=16, pv_terms=2)]
     for bad, msg in (("128/64/32", "four integers"), ("128/64/32/3", "pv_terms"), ("100/64/32/1", "unsupported")):
         with pytest.raises(ValueError, match=msg):

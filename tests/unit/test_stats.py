@@ -52,3 +52,49 @@ def test_spread():
     assert sp.std_s == pytest.approx(np.std(x, ddof=1))
     assert sp.iqr_s == pytest.approx(np.percentile(x, 75) - np.percentile(x, 25))
     assert sp.ci95_s == pytest.approx(1.96 * np.std(x, ddof=1) / 2)
+
+
+def test_stop_rule_is_a_pure_function_of_the_samples():
+    from labkit.timing.events import StopRule
+
+    rule = StopRule(min_samples=10, min_time_s=0.5, max_noise=0.005, max_samples=50, timeout_s=15.0)
+    steady = [0.1] * 9
+    assert rule.reason(steady) is None  # too few samples
+    assert rule.reason(steady + [0.1]).startswith("noise 0.00%")
+    noisy = [0.1, 0.2] * 5
+    assert rule.reason(noisy) is None  # 1.5 s of GPU time, noisy, below the 2 s budget
+    assert rule.reason(noisy + [0.1, 0.2, 0.1, 0.2, 0.1]).startswith("time budget 2 s")
+    tiny = [1e-6] * 49
+    assert rule.reason(tiny) is None and rule.reason(tiny + [1e-6]) == "max_samples=50"
+    assert rule.reason([1e-6] * 3, elapsed_s=16.0) == "timeout 15 s"
+    assert rule.reason([1e-6] * 2, elapsed_s=16.0) is None  # never stop with fewer than 3
+    assert StopRule(iterations=3).reason([0.1, 0.1]) is None
+    assert StopRule(iterations=3).reason([0.1] * 3) == "iterations=3"
+    assert StopRule(min_samples=2, min_time_s=0).reason([0.0, 0.0]) is not None  # zero mean: no division
+
+
+def test_samplers_event_pool_is_reused():
+    from labkit.timing.events import _Sampler
+
+    class FakeEvent:
+        made = 0
+
+        def __init__(self):
+            FakeEvent.made += 1
+
+        def record(self, stream):
+            pass
+
+    import labkit.timing.events as ev
+
+    smp = _Sampler(mode="hot", stream=object())
+    orig = ev.cupy
+    ev.cupy = lambda: type("cp", (), {"cuda": type("cuda", (), {"Event": FakeEvent})})
+    try:
+        for _ in range(100):
+            smp.rewind()
+            a, b = smp.event(), smp.event()
+            assert a is not b
+    finally:
+        ev.cupy = orig
+    assert FakeEvent.made == 2

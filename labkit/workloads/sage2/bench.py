@@ -12,6 +12,7 @@ import math
 from ...cuda import cupy
 from ...errors import LabkitError
 from ...timing import time_gpu
+from ...values import Shape, check_int
 from .inputs import check_inputs, random_inputs, to_f32
 from .plan import Sage2Plan
 from .reference import accuracy, attention_ref, to_bhnd
@@ -59,8 +60,12 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
           check: bool = True, seed: int = 0) -> dict:
     """Run the benchmark; returns rows and the numbers behind them (JSON-ready)."""
     from ...probes import copy_bandwidth
+    from .profile import check_options
 
-    b, n, h, d = shape
+    b, n, h, d = shape = Shape.of(shape)  # every argument checked before any GPU work
+    check_options(layout=layout, dtype="bf16", seed=seed)
+    check_int(iterations, what="iterations", lo=1)
+    check_int(warmup, what="warmup", lo=0)
     bw = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"] * 1e9
     q, k, v = random_inputs(b, n, n, h, h, d, layout=layout, seed=seed)
     x = check_inputs(q, k, v, layout=layout)

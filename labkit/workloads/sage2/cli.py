@@ -1,51 +1,95 @@
-"""``labkit sage2 schedule|profile``: thin shells over labkit.workloads.sage2."""
+"""``labkit sage2 schedule|profile|precision``: thin shells over labkit.workloads.sage2.
+
+Every argument is a validated value (``labkit.values``, ``Schedule.parse``), checked before any
+GPU work, so a bad value is refused the same way with or without a GPU.
+"""
 
 import json
 
-from ...errors import LabkitError
+from ..._cliargs import finite_float, int_in, output_path, typed
+from ...values import Shape
+from .schedule import Schedule
 
 PV_TERMS_HELP = "1: Sage2's e4m3 P and V (default); 2: each as two e4m3 terms (more precise, slower)"
-
-
-def parse_shape(text: str) -> tuple[int, int, int, int]:
-    try:
-        b, n, h, d = (int(x) for x in text.split(","))
-    except ValueError:
-        raise LabkitError(f"--shape {text!r}: expected B,N,H,D (four integers)") from None
-    if min(b, n, h, d) < 1:
-        raise LabkitError(f"--shape {text!r}: every entry must be >= 1")
-    return b, n, h, d
+SHAPE = typed(Shape.parse, "shape")
 
 
 def _schedule(args) -> int:
-    from .schedule import Schedule, scheduler, tail_fields
+    from .schedule import scheduler, tail_fields
 
-    b, n, h, d = parse_shape(args.shape)
-    ql, kl = args.q_len or n, args.kv_len or n
-    hd = 64 if d == 64 else 128
-    try:
-        s = Schedule(cta_q=args.cta_q, cta_k=args.cta_k, warp_q=args.warp_q, pv_terms=args.pv_terms)
-        sched = scheduler(b, ql, kl, h, hd, s)
-    except ValueError as exc:
-        raise LabkitError(str(exc)) from None
-    print(json.dumps({"shape": [b, n, h, d], "q_len": ql, "kv_len": kl, "scheduler": sched.__dict__,
+    shape: Shape = args.shape
+    ql, kl = shape.length(args.q_len, "--q-len"), shape.length(args.kv_len, "--kv-len")
+    s = Schedule(cta_q=args.cta_q, cta_k=args.cta_k, warp_q=args.warp_q, pv_terms=args.pv_terms)
+    sched = scheduler(shape.batch, ql, kl, shape.heads, shape.kernel_head_dim, s)
+    print(json.dumps({"shape": list(shape), "q_len": ql, "kv_len": kl, "scheduler": sched.__dict__,
                       "tail": tail_fields(ql, kl, s)}, indent=2))
+    return 0
+
+
+def _profile(args) -> int:
+    from ...report import phase_table, save
+    from .profile import profile
+
+    shape: Shape = args.shape
+    q_tails, kv_tails = shape.lengths(args.q_tail, "--q-tail"), shape.lengths(args.kv_tail, "--kv-tail")
+    r = profile(shape, layout=args.layout, dtype=args.dtype, warmup=args.warmup, iterations=args.iterations,
+                q_tails=q_tails, kv_tails=kv_tails, tail_iterations=args.tail_iterations, seed=args.seed,
+                schedule=Schedule(pv_terms=args.pv_terms))
+    save(r, args.out.path)
+    print(phase_table(r))
+    print(f"report: {args.out}")
+    return 0
+
+
+def _precision(args) -> int:
+    from .precision import precision_frame, precision_study
+
+    points = precision_study(args.shape, layout=args.layout, dtype=args.dtype, iterations=args.iterations,
+                             seed=args.seed, k_bias=args.k_bias, v_bias=args.v_bias, schedules=args.schedules)
+    print(precision_frame(points).to_string(float_format=lambda v: f"{v:.4g}"))
+    if args.out is not None:
+        args.out.write_text(json.dumps([pt.to_dict() for pt in points], indent=2))
+        print(f"results: {args.out}")
     return 0
 
 
 def register(sub) -> None:
     sp = sub.add_parser("sage2", help="the Sage2 workload").add_subparsers(dest="sub", required=True)
     p = sp.add_parser("schedule", help="scheduler fields of the fused mainloop as JSON (no GPU)")
-    p.add_argument("--shape", required=True, help="B,N,H,D of q = k = v")
-    p.add_argument("--q-len", type=int, default=None)
-    p.add_argument("--kv-len", type=int, default=None)
-    p.add_argument("--cta-q", type=int, default=128)
-    p.add_argument("--cta-k", type=int, default=64)
-    p.add_argument("--warp-q", type=int, default=32)
+    p.add_argument("--shape", required=True, type=SHAPE, help="B,N,H,D of q = k = v")
+    p.add_argument("--q-len", type=int_in(1, what="--q-len"), default=None, help="1..N (default N)")
+    p.add_argument("--kv-len", type=int_in(1, what="--kv-len"), default=None, help="1..N (default N)")
+    p.add_argument("--cta-q", type=int_in(1, what="--cta-q"), default=128)
+    p.add_argument("--cta-k", type=int_in(1, what="--cta-k"), default=64)
+    p.add_argument("--warp-q", type=int_in(1, what="--warp-q"), default=32)
     p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
     p.set_defaults(fn=_schedule)
-    from .precision import register_precision  # imports no GPU code until run
-    from .profile import register_profile
 
-    register_profile(sp)
-    register_precision(sp)
+    p = sp.add_parser("profile", help="measure a Sage2 report (seed format + provenance) on this GPU")
+    p.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=SHAPE, help="B,N,H,D of q = k = v")
+    p.add_argument("--out", required=True, type=output_path("--out"))
+    _common(p)
+    p.add_argument("--warmup", type=int_in(0, 10**6, what="--warmup"), default=3)
+    p.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=10)
+    p.add_argument("--tail-iterations", type=int_in(1, 10**6, what="--tail-iterations"), default=5)
+    p.add_argument("--q-tail", default=None, help="q lengths 1..N, comma separated (default: the seed's kind)")
+    p.add_argument("--kv-tail", default=None, help="kv lengths 1..N, comma separated")
+    p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
+    p.set_defaults(fn=_profile)
+
+    p = sp.add_parser("precision", help="accuracy vs exact fp32 and mainloop time of several mainloop builds")
+    p.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=SHAPE, help="B,N,H,D of q = k = v")
+    p.add_argument("--schedules", default=[Schedule(), Schedule(pv_terms=2)],
+                   type=typed(Schedule.parse_list, "schedules"), help=Schedule.parse_list.__doc__)
+    _common(p)
+    p.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=5)
+    p.add_argument("--k-bias", type=finite_float("--k-bias"), default=0.0, help="per-channel bias scale added to K")
+    p.add_argument("--v-bias", type=finite_float("--v-bias"), default=0.0, help="per-channel bias scale added to V")
+    p.add_argument("--out", default=None, type=output_path("--out"), help="write the points as JSON")
+    p.set_defaults(fn=_precision)
+
+
+def _common(p) -> None:
+    p.add_argument("--layout", choices=("NHD", "HND"), default="NHD")
+    p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
+    p.add_argument("--seed", type=int_in(0, 2**63 - 1, what="--seed"), default=0)

@@ -13,6 +13,7 @@ from ...cuda import cupy, require_gpu
 from ...kernels import kernel_path, load_module
 from ...report.model import PHASE_GROUPS
 from ...timing import Pipeline, PipelineTiming, nvtx_range
+from ...values import check_int
 from .inputs import Inputs
 from .schedule import Schedule, ceil_div
 
@@ -123,8 +124,10 @@ class Sage2Plan:
         """The fused kernel; ``q_len``/``kv_len`` below the prepared lengths run on the same
         quantized data (rows/keys beyond are ignored)."""
         args = self._mainloop_args
-        if q_len or kv_len or out is not None:
-            args = self._attn_args(q_len or self.x.q_len, kv_len or self.x.kv_len, self.out if out is None else out)
+        if q_len is not None or kv_len is not None or out is not None:
+            ql = self.x.q_len if q_len is None else check_int(q_len, what="q_len", lo=1, hi=self.x.q_len)
+            kl = self.x.kv_len if kv_len is None else check_int(kv_len, what="kv_len", lo=1, hi=self.x.kv_len)
+            args = self._attn_args(ql, kl, self.out if out is None else out)
         self._attn(*args, shared_mem=self.smem)
 
     def steps(self) -> list[tuple[str, object]]:

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from ...cuda import cupy
+from ...errors import ArgumentError
 from ...timing import Stats, time_gpu
+from ...values import Shape, check_finite, check_int
 from .inputs import check_inputs, random_inputs, to_f32
 from .plan import Sage2Plan
 from .reference import accuracy, attention_ref, to_bhnd
@@ -48,8 +50,17 @@ def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: st
                     v_bias: float = 0.0, iterations: int = 5, seed: int = 0,
                     schedules: Sequence[Schedule] = (Schedule(), Schedule(pv_terms=2))) -> list[PrecisionPoint]:
     """Each schedule on the same fresh N(0, 1) inputs (plus optional per-channel biases):
-    checked first (fp32 reference computed once), then the mainloop timed (cold L2)."""
-    b, n, h, d = shape
+    checked first (fp32 reference computed once), then the mainloop timed (cold L2). Arguments are
+    checked before any GPU work (ArgumentError, as the CLI's)."""
+    from .profile import check_options
+
+    b, n, h, d = shape = Shape.of(shape)
+    check_options(layout=layout, dtype=dtype, seed=seed)
+    check_int(iterations, what="iterations", lo=1)
+    k_bias, v_bias = check_finite(k_bias, what="k_bias"), check_finite(v_bias, what="v_bias")
+    schedules = list(schedules)
+    if not schedules or not all(isinstance(s, Schedule) for s in schedules):
+        raise ArgumentError(f"schedules {schedules!r}: expected one or more Schedule")
     q, k, v = random_inputs(b, n, n, h, h, d, layout=layout, dtype=dtype, seed=seed, k_bias=k_bias, v_bias=v_bias)
     x = check_inputs(q, k, v, layout=layout)
     ref = None
@@ -80,49 +91,3 @@ def precision_frame(points):
              "mainloop_p50_ms": p.mainloop.p50_s * 1e3, "TOPS": p.tops,
              "smem_bytes": p.dynamic_shared_memory_bytes} for p in points]
     return pd.DataFrame(rows).set_index(["pv_terms", "tiles"])
-
-
-def parse_schedules(text: str) -> list[Schedule]:
-    """``CTA_Q/CTA_K/WARP_Q/PV_TERMS`` entries, comma separated (e.g. ``128/64/32/1,64/64/16/2``)."""
-    out = []
-    for item in text.split(","):
-        try:
-            cq, ck, wq, pv = (int(v) for v in item.split("/"))
-        except ValueError:
-            raise ValueError(f"schedule {item!r}: expected CTA_Q/CTA_K/WARP_Q/PV_TERMS, four integers") from None
-        out.append(Schedule(cta_q=cq, cta_k=ck, warp_q=wq, pv_terms=pv))
-    return out
-
-
-def register_precision(sp) -> None:
-    def run(args) -> int:
-        import json
-
-        from ...errors import LabkitError
-        from .cli import parse_shape
-
-        try:
-            schedules = parse_schedules(args.schedules)
-        except ValueError as exc:
-            raise LabkitError(f"--schedules: {exc}") from None
-        points = precision_study(parse_shape(args.shape), layout=args.layout, dtype=args.dtype,
-                                 iterations=args.iterations, seed=args.seed, k_bias=args.k_bias,
-                                 v_bias=args.v_bias, schedules=schedules)
-        print(precision_frame(points).to_string(float_format=lambda v: f"{v:.4g}"))
-        if args.out:
-            with open(args.out, "w") as f:
-                json.dump([pt.to_dict() for pt in points], f, indent=2)
-            print(f"results: {args.out}")
-        return 0
-
-    p = sp.add_parser("precision", help="accuracy vs exact fp32 and mainloop time of several mainloop builds")
-    p.add_argument("--shape", default="1,37810,56,128", help="B,N,H,D of q = k = v")
-    p.add_argument("--schedules", default="128/64/32/1,128/64/32/2", help=parse_schedules.__doc__)
-    p.add_argument("--layout", choices=("NHD", "HND"), default="NHD")
-    p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
-    p.add_argument("--iterations", type=int, default=5)
-    p.add_argument("--k-bias", type=float, default=0.0, help="per-channel bias scale added to K")
-    p.add_argument("--v-bias", type=float, default=0.0, help="per-channel bias scale added to V")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="write the points as JSON")
-    p.set_defaults(fn=run)

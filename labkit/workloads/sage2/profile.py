@@ -10,10 +10,12 @@ import sys
 
 from ... import _env
 from ...cuda import cupy
+from ...errors import ArgumentError
 from ...provenance import collect
 from ...report.model import DecompositionCheck, Sage2Report, TailPoint
 from ...timing import interleave
-from .inputs import check_inputs, random_inputs, to_f32
+from ...values import Shape, check_int
+from .inputs import LAYOUTS, check_inputs, random_inputs, to_f32
 from .plan import Sage2Plan
 from .reference import CHECKSUM_DEFINITION, accuracy, attention_ref, checksum, to_bhnd
 from .schedule import Schedule, scheduler, tail_fields
@@ -25,6 +27,15 @@ def default_tails(n: int, tile: int) -> list[int]:
     """The seed's three points: the last multiple of the tile below n, one more row, and n."""
     base = n - n % tile if n % tile else max(tile, n - tile)
     return sorted({x for x in (base, base + 1, n) if 1 <= x <= n})
+
+
+def check_options(*, layout: str, dtype: str, seed: int) -> None:
+    """The options profile, precision_study and bench share (checked before any GPU work)."""
+    if layout not in LAYOUTS:
+        raise ArgumentError(f"layout {layout!r}: expected one of {', '.join(LAYOUTS)}")
+    if dtype not in ("bf16", "fp16"):
+        raise ArgumentError(f"dtype {dtype!r}: expected bf16 or fp16")
+    check_int(seed, what="seed", lo=0, hi=2**63 - 1)
 
 
 def _log(msg: str) -> None:
@@ -58,7 +69,18 @@ def tail_study(q, k, v, *, layout: str, points: list[tuple[str, int, int]], iter
 def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf16", warmup: int = 3,
             iterations: int = 10, q_tails: list[int] | None = None, kv_tails: list[int] | None = None,
             tail_iterations: int = 5, seed: int = 0, schedule: Schedule = Schedule()) -> Sage2Report:
-    """Measure the full report for q = k = v of ``shape`` [B, N, H, D] (fresh N(0, 1) inputs)."""
+    """Measure the full report for q = k = v of ``shape`` [B, N, H, D] (fresh N(0, 1) inputs).
+
+    Every argument is checked before any GPU work (ArgumentError, as the CLI's).
+    """
+    shape = Shape.of(shape)
+    check_options(layout=layout, dtype=dtype, seed=seed)
+    check_int(warmup, what="warmup", lo=0)
+    check_int(iterations, what="iterations", lo=1)
+    check_int(tail_iterations, what="tail_iterations", lo=1)
+    q_tails, kv_tails = shape.lengths(q_tails, "q_tails"), shape.lengths(kv_tails, "kv_tails")
+    if not isinstance(schedule, Schedule):
+        raise ArgumentError(f"schedule {schedule!r}: expected a Schedule")
     cp = cupy()
     b, n, h, d = shape
     _log(f"inputs {list(shape)} {layout} {dtype}, seed {seed}")
@@ -79,8 +101,10 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
                              max_abs=float(diff.max()), mean_abs=float(diff.mean()))
     manual, reference = checksum(o), checksum(a)
     del one_shot, a, o, diff
-    points = [("q_tail_fixed_kv", ql, n) for ql in (q_tails or default_tails(n, schedule.cta_q))]
-    points += [("kv_tail_fixed_q", n, kl) for kl in (kv_tails or default_tails(n, schedule.cta_k))]
+    points = [("q_tail_fixed_kv", ql, n) for ql in (q_tails if q_tails is not None else
+                                                    default_tails(n, schedule.cta_q))]
+    points += [("kv_tail_fixed_q", n, kl) for kl in (kv_tails if kv_tails is not None else
+                                                     default_tails(n, schedule.cta_k))]
     tails = tail_study(q, k, v, layout=layout, points=points, iterations=tail_iterations, schedule=schedule)
     kernel = "attn_fwd (labkit/workloads/sage2/kernels/attn_fwd.cu)"
     fused = {ph: f"fused inside {kernel}" for ph in FUSED_PHASES}
@@ -97,36 +121,3 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
         scheduler=scheduler(b, n, n, h, p.hd, schedule), decomposition=dec, manual_checksum=manual,
         reference_checksum=reference, tail_study=tuple(tails), report_version=1, provenance=prov, accuracy=acc,
         checksum_definition=CHECKSUM_DEFINITION)
-
-
-def register_profile(sp) -> None:
-    from .cli import PV_TERMS_HELP
-
-    def run(args) -> int:
-        from ...report import phase_table, save
-        from .cli import parse_shape
-
-        def lens(text):
-            return [int(x) for x in text.split(",")] if text else None
-
-        r = profile(parse_shape(args.shape), layout=args.layout, dtype=args.dtype, warmup=args.warmup,
-                    iterations=args.iterations, q_tails=lens(args.q_tail), kv_tails=lens(args.kv_tail),
-                    tail_iterations=args.tail_iterations, seed=args.seed, schedule=Schedule(pv_terms=args.pv_terms))
-        save(r, args.out)
-        print(phase_table(r))
-        print(f"report: {args.out}")
-        return 0
-
-    p = sp.add_parser("profile", help="measure a Sage2 report (seed format + provenance) on this GPU")
-    p.add_argument("--shape", default="1,37810,56,128", help="B,N,H,D of q = k = v")
-    p.add_argument("--out", required=True)
-    p.add_argument("--layout", choices=("NHD", "HND"), default="NHD")
-    p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--iterations", type=int, default=10)
-    p.add_argument("--tail-iterations", type=int, default=5)
-    p.add_argument("--q-tail", default=None, help="q lengths, comma separated (default: the seed's kind)")
-    p.add_argument("--kv-tail", default=None, help="kv lengths, comma separated")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
-    p.set_defaults(fn=run)

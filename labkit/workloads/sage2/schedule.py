@@ -7,7 +7,11 @@ scheduled_q_rows = q_ctas_per_head * cta_q, q_row_efficiency = q_len / scheduled
 
 from dataclasses import asdict, dataclass
 
+from ...errors import ArgumentError
 from ...report.model import Scheduler
+from ...values import check_int, parse_int
+
+MAX_SMEM_BYTES = 232448  # dynamic shared memory per CTA, opt-in, on sm_90 and sm_100
 
 
 @dataclass(frozen=True)
@@ -25,11 +29,37 @@ class Schedule:
     pv_terms: int = 1
 
     def __post_init__(self):
+        for name in ("cta_q", "cta_k", "warp_q", "explicit_pipeline_stages", "pv_terms"):
+            check_int(getattr(self, name), what=name, lo=1)  # before any modulo: 0 divides nothing
         if self.cta_q % self.warp_q or self.warp_q % 16 or self.cta_k % 64 or self.cta_q // self.warp_q > 8:
-            raise ValueError(f"unsupported schedule {self}: need cta_q % warp_q == 0, warp_q % 16 == 0, "
-                             "cta_k % 64 == 0, at most 8 warps")
+            raise ArgumentError(f"unsupported schedule {self.text()}: need cta_q % warp_q == 0, warp_q % 16 == 0, "
+                                "cta_k % 64 == 0, at most 8 warps")
+        if self.explicit_pipeline_stages != 2:  # not a define: attn_fwd.cu always runs two stages
+            raise ArgumentError(f"explicit_pipeline_stages {self.explicit_pipeline_stages}: attn_fwd.cu has 2")
         if self.pv_terms not in (1, 2):
-            raise ValueError(f"pv_terms must be 1 (Sage2) or 2 (two-term fp8 P and V), got {self.pv_terms}")
+            raise ArgumentError(f"pv_terms must be 1 (Sage2) or 2 (two-term fp8 P and V), got {self.pv_terms}")
+        if self.dynamic_smem_bytes(128) > MAX_SMEM_BYTES:
+            raise ArgumentError(f"schedule {self.text()}: {self.dynamic_smem_bytes(128)} B of shared memory at "
+                                f"head_dim 128, above the {MAX_SMEM_BYTES} B a CTA can have (sm_90 / sm_100)")
+
+    def text(self) -> str:
+        """``CTA_Q/CTA_K/WARP_Q/PV_TERMS``, the form ``parse`` reads."""
+        return f"{self.cta_q}/{self.cta_k}/{self.warp_q}/{self.pv_terms}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Schedule":
+        """``CTA_Q/CTA_K/WARP_Q/PV_TERMS`` (e.g. ``128/64/32/1``)."""
+        parts = text.split("/") if isinstance(text, str) else []
+        if len(parts) != 4:
+            raise ArgumentError(f"schedule {text!r}: expected CTA_Q/CTA_K/WARP_Q/PV_TERMS, four integers")
+        cq, ck, wq, pv = (parse_int(v, what=f"schedule {text!r}: {n}") for v, n in
+                          zip(parts, ("CTA_Q", "CTA_K", "WARP_Q", "PV_TERMS")))
+        return cls(cta_q=cq, cta_k=ck, warp_q=wq, pv_terms=pv)
+
+    @classmethod
+    def parse_list(cls, text: str) -> list["Schedule"]:
+        """Comma-separated ``CTA_Q/CTA_K/WARP_Q/PV_TERMS`` entries (``128/64/32/1,64/64/16/2``)."""
+        return [cls.parse(item) for item in text.split(",")]
 
     @property
     def warp_k(self) -> int:
@@ -64,7 +94,7 @@ def ceil_div(a: int, b: int) -> int:
 def tail_fields(q_len: int, kv_len: int, s: Schedule = Schedule()) -> dict:
     """The per-point geometry fields of the seed's tail study."""
     if q_len < 1 or kv_len < 1:
-        raise ValueError(f"q_len and kv_len must be >= 1, got {q_len}, {kv_len}")
+        raise ArgumentError(f"q_len and kv_len must be >= 1, got {q_len}, {kv_len}")
     q_ctas = ceil_div(q_len, s.cta_q)
     return {"q_ctas_per_head": q_ctas, "k_iterations_per_cta": ceil_div(kv_len, s.cta_k),
             "q_tail_rows": q_len % s.cta_q, "k_tail_rows": kv_len % s.cta_k,

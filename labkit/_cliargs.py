@@ -1,0 +1,51 @@
+"""argparse glue for labkit's CLI modules (and only them): a parser whose errors are one line,
+and ``type=`` adapters over the validated values of ``labkit.values``."""
+
+import argparse
+from collections.abc import Callable
+
+from .errors import ArgumentError, LabkitError
+
+
+class UsageError(LabkitError):
+    """The command line itself is wrong (unknown option, missing or malformed value)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises UsageError instead of printing usage and exiting, so every
+    refusal reaches the CLI's one-line ``labkit: error: ...`` and exit 2. Sub-parsers inherit it."""
+
+    def error(self, message: str):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def typed(parse: Callable[[str], object], name: str) -> Callable[[str], object]:
+    """An argparse ``type=`` from a values parser: its message survives (argparse would replace a
+    ValueError's text by 'invalid value')."""
+
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ArgumentError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = name
+    return convert
+
+
+def int_in(lo: int | None = None, hi: int | None = None, what: str = "value") -> Callable[[str], int]:
+    from .values import parse_int
+
+    return typed(lambda t: parse_int(t, what=what, lo=lo, hi=hi), "int")
+
+
+def finite_float(what: str = "value") -> Callable[[str], float]:
+    from .values import parse_float
+
+    return typed(lambda t: parse_float(t, what=what), "float")
+
+
+def output_path(what: str = "output") -> Callable[[str], object]:
+    from .values import OutputPath
+
+    return typed(lambda t: OutputPath.parse(t, what), "path")

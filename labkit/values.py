@@ -1,0 +1,166 @@
+"""Validated values shared by the CLI, the notebooks and the library: one type per concept.
+
+Each constructor refuses what the kernels or the filesystem cannot take, with an
+ArgumentError (a LabkitError and a ValueError) naming the value and the rule; the CLI turns it
+into one line and exit 2, and the library raises the same error for the same value, before any
+GPU work. ``None`` means "the default" everywhere, tested with ``is None``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ArgumentError
+
+HEAD_DIMS = tuple(range(64, 129, 8))  # 64 runs as 64; 72..128 are zero-padded to the 128 kernel
+MAX_GRID_YZ = 65535  # heads are grid.y, batch is grid.z of every Sage2 kernel
+MAX_SEQ_LEN = 1 << 30  # padded lengths travel as int32
+MAX_ELEMENTS = 1 << 33  # per tensor (16 GiB of bf16): a larger shape is a typo
+_INT = re.compile(r"[+-]?[0-9]{1,19}")  # ASCII only: int() also takes '1_000' and full-width digits
+
+
+def parse_int(text: str, *, what: str, lo: int | None = None, hi: int | None = None) -> int:
+    """An integer written in ASCII digits, in [lo, hi]."""
+    if not isinstance(text, str) or not _INT.fullmatch(text.strip()):
+        raise ArgumentError(f"{what} {text!r}: expected an integer")
+    return check_int(int(text), what=what, lo=lo, hi=hi)
+
+
+def check_int(value: int, *, what: str, lo: int | None = None, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(f"{what} {value!r}: expected an integer")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        rng = f"{lo}..{hi}" if lo is not None and hi is not None else f">= {lo}" if lo is not None else f"<= {hi}"
+        raise ArgumentError(f"{what} {value}: expected {rng}")
+    return value
+
+
+def parse_float(text: str, *, what: str) -> float:
+    """A finite float (``nan`` and ``inf`` are refused)."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{what} {text!r}: expected a number") from None
+    return check_finite(value, what=what)
+
+
+def check_finite(value: float, *, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ArgumentError(f"{what} {value!r}: expected a finite number")
+    return float(value)
+
+
+def kernel_head_dim(head_dim: int) -> int:
+    """The head_dim the Sage2 kernels are built for: 64 stays 64, 72..128 pad to 128."""
+    return 64 if head_dim == 64 else 128
+
+
+@dataclass(frozen=True)
+class Shape:
+    """[B, N, H, D] of q = k = v (NHD), within what the Sage2 kernels take.
+
+    Iterates as the four integers, so ``b, n, h, d = shape`` works.
+    """
+
+    batch: int
+    seq_len: int
+    heads: int
+    head_dim: int
+
+    def __post_init__(self):
+        check_int(self.batch, what="batch", lo=1, hi=MAX_GRID_YZ)
+        check_int(self.seq_len, what="sequence length N", lo=1, hi=MAX_SEQ_LEN)
+        check_int(self.heads, what="heads", lo=1, hi=MAX_GRID_YZ)
+        check_int(self.head_dim, what="head_dim", lo=1)
+        if self.head_dim not in HEAD_DIMS:
+            raise ArgumentError(f"head_dim {self.head_dim}: the Sage2 kernels take 64..128 in steps of 8 "
+                                f"({', '.join(map(str, HEAD_DIMS))})")
+        if self.batch * self.seq_len * self.heads * self.head_dim > MAX_ELEMENTS:
+            raise ArgumentError(f"shape {list(self)}: more than {MAX_ELEMENTS} elements per tensor")
+
+    @classmethod
+    def parse(cls, text: str) -> "Shape":
+        """``"B,N,H,D"`` (e.g. ``"1,37810,56,128"``)."""
+        parts = text.split(",") if isinstance(text, str) else []
+        if len(parts) != 4:
+            raise ArgumentError(f"shape {text!r}: expected B,N,H,D (four integers)")
+        return cls(*(parse_int(p, what=f"shape {text!r}: {name}") for p, name in zip(parts, "BNHD")))
+
+    @classmethod
+    def of(cls, value: "Shape | tuple | list | str") -> "Shape":
+        """A Shape from a Shape, a 4-sequence or its text."""
+        if isinstance(value, Shape):
+            return value
+        if isinstance(value, str):
+            return cls.parse(value)
+        try:
+            b, n, h, d = value
+        except (TypeError, ValueError):
+            raise ArgumentError(f"shape {value!r}: expected [B, N, H, D]") from None
+        return cls(b, n, h, d)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter((self.batch, self.seq_len, self.heads, self.head_dim))
+
+    @property
+    def kernel_head_dim(self) -> int:
+        return kernel_head_dim(self.head_dim)
+
+    def length(self, value: int | None, what: str) -> int:
+        """A query or key length: None means N; otherwise 1..N (the inputs hold N rows)."""
+        if value is None:
+            return self.seq_len
+        return check_int(value, what=what, lo=1, hi=self.seq_len)
+
+    def lengths(self, values, what: str) -> tuple[int, ...] | None:
+        """A list of lengths (``"a,b"`` text or integers), each 1..N; None stays None (default)."""
+        if values is None:
+            return None
+        if isinstance(values, str):
+            values = [parse_int(v, what=what) for v in values.split(",")]
+        out = tuple(self.length(v, what) for v in values)
+        if not out:
+            raise ArgumentError(f"{what}: expected at least one length")
+        return out
+
+
+@dataclass(frozen=True)
+class OutputPath:
+    """A file labkit will write: a name, in an existing directory, not itself a directory."""
+
+    path: Path
+
+    @classmethod
+    def parse(cls, text: str | Path, what: str = "output") -> "OutputPath":
+        if text is None or str(text) == "":
+            raise ArgumentError(f"{what}: an empty file name")
+        p = Path(text)
+        shown = ascii(str(text)) if not str(text).isprintable() else repr(str(text))
+        try:
+            if p.is_dir():
+                raise ArgumentError(f"{what} {shown}: is a directory; expected a file name")
+            parent = p.parent
+            if not parent.is_dir():
+                raise ArgumentError(f"{what} {shown}: directory {str(parent)!r} does not exist")
+        except (OSError, ValueError) as exc:
+            if isinstance(exc, ArgumentError):
+                raise
+            raise ArgumentError(f"{what} {shown}: {exc}") from None
+        return cls(p)
+
+    def write_bytes(self, data: bytes) -> Path:
+        try:
+            self.path.write_bytes(data)
+        except OSError as exc:
+            raise ArgumentError(f"cannot write {str(self.path)!r}: {exc.strerror}") from None
+        return self.path
+
+    def write_text(self, text: str) -> Path:
+        return self.write_bytes(text.encode())
+
+    def __str__(self) -> str:
+        return str(self.path)

@@ -1,0 +1,159 @@
+"""Bad command lines: each is refused with exit 2 and one line naming the problem, before any GPU
+work (these run on CPU machines, so a refusal that only came from the missing GPU would show
+'needs a CUDA GPU' instead of the expected text)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from labkit import cli
+
+from ..conftest import ROOT
+
+SEED = str(ROOT / "data" / "trtllm_gen_decode_manifest_v4.json")
+REPORT = str(ROOT / "data" / "sage2_report_seed.json")
+S = ["sage2", "schedule", "--shape", "1,37810,56,128"]
+
+# (argv, text the one error line must contain); {tmp} is a fresh directory
+BAD = [
+    (S + ["--cta-q", "0"], "--cta-q 0"),
+    (S + ["--cta-k", "0"], "--cta-k 0"),
+    (S + ["--warp-q", "0"], "--warp-q 0"),
+    (S + ["--cta-q", "-128"], "--cta-q -128"),
+    (S + ["--cta-q", "100"], "unsupported schedule"),
+    (S + ["--cta-k", "96"], "cta_k % 64"),
+    (S + ["--warp-q", "24"], "warp_q % 16"),
+    (S + ["--cta-q", "1024", "--warp-q", "16"], "at most 8 warps"),
+    (S + ["--cta-k", "1024"], "shared memory"),
+    (S + ["--q-len", "0"], "--q-len 0"),
+    (S + ["--kv-len", "0"], "--kv-len 0"),
+    (S + ["--q-len", "37811"], "--q-len 37811: expected 1..37810"),
+    (S + ["--kv-len", "99999999"], "expected 1..37810"),
+    (S + ["--q-len", "1.5"], "expected an integer"),
+    (S + ["--pv-terms", "3"], "invalid choice"),
+    (["sage2", "schedule", "--shape", "1,100,1,7"], "head_dim 7"),
+    (["sage2", "schedule", "--shape", "1,100,1,100"], "head_dim 100"),
+    (["sage2", "schedule", "--shape", "1,100,1,127"], "head_dim 127"),
+    (["sage2", "schedule", "--shape", "1,100,1,256"], "head_dim 256"),
+    (["sage2", "schedule", "--shape", "1,100,1,1000000"], "head_dim 1000000"),
+    (["sage2", "schedule", "--shape", "1,100,1"], "four integers"),
+    (["sage2", "schedule", "--shape", "0,100,1,128"], "batch 0"),
+    (["sage2", "schedule", "--shape", "1,0,1,128"], "sequence length N 0"),
+    (["sage2", "schedule", "--shape", "1,100,70000,128"], "heads 70000"),
+    (["sage2", "schedule", "--shape", "1,\uff11\uff10\uff10,1,128"], "expected an integer"),
+    (["sage2", "schedule", "--shape", "1,1_000,1,128"], "expected an integer"),
+    (["sage2", "schedule"], "required: --shape"),
+    (["sage2", "precision", "--schedules", "128/64/0/1"], "warp_q 0"),
+    (["sage2", "precision", "--schedules", "128/64/32"], "four integers"),
+    (["sage2", "precision", "--schedules", "128/64/32/1,"], "four integers"),
+    (["sage2", "precision", "--k-bias", "nan"], "finite"),
+    (["sage2", "precision", "--iterations", "0"], "--iterations 0"),
+    (["sage2", "precision", "--out", "{tmp}/missing/p.json"], "does not exist"),
+    (["sage2", "profile", "--q-tail", "a,b", "--out", "{tmp}/r.json"], "--q-tail 'a'"),
+    (["sage2", "profile", "--q-tail", "0", "--out", "{tmp}/r.json"], "--q-tail 0"),
+    (["sage2", "profile", "--kv-tail", "99999", "--shape", "1,64,1,64", "--out", "{tmp}/r.json"], "expected 1..64"),
+    (["sage2", "profile", "--q-tail", "", "--out", "{tmp}/r.json"], "--q-tail ''"),
+    (["sage2", "profile", "--out", "{tmp}"], "is a directory"),
+    (["sage2", "profile", "--out", ""], "empty file name"),
+    (["sage2", "profile", "--out", "{tmp}/r.json", "--warmup", "-1"], "--warmup -1"),
+    (["sage2", "profile", "--out", "{tmp}/r.json", "--seed", "-5"], "--seed -5"),
+    (["sage2", "profile"], "required: --out"),
+    (["manifest", "pack", SEED, "--out", "{tmp}/missing/x.bin"], "does not exist"),
+    (["manifest", "pack", SEED, "--out", "{tmp}"], "is a directory"),
+    (["manifest", "pack", SEED, "--out", ""], "empty file name"),
+    (["manifest", "pack", SEED, "--var", "seqs=99999999999", "--out", "{tmp}/x.bin"], "value 99999999999"),
+    (["manifest", "check", SEED, "--var", "seqs=99999999999", "--no-device"], "cannot run"),
+    (["manifest", "check", SEED, "--var", "seqs"], "NAME=INTEGER"),
+    (["manifest", "check", SEED, "--var", "seqs=x"], "expected an integer"),
+    (["manifest", "check", SEED, "--var", "seqs=0"], "--var seqs 0"),
+    (["manifest", "check", SEED, "--var", "seqs=1", "--var", "seqs=2"], "given twice"),
+    (["manifest", "check", SEED, "--program", "", "--no-device"], "cannot run"),
+    (["manifest", "check", "{tmp}", "--no-device"], "is a directory"),
+    (["manifest", "check", "{tmp}/nope.json", "--no-device"], "No such file"),
+    (["manifest", "check", "/dev/zero", "--no-device"], "character device"),
+    (["manifest", "run", SEED, "--iters", "0"], "--iters 0"),
+    (["manifest", "run", SEED, "--mode", "warm"], "invalid choice"),
+    (["manifest", "run", SEED, "--json", "{tmp}"], "is a directory"),
+    (["manifest", "run", SEED, "--var", "seqs=3"], "value 3 outside 1..max 2"),  # checked before the GPU is asked
+    (["bench", "--iterations", "0"], "--iterations 0"),
+    (["bench", "--shape", "1,2,3"], "four integers"),
+    (["bench", "--out", "{tmp}"], "is a directory"),
+    (["device", "--index", "-1"], "--index -1"),
+    (["report", "show", "{tmp}/nope.json"], "No such file"),
+    (["report", "show", "/dev/zero"], "character device"),
+    (["report", "diff", REPORT], "required: b"),
+    (["nosuch"], "invalid choice"),
+    ([], "required: cmd"),
+]
+
+
+def _fill(argv, tmp):
+    return [a.replace("{tmp}", str(tmp)) for a in argv]
+
+
+@pytest.mark.parametrize("argv, expected", BAD, ids=[" ".join(a)[:60] or "(none)" for a, _ in BAD])
+def test_bad_invocation_is_one_line_exit_2(argv, expected, tmp_path, capsys):
+    rc = cli.main(_fill(argv, tmp_path))
+    out, err = capsys.readouterr()
+    assert rc == 2, (rc, out, err)
+    assert err.count("\n") == 1 and err.startswith("labkit: error: "), err
+    assert "needs a CUDA GPU" not in err and "Traceback" not in err
+    assert expected in err, err
+    assert not any(p.is_file() for p in tmp_path.rglob("*")), "a refused command wrote a file"
+
+
+def test_table_is_large_enough():
+    assert len(BAD) >= 40
+
+
+def test_manifest_run_of_the_seed_is_refused_for_its_errors_not_the_gpu(capsys):
+    """The seed checks fine offline (warnings only), so run gets as far as asking for the GPU: the
+    'seqs=3' row above is refused by the manifest check, not by the missing GPU."""
+    rc = cli.main(["manifest", "run", SEED, "--var", "tokens=2"])
+    err = capsys.readouterr().err
+    from labkit.cuda import gpu_available
+
+    if gpu_available():
+        pytest.skip("has a GPU")
+    assert rc == 2 and "needs a CUDA GPU" in err
+
+
+def _labkit(*args, timeout=30):
+    return subprocess.run([sys.executable, "-m", "labkit", *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+@pytest.mark.parametrize("argv", [S + ["--cta-q", "0"], ["sage2", "schedule", "--shape", "1,100,1,100"],
+                                  ["manifest", "pack", SEED, "--out", "/nonexistent/dir/x.bin"]])
+def test_real_user_path_is_one_line(argv):
+    out = _labkit(*argv)
+    assert out.returncode == 2 and out.stdout == "", out
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("labkit: error: "), out.stderr
+
+
+def test_fifo_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "m.json"
+    os.mkfifo(fifo)
+    out = _labkit("manifest", "check", str(fifo), "--no-device", timeout=20)  # a hang fails here
+    assert out.returncode == 2 and "is a FIFO" in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_device_json_without_gpu_is_json(capsys):
+    import json
+
+    from labkit.cuda import gpu_available
+
+    if gpu_available():
+        pytest.skip("has a GPU")
+    assert cli.main(["device", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["gpu"] is False
+
+
+def test_schedule_defaults_and_explicit_lengths(capsys):
+    import json
+
+    assert cli.main(S + ["--q-len", "37761"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["q_len"], d["kv_len"], d["tail"]["q_tail_rows"]) == (37761, 37810, 1)

@@ -1,0 +1,218 @@
+"""The input classes of issue 9, one test each: refused with a one-line error naming file, JSON
+path and rule, or (for the check phase) reported as an error without a crash."""
+
+import copy
+import json
+import os
+import struct
+
+import pytest
+
+from labkit import report
+from labkit._json import MAX_DEPTH, read_bytes, read_json
+from labkit.errors import ArgumentError, FormatError
+from labkit.manifest import check, loads, read_cubin
+from labkit.values import OutputPath, Shape
+
+from ..conftest import ROOT
+
+SEED = ROOT / "data" / "trtllm_gen_decode_manifest_v4.json"
+SEED_DOC = json.loads(SEED.read_text())
+REPORT_DOC = json.loads((ROOT / "data" / "sage2_report_seed.json").read_text())
+CUBIN = next((ROOT / "data" / "cubins").glob("fmha*.cubin")).read_bytes()
+
+
+def _refused(data: bytes, path: str, text: str, tmp_path):
+    f = tmp_path / "x.json"
+    f.write_bytes(data)
+    with pytest.raises(FormatError) as e:
+        read_json(f, what="manifest")
+    msg = str(e.value)
+    assert msg.startswith(f"{f}: {path}: ") and text in msg and "\n" not in msg, msg
+
+
+@pytest.mark.parametrize("data, path, text", [
+    (b'{"a": "\xff"}', "$", "byte 0xff at offset 7 is not UTF-8"),
+    ("{}".encode("utf-16"), "$", "UTF-16"),
+    (b"\x00\x01\x02\x7fELF" * 10, "$", "not valid JSON"),
+    (b"[" * 1000 + b"]" * 1000, "$", f"nested 1000 levels deep: expected at most {MAX_DEPTH}"),
+    (b"[" * 990 + b"]" * 990, "$", "nested 990 levels"),
+    (b'{"n": ' + b"7" * 5000 + b"}", "n", "an integer of 5000 digits"),
+    (b'{"x": 1e400}', "x", "expected a finite number"),
+    (b'{"x": [1, NaN]}', "x[1]", "expected a finite number"),
+    (b'{"x": -Infinity}', "x", "expected a finite number"),
+    (b'{"schema_version": 3, "schema_version": 4}', "schema_version", "duplicate key 'schema_version'"),
+    (b'{"a": {"b": 1, "b": 1}}', "a.b", "duplicate key 'b'"),
+    (b'{"name": "\\ud800x"}', "name", "lone surrogate"),
+])
+def test_json_reader_refuses(data, path, text, tmp_path):
+    _refused(data, path, text, tmp_path)
+
+
+def test_only_regular_files_are_opened(tmp_path):
+    fifo = tmp_path / "f.json"
+    os.mkfifo(fifo)
+    for p, kind in ((fifo, "a FIFO"), (tmp_path, "a directory"), ("/dev/zero", "a character device"),
+                    ("/dev/urandom", "a character device")):
+        with pytest.raises(FormatError, match=f"is {kind}"):
+            read_bytes(p)
+
+
+def test_size_cap(tmp_path):
+    f = tmp_path / "big.json"
+    f.write_bytes(b" " * 2000)
+    with pytest.raises(FormatError, match="2000 bytes: expected a manifest of at most 1000 bytes"):
+        read_bytes(f, what="manifest", max_bytes=1000)
+
+
+# ---- manifests --------------------------------------------------------------------------------
+def _manifest(edit) -> str:
+    d = copy.deepcopy(SEED_DOC)
+    edit(d)
+    return json.dumps(d)
+
+
+def _fields(d):
+    return d["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
+
+
+@pytest.mark.parametrize("edit, path, text", [
+    (lambda d: d.__setitem__("programs", {}), "programs", "at least 1 entry"),
+    (lambda d: d.__setitem__("schema_version", 4.0), "schema_version", "expected schema_version 4"),
+    (lambda d: d["vars"]["seqs"].__setitem__("max", 2**63), "vars.seqs.max", "an integer in"),
+    (lambda d: d["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"].__setitem__("size", 10**12),
+     "ops.decode.impl.launches[0].args[0].pack.size", "an integer in [1, 32764]"),
+    (lambda d: d["ops"]["decode"]["impl"]["launches"][0].__setitem__("shared_mem", 10**40),
+     "ops.decode.impl.launches[0].shared_mem", "an integer in [0, 4294967295]"),
+    (lambda d: d["buffers"]["q"].__setitem__("shape", [10**40]), "buffers.q.shape[0]", "an integer in"),
+    (lambda d: d["buffers"]["q"].__setitem__("shape", [2**40, 2]), "buffers.q.shape", "at most 1099511627776"),
+    (lambda d: d["ops"]["decode"]["impl"]["launches"][0].__setitem__("params", ["bytes<\uff11\uff12\uff18\uff10>"]),
+     "ops.decode.impl.launches[0].params[0]", "'bytes<N>'"),
+    (lambda d: d["modules"][next(iter(d["modules"]))].__setitem__("source", "../../etc/passwd"),
+     "modules.", "a cubin file name"),
+])
+def test_manifest_parse_refuses(edit, path, text):
+    with pytest.raises(FormatError) as e:
+        loads(_manifest(edit), source="m.json")
+    msg = str(e.value)
+    assert msg.startswith(f"m.json: {path}") and text in msg, msg
+
+
+@pytest.mark.parametrize("edit, vars, path, text", [
+    (lambda d: _fields(d)[0]["tensormap"].update(dims=[], strides=[], box=[]), {"tokens": 2},
+     "fields[0].tensormap.dims", "rank 0"),
+    (lambda d: _fields(d)[1]["tensormap"].update(strides=[4096]), {"tokens": 2},
+     "fields[1].tensormap.strides", "expected rank - 1 = 3"),
+    (lambda d: _fields(d)[1]["tensormap"].update(strides=[4096, 0, 524288]), {"tokens": 2},
+     "fields[1].tensormap.strides[1]", "non-zero multiple of 16"),
+    (lambda d: None, {"seqs": 99999999999}, "vars.seqs", "value 99999999999 outside 1..max 2"),
+    (lambda d: d["vars"]["seqs"].__setitem__("max", 2**32), {"seqs": 2**32},
+     "programs.decode.calls[0].args[7].var", "does not fit param 7 (i32"),
+])
+def test_manifest_check_reports_and_never_packs_a_broken_launch(edit, vars, path, text):
+    res = check(loads(_manifest(edit)), vars=vars, find_modules=False)
+    assert any(path in i.path and text in i.message for i in res.errors), [str(i) for i in res.errors]
+    assert res.plans == []  # the broken launch is not packed (packing it used to crash)
+
+
+def test_lone_surrogate_names_are_refused_before_printing(tmp_path, capsys):
+    from labkit import cli
+
+    f = tmp_path / "m.json"
+    f.write_text(SEED.read_text().replace('"label": "attention"', '"label": "\\udc80"'))
+    assert cli.main(["manifest", "check", str(f), "--no-device"]) == 2
+    assert "lone surrogate" in capsys.readouterr().err
+
+
+# ---- cubins -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("cut", [0, 10, 63, 64, 1000, len(CUBIN) // 2, 128000])  # section headers end at 128784
+def test_truncated_cubin_is_a_format_error(cut):
+    with pytest.raises(FormatError):
+        read_cubin(CUBIN[:cut])
+
+
+@pytest.mark.parametrize("offset, value", [(40, 0xFFFFFFFF), (58, 0), (60, 0xFFFF), (62, 0xFFFF), (48, 0)])
+def test_corrupt_header_is_a_format_error(offset, value):
+    bad = bytearray(CUBIN)
+    struct.pack_into("<H" if offset >= 58 else "<I", bad, offset, value)
+    with pytest.raises(FormatError):
+        read_cubin(bytes(bad))
+
+
+def test_directory_and_fifo_named_like_the_cubin(tmp_path, capsys):
+    from labkit import cli
+
+    name = SEED_DOC["modules"][next(iter(SEED_DOC["modules"]))]["source"]
+    d = copy.deepcopy(SEED_DOC)
+    d["modules"][next(iter(d["modules"]))]["sha256"] = "0" * 64  # not the data/cubins copy
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps(d))
+    for make in (os.mkdir, os.mkfifo):
+        cubins = tmp_path / f"c_{make.__name__}"
+        cubins.mkdir()
+        make(cubins / name)
+        make(cubins / "other.cubin")
+        assert cli.main(["manifest", "check", str(m), "--no-device", "--cubin-dir", str(cubins)]) == 2
+        out = capsys.readouterr().out
+        assert "error: modules." in out
+
+
+# ---- reports ----------------------------------------------------------------------------------
+def _report(edit) -> str:
+    d = copy.deepcopy(REPORT_DOC)
+    edit(d)
+    return json.dumps(d)
+
+
+FM = ("phase_timings", "fused_mainloop")
+
+
+@pytest.mark.parametrize("edit, path, text", [
+    (lambda d: d.__setitem__("manual_checksum", float("nan")), "manual_checksum", "finite"),
+    (lambda d: d["manual_decomposition_vs_public_sage2"].__setitem__("max_abs", float("inf")),
+     "manual_decomposition_vs_public_sage2.max_abs", "finite"),
+    (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("mean_s", float("inf")),
+     "phase_timings.fused_mainloop.mean_s", "finite"),
+    (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("mean_s", 5.0),
+     "phase_timings.fused_mainloop.mean_s", "a mean within [min_s, max_s]"),
+    (lambda d: d["tail_study"][0].__setitem__("q_row_efficiency", 7.5), "tail_study[0].q_row_efficiency",
+     "a number in [0, 1]"),
+    (lambda d: d["tail_study"][1].__setitem__("q_row_efficiency", 0.5), "tail_study[1].q_row_efficiency",
+     "q_len / scheduled_q_rows"),
+    (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("count", 10**40),
+     "phase_timings.fused_mainloop.count", "an integer in [1, 2147483647]"),
+    (lambda d: d.__setitem__("q_shape", [1, 37810, 56, 10**40]), "q_shape[3]", "an integer in"),
+])
+def test_report_refuses(edit, path, text):
+    with pytest.raises(FormatError) as e:
+        report.loads(_report(edit), source="r.json")
+    msg = str(e.value)
+    assert msg.startswith(f"r.json: {path}") and text in msg, msg
+
+
+def test_all_zero_p50_tables_do_not_divide_by_zero():
+    def zero(d):
+        for st in d["phase_timings"].values():
+            for k in st:
+                if k != "count":
+                    st[k] = 0.0
+    r = report.loads(_report(zero))
+    assert "-" in report.phase_table(r)
+    seed = report.loads(json.dumps(REPORT_DOC))
+    assert "-" in report.diff_table(r, seed) and "0.000" in report.diff_table(seed, r)
+
+
+# ---- value types ------------------------------------------------------------------------------
+def test_values_refuse_what_the_cli_refuses(tmp_path):
+    from labkit.workloads.sage2.profile import profile
+
+    assert tuple(Shape.parse("1,37810,56,128")) == (1, 37810, 56, 128)
+    assert Shape(1, 100, 1, 128).length(None, "q") == 100  # None means N, 0 does not
+    with pytest.raises(ArgumentError, match="q 0"):
+        Shape(1, 100, 1, 128).length(0, "q")
+    with pytest.raises(ArgumentError, match="head_dim 100"):
+        profile((1, 64, 1, 100))  # the library refuses it before asking for a GPU
+    with pytest.raises(ArgumentError, match="q_tails 65"):
+        profile((1, 64, 1, 64), q_tails=[65])
+    with pytest.raises(ArgumentError, match="is a directory"):
+        OutputPath.parse(tmp_path)
