@@ -102,9 +102,13 @@ def _lab(args) -> int:
 
 
 def _bench(args) -> int:
+    from .probes import timing_overhead, timing_overhead_table
     from .workloads.sage2.bench import bench, render
 
+    overhead = timing_overhead()
+    print(timing_overhead_table(overhead), flush=True)
     result = bench(args.shape, iterations=args.iterations)
+    result["timing_overhead"] = overhead
     print(render(result))
     if args.out is not None:
         args.out.write_text(json.dumps(result, indent=2) + "\n")

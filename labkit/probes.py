@@ -168,3 +168,24 @@ def timing_overhead(launches: int = 2000) -> dict:
     for key in ("nvtx_us", "events_us", "nvtx_events_us", "fresh_events_us"):
         out[key.replace("_us", "_overhead_us")] = out[key] - out["bare_us"]
     return out
+
+
+TIMING_OVERHEAD_KEYS = ("bare_us", "nvtx_us", "events_us", "nvtx_events_us", "fresh_events_us")
+TIMED_LAUNCH_TARGET_US = 3.0  # issue 9: labkit's timed launch adds at most this much host time
+
+
+def timing_overhead_us(result: dict) -> dict[str, float]:
+    """The host times [us] per launch of a ``timing_overhead`` result, in a fixed order."""
+    return {k: float(result[k]) for k in TIMING_OVERHEAD_KEYS}
+
+
+def timing_overhead_table(result: dict) -> str:
+    """The probe as a small text table, with the timed-launch target."""
+    lines = [f"host time per launch of an empty kernel, {result['launches']} launches (best of 3)"]
+    for k in TIMING_OVERHEAD_KEYS:
+        extra = "" if k == "bare_us" else f"  (+{result[k] - result['bare_us']:.2f} over bare)"
+        lines.append(f"  {k[:-3]:<16} {result[k]:7.2f} us{extra}")
+    added = result["nvtx_events_us"] - result["bare_us"]
+    verdict = "meets" if added <= TIMED_LAUNCH_TARGET_US else "MISSES"
+    lines.append(f"  labkit's timed launch adds {added:.2f} us: {verdict} the <= {TIMED_LAUNCH_TARGET_US:g} us target")
+    return "\n".join(lines)

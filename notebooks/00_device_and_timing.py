@@ -59,6 +59,19 @@ fig = labkit.plot.value_bars(overhead, xlabel="time per launch [µs]",
 session.save_figure(fig, "launch_overhead")
 
 # %% [markdown]
+# ## What timing a launch costs the host
+# Host time per launch of an empty kernel, enqueued back to back: bare; inside labkit's NVTX
+# range; between a reused start/stop event pair; both (labkit's timed-launch path: target at most
+# 3 µs over bare); and NVTX with a fresh event pair per launch (what `time_gpu` once did).
+
+# %%
+timing_cost = session.measure("timing_overhead", labkit.probes.timing_overhead, launches,
+                              load=labkit.probes.timing_overhead_us)
+fig = labkit.plot.value_bars(timing_cost, xlabel="host time per launch [µs]",
+                             title=session.title(f"Host cost of timing a launch, {launches} launches"))
+session.save_figure(fig, "timing_overhead")
+
+# %% [markdown]
 # ## The Sage2 seed report
 # The user's report (measured elsewhere; it records no device).
 
