@@ -89,8 +89,8 @@ def test_output_root_that_is_a_file_is_one_line_error(tmp_path, monkeypatch, cap
 def test_cli_run_prints_progress_mode_and_files(tmp_path):
     """The real user path: a subprocess, as `make run` starts it."""
     env = {**os.environ, "LABKIT_OUT": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-m", "labkit", "nb", "run", "00"], capture_output=True, text=True,
-                         cwd=ROOT, env=env, timeout=600)
+    out = subprocess.run([sys.executable, "-m", "labkit", "nb", "run", "00", "-p", "source", "recorded"],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert out.returncode == 0, out.stderr
     assert "00_device_and_timing: cell 1/" in out.stderr and "The Sage2 seed report" in out.stderr
     assert "running over TCP" not in out.stderr and "Traceback" not in out.stderr

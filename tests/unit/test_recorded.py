@@ -138,6 +138,7 @@ def test_every_corruption_of_notebook_00s_recorded_run_gives_one_message_naming_
             s.measure("device", None, load=DeviceInfo.from_dict)
             s.measure("copy_bandwidth", None, load=probes.copy_table)
             s.measure("launch_overhead", None, load=probes.overhead_us)
+            s.measure("timing_overhead", None, load=probes.timing_overhead_us)
             outcomes.append((what, "read"))
         except LabkitError as exc:
             msg = str(exc)
@@ -147,9 +148,10 @@ def test_every_corruption_of_notebook_00s_recorded_run_gives_one_message_naming_
             outcomes.append((what, "refused"))
     read = {w for w, o in outcomes if o == "read"}
     # What passes is damage to what the notebook does not read: run.json's first key ('notebook'),
-    # launch_overhead's 'launches' count, and the recorded session.json (the live session's record).
-    unread = {"run.json: first key dropped", "run.json: first value a string",
-              "data/launch_overhead.json: first key dropped", "data/launch_overhead.json: first value a string"}
+    # the probes' 'launches' counts, and the recorded session.json (the live session's record). A
+    # dropped run_json_version reads the run as version 1, whose parameters parse to the same values.
+    unread = {"run.json: first key dropped"} | {f"data/{f}.json: first {what}" for f in ("launch_overhead",
+              "timing_overhead") for what in ("key dropped", "value a string")}
     assert {w for w in read if not w.startswith("data/session.json")} <= unread, read
     assert len(outcomes) - len(read) >= 30
 
