@@ -53,23 +53,23 @@ def test_each_phase_matches_its_reference(shape, layout, dtype, pv_terms):
     for _, fn in p.steps()[:-1]:
         fn()
     cp.cuda.Device().synchronize()
-    x, s, hd = p.x, p.schedule, p.hd
+    x, s, hd = p.inputs, p.schedule, p.kernel_head_dim
     q32, k32, v32 = (_bhnd_f32(a, x) for a in (x.q, x.k, x.v))
     d = x.head_dim
     km = k32.astype(np.float64).mean(axis=2)  # [B, H, D]
-    np.testing.assert_allclose(p.km.get()[..., :d], km, rtol=1e-5, atol=1e-6)
-    assert not p.km.get()[..., d:].any()
-    q8, qs = ref.int8_groups(q32, s.warp_q, p.npad_q, hd)
+    np.testing.assert_allclose(p.k_mean.get()[..., :d], km, rtol=1e-5, atol=1e-6)
+    assert not p.k_mean.get()[..., d:].any()
+    q8, qs = ref.int8_groups(q32, s.warp_q, p.padded_q_len, hd)
     np.testing.assert_array_equal(p.q8.get(), q8)
     np.testing.assert_array_equal(p.q_scale.get(), qs)
-    kc = k32 - p.km.get()[:, :, None, :d]  # the kernel's own fp32 mean, so the check is exact
-    k8, ks = ref.int8_groups(kc.astype(np.float32), s.cta_k, p.npad_k, hd)
+    kc = k32 - p.k_mean.get()[:, :, None, :d]  # the kernel's own fp32 mean, so the check is exact
+    k8, ks = ref.int8_groups(kc.astype(np.float32), s.cta_k, p.padded_kv_len, hd)
     np.testing.assert_array_equal(p.k8.get(), k8)
     np.testing.assert_array_equal(p.k_scale.get(), ks)
-    vt, v8, v8_lo, vs = ref.v_prep_ref(v32, p.npad_k, hd)
+    vt, v8, v8_lo, vs = ref.v_prep_ref(v32, p.padded_kv_len, hd)
     from labkit.workloads.sage2.inputs import np_to_f32
 
-    vt_kernel = p.vt.get()
+    vt_kernel = p.v_transposed.get()
     vt_kernel = np_to_f32(vt_kernel, "bf16") if dtype == "bf16" else vt_kernel.view(np.float16).astype(np.float32)
     np.testing.assert_array_equal(vt_kernel, vt)
     np.testing.assert_array_equal(p.v_scale.get(), vs)
@@ -106,7 +106,7 @@ def test_end_to_end_accuracy(shape, layout, dtype, k_bias, v_bias, pv_terms, bou
     p = _plan(shape, layout, dtype, seed=7 + hash(shape) % 1000, k_bias=k_bias, v_bias=v_bias, pv_terms=pv_terms)
     _poison(p)
     out = p.run()
-    x = p.x
+    x = p.inputs
     r = ref.attention_ref(*(to_f32(a, x.dtype) for a in (x.q, x.k, x.v)), sm_scale=p.sm_scale, layout=layout)
     o = ref.to_bhnd(to_f32(out, x.dtype), layout)
     acc = ref.accuracy(o, r)
@@ -128,7 +128,7 @@ def test_two_term_split_cuts_the_fp8_error():
         p = _plan(shape, seed=11, pv_terms=terms)
         _poison(p)
         out = p.run()
-        x = p.x
+        x = p.inputs
         r = ref.attention_ref(*(to_f32(a, x.dtype) for a in (x.q, x.k, x.v)), sm_scale=p.sm_scale)
         rel[terms] = ref.accuracy(to_f32(out, x.dtype), r)["rel_l1"]
     print(rel)

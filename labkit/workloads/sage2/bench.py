@@ -23,15 +23,15 @@ TARGET_MAINLOOP_S = 0.127  # the public sm89-schedule kernel on this H200 (323 T
 
 def phase_bytes(p: Sage2Plan) -> dict[str, int]:
     """Fewest bytes each phase must move (16-bit inputs, padded outputs as the kernels write)."""
-    x = p.x
+    x = p.inputs
     q_in = x.batch * x.q_len * x.heads_q * x.head_dim * 2
     kv_in = x.batch * x.kv_len * x.heads_kv * x.head_dim * 2
     return {
         "k_mean_and_smoothing_preparation": kv_in,
         "q_int8_quantization": q_in + p.q8.nbytes + p.q_scale.nbytes,
         "k_int8_subtract_mean_quantization": kv_in + p.k8.nbytes + p.k_scale.nbytes,
-        "v_transpose_pad_permute": kv_in + p.vt.nbytes,
-        "v_scale_fp8_quantization": p.vt.nbytes + p.v8.nbytes,
+        "v_transpose_pad_permute": kv_in + p.v_transposed.nbytes,
+        "v_scale_fp8_quantization": p.v_transposed.nbytes + p.v8.nbytes,
         "fused_mainloop": p.q8.nbytes + p.k8.nbytes + p.v8.nbytes + p.out.nbytes,
     }
 
@@ -105,7 +105,7 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
         main = timing.phases["fused_mainloop"].stats.p50_s
         for backend in ("CUDNN_ATTENTION", "FLASH_ATTENTION"):
             try:
-                t = time_gpu(_torch_sdpa(p.x, backend, p.sm_scale), name=f"torch/{backend}", iterations=iterations,
+                t = time_gpu(_torch_sdpa(p.inputs, backend, p.sm_scale), name=f"torch/{backend}", iterations=iterations,
                              check_work=False)
             except Exception as exc:  # a backend may not support the shape
                 rows.append({"phase": f"torch SDPA {backend}", "error": f"{type(exc).__name__}: {exc}"[:120]})

@@ -5,6 +5,7 @@ call; ``steps()`` gives the same launches one at a time under the seed's phase n
 ``timing.Pipeline`` times (each phase its own NVTX range and events).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -39,100 +40,95 @@ class Sage2Plan:
     def __init__(self, inputs: Inputs, schedule: Schedule = Schedule(), sm_scale: float | None = None):
         require_gpu("Sage2")
         cp = cupy()
-        self.x = x = inputs
+        self.inputs = x = inputs
         self.schedule = s = schedule
-        self.hd = hd = inputs.kernel_head_dim
+        self.kernel_head_dim = hd = inputs.kernel_head_dim
         self.sm_scale = sm_scale if sm_scale is not None else inputs.head_dim ** -0.5
         opts = build_options(hd, inputs.dtype, schedule)
-        self.mods = {name: load_module(path, options=opts) for name, path in KERNELS.items()}
+        self.modules = {name: load_module(path, options=opts) for name, path in KERNELS.items()}
         b, hq, hk = x.batch, x.heads_q, x.heads_kv
-        self.npad_q = ceil_div(x.q_len, s.cta_q) * s.cta_q
-        self.npad_k = ceil_div(x.kv_len, s.cta_k) * s.cta_k
-        self.chunks = ceil_div(x.kv_len, MEAN_CHUNK)
-        self.partial = cp.empty((b, hk, self.chunks, hd), cp.float32)
-        self.km = cp.empty((b, hk, hd), cp.float32)
-        self.q8 = cp.empty((b, hq, self.npad_q, hd), cp.int8)
-        self.q_scale = cp.empty((b, hq, self.npad_q // s.warp_q), cp.float32)
-        self.k8 = cp.empty((b, hk, self.npad_k, hd), cp.int8)
-        self.k_scale = cp.empty((b, hk, self.npad_k // s.cta_k), cp.float32)
-        self.vt = cp.empty((b, hd, hk, self.npad_k), cp.uint16)
-        self.v8 = cp.empty((b, hd, hk, self.npad_k), cp.uint8)
+        self.padded_q_len = ceil_div(x.q_len, s.cta_q) * s.cta_q
+        self.padded_kv_len = ceil_div(x.kv_len, s.cta_k) * s.cta_k
+        self.mean_chunks = ceil_div(x.kv_len, MEAN_CHUNK)
+        self.k_mean_partial = cp.empty((b, hk, self.mean_chunks, hd), cp.float32)
+        self.k_mean = cp.empty((b, hk, hd), cp.float32)
+        self.q8 = cp.empty((b, hq, self.padded_q_len, hd), cp.int8)
+        self.q_scale = cp.empty((b, hq, self.padded_q_len // s.warp_q), cp.float32)
+        self.k8 = cp.empty((b, hk, self.padded_kv_len, hd), cp.int8)
+        self.k_scale = cp.empty((b, hk, self.padded_kv_len // s.cta_k), cp.float32)
+        self.v_transposed = cp.empty((b, hd, hk, self.padded_kv_len), cp.uint16)
+        self.v8 = cp.empty((b, hd, hk, self.padded_kv_len), cp.uint8)
         self.v8_lo = cp.empty_like(self.v8) if s.pv_terms == 2 else None
         self.v_scale = cp.empty((b, hk, hd), cp.float32)
         self.out = cp.empty(x.q.shape, x.q.dtype)
-        self.smem = s.dynamic_smem_bytes(hd)
-        f = self.mods["attn_fwd"].get_function("attn_fwd")
-        if self.smem > 48 * 1024:  # above the default limit the kernel must opt in
-            f.max_dynamic_shared_memory = self.smem
+        self.dynamic_smem_bytes = s.dynamic_smem_bytes(hd)
+        f = self.modules["attn_fwd"].get_function("attn_fwd")
+        if self.dynamic_smem_bytes > 48 * 1024:  # above the default limit the kernel must opt in
+            f.max_dynamic_shared_memory = self.dynamic_smem_bytes
         self._attn = f
         self._prepare_launches()
 
     # ---- the phases, in pipeline order ----------------------------------------------------
     # Kernels and arguments are resolved once here, so a phase's host cost is the launch itself.
     def _prepare_launches(self) -> None:
-        x, s, hd, i32 = self.x, self.schedule, self.hd, np.int32
-        kst, qst, vst = (tuple(map(np.int64, x.strides(a))) for a in (x.k, x.q, x.v))
-        fn = {name: mod.get_function for name, mod in self.mods.items()}
-        self._launch = {
-            "k_mean": [(fn["k_mean"]("k_mean_partial"), (self.chunks, x.heads_kv, x.batch), (256,),
-                        (x.k, *kst, i32(x.kv_len), i32(x.head_dim), self.partial)),
-                       (fn["k_mean"]("k_mean_finish"), (x.heads_kv, x.batch), (hd,),
-                        (self.partial, i32(self.chunks), i32(x.kv_len), self.km))],
-            "q_quant": [(fn["quant_int8"]("q_int8_quant"), (self.npad_q // s.warp_q, x.heads_q, x.batch),
-                         (s.warp_q * hd // 16,), (x.q, *qst, i32(x.q_len), i32(x.head_dim), self.q8, self.q_scale))],
-            "k_quant": [(fn["quant_int8"]("k_int8_sub_mean_quant"), (self.npad_k // s.cta_k, x.heads_kv, x.batch),
-                         (s.cta_k * hd // 16,),
-                         (x.k, *kst, i32(x.kv_len), i32(x.head_dim), self.km, self.k8, self.k_scale))],
-            "v_transpose": [(fn["v_prep"]("v_transpose_pad_permute"), (self.npad_k // 64, x.heads_kv, x.batch),
-                             (256,), (x.v, *vst, i32(x.kv_len), i32(x.head_dim), self.vt))],
-            "v_scale": [(fn["v_prep"]("v_scale_fp8_quant"), (x.heads_kv, x.batch, hd), (256,),
-                         (self.vt, i32(self.npad_k), self.v8, self.v_scale)) if self.v8_lo is None else
-                        (fn["v_prep"]("v_scale_fp8x2_quant"), (x.heads_kv, x.batch, hd), (256,),
-                         (self.vt, i32(self.npad_k), self.v8, self.v8_lo, self.v_scale))],
+        x, s, hd, i32 = self.inputs, self.schedule, self.kernel_head_dim, np.int32
+        k_strides, q_strides, v_strides = (tuple(map(np.int64, x.strides(a))) for a in (x.k, x.q, x.v))
+        fn = {name: mod.get_function for name, mod in self.modules.items()}
+        q_tiles, k_tiles = self.padded_q_len // s.warp_q, self.padded_kv_len // s.cta_k
+        if self.v8_lo is None:
+            v_scale = (fn["v_prep"]("v_scale_fp8_quant"), (x.heads_kv, x.batch, hd), (256,),
+                       (self.v_transposed, i32(self.padded_kv_len), self.v8, self.v_scale))
+        else:
+            v_scale = (fn["v_prep"]("v_scale_fp8x2_quant"), (x.heads_kv, x.batch, hd), (256,),
+                       (self.v_transposed, i32(self.padded_kv_len), self.v8, self.v8_lo, self.v_scale))
+        self._launch = {  # seed phase name -> [(kernel, grid, block, args)]
+            "k_mean_and_smoothing_preparation": [
+                (fn["k_mean"]("k_mean_partial"), (self.mean_chunks, x.heads_kv, x.batch), (256,),
+                 (x.k, *k_strides, i32(x.kv_len), i32(x.head_dim), self.k_mean_partial)),
+                (fn["k_mean"]("k_mean_finish"), (x.heads_kv, x.batch), (hd,),
+                 (self.k_mean_partial, i32(self.mean_chunks), i32(x.kv_len), self.k_mean))],
+            "q_int8_quantization": [
+                (fn["quant_int8"]("q_int8_quant"), (q_tiles, x.heads_q, x.batch), (s.warp_q * hd // 16,),
+                 (x.q, *q_strides, i32(x.q_len), i32(x.head_dim), self.q8, self.q_scale))],
+            "k_int8_subtract_mean_quantization": [
+                (fn["quant_int8"]("k_int8_sub_mean_quant"), (k_tiles, x.heads_kv, x.batch), (s.cta_k * hd // 16,),
+                 (x.k, *k_strides, i32(x.kv_len), i32(x.head_dim), self.k_mean, self.k8, self.k_scale))],
+            "v_transpose_pad_permute": [
+                (fn["v_prep"]("v_transpose_pad_permute"), (self.padded_kv_len // 64, x.heads_kv, x.batch), (256,),
+                 (x.v, *v_strides, i32(x.kv_len), i32(x.head_dim), self.v_transposed))],
+            "v_scale_fp8_quantization": [v_scale],
         }
         self._mainloop_args = self._attn_args(x.q_len, x.kv_len, self.out)
 
-    def _run(self, phase: str) -> None:
+    def run_phase(self, phase: str) -> None:
+        """One prep phase by its seed name (``PHASES``); ``fused_mainloop`` is ``mainloop()``."""
         for f, grid, block, args in self._launch[phase]:
             f(grid, block, args)
 
-    def k_mean(self) -> None:
-        self._run("k_mean")
-
-    def q_quant(self) -> None:
-        self._run("q_quant")
-
-    def k_quant(self) -> None:
-        self._run("k_quant")
-
-    def v_transpose(self) -> None:
-        self._run("v_transpose")
-
-    def v_scale_quant(self) -> None:
-        self._run("v_scale")
-
     def _attn_args(self, ql: int, kl: int, o) -> tuple:
-        x, s = self.x, self.schedule
+        x, s = self.inputs, self.schedule
         ob, on, oh = x.strides(o)
         v8_lo = np.uint64(0) if self.v8_lo is None else self.v8_lo  # a null pointer the kernel never reads
         return ((ceil_div(ql, s.cta_q), x.heads_q, x.batch), (s.threads_per_cta,),
                 (self.q8, self.k8, self.v8, v8_lo, self.q_scale, self.k_scale, self.v_scale, o, np.int64(ob),
-                 np.int64(on), np.int64(oh), np.int32(ql), np.int32(kl), np.int32(self.npad_q), np.int32(self.npad_k),
-                 np.int32(x.heads_kv), np.int32(x.head_dim), np.float32(self.sm_scale * math.log2(math.e))))
+                 np.int64(on), np.int64(oh), np.int32(ql), np.int32(kl), np.int32(self.padded_q_len),
+                 np.int32(self.padded_kv_len), np.int32(x.heads_kv), np.int32(x.head_dim),
+                 np.float32(self.sm_scale * math.log2(math.e))))
 
     def mainloop(self, q_len: int | None = None, kv_len: int | None = None, out=None) -> None:
         """The fused kernel; ``q_len``/``kv_len`` below the prepared lengths run on the same
         quantized data (rows/keys beyond are ignored)."""
         args = self._mainloop_args
         if q_len is not None or kv_len is not None or out is not None:
-            ql = self.x.q_len if q_len is None else check_int(q_len, what="q_len", lo=1, hi=self.x.q_len)
-            kl = self.x.kv_len if kv_len is None else check_int(kv_len, what="kv_len", lo=1, hi=self.x.kv_len)
+            ql = self.inputs.q_len if q_len is None else check_int(q_len, what="q_len", lo=1, hi=self.inputs.q_len)
+            kl = self.inputs.kv_len if kv_len is None else check_int(kv_len, what="kv_len", lo=1, hi=self.inputs.kv_len)
             args = self._attn_args(ql, kl, self.out if out is None else out)
-        self._attn(*args, shared_mem=self.smem)
+        self._attn(*args, shared_mem=self.dynamic_smem_bytes)
 
     def steps(self) -> list[tuple[str, object]]:
-        return list(zip(PHASES, (self.k_mean, self.q_quant, self.k_quant, self.v_transpose, self.v_scale_quant,
-                                 self.mainloop)))
+        """(seed phase name, call) in pipeline order: the one name each phase has."""
+        return [(name, functools.partial(self.run_phase, name)) for name in PHASES[:-1]] + \
+            [(PHASES[-1], self.mainloop)]
 
     # ---- the two call paths ------------------------------------------------------------------
     def run(self):
@@ -145,13 +141,13 @@ class Sage2Plan:
 
     def output(self):
         """``self.out`` as the caller passed the inputs: CuPy (bf16 as uint16 words) or torch."""
-        if not self.x.torch_out:
+        if not self.inputs.torch_out:
             return self.out
         import torch
 
         cp = cupy()
         t = torch.from_dlpack(self.out.view(cp.int16))
-        return t.view(torch.bfloat16 if self.x.dtype == "bf16" else torch.float16)
+        return t.view(torch.bfloat16 if self.inputs.dtype == "bf16" else torch.float16)
 
     def run_phases(self, *, iterations: int = 10, warmup: int = 3, mode: str = "cold") -> PipelineTiming:
         """Phase by phase: each phase in its own NVTX range and event pair (groups as the seed)."""

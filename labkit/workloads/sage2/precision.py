@@ -75,7 +75,8 @@ def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: st
         points.append(PrecisionPoint(
             pv_terms=sched.pv_terms, cta_q=sched.cta_q, cta_k=sched.cta_k, warp_q=sched.warp_q, cos=acc["cos"],
             rel_l1=acc["rel_l1"], rmse=acc["rmse"], max_abs=acc["max_abs"], nan=acc["nan"],
-            dynamic_shared_memory_bytes=p.smem, mainloop=stats, tops=4 * b * n * n * h * d / stats.p50_s / 1e12))
+            dynamic_shared_memory_bytes=p.dynamic_smem_bytes, mainloop=stats,
+            tops=4 * b * n * n * h * d / stats.p50_s / 1e12))
         del p
         cupy().get_default_memory_pool().free_all_blocks()
     return points

@@ -62,7 +62,7 @@ def tail_study(q, k, v, *, layout: str, points: list[tuple[str, int, int]], iter
     out = []
     for key, (sweep, ql, kl, p) in plans.items():
         out.append(TailPoint(sweep=sweep, q_len=ql, kv_len=kl, **tail_fields(ql, kl, schedule),
-                             mainloop=timings[key].stats, checksum=checksum(to_f32(p.out, p.x.dtype))))
+                             mainloop=timings[key].stats, checksum=checksum(to_f32(p.out, p.inputs.dtype))))
     return out
 
 
@@ -89,13 +89,13 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
     p.run()
     one_shot = p.out.copy()
     _log("one-shot call done; exact fp32 reference ...")
-    ref = attention_ref(*(to_f32(a, p.x.dtype) for a in (q, k, v)), sm_scale=p.sm_scale, layout=layout)
-    acc = accuracy(to_bhnd(to_f32(one_shot, p.x.dtype), layout), ref)
+    ref = attention_ref(*(to_f32(a, p.inputs.dtype) for a in (q, k, v)), sm_scale=p.sm_scale, layout=layout)
+    acc = accuracy(to_bhnd(to_f32(one_shot, p.inputs.dtype), layout), ref)
     acc["reference"] = "exact softmax attention in fp32 on the bf16/fp16-rounded inputs"
     del ref
     _log(f"accuracy {acc}; timing {iterations} phase-by-phase passes after {warmup} warm-up")
     timing = p.run_phases(iterations=iterations, warmup=warmup)
-    a, o = to_f32(one_shot, p.x.dtype), to_f32(p.out, p.x.dtype)
+    a, o = to_f32(one_shot, p.inputs.dtype), to_f32(p.out, p.inputs.dtype)
     diff = cp.abs(a - o)
     dec = DecompositionCheck(equal=bool(cp.array_equal(one_shot.view(cp.uint16), p.out.view(cp.uint16))),
                              max_abs=float(diff.max()), mean_abs=float(diff.mean()))
@@ -114,10 +114,10 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
     return Sage2Report(
         metadata={"source": "labkit.workloads.sage2.profile", "inputs": "N(0, 1) q, k, v rounded to "
                   f"{dtype}, seed {seed}", "dtype": dtype, "layout": layout, "head_dim": d,
-                  "kernel_head_dim": p.hd, "sm_scale": p.sm_scale, "schedule": schedule.to_dict(),
+                  "kernel_head_dim": p.kernel_head_dim, "sm_scale": p.sm_scale, "schedule": schedule.to_dict(),
                   "tail_iterations_interleaved": tail_iterations, "repo": str(_env.repo_root().name)},
         q_shape=tuple(shape), k_shape=tuple(shape), v_shape=tuple(shape), warmup=warmup, iterations=iterations,
         phase_timings=timing.stats(), fused_mainloop_phases=fused,
-        scheduler=scheduler(b, n, n, h, p.hd, schedule), decomposition=dec, manual_checksum=manual,
+        scheduler=scheduler(b, n, n, h, p.kernel_head_dim, schedule), decomposition=dec, manual_checksum=manual,
         reference_checksum=reference, tail_study=tuple(tails), report_version=1, provenance=prov, accuracy=acc,
         checksum_definition=CHECKSUM_DEFINITION)
