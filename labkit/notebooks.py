@@ -116,18 +116,23 @@ def _unknown(stem: str, key: str, known: dict[str, Parameter]) -> ParameterError
     return ParameterError(f"notebook {stem} has no parameter {key!r}; valid parameters: {listing}")
 
 
-def parse_parameters(name: str, texts: dict[str, str]) -> dict[str, Any]:
-    """Command-line strings parsed by each parameter's declared type (``-p shape 1,2,3,4``)."""
+def _by_type(name: str, values: dict[str, Any], parse: bool) -> dict[str, Any]:
     known = parameters(name)
     out = {}
-    for key, text in texts.items():
+    for key, value in values.items():
         if key not in known:
             raise _unknown(resolve(name).stem, key, known)
+        kind = known[key].type
         try:
-            out[key] = known[key].type.parse(text)
+            out[key] = kind.parse(value) if parse else kind.check(value)
         except ParameterError as exc:
             raise ParameterError(f"notebook {resolve(name).stem}: parameter {key} {exc}") from None
     return out
+
+
+def parse_parameters(name: str, texts: dict[str, str]) -> dict[str, Any]:
+    """Command-line strings parsed by each parameter's declared type (``-p shape 1,2,3,4``)."""
+    return _by_type(name, texts, parse=True)
 
 
 def check_parameters(name: str, values: dict[str, Any]) -> dict[str, Any]:
@@ -136,16 +141,7 @@ def check_parameters(name: str, values: dict[str, Any]) -> dict[str, Any]:
     Raises:
         ParameterError: an unknown name, or a value of the wrong type or out of range.
     """
-    known = parameters(name)
-    out = {}
-    for key, value in values.items():
-        if key not in known:
-            raise _unknown(resolve(name).stem, key, known)
-        try:
-            out[key] = known[key].type.check(value)
-        except ParameterError as exc:
-            raise ParameterError(f"notebook {resolve(name).stem}: parameter {key} {exc}") from None
-    return out
+    return _by_type(name, values, parse=False)
 
 
 def to_ipynb(source: Path, target: Path) -> Path:
