@@ -181,7 +181,7 @@ class Sage2Shape(Param):
         try:
             return list(Shape.of(value))
         except ArgumentError as exc:
-            raise ParameterError(f"= {text!r}: {exc}; expected {self.kind}") from None
+            raise ParameterError(f"= {text!r}: {exc}") from None
 
     def check(self, value: Any) -> list[int]:
         from .values import Shape
@@ -191,7 +191,7 @@ class Sage2Shape(Param):
         try:
             return list(Shape.of(value))
         except ArgumentError as exc:
-            raise ParameterError(f"= {value!r}: {exc}; expected {self.kind}") from None
+            raise ParameterError(f"= {value!r}: {exc}") from None
 
 
 class IntDict(Param):
