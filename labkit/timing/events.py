@@ -83,6 +83,7 @@ class _Sampler:
     _flip: int = 0
     _events: list = field(default_factory=list)  # created once, reused by every sample / pass
     _next: int = 0
+    _record: object = None  # cupy.cuda.runtime.eventRecord: Event.record adds host time per call
 
     @classmethod
     def create(cls, mode: str, flush_bytes: int | None = None) -> "_Sampler":
@@ -115,9 +116,10 @@ class _Sampler:
         pair per sample cost host time inside the timed launch path."""
         if self._next == len(self._events):
             self._events.append(cupy().cuda.Event())
+            self._record = cupy().cuda.runtime.eventRecord
         ev = self._events[self._next]
         self._next += 1
-        ev.record(self.stream)
+        self._record(ev.ptr, self.stream.ptr)
         return ev
 
     def rewind(self) -> None:

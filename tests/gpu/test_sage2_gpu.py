@@ -19,9 +19,9 @@ def _plan(shape, layout="NHD", dtype="bf16", seed=0, k_bias=0.0, v_bias=0.0, pv_
 
 
 def _poison(plan):
-    for name in ("km", "q_scale", "k_scale", "v_scale", "partial"):
+    for name in ("k_mean", "q_scale", "k_scale", "v_scale", "k_mean_partial"):
         getattr(plan, name).fill(np.nan)
-    for name in ("q8", "k8", "vt", "v8", "v8_lo", "out"):
+    for name in ("q8", "k8", "v_transposed", "v8", "v8_lo", "out"):
         if getattr(plan, name) is not None:
             getattr(plan, name).view(np.uint8).fill(0xFF)
 
