@@ -81,15 +81,15 @@ def test_samplers_event_pool_is_reused():
 
         def __init__(self):
             FakeEvent.made += 1
+            self.ptr = 1000 + FakeEvent.made
 
-        def record(self, stream):
-            pass
-
+    recorded = []
+    fake_runtime = type("runtime", (), {"eventRecord": staticmethod(lambda ev, st: recorded.append((ev, st)))})
     import labkit.timing.events as ev
 
-    smp = _Sampler(mode="hot", stream=object())
+    smp = _Sampler(mode="hot", stream=type("S", (), {"ptr": 77})())
     orig = ev.cupy
-    ev.cupy = lambda: type("cp", (), {"cuda": type("cuda", (), {"Event": FakeEvent})})
+    ev.cupy = lambda: type("cp", (), {"cuda": type("cuda", (), {"Event": FakeEvent, "runtime": fake_runtime})})
     try:
         for _ in range(100):
             smp.rewind()
@@ -98,3 +98,4 @@ def test_samplers_event_pool_is_reused():
     finally:
         ev.cupy = orig
     assert FakeEvent.made == 2
+    assert recorded[:2] == [(1001, 77), (1002, 77)] and len(recorded) == 200
