@@ -166,7 +166,7 @@ def _extend(sub) -> None:
     """Subcommands of the workload packages (manifest, sage2), registered when present."""
     import importlib
 
-    for mod in ("labkit.manifest.cli", "labkit.workloads.sage2.cli"):
+    for mod in ("labkit.manifest.cli", "labkit.workloads.sage2.cli", "labkit.workloads.decode.cli"):
         try:
             m = importlib.import_module(mod)
         except ModuleNotFoundError as exc:

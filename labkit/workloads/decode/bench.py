@@ -1,0 +1,74 @@
+"""Decode benchmark: KV bytes read per second at the issue's sweep, against the copy bandwidth.
+
+Inputs are generated on the GPU (an 8 GB pool from the host would take minutes), the page table
+is a shuffled pool; correctness lives in the tests (tests/gpu/test_decode_gpu.py), and one small
+call is checked against the exact reference before anything is timed.
+"""
+
+import tempfile
+
+import numpy as np
+
+from ...cuda import cupy
+from .geometry import DecodeGeometry, default_splits
+from .run import decode_runner, geometry_for
+
+SWEEP = [(b, n, d) for d in (128, 256) for b in (1, 8, 64, 256) for n in (1024, 8192, 32768)]
+MAX_KV_BYTES = 9e9  # the issue's largest points (8.6 GB); larger ones are skipped
+
+
+def _gpu_fill(g: DecodeGeometry, seq_len: int, seed: int):
+    cp = cupy()
+    rng = np.random.default_rng(seed)
+    pages = -(-seq_len // g.page_size)
+    table = rng.permutation(g.num_pages)[: g.batch * pages].reshape(g.batch, pages).astype(np.int32)
+    host = {"table": np.pad(table, ((0, 0), (0, g.max_pages - pages)), constant_values=-1),
+            "seq": np.full(g.batch, seq_len, np.int32), "cuq": np.arange(g.batch + 1, dtype=np.int32)}
+
+    def fill(name, arr):
+        if name in host:
+            arr.set(host[name])
+        else:  # bf16 words of N(0, 1), drawn on the GPU in slices
+            flat = arr.reshape(-1)
+            for at in range(0, flat.size, 1 << 28):
+                part = flat[at: at + (1 << 28)]
+                part[...] = (cp.random.standard_normal(part.size, dtype=cp.float32).view(cp.uint32) >> 16
+                             ).astype(cp.uint16)
+    return fill
+
+
+def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8, page_size: int = 64,
+                splits: int | None = None, iterations: int = 20) -> dict:
+    """Time one decode call (cold L2); returns its row."""
+    g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, s = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len))
+        runner.run_once()
+        t = runner.time(iterations=iterations)["decode/paged"]
+        del runner
+    cupy().get_default_memory_pool().free_all_blocks()
+    nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
+    return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}", "splits": s,
+            "kv_MB": nbytes / 1e6, "p50_us": t.stats.p50_s * 1e6, "TBps": nbytes / t.stats.p50_s / 1e12}
+
+
+def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict]:
+    """Every power-of-two split count up to one per page, and the heuristic's choice marked."""
+    g = geometry_for(batch, kv_len, head_dim=head_dim)
+    pick = default_splits(g)
+    rows = []
+    for s in sorted({2 ** i for i in range(12) if 2 ** i <= g.max_pages} | {pick}):
+        row = bench_point(batch, kv_len, head_dim, splits=s, **kw)
+        row["heuristic"] = s == pick
+        rows.append(row)
+    return rows
+
+
+def render(rows: list[dict], title: str) -> str:
+    cols = ["batch", "kv_len", "head_dim", "heads", "splits", "kv_MB", "p50_us", "TBps"]
+    extra = ["heuristic"] if rows and "heuristic" in rows[0] else []
+    lines = [title, "  ".join(f"{c:>9}" for c in cols + extra)]
+    for r in rows:
+        cells = [f"{r[c]:9.2f}" if isinstance(r[c], float) else f"{r[c]!s:>9}" for c in cols + extra]
+        lines.append("  ".join(cells))
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""labkit's decode kernel as the manifest runner takes it: a cubin and its schema_version 4 manifest.
+
+``build(geometry, splits, directory)`` compiles ``kernels/paged_decode.cu`` with NVRTC (no GPU
+needed) for the geometry's head_dim, page size and row blocking, and writes a manifest whose one
+call packs the 384-byte parameter block: the K and V tensor maps over the pool (plain, or the
+seed's interleaved kv buffer at byte offsets), pointers, scratch and i32 constants.
+"""
+
+import hashlib
+import json
+import math
+import struct
+from pathlib import Path
+
+from ...errors import ArgumentError
+from ...kernels import compile_cubin, kernel_path
+from .geometry import DecodeGeometry, kernel_build
+
+ENTRY = "paged_decode"
+PARAM_BYTES = 384  # sizeof(Params): 352 B of fields, padded to the maps' 64-B alignment
+THREADS = 128
+SOURCE = kernel_path(__file__, "paged_decode.cu")
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<i", struct.pack("<f", x))[0]
+
+
+def _maps(g: DecodeGeometry) -> tuple[dict, list, list]:
+    """(pool buffers, K/V call args, per-map dims+strides) for the geometry's layout."""
+    d2 = g.head_dim * 2
+    if g.layout == "plain":
+        buffers = {n: {"dtype": "bf16", "shape": list(g.pool_shape()), "kind": "input"} for n in ("k_pool", "v_pool")}
+        args = [{"buf": "k_pool"}, {"buf": "v_pool"}]
+        strides = [d2, g.page_size * d2, g.heads_kv * g.page_size * d2]
+    else:  # kv[pages, 2, P, Hkv, 2, D]: K = kv[:, 1, :, :, 0], V = kv[:, 1, :, :, 1]
+        buffers = {"kv": {"dtype": "bf16", "shape": list(g.pool_shape()), "kind": "input"}}
+        half = g.page_size * g.heads_kv * 2 * d2
+        args = [{"buf": "kv", "offset": half}, {"buf": "kv", "offset": half + d2}]
+        strides = [g.heads_kv * 2 * d2, 2 * d2, 2 * half]
+    dims = [g.head_dim, g.page_size, g.heads_kv, g.num_pages]
+    return buffers, args, [dims, strides]
+
+
+def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None
+                  ) -> dict:
+    """The manifest of one decode call with ``splits`` KV splits per (sequence, KV head)."""
+    if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= min(g.max_pages, 65535):
+        raise ArgumentError(f"splits {splits!r}: expected 1..{min(g.max_pages, 65535)} (at most one per page)")
+    kb = kernel_build(g)
+    scale = g.head_dim ** -0.5 if sm_scale is None else sm_scale
+    pool, kv_args, (dims, strides) = _maps(g)
+    q_shape = [g.q_tokens, g.heads_q, g.head_dim]
+    groups = g.batch * g.heads_kv
+    tmap = lambda param: {"tensormap": {"param": param, "dtype": "bf16", "dims": dims, "strides": strides,  # noqa
+                                        "box": [g.head_dim, g.page_size, 1, 1], "swizzle": 0, "l2_promotion": 128}}
+    fields = [{"at": 0, **tmap(2)}, {"at": 128, **tmap(3)},
+              {"at": 256, "param": 1}, {"at": 264, "param": 0}, {"at": 272, "param": 4}, {"at": 280, "param": 5},
+              {"at": 288, "param": 6},
+              {"at": 296, "scratch": "partial_o"}, {"at": 304, "scratch": "partial_ml"},
+              {"at": 312, "scratch": "counter"},
+              {"at": 320, "i32": g.batch}, {"at": 324, "i32": g.heads_kv}, {"at": 328, "i32": g.group},
+              {"at": 332, "i32": g.max_pages}, {"at": 336, "i32": g.max_q_len}, {"at": 340, "i32": g.num_pages},
+              {"at": 344, "i32": _f32_bits(scale * math.log2(math.e))}]
+    return {
+        "schema_version": 4,
+        "model": "labkit-paged-decode",
+        "vars": {"seqs": {"max": g.batch}},
+        "buffers": {
+            "q": {"dtype": "bf16", "shape": q_shape, "kind": "input"},
+            "out": {"dtype": "bf16", "shape": q_shape, "kind": "output"},
+            **pool,
+            "table": {"dtype": "i32", "shape": [g.batch, g.max_pages], "kind": "input"},
+            "seq": {"dtype": "i32", "shape": [g.batch], "kind": "input"},
+            "cuq": {"dtype": "i32", "shape": [g.batch + 1], "kind": "input"},
+        },
+        "modules": {"decode": {"source": cubin_name, "sha256": sha256}},
+        "ops": {"decode": {
+            "params": ["out buffer<bf16>", "in buffer<bf16>", "in buffer<bf16>", "in buffer<bf16>",
+                       "in buffer<i32>", "in buffer<i32>", "in buffer<i32>"],
+            "impl": {
+                "scratch": {
+                    "counter": {"dtype": "u32", "shape": [groups]},
+                    "partial_o": {"dtype": "f32", "shape": [groups, splits, kb.max_rows, g.head_dim]},
+                    "partial_ml": {"dtype": "f32", "shape": [groups, splits, kb.max_rows, 2]},
+                },
+                "launches": [{
+                    "module": "decode", "entry": ENTRY, "params": [f"bytes<{PARAM_BYTES}>"],
+                    "block": [THREADS, 1, 1], "grid": [splits, g.heads_kv, "seqs"],
+                    "shared_mem": kb.dynamic_smem_bytes,
+                    "args": [{"pack": {"size": PARAM_BYTES, "fields": fields}}],
+                }],
+            },
+        }},
+        "programs": {"decode": {"calls": [{"label": "decode/paged", "op": "decode", "args": [
+            {"buf": "out"}, {"buf": "q"}, *kv_args, {"buf": "table"}, {"buf": "seq"}, {"buf": "cuq"}]}]}},
+    }
+
+
+def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = "sm_90") -> Path:
+    """Compile the kernel for ``g`` into ``directory`` and write its manifest there; returns the manifest path."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    kb = kernel_build(g)
+    cubin = compile_cubin(SOURCE, arch=arch, options=kb.options())
+    name = f"{ENTRY}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}_s{kb.stages}_{arch}.cubin"
+    (d / name).write_bytes(cubin.image)
+    sha = hashlib.sha256(cubin.image).hexdigest()
+    path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"
+                f"_q{g.max_q_len}_{g.layout}_s{splits}.json")
+    path.write_text(json.dumps(manifest_dict(g, splits, name, sha), indent=2) + "\n")
+    return path

@@ -1,0 +1,56 @@
+"""``labkit decode build|bench``: thin shells over labkit.workloads.decode."""
+
+from pathlib import Path
+
+from ..._cliargs import int_in
+
+
+def _build(args) -> int:
+    from .build import build
+    from .geometry import DecodeGeometry, default_splits
+
+    pages = -(-args.kv_len // args.page_size)
+    g = DecodeGeometry(args.batch, args.heads_q, args.heads_kv, args.head_dim, args.page_size, pages,
+                       args.batch * pages if args.pool_pages is None else args.pool_pages, args.max_q_len, args.layout)
+    splits = default_splits(g) if args.splits is None else args.splits
+    path = build(g, splits, Path(args.out))
+    print(f"{path}\n  {splits} splits; check it with: labkit manifest check {path} --cubin-dir {args.out}")
+    return 0
+
+
+def _bench(args) -> int:
+    from ...probes import copy_bandwidth
+    from .bench import MAX_KV_BYTES, SWEEP, bench_point, render, split_sweep
+
+    copy = copy_bandwidth(1 << 30)
+    print(f"copy 1 GiB device to device: {copy['memcpy']['GBps_read_plus_write'] / 1e3:.2f} TB/s read+write",
+          flush=True)
+    points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
+    rows = [bench_point(b, n, d, iterations=args.iterations) for b, n, d in points
+            if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES]
+    rows.append({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations), "heads": "24/4 seed"})
+    print(render(rows, "paged decode, page 64, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
+    if args.sweep_splits:
+        for b, n in ((1, 8192), (8, 8192)):
+            print(render(split_sweep(b, n, iterations=args.iterations), f"split sweep, batch {b} x {n}"), flush=True)
+    return 0
+
+
+def register(sub) -> None:
+    dp = sub.add_parser("decode", help="labkit's paged-KV decode kernel").add_subparsers(dest="sub", required=True)
+    p = dp.add_parser("build", help="write the cubin and its schema_version 4 manifest (no GPU needed)")
+    for name, default in (("batch", None), ("kv-len", None), ("heads-q", 32), ("heads-kv", 8), ("head-dim", 128),
+                          ("page-size", 64), ("max-q-len", 1)):
+        p.add_argument(f"--{name}", type=int_in(1, 1 << 31, what=f"--{name}"), default=default,
+                       required=default is None)
+    p.add_argument("--pool-pages", type=int_in(1, 1 << 31, what="--pool-pages"), default=None,
+                   help="pages in the pool (default: batch x pages per sequence)")
+    p.add_argument("--splits", type=int_in(1, 65535, what="--splits"), default=None, help="default: the heuristic")
+    p.add_argument("--layout", choices=("plain", "interleaved"), default="plain")
+    p.add_argument("--out", required=True, help="directory for the cubin and the manifest")
+    p.set_defaults(fn=_build)
+    p = dp.add_parser("bench", help="KV TB/s over the sweep (GPU)")
+    p.add_argument("--quick", action="store_true", help="three points instead of the sweep")
+    p.add_argument("--sweep-splits", action="store_true", help="also time every split count at two points")
+    p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
+    p.set_defaults(fn=_bench)

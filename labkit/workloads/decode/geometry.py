@@ -1,0 +1,149 @@
+"""A decode call's geometry, checked before anything is built or launched, and the kernel's build.
+
+The numbers a paged-KV decode call needs (batch, heads, head_dim, page size, page-table width,
+pool size, query tokens per sequence) as one frozen value; every rule the kernel relies on is
+checked here, so bad geometry never reaches NVRTC or the GPU.
+"""
+
+import math
+from dataclasses import dataclass
+
+from ...errors import ArgumentError
+
+HEAD_DIMS = (128, 256)
+PAGE_SIZES = (16, 32, 64)
+LAYOUTS = ("plain", "interleaved")  # [pages, Hkv, P, D] K and V pools; trtllm-gen's kv[pages, 2, P, Hkv, 2, D]
+WARPS = 4
+MAX_ROWS = {128: 64, 256: 32}  # rows (q tokens x q heads per kv head) a CTA holds in registers
+SMEM_TARGET = 64 * 1024  # bytes of K/V stages per CTA: 3 CTAs per SM fit beside each other
+
+
+@dataclass(frozen=True)
+class DecodeGeometry:
+    """One decode call.
+
+    Args:
+        batch: sequences.
+        heads_q, heads_kv: query and KV heads (heads_q / heads_kv = G, 1..16).
+        head_dim: 128 or 256.
+        page_size: tokens per page (16, 32, 64).
+        max_pages: page-table row length (pages per sequence at most).
+        num_pages: pages in the KV pool.
+        max_q_len: query tokens per sequence at most (1 for plain decode, up to 8).
+        layout: ``plain`` or ``interleaved`` (the seed's kv[pages, 2, P, Hkv, 2, D]).
+    """
+
+    batch: int
+    heads_q: int
+    heads_kv: int
+    head_dim: int
+    page_size: int
+    max_pages: int
+    num_pages: int
+    max_q_len: int = 1
+    layout: str = "plain"
+
+    def __post_init__(self):
+        for name in ("batch", "heads_q", "heads_kv", "max_pages", "num_pages", "max_q_len"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ArgumentError(f"decode geometry: {name} = {v!r}: expected an integer >= 1")
+        if self.batch > 65535 or self.heads_kv > 65535:
+            raise ArgumentError(f"decode geometry: batch {self.batch}, heads_kv {self.heads_kv}: grid y and z "
+                                "take at most 65535")
+        if self.head_dim not in HEAD_DIMS:
+            raise ArgumentError(f"decode geometry: head_dim {self.head_dim}: the decode kernel takes "
+                                f"{', '.join(map(str, HEAD_DIMS))}")
+        if self.page_size not in PAGE_SIZES:
+            raise ArgumentError(f"decode geometry: page_size {self.page_size}: expected one of "
+                                f"{', '.join(map(str, PAGE_SIZES))}")
+        if self.heads_q % self.heads_kv:
+            raise ArgumentError(f"decode geometry: heads_q {self.heads_q} is not a multiple of heads_kv "
+                                f"{self.heads_kv}")
+        if not 1 <= self.group <= 16:
+            raise ArgumentError(f"decode geometry: {self.group} query heads per KV head: expected 1..16")
+        if not 1 <= self.max_q_len <= 8:
+            raise ArgumentError(f"decode geometry: max_q_len {self.max_q_len}: expected 1..8")
+        if self.rows > MAX_ROWS[self.head_dim]:
+            raise ArgumentError(f"decode geometry: {self.max_q_len} query tokens x {self.group} heads = {self.rows} "
+                                f"rows per KV head; this kernel holds at most {MAX_ROWS[self.head_dim]} at "
+                                f"head_dim {self.head_dim}")
+        if self.layout not in LAYOUTS:
+            raise ArgumentError(f"decode geometry: layout {self.layout!r}: expected one of {', '.join(LAYOUTS)}")
+        if self.max_pages * self.page_size >= 1 << 31 or self.num_pages >= 1 << 31:
+            raise ArgumentError("decode geometry: page counts must stay below 2**31")
+
+    @property
+    def group(self) -> int:
+        return self.heads_q // self.heads_kv
+
+    @property
+    def rows(self) -> int:
+        return self.group * self.max_q_len
+
+    @property
+    def max_kv_len(self) -> int:
+        return self.max_pages * self.page_size
+
+    @property
+    def q_tokens(self) -> int:
+        return self.batch * self.max_q_len
+
+    def pool_shape(self) -> tuple[int, ...]:
+        """Shape of the KV pool buffer(s): one per tensor (plain) or the seed's interleaved one."""
+        if self.layout == "plain":
+            return (self.num_pages, self.heads_kv, self.page_size, self.head_dim)
+        return (self.num_pages, 2, self.page_size, self.heads_kv, 2, self.head_dim)
+
+
+@dataclass(frozen=True)
+class KernelBuild:
+    """Compile-time shape of the kernel for a geometry (the -D options) and its launch."""
+
+    rows_per_warp: int
+    row_warps: int
+    stages: int
+    head_dim: int
+    page_size: int
+
+    @property
+    def max_rows(self) -> int:
+        return self.rows_per_warp * self.row_warps
+
+    @property
+    def tile_bytes(self) -> int:
+        return self.page_size * self.head_dim * 2
+
+    @property
+    def dynamic_smem_bytes(self) -> int:
+        stages = self.stages * 2 * self.tile_bytes
+        merge = WARPS * self.rows_per_warp * (self.head_dim + 2) * 4  # the key-warp merge reuses it
+        return max(stages, merge)
+
+    def options(self) -> tuple[str, ...]:
+        return (f"-DHEAD_DIM={self.head_dim}", f"-DPAGE_SIZE={self.page_size}",
+                f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}", f"-DSTAGES={self.stages}")
+
+
+def kernel_build(g: DecodeGeometry) -> KernelBuild:
+    """Rows split over warps only when one warp would hold too many (registers); the other warps
+    split the keys. Stages fill about ``SMEM_TARGET`` bytes."""
+    per_warp_cap = 16 if g.head_dim == 128 else 8
+    rows = 1 << max(0, math.ceil(math.log2(g.rows)))  # a power of two: 1, 2, 4 ... 64
+    row_warps = max(1, min(WARPS, rows // per_warp_cap))
+    rows_per_warp = max(1, rows // row_warps)
+    tile = g.page_size * g.head_dim * 2
+    stages = max(2, min(8, SMEM_TARGET // (2 * tile)))
+    return KernelBuild(rows_per_warp, row_warps, stages, g.head_dim, g.page_size)
+
+
+def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int = 3, seq_pages: int | None = None,
+                   min_pages_per_split: int | None = None) -> int:
+    """KV splits per (sequence, KV head): enough CTAs for about two waves of ``sms x ctas_per_sm``
+    slots, but never fewer than ~256 tokens per split (partials cost 4 KB per split and row
+    block) and never more splits than pages."""
+    pages = g.max_pages if seq_pages is None else seq_pages
+    min_pages = min_pages_per_split or max(1, 256 // g.page_size)
+    units = g.batch * g.heads_kv
+    want = math.ceil(2 * sms * ctas_per_sm / units)
+    return max(1, min(want, pages // min_pages if pages >= min_pages else 1, 256))

@@ -1,0 +1,73 @@
+"""Run labkit's decode kernel through the manifest runner: build, check the call, launch, read back."""
+
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...cuda import cupy, require_gpu
+from ...timing import Timing
+from .build import build
+from .geometry import DecodeGeometry, default_splits
+from .inputs import DecodeInputs, bf16_to_f32, check_call
+
+
+@dataclass(frozen=True)
+class DecodeRun:
+    """One decode call's output (float32, [q_tokens, Hq, D]; rows the call has no token for stay NaN)
+    and, when timed, its Timing."""
+
+    out: np.ndarray
+    splits: int
+    timing: Timing | None
+    kv_bytes: int  # K and V bytes the call reads (one read of every token's K and V row of each KV head)
+
+
+def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill):
+    """A manifest Runner for ``g`` (kernel built into ``directory``) and the split count it uses."""
+    from ...device import describe
+    from ...manifest import load
+    from ...manifest.runner import Runner
+
+    require_gpu("the decode kernel")
+    dev = describe()
+    s = default_splits(g, sms=dev.sm_count) if splits is None else splits
+    path = build(g, s, directory, arch=dev.arch)
+    return Runner(load(path), cubin_dirs=(directory,), fill=fill), s
+
+
+def kv_bytes(x: DecodeInputs) -> int:
+    g = x.geometry
+    return int(2 * x.seq_lens.sum()) * g.heads_kv * g.head_dim * 2
+
+
+def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | None = None, mode: str = "cold"
+               ) -> DecodeRun:
+    """Check the call, build (cached), launch once, read ``out``; time it when ``iterations`` is given.
+
+    Raises:
+        ArgumentError: a bad page table, seq_len or q token count (before anything is built).
+    """
+    g = x.geometry
+    check_call(g, x.page_table, x.seq_lens, x.cu_seqlens_q)
+    host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, s = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])))
+        runner.run_once()
+        out = bf16_to_f32(cupy().asnumpy(runner.buffers["out"]))
+        timing = None
+        if iterations is not None:
+            runner.buffers["out"].fill(0xFFFF)  # poison again: the timed calls must write it too
+            timing = runner.time(iterations=iterations, mode=mode)["decode/paged"]
+            again = bf16_to_f32(cupy().asnumpy(runner.buffers["out"]))
+            used = ~np.isnan(out)
+            if not np.array_equal(again[used], out[used]):
+                raise AssertionError("decode: the timed calls wrote a different output than the first call")
+    return DecodeRun(out, s, timing, kv_bytes(x))
+
+
+def geometry_for(batch: int, kv_len: int, *, heads_q: int = 32, heads_kv: int = 8, head_dim: int = 128,
+                 page_size: int = 64, max_q_len: int = 1, layout: str = "plain") -> DecodeGeometry:
+    """A geometry whose pool holds exactly ``batch`` sequences of ``kv_len`` tokens."""
+    pages = -(-kv_len // page_size)
+    return DecodeGeometry(batch, heads_q, heads_kv, head_dim, page_size, pages, batch * pages, max_q_len, layout)

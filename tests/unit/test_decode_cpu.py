@@ -1,0 +1,107 @@
+"""Decode workload without a GPU: geometry and call checks, NVRTC builds, manifests that validate, the reference."""
+
+import numpy as np
+import pytest
+
+from labkit import manifest
+from labkit.errors import ArgumentError
+from labkit.workloads.decode import (
+    DecodeGeometry,
+    build,
+    check_call,
+    decode_reference,
+    default_splits,
+    geometry_for,
+    kernel_build,
+    make_inputs,
+    run_decode,
+)
+from labkit.workloads.decode.inputs import _bf16, bf16_to_f32
+
+SEED_LIKE = dict(batch=2, heads_q=24, heads_kv=4, head_dim=256, page_size=64, max_pages=11, num_pages=22)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"head_dim": 100}, "head_dim 100: the decode kernel takes 128, 256"),
+    ({"page_size": 48}, "page_size 48: expected one of 16, 32, 64"),
+    ({"heads_q": 25}, "heads_q 25 is not a multiple of heads_kv 4"),
+    ({"heads_q": 68}, "17 query heads per KV head: expected 1..16"),
+    ({"max_q_len": 9}, "max_q_len 9: expected 1..8"),
+    ({"max_q_len": 8}, "8 query tokens x 6 heads = 48 rows per KV head; this kernel holds at most 32"),
+    ({"batch": 0}, "batch = 0: expected an integer >= 1"),
+    ({"layout": "nhd"}, "layout 'nhd': expected one of plain, interleaved"),
+])
+def test_geometry_refuses_what_the_kernel_cannot_do(change, message):
+    with pytest.raises(ArgumentError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        DecodeGeometry(**{**SEED_LIKE, **change})
+
+
+def test_calls_are_checked_before_anything_is_built():
+    g = DecodeGeometry(**SEED_LIKE)
+    x = make_inputs(g, seq_lens=[704, 65], seed=1)
+    table = x.page_table.copy()
+    table[1, 1] = 50  # past the 22-page pool
+    with pytest.raises(ArgumentError, match=r"page_table\[1\]\[1\] = 50: expected a page id in 0..21"):
+        check_call(g, table, x.seq_lens, x.cu_seqlens_q)
+    with pytest.raises(ArgumentError, match=r"seq_lens\[0\] = 705: expected 1..704"):
+        check_call(g, x.page_table, np.array([705, 65], np.int32), x.cu_seqlens_q)
+    with pytest.raises(ArgumentError, match=r"cu_seqlens_q\[0\] = 1"):
+        check_call(g, x.page_table, x.seq_lens, np.array([1, 2, 3], np.int32))
+    bad = x.__class__(**{**x.__dict__, "page_table": table})
+    with pytest.raises(ArgumentError, match="page_table"):  # run_decode checks before it asks for a GPU
+        run_decode(bad)
+
+
+def test_inputs_use_shuffled_shared_pages_and_ragged_lengths():
+    g = DecodeGeometry(batch=4, heads_q=8, heads_kv=2, head_dim=128, page_size=16, max_pages=8, num_pages=40,
+                       max_q_len=3)
+    x = make_inputs(g, q_lens=[1, 3, 2, 1], seed=3)
+    assert list(np.diff(x.cu_seqlens_q)) == [1, 3, 2, 1]
+    assert x.page_table[1, 0] == x.page_table[0, 0]  # a shared prefix page
+    used = x.page_table[0, : -(-int(x.seq_lens[0]) // 16)]
+    assert not np.array_equal(used, np.sort(used))  # not the identity order
+
+
+def test_reference_on_cases_with_known_answers():
+    g = DecodeGeometry(batch=2, heads_q=4, heads_kv=2, head_dim=128, page_size=16, max_pages=4, num_pages=8)
+    x = make_inputs(g, seq_lens=[1, 40], seed=2)
+    ref = decode_reference(x, g.head_dim ** -0.5)
+    page0 = x.page_table[0, 0]
+    one_key_v = bf16_to_f32(x.v[page0, :, 0, :])  # one key: softmax weight 1 on its V row
+    assert np.allclose(ref[0].reshape(2, 2, 128), one_key_v[:, None, :])
+    same_k = x.__class__(**{**x.__dict__, "k": np.broadcast_to(x.k[:1, :, :1, :], x.k.shape)})
+    uniform = decode_reference(same_k, g.head_dim ** -0.5)  # every key alike: the mean of the V rows
+    pages = x.page_table[1, :3]
+    v = bf16_to_f32(x.v[pages]).transpose(1, 0, 2, 3).reshape(2, -1, 128)[:, :40]
+    assert np.allclose(uniform[1].reshape(2, 2, 128), v.mean(axis=1)[:, None, :])
+
+
+def test_bf16_rounding_is_nearest_even():
+    x = np.array([1.0, 1 + 2 ** -8, 1 + 3 * 2 ** -8, -2.5], np.float32)
+    assert list(bf16_to_f32(_bf16(x))) == [1.0, 1.0, 1 + 2 ** -6, -2.5]
+
+
+@pytest.mark.parametrize("layout", ["plain", "interleaved"])
+@pytest.mark.parametrize("geometry", [dict(SEED_LIKE), dict(batch=64, heads_q=32, heads_kv=8, head_dim=128,
+                                                            page_size=64, max_pages=128, num_pages=8192),
+                                      dict(batch=3, heads_q=16, heads_kv=2, head_dim=128, page_size=16,
+                                           max_pages=9, num_pages=30, max_q_len=8)])
+def test_builds_compile_and_their_manifests_validate_offline(geometry, layout, tmp_path):
+    g = DecodeGeometry(**geometry, layout=layout)
+    splits = default_splits(g)
+    path = build(g, splits, tmp_path)
+    res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
+    assert res.ok, [str(i) for i in res.issues]
+    plan = res.plans[0]
+    assert plan.pack_size == 384 and plan.grid == (splits, g.heads_kv, g.batch)
+    assert plan.shared_mem == kernel_build(g).dynamic_smem_bytes
+
+
+def test_kernel_build_and_split_heuristic():
+    assert kernel_build(DecodeGeometry(**SEED_LIKE)).max_rows == 8
+    kb = kernel_build(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8))  # 64 rows: 4 row warps of 16
+    assert (kb.rows_per_warp, kb.row_warps) == (16, 4)
+    g1 = geometry_for(1, 8192)  # 8 units: many splits, >= 4 pages (256 tokens) each
+    assert default_splits(g1) == 32
+    assert default_splits(geometry_for(256, 8192)) == 1  # 2048 units already fill the GPU
+    assert default_splits(geometry_for(1, 64)) == 1
