@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ...errors import ArgumentError
 from ...kernels import compile_cubin, kernel_path
-from .geometry import DecodeGeometry, kernel_build
+from .geometry import DecodeGeometry, KernelBuild, kernel_build
 
 ENTRY = "paged_decode"
 PARAM_BYTES = 384  # sizeof(Params): 352 B of fields, padded to the maps' 64-B alignment
@@ -42,18 +42,18 @@ def _maps(g: DecodeGeometry) -> tuple[dict, list, list]:
     return buffers, args, [dims, strides]
 
 
-def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None
-                  ) -> dict:
+def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None,
+                  kernel: KernelBuild | None = None) -> dict:
     """The manifest of one decode call with ``splits`` KV splits per (sequence, KV head)."""
     if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= min(g.max_pages, 65535):
         raise ArgumentError(f"splits {splits!r}: expected 1..{min(g.max_pages, 65535)} (at most one per page)")
-    kb = kernel_build(g)
+    kb = kernel or kernel_build(g)
     scale = g.head_dim ** -0.5 if sm_scale is None else sm_scale
     pool, kv_args, (dims, strides) = _maps(g)
     q_shape = [g.q_tokens, g.heads_q, g.head_dim]
     groups = g.batch * g.heads_kv
     tmap = lambda param: {"tensormap": {"param": param, "dtype": "bf16", "dims": dims, "strides": strides,  # noqa
-                                        "box": [g.head_dim, g.page_size, 1, 1], "swizzle": 0, "l2_promotion": 128}}
+                                        "box": [64, kb.box_rows, 1, 1], "swizzle": 128, "l2_promotion": 128}}
     fields = [{"at": 0, **tmap(2)}, {"at": 128, **tmap(3)},
               {"at": 256, "param": 1}, {"at": 264, "param": 0}, {"at": 272, "param": 4}, {"at": 280, "param": 5},
               {"at": 288, "param": 6},
@@ -97,16 +97,17 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
     }
 
 
-def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = "sm_90") -> Path:
+def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = "sm_90",
+          kernel: KernelBuild | None = None) -> Path:
     """Compile the kernel for ``g`` into ``directory`` and write its manifest there; returns the manifest path."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    kb = kernel_build(g)
+    kb = kernel or kernel_build(g)
     cubin = compile_cubin(SOURCE, arch=arch, options=kb.options())
     name = f"{ENTRY}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}_s{kb.stages}_{arch}.cubin"
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"
                 f"_q{g.max_q_len}_{g.layout}_s{splits}.json")
-    path.write_text(json.dumps(manifest_dict(g, splits, name, sha), indent=2) + "\n")
+    path.write_text(json.dumps(manifest_dict(g, splits, name, sha, kernel=kb), indent=2) + "\n")
     return path

@@ -26,8 +26,8 @@ def _bench(args) -> int:
     print(f"copy 1 GiB device to device: {copy['memcpy']['GBps_read_plus_write'] / 1e3:.2f} TB/s read+write",
           flush=True)
     points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
-    rows = [bench_point(b, n, d, iterations=args.iterations) for b, n, d in points
-            if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES]
+    rows = [bench_point(b, n, d, iterations=args.iterations, row_warps=rw) for b, n, d in points
+            if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES for rw in args.row_warps or (None,)]
     rows.append({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations), "heads": "24/4 seed"})
     print(render(rows, "paged decode, page 64, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
     if args.sweep_splits:
@@ -53,4 +53,6 @@ def register(sub) -> None:
     p.add_argument("--quick", action="store_true", help="three points instead of the sweep")
     p.add_argument("--sweep-splits", action="store_true", help="also time every split count at two points")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
+    p.add_argument("--row-warps", type=int_in(1, 4, what="--row-warps"), action="append",
+                   help="time this kernel build too (1, 2 or 4 warps splitting the rows); repeatable")
     p.set_defaults(fn=_bench)

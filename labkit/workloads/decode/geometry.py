@@ -15,7 +15,7 @@ PAGE_SIZES = (16, 32, 64)
 LAYOUTS = ("plain", "interleaved")  # [pages, Hkv, P, D] K and V pools; trtllm-gen's kv[pages, 2, P, Hkv, 2, D]
 WARPS = 4
 MAX_ROWS = {128: 64, 256: 32}  # rows (q tokens x q heads per kv head) a CTA holds in registers
-SMEM_TARGET = 64 * 1024  # bytes of K/V stages per CTA: 3 CTAs per SM fit beside each other
+STAGE_BUDGET = 96 * 1024  # bytes of K/V stages in flight per CTA: two CTAs fit an SM (228 KB)
 
 
 @dataclass(frozen=True)
@@ -111,39 +111,51 @@ class KernelBuild:
         return self.rows_per_warp * self.row_warps
 
     @property
-    def tile_bytes(self) -> int:
-        return self.page_size * self.head_dim * 2
+    def tokens_per_stage(self) -> int:
+        return 32 * (WARPS // self.row_warps)  # 32 keys per key warp
+
+    @property
+    def box_rows(self) -> int:
+        return min(self.page_size, self.tokens_per_stage)
+
+    @property
+    def stage_bytes(self) -> int:
+        return 2 * self.tokens_per_stage * self.head_dim * 2
 
     @property
     def dynamic_smem_bytes(self) -> int:
-        stages = self.stages * 2 * self.tile_bytes
-        merge = WARPS * self.rows_per_warp * (self.head_dim + 2) * 4  # the key-warp merge reuses it
-        return max(stages, merge)
+        merge = WARPS * self.rows_per_warp * (self.head_dim + 2) * 4  # the key-warp merge reuses the stages
+        return 1024 + max(self.stages * self.stage_bytes, merge)  # + room to align the swizzled tiles
 
     def options(self) -> tuple[str, ...]:
         return (f"-DHEAD_DIM={self.head_dim}", f"-DPAGE_SIZE={self.page_size}",
                 f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}", f"-DSTAGES={self.stages}")
 
 
-def kernel_build(g: DecodeGeometry) -> KernelBuild:
-    """Rows split over warps only when one warp would hold too many (registers); the other warps
-    split the keys. Stages fill about ``SMEM_TARGET`` bytes."""
-    per_warp_cap = 16 if g.head_dim == 128 else 8
+def kernel_build(g: DecodeGeometry, *, row_warps: int | None = None) -> KernelBuild:
+    """Warps split the rows when one warp would hold too many (registers) or a stage would not fit;
+    the others split the keys, 32 each. Stages fill up to ``STAGE_BUDGET`` bytes (2..4 of them)."""
     rows = 1 << max(0, math.ceil(math.log2(g.rows)))  # a power of two: 1, 2, 4 ... 64
-    row_warps = max(1, min(WARPS, rows // per_warp_cap))
-    rows_per_warp = max(1, rows // row_warps)
-    tile = g.page_size * g.head_dim * 2
-    stages = max(2, min(8, SMEM_TARGET // (2 * tile)))
-    return KernelBuild(rows_per_warp, row_warps, stages, g.head_dim, g.page_size)
+    per_warp_cap = 16 if g.head_dim == 128 else 8
+    if row_warps is None:
+        row_warps = max(1 if g.head_dim == 128 else 2, min(WARPS, rows // per_warp_cap))
+    if row_warps not in (1, 2, 4) or rows / row_warps > per_warp_cap:
+        raise ArgumentError(f"row_warps {row_warps}: expected 1, 2 or 4 with at most {per_warp_cap} rows per warp "
+                            f"({g.rows} rows)")
+    kb = KernelBuild(max(1, rows // row_warps), row_warps, 2, g.head_dim, g.page_size)
+    stages = max(2, min(4, STAGE_BUDGET // kb.stage_bytes))
+    return KernelBuild(kb.rows_per_warp, row_warps, stages, g.head_dim, g.page_size)
 
 
-def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int = 3, seq_pages: int | None = None,
+def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None = None, seq_pages: int | None = None,
                    min_pages_per_split: int | None = None) -> int:
     """KV splits per (sequence, KV head): enough CTAs for about two waves of ``sms x ctas_per_sm``
     slots, but never fewer than ~256 tokens per split (partials cost 4 KB per split and row
     block) and never more splits than pages."""
     pages = g.max_pages if seq_pages is None else seq_pages
-    min_pages = min_pages_per_split or max(1, 256 // g.page_size)
+    min_pages = min_pages_per_split or max(1, 256 // g.page_size)  # whole stages: 128 keys at most
+    if ctas_per_sm is None:  # shared memory decides: 228 KB per SM, ~4 KB of it static per CTA
+        ctas_per_sm = max(1, (228 * 1024) // (kernel_build(g).dynamic_smem_bytes + 4096))
     units = g.batch * g.heads_kv
     want = math.ceil(2 * sms * ctas_per_sm / units)
     return max(1, min(want, pages // min_pages if pages >= min_pages else 1, 256))

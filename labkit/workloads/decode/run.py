@@ -8,7 +8,7 @@ import numpy as np
 from ...cuda import cupy, require_gpu
 from ...timing import Timing
 from .build import build
-from .geometry import DecodeGeometry, default_splits
+from .geometry import DecodeGeometry, default_splits, kernel_build
 from .inputs import DecodeInputs, bf16_to_f32, check_call
 
 
@@ -23,7 +23,7 @@ class DecodeRun:
     kv_bytes: int  # K and V bytes the call reads (one read of every token's K and V row of each KV head)
 
 
-def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill):
+def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, row_warps: int | None = None):
     """A manifest Runner for ``g`` (kernel built into ``directory``) and the split count it uses."""
     from ...device import describe
     from ...manifest import load
@@ -32,7 +32,7 @@ def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill):
     require_gpu("the decode kernel")
     dev = describe()
     s = default_splits(g, sms=dev.sm_count) if splits is None else splits
-    path = build(g, s, directory, arch=dev.arch)
+    path = build(g, s, directory, arch=dev.arch, kernel=kernel_build(g, row_warps=row_warps))
     return Runner(load(path), cubin_dirs=(directory,), fill=fill), s
 
 
@@ -41,8 +41,8 @@ def kv_bytes(x: DecodeInputs) -> int:
     return int(2 * x.seq_lens.sum()) * g.heads_kv * g.head_dim * 2
 
 
-def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | None = None, mode: str = "cold"
-               ) -> DecodeRun:
+def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | None = None, mode: str = "cold",
+               row_warps: int | None = None) -> DecodeRun:
     """Check the call, build (cached), launch once, read ``out``; time it when ``iterations`` is given.
 
     Raises:
@@ -52,7 +52,8 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
     check_call(g, x.page_table, x.seq_lens, x.cu_seqlens_q)
     host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
     with tempfile.TemporaryDirectory() as tmp:
-        runner, s = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])))
+        runner, s = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])),
+                                  row_warps=row_warps)
         runner.run_once()
         out = bf16_to_f32(cupy().asnumpy(runner.buffers["out"]))
         timing = None

@@ -1,11 +1,13 @@
 // paged_decode.cu: labkit's paged-KV, split-KV decode attention for sm_90 (bf16 in and out, fp32 softmax).
 //
-// One CTA per (kv split, kv head, sequence). Each CTA streams its pages of K and V into shared memory
-// with TMA (one 4-D box per page and tensor, STAGES pages in flight), scores the q rows of its kv head
-// against every key with CUDA-core FMAs (each lane owns HEAD_DIM/32 contiguous dims; a butterfly of
-// shuffles gives every lane the full dot product), and keeps an exp2 online softmax per row. With
-// several splits, each CTA writes its un-normalised partial O and (max, sum) to scratch, and the last
-// CTA of a (sequence, kv head), found with a self-resetting counter (atomicInc wraps to 0), reduces.
+// One CTA per (kv split, kv head, sequence). A CTA walks its keys in stages of TOKENS_PER_STAGE
+// tokens (32 per key warp), STAGES stages in flight: TMA copies each page slice of K and V as 64-dim
+// boxes with the 128-byte swizzle (bank-conflict-free reads whichever row or column a warp walks).
+// Scores: lane = key token, so each lane takes whole dot products (q rows read from shared memory as
+// broadcasts; no shuffles). Softmax: one warp max per row and 32 keys, exp2 online rescaling. P.V:
+// lane = 4 or 8 dims of the output, P broadcast by shuffles. With several splits, each CTA writes its
+// un-normalised partial O and (max, sum) to scratch, and the last CTA of a (sequence, kv head), found
+// with a self-resetting counter (atomicInc wraps to 0), reduces.
 //
 // Rows of a CTA: q token i of the sequence (i < q_len) times q head g of the kv head (g < G):
 // row = i * G + g; q head = hkv * G + g. Causal: token i sits at position seq_len - q_len + i and
@@ -24,8 +26,10 @@
 //   312 counter (u32 [batch * heads_kv], zero before the first launch)   320 batch   324 heads_kv
 //   328 group (G)   332 max_pages   336 max_q_len   340 num_pages   344 scale_log2 (f32 bits)
 // Compile-time: HEAD_DIM (128, 256), PAGE_SIZE (16, 32, 64), ROWS_PER_WARP (rows a warp owns),
-// ROW_WARPS (warps that split the rows; the other 4 / ROW_WARPS split the keys), STAGES.
-// Launch: grid (splits, heads_kv, batch), block 128, dynamic smem STAGES * 2 * PAGE_SIZE * HEAD_DIM * 2.
+// ROW_WARPS (warps that split the rows; the other 4 / ROW_WARPS split the keys, 32 each), STAGES.
+// Launch: grid (splits, heads_kv, batch), block 128, dynamic smem 1024 (alignment) + the larger of
+// STAGES * 2 * TOKENS_PER_STAGE * HEAD_DIM * 2 and the key-warp merge (WARPS * ROWS_PER_WARP * (HEAD_DIM + 2) * 4).
+// Tensor maps: box {64, min(PAGE_SIZE, TOKENS_PER_STAGE), 1, 1}, bf16, 128-byte swizzle.
 
 #ifndef HEAD_DIM
 #define HEAD_DIM 128
@@ -42,7 +46,6 @@
 #ifndef STAGES
 #define STAGES 2
 #endif
-
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)  // NVRTC has no math.h
 #endif
@@ -51,11 +54,16 @@ constexpr int WARPS = 4;
 constexpr int THREADS = WARPS * 32;
 constexpr int TOKEN_WARPS = WARPS / ROW_WARPS;
 constexpr int MAX_ROWS = ROWS_PER_WARP * ROW_WARPS;
-constexpr int DPL = HEAD_DIM / 32;                      // dims per lane
-constexpr int TILE_ELEMS = PAGE_SIZE * HEAD_DIM;       // one page of K (or V) of one head
-constexpr unsigned TILE_BYTES = TILE_ELEMS * 2;
+constexpr int DPL = HEAD_DIM / 32;                        // output dims per lane in P.V
+constexpr int PARTS = HEAD_DIM / 64;                      // 64-dim (128-byte) boxes per token row
+constexpr int TOKENS_PER_STAGE = 32 * TOKEN_WARPS;
+constexpr int BOX_ROWS = PAGE_SIZE < TOKENS_PER_STAGE ? PAGE_SIZE : TOKENS_PER_STAGE;
+constexpr int BOXES = TOKENS_PER_STAGE / BOX_ROWS;        // page slices per stage
+constexpr int TILE_ELEMS = TOKENS_PER_STAGE * HEAD_DIM;   // K (or V) of one stage
+constexpr unsigned STAGE_BYTES = 2 * TILE_ELEMS * 2;      // K and V
 static_assert(WARPS % ROW_WARPS == 0, "ROW_WARPS must divide 4");
 static_assert(HEAD_DIM == 128 || HEAD_DIM == 256, "HEAD_DIM 128 or 256");
+static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
 struct alignas(64) TensorMap { unsigned long long opaque[16]; };
 
@@ -83,27 +91,43 @@ struct Params {
 __device__ __forceinline__ unsigned smem_addr(const void* ptr) {
     return static_cast<unsigned>(__cvta_generic_to_shared(ptr));
 }
-__device__ __forceinline__ float bf16_to_f32(unsigned short bits) { return __uint_as_float(((unsigned)bits) << 16); }
 __device__ __forceinline__ unsigned short f32_to_bf16(float x) {
     unsigned short r;
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
     return r;
 }
+__device__ __forceinline__ float lo_bf16(unsigned w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float hi_bf16(unsigned w) { return __uint_as_float(w & 0xffff0000u); }
 
-// ---- TMA: one page of K and V for kv head `head` into a stage -----------------------------------
-__device__ __forceinline__ void load_page(const Params& p, unsigned long long* bar, unsigned short* k_dst,
-                                          unsigned short* v_dst, int head, int page) {
+// Byte offset of (token row t, dim d) in a stage tile: [PARTS][TOKENS_PER_STAGE][128 B], each 16-byte
+// chunk of a 128-byte row stored at chunk ^ (row % 8) (TMA's 128B swizzle; tiles are 1024-B aligned).
+__device__ __forceinline__ unsigned tile_offset(int t, int d) {
+    const int part = d / 64, chunk = (d % 64) / 8;
+    return (unsigned)(part * TOKENS_PER_STAGE + t) * 128u + (unsigned)((chunk ^ (t & 7)) * 16 + (d % 8) * 2);
+}
+
+// ---- TMA: one stage of K and V (BOXES page slices x PARTS 64-dim boxes each) --------------------
+__device__ __forceinline__ void load_stage(const Params& p, unsigned long long* bar, unsigned char* stage, int head,
+                                           const int* table, int tok0, int valid_pages) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-                 ::"r"(smem_addr(bar)), "r"(2 * TILE_BYTES) : "memory");
+                 ::"r"(smem_addr(bar)), "r"(STAGE_BYTES) : "memory");
     const TensorMap* maps[2] = {&p.k_map, &p.v_map};
-    unsigned short* dst[2] = {k_dst, v_dst};
 #pragma unroll
-    for (int t = 0; t < 2; ++t)
-        asm volatile(
-            "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-            " [%0], [%1, {%2, %3, %4, %5}], [%6];"
-            ::"r"(smem_addr(dst[t])), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(0), "r"(0),
-              "r"(head), "r"(page), "r"(smem_addr(bar)) : "memory");
+    for (int bx = 0; bx < BOXES; ++bx) {
+        const int tok = tok0 + bx * BOX_ROWS, j = tok / PAGE_SIZE;
+        const int page = j < valid_pages ? table[j] : -1;  // past the sequence: an all-OOB box, zero filled
+#pragma unroll
+        for (int t = 0; t < 2; ++t)
+#pragma unroll
+            for (int part = 0; part < PARTS; ++part) {
+                unsigned char* dst = stage + t * TILE_ELEMS * 2 + (part * TOKENS_PER_STAGE + bx * BOX_ROWS) * 128;
+                asm volatile(
+                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                    " [%0], [%1, {%2, %3, %4, %5}], [%6];"
+                    ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64),
+                      "r"(tok % PAGE_SIZE), "r"(head), "r"(page), "r"(smem_addr(bar)) : "memory");
+            }
+    }
 }
 
 __device__ __forceinline__ void wait_bar(unsigned long long* bar, unsigned parity) {
@@ -113,27 +137,13 @@ __device__ __forceinline__ void wait_bar(unsigned long long* bar, unsigned parit
                      : "=r"(ready) : "r"(smem_addr(bar)), "r"(parity) : "memory");
 }
 
-// DPL bf16 of a row, starting at this lane's first dim, as floats
-__device__ __forceinline__ void load_slice(const unsigned short* row, int lane, float (&x)[DPL]) {
-    const unsigned short* src = row + lane * DPL;
-    if constexpr (DPL == 4) {
-        uint2 w = *reinterpret_cast<const uint2*>(src);
-        unsigned u[2] = {w.x, w.y};
-#pragma unroll
-        for (int j = 0; j < 2; ++j) { x[2 * j] = __uint_as_float(u[j] << 16); x[2 * j + 1] = __uint_as_float(u[j] & 0xffff0000u); }
-    } else {
-        uint4 w = *reinterpret_cast<const uint4*>(src);
-        unsigned u[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) { x[2 * j] = __uint_as_float(u[j] << 16); x[2 * j + 1] = __uint_as_float(u[j] & 0xffff0000u); }
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_constant__ Params p) {
-    extern __shared__ __align__(128) unsigned char smem[];
+    extern __shared__ unsigned char smem_raw[];
     __shared__ alignas(8) unsigned long long full[STAGES];
     __shared__ int last_cta;
-    unsigned short* tiles = reinterpret_cast<unsigned short*>(smem);  // [STAGES][K, V][PAGE_SIZE][HEAD_DIM]
+    __shared__ alignas(16) float q_s[MAX_ROWS * HEAD_DIM];  // q rows, scaled to the exp2 domain
+    unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
+                                                           ~1023ull);  // swizzle atoms are 1024-B aligned
 
     const int split = blockIdx.x, hkv = blockIdx.y, b = blockIdx.z, splits = gridDim.x;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -141,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     const int G = p.group, heads_q = p.heads_kv * G;
     const float scale_log2 = __int_as_float(p.scale_log2_bits);
 
-    // ---- this CTA's sequence, rows and pages ----------------------------------------------------
+    // ---- this CTA's sequence, rows and stages ---------------------------------------------------
     int q_begin = b * p.max_q_len, q_len = p.max_q_len;
     if (p.cu_seqlens_q != nullptr) {
         q_begin = p.cu_seqlens_q[b];
@@ -149,75 +159,118 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     }
     const int rows = q_len * G;  // <= MAX_ROWS (the host checks G * max_q_len)
     const int seq_len = min(max(p.seq_lens[b], 0), p.max_pages * PAGE_SIZE);
-    const int n_pages = (seq_len + PAGE_SIZE - 1) / PAGE_SIZE;
-    const int per_split = (n_pages + splits - 1) / splits;
-    const int page_begin = min(split * per_split, n_pages);
-    const int my_pages = min(page_begin + per_split, n_pages) - page_begin;
-    const int* table = p.page_table + (long long)b * p.max_pages + page_begin;
+    const int valid_pages = (seq_len + PAGE_SIZE - 1) / PAGE_SIZE;
+    const int n_stages = (seq_len + TOKENS_PER_STAGE - 1) / TOKENS_PER_STAGE;
+    const int per_split = (n_stages + splits - 1) / splits;
+    const int stage_begin = min(split * per_split, n_stages);
+    const int my_stages = min(stage_begin + per_split, n_stages) - stage_begin;
+    const int* table = p.page_table + (long long)b * p.max_pages;
 
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (int s = 0; s < STAGES && s < my_pages; ++s)
-            load_page(p, &full[s], tiles + (2 * s) * TILE_ELEMS, tiles + (2 * s + 1) * TILE_ELEMS, hkv, table[s]);
+        for (int s = 0; s < STAGES && s < my_stages; ++s)
+            load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table, (stage_begin + s) * TOKENS_PER_STAGE,
+                       valid_pages);
+    }
+    for (int i = threadIdx.x; i < MAX_ROWS * HEAD_DIM; i += THREADS) {
+        const int row = i / HEAD_DIM, d = i % HEAD_DIM;
+        float x = 0.f;
+        if (row < rows)
+            x = __uint_as_float((unsigned)p.q[((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM + d]
+                                << 16) * scale_log2;
+        q_s[i] = x;
     }
 
-    // q rows of this warp, pre-scaled by scale * log2(e) so that scores are in the exp2 domain
-    float q[ROWS_PER_WARP][DPL], o[ROWS_PER_WARP][DPL], m[ROWS_PER_WARP], l[ROWS_PER_WARP];
+    float o[ROWS_PER_WARP][DPL], m[ROWS_PER_WARP], l[ROWS_PER_WARP];  // l: this lane's keys only
 #pragma unroll
     for (int r = 0; r < ROWS_PER_WARP; ++r) {
-        const int row = row_warp * ROWS_PER_WARP + r;
         m[r] = -INFINITY;
         l[r] = 0.f;
 #pragma unroll
-        for (int j = 0; j < DPL; ++j) { q[r][j] = 0.f; o[r][j] = 0.f; }
-        if (row < rows) {
-            const long long at = ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM;
-            load_slice(p.q + at, lane, q[r]);
-#pragma unroll
-            for (int j = 0; j < DPL; ++j) q[r][j] *= scale_log2;
-        }
+        for (int j = 0; j < DPL; ++j) o[r][j] = 0.f;
     }
-    __syncthreads();  // barriers initialised before anyone waits
+    __syncthreads();  // barriers initialised and q staged before anyone reads them
 
-    // ---- main loop: one page per iteration, STAGES in flight -------------------------------------
+    // ---- main loop: one stage per iteration, STAGES in flight ------------------------------------
     const int last_pos_base = seq_len - q_len;  // token i of the query sees keys 0..last_pos_base + i
-    for (int it = 0; it < my_pages; ++it) {
+    const float* qw = q_s + row_warp * ROWS_PER_WARP * HEAD_DIM;
+    for (int it = 0; it < my_stages; ++it) {
         const int s = it % STAGES;
         wait_bar(&full[s], (it / STAGES) & 1);
-        const unsigned short* kt = tiles + (2 * s) * TILE_ELEMS;
-        const unsigned short* vt = kt + TILE_ELEMS;
-        const int tok0 = (page_begin + it) * PAGE_SIZE;
-        for (int t = token_warp; t < PAGE_SIZE && tok0 + t < seq_len; t += TOKEN_WARPS) {
-            const int pos = tok0 + t;
-            float k[DPL], v[DPL];
-            load_slice(kt + t * HEAD_DIM, lane, k);
-            load_slice(vt + t * HEAD_DIM, lane, v);
+        const unsigned char* kt = smem + s * STAGE_BYTES;
+        const unsigned char* vt = kt + TILE_ELEMS * 2;
+        const int t0 = token_warp * 32;                                  // this warp's 32 rows of the stage
+        const int pos0 = (stage_begin + it) * TOKENS_PER_STAGE + t0;
+        const int n_keys = min(32, seq_len - pos0);                      // warp-uniform; may be <= 0
+        if (n_keys > 0) {
+            // scores: lane = key
+            float score[ROWS_PER_WARP];
+#pragma unroll
+            for (int r = 0; r < ROWS_PER_WARP; ++r) score[r] = 0.f;
+            const int t = t0 + lane;
+#pragma unroll 4
+            for (int d = 0; d < HEAD_DIM; d += 8) {
+                const uint4 kw = *reinterpret_cast<const uint4*>(kt + tile_offset(t, d));
+                const float k[8] = {lo_bf16(kw.x), hi_bf16(kw.x), lo_bf16(kw.y), hi_bf16(kw.y),
+                                    lo_bf16(kw.z), hi_bf16(kw.z), lo_bf16(kw.w), hi_bf16(kw.w)};
+#pragma unroll
+                for (int r = 0; r < ROWS_PER_WARP; ++r) {
+                    const float4 qa = *reinterpret_cast<const float4*>(qw + r * HEAD_DIM + d);
+                    const float4 qb = *reinterpret_cast<const float4*>(qw + r * HEAD_DIM + d + 4);
+                    score[r] = fmaf(qa.x, k[0], fmaf(qa.y, k[1], fmaf(qa.z, k[2], fmaf(qa.w, k[3], score[r]))));
+                    score[r] = fmaf(qb.x, k[4], fmaf(qb.y, k[5], fmaf(qb.z, k[6], fmaf(qb.w, k[7], score[r]))));
+                }
+            }
+            // online softmax per row over these 32 keys (m stays warp-uniform)
+            float pw[ROWS_PER_WARP];
 #pragma unroll
             for (int r = 0; r < ROWS_PER_WARP; ++r) {
                 const int row = row_warp * ROWS_PER_WARP + r;
-                float score = 0.f;
+                const bool seen = lane < n_keys && row < rows && pos0 + lane <= last_pos_base + row / G;
+                float x = seen ? score[r] : -INFINITY;
+                float mx = x;
 #pragma unroll
-                for (int j = 0; j < DPL; ++j) score = fmaf(q[r][j], k[j], score);
+                for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+                const float m_new = fmaxf(m[r], mx);
+                const float alpha = m_new == -INFINITY ? 1.f : exp2f(m[r] - m_new);
+                pw[r] = seen ? exp2f(x - m_new) : 0.f;
+                l[r] = fmaf(l[r], alpha, pw[r]);
 #pragma unroll
-                for (int off = 16; off > 0; off >>= 1) score += __shfl_xor_sync(0xffffffffu, score, off);
-                const bool seen = row < rows && pos <= last_pos_base + row / G;
-                if (!seen) continue;  // uniform across the warp: every lane has the same row and pos
-                const float m_new = fmaxf(m[r], score);
-                const float alpha = exp2f(m[r] - m_new);  // m = -inf on the first key: alpha = 0
-                const float w = exp2f(score - m_new);
-                l[r] = fmaf(l[r], alpha, w);
-#pragma unroll
-                for (int j = 0; j < DPL; ++j) o[r][j] = fmaf(o[r][j], alpha, w * v[j]);
+                for (int j = 0; j < DPL; ++j) o[r][j] *= alpha;
                 m[r] = m_new;
+            }
+            // P.V: lane = DPL output dims; key k's weight broadcast from lane k
+            const int d0 = lane * DPL;
+            for (int k = 0; k < n_keys; ++k) {
+                const int tk = t0 + k;
+                float v[DPL];
+                if constexpr (DPL == 4) {
+                    const uint2 vw = *reinterpret_cast<const uint2*>(vt + tile_offset(tk, d0));
+                    v[0] = lo_bf16(vw.x); v[1] = hi_bf16(vw.x); v[2] = lo_bf16(vw.y); v[3] = hi_bf16(vw.y);
+                } else {
+                    const uint4 vw = *reinterpret_cast<const uint4*>(vt + tile_offset(tk, d0));
+                    v[0] = lo_bf16(vw.x); v[1] = hi_bf16(vw.x); v[2] = lo_bf16(vw.y); v[3] = hi_bf16(vw.y);
+                    v[4] = lo_bf16(vw.z); v[5] = hi_bf16(vw.z); v[6] = lo_bf16(vw.w); v[7] = hi_bf16(vw.w);
+                }
+#pragma unroll
+                for (int r = 0; r < ROWS_PER_WARP; ++r) {
+                    const float w = __shfl_sync(0xffffffffu, pw[r], k);
+#pragma unroll
+                    for (int j = 0; j < DPL; ++j) o[r][j] = fmaf(w, v[j], o[r][j]);
+                }
             }
         }
         __syncthreads();  // stage s is free again
-        if (threadIdx.x == 0 && it + STAGES < my_pages)
-            load_page(p, &full[s], tiles + (2 * s) * TILE_ELEMS, tiles + (2 * s + 1) * TILE_ELEMS, hkv,
-                      table[it + STAGES]);
+        if (threadIdx.x == 0 && it + STAGES < my_stages)
+            load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table,
+                       (stage_begin + it + STAGES) * TOKENS_PER_STAGE, valid_pages);
     }
+#pragma unroll
+    for (int r = 0; r < ROWS_PER_WARP; ++r)
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) l[r] += __shfl_xor_sync(0xffffffffu, l[r], off);
 
     // ---- merge the key-splitting warps of each row block (through the now idle stage memory) -----
     float* merge_o = reinterpret_cast<float*>(smem);                 // [WARPS][ROWS_PER_WARP][HEAD_DIM]
