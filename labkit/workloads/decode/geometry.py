@@ -149,13 +149,13 @@ def kernel_build(g: DecodeGeometry, *, row_warps: int | None = None) -> KernelBu
 
 def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None = None, seq_pages: int | None = None,
                    min_pages_per_split: int | None = None) -> int:
-    """KV splits per (sequence, KV head): enough CTAs for about two waves of ``sms x ctas_per_sm``
-    slots, but never fewer than ~256 tokens per split (partials cost 4 KB per split and row
-    block) and never more splits than pages."""
+    """KV splits per (sequence, KV head): enough CTAs for one wave of ``sms x ctas_per_sm`` slots
+    (measured on the H200: more splits cost more in partials and the reduction than they win),
+    but never fewer than ~256 tokens per split and never more splits than pages."""
     pages = g.max_pages if seq_pages is None else seq_pages
     min_pages = min_pages_per_split or max(1, 256 // g.page_size)  # whole stages: 128 keys at most
     if ctas_per_sm is None:  # shared memory decides: 228 KB per SM, ~4 KB of it static per CTA
         ctas_per_sm = max(1, (228 * 1024) // (kernel_build(g).dynamic_smem_bytes + 4096))
     units = g.batch * g.heads_kv
-    want = math.ceil(2 * sms * ctas_per_sm / units)
+    want = math.ceil(sms * ctas_per_sm / units)
     return max(1, min(want, pages // min_pages if pages >= min_pages else 1, 256))

@@ -210,7 +210,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
 #pragma unroll
             for (int r = 0; r < ROWS_PER_WARP; ++r) score[r] = 0.f;
             const int t = t0 + lane;
-#pragma unroll 4
+#pragma unroll
             for (int d = 0; d < HEAD_DIM; d += 8) {
                 const uint4 kw = *reinterpret_cast<const uint4*>(kt + tile_offset(t, d));
                 const float k[8] = {lo_bf16(kw.x), hi_bf16(kw.x), lo_bf16(kw.y), hi_bf16(kw.y),
@@ -243,7 +243,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
             }
             // P.V: lane = DPL output dims; key k's weight broadcast from lane k
             const int d0 = lane * DPL;
-            for (int k = 0; k < n_keys; ++k) {
+            auto accumulate = [&](int k) {
                 const int tk = t0 + k;
                 float v[DPL];
                 if constexpr (DPL == 4) {
@@ -260,6 +260,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
 #pragma unroll
                     for (int j = 0; j < DPL; ++j) o[r][j] = fmaf(w, v[j], o[r][j]);
                 }
+            };
+            if (n_keys == 32) {  // a full chunk: unrolled, so loads and shuffles of later keys overlap
+#pragma unroll 8
+                for (int k = 0; k < 32; ++k) accumulate(k);
+            } else {
+                for (int k = 0; k < n_keys; ++k) accumulate(k);
             }
         }
         __syncthreads();  // stage s is free again
