@@ -65,6 +65,27 @@ def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict
     return rows
 
 
+def check_once() -> float:
+    """One small call against the exact reference before anything is timed; returns the max error.
+
+    Raises:
+        AssertionError: the kernel is wrong here; nothing should be timed.
+    """
+    from .geometry import DecodeGeometry
+    from .inputs import make_inputs
+    from .reference import decode_reference
+    from .run import run_decode
+
+    g = DecodeGeometry(2, 32, 8, 128, 64, 16, 40)
+    x = make_inputs(g, seq_lens=[1000, 77], seed=1)
+    ref = decode_reference(x, g.head_dim ** -0.5)
+    out = run_decode(x).out
+    err = np.abs(out - ref)
+    if not (err <= 2.0 ** -8 * np.abs(ref) + 2e-3).all():
+        raise AssertionError(f"decode check failed before timing: max error {np.nanmax(err):.3g}")
+    return float(err.max())
+
+
 def render(rows: list[dict], title: str) -> str:
     cols = ["batch", "kv_len", "head_dim", "heads", "splits", "row_warps", "kv_MB", "p50_us", "TBps"]
     extra = ["heuristic"] if rows and "heuristic" in rows[0] else []

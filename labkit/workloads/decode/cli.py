@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from ..._cliargs import int_in
+from ..._cliargs import int_in, output_path
 
 
 def _build(args) -> int:
@@ -19,9 +19,13 @@ def _build(args) -> int:
 
 
 def _bench(args) -> int:
-    from ...probes import copy_bandwidth
-    from .bench import MAX_KV_BYTES, SWEEP, bench_point, render, split_sweep
+    import json
 
+    from ...probes import copy_bandwidth
+    from ...provenance import collect
+    from .bench import MAX_KV_BYTES, SWEEP, bench_point, check_once, render, split_sweep
+
+    print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
     copy = copy_bandwidth(1 << 30)
     print(f"copy 1 GiB device to device: {copy['memcpy']['GBps_read_plus_write'] / 1e3:.2f} TB/s read+write",
           flush=True)
@@ -30,9 +34,16 @@ def _bench(args) -> int:
             if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES for rw in args.row_warps or (None,)]
     rows.append({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations), "heads": "24/4 seed"})
     print(render(rows, "paged decode, page 64, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
+    sweeps = {}
     if args.sweep_splits:
         for b, n in ((1, 8192), (8, 8192)):
-            print(render(split_sweep(b, n, iterations=args.iterations), f"split sweep, batch {b} x {n}"), flush=True)
+            sweeps[f"{b}x{n}"] = split_sweep(b, n, iterations=args.iterations)
+            print(render(sweeps[f"{b}x{n}"], f"split sweep, batch {b} x {n}"), flush=True)
+    if args.out is not None:
+        doc = {"decode_bench_version": 1, "copy_read_plus_write_GBps": copy["memcpy"]["GBps_read_plus_write"],
+               "rows": rows, "split_sweeps": sweeps, "provenance": collect(timing_mode="cold")}
+        args.out.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"results: {args.out}")
     return 0
 
 
@@ -53,6 +64,7 @@ def register(sub) -> None:
     p.add_argument("--quick", action="store_true", help="three points instead of the sweep")
     p.add_argument("--sweep-splits", action="store_true", help="also time every split count at two points")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
+    p.add_argument("--out", type=output_path("--out"), default=None, help="also write the results as JSON")
     p.add_argument("--row-warps", type=int_in(1, 4, what="--row-warps"), action="append",
                    help="time this kernel build too (1, 2 or 4 warps splitting the rows); repeatable")
     p.set_defaults(fn=_bench)
