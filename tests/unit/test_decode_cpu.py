@@ -98,7 +98,8 @@ def test_builds_compile_and_their_manifests_validate_offline(geometry, layout, t
 
 
 def test_kernel_build_and_split_heuristic():
-    assert kernel_build(DecodeGeometry(**SEED_LIKE)).max_rows == 8 and kernel_build(DecodeGeometry(**SEED_LIKE)).row_warps == 2
+    seed_kb = kernel_build(DecodeGeometry(**SEED_LIKE))
+    assert seed_kb.max_rows == 8 and seed_kb.row_warps == 2
     kb = kernel_build(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8))  # 64 rows: 4 row warps of 16
     assert (kb.rows_per_warp, kb.row_warps) == (16, 4)
     g1 = geometry_for(1, 8192)  # 8 units: many splits, >= 4 pages (256 tokens) each
