@@ -36,12 +36,15 @@ def _check(x, run):
     return err.max()
 
 
+@pytest.mark.parametrize("variant", ["mma", "fma"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_decode_matches_exact_attention(name):
+def test_decode_matches_exact_attention(name, variant):
     g, lens = CASES[name]
+    if variant == "mma" and g.head_dim != 128:
+        pytest.skip("the tensor-core kernel is head_dim 128 only")
     x = make_inputs(g, seq_lens=lens, seed=sorted(CASES).index(name))
-    errs = [_check(x, run_decode(x, splits=s)) for s in sorted({1, 3, min(g.max_pages, 16)})]
-    print(name, "max err per splits:", errs)
+    errs = [_check(x, run_decode(x, splits=s, variant=variant)) for s in sorted({1, 3, min(g.max_pages, 16)})]
+    print(name, variant, "max err per splits:", errs)
 
 
 def test_split_counts_agree_within_reduction_tolerance():
@@ -53,12 +56,13 @@ def test_split_counts_agree_within_reduction_tolerance():
         assert np.abs(many - one).max() <= 2.0 ** -7 * np.abs(one).max(), s
 
 
+@pytest.mark.parametrize("variant", ["mma", "fma"])
 @pytest.mark.parametrize("q_lens", [[1, 4, 2], [3, 3, 3]])
-def test_multi_token_queries_with_causal_mask(q_lens):
+def test_multi_token_queries_with_causal_mask(q_lens, variant):
     g = DecodeGeometry(3, 16, 4, 128, 32, 10, 40, max_q_len=4)
     x = make_inputs(g, seq_lens=[300, 4, 97], q_lens=q_lens, seed=11)
     for s in (1, 4):
-        _check(x, run_decode(x, splits=s))
+        _check(x, run_decode(x, splits=s, variant=variant))
 
 
 def test_timed_calls_write_the_same_output():

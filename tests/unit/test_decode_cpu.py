@@ -106,3 +106,11 @@ def test_kernel_build_and_split_heuristic():
     assert default_splits(g1) == 32  # one wave of 132 x 2 CTAs over 8 units, capped at 256 tokens per split
     assert default_splits(geometry_for(256, 8192)) == 1  # 2048 units already fill the GPU
     assert default_splits(geometry_for(1, 64)) == 1
+
+
+def test_kernel_variant_follows_head_dim_and_rows():
+    assert kernel_build(geometry_for(8, 8192)).variant == "mma"  # d128, 4 rows: tensor cores
+    assert kernel_build(DecodeGeometry(**SEED_LIKE)).variant == "fma"  # d256
+    assert kernel_build(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8)).variant == "fma"  # 64 rows
+    with pytest.raises(ArgumentError, match="kernel variant mma: head_dim 128 and at most 16 rows"):
+        kernel_build(DecodeGeometry(**SEED_LIKE), variant="mma")

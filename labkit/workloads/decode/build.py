@@ -19,7 +19,6 @@ from .geometry import DecodeGeometry, KernelBuild, kernel_build
 ENTRY = "paged_decode"
 PARAM_BYTES = 384  # sizeof(Params): 352 B of fields, padded to the maps' 64-B alignment
 THREADS = 128
-SOURCE = kernel_path(__file__, "paged_decode.cu")
 
 
 def _f32_bits(x: float) -> int:
@@ -103,8 +102,9 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     kb = kernel or kernel_build(g)
-    cubin = compile_cubin(SOURCE, arch=arch, options=kb.options())
-    name = f"{ENTRY}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}_s{kb.stages}_{arch}.cubin"
+    cubin = compile_cubin(kernel_path(__file__, kb.source), arch=arch, options=kb.options())
+    name = (f"{ENTRY}_{kb.variant}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}"
+            f"_k{kb.keys_per_warp}_s{kb.stages}_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"

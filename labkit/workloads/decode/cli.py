@@ -30,8 +30,8 @@ def _bench(args) -> int:
     print(f"copy 1 GiB device to device: {copy['memcpy']['GBps_read_plus_write'] / 1e3:.2f} TB/s read+write",
           flush=True)
     points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
-    rows = [bench_point(b, n, d, iterations=args.iterations, row_warps=rw) for b, n, d in points
-            if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES for rw in args.row_warps or (None,)]
+    rows = [bench_point(b, n, d, iterations=args.iterations, variant=v) for b, n, d in points
+            if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES for v in args.variant or (None,) if v != "mma" or d == 128]
     rows.append({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations), "heads": "24/4 seed"})
     print(render(rows, "paged decode, page 64, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
     sweeps = {}
@@ -65,6 +65,6 @@ def register(sub) -> None:
     p.add_argument("--sweep-splits", action="store_true", help="also time every split count at two points")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
     p.add_argument("--out", type=output_path("--out"), default=None, help="also write the results as JSON")
-    p.add_argument("--row-warps", type=int_in(1, 4, what="--row-warps"), action="append",
-                   help="time this kernel build too (1, 2 or 4 warps splitting the rows); repeatable")
+    p.add_argument("--variant", choices=("mma", "fma"), action="append",
+                   help="time this kernel (tensor cores or CUDA cores) instead of the default; repeatable")
     p.set_defaults(fn=_bench)

@@ -5,6 +5,7 @@ pool size, query tokens per sequence) as one frozen value; every rule the kernel
 checked here, so bad geometry never reaches NVRTC or the GPU.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -98,13 +99,22 @@ class DecodeGeometry:
 
 @dataclass(frozen=True)
 class KernelBuild:
-    """Compile-time shape of the kernel for a geometry (the -D options) and its launch."""
+    """Compile-time shape of the kernel for a geometry (which source, its -D options) and its launch.
 
+    ``variant``: ``mma`` (tensor cores, paged_decode_mma.cu: head_dim 128, up to 16 rows) or ``fma``
+    (CUDA cores, paged_decode.cu: everything else)."""
+
+    variant: str
     rows_per_warp: int
     row_warps: int
+    keys_per_warp: int
     stages: int
     head_dim: int
     page_size: int
+
+    @property
+    def source(self) -> str:
+        return "paged_decode_mma.cu" if self.variant == "mma" else "paged_decode.cu"
 
     @property
     def max_rows(self) -> int:
@@ -112,7 +122,7 @@ class KernelBuild:
 
     @property
     def tokens_per_stage(self) -> int:
-        return 32 * (WARPS // self.row_warps)  # 32 keys per key warp
+        return self.keys_per_warp * (WARPS // self.row_warps)
 
     @property
     def box_rows(self) -> int:
@@ -124,31 +134,46 @@ class KernelBuild:
 
     @property
     def dynamic_smem_bytes(self) -> int:
-        merge = WARPS * self.rows_per_warp * (self.head_dim + 2) * 4  # the key-warp merge reuses the stages
+        merge = WARPS * self.rows_per_warp * (self.head_dim + 2) * 4  # the warps' merge reuses the stages
         return 1024 + max(self.stages * self.stage_bytes, merge)  # + room to align the swizzled tiles
 
     def options(self) -> tuple[str, ...]:
-        return (f"-DHEAD_DIM={self.head_dim}", f"-DPAGE_SIZE={self.page_size}",
-                f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}", f"-DSTAGES={self.stages}")
+        common = (f"-DHEAD_DIM={self.head_dim}", f"-DPAGE_SIZE={self.page_size}", f"-DSTAGES={self.stages}")
+        if self.variant == "mma":
+            return (*common, f"-DKEYS_PER_WARP={self.keys_per_warp}")
+        return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 
-def kernel_build(g: DecodeGeometry, *, row_warps: int | None = None) -> KernelBuild:
-    """Warps split the rows when one warp would hold too many (registers) or a stage would not fit;
+VARIANTS = ("mma", "fma")
+
+
+def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: int | None = None) -> KernelBuild:
+    """Tensor cores (``mma``) for head_dim 128 and at most 16 rows, else CUDA cores (``fma``): there
+    warps split the rows when one warp would hold too many (registers) or a stage would not fit, and
     the others split the keys, 32 each. Stages fill up to ``STAGE_BUDGET`` bytes (2..4 of them)."""
-    rows = 1 << max(0, math.ceil(math.log2(g.rows)))  # a power of two: 1, 2, 4 ... 64
-    per_warp_cap = 16 if g.head_dim == 128 else 8
-    if row_warps is None:  # 2: two CTAs per SM; measured faster than 1 or 4 from batch 8 up (H200)
-        row_warps = max(2, min(WARPS, rows // per_warp_cap))
-    if row_warps not in (1, 2, 4) or rows / row_warps > per_warp_cap:
-        raise ArgumentError(f"row_warps {row_warps}: expected 1, 2 or 4 with at most {per_warp_cap} rows per warp "
-                            f"({g.rows} rows)")
-    kb = KernelBuild(max(1, rows // row_warps), row_warps, 2, g.head_dim, g.page_size)
+    if variant is None:
+        variant = "mma" if g.head_dim == 128 and g.rows <= 16 and row_warps is None else "fma"
+    if variant not in VARIANTS:
+        raise ArgumentError(f"kernel variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+    if variant == "mma":
+        if g.head_dim != 128 or g.rows > 16:
+            raise ArgumentError(f"kernel variant mma: head_dim 128 and at most 16 rows (have {g.head_dim}, {g.rows})")
+        kb = KernelBuild("mma", 16, 1, 16, 2, g.head_dim, g.page_size)
+    else:
+        rows = 1 << max(0, math.ceil(math.log2(g.rows)))  # a power of two: 1, 2, 4 ... 64
+        per_warp_cap = 16 if g.head_dim == 128 else 8
+        if row_warps is None:  # 2: two CTAs per SM; measured faster than 1 or 4 from batch 8 up (H200)
+            row_warps = max(2, min(WARPS, rows // per_warp_cap))
+        if row_warps not in (1, 2, 4) or rows / row_warps > per_warp_cap:
+            raise ArgumentError(f"row_warps {row_warps}: expected 1, 2 or 4 with at most {per_warp_cap} rows per "
+                                f"warp ({g.rows} rows)")
+        kb = KernelBuild("fma", max(1, rows // row_warps), row_warps, 32, 2, g.head_dim, g.page_size)
     stages = max(2, min(4, STAGE_BUDGET // kb.stage_bytes))
-    return KernelBuild(kb.rows_per_warp, row_warps, stages, g.head_dim, g.page_size)
+    return dataclasses.replace(kb, stages=stages)
 
 
 def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None = None, seq_pages: int | None = None,
-                   min_pages_per_split: int | None = None) -> int:
+                   min_pages_per_split: int | None = None, kernel: KernelBuild | None = None) -> int:
     """KV splits per (sequence, KV head): as many as fill one wave of ``sms x ctas_per_sm`` CTA slots
     without starting a second (measured on the H200: batch 8 x 8k ran 2.05 TB/s at 2 splits = 128
     CTAs and 1.52 at 3 = 192 CTAs, 1.45 waves), never fewer than ~256 tokens per split, never more
@@ -156,7 +181,7 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
     pages = g.max_pages if seq_pages is None else seq_pages
     min_pages = min_pages_per_split or max(1, 256 // g.page_size)  # whole stages: 128 keys at most
     if ctas_per_sm is None:  # shared memory decides: 228 KB per SM, ~4 KB of it static per CTA
-        ctas_per_sm = max(1, (228 * 1024) // (kernel_build(g).dynamic_smem_bytes + 4096))
+        ctas_per_sm = max(1, (228 * 1024) // ((kernel or kernel_build(g)).dynamic_smem_bytes + 4096))
     units = g.batch * g.heads_kv
     want = max(1, (sms * ctas_per_sm) // units)
     return max(1, min(want, pages // min_pages if pages >= min_pages else 1, 256))

@@ -23,7 +23,8 @@ class DecodeRun:
     kv_bytes: int  # K and V bytes the call reads (one read of every token's K and V row of each KV head)
 
 
-def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, row_warps: int | None = None):
+def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, variant: str | None = None,
+                  row_warps: int | None = None):
     """A manifest Runner for ``g`` (kernel built into ``directory``) and the split count it uses."""
     from ...device import describe
     from ...manifest import load
@@ -31,8 +32,9 @@ def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, row
 
     require_gpu("the decode kernel")
     dev = describe()
-    s = default_splits(g, sms=dev.sm_count) if splits is None else splits
-    path = build(g, s, directory, arch=dev.arch, kernel=kernel_build(g, row_warps=row_warps))
+    kb = kernel_build(g, variant=variant, row_warps=row_warps)
+    s = default_splits(g, sms=dev.sm_count, kernel=kb) if splits is None else splits
+    path = build(g, s, directory, arch=dev.arch, kernel=kb)
     return Runner(load(path), cubin_dirs=(directory,), fill=fill), s
 
 
@@ -42,7 +44,7 @@ def kv_bytes(x: DecodeInputs) -> int:
 
 
 def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | None = None, mode: str = "cold",
-               row_warps: int | None = None) -> DecodeRun:
+               variant: str | None = None, row_warps: int | None = None) -> DecodeRun:
     """Check the call, build (cached), launch once, read ``out``; time it when ``iterations`` is given.
 
     Raises:
@@ -53,7 +55,7 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
     host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
     with tempfile.TemporaryDirectory() as tmp:
         runner, s = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])),
-                                  row_warps=row_warps)
+                                  variant=variant, row_warps=row_warps)
         runner.run_once()
         out = bf16_to_f32(cupy().asnumpy(runner.buffers["out"]))
         timing = None

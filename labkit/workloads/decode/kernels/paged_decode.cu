@@ -65,77 +65,7 @@ static_assert(WARPS % ROW_WARPS == 0, "ROW_WARPS must divide 4");
 static_assert(HEAD_DIM == 128 || HEAD_DIM == 256, "HEAD_DIM 128 or 256");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
-struct alignas(64) TensorMap { unsigned long long opaque[16]; };
-
-struct Params {
-    TensorMap k_map;
-    TensorMap v_map;
-    const unsigned short* q;
-    unsigned short* out;
-    const int* page_table;
-    const int* seq_lens;
-    const int* cu_seqlens_q;
-    float* partial_o;
-    float* partial_ml;
-    unsigned int* counter;
-    int batch;
-    int heads_kv;
-    int group;
-    int max_pages;
-    int max_q_len;
-    int num_pages;
-    int scale_log2_bits;
-    int pad_;
-};
-
-__device__ __forceinline__ unsigned smem_addr(const void* ptr) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(ptr));
-}
-__device__ __forceinline__ unsigned short f32_to_bf16(float x) {
-    unsigned short r;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
-    return r;
-}
-__device__ __forceinline__ float lo_bf16(unsigned w) { return __uint_as_float(w << 16); }
-__device__ __forceinline__ float hi_bf16(unsigned w) { return __uint_as_float(w & 0xffff0000u); }
-
-// Byte offset of (token row t, dim d) in a stage tile: [PARTS][TOKENS_PER_STAGE][128 B], each 16-byte
-// chunk of a 128-byte row stored at chunk ^ (row % 8) (TMA's 128B swizzle; tiles are 1024-B aligned).
-__device__ __forceinline__ unsigned tile_offset(int t, int d) {
-    const int part = d / 64, chunk = (d % 64) / 8;
-    return (unsigned)(part * TOKENS_PER_STAGE + t) * 128u + (unsigned)((chunk ^ (t & 7)) * 16 + (d % 8) * 2);
-}
-
-// ---- TMA: one stage of K and V (BOXES page slices x PARTS 64-dim boxes each) --------------------
-__device__ __forceinline__ void load_stage(const Params& p, unsigned long long* bar, unsigned char* stage, int head,
-                                           const int* table, int tok0, int valid_pages) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-                 ::"r"(smem_addr(bar)), "r"(STAGE_BYTES) : "memory");
-    const TensorMap* maps[2] = {&p.k_map, &p.v_map};
-#pragma unroll
-    for (int bx = 0; bx < BOXES; ++bx) {
-        const int tok = tok0 + bx * BOX_ROWS, j = tok / PAGE_SIZE;
-        const int page = j < valid_pages ? table[j] : -1;  // past the sequence: an all-OOB box, zero filled
-#pragma unroll
-        for (int t = 0; t < 2; ++t)
-#pragma unroll
-            for (int part = 0; part < PARTS; ++part) {
-                unsigned char* dst = stage + t * TILE_ELEMS * 2 + (part * TOKENS_PER_STAGE + bx * BOX_ROWS) * 128;
-                asm volatile(
-                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                    " [%0], [%1, {%2, %3, %4, %5}], [%6];"
-                    ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64),
-                      "r"(tok % PAGE_SIZE), "r"(head), "r"(page), "r"(smem_addr(bar)) : "memory");
-            }
-    }
-}
-
-__device__ __forceinline__ void wait_bar(unsigned long long* bar, unsigned parity) {
-    unsigned ready = 0;
-    while (!ready)
-        asm volatile("{ .reg .pred P; mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2; selp.u32 %0, 1, 0, P; }"
-                     : "=r"(ready) : "r"(smem_addr(bar)), "r"(parity) : "memory");
-}
+#include "paged_decode.cuh"
 
 extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_constant__ Params p) {
     extern __shared__ unsigned char smem_raw[];
@@ -349,24 +279,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     if (threadIdx.x == 0) last_cta = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
     __syncthreads();
     if (!last_cta) return;
-    __threadfence();
-    for (int row = warp; row < rows; row += WARPS) {
-        float mm = -INFINITY;
-        for (int sp = 0; sp < splits; ++sp) mm = fmaxf(mm, __ldcg(p.partial_ml + ((group_at * splits + sp) * MAX_ROWS + row) * 2));
-        float ll = 0.f, acc[DPL];
-#pragma unroll
-        for (int j = 0; j < DPL; ++j) acc[j] = 0.f;
-        for (int sp = 0; sp < splits; ++sp) {
-            const long long at = (group_at * splits + sp) * MAX_ROWS + row;
-            const float ms = __ldcg(p.partial_ml + at * 2);
-            const float f = ms == -INFINITY ? 0.f : exp2f(ms - mm);
-            ll = fmaf(__ldcg(p.partial_ml + at * 2 + 1), f, ll);
-#pragma unroll
-            for (int j = 0; j < DPL; ++j) acc[j] = fmaf(__ldcg(p.partial_o + at * HEAD_DIM + lane * DPL + j), f, acc[j]);
-        }
-        const float inv = ll > 0.f ? 1.f / ll : 0.f;
-        unsigned short* dst = p.out + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM;
-#pragma unroll
-        for (int j = 0; j < DPL; ++j) dst[lane * DPL + j] = f32_to_bf16(acc[j] * inv);
-    }
+    reduce_splits(p, group_at, splits, rows, q_begin, G, heads_q, hkv, warp, lane, WARPS);
 }

@@ -1,0 +1,257 @@
+// paged_decode_mma.cu: labkit's paged-KV, split-KV decode attention on tensor cores (sm_90, head_dim 128).
+//
+// Same ABI, grid, tensor maps and split reduction as paged_decode.cu (paged_decode.cuh), same math
+// (bf16 in and out, fp32 exp2 online softmax), for up to 16 rows (q tokens x q heads per KV head).
+// Each warp owns KEYS_PER_WARP keys of every stage and all 16 (padded) rows:
+//   S = Q K^T   mma.m16n8k16 bf16 -> fp32; A = Q (registers, loaded once), B = K rows by ldmatrix
+//   P = exp2(S * scale*log2e - m) per row; the S accumulators become P.V's A operand in registers
+//   O += P V    mma.m16n8k16; B = V by ldmatrix.trans (keys are the k dimension)
+// Fragment layouts (PTX ISA, mma.m16n8k16): lane = 4 * g + t; C holds (row g | g + 8, col 2t, 2t + 1);
+// A holds (row g | g + 8, k 2t, 2t + 1 | + 8); B holds (k 2t, 2t + 1 | + 8, col g).
+// Keys past the sequence in the last chunk get zeroed V rows (P is 0 there, but 0 x NaN is NaN).
+// The warps' (max, sum, O) meet in shared memory in [row][dim] order; then the CTA stores the output
+// (one split) or its partials, and the last CTA of the (sequence, kv head) reduces.
+// Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), STAGES.
+// Launch: grid (splits, heads_kv, batch), block 128, dynamic smem 1024 + max(STAGES * stage, merge).
+
+#ifndef HEAD_DIM
+#define HEAD_DIM 128
+#endif
+#ifndef PAGE_SIZE
+#define PAGE_SIZE 64
+#endif
+#ifndef KEYS_PER_WARP
+#define KEYS_PER_WARP 16
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)  // NVRTC has no math.h
+#endif
+
+constexpr int WARPS = 4;
+constexpr int THREADS = WARPS * 32;
+constexpr int MAX_ROWS = 16;
+constexpr int PARTS = HEAD_DIM / 64;
+constexpr int TOKENS_PER_STAGE = KEYS_PER_WARP * WARPS;
+constexpr int BOX_ROWS = PAGE_SIZE < TOKENS_PER_STAGE ? PAGE_SIZE : TOKENS_PER_STAGE;
+constexpr int BOXES = TOKENS_PER_STAGE / BOX_ROWS;
+constexpr int TILE_ELEMS = TOKENS_PER_STAGE * HEAD_DIM;
+constexpr unsigned STAGE_BYTES = 2 * TILE_ELEMS * 2;
+constexpr int NT_S = KEYS_PER_WARP / 8;   // S n-tiles (8 keys each)
+constexpr int NT_O = HEAD_DIM / 8;        // O n-tiles (8 dims each)
+constexpr int KS_Q = HEAD_DIM / 16;       // k-steps of Q K^T
+static_assert(HEAD_DIM == 128, "the tensor-core build holds O for head_dim 128");
+static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per warp");
+static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
+
+#include "paged_decode.cuh"
+
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* row_addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(row_addr)));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void* row_addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(row_addr)));
+}
+__device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_constant__ Params p) {
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ alignas(8) unsigned long long full[STAGES];
+    __shared__ int last_cta;
+    unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
+                                                           ~1023ull);  // swizzle atoms are 1024-B aligned
+
+    const int split = blockIdx.x, hkv = blockIdx.y, b = blockIdx.z, splits = gridDim.x;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int G = p.group, heads_q = p.heads_kv * G;
+    const float scale_log2 = __int_as_float(p.scale_log2_bits);
+
+    // ---- this CTA's sequence, rows and stages (as paged_decode.cu) -----------------------------
+    int q_begin = b * p.max_q_len, q_len = p.max_q_len;
+    if (p.cu_seqlens_q != nullptr) {
+        q_begin = p.cu_seqlens_q[b];
+        q_len = min(max(p.cu_seqlens_q[b + 1] - q_begin, 0), p.max_q_len);
+    }
+    const int rows = q_len * G;  // <= 16 (the host checks)
+    const int seq_len = min(max(p.seq_lens[b], 0), p.max_pages * PAGE_SIZE);
+    const int valid_pages = (seq_len + PAGE_SIZE - 1) / PAGE_SIZE;
+    const int n_stages = (seq_len + TOKENS_PER_STAGE - 1) / TOKENS_PER_STAGE;
+    const int per_split = (n_stages + splits - 1) / splits;
+    const int stage_begin = min(split * per_split, n_stages);
+    const int my_stages = min(stage_begin + per_split, n_stages) - stage_begin;
+    const int* table = p.page_table + (long long)b * p.max_pages;
+
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int s = 0; s < STAGES && s < my_stages; ++s)
+            load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table, (stage_begin + s) * TOKENS_PER_STAGE,
+                       valid_pages);
+    }
+
+    // Q as A fragments, once: qa[ks] = {(g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)} of k-step ks
+    unsigned qa[KS_Q][4];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int row = g + 8 * half;
+        const unsigned* src = reinterpret_cast<const unsigned*>(
+            p.q + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM);
+#pragma unroll
+        for (int ks = 0; ks < KS_Q; ++ks) {
+            qa[ks][half] = row < rows ? src[(16 * ks + 2 * t) / 2] : 0u;
+            qa[ks][2 + half] = row < rows ? src[(16 * ks + 8 + 2 * t) / 2] : 0u;
+        }
+    }
+    float o[NT_O][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows g and g + 8
+#pragma unroll
+    for (int n = 0; n < NT_O; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+    __syncthreads();  // barriers initialised before anyone waits
+
+    const int last_pos_base = seq_len - q_len;
+    for (int it = 0; it < my_stages; ++it) {
+        const int s = it % STAGES;
+        wait_bar(&full[s], (it / STAGES) & 1);
+        unsigned char* kt = smem + s * STAGE_BYTES;
+        unsigned char* vt = kt + TILE_ELEMS * 2;
+        const int t0 = warp * KEYS_PER_WARP;
+        const int pos0 = (stage_begin + it) * TOKENS_PER_STAGE + t0;
+        const int n_keys = min(KEYS_PER_WARP, seq_len - pos0);  // warp-uniform
+        if (n_keys > 0) {
+            if (n_keys < KEYS_PER_WARP) {  // zero V past the sequence: P is 0 there but 0 x NaN is not
+                for (int i = lane; i < (KEYS_PER_WARP - n_keys) * (HEAD_DIM / 8); i += 32) {
+                    const int key = t0 + n_keys + i / (HEAD_DIM / 8), d = 8 * (i % (HEAD_DIM / 8));
+                    *reinterpret_cast<uint4*>(vt + tile_offset(key, d)) = make_uint4(0, 0, 0, 0);
+                }
+                __syncwarp();
+            }
+            // S = Q K^T: ldmatrix.x4 gives two k-steps of one 8-key n-tile
+            float sc[NT_S][4];
+#pragma unroll
+            for (int nt = 0; nt < NT_S; ++nt) {
+                sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
+#pragma unroll
+                for (int kp = 0; kp < KS_Q / 2; ++kp) {
+                    unsigned kb[4];
+                    ldmatrix_x4(kb, kt + tile_offset(t0 + 8 * nt + lane % 8, 32 * kp + 8 * (lane / 8)));
+                    mma_bf16(sc[nt], qa[2 * kp], kb[0], kb[1]);
+                    mma_bf16(sc[nt], qa[2 * kp + 1], kb[2], kb[3]);
+                }
+            }
+            // online softmax: a row's 16 or 32 keys sit in the 4 lanes of its quad
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int row = g + 8 * half;
+                float mx = -INFINITY;
+#pragma unroll
+                for (int nt = 0; nt < NT_S; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const int key = 8 * nt + 2 * t + e;
+                        const bool seen = key < n_keys && row < rows && pos0 + key <= last_pos_base + row / G;
+                        sc[nt][2 * half + e] = seen ? sc[nt][2 * half + e] * scale_log2 : -INFINITY;
+                        mx = fmaxf(mx, sc[nt][2 * half + e]);
+                    }
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                const float m_new = fmaxf(m[half], mx);
+                const float alpha = m_new == -INFINITY ? 1.f : exp2f(m[half] - m_new);
+                float sum = 0.f;
+#pragma unroll
+                for (int nt = 0; nt < NT_S; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const float x = sc[nt][2 * half + e];
+                        const float w = x == -INFINITY ? 0.f : exp2f(x - m_new);
+                        sc[nt][2 * half + e] = w;
+                        sum += w;
+                    }
+                l[half] = fmaf(l[half], alpha, sum);
+                m[half] = m_new;
+#pragma unroll
+                for (int n = 0; n < NT_O; ++n) { o[n][2 * half] *= alpha; o[n][2 * half + 1] *= alpha; }
+            }
+            // O += P V: two S n-tiles make one A operand (16 keys); ldmatrix.x4.trans gives two O n-tiles
+#pragma unroll
+            for (int ks = 0; ks < KEYS_PER_WARP / 16; ++ks) {
+                const unsigned pa[4] = {pack_bf16(sc[2 * ks][0], sc[2 * ks][1]), pack_bf16(sc[2 * ks][2], sc[2 * ks][3]),
+                                        pack_bf16(sc[2 * ks + 1][0], sc[2 * ks + 1][1]),
+                                        pack_bf16(sc[2 * ks + 1][2], sc[2 * ks + 1][3])};
+                const int key = t0 + 16 * ks + lane % 8 + 8 * ((lane / 8) & 1);
+#pragma unroll
+                for (int np = 0; np < NT_O / 2; ++np) {
+                    unsigned vb[4];
+                    ldmatrix_x4_trans(vb, vt + tile_offset(key, 16 * np + 8 * (lane / 16)));
+                    mma_bf16(o[2 * np], pa, vb[0], vb[1]);
+                    mma_bf16(o[2 * np + 1], pa, vb[2], vb[3]);
+                }
+            }
+        }
+        __syncthreads();  // stage s is free again
+        if (threadIdx.x == 0 && it + STAGES < my_stages)
+            load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table,
+                       (stage_begin + it + STAGES) * TOKENS_PER_STAGE, valid_pages);
+    }
+
+    // ---- the warps meet in shared memory, [warp][row][dim] ---------------------------------------
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        l[half] += __shfl_xor_sync(0xffffffffu, l[half], 1);
+        l[half] += __shfl_xor_sync(0xffffffffu, l[half], 2);
+    }
+    float* merge_o = reinterpret_cast<float*>(smem);            // [WARPS][MAX_ROWS][HEAD_DIM]
+    float* merge_ml = merge_o + WARPS * MAX_ROWS * HEAD_DIM;     // [WARPS][MAX_ROWS][2]
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int row = g + 8 * half;
+        float* dst = merge_o + (warp * MAX_ROWS + row) * HEAD_DIM;
+#pragma unroll
+        for (int n = 0; n < NT_O; ++n) *reinterpret_cast<float2*>(dst + 8 * n + 2 * t) = make_float2(o[n][2 * half], o[n][2 * half + 1]);
+        if (t == 0) { merge_ml[(warp * MAX_ROWS + row) * 2] = m[half]; merge_ml[(warp * MAX_ROWS + row) * 2 + 1] = l[half]; }
+    }
+    __syncthreads();
+    const long long group_at = (long long)b * p.heads_kv + hkv;
+    for (int i = threadIdx.x; i < rows * HEAD_DIM; i += THREADS) {
+        const int row = i / HEAD_DIM, d = i % HEAD_DIM;
+        float mm = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) mm = fmaxf(mm, merge_ml[(w * MAX_ROWS + row) * 2]);
+        float ll = 0.f, acc = 0.f;
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) {
+            const float mw = merge_ml[(w * MAX_ROWS + row) * 2];
+            const float f = mw == -INFINITY ? 0.f : exp2f(mw - mm);
+            ll = fmaf(merge_ml[(w * MAX_ROWS + row) * 2 + 1], f, ll);
+            acc = fmaf(merge_o[(w * MAX_ROWS + row) * HEAD_DIM + d], f, acc);
+        }
+        if (splits == 1) {
+            p.out[((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM + d] =
+                f32_to_bf16(ll > 0.f ? acc / ll : 0.f);
+        } else {
+            const long long at = (group_at * splits + split) * MAX_ROWS + row;
+            p.partial_o[at * HEAD_DIM + d] = acc;
+            if (d == 0) { p.partial_ml[at * 2] = mm; p.partial_ml[at * 2 + 1] = ll; }
+        }
+    }
+    if (splits == 1) return;
+    __threadfence();  // partials visible device-wide before this CTA counts itself in
+    __syncthreads();
+    if (threadIdx.x == 0) last_cta = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
+    __syncthreads();
+    if (!last_cta) return;
+    reduce_splits(p, group_at, splits, rows, q_begin, G, heads_q, hkv, warp, lane, WARPS);
+}
