@@ -1,7 +1,9 @@
 """labkit's decode kernel on the GPU against exact attention, every element, fresh random inputs.
 
-Error bound: the output is bf16 (relative rounding 2^-9) of a convex combination of N(0, 1) V rows,
-and the fp32 online softmax adds ~1e-6; so |out - ref| <= 2^-8 |ref| + 2e-3 for every element.
+Error bound, per element: the output is rounded to bf16 (2^-9 relative); the tensor-core kernel also
+rounds P to bf16 before P.V (2^-9 relative per term, and terms can cancel), so the bound scales with
+the terms' magnitude M = sum_k p_k |v_k| / sum_k p_k, not with |ref|: |out - ref| <= 2^-8 (|ref| + M)
++ 1e-3 (the fp32 softmax adds ~1e-6).
 """
 
 import numpy as np
@@ -24,12 +26,13 @@ CASES = {
 def _check(x, run):
     g = x.geometry
     ref = decode_reference(x, g.head_dim ** -0.5)
+    magnitude = decode_reference(x, g.head_dim ** -0.5, magnitude=True)
     used = int(x.cu_seqlens_q[-1])
     out = run.out
     assert np.isfinite(out[:used]).all(), "unwritten or non-finite output rows"
     assert np.isnan(out[used:]).all(), "rows past the call's query tokens were written"
     err = np.abs(out[:used] - ref[:used])
-    bound = 2.0 ** -8 * np.abs(ref[:used]) + 2e-3
+    bound = 2.0 ** -8 * (np.abs(ref[:used]) + magnitude[:used]) + 1e-3
     worst = np.unravel_index(np.argmax(err - bound), err.shape)
     assert (err <= bound).all(), \
         f"max err {err.max():.3g} at {worst} (ref {ref[:used][worst]:.4g}), splits {run.splits}"

@@ -114,3 +114,11 @@ def test_kernel_variant_follows_head_dim_and_rows():
     assert kernel_build(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8)).variant == "fma"  # 64 rows
     with pytest.raises(ArgumentError, match="kernel variant mma: head_dim 128 and at most 16 rows"):
         kernel_build(DecodeGeometry(**SEED_LIKE), variant="mma")
+
+
+def test_reference_magnitude_bounds_the_output():
+    g = DecodeGeometry(batch=2, heads_q=4, heads_kv=2, head_dim=128, page_size=16, max_pages=4, num_pages=8)
+    x = make_inputs(g, seq_lens=[50, 9], seed=4)
+    ref = decode_reference(x, g.head_dim ** -0.5)
+    mag = decode_reference(x, g.head_dim ** -0.5, magnitude=True)
+    assert (mag >= np.abs(ref) - 1e-12).all() and (mag > 0).all()

@@ -5,8 +5,11 @@ import numpy as np
 from .inputs import DecodeInputs, bf16_to_f32
 
 
-def decode_reference(x: DecodeInputs, sm_scale: float) -> np.ndarray:
-    """Output rows [q_tokens, Hq, D] in float64 for the tokens the call has (others: NaN)."""
+def decode_reference(x: DecodeInputs, sm_scale: float, *, magnitude: bool = False) -> np.ndarray:
+    """Output rows [q_tokens, Hq, D] in float64 for the tokens the call has (others: NaN).
+
+    ``magnitude``: sum_k p_k |v_k| instead (the scale of the terms behind each output element: an
+    error bound for bf16 P must use it where the terms cancel)."""
     g = x.geometry
     q = bf16_to_f32(x.q).astype(np.float64)
     out = np.full(q.shape, np.nan)
@@ -15,6 +18,7 @@ def decode_reference(x: DecodeInputs, sm_scale: float) -> np.ndarray:
         pages = x.page_table[b, : -(-n // g.page_size)]
         k = bf16_to_f32(x.k[pages]).astype(np.float64)  # [pages, Hkv, P, D]
         v = bf16_to_f32(x.v[pages]).astype(np.float64)
+        v = np.abs(v) if magnitude else v
         k = k.transpose(1, 0, 2, 3).reshape(g.heads_kv, -1, g.head_dim)[:, :n]  # [Hkv, n, D]
         v = v.transpose(1, 0, 2, 3).reshape(g.heads_kv, -1, g.head_dim)[:, :n]
         q_len = hi - lo
