@@ -19,6 +19,7 @@ from .geometry import DecodeGeometry, KernelBuild, kernel_build
 ENTRY = "paged_decode"
 PARAM_BYTES = 384  # sizeof(Params): 352 B of fields, padded to the maps' 64-B alignment
 THREADS = 128
+MAX_SPLITS = 256  # MAX_SPLITS in kernels/paged_decode.cuh (the reduction's weights in shared memory)
 
 
 def _f32_bits(x: float) -> int:
@@ -44,8 +45,9 @@ def _maps(g: DecodeGeometry) -> tuple[dict, list, list]:
 def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None,
                   kernel: KernelBuild | None = None) -> dict:
     """The manifest of one decode call with ``splits`` KV splits per (sequence, KV head)."""
-    if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= min(g.max_pages, 65535):
-        raise ArgumentError(f"splits {splits!r}: expected 1..{min(g.max_pages, 65535)} (at most one per page)")
+    top = min(g.max_pages, MAX_SPLITS)
+    if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= top:
+        raise ArgumentError(f"splits {splits!r}: expected 1..{top} (at most one per page, and {MAX_SPLITS})")
     kb = kernel or kernel_build(g)
     scale = g.head_dim ** -0.5 if sm_scale is None else sm_scale
     pool, kv_args, (dims, strides) = _maps(g)

@@ -77,28 +77,39 @@ __device__ __forceinline__ void wait_bar(unsigned long long* bar, unsigned parit
 
 // ---- the last CTA of a (sequence, kv head) combines every split's (max, sum, O) ------------------
 // partial_o rows are [(group * splits + split) * MAX_ROWS + row][HEAD_DIM]; written before the counter.
+// Per row: the lanes take the splits to find the weights 2^(m_s - M) / L once (in shared memory),
+// then take the dims, each summing its splits with independent loads.
+constexpr int MAX_SPLITS = 256;  // labkit.workloads.decode.build refuses more
+
 __device__ __forceinline__ void reduce_splits(const Params& p, long long group_at, int splits, int rows, int q_begin,
                                               int G, int heads_q, int hkv, int warp, int lane, int warps) {
+    __shared__ float weight[4][MAX_SPLITS];
     __threadfence();
     for (int row = warp; row < rows; row += warps) {
+        const float* ml = p.partial_ml + (group_at * splits * MAX_ROWS + row) * 2;  // split s at ml[s * MAX_ROWS * 2]
         float mm = -INFINITY;
-        for (int sp = 0; sp < splits; ++sp) mm = fmaxf(mm, __ldcg(p.partial_ml + ((group_at * splits + sp) * MAX_ROWS + row) * 2));
+        for (int sp = lane; sp < splits; sp += 32) mm = fmaxf(mm, __ldcg(ml + (long long)sp * MAX_ROWS * 2));
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) mm = fmaxf(mm, __shfl_xor_sync(0xffffffffu, mm, off));
         float ll = 0.f;
-        for (int sp = 0; sp < splits; ++sp) {
-            const float ms = __ldcg(p.partial_ml + ((group_at * splits + sp) * MAX_ROWS + row) * 2);
-            ll = fmaf(__ldcg(p.partial_ml + ((group_at * splits + sp) * MAX_ROWS + row) * 2 + 1),
-                      ms == -INFINITY ? 0.f : exp2f(ms - mm), ll);
+        for (int sp = lane; sp < splits; sp += 32) {
+            const float ms = __ldcg(ml + (long long)sp * MAX_ROWS * 2);
+            const float f = ms == -INFINITY ? 0.f : exp2f(ms - mm);
+            weight[warp][sp] = f;
+            ll = fmaf(__ldcg(ml + (long long)sp * MAX_ROWS * 2 + 1), f, ll);
         }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) ll += __shfl_xor_sync(0xffffffffu, ll, off);
+        __syncwarp();
         const float inv = ll > 0.f ? 1.f / ll : 0.f;
+        const float* po = p.partial_o + (group_at * splits * MAX_ROWS + row) * HEAD_DIM;
         unsigned short* dst = p.out + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM;
         for (int d = lane; d < HEAD_DIM; d += 32) {
             float acc = 0.f;
-            for (int sp = 0; sp < splits; ++sp) {
-                const long long at = (group_at * splits + sp) * MAX_ROWS + row;
-                const float ms = __ldcg(p.partial_ml + at * 2);
-                acc = fmaf(__ldcg(p.partial_o + at * HEAD_DIM + d), ms == -INFINITY ? 0.f : exp2f(ms - mm), acc);
-            }
+#pragma unroll 8
+            for (int sp = 0; sp < splits; ++sp) acc = fmaf(__ldcg(po + (long long)sp * MAX_ROWS * HEAD_DIM + d), weight[warp][sp], acc);
             dst[d] = f32_to_bf16(acc * inv);
         }
+        __syncwarp();
     }
 }
