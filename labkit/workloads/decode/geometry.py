@@ -176,11 +176,13 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
                    min_pages_per_split: int | None = None, kernel: KernelBuild | None = None) -> int:
     """KV splits per (sequence, KV head): as many as fill one wave of ``sms x ctas_per_sm`` CTA slots
     without starting a second (measured on the H200: batch 8 x 8k ran 2.05 TB/s at 2 splits = 128
-    CTAs and 1.52 at 3 = 192 CTAs, 1.45 waves), never fewer than 1024 tokens per split (batch 1 x 8k
-    was fastest at 8 splits: partials and the last CTA's reduction cost more than more CTAs win),
+    CTAs and 1.52 at 3 = 192 CTAs, 1.45 waves), at least 1024 tokens per split from 8k tokens up (batch 1 x
+    8k: 1.43 TB/s at 8 splits, 0.90 at 32: partials and the reduction cost more than more CTAs win)
+    and 256 for short sequences, where latency wants the splits,
     never more splits than pages."""
     pages = g.max_pages if seq_pages is None else seq_pages
-    min_pages = min_pages_per_split or max(1, 1024 // g.page_size)
+    min_tokens = min(1024, max(256, pages * g.page_size // 8))  # short sequences: latency wants splits
+    min_pages = min_pages_per_split or max(1, min_tokens // g.page_size)
     if ctas_per_sm is None:  # shared memory decides: 228 KB per SM, ~4 KB of it static per CTA
         ctas_per_sm = max(1, (228 * 1024) // ((kernel or kernel_build(g)).dynamic_smem_bytes + 4096))
     units = g.batch * g.heads_kv
