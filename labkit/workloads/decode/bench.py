@@ -39,21 +39,22 @@ def _gpu_fill(g: DecodeGeometry, seq_len: int, seed: int):
 
 def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8, page_size: int = 64,
                 splits: int | None = None, iterations: int = 20, variant: str | None = None,
-                row_warps: int | None = None) -> dict:
-    """Time one decode call (cold L2); returns its row."""
+                row_warps: int | None = None, mode: str = "cold") -> dict:
+    """Time one decode call (cold L2; ``graph``: replayed in a CUDA graph, L2 warm); returns its row."""
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
     kb = kernel_build(g, variant=variant, row_warps=row_warps)
     with tempfile.TemporaryDirectory() as tmp:
         runner, s = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), variant=variant,
                                   row_warps=row_warps)
         runner.run_once()
-        t = runner.time(iterations=iterations)["decode/paged"]
+        t = runner.time(iterations=iterations, mode=mode)["decode/paged"]
         del runner
     cupy().get_default_memory_pool().free_all_blocks()
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
     return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}", "splits": s,
             "kernel": f"{kb.variant}/{kb.row_warps}",
-            "kv_MB": nbytes / 1e6, "p50_us": t.stats.p50_s * 1e6, "TBps": nbytes / t.stats.p50_s / 1e12}
+            "kv_MB": nbytes / 1e6, "p50_us": t.stats.p50_s * 1e6, "TBps": nbytes / t.stats.p50_s / 1e12,
+            "mode": mode}
 
 
 def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict]:
@@ -91,7 +92,7 @@ def check_once() -> float:
 
 
 def render(rows: list[dict], title: str) -> str:
-    cols = ["batch", "kv_len", "head_dim", "heads", "splits", "kernel", "kv_MB", "p50_us", "TBps"]
+    cols = ["batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps"]
     extra = ["heuristic"] if rows and "heuristic" in rows[0] else []
     lines = [title, "  ".join(f"{c:>9}" for c in cols + extra)]
     for r in rows:

@@ -32,7 +32,9 @@ def _bench(args) -> int:
     points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
     rows = [bench_point(b, n, d, iterations=args.iterations, variant=v) for b, n, d in points
             if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES for v in args.variant or (None,) if v != "mma" or d == 128]
-    rows.append({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations), "heads": "24/4 seed"})
+    for mode in ("cold", "graph"):  # the seed-sized call, and its launch-bound replay in a CUDA graph
+        rows.append({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations, mode=mode),
+                     "heads": "24/4 seed"})
     print(render(rows, "paged decode, page 64, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
     sweeps = {}
     if args.sweep_splits:
