@@ -32,6 +32,17 @@ def _bench(args) -> int:
     points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
     rows = [bench_point(b, n, d, iterations=args.iterations, variant=v) for b, n, d in points
             if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES for v in args.variant or (None,) if v != "mma" or d == 128]
+    if args.peers:
+        from .peers import PEERS, peer_rates
+
+        for row in rows:
+            rates = peer_rates(row["batch"], row["kv_len"], row["head_dim"], iterations=args.iterations)
+            row.update(rates)
+            best = max((v for v in rates.values() if isinstance(v, float)), default=None)
+            row["x_best_peer"] = row["TBps"] / best if best else "-"
+        notes = {p: r[p] for r in rows for p in PEERS if not isinstance(r.get(p), float)}
+        for p, why in notes.items():
+            print(f"peer {p}: {why}")
     for mode in ("cold", "graph"):  # the seed-sized call, and its launch-bound replay in a CUDA graph
         rows.append({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations, mode=mode),
                      "heads": "24/4 seed"})
@@ -67,6 +78,7 @@ def register(sub) -> None:
     p.add_argument("--sweep-splits", action="store_true", help="also time every split count at two points")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
     p.add_argument("--out", type=output_path("--out"), default=None, help="also write the results as JSON")
+    p.add_argument("--peers", action="store_true", help="also time torch SDPA (cuDNN, flash) and FA3 on contiguous K/V")
     p.add_argument("--variant", choices=("mma", "fma"), action="append",
                    help="time this kernel (tensor cores or CUDA cores) instead of the default; repeatable")
     p.set_defaults(fn=_bench)

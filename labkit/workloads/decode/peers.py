@@ -1,0 +1,63 @@
+"""The peers a decode kernel is measured against, on the same shape in the same process: torch SDPA
+(cuDNN and flash backends) and FlashAttention-3 (PyPI ``fa3-fwd``, non-paged) on contiguous K/V,
+one query token, GQA, cold L2. A peer that is absent or refuses the shape is reported as such."""
+
+from ...cuda import cupy
+from ...timing import time_gpu
+
+PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3")
+
+
+def _on_timing_stream(call):
+    """``call`` wrapped so torch launches on CuPy's current stream (the one time_gpu times)."""
+    import torch
+
+    def run():
+        with torch.cuda.stream(torch.cuda.ExternalStream(cupy().cuda.get_current_stream().ptr)):
+            call()
+    return run
+
+
+def peer_rates(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
+               iterations: int = 20) -> dict[str, float | str]:
+    """K+V TB/s of each peer (contiguous K/V, q_len 1), or why it did not run."""
+    try:
+        import torch
+    except ImportError:
+        return {name: "torch not importable" for name in PEERS}
+    out = _measure(batch, kv_len, head_dim, heads_q, heads_kv, iterations)
+    torch.cuda.empty_cache()  # the peers' K/V copies are gone: give the memory back for the next point
+    return out
+
+
+def _measure(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, iterations: int) -> dict:
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    out: dict[str, float | str] = {}
+    nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    q = torch.randn(batch, 1, heads_q, head_dim, device="cuda", dtype=torch.bfloat16, generator=gen)
+    k = torch.randn(batch, kv_len, heads_kv, head_dim, device="cuda", dtype=torch.bfloat16, generator=gen)
+    v = torch.randn(batch, kv_len, heads_kv, head_dim, device="cuda", dtype=torch.bfloat16, generator=gen)
+    qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))  # SDPA takes [B, H, N, D]
+    calls = {f"sdpa_{name.lower()}": (lambda b=backend: _sdpa(qt, kt, vt, b))
+             for name, backend in (("CUDNN", SDPBackend.CUDNN_ATTENTION), ("FLASH", SDPBackend.FLASH_ATTENTION))}
+
+    def _sdpa(qq, kk, vv, backend):
+        with sdpa_kernel([backend]):
+            torch.nn.functional.scaled_dot_product_attention(qq, kk, vv, enable_gqa=True)
+
+    try:
+        from fa3_fwd_interface import flash_attn_func
+
+        calls["fa3"] = lambda: flash_attn_func(q, k, v, num_splits=0)  # 0: its own split heuristic
+    except Exception as exc:  # noqa: BLE001 - an optional peer: say why it is missing
+        out["fa3"] = f"not available ({type(exc).__name__}: {str(exc)[:60]})"
+    for name, call in calls.items():
+        try:
+            t = time_gpu(_on_timing_stream(call), name=f"peer/{name}", iterations=iterations, min_time_s=0.1)
+            out[name] = nbytes / t.stats.p50_s / 1e12
+        except Exception as exc:  # noqa: BLE001 - a peer refusing a shape is a result, not a failure
+            out[name] = f"{type(exc).__name__}: {str(exc)[:60]}"
+    return out
