@@ -43,8 +43,6 @@ def _check(x, run):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_decode_matches_exact_attention(name, variant):
     g, lens = CASES[name]
-    if variant == "mma" and g.head_dim != 128:
-        pytest.skip("the tensor-core kernel is head_dim 128 only")
     x = make_inputs(g, seq_lens=lens, seed=sorted(CASES).index(name))
     errs = [_check(x, run_decode(x, splits=s, variant=variant)) for s in sorted({1, 3, min(g.max_pages, 16)})]
     print(name, variant, "max err per splits:", errs)

@@ -98,7 +98,7 @@ def test_builds_compile_and_their_manifests_validate_offline(geometry, layout, t
 
 
 def test_kernel_build_and_split_heuristic():
-    seed_kb = kernel_build(DecodeGeometry(**SEED_LIKE))
+    seed_kb = kernel_build(DecodeGeometry(**SEED_LIKE), variant="fma")
     assert seed_kb.max_rows == 8 and seed_kb.row_warps == 2
     kb = kernel_build(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8))  # 64 rows: 4 row warps of 16
     assert (kb.rows_per_warp, kb.row_warps) == (16, 4)
@@ -110,10 +110,11 @@ def test_kernel_build_and_split_heuristic():
 
 def test_kernel_variant_follows_head_dim_and_rows():
     assert kernel_build(geometry_for(8, 8192)).variant == "mma"  # d128, 4 rows: tensor cores
-    assert kernel_build(DecodeGeometry(**SEED_LIKE)).variant == "fma"  # d256
-    assert kernel_build(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8)).variant == "fma"  # 64 rows
-    with pytest.raises(ArgumentError, match="kernel variant mma: head_dim 128 and at most 16 rows"):
-        kernel_build(DecodeGeometry(**SEED_LIKE), variant="mma")
+    assert kernel_build(DecodeGeometry(**SEED_LIKE)).variant == "mma"  # d256, 6 rows
+    wide = DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8)  # 64 rows: CUDA cores
+    assert kernel_build(wide).variant == "fma"
+    with pytest.raises(ArgumentError, match="kernel variant mma: at most 16 rows"):
+        kernel_build(wide, variant="mma")
 
 
 def test_reference_magnitude_bounds_the_output():

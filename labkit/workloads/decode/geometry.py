@@ -101,7 +101,7 @@ class DecodeGeometry:
 class KernelBuild:
     """Compile-time shape of the kernel for a geometry (which source, its -D options) and its launch.
 
-    ``variant``: ``mma`` (tensor cores, paged_decode_mma.cu: head_dim 128, up to 16 rows) or ``fma``
+    ``variant``: ``mma`` (tensor cores, paged_decode_mma.cu: up to 16 rows) or ``fma``
     (CUDA cores, paged_decode.cu: everything else)."""
 
     variant: str
@@ -148,16 +148,16 @@ VARIANTS = ("mma", "fma")
 
 
 def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: int | None = None) -> KernelBuild:
-    """Tensor cores (``mma``) for head_dim 128 and at most 16 rows, else CUDA cores (``fma``): there
+    """Tensor cores (``mma``) for at most 16 rows, else CUDA cores (``fma``): there
     warps split the rows when one warp would hold too many (registers) or a stage would not fit, and
     the others split the keys, 32 each. Stages fill up to ``STAGE_BUDGET`` bytes (2..4 of them)."""
     if variant is None:
-        variant = "mma" if g.head_dim == 128 and g.rows <= 16 and row_warps is None else "fma"
+        variant = "mma" if g.rows <= 16 and row_warps is None else "fma"
     if variant not in VARIANTS:
         raise ArgumentError(f"kernel variant {variant!r}: expected one of {', '.join(VARIANTS)}")
     if variant == "mma":
-        if g.head_dim != 128 or g.rows > 16:
-            raise ArgumentError(f"kernel variant mma: head_dim 128 and at most 16 rows (have {g.head_dim}, {g.rows})")
+        if g.rows > 16:
+            raise ArgumentError(f"kernel variant mma: at most 16 rows (have {g.rows})")
         kb = KernelBuild("mma", 16, 1, 16, 2, g.head_dim, g.page_size)
     else:
         rows = 1 << max(0, math.ceil(math.log2(g.rows)))  # a power of two: 1, 2, 4 ... 64
@@ -183,8 +183,8 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
     pages = g.max_pages if seq_pages is None else seq_pages
     min_tokens = min(1024, max(256, pages * g.page_size // 8))  # short sequences: latency wants splits
     min_pages = min_pages_per_split or max(1, min_tokens // g.page_size)
-    if ctas_per_sm is None:  # shared memory decides: 228 KB per SM, ~4 KB of it static per CTA
-        ctas_per_sm = max(1, (228 * 1024) // ((kernel or kernel_build(g)).dynamic_smem_bytes + 4096))
+    if ctas_per_sm is None:  # shared memory decides: 228 KB per SM, up to ~13 KB of it static per CTA
+        ctas_per_sm = max(1, (228 * 1024) // ((kernel or kernel_build(g)).dynamic_smem_bytes + 13 * 1024))
     units = g.batch * g.heads_kv
     want = max(1, (sms * ctas_per_sm) // units)
     return max(1, min(want, pages // min_pages if pages >= min_pages else 1, 256))  # 256: MAX_SPLITS

@@ -1,9 +1,9 @@
-// paged_decode_mma.cu: labkit's paged-KV, split-KV decode attention on tensor cores (sm_90, head_dim 128).
+// paged_decode_mma.cu: labkit's paged-KV, split-KV decode attention on tensor cores (sm_90, head_dim 128/256).
 //
 // Same ABI, grid, tensor maps and split reduction as paged_decode.cu (paged_decode.cuh), same math
 // (bf16 in and out, fp32 exp2 online softmax), for up to 16 rows (q tokens x q heads per KV head).
 // Each warp owns KEYS_PER_WARP keys of every stage and all 16 (padded) rows:
-//   S = Q K^T   mma.m16n8k16 bf16 -> fp32; A = Q (registers, loaded once), B = K rows by ldmatrix
+//   S = Q K^T   mma.m16n8k16 bf16 -> fp32; A = Q by ldmatrix (staged once, padded rows), B = K rows by ldmatrix
 //   P = exp2(S * scale*log2e - m) per row; the S accumulators become P.V's A operand in registers
 //   O += P V    mma.m16n8k16; B = V by ldmatrix.trans (keys are the k dimension)
 // Fragment layouts (PTX ISA, mma.m16n8k16): lane = 4 * g + t; C holds (row g | g + 8, col 2t, 2t + 1);
@@ -42,7 +42,8 @@ constexpr unsigned STAGE_BYTES = 2 * TILE_ELEMS * 2;
 constexpr int NT_S = KEYS_PER_WARP / 8;   // S n-tiles (8 keys each)
 constexpr int NT_O = HEAD_DIM / 8;        // O n-tiles (8 dims each)
 constexpr int KS_Q = HEAD_DIM / 16;       // k-steps of Q K^T
-static_assert(HEAD_DIM == 128, "the tensor-core build holds O for head_dim 128");
+static_assert(HEAD_DIM == 128 || HEAD_DIM == 256, "head_dim 128 or 256");
+constexpr int Q_STRIDE = HEAD_DIM + 8;    // bf16 per staged q row: +16 B keeps ldmatrix conflict-free
 static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per warp");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
@@ -72,6 +73,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     extern __shared__ unsigned char smem_raw[];
     __shared__ alignas(8) unsigned long long full[STAGES];
     __shared__ int last_cta;
+    __shared__ alignas(16) unsigned short q_s[MAX_ROWS * Q_STRIDE];  // q rows (bf16), zero past `rows`
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
                                                            ~1023ull);  // swizzle atoms are 1024-B aligned
 
@@ -104,23 +106,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                        valid_pages);
     }
 
-    // Q as A fragments, once: qa[ks] = {(g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)} of k-step ks
-    unsigned qa[KS_Q][4];
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-        const int row = g + 8 * half;
-        const unsigned* src = reinterpret_cast<const unsigned*>(
-            p.q + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM);
-#pragma unroll
-        for (int ks = 0; ks < KS_Q; ++ks) {
-            qa[ks][half] = row < rows ? src[(16 * ks + 2 * t) / 2] : 0u;
-            qa[ks][2 + half] = row < rows ? src[(16 * ks + 8 + 2 * t) / 2] : 0u;
-        }
+    for (int i = threadIdx.x; i < MAX_ROWS * HEAD_DIM / 8; i += THREADS) {  // 16-byte pieces of q rows
+        const int row = i / (HEAD_DIM / 8), d = 8 * (i % (HEAD_DIM / 8));
+        uint4 w = make_uint4(0, 0, 0, 0);
+        if (row < rows)
+            w = *reinterpret_cast<const uint4*>(p.q + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) *
+                                                          HEAD_DIM + d);
+        *reinterpret_cast<uint4*>(q_s + row * Q_STRIDE + d) = w;
     }
     float o[NT_O][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows g and g + 8
 #pragma unroll
     for (int n = 0; n < NT_O; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-    __syncthreads();  // barriers initialised before anyone waits
+    __syncthreads();  // barriers initialised and q staged before anyone reads them
 
     const int last_pos_base = seq_len - q_len;
     for (int it = 0; it < my_stages; ++it) {
@@ -139,17 +136,22 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                 }
                 __syncwarp();
             }
-            // S = Q K^T: ldmatrix.x4 gives two k-steps of one 8-key n-tile
+            // S = Q K^T: per pair of k-steps, Q's two A fragments, then each 8-key n-tile's B by one ldmatrix.x4
             float sc[NT_S][4];
 #pragma unroll
-            for (int nt = 0; nt < NT_S; ++nt) {
-                sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
+            for (int nt = 0; nt < NT_S; ++nt) sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
 #pragma unroll
-                for (int kp = 0; kp < KS_Q / 2; ++kp) {
+            for (int kp = 0; kp < KS_Q / 2; ++kp) {
+                unsigned qa[2][4];  // A: (g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8) of k-steps 2kp, 2kp + 1
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                    ldmatrix_x4(qa[h], q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 32 * kp + 16 * h + 8 * (lane / 16));
+#pragma unroll
+                for (int nt = 0; nt < NT_S; ++nt) {
                     unsigned kb[4];
                     ldmatrix_x4(kb, kt + tile_offset(t0 + 8 * nt + lane % 8, 32 * kp + 8 * (lane / 8)));
-                    mma_bf16(sc[nt], qa[2 * kp], kb[0], kb[1]);
-                    mma_bf16(sc[nt], qa[2 * kp + 1], kb[2], kb[3]);
+                    mma_bf16(sc[nt], qa[0], kb[0], kb[1]);
+                    mma_bf16(sc[nt], qa[1], kb[2], kb[3]);
                 }
             }
             // online softmax: a row's 16 or 32 keys sit in the 4 lanes of its quad
