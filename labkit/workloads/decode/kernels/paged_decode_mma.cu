@@ -44,6 +44,9 @@ constexpr int NT_O = HEAD_DIM / 8;        // O n-tiles (8 dims each)
 constexpr int KS_Q = HEAD_DIM / 16;       // k-steps of Q K^T
 static_assert(HEAD_DIM == 128 || HEAD_DIM == 256, "head_dim 128 or 256");
 constexpr int Q_STRIDE = HEAD_DIM + 8;    // bf16 per staged q row: +16 B keeps ldmatrix conflict-free
+// head_dim 128: Q's A fragments stay in 32 registers for the whole call (a lone CTA, e.g. batch 1,
+// ran 1.5x slower re-reading them per chunk); head_dim 256 needs those registers for O.
+constexpr bool Q_IN_REGISTERS = HEAD_DIM == 128;
 static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per warp");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
@@ -118,6 +121,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
 #pragma unroll
     for (int n = 0; n < NT_O; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
     __syncthreads();  // barriers initialised and q staged before anyone reads them
+    const unsigned short* q_row = q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 8 * (lane / 16);
+    unsigned q_regs[Q_IN_REGISTERS ? KS_Q : 1][4];
+    if constexpr (Q_IN_REGISTERS) {
+#pragma unroll
+        for (int ks = 0; ks < KS_Q; ++ks) ldmatrix_x4(q_regs[ks], q_row + 16 * ks);
+    }
 
     const int last_pos_base = seq_len - q_len;
     for (int it = 0; it < my_stages; ++it) {
@@ -144,8 +153,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
             for (int kp = 0; kp < KS_Q / 2; ++kp) {
                 unsigned qa[2][4];  // A: (g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8) of k-steps 2kp, 2kp + 1
 #pragma unroll
-                for (int h = 0; h < 2; ++h)
-                    ldmatrix_x4(qa[h], q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 32 * kp + 16 * h + 8 * (lane / 16));
+                for (int h = 0; h < 2; ++h) {
+                    if constexpr (Q_IN_REGISTERS) {
+#pragma unroll
+                        for (int j = 0; j < 4; ++j) qa[h][j] = q_regs[2 * kp + h][j];
+                    } else {
+                        ldmatrix_x4(qa[h], q_row + 32 * kp + 16 * h);
+                    }
+                }
 #pragma unroll
                 for (int nt = 0; nt < NT_S; ++nt) {
                     unsigned kb[4];
