@@ -147,3 +147,47 @@ def param_block(rows, size: int, *, title: str = "", ax=None):
     written = sum(r.size for r in rows)
     ax.set_title(title or f"{size} B parameter block: {written} B written by {len(rows)} fields")
     return fig
+
+
+_PEER_STYLE = {"sdpa_cudnn": ("s", "torch SDPA cuDNN"), "sdpa_flash": ("^", "torch SDPA flash"),
+               "fa3": ("D", "FlashAttention-3")}
+
+
+def decode_bandwidth(rows: list[dict], ceiling_TBps: float, *, title: str = "paged decode", ax=None):
+    """K+V TB/s against KV bytes read (log axis), labkit's kernel and its peers (contiguous K/V),
+    with the measured copy bandwidth as the ceiling; labels give batch x kv_len."""
+    fig, ax = _axes(ax, figsize=(8, 4.2))
+    mb = [r["kv_MB"] for r in rows]
+    ax.plot(mb, [r["TBps"] for r in rows], "o", color="C0", label="labkit paged decode", zorder=3)
+    for r in rows:
+        ax.annotate(f"{r['batch']}x{r['kv_len']}", (r["kv_MB"], r["TBps"]), xytext=(4, -9), textcoords="offset points",
+                    fontsize=6, color="C0")
+    for i, (key, (marker, label)) in enumerate(_PEER_STYLE.items(), start=1):
+        pts = [(r["kv_MB"], r[key]) for r in rows if isinstance(r.get(key), float)]
+        if pts:
+            ax.plot(*zip(*pts), marker, color=f"C{i}", markerfacecolor="none", label=label)
+    ax.axhline(ceiling_TBps, color="0.4", linestyle="--", linewidth=1,
+               label=f"copy ceiling {ceiling_TBps:.2f} TB/s (read + write)")
+    ax.set_xscale("log")
+    ax.set_xlabel("K + V bytes read per call [MB] (log scale)")
+    ax.set_ylabel("K + V read rate [TB/s]")
+    ax.set_ylim(0, ceiling_TBps * 1.1)
+    ax.set_title(title)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=7)
+    return fig
+
+
+def split_sweep(rows: list[dict], *, title: str = "split sweep", ax=None):
+    """K+V TB/s against the split count (log2 axis), the heuristic's choice marked."""
+    fig, ax = _axes(ax, figsize=(6, 3.6))
+    xs, ys = [r["splits"] for r in rows], [r["TBps"] for r in rows]
+    ax.plot(xs, ys, "o-", color="C0", label="measured")
+    pick = [(r["splits"], r["TBps"]) for r in rows if r.get("heuristic")]
+    if pick:
+        ax.plot(*zip(*pick), "*", color="C5", markersize=14, label="heuristic's choice", zorder=3)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("KV splits per (sequence, KV head)")
+    ax.set_ylabel("K + V read rate [TB/s]")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return fig

@@ -22,6 +22,8 @@ OUTPUTS = {
     "01_decode_manifest": (("param_block",), ("device_run.json", "proof_run.json", "param_block.csv")),
     "02_sage2_phases": (("phase_dots_vs_seed", "tail_study"), ("report.json", "checks.csv", "scheduler.csv",
                                                                "tail_study.csv", "precision.csv")),
+    "03_decode": (("decode_bandwidth", "split_sweep"), ("manifests.csv", "correctness.json", "bandwidth.json",
+                                                       "splits.json", "correctness.csv", "bandwidth.csv")),
 }
 
 

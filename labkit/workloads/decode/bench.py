@@ -59,7 +59,8 @@ def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, he
 
 def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict]:
     """Every power-of-two split count up to one per page, and the heuristic's choice marked."""
-    g = geometry_for(batch, kv_len, head_dim=head_dim)
+    shape = {k: kw[k] for k in ("heads_q", "heads_kv", "page_size") if k in kw}
+    g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
     pick = default_splits(g, kernel=kernel_build(g, variant=kw.get("variant"), row_warps=kw.get("row_warps")))
     rows = []
     for s in sorted({2 ** i for i in range(12) if 2 ** i <= g.max_pages} | {pick}):

@@ -1,0 +1,84 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 - Paged-KV decode on this GPU
+#
+# labkit's own split-KV decode kernels (`labkit/workloads/decode/kernels/`: tensor cores for up to
+# 16 query rows per KV head, CUDA cores beyond), run through the manifest runner like any cubin:
+# the seed's manifest beside ours, correctness against exact attention, K+V bandwidth against the
+# copy ceiling and the peers (torch SDPA, FlashAttention-3 on contiguous K/V), and a split sweep.
+
+# %% tags=["parameters"]
+from labkit.params import Choice, File, Int, IntList, Text  # parameter types: `labkit nb params 03` lists them
+
+source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
+out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
+batch: IntList(1, 4096) = [1, 8, 64, 256]  # sequences per call, swept
+kv_lens: IntList(1, 1048576) = [1024, 8192, 32768]  # KV tokens per sequence, swept (points over 9 GB skipped)
+head_dim: Choice("128", "256") = "128"  # head_dim of the sweep
+page_size: Choice("16", "32", "64") = "64"  # tokens per KV page
+heads: IntList(1, 256, length=2) = [32, 8]  # query heads, KV heads
+splits_at: IntList(1, 1048576, length=2) = [8, 8192]  # batch, kv_len of the split sweep
+iterations: Int(1, 1000) = 20  # timed calls per point
+seed_manifest: File(measured=False) = "data/trtllm_gen_decode_manifest_v4.json"  # the user's decode manifest
+
+# %%
+import pandas as pd
+
+import labkit
+from labkit.session import Session
+from labkit.workloads.decode import study
+
+labkit.setup_logging("WARNING")
+session = Session.start("03_decode", source=source, out_dir=out_dir, parameters={
+    "batch": batch, "kv_lens": kv_lens, "head_dim": head_dim, "page_size": page_size, "heads": heads,
+    "splits_at": splits_at, "iterations": iterations, "seed_manifest": seed_manifest})
+
+# %% [markdown]
+# ## The seed's manifest beside labkit's, for the seed's geometry (static checks, no GPU)
+
+# %%
+manifests = pd.DataFrame(study.manifest_comparison(labkit.repo_path(seed_manifest), session.out_dir / "manifest"))
+session.save_table(manifests, "manifests")
+manifests
+
+# %% [markdown]
+# ## Correctness: every element against exact float64 attention
+# Shuffled page tables with a shared page, lengths 1 and page boundaries, GQA 1/6/8, both pool
+# layouts, causal multi-token queries; one split and three. Bound per element:
+# 2^-8 (|ref| + sum p|v|) + 1e-3 (bf16 output, bf16 P in the tensor-core P.V).
+
+# %%
+checks = pd.DataFrame(session.measure("correctness", study.correctness))
+session.save_table(checks, "correctness")
+checks
+
+# %% [markdown]
+# ## Bandwidth: K+V bytes read per second, against the copy ceiling and the peers
+
+# %%
+sweep = session.measure("bandwidth", study.bandwidth, batch, kv_lens, head_dim=int(head_dim),
+                        page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations)
+fig = labkit.plot.decode_bandwidth(sweep["rows"], sweep["copy_read_plus_write_TBps"], title=session.title(
+    f"Paged decode, {heads[0]}/{heads[1]} heads, head_dim {head_dim}, page {page_size}, cold L2"))
+session.save_figure(fig, "decode_bandwidth")
+table = pd.DataFrame(sweep["rows"])
+session.save_table(table, "bandwidth")
+table
+
+# %% [markdown]
+# ## Split sweep: time against the split count, and the heuristic's choice
+
+# %%
+sweep_splits = session.measure("splits", study.splits, splits_at[0], splits_at[1], head_dim=int(head_dim),
+                               page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations)
+fig = labkit.plot.split_sweep(sweep_splits, title=session.title(
+    f"Split sweep, batch {splits_at[0]} x {splits_at[1]} tokens, head_dim {head_dim}"))
+session.save_figure(fig, "split_sweep")
+pd.DataFrame(sweep_splits)
