@@ -45,7 +45,7 @@ constexpr int KS_Q = HEAD_DIM / 16;       // k-steps of Q K^T
 static_assert(HEAD_DIM == 128 || HEAD_DIM == 256, "head_dim 128 or 256");
 constexpr int Q_STRIDE = HEAD_DIM + 8;    // bf16 per staged q row: +16 B keeps ldmatrix conflict-free
 // head_dim 128: Q's A fragments stay in 32 registers for the whole call (a lone CTA, e.g. batch 1,
-// ran 1.5x slower re-reading them per chunk); head_dim 256 needs those registers for O.
+// ran 2x slower with q staged in shared memory); head_dim 256 needs those registers for O.
 constexpr bool Q_IN_REGISTERS = HEAD_DIM == 128;
 static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per warp");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
@@ -76,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     extern __shared__ unsigned char smem_raw[];
     __shared__ alignas(8) unsigned long long full[STAGES];
     __shared__ int last_cta;
-    __shared__ alignas(16) unsigned short q_s[MAX_ROWS * Q_STRIDE];  // q rows (bf16), zero past `rows`
+    __shared__ alignas(16) unsigned short q_s[Q_IN_REGISTERS ? 8 : MAX_ROWS * Q_STRIDE];  // head_dim 256: q rows
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
                                                            ~1023ull);  // swizzle atoms are 1024-B aligned
 
@@ -109,24 +109,37 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                        valid_pages);
     }
 
-    for (int i = threadIdx.x; i < MAX_ROWS * HEAD_DIM / 8; i += THREADS) {  // 16-byte pieces of q rows
-        const int row = i / (HEAD_DIM / 8), d = 8 * (i % (HEAD_DIM / 8));
-        uint4 w = make_uint4(0, 0, 0, 0);
-        if (row < rows)
-            w = *reinterpret_cast<const uint4*>(p.q + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) *
-                                                          HEAD_DIM + d);
-        *reinterpret_cast<uint4*>(q_s + row * Q_STRIDE + d) = w;
+    // Q as A fragments: {(g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)} of each k-step. head_dim 128:
+    // straight from global memory into registers, once; head_dim 256: staged in shared memory (zero past
+    // `rows`) and read by ldmatrix per chunk.
+    unsigned q_regs[Q_IN_REGISTERS ? KS_Q : 1][4];
+    if constexpr (Q_IN_REGISTERS) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int row = g + 8 * half;
+            const unsigned* src = reinterpret_cast<const unsigned*>(
+                p.q + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM);
+#pragma unroll
+            for (int ks = 0; ks < KS_Q; ++ks) {
+                q_regs[ks][half] = row < rows ? src[(16 * ks + 2 * t) / 2] : 0u;
+                q_regs[ks][2 + half] = row < rows ? src[(16 * ks + 8 + 2 * t) / 2] : 0u;
+            }
+        }
+    } else {
+        for (int i = threadIdx.x; i < MAX_ROWS * HEAD_DIM / 8; i += THREADS) {  // 16-byte pieces of q rows
+            const int row = i / (HEAD_DIM / 8), d = 8 * (i % (HEAD_DIM / 8));
+            uint4 w = make_uint4(0, 0, 0, 0);
+            if (row < rows)
+                w = *reinterpret_cast<const uint4*>(
+                    p.q + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM + d);
+            *reinterpret_cast<uint4*>(q_s + row * Q_STRIDE + d) = w;
+        }
     }
     float o[NT_O][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows g and g + 8
 #pragma unroll
     for (int n = 0; n < NT_O; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
     __syncthreads();  // barriers initialised and q staged before anyone reads them
     const unsigned short* q_row = q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 8 * (lane / 16);
-    unsigned q_regs[Q_IN_REGISTERS ? KS_Q : 1][4];
-    if constexpr (Q_IN_REGISTERS) {
-#pragma unroll
-        for (int ks = 0; ks < KS_Q; ++ks) ldmatrix_x4(q_regs[ks], q_row + 16 * ks);
-    }
 
     const int last_pos_base = seq_len - q_len;
     for (int it = 0; it < my_stages; ++it) {
@@ -145,28 +158,33 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                 }
                 __syncwarp();
             }
-            // S = Q K^T: per pair of k-steps, Q's two A fragments, then each 8-key n-tile's B by one ldmatrix.x4
+            // S = Q K^T: each 8-key n-tile's B for two k-steps by one ldmatrix.x4
             float sc[NT_S][4];
 #pragma unroll
             for (int nt = 0; nt < NT_S; ++nt) sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
+            if constexpr (Q_IN_REGISTERS) {  // n-tile outer (measured 2x faster for a lone CTA than k outer)
 #pragma unroll
-            for (int kp = 0; kp < KS_Q / 2; ++kp) {
-                unsigned qa[2][4];  // A: (g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8) of k-steps 2kp, 2kp + 1
+                for (int nt = 0; nt < NT_S; ++nt)
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    if constexpr (Q_IN_REGISTERS) {
-#pragma unroll
-                        for (int j = 0; j < 4; ++j) qa[h][j] = q_regs[2 * kp + h][j];
-                    } else {
-                        ldmatrix_x4(qa[h], q_row + 32 * kp + 16 * h);
+                    for (int kp = 0; kp < KS_Q / 2; ++kp) {
+                        unsigned kb[4];
+                        ldmatrix_x4(kb, kt + tile_offset(t0 + 8 * nt + lane % 8, 32 * kp + 8 * (lane / 8)));
+                        mma_bf16(sc[nt], q_regs[2 * kp], kb[0], kb[1]);
+                        mma_bf16(sc[nt], q_regs[2 * kp + 1], kb[2], kb[3]);
                     }
-                }
+            } else {
 #pragma unroll
-                for (int nt = 0; nt < NT_S; ++nt) {
-                    unsigned kb[4];
-                    ldmatrix_x4(kb, kt + tile_offset(t0 + 8 * nt + lane % 8, 32 * kp + 8 * (lane / 8)));
-                    mma_bf16(sc[nt], qa[0], kb[0], kb[1]);
-                    mma_bf16(sc[nt], qa[1], kb[2], kb[3]);
+                for (int kp = 0; kp < KS_Q / 2; ++kp) {
+                    unsigned qa[2][4];  // k-steps 2kp and 2kp + 1, read once for every n-tile
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) ldmatrix_x4(qa[h], q_row + 32 * kp + 16 * h);
+#pragma unroll
+                    for (int nt = 0; nt < NT_S; ++nt) {
+                        unsigned kb[4];
+                        ldmatrix_x4(kb, kt + tile_offset(t0 + 8 * nt + lane % 8, 32 * kp + 8 * (lane / 8)));
+                        mma_bf16(sc[nt], qa[0], kb[0], kb[1]);
+                        mma_bf16(sc[nt], qa[1], kb[2], kb[3]);
+                    }
                 }
             }
             // online softmax: a row's 16 or 32 keys sit in the 4 lanes of its quad
