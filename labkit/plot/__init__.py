@@ -149,31 +149,30 @@ def param_block(rows, size: int, *, title: str = "", ax=None):
     return fig
 
 
-_PEER_STYLE = {"sdpa_cudnn": ("s", "torch SDPA cuDNN"), "sdpa_flash": ("^", "torch SDPA flash"),
-               "fa3": ("D", "FlashAttention-3")}
+_PEER_STYLE = {"sdpa_cudnn": ("s", "0.25", "torch SDPA cuDNN"), "sdpa_flash": ("^", "0.5", "torch SDPA flash"),
+               "fa3": ("D", "0.7", "FlashAttention-3")}
 
 
-def decode_bandwidth(rows: list[dict], ceiling_TBps: float, *, title: str = "paged decode", ax=None):
-    """K+V TB/s against KV bytes read (log axis), labkit's kernel and its peers (contiguous K/V),
-    with the measured copy bandwidth as the ceiling; labels give batch x kv_len."""
-    fig, ax = _axes(ax, figsize=(8, 4.2))
-    mb = [r["kv_MB"] for r in rows]
-    ax.plot(mb, [r["TBps"] for r in rows], "o", color="C0", label="labkit paged decode", zorder=3)
-    for r in rows:
-        ax.annotate(f"{r['batch']}x{r['kv_len']}", (r["kv_MB"], r["TBps"]), xytext=(4, -9), textcoords="offset points",
-                    fontsize=6, color="C0")
-    for i, (key, (marker, label)) in enumerate(_PEER_STYLE.items(), start=1):
+def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged decode", ax=None):
+    """K+V TB/s against KV bytes read (log axis): labkit's kernel as one line per batch size (points
+    along it are the kv lengths), the peers (contiguous K/V) as grey hollow markers, and the measured
+    device-to-device copy rate as a reference line."""
+    fig, ax = _axes(ax, figsize=(8, 4.4))
+    for i, b in enumerate(sorted({r["batch"] for r in rows})):
+        pts = sorted((r["kv_MB"], r["TBps"]) for r in rows if r["batch"] == b)
+        ax.plot(*zip(*pts), "o-", color=f"C{i}", label=f"labkit, batch {b}", zorder=3)
+    for key, (marker, grey, label) in _PEER_STYLE.items():
         pts = [(r["kv_MB"], r[key]) for r in rows if isinstance(r.get(key), float)]
         if pts:
-            ax.plot(*zip(*pts), marker, color=f"C{i}", markerfacecolor="none", label=label)
-    ax.axhline(ceiling_TBps, color="0.4", linestyle="--", linewidth=1,
-               label=f"copy ceiling {ceiling_TBps:.2f} TB/s (read + write)")
+            ax.plot(*zip(*pts), marker, color=grey, markerfacecolor="none", label=label)
+    ax.axhline(copy_TBps, color="0.4", linestyle="--", linewidth=1,
+               label=f"1 GiB copy, read + write: {copy_TBps:.2f} TB/s")
     ax.set_xscale("log")
-    ax.set_xlabel("K + V bytes read per call [MB] (log scale)")
+    ax.set_xlabel("K + V bytes read per call [MB] (log scale; along a line: longer sequences)")
     ax.set_ylabel("K + V read rate [TB/s]")
-    ax.set_ylim(0, ceiling_TBps * 1.1)
+    ax.set_ylim(0, max([copy_TBps, *(r["TBps"] for r in rows)]) * 1.12)
     ax.set_title(title)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=7)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=7)
     return fig
 
 
