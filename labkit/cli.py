@@ -30,7 +30,11 @@ def _device(args) -> int:
 
 def _report_show(args) -> int:
     from . import report
+    from .workloads.decode import report as decode_report
 
+    if decode_report.is_decode_report(args.file):
+        print(decode_report.show_table(decode_report.load(args.file)))
+        return 0
     r = report.load(args.file)
     print(f"{args.file}: q {list(r.q_shape)} k {list(r.k_shape)} v {list(r.v_shape)}, "
           f"{r.iterations} iterations, report_version {r.report_version}")
@@ -40,10 +44,17 @@ def _report_show(args) -> int:
 
 def _report_diff(args) -> int:
     from . import report
+    from .errors import LabkitError
+    from .workloads.decode import report as decode_report
 
-    a, b = report.load(args.a), report.load(args.b)
+    kinds = [decode_report.is_decode_report(f) for f in (args.a, args.b)]
     print(f"A = {args.a}\nB = {args.b}")
-    print(report.diff_table(a, b))
+    if kinds[0] != kinds[1]:
+        raise LabkitError("A and B are different kinds of report (one decode, one Sage2): nothing to compare")
+    if kinds[0]:
+        print(decode_report.diff_table(decode_report.load(args.a), decode_report.load(args.b)))
+    else:
+        print(report.diff_table(report.load(args.a), report.load(args.b)))
     return 0
 
 

@@ -53,10 +53,13 @@ def _bench(args) -> int:
             sweeps[f"{b}x{n}"] = split_sweep(b, n, iterations=args.iterations)
             print(render(sweeps[f"{b}x{n}"], f"split sweep, batch {b} x {n}"), flush=True)
     if args.out is not None:
-        doc = {"decode_bench_version": 1, "copy_read_plus_write_GBps": copy["memcpy"]["GBps_read_plus_write"],
+        from ..._json import Node
+        from .report import VERSION, from_node, save
+
+        doc = {"decode_report_version": VERSION, "copy_read_plus_write_GBps": copy["memcpy"]["GBps_read_plus_write"],
                "rows": rows, "split_sweeps": sweeps, "provenance": collect(timing_mode="cold")}
-        args.out.write_text(json.dumps(doc, indent=2) + "\n")
-        print(f"results: {args.out}")
+        save(from_node(Node(json.loads(json.dumps(doc)))), args.out)
+        print(f"report: {args.out} (labkit report show|diff read it)")
     return 0
 
 

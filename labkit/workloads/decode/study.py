@@ -82,5 +82,5 @@ def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> lis
                     "pack_bytes": plan.pack_size if plan else None, "grid": list(plan.grid) if plan else None,
                     "block": list(plan.block) if plan else None, "dynamic_smem": plan.shared_mem if plan else None,
                     "errors": len(res.errors), "warnings": sum(i.severity == "warning" for i in res.issues),
-                    "can_run_here_statically": res.ok})
+                    "static_check_ok": res.ok})
     return out

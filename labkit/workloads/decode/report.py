@@ -1,0 +1,154 @@
+"""The decode benchmark report: versioned, read strictly in one place, compared like Sage2 reports.
+
+``labkit decode bench --out FILE`` writes it; ``labkit report show|diff`` read it (they tell the two
+formats apart by ``decode_report_version``). Version 1 holds the copy rate, one row per timed call
+(shape, splits, kernel, p50, TB/s, the peers' TB/s or why a peer did not run), the split sweeps and
+the provenance of the run.
+"""
+
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from ..._json import Node, load_document
+
+VERSION = 1
+PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3")
+
+
+@dataclass(frozen=True)
+class DecodePoint:
+    """One timed call."""
+
+    batch: int
+    kv_len: int
+    head_dim: int
+    heads: str  # "32/8": query / KV heads (a suffix names a special geometry, e.g. "24/4 seed")
+    splits: int
+    kernel: str  # variant / row warps, e.g. "mma/1"
+    mode: str  # cold or graph
+    kv_MB: float
+    p50_us: float
+    TBps: float
+    peers: dict  # peer -> TB/s (float) or why it did not run (str)
+
+    @property
+    def key(self) -> tuple:
+        return self.batch, self.kv_len, self.head_dim, self.heads, self.mode
+
+
+@dataclass(frozen=True)
+class DecodeReport:
+    copy_TBps: float
+    points: tuple[DecodePoint, ...]
+    split_sweeps: dict  # "BxN" -> tuple of DecodePoint
+    provenance: dict
+    version: int = VERSION
+
+    def to_dict(self) -> dict:
+        def row(p: DecodePoint) -> dict:
+            d = {f.name: getattr(p, f.name) for f in fields(p) if f.name != "peers"}
+            return {**d, **p.peers}
+
+        return {"decode_report_version": self.version, "copy_read_plus_write_GBps": self.copy_TBps * 1e3,
+                "rows": [row(p) for p in self.points],
+                "split_sweeps": {k: [row(p) for p in v] for k, v in self.split_sweeps.items()},
+                "provenance": self.provenance}
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([{**{k: v for k, v in asdict(p).items() if k != "peers"}, **p.peers} for p in self.points])
+
+
+_ROW_KEYS = ("batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps")
+
+
+def _point(n: Node) -> DecodePoint:
+    n.obj(_ROW_KEYS, (*PEERS, "x_best_peer", "heuristic"))
+    peers = {}
+    for name in PEERS:
+        if (v := n.get(name)) is not None:
+            peers[name] = v.str() if isinstance(v.value, str) else v.num(0, 100)
+    return DecodePoint(batch=n["batch"].int(1, 1 << 20), kv_len=n["kv_len"].int(1, 1 << 31),
+                       head_dim=n["head_dim"].int(1, 1024), heads=n["heads"].str(), splits=n["splits"].int(1, 65535),
+                       kernel=n["kernel"].str(), mode=n["mode"].str(("cold", "hot", "graph")),
+                       kv_MB=n["kv_MB"].num(0), p50_us=n["p50_us"].num(0, 1e9), TBps=n["TBps"].num(0, 100),
+                       peers=peers)
+
+
+def from_node(n: Node) -> DecodeReport:
+    n.obj(("decode_report_version", "copy_read_plus_write_GBps", "rows", "split_sweeps", "provenance"))
+    n["decode_report_version"].int(VERSION, VERSION)
+    sweeps = {k: tuple(_point(p) for p in v.list(1)) for k, v in n["split_sweeps"].items()}
+    return DecodeReport(copy_TBps=n["copy_read_plus_write_GBps"].num(0, 1e5) / 1e3,
+                        points=tuple(_point(p) for p in n["rows"].list(1)), split_sweeps=sweeps,
+                        provenance=n["provenance"].obj(any_keys=True).value)
+
+
+def is_decode_report(path: Path | str) -> bool:
+    """Whether ``path`` holds a decode report (cheap: reads the document once, checks one key)."""
+    doc = load_document(path, what="report").value
+    return isinstance(doc, dict) and "decode_report_version" in doc
+
+
+def load(path: Path | str) -> DecodeReport:
+    """Read and validate a decode report.
+
+    Raises:
+        FormatError: one line naming the file, the JSON path and what was expected.
+    """
+    return from_node(load_document(path, what="decode report"))
+
+
+def save(r: DecodeReport, path: Path | str) -> Path:
+    """Write ``r`` after a parse of its own output (never write a bad file)."""
+    text = json.dumps(r.to_dict(), indent=2)
+    from ..._json import parse_text
+
+    from_node(parse_text(text, source=str(path)))
+    p = Path(path)
+    p.write_text(text + "\n")
+    return p
+
+
+def _traits(r: DecodeReport) -> dict[str, str]:
+    prov = r.provenance if isinstance(r.provenance, dict) else {}
+    device = prov.get("device") if isinstance(prov.get("device"), dict) else {}
+    clocks = prov.get("clocks") if isinstance(prov.get("clocks"), dict) else {}
+    return {"device": str(device.get("name", "not recorded")), "git": str(prov.get("git_sha", "not recorded"))[:12],
+            "clocks": f"SM {clocks['sm_clock_hz'] / 1e6:.0f} MHz" if isinstance(clocks.get("sm_clock_hz"), (int, float))
+            else "not recorded", "copy": f"{r.copy_TBps:.2f} TB/s"}
+
+
+def show_table(r: DecodeReport) -> str:
+    t = _traits(r)
+    lines = [f"decode report v{r.version}: {t['device']}, {t['clocks']}, git {t['git']}, copy {t['copy']} (read+write)",
+             f"{'batch':>6} {'kv_len':>7} {'d':>4} {'heads':>10} {'splits':>6} {'kernel':>7} {'mode':>5} "
+             f"{'p50 ms':>9} {'TB/s':>6}  peers TB/s"]
+    for p in r.points:
+        peers = " ".join(f"{k} {v:.2f}" for k, v in p.peers.items() if isinstance(v, float))
+        lines.append(f"{p.batch:>6} {p.kv_len:>7} {p.head_dim:>4} {p.heads:>10} {p.splits:>6} {p.kernel:>7} "
+                     f"{p.mode:>5} {p.p50_us / 1e3:>9.4f} {p.TBps:>6.2f}  {peers}")
+    return "\n".join(lines)
+
+
+def diff_table(a: DecodeReport, b: DecodeReport) -> str:
+    """What differs between the runs, then the calls both timed: p50 A and B [ms], B/A, TB/s of each."""
+    ta, tb = _traits(a), _traits(b)
+    diffs = [f"  {k}: A {ta[k]} | B {tb[k]}" for k in ta if ta[k] != tb[k]]
+    head = ["A and B differ in:", *diffs] if diffs else ["A and B match in device, git, clocks and copy rate"]
+    bk = {p.key: p for p in b.points}
+    lines = [f"{'batch':>6} {'kv_len':>7} {'d':>4} {'heads':>10} {'mode':>5} {'A ms':>9} {'B ms':>9} {'B/A':>7} "
+             f"{'A TB/s':>7} {'B TB/s':>7}  kernels"]
+    only_a = []
+    for p in a.points:
+        q = bk.pop(p.key, None)
+        if q is None:
+            only_a.append(p.key)
+            continue
+        lines.append(f"{p.batch:>6} {p.kv_len:>7} {p.head_dim:>4} {p.heads:>10} {p.mode:>5} {p.p50_us / 1e3:>9.4f} "
+                     f"{q.p50_us / 1e3:>9.4f} {q.p50_us / p.p50_us:>6.3f}x {p.TBps:>7.2f} {q.TBps:>7.2f}  "
+                     f"{p.kernel} s{p.splits} | {q.kernel} s{q.splits}")
+    tail = [f"only in A: {len(only_a)} calls", f"only in B: {len(bk)} calls"] if only_a or bk else []
+    return "\n".join([*head, *lines, *tail])

@@ -1,0 +1,52 @@
+"""Decode reports: the recorded benchmark reads strictly, round-trips, and `labkit report show|diff` take it."""
+
+import json
+
+import pytest
+
+from labkit import cli
+from labkit.errors import FormatError
+from labkit.workloads.decode import report
+
+from ..conftest import ROOT
+
+RECORDED = sorted((ROOT / "data" / "runs").glob("*-decode_bench/bench.json"))
+
+
+def test_the_recorded_benchmark_is_a_valid_report_that_round_trips(tmp_path):
+    assert RECORDED, "no recorded decode benchmark in data/runs"
+    r = report.load(RECORDED[-1])
+    assert r.provenance["device"]["name"] and len(r.points) >= 10
+    assert all(p.TBps == pytest.approx(p.kv_MB * 1e6 / (p.p50_us * 1e-6) / 1e12, rel=1e-6) for p in r.points)
+    out = report.save(r, tmp_path / "again.json")
+    assert report.load(out) == r
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(decode_report_version=2), "decode_report_version"),
+    (lambda d: d["rows"][0].update(extra=1), r"rows\[0\].extra: unknown key"),
+    (lambda d: d["rows"][0].update(TBps=-1.0), r"rows\[0\].TBps"),
+    (lambda d: d["rows"][0].update(mode="warm"), r"rows\[0\].mode"),
+    (lambda d: d.pop("provenance"), "missing key 'provenance'"),
+])
+def test_bad_reports_are_refused_naming_the_path(change, message, tmp_path):
+    doc = json.loads(RECORDED[-1].read_text())
+    change(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match=message):
+        report.load(bad)
+
+
+def test_cli_show_and_diff(tmp_path, capsys):
+    assert cli.main(["report", "show", str(RECORDED[-1])]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("decode report v1: NVIDIA H200") and "mma/1" in out
+    other = report.load(RECORDED[-1])
+    other = other.__class__(**{**other.__dict__, "provenance": {**other.provenance, "git_sha": "f" * 40}})
+    b = report.save(other, tmp_path / "b.json")
+    assert cli.main(["report", "diff", str(RECORDED[-1]), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "A and B differ in:" in out and "git: A" in out and "1.000x" in out
+    assert cli.main(["report", "diff", str(RECORDED[-1]), str(ROOT / "data" / "sage2_report_seed.json")]) == 2
+    assert "different kinds of report" in capsys.readouterr().err
