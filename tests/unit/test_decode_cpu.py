@@ -18,6 +18,8 @@ from labkit.workloads.decode import (
 )
 from labkit.workloads.decode.inputs import _bf16, bf16_to_f32
 
+from ..conftest import ROOT
+
 SEED_LIKE = dict(batch=2, heads_q=24, heads_kv=4, head_dim=256, page_size=64, max_pages=11, num_pages=22)
 
 
@@ -123,3 +125,20 @@ def test_reference_magnitude_bounds_the_output():
     ref = decode_reference(x, g.head_dim ** -0.5)
     mag = decode_reference(x, g.head_dim ** -0.5, magnitude=True)
     assert (mag >= np.abs(ref) - 1e-12).all() and (mag > 0).all()
+
+
+def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
+    from labkit import cli
+
+    assert cli.main(["decode", "from-manifest", str(ROOT / "data" / "trtllm_gen_decode_manifest_v4.json"),
+                     "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "24 q heads on 4 KV heads, head_dim 256, page 64" in out and "a pool of 22 pages" in out
+    assert "page dim: the seed's K/V maps say 0 pages" in out and "cu_seqlens_q: the seed never packs it" in out
+    path = next(tmp_path.glob("decode_*.json"))
+    res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
+    assert res.ok, [str(i) for i in res.issues]
+    m = manifest.load(path)
+    assert m.buffers["kv"].shape == (22, 2, 64, 4, 2, 256) and m.buffers["q"].shape == (64, 24, 256)
+    assert cli.main(["decode", "from-manifest", str(ROOT / "data" / "sage2_report_seed.json"), "--out",
+                     str(tmp_path)]) == 2

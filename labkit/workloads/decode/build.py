@@ -43,15 +43,18 @@ def _maps(g: DecodeGeometry) -> tuple[dict, list, list]:
 
 
 def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None,
-                  kernel: KernelBuild | None = None) -> dict:
-    """The manifest of one decode call with ``splits`` KV splits per (sequence, KV head)."""
+                  kernel: KernelBuild | None = None, q_rows: int | None = None) -> dict:
+    """The manifest of one decode call with ``splits`` KV splits per (sequence, KV head); ``q_rows``: rows of
+    the q and out buffers (default batch x max_q_len; more, e.g. to match another manifest's buffers)."""
     top = min(g.max_pages, MAX_SPLITS)
     if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= top:
         raise ArgumentError(f"splits {splits!r}: expected 1..{top} (at most one per page, and {MAX_SPLITS})")
     kb = kernel or kernel_build(g)
     scale = g.head_dim ** -0.5 if sm_scale is None else sm_scale
     pool, kv_args, (dims, strides) = _maps(g)
-    q_shape = [g.q_tokens, g.heads_q, g.head_dim]
+    if q_rows is not None and (isinstance(q_rows, bool) or not isinstance(q_rows, int) or q_rows < g.q_tokens):
+        raise ArgumentError(f"q_rows {q_rows!r}: expected an integer >= {g.q_tokens} (batch x max_q_len)")
+    q_shape = [g.q_tokens if q_rows is None else q_rows, g.heads_q, g.head_dim]
     groups = g.batch * g.heads_kv
     tmap = lambda param: {"tensormap": {"param": param, "dtype": "bf16", "dims": dims, "strides": strides,  # noqa
                                         "box": [64, kb.box_rows, 1, 1], "swizzle": 128, "l2_promotion": 128}}
@@ -99,7 +102,7 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
 
 
 def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = "sm_90",
-          kernel: KernelBuild | None = None) -> Path:
+          kernel: KernelBuild | None = None, q_rows: int | None = None) -> Path:
     """Compile the kernel for ``g`` into ``directory`` and write its manifest there; returns the manifest path."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
@@ -111,5 +114,5 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"
                 f"_q{g.max_q_len}_{g.layout}_s{splits}.json")
-    path.write_text(json.dumps(manifest_dict(g, splits, name, sha, kernel=kb), indent=2) + "\n")
+    path.write_text(json.dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows), indent=2) + "\n")
     return path

@@ -18,6 +18,16 @@ def _build(args) -> int:
     return 0
 
 
+def _from_manifest(args) -> int:
+    from ...manifest import load
+    from .from_manifest import from_manifest
+
+    path, notes = from_manifest(load(args.file), Path(args.out), splits=args.splits)
+    print("\n".join(f"- {n}" for n in notes))
+    print(f"{path}\n  check it with: labkit manifest check {path} --cubin-dir {args.out}")
+    return 0
+
+
 def _bench(args) -> int:
     import json
 
@@ -76,6 +86,11 @@ def register(sub) -> None:
     p.add_argument("--layout", choices=("plain", "interleaved"), default="plain")
     p.add_argument("--out", required=True, help="directory for the cubin and the manifest")
     p.set_defaults(fn=_build)
+    p = dp.add_parser("from-manifest", help="labkit's cubin and manifest for a trtllm-gen decode manifest's geometry")
+    p.add_argument("file", help="a schema_version 4 trtllm-gen decode manifest (e.g. the seed's)")
+    p.add_argument("--splits", type=int_in(1, 256, what="--splits"), default=None, help="default: the heuristic")
+    p.add_argument("--out", required=True, help="directory for the cubin and the manifest")
+    p.set_defaults(fn=_from_manifest)
     p = dp.add_parser("bench", help="KV TB/s over the sweep (GPU)")
     p.add_argument("--quick", action="store_true", help="three points instead of the sweep")
     p.add_argument("--sweep-splits", action="store_true", help="also time every split count at two points")

@@ -1,0 +1,63 @@
+"""A trtllm-gen decode manifest's geometry, re-targeted at labkit's decode kernel.
+
+``from_manifest(seed, directory)`` reads the seed manifest's call (its buffers: q, out, the kv pool,
+page table, seq lens, cu_seqlens_q), derives the decode geometry, and writes labkit's cubin and a
+schema_version 4 manifest over buffers of the same names and shapes, saying how it handles each of
+the seed's known defects.
+"""
+
+from pathlib import Path
+
+from ...errors import ArgumentError
+from ...manifest.model import BufArg, Manifest
+from .build import build
+from .geometry import DecodeGeometry, default_splits
+
+
+def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]:
+    """(geometry, q buffer rows, notes) from the first call of the manifest's first program.
+
+    The call's arguments follow trtllm-gen's decode signature: out, q, K view, V view, page table,
+    seq lens, cu_seqlens_q, then the scalars.
+    """
+    program = next(iter(m.programs.values()), None)
+    if program is None or not program.calls:
+        raise ArgumentError(f"{m.source}: no program call to take the geometry from")
+    args = program.calls[0].args
+    if len(args) < 7 or not all(isinstance(a, BufArg) for a in args[:7]):
+        raise ArgumentError(f"{m.source}: the first call does not bind out, q, K, V, table, seq, cu_seqlens_q buffers")
+    out, q, k_view, v_view, table, seq, cuq = (m.buffers[a.buf] for a in args[:7])
+    if q.shape != out.shape or len(q.shape) != 3:
+        raise ArgumentError(f"{m.source}: q {list(q.shape)} and out {list(out.shape)} must both be "
+                            "[tokens, heads, dim]")
+    tokens, heads_q, head_dim = q.shape
+    pool = k_view
+    if k_view.name != v_view.name or len(pool.shape) != 6 or pool.shape[1] != 2 or pool.shape[4] != 2:
+        raise ArgumentError(f"{m.source}: expected K and V as views of one interleaved kv[pages, 2, P, Hkv, 2, D] "
+                            f"buffer (got {k_view.name} {list(k_view.shape)}, {v_view.name} {list(v_view.shape)})")
+    pages, _, page_size, heads_kv, _, pool_dim = pool.shape
+    batch, max_pages = table.shape
+    notes = [
+        f"geometry: batch {batch}, {heads_q} q heads on {heads_kv} KV heads, head_dim {head_dim}, page {page_size}, "
+        f"{max_pages} pages per sequence, a pool of {pages} pages ({pool.name}), q/out buffers of {tokens} rows",
+        f"page dim: the seed's K/V maps say 0 pages (trtllm-gen fills mNumPagesInMemPool = 2 x pool); "
+        f"labkit's maps use the pool's real {pages} pages, so an id past them reads zeros; calls are checked "
+        f"against {pages}",
+        f"cu_seqlens_q: the seed never packs it (offset 936 stays null, one q token per sequence assumed); labkit packs "
+        f"{cuq.name} and reads each sequence's q tokens through it",
+        "q tokens per sequence: 1 (the seed's mMaxSeqLenQ); labkit takes up to 8 with a causal mask",
+    ]
+    if pool_dim != head_dim or seq.shape != (batch,) or cuq.shape != (batch + 1,):
+        raise ArgumentError(f"{m.source}: pool head_dim {pool_dim}, seq {list(seq.shape)}, cu_seqlens_q "
+                            f"{list(cuq.shape)} do not match q's head_dim {head_dim} and batch {batch}")
+    g = DecodeGeometry(batch, heads_q, heads_kv, head_dim, page_size, max_pages, pages, 1, "interleaved")
+    return g, tokens, notes
+
+
+def from_manifest(seed: Manifest, directory: Path | str, *, splits: int | None = None) -> tuple[Path, list[str]]:
+    """Write labkit's cubin and manifest for the seed's geometry into ``directory``; return (path, notes)."""
+    g, q_rows, notes = geometry_from_manifest(seed)
+    s = default_splits(g) if splits is None else splits
+    path = build(g, s, directory, q_rows=q_rows)
+    notes.append(f"splits: {s} per (sequence, KV head) (the seed's grid.x = 38 CTAs, most of them idle at this length)")
+    return path, notes
