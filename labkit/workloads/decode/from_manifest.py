@@ -43,8 +43,8 @@ def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]
         f"page dim: the seed's K/V maps say 0 pages (trtllm-gen fills mNumPagesInMemPool = 2 x pool); "
         f"labkit's maps use the pool's real {pages} pages, so an id past them reads zeros; calls are checked "
         f"against {pages}",
-        f"cu_seqlens_q: the seed never packs it (offset 936 stays null, one q token per sequence assumed); labkit packs "
-        f"{cuq.name} and reads each sequence's q tokens through it",
+        f"cu_seqlens_q: the seed never packs it (offset 936 stays null, one q token per sequence assumed); "
+        f"labkit packs {cuq.name} and reads each sequence's q tokens through it",
         "q tokens per sequence: 1 (the seed's mMaxSeqLenQ); labkit takes up to 8 with a causal mask",
     ]
     if pool_dim != head_dim or seq.shape != (batch,) or cuq.shape != (batch + 1,):
