@@ -50,3 +50,13 @@ def test_cli_show_and_diff(tmp_path, capsys):
     assert "A and B differ in:" in out and "git: A" in out and "1.000x" in out
     assert cli.main(["report", "diff", str(RECORDED[-1]), str(ROOT / "data" / "sage2_report_seed.json")]) == 2
     assert "different kinds of report" in capsys.readouterr().err
+
+
+def test_write_validates_the_rows_it_is_given(tmp_path):
+    doc = json.loads(RECORDED[-1].read_text())
+    path = report.write(doc["rows"], doc["split_sweeps"], doc["copy_read_plus_write_GBps"], doc["provenance"],
+                        tmp_path / "r.json")
+    assert report.load(path).points == report.load(RECORDED[-1]).points
+    with pytest.raises(FormatError, match=r"rows\[0\].p50_us"):
+        report.write([{**doc["rows"][0], "p50_us": "fast"}], {}, 4250.0, {}, tmp_path / "bad.json")
+    assert not (tmp_path / "bad.json").exists()

@@ -29,8 +29,6 @@ def _from_manifest(args) -> int:
 
 
 def _bench(args) -> int:
-    import json
-
     from ...probes import copy_bandwidth
     from ...provenance import collect
     from .bench import MAX_KV_BYTES, SWEEP, bench_point, check_once, render, split_sweep
@@ -63,13 +61,10 @@ def _bench(args) -> int:
             sweeps[f"{b}x{n}"] = split_sweep(b, n, iterations=args.iterations)
             print(render(sweeps[f"{b}x{n}"], f"split sweep, batch {b} x {n}"), flush=True)
     if args.out is not None:
-        from ..._json import Node
-        from .report import VERSION, from_node, save
+        from .report import write
 
-        doc = {"decode_report_version": VERSION, "copy_read_plus_write_GBps": copy["memcpy"]["GBps_read_plus_write"],
-               "rows": rows, "split_sweeps": sweeps, "provenance": collect(timing_mode="cold")}
-        save(from_node(Node(json.loads(json.dumps(doc)))), args.out)
-        print(f"report: {args.out} (labkit report show|diff read it)")
+        path = write(rows, sweeps, copy["memcpy"]["GBps_read_plus_write"], collect(timing_mode="cold"), args.out.path)
+        print(f"report: {path} (labkit report show|diff read it)")
     return 0
 
 
