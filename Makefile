@@ -12,7 +12,7 @@ help:
 	@echo "make run    run every notebook with its defaults (recorded mode without a GPU); prints where results are"
 	@echo "make test   run the tests (GPU tests skip without a GPU)"
 	@echo "make test-browser  run notebook 02 in JupyterLab in headless chromium (installs chromium first)"
-	@echo "make bench  print benchmark tables (needs a GPU)"
+	@echo "make bench  print benchmark tables: Sage2 phases, then paged decode with its peers (needs a GPU)"
 	@echo "make lab    start JupyterLab on notebooks/"
 	@echo "make nb     write notebooks/*.ipynb from the percent sources"
 
@@ -40,6 +40,7 @@ test-browser: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m labkit bench
+	$(BIN)/python -m labkit decode bench --peers
 
 nb: $(STAMP)
 	for f in notebooks/[0-9][0-9]_*.py; do $(BIN)/jupytext --to ipynb --update "$$f" || exit 1; done
