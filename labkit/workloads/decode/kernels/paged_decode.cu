@@ -70,6 +70,7 @@ static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, 
 extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_constant__ Params p) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ alignas(8) unsigned long long full[STAGES];
+    __shared__ int last_cta;
     __shared__ alignas(16) float q_s[MAX_ROWS * HEAD_DIM];  // q rows, scaled to the exp2 domain
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
                                                            ~1023ull);  // swizzle atoms are 1024-B aligned
@@ -77,19 +78,38 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     const int split = blockIdx.x, hkv = blockIdx.y, b = blockIdx.z, splits = gridDim.x;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int row_warp = warp % ROW_WARPS, token_warp = warp / ROW_WARPS;
-    const int G = p.group;
+    const int G = p.group, heads_q = p.heads_kv * G;
     const float scale_log2 = __int_as_float(p.scale_log2_bits);
 
-    // ---- this CTA's sequence, rows and stages -------------------------------------------------------
-    const CtaWork w = cta_work(p, b, split, splits);
-    const int q_begin = w.q_begin, q_len = w.q_len, rows = w.rows, seq_len = w.seq_len;
-    const int stage_begin = w.stage_begin, my_stages = w.my_stages;
-    start_stages(p, full, smem, hkv, w);
+    // ---- this CTA's sequence, rows and stages ---------------------------------------------------
+    int q_begin = b * p.max_q_len, q_len = p.max_q_len;
+    if (p.cu_seqlens_q != nullptr) {
+        q_begin = p.cu_seqlens_q[b];
+        q_len = min(max(p.cu_seqlens_q[b + 1] - q_begin, 0), p.max_q_len);
+    }
+    const int rows = q_len * G;  // <= MAX_ROWS (the host checks G * max_q_len)
+    const int seq_len = min(max(p.seq_lens[b], 0), p.max_pages * PAGE_SIZE);
+    const int valid_pages = (seq_len + PAGE_SIZE - 1) / PAGE_SIZE;
+    const int n_stages = (seq_len + TOKENS_PER_STAGE - 1) / TOKENS_PER_STAGE;
+    const int per_split = (n_stages + splits - 1) / splits;
+    const int stage_begin = min(split * per_split, n_stages);
+    const int my_stages = min(stage_begin + per_split, n_stages) - stage_begin;
+    const int* table = p.page_table + (long long)b * p.max_pages;
+
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int s = 0; s < STAGES && s < my_stages; ++s)
+            load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table, (stage_begin + s) * TOKENS_PER_STAGE,
+                       valid_pages);
+    }
     for (int i = threadIdx.x; i < MAX_ROWS * HEAD_DIM; i += THREADS) {
         const int row = i / HEAD_DIM, d = i % HEAD_DIM;
         float x = 0.f;
         if (row < rows)
-            x = __uint_as_float((unsigned)p.q[row_offset(p, q_begin, row, hkv) + d] << 16) * scale_log2;
+            x = __uint_as_float((unsigned)p.q[((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM + d]
+                                << 16) * scale_log2;
         q_s[i] = x;
     }
 
@@ -179,7 +199,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
             }
         }
         __syncthreads();  // stage s is free again
-        refill_stage(p, full, smem, hkv, w, it);
+        if (threadIdx.x == 0 && it + STAGES < my_stages)
+            load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table,
+                       (stage_begin + it + STAGES) * TOKENS_PER_STAGE, valid_pages);
     }
 #pragma unroll
     for (int r = 0; r < ROWS_PER_WARP; ++r)
@@ -233,7 +255,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                 const int row = row_warp * ROWS_PER_WARP + r;
                 if (row >= rows) continue;
                 const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
-                unsigned short* dst = p.out + row_offset(p, q_begin, row, hkv);
+                unsigned short* dst = p.out + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM;
 #pragma unroll
                 for (int j = 0; j < DPL; ++j) dst[lane * DPL + j] = f32_to_bf16(o[r][j] * inv);
             }
@@ -252,6 +274,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
             if (lane == 0) { p.partial_ml[at * 2] = m[r]; p.partial_ml[at * 2 + 1] = l[r]; }
         }
     }
-    if (!last_of_group(p, group_at, splits)) return;
-    reduce_splits(p, group_at, splits, rows, q_begin, hkv, warp, lane, WARPS);
+    __threadfence();  // partials visible device-wide before this CTA counts itself in
+    __syncthreads();
+    if (threadIdx.x == 0) last_cta = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
+    __syncthreads();
+    if (!last_cta) return;
+    reduce_splits(p, group_at, splits, rows, q_begin, G, heads_q, hkv, warp, lane, WARPS);
 }

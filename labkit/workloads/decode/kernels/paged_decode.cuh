@@ -1,7 +1,7 @@
 // paged_decode.cuh: what both decode kernels share: the parameter block (the manifest's ABI), bf16
 // helpers, the swizzled stage layout and its TMA loads, and the last CTA's split reduction.
 // Include after defining PAGE_SIZE, HEAD_DIM, MAX_ROWS, TOKENS_PER_STAGE, BOX_ROWS, BOXES, PARTS,
-// TILE_ELEMS, STAGE_BYTES and STAGES (see the kernels' headers).
+// TILE_ELEMS and STAGE_BYTES (see the kernels' headers).
 
 struct alignas(64) TensorMap { unsigned long long opaque[16]; };
 
@@ -75,71 +75,6 @@ __device__ __forceinline__ void wait_bar(unsigned long long* bar, unsigned parit
                      : "=r"(ready) : "r"(smem_addr(bar)), "r"(parity) : "memory");
 }
 
-// ---- what one CTA works on: its sequence's q tokens and rows, and its share of the key stages ----
-struct CtaWork {
-    int q_begin;      // first q token of the sequence (cu_seqlens_q, or b * max_q_len when null)
-    int q_len;
-    int rows;         // q_len * G (<= MAX_ROWS: the host checks)
-    int seq_len;      // keys of the sequence (clamped to the page table)
-    int valid_pages;
-    int stage_begin;  // this split's first stage of TOKENS_PER_STAGE keys
-    int my_stages;
-    const int* table; // the sequence's page-table row
-};
-
-__device__ __forceinline__ CtaWork cta_work(const Params& p, int b, int split, int splits) {
-    CtaWork w;
-    w.q_begin = b * p.max_q_len;
-    w.q_len = p.max_q_len;
-    if (p.cu_seqlens_q != nullptr) {
-        w.q_begin = p.cu_seqlens_q[b];
-        w.q_len = min(max(p.cu_seqlens_q[b + 1] - w.q_begin, 0), p.max_q_len);
-    }
-    w.rows = w.q_len * p.group;
-    w.seq_len = min(max(p.seq_lens[b], 0), p.max_pages * PAGE_SIZE);
-    w.valid_pages = (w.seq_len + PAGE_SIZE - 1) / PAGE_SIZE;
-    const int n_stages = (w.seq_len + TOKENS_PER_STAGE - 1) / TOKENS_PER_STAGE;
-    const int per_split = (n_stages + splits - 1) / splits;
-    w.stage_begin = min(split * per_split, n_stages);
-    w.my_stages = min(w.stage_begin + per_split, n_stages) - w.stage_begin;
-    w.table = p.page_table + (long long)b * p.max_pages;
-    return w;
-}
-
-// Element offset of row `row` (q token row / G, q head hkv * G + row % G) in q and out.
-__device__ __forceinline__ long long row_offset(const Params& p, int q_begin, int row, int hkv) {
-    return ((long long)(q_begin + row / p.group) * (p.heads_kv * p.group) + hkv * p.group + row % p.group) * HEAD_DIM;
-}
-
-// Thread 0: barriers initialised, the first STAGES stages in flight.
-__device__ __forceinline__ void start_stages(const Params& p, unsigned long long* full, unsigned char* smem, int hkv,
-                                             const CtaWork& w) {
-    if (threadIdx.x != 0) return;
-    for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    for (int s = 0; s < STAGES && s < w.my_stages; ++s)
-        load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, w.table, (w.stage_begin + s) * TOKENS_PER_STAGE,
-                   w.valid_pages);
-}
-
-// After stage `it` was consumed by every warp (__syncthreads): thread 0 refills its slot.
-__device__ __forceinline__ void refill_stage(const Params& p, unsigned long long* full, unsigned char* smem, int hkv,
-                                             const CtaWork& w, int it) {
-    if (threadIdx.x == 0 && it + STAGES < w.my_stages)
-        load_stage(p, &full[it % STAGES], smem + (it % STAGES) * STAGE_BYTES, hkv, w.table,
-                   (w.stage_begin + it + STAGES) * TOKENS_PER_STAGE, w.valid_pages);
-}
-
-// After this CTA wrote its partials: count it in; true for the last CTA of the group (which reduces).
-__device__ __forceinline__ bool last_of_group(const Params& p, long long group_at, int splits) {
-    __shared__ int last;
-    __threadfence();  // partials visible device-wide before this CTA counts itself in
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
-    __syncthreads();
-    return last;
-}
-
 // ---- the last CTA of a (sequence, kv head) combines every split's (max, sum, O) ------------------
 // partial_o rows are [(group * splits + split) * MAX_ROWS + row][HEAD_DIM]; written before the counter.
 // Per row: the lanes take the splits to find the weights 2^(m_s - M) / L once (in shared memory),
@@ -147,7 +82,7 @@ __device__ __forceinline__ bool last_of_group(const Params& p, long long group_a
 constexpr int MAX_SPLITS = 256;  // labkit.workloads.decode.build refuses more
 
 __device__ __forceinline__ void reduce_splits(const Params& p, long long group_at, int splits, int rows, int q_begin,
-                                              int hkv, int warp, int lane, int warps) {
+                                              int G, int heads_q, int hkv, int warp, int lane, int warps) {
     __shared__ float weight[4][MAX_SPLITS];
     __threadfence();
     for (int row = warp; row < rows; row += warps) {
@@ -168,7 +103,7 @@ __device__ __forceinline__ void reduce_splits(const Params& p, long long group_a
         __syncwarp();
         const float inv = ll > 0.f ? 1.f / ll : 0.f;
         const float* po = p.partial_o + (group_at * splits * MAX_ROWS + row) * HEAD_DIM;
-        unsigned short* dst = p.out + row_offset(p, q_begin, row, hkv);
+        unsigned short* dst = p.out + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM;
         for (int d = lane; d < HEAD_DIM; d += 32) {
             float acc = 0.f;
 #pragma unroll 8

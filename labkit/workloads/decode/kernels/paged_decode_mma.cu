@@ -75,20 +75,39 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
 extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_constant__ Params p) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ alignas(8) unsigned long long full[STAGES];
+    __shared__ int last_cta;
     __shared__ alignas(16) unsigned short q_s[Q_IN_REGISTERS ? 8 : MAX_ROWS * Q_STRIDE];  // head_dim 256: q rows
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
                                                            ~1023ull);  // swizzle atoms are 1024-B aligned
 
     const int split = blockIdx.x, hkv = blockIdx.y, b = blockIdx.z, splits = gridDim.x;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const int G = p.group;
+    const int G = p.group, heads_q = p.heads_kv * G;
     const float scale_log2 = __int_as_float(p.scale_log2_bits);
 
-    // ---- this CTA's sequence, rows and stages -------------------------------------------------------
-    const CtaWork w = cta_work(p, b, split, splits);
-    const int q_begin = w.q_begin, q_len = w.q_len, rows = w.rows, seq_len = w.seq_len;
-    const int stage_begin = w.stage_begin, my_stages = w.my_stages;
-    start_stages(p, full, smem, hkv, w);
+    // ---- this CTA's sequence, rows and stages (as paged_decode.cu) -----------------------------
+    int q_begin = b * p.max_q_len, q_len = p.max_q_len;
+    if (p.cu_seqlens_q != nullptr) {
+        q_begin = p.cu_seqlens_q[b];
+        q_len = min(max(p.cu_seqlens_q[b + 1] - q_begin, 0), p.max_q_len);
+    }
+    const int rows = q_len * G;  // <= 16 (the host checks)
+    const int seq_len = min(max(p.seq_lens[b], 0), p.max_pages * PAGE_SIZE);
+    const int valid_pages = (seq_len + PAGE_SIZE - 1) / PAGE_SIZE;
+    const int n_stages = (seq_len + TOKENS_PER_STAGE - 1) / TOKENS_PER_STAGE;
+    const int per_split = (n_stages + splits - 1) / splits;
+    const int stage_begin = min(split * per_split, n_stages);
+    const int my_stages = min(stage_begin + per_split, n_stages) - stage_begin;
+    const int* table = p.page_table + (long long)b * p.max_pages;
+
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int s = 0; s < STAGES && s < my_stages; ++s)
+            load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table, (stage_begin + s) * TOKENS_PER_STAGE,
+                       valid_pages);
+    }
 
     // Q as A fragments: {(g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)} of each k-step. head_dim 128:
     // straight from global memory into registers, once; head_dim 256: staged in shared memory (zero past
@@ -99,7 +118,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
         for (int half = 0; half < 2; ++half) {
             const int row = g + 8 * half;
             const unsigned* src = reinterpret_cast<const unsigned*>(
-                p.q + row_offset(p, q_begin, row, hkv));
+                p.q + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM);
 #pragma unroll
             for (int ks = 0; ks < KS_Q; ++ks) {
                 q_regs[ks][half] = row < rows ? src[(16 * ks + 2 * t) / 2] : 0u;
@@ -112,7 +131,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
             uint4 w = make_uint4(0, 0, 0, 0);
             if (row < rows)
                 w = *reinterpret_cast<const uint4*>(
-                    p.q + row_offset(p, q_begin, row, hkv) + d);
+                    p.q + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM + d);
             *reinterpret_cast<uint4*>(q_s + row * Q_STRIDE + d) = w;
         }
     }
@@ -218,7 +237,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
             }
         }
         __syncthreads();  // stage s is free again
-        refill_stage(p, full, smem, hkv, w, it);
+        if (threadIdx.x == 0 && it + STAGES < my_stages)
+            load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table,
+                       (stage_begin + it + STAGES) * TOKENS_PER_STAGE, valid_pages);
     }
 
     // ---- the warps meet in shared memory, [warp][row][dim] ---------------------------------------
@@ -253,7 +274,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
             acc = fmaf(merge_o[(w * MAX_ROWS + row) * HEAD_DIM + d], f, acc);
         }
         if (splits == 1) {
-            p.out[row_offset(p, q_begin, row, hkv) + d] =
+            p.out[((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM + d] =
                 f32_to_bf16(ll > 0.f ? acc / ll : 0.f);
         } else {
             const long long at = (group_at * splits + split) * MAX_ROWS + row;
@@ -262,6 +283,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
         }
     }
     if (splits == 1) return;
-    if (!last_of_group(p, group_at, splits)) return;
-    reduce_splits(p, group_at, splits, rows, q_begin, hkv, warp, lane, WARPS);
+    __threadfence();  // partials visible device-wide before this CTA counts itself in
+    __syncthreads();
+    if (threadIdx.x == 0) last_cta = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
+    __syncthreads();
+    if (!last_cta) return;
+    reduce_splits(p, group_at, splits, rows, q_begin, G, heads_q, hkv, warp, lane, WARPS);
 }
