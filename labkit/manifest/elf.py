@@ -22,6 +22,7 @@ EM_CUDA = 190
 _EIATTR_KPARAM_INFO = 0x17
 _EIATTR_CBANK_PARAM_SIZE = 0x19
 _EIATTR_MAX_THREADS = 0x05
+_EIATTR_REGCOUNT = 0x2F  # (symbol index, registers per thread)
 _EIFMT_SVAL = 0x04
 
 
@@ -33,6 +34,7 @@ class Entry:
     cbank_param_bytes: int
     static_smem_bytes: int
     max_threads: tuple[int, int, int] | None
+    registers: int | None = None  # per thread (EIATTR_REGCOUNT); None if the cubin does not say
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,8 @@ def _unpack(fmt: str, data: bytes, off: int, what: str) -> tuple:
     return struct.unpack_from(fmt, data, off)
 
 
-def _sections(data: bytes) -> dict[str, tuple[int, int, int]]:
-    """name -> (type, offset, size); every offset and count checked against the file."""
+def _sections(data: bytes) -> dict[str, tuple[int, int, int, int]]:
+    """name -> (type, offset, size, info); every offset and count checked against the file."""
     if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise FormatError("", "not a 64-bit little-endian ELF file (is this a cubin?)")
     (e_machine,) = _unpack("<H", data, 18, "e_machine")
@@ -96,7 +98,7 @@ def _sections(data: bytes) -> dict[str, tuple[int, int, int]]:
         except UnicodeDecodeError:
             raise FormatError("", f"section {i}: its name is not ASCII (corrupt cubin)") from None
         off, size = span(i, head)
-        out[name] = (sh_type, off, size)
+        out[name] = (sh_type, off, size, head[7])
     return out
 
 
@@ -130,7 +132,7 @@ def read_cubin(data: bytes) -> CubinInfo:
     if m:
         target = m.group(1).decode()
     elif ".nv.compat" in secs:
-        _, off, size = secs[".nv.compat"]
+        _, off, size, _ = secs[".nv.compat"]
         blob = data[off:off + size]
         for j in range(0, len(blob) - 3, 4):
             if blob[j] == 2 and blob[j + 1] == 9 and blob[j + 2] == 1:
@@ -138,8 +140,15 @@ def read_cubin(data: bytes) -> CubinInfo:
                 break
     if not re.fullmatch(r"sm_[0-9]+[af]?", target) or sm < 10:
         raise FormatError("", f"target {target!r} from e_flags 0x{e_flags:08x}: not a CUDA SM (corrupt cubin)")
+    regcount = {}  # symbol index -> registers per thread (EIATTR_REGCOUNT in the global .nv.info)
+    if ".nv.info" in secs:
+        _, off, size, _ = secs[".nv.info"]
+        for attr, val in _eiattrs(data[off:off + size]):
+            if attr == _EIATTR_REGCOUNT and isinstance(val, bytes) and len(val) == 8:
+                sym, regs = struct.unpack("<II", val)
+                regcount[sym] = regs
     entries = {}
-    for name, (_, off, size) in secs.items():
+    for name, (_, off, size, _) in secs.items():
         if not name.startswith(".nv.info.") or len(name) == len(".nv.info."):
             continue
         entry = name[len(".nv.info."):]
@@ -152,7 +161,9 @@ def read_cubin(data: bytes) -> CubinInfo:
                 params[ordinal] = (flags >> 18) & 0x3FFF
             elif attr == _EIATTR_MAX_THREADS and isinstance(val, bytes) and len(val) == 12:
                 maxthr = struct.unpack("<III", val)
-        smem = secs.get(f".nv.shared.{entry}", (0, 0, 0))[2]
+        smem = secs.get(f".nv.shared.{entry}", (0, 0, 0, 0))[2]
         sizes = tuple(params[k] for k in sorted(params))
-        entries[entry] = Entry(entry, sum(sizes), sizes, cbank, smem, maxthr)
+        text = secs.get(f".text.{entry}")
+        regs = regcount.get(text[3]) if text else None  # a function's .text sh_info is its symbol index
+        entries[entry] = Entry(entry, sum(sizes), sizes, cbank, smem, maxthr, regs)
     return CubinInfo(sm=sm, target=target, entries=entries)
