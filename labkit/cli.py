@@ -177,7 +177,8 @@ def _extend(sub) -> None:
     """Subcommands of the workload packages (manifest, sage2), registered when present."""
     import importlib
 
-    for mod in ("labkit.manifest.cli", "labkit.workloads.sage2.cli", "labkit.workloads.decode.cli"):
+    for mod in ("labkit.manifest.cli", "labkit.workloads.sage2.cli", "labkit.workloads.decode.cli",
+                "labkit.sched.cli"):
         try:
             m = importlib.import_module(mod)
         except ModuleNotFoundError as exc:

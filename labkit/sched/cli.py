@@ -1,0 +1,47 @@
+"""``labkit sched occupancy|waves``: thin shells over labkit.sched (no GPU needed)."""
+
+from .._cliargs import int_in
+
+
+def _print(d: dict) -> None:
+    for k, v in d.items():
+        print(f"{k:22s} {v:.4f}" if isinstance(v, float) else f"{k:22s} {v}")
+
+
+def _occupancy(args) -> int:
+    from . import cubin_occupancy, waves
+
+    occ = cubin_occupancy(args.cubin, kernel=args.kernel, arch=args.arch, threads_per_cta=args.threads,
+                          dynamic_smem_bytes=args.dynamic_smem)
+    _print(occ.to_dict())
+    if args.ctas is not None:
+        print()
+        _print(waves(args.ctas, args.sms, occ.ctas_per_sm).to_dict())
+    return 0
+
+
+def _waves(args) -> int:
+    from . import waves
+
+    _print(waves(args.ctas, args.sms, args.ctas_per_sm).to_dict())
+    return 0
+
+
+def register(sub) -> None:
+    sp = sub.add_parser("sched", help="CTA scheduling: occupancy and waves (no GPU)").add_subparsers(dest="sub",
+                                                                                                    required=True)
+    p = sp.add_parser("occupancy", help="CTAs per SM of a cubin's kernel and the limit that binds")
+    p.add_argument("cubin")
+    p.add_argument("--kernel", default=None, help="entry name (needed when the cubin has several)")
+    p.add_argument("--arch", default=None, help="limits of this SM (default: the cubin's target)")
+    p.add_argument("--threads", type=int_in(1, 1024, what="--threads"), default=None,
+                   help="threads per CTA (default: the kernel's __launch_bounds__)")
+    p.add_argument("--dynamic-smem", type=int_in(0, 1 << 20, what="--dynamic-smem"), default=0)
+    p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), default=None, help="also the waves of a grid")
+    p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132)
+    p.set_defaults(fn=_occupancy)
+    p = sp.add_parser("waves", help="waves, last-wave fill and efficiency of a grid")
+    p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), required=True)
+    p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132)
+    p.add_argument("--ctas-per-sm", type=int_in(1, 64, what="--ctas-per-sm"), required=True)
+    p.set_defaults(fn=_waves)

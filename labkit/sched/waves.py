@@ -1,0 +1,44 @@
+"""The wave model: how a grid of CTAs fills the GPU's CTA slots, and what the last wave wastes."""
+
+import math
+from dataclasses import asdict, dataclass
+
+from ..errors import ArgumentError
+
+
+@dataclass(frozen=True)
+class Waves:
+    """``ctas`` over ``slots = sms x ctas_per_sm``: ``waves`` (fractional, as ncu's
+    launch__waves_per_multiprocessor), the fill of the last wave, and the efficiency
+    ctas / (ceil(waves) x slots): the share of slot-time that holds a CTA when every CTA takes as long."""
+
+    ctas: int
+    sms: int
+    ctas_per_sm: int
+    slots: int
+    waves: float
+    full_waves: int
+    last_wave_fill: float
+    efficiency: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def waves(ctas: int, sms: int, ctas_per_sm: int) -> Waves:
+    for name, v in (("ctas", ctas), ("sms", sms), ("ctas_per_sm", ctas_per_sm)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ArgumentError(f"{name} = {v!r}: expected an integer >= 1")
+    slots = sms * ctas_per_sm
+    n = math.ceil(ctas / slots)
+    return Waves(ctas, sms, ctas_per_sm, slots, ctas / slots, n, (ctas - (n - 1) * slots) / slots,
+                 ctas / (n * slots))
+
+
+def tile_efficiency(length: int, tile: int) -> float:
+    """Useful share of the tiles that cover ``length``: length / (ceil(length / tile) x tile); e.g. q rows
+    over scheduled rows (tile cta_q), kv tokens over k iterations x cta_k, or keys over a decode split's stages."""
+    for name, v in (("length", length), ("tile", tile)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ArgumentError(f"{name} = {v!r}: expected an integer >= 1")
+    return length / (math.ceil(length / tile) * tile)

@@ -1,0 +1,78 @@
+"""CTA scheduling model against hand-computed cases and the facts measured on the H200."""
+
+import pytest
+
+from labkit import cli
+from labkit.errors import ArgumentError
+from labkit.kernels import compile_cubin
+from labkit.sched import cubin_occupancy, occupancy, tile_efficiency, waves
+
+from ..conftest import ROOT
+
+SEED_CUBIN = next((ROOT / "data" / "cubins").glob("*.cubin"))
+SEED_ENTRY = "fmhaSm100fKernel_QkvBfloat16OBfloat16H256PagedKvCausalP64MultiCtasKvVarSeqQ8Kv128StaticSwapsAbForGen"
+
+
+@pytest.mark.parametrize("kw, ctas, limiter", [
+    # 255 registers -> 256 x 32 = 8192 per warp -> 8 warps per SM -> two 4-warp CTAs (the Sage2 mainloop, measured)
+    (dict(threads_per_cta=128, registers_per_thread=255, static_smem_bytes=1024, dynamic_smem_bytes=32768), 2,
+     "registers"),
+    # 32 registers x 256 threads: 64 warps by registers and by threads -> 8 CTAs; 2048 threads -> 8
+    (dict(threads_per_cta=256, registers_per_thread=32), 8, "registers, threads"),
+    # 100 KB + 1 KB reserve: two fit the 228 KB carveout
+    (dict(threads_per_cta=128, registers_per_thread=64, dynamic_smem_bytes=100 * 1024), 2, "shared_memory"),
+    # tiny CTAs: the 32 CTA slots bind
+    (dict(threads_per_cta=32, registers_per_thread=16), 32, "cta_slots"),
+    # 166 registers round to 168: 168 x 32 = 5376 per warp (21 units of 256) -> 12 warps -> 3 CTAs of 4 warps
+    (dict(threads_per_cta=128, registers_per_thread=166), 3, "registers"),
+])
+def test_occupancy_hand_computed_on_sm90(kw, ctas, limiter):
+    occ = occupancy(arch="sm_90", **kw)
+    assert (occ.ctas_per_sm, occ.limiter) == (ctas, limiter)
+
+
+def test_architecture_limits_differ():
+    ada = occupancy(arch="sm_89", threads_per_cta=128, registers_per_thread=32, dynamic_smem_bytes=48 * 1024)
+    assert ada.ctas_per_sm == 2 and ada.limiter == "shared_memory"  # 100 KB per SM on sm_89
+    assert occupancy(arch="sm_90a", threads_per_cta=128, registers_per_thread=32,
+                     dynamic_smem_bytes=48 * 1024).ctas_per_sm == 4
+    with pytest.raises(ArgumentError, match="labkit knows the limits of"):
+        occupancy(arch="sm_75", threads_per_cta=128, registers_per_thread=32)
+    with pytest.raises(ArgumentError, match="allows 232448 B per CTA"):
+        occupancy(arch="sm_90", threads_per_cta=128, registers_per_thread=32, dynamic_smem_bytes=240 * 1024)
+
+
+def test_waves_of_the_sage2_seed_grid():
+    w = waves(16576, 132, 2)  # ncu: launch__waves_per_multiprocessor 62.79
+    assert w.slots == 264 and round(w.waves, 2) == 62.79 and w.full_waves == 63
+    assert w.efficiency == pytest.approx(16576 / (63 * 264)) and w.last_wave_fill == pytest.approx(208 / 264)
+    assert waves(264, 132, 2).efficiency == 1.0 and waves(265, 132, 2).efficiency == pytest.approx(265 / 528)
+
+
+def test_tile_efficiency_matches_the_seed_tail_points():
+    assert tile_efficiency(37810, 128) == pytest.approx(0.9979413006756757)  # the seed's q_row_efficiency
+    assert tile_efficiency(37761, 128) == pytest.approx(0.9966480152027027)
+    assert tile_efficiency(37760, 64) == 1.0
+
+
+def test_cubin_occupancy_reads_registers_and_smem_from_the_elf():
+    occ = cubin_occupancy(SEED_CUBIN, kernel=SEED_ENTRY, dynamic_smem_bytes=144992)
+    assert occ.arch == "sm_100" and occ.registers_per_thread == 128 and occ.threads_per_cta == 512
+    assert occ.ctas_per_sm == 1 and occ.limiter == "registers, shared_memory"
+    from labkit.workloads.sage2.plan import KERNELS, build_options
+    from labkit.workloads.sage2.schedule import Schedule
+
+    cubin = compile_cubin(KERNELS["attn_fwd"], arch="sm_90", options=build_options(128, "bf16", Schedule()))
+    sage2 = cubin_occupancy(cubin.image, threads_per_cta=128, dynamic_smem_bytes=32768)
+    assert sage2.registers_per_thread == 255 and sage2.ctas_per_sm == 2
+
+
+def test_cli(capsys):
+    assert cli.main(["sched", "waves", "--ctas", "16576", "--ctas-per-sm", "2"]) == 0
+    assert "62.7879" in capsys.readouterr().out
+    assert cli.main(["sched", "occupancy", str(SEED_CUBIN), "--kernel", SEED_ENTRY, "--dynamic-smem", "144992",
+                     "--ctas", "304", "--sms", "148"]) == 0
+    out = capsys.readouterr().out
+    assert "ctas_per_sm            1" in out and "waves                  2.0541" in out
+    assert cli.main(["sched", "occupancy", str(SEED_CUBIN)]) == 2
+    assert "pick one (--kernel NAME)" in capsys.readouterr().err
