@@ -190,3 +190,30 @@ def split_sweep(rows: list[dict], *, title: str = "split sweep", ax=None):
     ax.set_title(title)
     ax.legend(fontsize=7)
     return fig
+
+
+def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, ax=None):
+    """One row per (SM, slot), one bar per CTA coloured by its wave; time in us from the first start.
+    Only the first ``max_rows`` rows are drawn (an H200 launch has up to 132 x k of them)."""
+    df = timeline.frame()
+    t0 = df["start_ns"].min()
+    rows = sorted({(int(s), int(k)) for s, k in zip(df["sm"], df["slot"])})[:max_rows]
+    at = {r: i for i, r in enumerate(rows)}
+    fig, ax = _axes(ax, figsize=(9, 1 + 0.14 * len(rows)))
+    for (sm, slot), d in df.groupby(["sm", "slot"]):
+        if (sm, slot) not in at:
+            continue
+        bars = [((s - t0) / 1e3, (e - s) / 1e3) for s, e in zip(d["start_ns"], d["end_ns"])]
+        ax.broken_barh(bars, (at[(sm, slot)] - 0.4, 0.8), facecolors=[f"C{w % 8}" for w in d["wave"]],
+                       edgecolor="white", linewidth=0.3)
+    from matplotlib.patches import Patch
+
+    ax.set_yticks(range(len(rows)), [f"SM {s}.{k}" for s, k in rows], fontsize=5)
+    ax.invert_yaxis()
+    ax.set_xlabel("time since the first CTA started [us]")
+    ax.set_ylabel("SM.slot")
+    ax.set_title(title)
+    n_waves = int(df["wave"].max()) + 1
+    ax.legend(handles=[Patch(color=f"C{w % 8}", label=f"wave {w}") for w in range(min(n_waves, 8))], fontsize=7,
+              loc="upper right")
+    return fig

@@ -1,0 +1,123 @@
+"""Measured per-CTA timelines: where each CTA ran and when, turned into waves and efficiency.
+
+A record per CTA is 6 x u64 ``{cta, smid, t0, t1, clk0, clk1}`` (``%globaltimer`` ns at entry and exit,
+``clock64`` beside them), as an instrumented kernel writes it. ``Timeline`` places each CTA on a slot of
+its SM (a slot holds one CTA at a time), and computes what the static wave model predicts only for
+uniform CTAs: makespan, slot efficiency sum(busy) / (slots x makespan), SM efficiency (time some CTA
+was resident), the waves (a CTA's position in its slot's sequence), the idle slot-time of the last
+wave, and the per-SM imbalance. ``chrome_trace`` writes the Chrome/Perfetto JSON (one track per slot).
+"""
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ArgumentError
+
+FIELDS = ("cta", "sm", "start_ns", "end_ns", "clk0", "clk1")
+
+
+@dataclass(frozen=True)
+class TimelineStats:
+    ctas: int
+    sms_used: int
+    slots: int
+    makespan_ns: float
+    busy_ns: float
+    slot_efficiency: float  # sum(busy) / (slots x makespan)
+    sm_efficiency: float  # sum over SMs of the time any CTA was resident / (SMs x makespan)
+    waves: int
+    ctas_per_wave: tuple[int, ...]
+    last_wave_idle_slot_ns: float  # slot-time left idle after each slot's last CTA, before the makespan ends
+    sm_imbalance: float  # max / mean busy time per SM
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Timeline:
+    """CTAs of one launch on ``sms`` SMs with ``ctas_per_sm`` slots each."""
+
+    def __init__(self, records, *, sms: int, ctas_per_sm: int):
+        rec = np.asarray(records, dtype=np.int64)
+        if rec.ndim != 2 or rec.shape[1] != len(FIELDS) or rec.shape[0] == 0:
+            raise ArgumentError(f"timeline records of shape {list(rec.shape)}: expected [ctas, 6] "
+                                f"({', '.join(FIELDS)})")
+        if (rec[:, 3] < rec[:, 2]).any():
+            raise ArgumentError(f"{int((rec[:, 3] < rec[:, 2]).sum())} CTAs end before they start: not a timeline")
+        if (rec[:, 1] < 0).any() or (rec[:, 1] >= sms).any():
+            raise ArgumentError(f"SM ids {rec[:, 1].min()}..{rec[:, 1].max()}: expected 0..{sms - 1}")
+        self.sms, self.ctas_per_sm = sms, ctas_per_sm
+        self.records = rec
+        self.slot, self.wave = self._place()
+
+    def _place(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each CTA onto the first free slot of its SM in start order; its wave is its index on that slot."""
+        rec = self.records
+        slot = np.full(len(rec), -1)
+        wave = np.zeros(len(rec), dtype=int)
+        for sm in np.unique(rec[:, 1]):
+            idx = np.flatnonzero(rec[:, 1] == sm)
+            idx = idx[np.lexsort((rec[idx, 0], rec[idx, 2]))]
+            free_at = [np.iinfo(np.int64).min] * self.ctas_per_sm
+            count = [0] * self.ctas_per_sm
+            for i in idx:
+                s = next((k for k in range(self.ctas_per_sm) if free_at[k] <= rec[i, 2]), None)
+                if s is None:  # more CTAs resident than slots: the occupancy given is wrong
+                    raise ArgumentError(f"SM {sm} holds more than {self.ctas_per_sm} CTAs at "
+                                        f"{rec[i, 2]} ns: ctas_per_sm is too small")
+                slot[i], wave[i] = s, count[s]
+                free_at[s], count[s] = rec[i, 3], count[s] + 1
+        return slot, wave
+
+    def frame(self):
+        import pandas as pd
+
+        df = pd.DataFrame(self.records, columns=list(FIELDS))
+        df["slot"], df["wave"] = self.slot, self.wave
+        df["busy_ns"] = df["end_ns"] - df["start_ns"]
+        return df
+
+    def stats(self) -> TimelineStats:
+        rec = self.records
+        t0, t1 = rec[:, 2].min(), rec[:, 3].max()
+        makespan = float(t1 - t0)
+        busy = (rec[:, 3] - rec[:, 2]).astype(float)
+        slots = self.sms * self.ctas_per_sm
+        per_sm_busy = np.bincount(rec[:, 1], weights=busy, minlength=self.sms)
+        resident = 0.0
+        for sm in np.unique(rec[:, 1]):
+            iv = sorted(zip(rec[rec[:, 1] == sm, 2], rec[rec[:, 1] == sm, 3]))
+            end = iv[0][0]
+            for a, b in iv:  # length of the union of the SM's intervals
+                resident += max(0, b - max(a, end))
+                end = max(end, b)
+        last_end = {}
+        for i in range(len(rec)):
+            key = (rec[i, 1], self.slot[i])
+            last_end[key] = max(last_end.get(key, t0), rec[i, 3])
+        idle = sum(t1 - e for e in last_end.values()) + (slots - len(last_end)) * makespan
+        waves = int(self.wave.max()) + 1
+        used = per_sm_busy[per_sm_busy > 0]
+        return TimelineStats(
+            ctas=len(rec), sms_used=len(used), slots=slots, makespan_ns=makespan, busy_ns=float(busy.sum()),
+            slot_efficiency=float(busy.sum() / (slots * makespan)) if makespan else 1.0,
+            sm_efficiency=float(resident / (self.sms * makespan)) if makespan else 1.0, waves=waves,
+            ctas_per_wave=tuple(int((self.wave == w).sum()) for w in range(waves)),
+            last_wave_idle_slot_ns=float(idle), sm_imbalance=float(used.max() / used.mean()))
+
+    def chrome_trace(self, path: Path | str, *, names=None) -> Path:
+        """Chrome/Perfetto trace JSON: pid = SM, tid = slot, one complete ('X') slice per CTA (times in us
+        from the first start). ``names``: optional per-CTA labels (e.g. its tile or split)."""
+        rec = self.records
+        t0 = rec[:, 2].min()
+        events = [{"name": names[i] if names is not None else f"cta {rec[i, 0]}", "ph": "X", "pid": int(rec[i, 1]),
+                   "tid": int(self.slot[i]), "ts": (rec[i, 2] - t0) / 1e3, "dur": (rec[i, 3] - rec[i, 2]) / 1e3,
+                   "args": {"cta": int(rec[i, 0]), "wave": int(self.wave[i])}} for i in range(len(rec))]
+        meta = [{"name": "process_name", "ph": "M", "pid": int(sm), "args": {"name": f"SM {int(sm)}"}}
+                for sm in np.unique(rec[:, 1])]
+        p = Path(path)
+        p.write_text(json.dumps({"traceEvents": meta + events, "displayTimeUnit": "ns"}) + "\n")
+        return p

@@ -1,0 +1,56 @@
+"""Timeline math on synthetic launches with known answers (cta-timeline.md: the 274-CTA spin case)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from labkit import plot
+from labkit.errors import ArgumentError
+from labkit.sched import Timeline, waves
+
+
+def _spin(n: int, sms: int = 132, t: int = 20_000, jitter: int = 37):
+    """n equal CTAs dispatched in order onto one slot per SM, wave after wave."""
+    rec = []
+    for i in range(n):
+        w, sm = divmod(i, sms)
+        start = w * (t + jitter) + (i % 7)
+        rec.append((i, sm, start, start + t, 1000 * i, 1000 * i + 39_600))
+    return np.array(rec)
+
+
+def test_the_274_cta_spin_launch():
+    tl = Timeline(_spin(274), sms=132, ctas_per_sm=1)
+    s = tl.stats()
+    assert s.waves == 3 and s.ctas_per_wave == (132, 132, 10)
+    assert s.slot_efficiency == pytest.approx(274 * 20_000 / (132 * s.makespan_ns))
+    assert s.slot_efficiency == pytest.approx(waves(274, 132, 1).efficiency, abs=0.01)  # 0.692 model vs measured
+    assert s.sm_efficiency == pytest.approx(s.slot_efficiency)  # one slot per SM: the same thing
+    assert s.sm_imbalance == pytest.approx(60_000 / (274 * 20_000 / 132))
+    assert s.last_wave_idle_slot_ns == pytest.approx(122 * (s.makespan_ns - 2 * 20_037 - 0), rel=0.01)
+
+
+def test_two_slots_per_sm_and_uneven_ctas():
+    rec = np.array([(0, 0, 0, 100, 0, 0), (1, 0, 10, 50, 0, 0), (2, 0, 50, 150, 0, 0), (3, 1, 0, 200, 0, 0)])
+    tl = Timeline(rec, sms=2, ctas_per_sm=2)
+    df = tl.frame()
+    assert list(df["slot"]) == [0, 1, 1, 0] and list(df["wave"]) == [0, 0, 1, 0]
+    s = tl.stats()
+    assert s.makespan_ns == 200 and s.busy_ns == 100 + 40 + 100 + 200
+    assert s.slot_efficiency == pytest.approx(440 / (4 * 200))
+    assert s.sm_efficiency == pytest.approx((150 + 200) / (2 * 200))
+    with pytest.raises(ArgumentError, match="ctas_per_sm is too small"):
+        Timeline(rec, sms=2, ctas_per_sm=1)
+    with pytest.raises(ArgumentError, match="end before they start"):
+        Timeline(np.array([(0, 0, 10, 5, 0, 0)]), sms=1, ctas_per_sm=1)
+
+
+def test_chrome_trace_and_gantt(tmp_path):
+    tl = Timeline(_spin(274), sms=132, ctas_per_sm=1)
+    doc = json.loads(tl.chrome_trace(tmp_path / "trace.json").read_text())
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert len(slices) == 274 and slices[0]["dur"] == pytest.approx(20.0)
+    assert {e["args"]["wave"] for e in slices} == {0, 1, 2}
+    fig = plot.cta_gantt(tl, max_rows=16)
+    assert len(fig.axes[0].collections) == 16
