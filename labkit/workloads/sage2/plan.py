@@ -37,14 +37,16 @@ class Sage2Plan:
         sm_scale: softmax scale; default ``head_dim ** -0.5`` of the given (unpadded) head_dim.
     """
 
-    def __init__(self, inputs: Inputs, schedule: Schedule = Schedule(), sm_scale: float | None = None):
+    def __init__(self, inputs: Inputs, schedule: Schedule = Schedule(), sm_scale: float | None = None, *,
+                 timeline: bool = False):
         require_gpu("Sage2")
         cp = cupy()
         self.inputs = x = inputs
         self.schedule = s = schedule
         self.kernel_head_dim = hd = inputs.kernel_head_dim
         self.sm_scale = sm_scale if sm_scale is not None else inputs.head_dim ** -0.5
-        opts = build_options(hd, inputs.dtype, schedule)
+        opts = build_options(hd, inputs.dtype, schedule) + (("-DLABKIT_TIMELINE",) if timeline else ())
+        self._options = opts
         self.modules = {name: load_module(path, options=opts) for name, path in KERNELS.items()}
         b, hq, hk = x.batch, x.heads_q, x.heads_kv
         self.padded_q_len = ceil_div(x.q_len, s.cta_q) * s.cta_q
@@ -66,6 +68,8 @@ class Sage2Plan:
         if self.dynamic_smem_bytes > 48 * 1024:  # above the default limit the kernel must opt in
             f.max_dynamic_shared_memory = self.dynamic_smem_bytes
         self._attn = f
+        # per-CTA records of the mainloop (labkit.sched.Timeline), written by the instrumented build only
+        self.timeline = cp.zeros((ceil_div(x.q_len, s.cta_q) * hq * b, 6), dtype=cp.uint64) if timeline else None
         self._prepare_launches()
 
     # ---- the phases, in pipeline order ----------------------------------------------------
@@ -109,11 +113,12 @@ class Sage2Plan:
         x, s = self.inputs, self.schedule
         ob, on, oh = x.strides(o)
         v8_lo = np.uint64(0) if self.v8_lo is None else self.v8_lo  # a null pointer the kernel never reads
+        extra = () if self.timeline is None else (self.timeline,)
         return ((ceil_div(ql, s.cta_q), x.heads_q, x.batch), (s.threads_per_cta,),
                 (self.q8, self.k8, self.v8, v8_lo, self.q_scale, self.k_scale, self.v_scale, o, np.int64(ob),
                  np.int64(on), np.int64(oh), np.int32(ql), np.int32(kl), np.int32(self.padded_q_len),
                  np.int32(self.padded_kv_len), np.int32(x.heads_kv), np.int32(x.head_dim),
-                 np.float32(self.sm_scale * math.log2(math.e))))
+                 np.float32(self.sm_scale * math.log2(math.e)), *extra))
 
     def mainloop(self, q_len: int | None = None, kv_len: int | None = None, out=None) -> None:
         """The fused kernel; ``q_len``/``kv_len`` below the prepared lengths run on the same
@@ -123,7 +128,25 @@ class Sage2Plan:
             ql = self.inputs.q_len if q_len is None else check_int(q_len, what="q_len", lo=1, hi=self.inputs.q_len)
             kl = self.inputs.kv_len if kv_len is None else check_int(kv_len, what="kv_len", lo=1, hi=self.inputs.kv_len)
             args = self._attn_args(ql, kl, self.out if out is None else out)
+        if self.timeline is not None:
+            self.timeline.fill(0)  # records of this call only (a smaller grid leaves no stale CTAs behind)
         self._attn(*args, shared_mem=self.dynamic_smem_bytes)
+
+    def read_timeline(self):
+        """The last mainloop call's per-CTA records as a ``labkit.sched.Timeline`` (instrumented plans only)."""
+        from ...device import describe
+        from ...errors import LabkitError
+        from ...kernels import compile_cubin
+        from ...sched import Timeline, cubin_occupancy
+
+        if self.timeline is None:
+            raise LabkitError("this Sage2Plan was built without timeline=True: no per-CTA records")
+        dev = describe()
+        cubin = compile_cubin(KERNELS["attn_fwd"], arch=dev.arch, options=self._options)
+        occ = cubin_occupancy(cubin.image, threads_per_cta=self.schedule.threads_per_cta,
+                              dynamic_smem_bytes=self.dynamic_smem_bytes)
+        records = self.timeline.get().astype(np.int64)
+        return Timeline(records[records[:, 3] > 0], sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm)
 
     def steps(self) -> list[tuple[str, object]]:
         """(seed phase name, call) in pipeline order: the one name each phase has."""

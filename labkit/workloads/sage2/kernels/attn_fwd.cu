@@ -23,6 +23,9 @@
 // V_lo tile per stage (48 KB of shared memory at the seed's tiles). ptxas for sm_90 at the
 // seed's tiles: 255 registers with 56 B of spill (PV_TERMS 1) and 336 B (PV_TERMS 2); on the
 // H200 the split's mainloop takes 2.4 x Sage2's.
+// LABKIT_TIMELINE (compile-time; labkit.sched): one more parameter, and thread 0 records per CTA
+// {cta, smid, %globaltimer at entry and exit, clock64 at both} as 6 x u64; without the define the
+// machine code is the same (tests/unit/test_sched_instrumentation.py compares the .text sections).
 #include "sage2_common.cuh"
 
 #ifndef CTA_Q
@@ -111,12 +114,20 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
     const unsigned char* __restrict__ v8_lo,  // second V term (PV_TERMS 2), else unused
     const float* __restrict__ q_scale, const float* __restrict__ k_scale, const float* __restrict__ v_scale,
     u16* __restrict__ out, i64 o_sb, i64 o_sn, i64 o_sh, int qo_len, int kv_len, int npad_q, int npad_k,
-    int h_kv, int d_out, float sm_scale_log2) {
+    int h_kv, int d_out, float sm_scale_log2
+#ifdef LABKIT_TIMELINE
+    , unsigned long long* __restrict__ timeline  // per CTA {cta, smid, t0, t1, clk0, clk1}: labkit.sched.Timeline
+#endif
+    ) {
     extern __shared__ __align__(128) unsigned char smem[];
     const int qt = blockIdx.x, h = blockIdx.y, b = blockIdx.z, H = gridDim.y;
     const int hk = h / (H / h_kv);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
     const int nblk = (kv_len + CTA_K - 1) / CTA_K;
+#ifdef LABKIT_TIMELINE
+    unsigned long long tl_t0, tl_c0 = clock64();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(tl_t0));
+#endif
 
     const signed char* qg = q8 + (((i64)b * H + h) * npad_q + (i64)qt * CTA_Q) * HEAD_DIM;
     const signed char* kg = k8 + ((i64)b * h_kv + hk) * npad_k * HEAD_DIM;
@@ -332,4 +343,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
                 *reinterpret_cast<unsigned*>(orow + col) = (unsigned)f32_to_out(y0) | ((unsigned)f32_to_out(y1) << 16);
             }
         }
+#ifdef LABKIT_TIMELINE
+    __syncthreads();  // the CTA ends when its last warp does
+    if (threadIdx.x == 0) {
+        unsigned long long tl_t1;
+        unsigned smid;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(tl_t1));
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        const unsigned long long cta = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+        unsigned long long* rec = timeline + cta * 6;
+        rec[0] = cta; rec[1] = smid; rec[2] = tl_t0; rec[3] = tl_t1; rec[4] = tl_c0; rec[5] = clock64();
+    }
+#endif
 }
