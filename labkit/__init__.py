@@ -7,8 +7,8 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = ("cuda", "device", "errors", "kernels", "notebooks", "params", "plot", "probes", "provenance", "report",
-               "sched", "session", "timing")
+_SUBMODULES = ("cuda", "device", "errors", "kernels", "ncu", "notebooks", "params", "plot",
+               "probes", "provenance", "report", "sched", "session", "timing")
 __all__ = [*_SUBMODULES, "setup_logging", "progress", "repo_path", "__version__"]
 
 

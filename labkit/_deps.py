@@ -17,6 +17,7 @@ _EXTRAS = {
     "cuda.bindings.driver": ("cuda-bindings", "driver"),
     "cuda.bindings.runtime": ("cuda-bindings", "driver"),
     "cupy": ("cupy-cuda13x", "core"),
+    "ncu_report": ("ncu-report", "ncu"),
 }
 
 

@@ -11,8 +11,10 @@ T = TypeVar("T")
 
 # The whole list of knobs: LABKIT_DEBUG (log level), LABKIT_BATCH (plain progress for
 # papermill/CI), LABKIT_CACHE (compiled-kernel cache dir), LABKIT_OUT (root of notebook runs),
-# LABKIT_GIT_SHA (provenance for a copied tree without .git, e.g. on a GPU host).
-_KNOBS = {"LABKIT_DEBUG": "0", "LABKIT_BATCH": "0", "LABKIT_CACHE": "", "LABKIT_OUT": "", "LABKIT_GIT_SHA": ""}
+# LABKIT_GIT_SHA (provenance for a copied tree without .git, e.g. on a GPU host), LABKIT_NCU (the ncu
+# executable, when it is not on PATH).
+_KNOBS = {"LABKIT_DEBUG": "0", "LABKIT_BATCH": "0", "LABKIT_CACHE": "", "LABKIT_OUT": "", "LABKIT_GIT_SHA": "",
+          "LABKIT_NCU": ""}
 
 
 def getenv(name: str) -> str:

@@ -46,6 +46,10 @@ class CompileError(LabkitError):
     """NVRTC rejected a kernel; the message carries the compiler log."""
 
 
+class NcuError(LabkitError):
+    """Nsight Compute could not run or its report cannot be read; the message names the fix."""
+
+
 class LaunchError(LabkitError):
     """A launch was refused before it reached the GPU, or the driver rejected it."""
 

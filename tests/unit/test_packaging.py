@@ -8,6 +8,7 @@ from ..conftest import ROOT
 
 # pip distribution -> conda-forge package, where the names differ
 PIP_TO_CONDA = {"cupy-cuda13x": "cupy", "nvidia-cuda-nvrtc": "cuda-nvrtc"}
+PIP_ONLY = {"ncu-report"}  # not on conda-forge: environment.yml installs it through its pip section
 
 
 def _pip_pins():
@@ -16,7 +17,8 @@ def _pip_pins():
         line = line.split("#")[0].strip()
         if line:
             name, version = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([\w.]+)", line).groups()
-            pins[PIP_TO_CONDA.get(name.lower(), name.lower())] = version
+            if name.lower() not in PIP_ONLY:
+                pins[PIP_TO_CONDA.get(name.lower(), name.lower())] = version
     return pins
 
 
@@ -33,6 +35,12 @@ def _conda_pins():
 
 def test_requirements_and_environment_agree():
     assert _pip_pins() == _conda_pins()
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    req = (ROOT / "requirements.txt").read_text()
+    for name in PIP_ONLY:
+        pin = re.search(rf"^{name}==[\w.]+", req, re.M).group(0)
+        assert any(line.split("#")[0].strip() == pin for line in pip_section), (name, pip_section)
 
 
 def test_no_cupy_ctk_extra_and_cuda13():

@@ -1,0 +1,106 @@
+"""Nsight Compute reports read through ``ncu_report`` (the PyPI wheel works without a GPU or ncu).
+
+``load(path)`` opens a ``.ncu-rep``; ``kernels(report)`` is one row per profiled kernel launch
+(NVTX path in labkit's domain, launch geometry, duration and the chosen metrics, units in the column
+names); ``rules(report)`` the rule results (e.g. the tail effect) with their speedup estimates.
+"""
+
+from pathlib import Path
+
+from .. import _deps
+from ..errors import NcuError
+
+KERNEL_METRICS = {  # column -> metric (values in the metric's base unit, named in the column)
+    "duration_ns": "gpu__time_duration.sum",
+    "cycles": "gpc__cycles_elapsed.max",
+    "clock_hz": "gpc__cycles_elapsed.avg.per_second",
+    "grid": "launch__grid_size",
+    "block": "launch__block_size",
+    "registers": "launch__registers_per_thread",
+    "waves": "launch__waves_per_multiprocessor",
+    "sm_throughput_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "warps_active_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
+}
+
+
+class Report:
+    """An opened report. It keeps every range and action object alive for as long as it lives (the
+    wheel's proxies do not keep their parents). Select launches by ``nvtx_path``: the wheel's
+    ``IRange.actions_by_nvtx`` segfaults in a process where CUDA failed to start (a CPU machine)."""
+
+    def __init__(self, ctx, path: Path):
+        self.ctx, self.path = ctx, path
+        self.ranges = [ctx.range_by_idx(i) for i in range(ctx.num_ranges())]
+        self.actions = [(r, a, rng.action_by_idx(a)) for r, rng in enumerate(self.ranges)
+                        for a in range(rng.num_actions())]
+
+
+def load(path: Path | str) -> Report:
+    """Open a report.
+
+    Raises:
+        NcuError: not a readable Nsight Compute report (one line naming the file).
+    """
+    ncu_report = _deps.require("ncu_report")
+    p = Path(path)
+    if not p.is_file():
+        raise NcuError(f"{p}: no such report file")
+    try:
+        ctx = ncu_report.load_report(str(p))
+    except Exception as exc:  # noqa: BLE001 - the wheel raises plain exceptions for bad files
+        raise NcuError(f"{p}: not a readable Nsight Compute report ({type(exc).__name__}: {exc})") from None
+    if ctx.num_ranges() == 0:
+        raise NcuError(f"{p}: no profiled range in it (not a Nsight Compute report, or an empty one)")
+    return Report(ctx, p)
+
+
+def actions(report: Report):
+    """(range index, action index, action) of every profiled workload, in report order."""
+    return list(report.actions)
+
+
+def nvtx_path(action, domain: str = "labkit") -> str:
+    """The push/pop ranges open in ``domain`` at launch, bottom to top, joined by '/' ('' if none)."""
+    state = action.nvtx_state()
+    if state is None:
+        return ""
+    for i in state.domains():
+        d = state.domain_by_id(i)
+        if d.name() == domain:
+            return "/".join(d.push_pop_ranges())
+    return ""
+
+
+def metric(action, name: str):
+    m = action.metric_by_name(name)
+    if m is None:
+        return None
+    v = m.value()
+    return v
+
+
+def kernels(report: Report, metrics: dict[str, str] | None = None):
+    """One row per profiled kernel: range, action, kernel name, NVTX path, then the metrics."""
+    pd = _deps.require("pandas")
+    cols = {**KERNEL_METRICS, **(metrics or {})}
+    rows = []
+    for r, a, act in report.actions:
+        row = {"range": r, "action": a, "kernel": act.name(), "nvtx": nvtx_path(act)}
+        row.update({col: metric(act, m) for col, m in cols.items()})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def rules(report: Report):
+    """Every rule result: kernel, rule, title, message's first line, estimated speedup (if any)."""
+    pd = _deps.require("pandas")
+    rows = []
+    for r, a, act in report.actions:
+        for res in act.rule_results_as_dicts():
+            msg = res.get("rule_message") or {}
+            est = res.get("speedup_estimation") or {}
+            rows.append({"range": r, "action": a, "kernel": act.name(), "rule": res.get("rule_identifier"),
+                         "section": res.get("section_identifier"), "title": msg.get("title"),
+                         "message": str(msg.get("message", "")).splitlines()[0][:160] if msg.get("message") else "",
+                         "speedup_pct": est.get("speedup")})
+    return pd.DataFrame(rows)

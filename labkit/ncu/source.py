@@ -1,0 +1,88 @@
+"""Time inside one fused kernel, by phase: ncu's per-PC samples summed per source line, lines grouped
+by the kernel's ``// PHASE: <name>`` markers (ncu-automation.md section 7).
+
+A line belongs to the last marker above it in the same ``__global__`` function (markers reset at each
+``__global__``, so a second kernel in the file is not taken for the first one's last phase); lines
+before the first marker, and every PC whose source text is not in the report, are ``<unmapped>``.
+Each per-PC metric is read through its own correlation ids (PC lists differ between metrics).
+"""
+
+import re
+from collections import defaultdict
+from pathlib import PurePath
+
+from .. import _deps
+from ..errors import NcuError
+
+UNMAPPED = "<unmapped>"
+_PHASE = re.compile(r"//\s*PHASE:\s*([A-Za-z0-9_.\-]+)")
+_STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+
+
+def phase_map(text: str) -> dict[int, str]:
+    """1-based line -> phase for every line of ``text`` that follows a marker in its kernel."""
+    out, phase = {}, None
+    for n, line in enumerate(text.splitlines(), start=1):
+        if "__global__" in line:
+            phase = None
+        if m := _PHASE.search(line):
+            phase = m.group(1)
+        elif phase is not None:
+            out[n] = phase
+    return out
+
+
+def _per_line(action, name: str) -> dict[tuple[str, int], float]:
+    m = action.metric_by_name(name)
+    if m is None or not m.has_correlation_ids():
+        return {}
+    pcs = m.correlation_ids()
+    out: dict[tuple[str, int], float] = defaultdict(float)
+    for i in range(m.num_instances()):
+        info = action.source_info(pcs.as_uint64(i))
+        key = (PurePath(info.file_name()).name, info.line()) if info is not None else ("", 0)
+        out[key] += m.as_double(i)
+    return out
+
+
+def phases(action, source: str):
+    """Per phase of ``source`` (a file name, matched by basename): samples, share of all samples,
+    share x duration (an estimate: samples are resident-warp time), instructions executed, and the
+    stall reasons in percent of the phase's samples, largest first.
+
+    Raises:
+        NcuError: the action has no per-PC samples (profile with --section SourceCounters).
+    """
+    pd = _deps.require("pandas")
+    base = PurePath(source).name
+    samples = _per_line(action, "smsp__pcsamp_sample_count")
+    if not samples:
+        raise NcuError(f"kernel {action.name()}: no per-PC samples in the report; profile with "
+                       "--section SourceCounters --import-source yes")
+    texts = {PurePath(p).name: t for p, t in action.source_files().items()}
+    mapping = phase_map(texts[base]) if texts.get(base) else {}
+    phase_of = lambda key: mapping.get(key[1], UNMAPPED) if key[0] == base else UNMAPPED  # noqa: E731
+    stall_names = [n for n in action.metric_names() if n.startswith(_STALL_PREFIX) and not n.endswith("_not_issued")]
+    table: dict[str, dict] = defaultdict(lambda: defaultdict(float))
+    for key, v in samples.items():
+        table[phase_of(key)]["samples"] += v
+    for key, v in _per_line(action, "inst_executed").items():
+        table[phase_of(key)]["inst_executed"] += v
+    for name in stall_names:
+        for key, v in _per_line(action, name).items():
+            table[phase_of(key)][name[len(_STALL_PREFIX):]] += v
+    total = sum(t["samples"] for t in table.values())
+    duration = action.metric_by_name("gpu__time_duration.sum")
+    dur_ns = duration.as_double() if duration is not None else float("nan")
+    order = [p for p in dict.fromkeys([UNMAPPED, *mapping.values()]) if p in table]
+    rows = []
+    for p in order:
+        t = table[p]
+        stalls = sorted(((k, v) for k, v in t.items() if k not in ("samples", "inst_executed") and v > 0),
+                        key=lambda kv: -kv[1])
+        rows.append({"phase": p, "samples": int(t["samples"]), "share": t["samples"] / total if total else 0.0,
+                     "est_time_ns": dur_ns * t["samples"] / total if total else float("nan"),
+                     "inst_executed": int(t["inst_executed"]),
+                     "top_stalls": ", ".join(f"{k} {100 * v / t['samples']:.1f}%" for k, v in stalls[:3])
+                     if t["samples"] else ""})
+    return pd.DataFrame(rows).set_index("phase")

@@ -1,0 +1,100 @@
+"""Nsight Compute on CPU: the shared fixture report (its README lists the expected values), command lines,
+and the one-line failures."""
+
+from pathlib import Path
+
+import pytest
+
+from labkit import cli, ncu
+from labkit.errors import NcuError
+
+from ..conftest import SHARED
+
+FIXTURE = SHARED / "fixtures" / "ncu" / "rep_main.ncu-rep"
+pytestmark = pytest.mark.skipif(not FIXTURE.is_file(), reason="shared/fixtures/ncu not beside this checkout")
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return ncu.load(FIXTURE)
+
+
+def test_one_row_per_launch_with_nvtx_and_geometry(ctx):
+    df = ncu.kernels(ctx)
+    assert list(df["kernel"]) == ["fused_line", "fused_plain", "fused_cubin", "saxpy_probe"] * 2
+    assert list(df["duration_ns"]) == [443488, 442944, 499424, 233792, 443392, 442720, 499264, 234784]
+    row = df.iloc[0]
+    assert row["nvtx"] == "bench/fused_line" and df.iloc[3]["nvtx"] == "bench/saxpy"
+    assert (row["grid"], row["block"], row["registers"], row["waves"]) == (1056, 128, 30, 0.5)
+    assert row["cycles"] == 807972 and row["clock_hz"] == pytest.approx(1.8206e9, rel=1e-3)
+    assert row["sm_throughput_pct"] == pytest.approx(50.59, abs=0.01)
+    assert df.iloc[3]["waves"] == pytest.approx(248.24, abs=0.01)
+
+
+def test_nvtx_paths_select_launches_and_rules(ctx):
+    # (the wheel's own IRange.actions_by_nvtx crashes once CUDA failed to start in the process, as the
+    # test session's GPU probe does on a CPU machine: labkit filters on its own NVTX paths instead)
+    assert [a for _, a, act in ctx.actions if ncu.nvtx_path(act) == "bench/fused_line"] == [0, 4]
+    r = ncu.rules(ctx)
+    first = r[r["action"] == 0]
+    assert len(first) == 9 and "SOLBottleneck" in set(first["rule"])
+
+
+def test_phases_of_the_fused_kernel_match_the_fixture(ctx):
+    t = ncu.phases(ctx.actions[0][2], "fused_kernel.cu")
+    assert list(t.index) == ["<unmapped>", "qk_imma", "softmax", "pv_hmma", "epilogue"]
+    assert list(t["samples"]) == [30, 12629, 23245, 15650, 24] and t["samples"].sum() == 51578
+    assert list(t["inst_executed"]) == [21120, 38087808, 134150016, 43355136, 33792]
+    assert t.loc["softmax", "share"] == pytest.approx(0.4507, abs=1e-4)
+    assert t.loc["qk_imma", "top_stalls"].startswith("wait 63.1%, math_pipe_throttle 20.1%")
+    again = ncu.phases(ctx.actions[4][2], "fused_kernel.cu")  # the second launch
+    assert (abs(t["share"] - again["share"]) < 0.001).all()
+
+
+def test_phases_without_source_or_of_another_kernel_are_unmapped(ctx):
+    plain = ncu.phases(ctx.actions[1][2], "fused_kernel.cu")  # source not imported
+    assert list(plain.index) == ["<unmapped>"] and plain["samples"].iloc[0] == 51583
+    saxpy = ncu.phases(ctx.actions[3][2], "fused_kernel.cu")  # below the last marker
+    assert list(saxpy.index) == ["<unmapped>"] and saxpy["samples"].iloc[0] == 29468
+
+
+def test_phase_markers_reset_at_each_kernel():
+    text = "__global__ void a() {\n  x();\n  // PHASE: one\n  y();\n}\n__global__ void b() {\n  z();\n}\n"
+    assert ncu.phase_map(text) == {4: "one", 5: "one"}
+
+
+def test_command_line_from_labkit_names(tmp_path):
+    opts = ncu.NcuOptions(output=tmp_path / "rep.ncu-rep", nvtx_ranges=("sage2/fused_mainloop",), preset="source",
+                          source_folders=(Path("/src"),))
+    cmd = ncu.argv(opts, ["python3", "x.py"], ncu="ncu")
+    assert cmd[:5] == ["ncu", "--target-processes", "all", "--clock-control", "none"]
+    assert cmd[cmd.index("--nvtx-include") + 1] == "labkit@sage2/fused_mainloop/" and "--nvtx" in cmd
+    assert cmd[cmd.index("-o") + 1] == str(tmp_path / "rep") and "SourceCounters" in cmd
+    assert cmd[cmd.index("--import-source") + 1] == "yes" and cmd[-2:] == ["python3", "x.py"]
+    with pytest.raises(NcuError, match="labkit range path"):
+        ncu.NcuOptions(output=tmp_path / "r", nvtx_ranges=("labkit@bench/",))
+    with pytest.raises(NcuError, match="preset 'fast'"):
+        ncu.NcuOptions(output=tmp_path / "r", preset="fast")
+
+
+def test_known_failures_read_from_the_log():
+    assert "ERR_NVGPUCTRPERM" in ncu.diagnose("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")
+    assert "LibraryNotLoaded" in ncu.diagnose("Failed to initialize the profiler: LibraryNotLoaded")
+    assert "profiled no kernel" in ncu.diagnose("==WARNING== No kernels were profiled.")
+    assert ncu.diagnose("all fine") is None
+
+
+def test_cli(tmp_path, capsys, monkeypatch):
+    assert cli.main(["ncu", "phases", str(FIXTURE), "--source", "fused_kernel.cu", "--action", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "range 0 action 0: fused_line" in out and "softmax" in out and "23245" in out
+    assert cli.main(["ncu", "show", str(FIXTURE), "--rules"]) == 0
+    assert "bench/fused_line" in capsys.readouterr().out
+    bogus = tmp_path / "x.ncu-rep"
+    bogus.write_text("not a report")
+    assert cli.main(["ncu", "show", str(bogus)]) == 2
+    assert capsys.readouterr().err.startswith("labkit: error: ")
+    monkeypatch.setenv("LABKIT_NCU", str(tmp_path / "missing-ncu"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--", "labkit", "device"]) == 2
+    assert "ncu) not found" in capsys.readouterr().err
