@@ -104,3 +104,15 @@ def rules(report: Report):
                          "message": str(msg.get("message", "")).splitlines()[0][:160] if msg.get("message") else "",
                          "speedup_pct": est.get("speedup")})
     return pd.DataFrame(rows)
+
+
+def join_timings(table, timings: dict[str, float]):
+    """``kernels(...)`` joined to labkit's event timings: ``timings`` maps an NVTX range name (the innermost
+    one, e.g. a Sage2 phase or a time_gpu name) to its event p50 [s]; launches of one range are numbered in
+    report order. Adds ``event_p50_ns`` and ``ncu_over_event`` (ncu's duration / the event p50)."""
+    df = table.copy()
+    df["range_name"] = df["nvtx"].str.split("/").str[-1]
+    df["launch"] = df.groupby("range_name").cumcount()
+    df["event_p50_ns"] = df["range_name"].map(lambda n: timings[n] * 1e9 if n in timings else float("nan"))
+    df["ncu_over_event"] = df["duration_ns"] / df["event_p50_ns"]
+    return df

@@ -98,3 +98,11 @@ def test_cli(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
     assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--", "labkit", "device"]) == 2
     assert "ncu) not found" in capsys.readouterr().err
+
+
+def test_join_to_event_timings(ctx):
+    df = ncu.join_timings(ncu.kernels(ctx), {"fused_line": 451.0e-6, "saxpy": 240.0e-6})
+    line = df[df["range_name"] == "fused_line"]
+    assert list(line["launch"]) == [0, 1] and list(line["event_p50_ns"]) == [451000.0, 451000.0]
+    assert line["ncu_over_event"].iloc[0] == pytest.approx(443488 / 451000)
+    assert df[df["range_name"] == "fused_plain"]["event_p50_ns"].isna().all()  # no event timing given
