@@ -6,11 +6,12 @@ STAMP   := $(VENV)/.installed
 export LABKIT_BATCH ?= 1
 # No MPLBACKEND here: notebook kernels inherit it, and Agg would keep every figure out of them.
 
-.PHONY: help run test test-browser bench lab nb lint clean
+.PHONY: help run test test-scale test-browser bench lab nb lint clean
 
 help:
 	@echo "make run    run every notebook with its defaults (recorded mode without a GPU); prints where results are"
 	@echo "make test   run the tests (GPU tests skip without a GPU)"
+	@echo "make test-scale    the Dask sweep tests (installs dask and distributed first)"
 	@echo "make test-browser  run notebook 02 in JupyterLab in headless chromium (installs chromium first)"
 	@echo "make bench  print benchmark tables: Sage2 phases, then paged decode with its peers (needs a GPU)"
 	@echo "make lab    start JupyterLab on notebooks/"
@@ -28,7 +29,12 @@ run: $(STAMP)
 	$(BIN)/labkit nb run-all
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q tests --ignore=tests/browser
+	$(BIN)/python -m pytest -q tests --ignore=tests/browser --ignore=tests/scale
+
+# The Dask path of labkit.sweep (labkit[scale]); `make test` stays lean without it.
+test-scale: $(STAMP)
+	$(BIN)/python -m pip install -q -r requirements-scale.txt
+	$(BIN)/python -m pytest -q tests/scale
 
 # Debian's chromium + chromedriver (apt, as root or through sudo) and selenium from PyPI.
 test-browser: $(STAMP)

@@ -18,6 +18,8 @@ _EXTRAS = {
     "cuda.bindings.runtime": ("cuda-bindings", "driver"),
     "cupy": ("cupy-cuda13x", "core"),
     "ncu_report": ("ncu-report", "ncu"),
+    "distributed": ("distributed", "scale"),
+    "dask_cuda": ("dask-cuda", "scale"),
 }
 
 

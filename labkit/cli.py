@@ -178,7 +178,7 @@ def _extend(sub) -> None:
     import importlib
 
     for mod in ("labkit.manifest.cli", "labkit.workloads.sage2.cli", "labkit.workloads.decode.cli",
-                "labkit.sched.cli", "labkit.ncu.cli"):
+                "labkit.sched.cli", "labkit.ncu.cli", "labkit.sweep.cli"):
         try:
             m = importlib.import_module(mod)
         except ModuleNotFoundError as exc:

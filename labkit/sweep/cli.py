@@ -1,0 +1,59 @@
+"""``labkit sweep run|status|collect``: thin shells over labkit.sweep."""
+
+from .._cliargs import int_in, typed
+
+
+def _run(args) -> int:
+    from . import run
+
+    grid = dict(args.grid)
+    if len(grid) != len(args.grid):
+        from ..errors import ArgumentError
+
+        raise ArgumentError("--grid: an axis is given twice")
+    counts = run(args.out, args.workload, grid, executor=args.executor, workers=args.workers,
+                 retry_failed=args.retry_failed)
+    print(f"{args.out}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before, "
+          f"{counts['total']} points")
+    return 0 if counts["failed"] == 0 else 1
+
+
+def _status(args) -> int:
+    from . import status
+
+    s = status(args.dir)
+    print(f"{args.dir}: {s['workload']}, {s['points']} points: {s['ok']} ok, {s['failed']} failed, "
+          f"{s['missing']} missing")
+    return 0
+
+
+def _collect(args) -> int:
+    from . import collect
+
+    df = collect(args.dir)
+    print(df.to_csv(index=False) if args.csv else df.to_string(index=False))
+    return 0
+
+
+def register(sub) -> None:
+    from .grid import parse_axis
+    from .workloads import names
+
+    sp = sub.add_parser("sweep", help="parameter sweeps that resume (local, process pool or Dask)")
+    sp = sp.add_subparsers(dest="sub", required=True)
+    p = sp.add_parser("run", help="run or resume a sweep; each point is written as it finishes")
+    p.add_argument("--workload", required=True, choices=names())
+    p.add_argument("--grid", action="append", required=True, type=typed(parse_axis, "grid"),
+                   metavar="NAME=V1,V2", help="one axis (repeatable; the sweep is every combination)")
+    p.add_argument("--out", required=True, help="the sweep's directory (re-run it to resume)")
+    p.add_argument("--executor", choices=("local", "processes", "dask"), default="local")
+    p.add_argument("--workers", type=int_in(1, 1024, what="--workers"), default=1)
+    p.add_argument("--retry-failed", action="store_true", help="run the points that failed before again")
+    p.set_defaults(fn=_run)
+    p = sp.add_parser("status", help="points ok, failed and missing")
+    p.add_argument("dir")
+    p.set_defaults(fn=_status)
+    p = sp.add_parser("collect", help="one row per finished point")
+    p.add_argument("dir")
+    p.add_argument("--csv", action="store_true")
+    p.set_defaults(fn=_collect)

@@ -1,0 +1,162 @@
+"""A sweep on disk: ``sweep.json`` (what is swept, written first) and ``points/<id>.json`` (one file per
+point, written by whoever ran the point, atomically: write, then rename). Re-running the same sweep skips
+the points already done, so a killed driver or worker loses only the points in flight.
+"""
+
+import json
+import os
+import socket
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from ..errors import ArgumentError, LabkitError
+from .grid import expand, point_id
+
+VERSION = 1
+
+
+def atomic_write(path: Path, doc: dict) -> Path:
+    """Write ``doc`` as JSON next to ``path`` and rename it into place: a reader sees the whole file or none."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w") as f:
+        f.write(json.dumps(doc, indent=1, default=str) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def _gpu_uuid() -> str | None:
+    """The UUID of the first GPU this process sees (None without one): which GPU ran a point."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]
+        handle = (pynvml.nvmlDeviceGetHandleByUUID(visible) if visible.startswith("GPU-")
+                  else pynvml.nvmlDeviceGetHandleByIndex(int(visible or 0)))
+        uuid = pynvml.nvmlDeviceGetUUID(handle)
+        return uuid.decode() if isinstance(uuid, bytes) else uuid
+    except Exception:  # noqa: BLE001 - no driver, no GPU, no NVML: the point ran without one
+        return None
+
+
+def run_point(sweep_dir: str, workload: str, pid: str, params: dict) -> dict:
+    """Run one point and write its file (called in a worker). A raising workload is a failed point, kept
+    with its error; the record is returned too."""
+    from . import workloads
+
+    started = time.time()
+    record = {"id": pid, "params": params, "host": socket.gethostname(), "pid": os.getpid(),
+              "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "gpu_uuid": _gpu_uuid(),
+              "started": started}
+    try:
+        record.update(status="ok", result=workloads.get(workload)(**params), error=None)
+    except Exception as exc:  # noqa: BLE001 - a point's failure is data: keep it, go on with the others
+        record.update(status="failed", result=None,
+                      error=f"{type(exc).__name__}: {exc}"[:500], traceback=traceback.format_exc()[-2000:])
+    record["elapsed_s"] = round(time.time() - started, 6)
+    atomic_write(Path(sweep_dir) / "points" / f"{pid}.json", record)
+    return record
+
+
+class SweepDir:
+    """The files of one sweep."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self.points_dir = self.path / "points"
+        self.manifest_path = self.path / "sweep.json"
+
+    def manifest(self) -> dict:
+        from .._json import load_document
+
+        if not self.manifest_path.is_file():
+            raise LabkitError(f"{self.path}: not a sweep directory (no sweep.json)")
+        return load_document(self.manifest_path, what="sweep manifest").value
+
+    def start(self, workload: str, grid: dict[str, list]) -> list[tuple[str, dict]]:
+        """Write the manifest (or check it is the same sweep); return every point as (id, params)."""
+        points = [(point_id(p), p) for p in expand(grid)]
+        if self.path.exists() and not self.path.is_dir():
+            raise ArgumentError(f"sweep directory {self.path} is a file")
+        if self.manifest_path.is_file():
+            old = self.manifest()
+            if old.get("workload") != workload or old.get("grid") != grid:
+                raise ArgumentError(f"{self.path} holds a sweep of {old.get('workload')} over {old.get('grid')}; "
+                                    "resume it with the same workload and grid, or use another directory")
+        else:
+            from ..provenance import collect
+
+            self.points_dir.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.manifest_path, {"sweep_version": VERSION, "workload": workload, "grid": grid,
+                                              "points": len(points), "provenance": collect()})
+        self.points_dir.mkdir(parents=True, exist_ok=True)
+        return points
+
+    def records(self) -> dict[str, dict]:
+        """Every finished point's record by id (temporary files of points in flight are not records)."""
+        from .._json import load_document
+
+        out = {}
+        for f in sorted(self.points_dir.glob("*.json")):
+            out[f.stem] = load_document(f, what="sweep point").value
+        return out
+
+
+def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor: str = "local", workers: int = 1,
+        retry_failed: bool = False, client=None, progress=sys.stderr) -> dict:
+    """Run (or resume) a sweep. Returns counts: total, skipped (done before), ok, failed.
+
+    Args:
+        executor: ``local`` (in this process), ``processes`` (one process per worker; GPU i pinned to
+            worker i), or ``dask`` (a LocalCluster, a LocalCUDACluster with dask-cuda and GPUs, or ``client``).
+        retry_failed: run the points that failed before again (by default they are kept as failed).
+    """
+    from . import executors, workloads
+
+    workloads.get(workload)  # an unknown name stops here, before anything is written
+    sweep = SweepDir(directory)
+    points = sweep.start(workload, grid)
+    done = sweep.records()
+    todo = [(pid, p) for pid, p in points
+            if pid not in done or (retry_failed and done[pid].get("status") != "ok")]
+    counts = {"total": len(points), "skipped": len(points) - len(todo), "ok": 0, "failed": 0}
+    started = time.time()
+    for i, rec in enumerate(executors.run(executor, str(sweep.path), workload, todo, workers=workers,
+                                          client=client), start=1):
+        counts["ok" if rec.get("status") == "ok" else "failed"] += 1
+        if progress is not None:
+            eta = (time.time() - started) / i * (len(todo) - i)
+            print(f"[{i}/{len(todo)}] {rec['id']} {rec['params']} {rec.get('status')}"
+                  f"{' ' + rec['error'] if rec.get('error') else ''} (eta {eta:.1f} s)", file=progress, flush=True)
+    return counts
+
+
+def status(directory: Path | str) -> dict:
+    """Counts of a sweep on disk: points, ok, failed, missing."""
+    sweep = SweepDir(directory)
+    m = sweep.manifest()
+    recs = sweep.records()
+    ids = {point_id(p) for p in expand(m["grid"])}
+    ok = sum(1 for k, r in recs.items() if k in ids and r.get("status") == "ok")
+    failed = sum(1 for k, r in recs.items() if k in ids and r.get("status") != "ok")
+    return {"workload": m["workload"], "points": len(ids), "ok": ok, "failed": failed,
+            "missing": len(ids) - ok - failed}
+
+
+def collect(directory: Path | str):
+    """One row per finished point: its parameters, status, error, the result's fields, and where it ran."""
+    import pandas as pd
+
+    rows = []
+    for pid, r in SweepDir(directory).records().items():
+        row = {"id": pid, **r["params"], "status": r.get("status"), "error": r.get("error"),
+               "elapsed_s": r.get("elapsed_s"), "gpu_uuid": r.get("gpu_uuid"), "pid": r.get("pid")}
+        result = r.get("result") or {}
+        row.update({f"result.{k}": v for k, v in result.items() if k not in r["params"]} if isinstance(result, dict)
+                   else {"result": result})
+        rows.append(row)
+    return pd.DataFrame(rows)

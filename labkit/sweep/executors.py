@@ -1,0 +1,93 @@
+"""Where a sweep's points run, behind one call: ``run(kind, ...)`` yields each point's record as it finishes.
+
+- ``local``: one after the other in this process.
+- ``processes``: a spawn-started process pool; worker i sees GPU i alone (``CUDA_VISIBLE_DEVICES``).
+- ``dask``: ``distributed`` futures, one thread per worker; a LocalCUDACluster when dask-cuda and GPUs are
+  present, else a LocalCluster of ``workers`` processes, or the ``client`` given (any cluster, any host).
+  A point whose worker died is retried once; if it cannot finish, the driver records it as failed.
+"""
+
+import multiprocessing as mp
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from .. import _deps
+from ..errors import ArgumentError
+from .engine import atomic_write, run_point
+
+EXECUTORS = ("local", "processes", "dask")
+
+
+def _failed(sweep_dir: str, pid: str, params: dict, error: str) -> dict:
+    record = {"id": pid, "params": params, "status": "failed", "result": None, "error": error[:500]}
+    atomic_write(Path(sweep_dir) / "points" / f"{pid}.json", record)
+    return record
+
+
+def _pin_gpu(slots) -> None:
+    """Pool initializer: take the next GPU index (a worker keeps one GPU for its life)."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(slots.get())
+
+
+def _gpu_count() -> int:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        return pynvml.nvmlDeviceGetCount()
+    except Exception:  # noqa: BLE001 - no NVML or no driver: no GPU to pin
+        return 0
+
+
+def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], *, workers: int = 1, client=None):
+    if kind not in EXECUTORS:
+        raise ArgumentError(f"executor {kind!r}: expected one of {', '.join(EXECUTORS)}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ArgumentError(f"workers {workers!r}: expected an integer >= 1")
+    if not todo:
+        return
+    if kind == "local":
+        for pid, params in todo:
+            yield run_point(sweep_dir, workload, pid, params)
+    elif kind == "processes":
+        ctx = mp.get_context("spawn")  # CUDA cannot be forked
+        gpus = _gpu_count()
+        slots = ctx.Manager().Queue()
+        for i in range(workers):
+            slots.put(i % gpus if gpus else "")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pin_gpu,
+                                 initargs=(slots,)) as pool:
+            futures = {pool.submit(run_point, sweep_dir, workload, pid, params): (pid, params) for pid, params in todo}
+            for fut in as_completed(futures):
+                pid, params = futures[fut]
+                try:
+                    yield fut.result()
+                except Exception as exc:  # noqa: BLE001 - a worker process died: the point is failed, the rest go on
+                    yield _failed(sweep_dir, pid, params, f"worker died: {type(exc).__name__}: {exc}")
+    else:
+        yield from _dask(sweep_dir, workload, todo, workers=workers, client=client)
+
+
+def _dask(sweep_dir: str, workload: str, todo, *, workers: int, client=None):
+    distributed = _deps.require("distributed")
+    own = client is None
+    if own:
+        cuda = _deps.optional("dask_cuda") if _gpu_count() else None
+        cluster = (cuda.LocalCUDACluster() if cuda is not None
+                   else distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                 dashboard_address=None))
+        client = distributed.Client(cluster)
+    try:
+        futures = {client.submit(run_point, sweep_dir, workload, pid, params, key=f"pt-{pid}", pure=False,
+                                 retries=1): (pid, params) for pid, params in todo}
+        for fut in distributed.as_completed(futures):
+            pid, params = futures[fut]
+            try:
+                yield fut.result()
+            except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker after the retry: record it and go on
+                yield _failed(sweep_dir, pid, params, f"{type(exc).__name__}: {exc}")
+    finally:
+        if own:
+            client.close()
+            cluster.close()

@@ -1,0 +1,41 @@
+"""Sweep grids: parameter name -> values, expanded to points with stable ids."""
+
+import hashlib
+import itertools
+import json
+
+from ..errors import ArgumentError
+
+
+def parse_axis(text: str) -> tuple[str, list]:
+    """``ms=10,20,30`` -> ("ms", [10, 20, 30]); integers and floats parse as numbers, the rest stay strings."""
+    name, sep, values = text.partition("=")
+    if not sep or not name.isidentifier() or not values:
+        raise ArgumentError(f"grid axis {text!r}: expected NAME=V1,V2,... (e.g. ms=10,20,30)")
+    out = []
+    for v in values.split(","):
+        v = v.strip()
+        if not v:
+            raise ArgumentError(f"grid axis {text!r}: an empty value")
+        for convert in (int, float):
+            try:
+                out.append(convert(v))
+                break
+            except ValueError:
+                continue
+        else:
+            out.append(v)
+    return name, out
+
+
+def expand(grid: dict[str, list]) -> list[dict]:
+    """Every combination, axes in the given order (the first varies slowest)."""
+    if not grid:
+        raise ArgumentError("a sweep needs at least one grid axis")
+    names = list(grid)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def point_id(params: dict) -> str:
+    """A stable id from the parameters (their JSON, keys sorted): the same point keeps its file on a re-run."""
+    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]

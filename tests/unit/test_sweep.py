@@ -1,0 +1,87 @@
+"""Sweeps on CPU: one file per point, resume, failures kept and retried, a process pool, a killed driver."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from labkit import cli, sweep
+from labkit.errors import ArgumentError
+
+from ..conftest import ROOT
+
+
+def test_grid_axes_and_stable_ids():
+    assert sweep.parse_axis("ms=10,2.5,x") == ("ms", [10, 2.5, "x"])
+    with pytest.raises(ArgumentError, match="expected NAME=V1,V2"):
+        sweep.parse_axis("ms")
+    pts = sweep.expand({"ms": [1, 2], "tag": ["a", "b"]})
+    assert pts[0] == {"ms": 1, "tag": "a"} and len(pts) == 4
+    assert sweep.point_id({"tag": "a", "ms": 1}) == sweep.point_id({"ms": 1, "tag": "a"})
+
+
+def test_run_writes_each_point_and_resumes(tmp_path):
+    grid = {"ms": [1, 2, 3], "tag": ["a", "b"]}
+    counts = sweep.run(tmp_path / "s", "demo.sleep", grid, progress=None)
+    assert counts == {"total": 6, "skipped": 0, "ok": 6, "failed": 0}
+    files = sorted((tmp_path / "s" / "points").glob("*.json"))
+    assert len(files) == 6 and json.loads(files[0].read_text())["status"] == "ok"
+    manifest = json.loads((tmp_path / "s" / "sweep.json").read_text())
+    assert manifest["grid"] == grid and manifest["provenance"]["git_sha"]
+    assert sweep.run(tmp_path / "s", "demo.sleep", grid, progress=None)["skipped"] == 6
+    with pytest.raises(ArgumentError, match="holds a sweep of demo.sleep"):
+        sweep.run(tmp_path / "s", "demo.sleep", {"ms": [9]}, progress=None)
+    df = sweep.collect(tmp_path / "s")
+    assert len(df) == 6 and set(df["status"]) == {"ok"} and not df["id"].duplicated().any()
+
+
+def test_failures_are_kept_and_retried_on_request(tmp_path):
+    grid = {"ms": [1], "fail": ["no", "yes"]}
+    assert sweep.run(tmp_path, "demo.sleep", grid, progress=None)["failed"] == 1
+    s = sweep.status(tmp_path)
+    assert (s["ok"], s["failed"], s["missing"]) == (1, 1, 0)
+    assert sweep.run(tmp_path, "demo.sleep", grid, progress=None)["skipped"] == 2  # kept, not retried
+    again = sweep.run(tmp_path, "demo.sleep", grid, retry_failed=True, progress=None)
+    assert (again["skipped"], again["failed"]) == (1, 1)
+    failed = sweep.collect(tmp_path).query("status == 'failed'")
+    assert failed["error"].iloc[0].startswith("RuntimeError: demo.sleep asked to fail")
+
+
+def test_process_pool_runs_every_point_once(tmp_path):
+    counts = sweep.run(tmp_path, "demo.sleep", {"ms": [50, 60, 70, 80]}, executor="processes", workers=2,
+                       progress=None)
+    assert counts["ok"] == 4
+    df = sweep.collect(tmp_path)
+    assert df["pid"].nunique() == 2 and os.getpid() not in set(df["pid"])
+
+
+def test_a_killed_driver_loses_only_points_in_flight(tmp_path):
+    out = tmp_path / "s"
+    cmd = [sys.executable, "-m", "labkit", "sweep", "run", "--workload", "demo.sleep", "--grid", "ms=150",
+           "--grid", "i=0,1,2,3,4,5,6,7,8,9", "--out", str(out)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list((out / "points").glob("*.json"))) < 3:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    written = len(list((out / "points").glob("*.json")))
+    assert 3 <= written < 10
+    for f in (out / "points").glob("*.json"):
+        json.loads(f.read_text())  # every file that exists is whole
+    assert subprocess.run(cmd, cwd=ROOT, capture_output=True).returncode == 0
+    df = sweep.collect(out)
+    assert len(df) == 10 and sorted(df["i"]) == list(range(10)) and set(df["status"]) == {"ok"}
+
+
+def test_cli(tmp_path, capsys):
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1,2", "--out", str(tmp_path)]) == 0
+    assert "2 ok, 0 failed" in capsys.readouterr().out
+    assert cli.main(["sweep", "collect", str(tmp_path), "--csv"]) == 0
+    assert capsys.readouterr().out.startswith("id,ms,status")
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms", "--out", str(tmp_path)]) == 2
+    assert cli.main(["sweep", "status", str(tmp_path / "nope")]) == 2
