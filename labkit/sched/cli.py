@@ -1,6 +1,6 @@
 """``labkit sched occupancy|waves``: thin shells over labkit.sched (no GPU needed)."""
 
-from .._cliargs import int_in
+from .._cliargs import int_in, output_path
 
 
 def _print(d: dict) -> None:
@@ -27,6 +27,16 @@ def _waves(args) -> int:
     return 0
 
 
+def _timeline(args) -> int:
+    from .timeline import Timeline
+
+    tl = Timeline.load(args.file)
+    _print(tl.stats().to_dict())
+    if args.trace:
+        print(f"trace: {tl.chrome_trace(args.trace.path)} (open in Perfetto or chrome://tracing)")
+    return 0
+
+
 def register(sub) -> None:
     sp = sub.add_parser("sched", help="CTA scheduling: occupancy and waves (no GPU)").add_subparsers(dest="sub",
                                                                                                     required=True)
@@ -45,3 +55,7 @@ def register(sub) -> None:
     p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132)
     p.add_argument("--ctas-per-sm", type=int_in(1, 64, what="--ctas-per-sm"), required=True)
     p.set_defaults(fn=_waves)
+    p = sp.add_parser("timeline", help="waves and efficiency of a recorded per-CTA timeline; a Perfetto trace")
+    p.add_argument("file", help="a timeline JSON (labkit.sched.Timeline.save)")
+    p.add_argument("--trace", type=output_path("--trace"), default=None, help="write the Chrome/Perfetto trace here")
+    p.set_defaults(fn=_timeline)

@@ -108,6 +108,25 @@ class Timeline:
             ctas_per_wave=tuple(int((self.wave == w).sum()) for w in range(waves)),
             last_wave_idle_slot_ns=float(idle), sm_imbalance=float(used.max() / used.mean()))
 
+    def save(self, path: Path | str) -> Path:
+        """The records and the slots they were placed on, as JSON a notebook or ``labkit sched timeline`` reloads."""
+        p = Path(path)
+        p.write_text(json.dumps({"timeline_version": 1, "sms": self.sms, "ctas_per_sm": self.ctas_per_sm,
+                                 "fields": list(FIELDS), "records": self.records.tolist()}) + "\n")
+        return p
+
+    @classmethod
+    def load(cls, path: Path | str) -> "Timeline":
+        from .._json import load_document
+
+        n = load_document(path, what="CTA timeline").obj(("timeline_version", "sms", "ctas_per_sm", "fields",
+                                                          "records"))
+        n["timeline_version"].int(1, 1)
+        if n["fields"].value != list(FIELDS):
+            raise n["fields"].fail(f"the fields {list(FIELDS)}")
+        records = [r.ints(len(FIELDS), 0) for r in n["records"].list(1)]
+        return cls(records, sms=n["sms"].int(1, 4096), ctas_per_sm=n["ctas_per_sm"].int(1, 64))
+
     def chrome_trace(self, path: Path | str, *, names=None) -> Path:
         """Chrome/Perfetto trace JSON: pid = SM, tid = slot, one complete ('X') slice per CTA (times in us
         from the first start). ``names``: optional per-CTA labels (e.g. its tile or split)."""

@@ -54,3 +54,20 @@ def test_chrome_trace_and_gantt(tmp_path):
     assert {e["args"]["wave"] for e in slices} == {0, 1, 2}
     fig = plot.cta_gantt(tl, max_rows=16)
     assert len(fig.axes[0].collections) == 16
+
+
+def test_save_load_and_cli(tmp_path, capsys):
+    from labkit import cli
+
+    tl = Timeline(_spin(274), sms=132, ctas_per_sm=1)
+    path = tl.save(tmp_path / "tl.json")
+    again = Timeline.load(path)
+    assert again.stats() == tl.stats()
+    assert cli.main(["sched", "timeline", str(path), "--trace", str(tmp_path / "t.json")]) == 0
+    out = capsys.readouterr().out
+    assert "ctas_per_wave          (132, 132, 10)" in out and "trace:" in out and (tmp_path / "t.json").is_file()
+    bad = json.loads(path.read_text())
+    bad["records"][0] = [0, 0, 10, 5, 0, 0]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    assert cli.main(["sched", "timeline", str(tmp_path / "bad.json")]) == 2
+    assert "end before they start" in capsys.readouterr().err
