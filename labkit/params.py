@@ -53,51 +53,59 @@ def _range(lo, hi) -> str:
     return f" <= {hi}" if hi is not None else ""
 
 
-class Int(Param):
-    """An integer in ``lo..hi`` (inclusive; None: unbounded). ``3.5``, ``True`` and ``'abc'`` are refused."""
+class _Number(Param):
+    """A number in ``lo..hi`` (inclusive; None: unbounded); booleans are never numbers."""
 
-    def __init__(self, lo: int | None = None, hi: int | None = None, **kw):
+    noun = "a number"
+
+    def __init__(self, lo=None, hi=None, **kw):
         super().__init__(**kw)
         self.lo, self.hi = lo, hi
 
     def describe(self) -> str:
-        return "an integer" + _range(self.lo, self.hi)
+        return self.noun + _range(self.lo, self.hi)
 
-    def parse(self, text: str) -> int:
+    def parse(self, text: str):
         try:
-            return self.check(int(text.strip().replace("_", ""), 10))
+            return self.check(self._from_text(text))
         except ValueError:
             raise self.fail(text) from None
 
-    def check(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
+    def check(self, value: Any):
+        if isinstance(value, bool) or not self._accepts(value):
             raise self.fail(value)
         if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
             raise self.fail(value)
+        return self._canonical(value)
+
+
+class Int(_Number):
+    """An integer in ``lo..hi``. ``3.5``, ``True`` and ``'abc'`` are refused."""
+
+    noun = "an integer"
+
+    def _from_text(self, text: str) -> int:
+        return int(text.strip().replace("_", ""), 10)
+
+    def _accepts(self, value: Any) -> bool:
+        return isinstance(value, int)
+
+    def _canonical(self, value: Any) -> int:
         return value
 
 
-class Float(Param):
+class Float(_Number):
     """A finite number in ``lo..hi``."""
 
-    def __init__(self, lo: float | None = None, hi: float | None = None, **kw):
-        super().__init__(**kw)
-        self.lo, self.hi = lo, hi
+    noun = "a finite number"
 
-    def describe(self) -> str:
-        return "a finite number" + _range(self.lo, self.hi)
+    def _from_text(self, text: str) -> float:
+        return float(text)
 
-    def parse(self, text: str) -> float:
-        try:
-            return self.check(float(text))
-        except ValueError:
-            raise self.fail(text) from None
+    def _accepts(self, value: Any) -> bool:
+        return isinstance(value, (int, float)) and math.isfinite(value)
 
-    def check(self, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.fail(value)
-        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
-            raise self.fail(value)
+    def _canonical(self, value: Any) -> float:
         return float(value)
 
 

@@ -72,11 +72,9 @@ def nvtx_path(action, domain: str = "labkit") -> str:
 
 
 def metric(action, name: str):
+    """A kernel-level metric's value in its base unit, or None when the report lacks it."""
     m = action.metric_by_name(name)
-    if m is None:
-        return None
-    v = m.value()
-    return v
+    return None if m is None else m.value()
 
 
 def kernels(report: Report, metrics: dict[str, str] | None = None):
