@@ -72,3 +72,24 @@ def test_timed_calls_write_the_same_output():
     run = run_decode(x, iterations=5)
     _check(x, run)
     assert run.timing.stats.count >= 5
+
+
+@pytest.mark.parametrize("variant", ["mma", "fma"])
+@pytest.mark.parametrize("head_dim", [128, 256])
+def test_128_rows_take_row_blocks(head_dim, variant):
+    """16 query heads per KV head x 8 query tokens: 128 rows, more than one CTA holds; ragged q_lens
+    leave some row blocks of a sequence with no rows (those CTAs leave at once)."""
+    g = DecodeGeometry(3, 32, 2, head_dim, 32, 12, 40, max_q_len=8)
+    x = make_inputs(g, seq_lens=[333, 8, 97], q_lens=[8, 1, 5], seed=13 + head_dim)
+    for s in (1, 4):
+        _check(x, run_decode(x, splits=s, variant=variant))
+
+
+def test_timeline_records_every_cta_of_the_call():
+    from labkit.workloads.decode.run import decode_timeline
+
+    tl = decode_timeline(2, 4096, 128, heads_q=32, heads_kv=8, splits=5)
+    assert len(tl.records) == 5 * 8 * 2 and sorted(tl.records[:, 0]) == list(range(80))
+    assert (tl.records[:, 3] >= tl.records[:, 2]).all() and (tl.records[:, 5] > tl.records[:, 4]).all()
+    stats = tl.stats()
+    assert 0 < stats.slot_efficiency <= 1 and stats.ctas == 80

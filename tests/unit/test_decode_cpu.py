@@ -1,5 +1,8 @@
 """Decode workload without a GPU: geometry and call checks, NVRTC builds, manifests that validate, the reference."""
 
+import dataclasses
+import json
+
 import numpy as np
 import pytest
 
@@ -29,7 +32,7 @@ SEED_LIKE = dict(batch=2, heads_q=24, heads_kv=4, head_dim=256, page_size=64, ma
     ({"heads_q": 25}, "heads_q 25 is not a multiple of heads_kv 4"),
     ({"heads_q": 68}, "17 query heads per KV head: expected 1..16"),
     ({"max_q_len": 9}, "max_q_len 9: expected 1..8"),
-    ({"max_q_len": 8}, "8 query tokens x 6 heads = 48 rows per KV head; this kernel holds at most 32"),
+    ({"heads_kv": 8192, "heads_q": 8192}, "heads_kv 8192: at most 65535 sequences and 8191 KV heads"),
     ({"batch": 0}, "batch = 0: expected an integer >= 1"),
     ({"layout": "nhd"}, "layout 'nhd': expected one of plain, interleaved"),
 ])
@@ -87,16 +90,44 @@ def test_bf16_rounding_is_nearest_even():
 @pytest.mark.parametrize("geometry", [dict(SEED_LIKE), dict(batch=64, heads_q=32, heads_kv=8, head_dim=128,
                                                             page_size=64, max_pages=128, num_pages=8192),
                                       dict(batch=3, heads_q=16, heads_kv=2, head_dim=128, page_size=16,
-                                           max_pages=9, num_pages=30, max_q_len=8)])
+                                           max_pages=9, num_pages=30, max_q_len=8),
+                                      dict(batch=2, heads_q=32, heads_kv=2, head_dim=256, page_size=32,
+                                           max_pages=9, num_pages=30, max_q_len=8)])  # 128 rows: 4 blocks
 def test_builds_compile_and_their_manifests_validate_offline(geometry, layout, tmp_path):
     g = DecodeGeometry(**geometry, layout=layout)
+    kb = kernel_build(g)
     splits = default_splits(g)
     path = build(g, splits, tmp_path)
     res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
     assert res.ok, [str(i) for i in res.issues]
     plan = res.plans[0]
-    assert plan.pack_size == 384 and plan.grid == (splits, g.heads_kv, g.batch)
-    assert plan.shared_mem == kernel_build(g).dynamic_smem_bytes
+    assert plan.pack_size == 384 and plan.grid == (splits, g.heads_kv * kb.row_blocks(g), g.batch)
+    assert kb.row_blocks(g) == -(-g.rows // kb.max_rows) and kb.row_blocks(g) * kb.max_rows >= g.rows
+    assert plan.shared_mem == kb.dynamic_smem_bytes
+
+
+def test_rows_beyond_one_cta_take_row_blocks():
+    g = DecodeGeometry(2, 32, 2, 256, 32, 9, 30, 8)  # 16 heads x 8 tokens = 128 rows
+    assert (kernel_build(g).variant, kernel_build(g).max_rows, kernel_build(g).row_blocks(g)) == ("fma", 32, 4)
+    assert kernel_build(g, variant="mma").row_blocks(g) == 8
+    g128 = dataclasses.replace(g, head_dim=128)
+    assert (kernel_build(g128).max_rows, kernel_build(g128).row_blocks(g128)) == (64, 2)
+    seed = DecodeGeometry(**SEED_LIKE)  # 6 rows: one block
+    assert kernel_build(seed).row_blocks(seed) == 1
+
+
+def test_timeline_build_adds_the_records_pointer_and_scratch(tmp_path):
+    g = DecodeGeometry(**SEED_LIKE)
+    kb = kernel_build(g, timeline=True)
+    assert "-DLABKIT_TIMELINE" in kb.options() and "-DLABKIT_TIMELINE" not in kernel_build(g).options()
+    path = build(g, 2, tmp_path, kernel=kb)
+    doc = manifest.load(path)
+    res = manifest.check(doc, cubin_dirs=(tmp_path,))
+    assert res.ok, [str(i) for i in res.issues]
+    raw = json.loads(path.read_text())
+    impl = raw["ops"]["decode"]["impl"]
+    assert impl["scratch"]["timeline"] == {"dtype": "u64", "shape": [2 * 4 * 2, 6]}
+    assert {"at": 352, "scratch": "timeline"} in impl["launches"][0]["args"][0]["pack"]["fields"]
 
 
 def test_kernel_build_and_split_heuristic():
@@ -115,8 +146,9 @@ def test_kernel_variant_follows_head_dim_and_rows():
     assert kernel_build(DecodeGeometry(**SEED_LIKE)).variant == "mma"  # d256, 6 rows
     wide = DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8)  # 64 rows: CUDA cores
     assert kernel_build(wide).variant == "fma"
-    with pytest.raises(ArgumentError, match="kernel variant mma: at most 16 rows"):
-        kernel_build(wide, variant="mma")
+    assert kernel_build(wide, variant="mma").row_blocks(wide) == 4  # forced: 16-row blocks
+    with pytest.raises(ArgumentError, match="kernel variant 'wgmma': expected one of mma, fma"):
+        kernel_build(wide, variant="wgmma")
 
 
 def test_reference_magnitude_bounds_the_output():

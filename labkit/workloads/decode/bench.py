@@ -94,7 +94,8 @@ def check_once() -> float:
 
 def render(rows: list[dict], title: str) -> str:
     cols = ["batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps"]
-    extra = [c for c in ("heuristic", "sdpa_cudnn", "sdpa_flash", "fa3", "x_best_peer") if any(c in r for r in rows)]
+    extra = [c for c in ("heuristic", "sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged", "x_best_peer")
+             if any(c in r for r in rows)]
     lines = [title, "  ".join(f"{c:>9}" for c in cols + extra)]
     for r in rows:
         cells = [f"{r[c]:9.2f}" if isinstance(r.get(c), float) else f"{str(r.get(c, '-'))[:9]:>9}"

@@ -55,7 +55,8 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
     if q_rows is not None and (isinstance(q_rows, bool) or not isinstance(q_rows, int) or q_rows < g.q_tokens):
         raise ArgumentError(f"q_rows {q_rows!r}: expected an integer >= {g.q_tokens} (batch x max_q_len)")
     q_shape = [g.q_tokens if q_rows is None else q_rows, g.heads_q, g.head_dim]
-    groups = g.batch * g.heads_kv
+    blocks = kb.row_blocks(g)
+    groups = g.batch * g.heads_kv * blocks
     tmap = lambda param: {"tensormap": {"param": param, "dtype": "bf16", "dims": dims, "strides": strides,  # noqa
                                         "box": [64, kb.box_rows, 1, 1], "swizzle": 128, "l2_promotion": 128}}
     fields = [{"at": 0, **tmap(2)}, {"at": 128, **tmap(3)},
@@ -65,7 +66,10 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
               {"at": 312, "scratch": "counter"},
               {"at": 320, "i32": g.batch}, {"at": 324, "i32": g.heads_kv}, {"at": 328, "i32": g.group},
               {"at": 332, "i32": g.max_pages}, {"at": 336, "i32": g.max_q_len}, {"at": 340, "i32": g.num_pages},
-              {"at": 344, "i32": _f32_bits(scale * math.log2(math.e))}]
+              {"at": 344, "i32": _f32_bits(scale * math.log2(math.e))},
+              *([{"at": 352, "scratch": "timeline"}] if kb.timeline else [])]
+    ctas = splits * g.heads_kv * blocks * g.batch
+    timeline = {"timeline": {"dtype": "u64", "shape": [ctas, 6]}} if kb.timeline else {}
     return {
         "schema_version": 4,
         "model": "labkit-paged-decode",
@@ -87,10 +91,11 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
                     "counter": {"dtype": "u32", "shape": [groups]},
                     "partial_o": {"dtype": "f32", "shape": [groups, splits, kb.max_rows, g.head_dim]},
                     "partial_ml": {"dtype": "f32", "shape": [groups, splits, kb.max_rows, 2]},
+                    **timeline,
                 },
                 "launches": [{
                     "module": "decode", "entry": ENTRY, "params": [f"bytes<{PARAM_BYTES}>"],
-                    "block": [THREADS, 1, 1], "grid": [splits, g.heads_kv, "seqs"],
+                    "block": [THREADS, 1, 1], "grid": [splits, g.heads_kv * blocks, "seqs"],
                     "shared_mem": kb.dynamic_smem_bytes,
                     "args": [{"pack": {"size": PARAM_BYTES, "fields": fields}}],
                 }],
@@ -109,7 +114,7 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     kb = kernel or kernel_build(g)
     cubin = compile_cubin(kernel_path(__file__, kb.source), arch=arch, options=kb.options())
     name = (f"{ENTRY}_{kb.variant}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}"
-            f"_k{kb.keys_per_warp}_s{kb.stages}_{arch}.cubin")
+            f"_k{kb.keys_per_warp}_s{kb.stages}{'_timeline' if kb.timeline else ''}_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"

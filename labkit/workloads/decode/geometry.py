@@ -15,7 +15,7 @@ HEAD_DIMS = (128, 256)
 PAGE_SIZES = (16, 32, 64)
 LAYOUTS = ("plain", "interleaved")  # [pages, Hkv, P, D] K and V pools; trtllm-gen's kv[pages, 2, P, Hkv, 2, D]
 WARPS = 4
-MAX_ROWS = {128: 64, 256: 32}  # rows (q tokens x q heads per kv head) a CTA holds in registers
+MAX_ROWS = {128: 64, 256: 32}  # rows (q tokens x q heads per kv head) a CTA holds; more take row blocks
 STAGE_BUDGET = 96 * 1024  # bytes of K/V stages in flight per CTA: two CTAs fit an SM (228 KB)
 
 
@@ -49,9 +49,9 @@ class DecodeGeometry:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ArgumentError(f"decode geometry: {name} = {v!r}: expected an integer >= 1")
-        if self.batch > 65535 or self.heads_kv > 65535:
-            raise ArgumentError(f"decode geometry: batch {self.batch}, heads_kv {self.heads_kv}: grid y and z "
-                                "take at most 65535")
+        if self.batch > 65535 or self.heads_kv * 8 > 65535:  # grid y: heads_kv x up to 8 row blocks
+            raise ArgumentError(f"decode geometry: batch {self.batch}, heads_kv {self.heads_kv}: at most 65535 "
+                                "sequences and 8191 KV heads (grid z and y)")
         if self.head_dim not in HEAD_DIMS:
             raise ArgumentError(f"decode geometry: head_dim {self.head_dim}: the decode kernel takes "
                                 f"{', '.join(map(str, HEAD_DIMS))}")
@@ -65,10 +65,6 @@ class DecodeGeometry:
             raise ArgumentError(f"decode geometry: {self.group} query heads per KV head: expected 1..16")
         if not 1 <= self.max_q_len <= 8:
             raise ArgumentError(f"decode geometry: max_q_len {self.max_q_len}: expected 1..8")
-        if self.rows > MAX_ROWS[self.head_dim]:
-            raise ArgumentError(f"decode geometry: {self.max_q_len} query tokens x {self.group} heads = {self.rows} "
-                                f"rows per KV head; this kernel holds at most {MAX_ROWS[self.head_dim]} at "
-                                f"head_dim {self.head_dim}")
         if self.layout not in LAYOUTS:
             raise ArgumentError(f"decode geometry: layout {self.layout!r}: expected one of {', '.join(LAYOUTS)}")
         if self.max_pages * self.page_size >= 1 << 31 or self.num_pages >= 1 << 31:
@@ -116,9 +112,15 @@ class KernelBuild:
     def source(self) -> str:
         return "paged_decode_mma.cu" if self.variant == "mma" else "paged_decode.cu"
 
+    timeline: bool = False  # -DLABKIT_TIMELINE: per-CTA records (labkit.sched)
+
     @property
     def max_rows(self) -> int:
         return self.rows_per_warp * self.row_warps
+
+    def row_blocks(self, g: DecodeGeometry) -> int:
+        """CTAs per (sequence, KV head, split) that share ``g``'s rows, ``max_rows`` each."""
+        return -(-g.rows // self.max_rows)
 
     @property
     def tokens_per_stage(self) -> int:
@@ -138,7 +140,8 @@ class KernelBuild:
         return 1024 + max(self.stages * self.stage_bytes, merge)  # + room to align the swizzled tiles
 
     def options(self) -> tuple[str, ...]:
-        common = (f"-DHEAD_DIM={self.head_dim}", f"-DPAGE_SIZE={self.page_size}", f"-DSTAGES={self.stages}")
+        common = (f"-DHEAD_DIM={self.head_dim}", f"-DPAGE_SIZE={self.page_size}", f"-DSTAGES={self.stages}",
+                  *(("-DLABKIT_TIMELINE",) if self.timeline else ()))
         if self.variant == "mma":
             return (*common, f"-DKEYS_PER_WARP={self.keys_per_warp}")
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
@@ -147,20 +150,21 @@ class KernelBuild:
 VARIANTS = ("mma", "fma")
 
 
-def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: int | None = None) -> KernelBuild:
+def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: int | None = None,
+                 timeline: bool = False) -> KernelBuild:
     """Tensor cores (``mma``) for at most 16 rows, else CUDA cores (``fma``): there
     warps split the rows when one warp would hold too many (registers) or a stage would not fit, and
-    the others split the keys, 32 each. Stages fill up to ``STAGE_BUDGET`` bytes (2..4 of them)."""
+    the others split the keys, 32 each. Stages fill up to ``STAGE_BUDGET`` bytes (2..4 of them).
+    Rows beyond what one CTA holds (``MAX_ROWS``; up to 16 heads x 8 tokens = 128) go to row blocks:
+    more CTAs over the same keys (``KernelBuild.row_blocks``)."""
     if variant is None:
         variant = "mma" if g.rows <= 16 and row_warps is None else "fma"
     if variant not in VARIANTS:
         raise ArgumentError(f"kernel variant {variant!r}: expected one of {', '.join(VARIANTS)}")
     if variant == "mma":
-        if g.rows > 16:
-            raise ArgumentError(f"kernel variant mma: at most 16 rows (have {g.rows})")
         kb = KernelBuild("mma", 16, 1, 16, 2, g.head_dim, g.page_size)
     else:
-        rows = 1 << max(0, math.ceil(math.log2(g.rows)))  # a power of two: 1, 2, 4 ... 64
+        rows = min(1 << max(0, math.ceil(math.log2(g.rows))), MAX_ROWS[g.head_dim])  # a power of two: 1 ... 64
         per_warp_cap = 16 if g.head_dim == 128 else 8
         if row_warps is None:  # 2: two CTAs per SM; measured faster than 1 or 4 from batch 8 up (H200)
             row_warps = max(2, min(WARPS, rows // per_warp_cap))
@@ -169,7 +173,7 @@ def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: in
                                 f"warp ({g.rows} rows)")
         kb = KernelBuild("fma", max(1, rows // row_warps), row_warps, 32, 2, g.head_dim, g.page_size)
     stages = max(2, min(4, STAGE_BUDGET // kb.stage_bytes))
-    return dataclasses.replace(kb, stages=stages)
+    return dataclasses.replace(kb, stages=stages, timeline=timeline)
 
 
 def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None = None, seq_pages: int | None = None,
@@ -185,6 +189,6 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
     min_pages = min_pages_per_split or max(1, min_tokens // g.page_size)
     if ctas_per_sm is None:  # shared memory decides: 228 KB per SM, up to ~13 KB of it static per CTA
         ctas_per_sm = max(1, (228 * 1024) // ((kernel or kernel_build(g)).dynamic_smem_bytes + 13 * 1024))
-    units = g.batch * g.heads_kv
+    units = g.batch * g.heads_kv * (kernel or kernel_build(g)).row_blocks(g)
     want = max(1, (sms * ctas_per_sm) // units)
     return max(1, min(want, pages // min_pages if pages >= min_pages else 1, 256))  # 256: MAX_SPLITS

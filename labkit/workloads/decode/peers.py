@@ -1,11 +1,14 @@
 """The peers a decode kernel is measured against, on the same shape in the same process: torch SDPA
 (cuDNN and flash backends) and FlashAttention-3 (PyPI ``fa3-fwd``, non-paged) on contiguous K/V,
-one query token, GQA, cold L2. A peer that is absent or refuses the shape is reported as such."""
+and torch's FlexAttention on a paged pool (a shuffled page table as the block mask's KV indices,
+one page per KV block; compiled once per shape, so only at ``FLEX_POINTS``), one query token, GQA,
+cold L2. A peer that is absent or refuses the shape is reported as such."""
 
 from ...cuda import cupy
 from ...timing import time_gpu
 
-PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3")
+PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged")
+FLEX_POINTS = {(1, 8192, 128), (8, 8192, 128), (64, 8192, 128), (64, 32768, 128), (64, 8192, 256)}  # the issue's
 
 
 def _on_timing_stream(call):
@@ -19,13 +22,16 @@ def _on_timing_stream(call):
 
 
 def peer_rates(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
-               iterations: int = 20) -> dict[str, float | str]:
-    """K+V TB/s of each peer (contiguous K/V, q_len 1), or why it did not run."""
+               iterations: int = 20, page_size: int = 64) -> dict[str, float | str]:
+    """K+V TB/s of each peer (q_len 1), or why it did not run."""
     try:
         import torch
     except ImportError:
         return {name: "torch not importable" for name in PEERS}
     out = _measure(batch, kv_len, head_dim, heads_q, heads_kv, iterations)
+    torch.cuda.empty_cache()
+    if (batch, kv_len, head_dim) in FLEX_POINTS:
+        out["flex_paged"] = _flex_paged(batch, kv_len, head_dim, heads_q, heads_kv, page_size, iterations)
     torch.cuda.empty_cache()  # the peers' K/V copies are gone: give the memory back for the next point
     return out
 
@@ -61,3 +67,34 @@ def _measure(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int
         except Exception as exc:  # noqa: BLE001 - a peer refusing a shape is a result, not a failure
             out[name] = f"{type(exc).__name__}: {str(exc)[:60]}"
     return out
+
+
+def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int,
+                iterations: int) -> float | str:
+    """FlexAttention (torch.compile'd) over a paged pool [1, Hkv, pages x page_size, D]: the block mask
+    visits each sequence's pages in its (shuffled) page-table order, one KV block per page."""
+    import torch
+
+    try:
+        from torch.nn.attention.flex_attention import BlockMask, flex_attention
+    except ImportError as exc:
+        return f"not available ({exc})"
+    if kv_len % page_size:
+        return f"kv_len {kv_len} is not whole pages of {page_size}"
+    pages = kv_len // page_size
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    q = torch.randn(batch, heads_q, 1, head_dim, device="cuda", dtype=torch.bfloat16, generator=gen)
+    pool = [torch.randn(1, heads_kv, batch * pages * page_size, head_dim, device="cuda", dtype=torch.bfloat16,
+                        generator=gen) for _ in range(2)]
+    table = torch.randperm(batch * pages, device="cuda", generator=gen).view(batch, 1, 1, pages).to(torch.int32)
+    try:
+        mask = BlockMask.from_kv_blocks(torch.full((batch, 1, 1), pages, device="cuda", dtype=torch.int32), table,
+                                        BLOCK_SIZE=(128, page_size), seq_lengths=(1, batch * pages * page_size))
+        flex = torch.compile(flex_attention, dynamic=False)
+        call = lambda: flex(q, *pool, block_mask=mask, enable_gqa=True)  # noqa: E731
+        call()  # compiles outside the timed region
+        torch.cuda.synchronize()
+        t = time_gpu(_on_timing_stream(call), name="peer/flex_paged", iterations=iterations, min_time_s=0.1)
+    except Exception as exc:  # noqa: BLE001 - a peer refusing a shape is a result, not a failure
+        return f"{type(exc).__name__}: {str(exc)[:80]}"
+    return 2 * batch * kv_len * heads_kv * head_dim * 2 / t.stats.p50_s / 1e12

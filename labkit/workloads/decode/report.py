@@ -13,7 +13,7 @@ from pathlib import Path
 from ..._json import Node, load_document
 
 VERSION = 1
-PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3")
+PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged")  # flex_paged: absent from older reports
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -24,15 +25,16 @@ class DecodeRun:
 
 
 def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, variant: str | None = None,
-                  row_warps: int | None = None):
-    """A manifest Runner for ``g`` (kernel built into ``directory``) and the split count it uses."""
+                  row_warps: int | None = None, timeline: bool = False):
+    """A manifest Runner for ``g`` (kernel built into ``directory``) and the split count it uses;
+    ``timeline``: the instrumented build, its records in the runner's ``("decode", "timeline")`` scratch."""
     from ...device import describe
     from ...manifest import load
     from ...manifest.runner import Runner
 
     require_gpu("the decode kernel")
     dev = describe()
-    kb = kernel_build(g, variant=variant, row_warps=row_warps)
+    kb = kernel_build(g, variant=variant, row_warps=row_warps, timeline=timeline)
     s = default_splits(g, sms=dev.sm_count, kernel=kb) if splits is None else splits
     path = build(g, s, directory, arch=dev.arch, kernel=kb)
     return Runner(load(path), cubin_dirs=(directory,), fill=fill), s
@@ -74,3 +76,28 @@ def geometry_for(batch: int, kv_len: int, *, heads_q: int = 32, heads_kv: int = 
     """A geometry whose pool holds exactly ``batch`` sequences of ``kv_len`` tokens."""
     pages = -(-kv_len // page_size)
     return DecodeGeometry(batch, heads_q, heads_kv, head_dim, page_size, pages, batch * pages, max_q_len, layout)
+
+
+def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
+                    page_size: int = 64, splits: int | None = None, variant: str | None = None):
+    """Per-CTA records of one call of the instrumented kernel (``-DLABKIT_TIMELINE``) at this shape, on
+    random inputs over a shuffled pool (as the benchmark's), as a ``labkit.sched.Timeline``; ``splits`` None:
+    the heuristic's. Record ``cta`` = split + splits x (head-block + heads_kv x row-blocks x sequence). The
+    call runs twice, the second recorded (the first loads the module)."""
+    from ...device import describe
+    from ...sched import Timeline, cubin_occupancy
+    from .bench import _gpu_fill
+
+    g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
+    kb = kernel_build(g, variant=variant, timeline=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, _ = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), variant=variant,
+                                  timeline=True)
+        runner.run_once()
+        runner.run_once()  # the zeroed records now hold this call's CTAs only
+        records = cupy().asnumpy(runner.scratch[("decode", "timeline")]).view(np.uint64).reshape(-1, 6)
+        cubin = next(Path(tmp).glob("*.cubin")).read_bytes()
+        del runner
+    occ = cubin_occupancy(cubin, dynamic_smem_bytes=kb.dynamic_smem_bytes)
+    records = records.astype(np.int64)
+    return Timeline(records[records[:, 3] > 0], sms=describe().sm_count, ctas_per_sm=occ.ctas_per_sm)

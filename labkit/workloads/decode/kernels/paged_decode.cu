@@ -10,7 +10,7 @@
 // with a self-resetting counter (atomicInc wraps to 0), reduces.
 //
 // Rows of a CTA: q token i of the sequence (i < q_len) times q head g of the kv head (g < G):
-// row = i * G + g; q head = hkv * G + g. Causal: token i sits at position seq_len - q_len + i and
+// row = i * G + g; q head = hkv * G + g. More rows than MAX_ROWS: row blocks, grid y = heads_kv x blocks. Causal: token i sits at position seq_len - q_len + i and
 // sees keys 0..that position. q and out are [q_tokens, heads_q, HEAD_DIM] bf16; sequence b's q tokens
 // start at cu_seqlens_q[b] (or b * max_q_len when that pointer is null).
 //
@@ -22,12 +22,12 @@
 //
 // Params (384 B = 352 B of fields padded to 64, by value, __grid_constant__ so the maps are used in place; offsets = the manifest's):
 //     0 k_map    128 v_map    256 q    264 out    272 page_table    280 seq_lens    288 cu_seqlens_q
-//   296 partial_o (f32 [batch, heads_kv, splits, MAX_ROWS, HEAD_DIM])   304 partial_ml (f32 [.., 2])
-//   312 counter (u32 [batch * heads_kv], zero before the first launch)   320 batch   324 heads_kv
+//   296 partial_o (f32 [batch, heads_kv x row blocks, splits, MAX_ROWS, HEAD_DIM])   304 partial_ml (f32 [.., 2])
+//   312 counter (u32 [batch * heads_kv * row blocks], zero before the first launch)   320 batch   324 heads_kv
 //   328 group (G)   332 max_pages   336 max_q_len   340 num_pages   344 scale_log2 (f32 bits)
 // Compile-time: HEAD_DIM (128, 256), PAGE_SIZE (16, 32, 64), ROWS_PER_WARP (rows a warp owns),
 // ROW_WARPS (warps that split the rows; the other 4 / ROW_WARPS split the keys, 32 each), STAGES.
-// Launch: grid (splits, heads_kv, batch), block 128, dynamic smem 1024 (alignment) + the larger of
+// Launch: grid (splits, heads_kv x row blocks, batch), block 128, dynamic smem 1024 (alignment) + the larger of
 // STAGES * 2 * TOKENS_PER_STAGE * HEAD_DIM * 2 and the key-warp merge (WARPS * ROWS_PER_WARP * (HEAD_DIM + 2) * 4).
 // Tensor maps: box {64, min(PAGE_SIZE, TOKENS_PER_STAGE), 1, 1}, bf16, 128-byte swizzle.
 
@@ -75,7 +75,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
                                                            ~1023ull);  // swizzle atoms are 1024-B aligned
 
-    const int split = blockIdx.x, hkv = blockIdx.y, b = blockIdx.z, splits = gridDim.x;
+    // PHASE: setup
+    TIMELINE_START();
+    const int split = blockIdx.x, b = blockIdx.z, splits = gridDim.x;
+    const int row_blocks = gridDim.y / p.heads_kv, hkv = blockIdx.y / row_blocks, rb = blockIdx.y % row_blocks;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int row_warp = warp % ROW_WARPS, token_warp = warp / ROW_WARPS;
     const int G = p.group, heads_q = p.heads_kv * G;
@@ -87,7 +90,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
         q_begin = p.cu_seqlens_q[b];
         q_len = min(max(p.cu_seqlens_q[b + 1] - q_begin, 0), p.max_q_len);
     }
-    const int rows = q_len * G;  // <= MAX_ROWS (the host checks G * max_q_len)
+    const int row0 = rb * MAX_ROWS;  // this CTA's rows: row0 + 0..rows-1 of the sequence's q_len * G
+    const int rows = min(q_len * G - row0, MAX_ROWS);
+    if (rows <= 0) CTA_RETURN;  // a short query: the whole (sequence, head, row block) group leaves
     const int seq_len = min(max(p.seq_lens[b], 0), p.max_pages * PAGE_SIZE);
     const int valid_pages = (seq_len + PAGE_SIZE - 1) / PAGE_SIZE;
     const int n_stages = (seq_len + TOKENS_PER_STAGE - 1) / TOKENS_PER_STAGE;
@@ -105,10 +110,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                        valid_pages);
     }
     for (int i = threadIdx.x; i < MAX_ROWS * HEAD_DIM; i += THREADS) {
-        const int row = i / HEAD_DIM, d = i % HEAD_DIM;
+        const int row = i / HEAD_DIM, d = i % HEAD_DIM, qr = row0 + row;
         float x = 0.f;
         if (row < rows)
-            x = __uint_as_float((unsigned)p.q[((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM + d]
+            x = __uint_as_float((unsigned)p.q[((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM + d]
                                 << 16) * scale_log2;
         q_s[i] = x;
     }
@@ -135,6 +140,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
         const int pos0 = (stage_begin + it) * TOKENS_PER_STAGE + t0;
         const int n_keys = min(32, seq_len - pos0);                      // warp-uniform; may be <= 0
         if (n_keys > 0) {
+            // PHASE: qk
             // scores: lane = key
             float score[ROWS_PER_WARP];
 #pragma unroll
@@ -153,12 +159,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                     score[r] = fmaf(qb.x, k[4], fmaf(qb.y, k[5], fmaf(qb.z, k[6], fmaf(qb.w, k[7], score[r]))));
                 }
             }
+            // PHASE: online_softmax
             // online softmax per row over these 32 keys (m stays warp-uniform)
             float pw[ROWS_PER_WARP];
 #pragma unroll
             for (int r = 0; r < ROWS_PER_WARP; ++r) {
                 const int row = row_warp * ROWS_PER_WARP + r;
-                const bool seen = lane < n_keys && row < rows && pos0 + lane <= last_pos_base + row / G;
+                const bool seen = lane < n_keys && row < rows && pos0 + lane <= last_pos_base + (row0 + row) / G;
                 float x = seen ? score[r] : -INFINITY;
                 float mx = x;
 #pragma unroll
@@ -171,6 +178,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                 for (int j = 0; j < DPL; ++j) o[r][j] *= alpha;
                 m[r] = m_new;
             }
+            // PHASE: pv
             // P.V: lane = DPL output dims; key k's weight broadcast from lane k
             const int d0 = lane * DPL;
             auto accumulate = [&](int k) {
@@ -198,6 +206,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                 for (int k = 0; k < n_keys; ++k) accumulate(k);
             }
         }
+        // PHASE: stage_release
         __syncthreads();  // stage s is free again
         if (threadIdx.x == 0 && it + STAGES < my_stages)
             load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table,
@@ -208,6 +217,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) l[r] += __shfl_xor_sync(0xffffffffu, l[r], off);
 
+    // PHASE: merge_and_store
     // ---- merge the key-splitting warps of each row block (through the now idle stage memory) -----
     float* merge_o = reinterpret_cast<float*>(smem);                 // [WARPS][ROWS_PER_WARP][HEAD_DIM]
     float* merge_ml = merge_o + WARPS * ROWS_PER_WARP * HEAD_DIM;    // [WARPS][ROWS_PER_WARP][2]
@@ -247,7 +257,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     }
 
     // ---- one split: normalise and store ----------------------------------------------------------
-    const long long group_at = (long long)b * p.heads_kv + hkv;
+    const long long group_at = ((long long)b * p.heads_kv + hkv) * row_blocks + rb;
     if (splits == 1) {
         if (token_warp == 0) {
 #pragma unroll
@@ -255,12 +265,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                 const int row = row_warp * ROWS_PER_WARP + r;
                 if (row >= rows) continue;
                 const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
-                unsigned short* dst = p.out + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM;
+                const int qr = row0 + row;
+                unsigned short* dst = p.out + ((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM;
 #pragma unroll
                 for (int j = 0; j < DPL; ++j) dst[lane * DPL + j] = f32_to_bf16(o[r][j] * inv);
             }
         }
-        return;
+        CTA_RETURN;
     }
 
     // ---- several splits: partials to scratch, the last CTA of the group reduces -----------------
@@ -278,6 +289,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     __syncthreads();
     if (threadIdx.x == 0) last_cta = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
     __syncthreads();
-    if (!last_cta) return;
-    reduce_splits(p, group_at, splits, rows, q_begin, G, heads_q, hkv, warp, lane, WARPS);
+    if (!last_cta) CTA_RETURN;
+    reduce_splits(p, group_at, splits, rows, row0, q_begin, G, heads_q, hkv, warp, lane, WARPS);
+    CTA_RETURN;
 }

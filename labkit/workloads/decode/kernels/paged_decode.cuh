@@ -2,6 +2,10 @@
 // helpers, the swizzled stage layout and its TMA loads, and the last CTA's split reduction.
 // Include after defining PAGE_SIZE, HEAD_DIM, MAX_ROWS, TOKENS_PER_STAGE, BOX_ROWS, BOXES, PARTS,
 // TILE_ELEMS and STAGE_BYTES (see the kernels' headers).
+// LABKIT_TIMELINE (compile-time; labkit.sched): Params gains a records pointer at byte 352 (inside the
+// 384-B block's padding) and thread 0 of each CTA writes {cta, smid, %globaltimer at entry and exit,
+// clock64 at both} as 6 x u64 at every CTA_RETURN; without the define CTA_RETURN is a plain return and
+// the machine code is the same (tests/unit/test_decode_kernels.py compares the .text sections).
 
 struct alignas(64) TensorMap { unsigned long long opaque[16]; };
 
@@ -24,7 +28,40 @@ struct Params {
     int num_pages;
     int scale_log2_bits;
     int pad_;
+#ifdef LABKIT_TIMELINE
+    unsigned long long* timeline;  // [CTAs][6]: labkit.sched.Timeline's records
+#endif
 };
+
+#ifdef LABKIT_TIMELINE
+#define TIMELINE_START()                                                  \
+    unsigned long long tl_t0, tl_c0 = clock64();                          \
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(tl_t0))
+#define CTA_RETURN                                                        \
+    do {                                                                  \
+        __syncthreads(); /* the CTA ends when its last warp does */       \
+        if (threadIdx.x == 0) timeline_record(p.timeline, tl_t0, tl_c0);  \
+        return;                                                           \
+    } while (0)
+#endif
+#ifndef LABKIT_TIMELINE
+#define TIMELINE_START() do { } while (0)
+#define CTA_RETURN return
+#endif
+
+
+#ifdef LABKIT_TIMELINE
+__device__ __forceinline__ void timeline_record(unsigned long long* timeline, unsigned long long t0,
+                                                unsigned long long c0) {
+    unsigned long long t1;
+    unsigned smid;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    const unsigned long long cta = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+    unsigned long long* rec = timeline + cta * 6;
+    rec[0] = cta; rec[1] = smid; rec[2] = t0; rec[3] = t1; rec[4] = c0; rec[5] = clock64();
+}
+#endif
 
 __device__ __forceinline__ unsigned smem_addr(const void* ptr) {
     return static_cast<unsigned>(__cvta_generic_to_shared(ptr));
@@ -47,6 +84,7 @@ __device__ __forceinline__ unsigned tile_offset(int t, int d) {
 // ---- TMA: one stage of K and V (BOXES page slices x PARTS 64-dim boxes each) --------------------
 __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* bar, unsigned char* stage, int head,
                                            const int* table, int tok0, int valid_pages) {
+    // PHASE: tma_issue
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
                  ::"r"(smem_addr(bar)), "r"(STAGE_BYTES) : "memory");
     const TensorMap* maps[2] = {&p.k_map, &p.v_map};
@@ -69,20 +107,24 @@ __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* 
 }
 
 __device__ __forceinline__ void wait_bar(unsigned long long* bar, unsigned parity) {
+    // PHASE: wait_kv
     unsigned ready = 0;
     while (!ready)
         asm volatile("{ .reg .pred P; mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2; selp.u32 %0, 1, 0, P; }"
                      : "=r"(ready) : "r"(smem_addr(bar)), "r"(parity) : "memory");
 }
 
-// ---- the last CTA of a (sequence, kv head) combines every split's (max, sum, O) ------------------
+// ---- the last CTA of a (sequence, kv head, row block) combines every split's (max, sum, O) -------
 // partial_o rows are [(group * splits + split) * MAX_ROWS + row][HEAD_DIM]; written before the counter.
+// Row r of the block is row row0 + r of the sequence's q_len x G.
 // Per row: the lanes take the splits to find the weights 2^(m_s - M) / L once (in shared memory),
 // then take the dims, each summing its splits with independent loads.
 constexpr int MAX_SPLITS = 256;  // labkit.workloads.decode.build refuses more
 
-__device__ __forceinline__ void reduce_splits(const Params& p, long long group_at, int splits, int rows, int q_begin,
-                                              int G, int heads_q, int hkv, int warp, int lane, int warps) {
+__device__ __forceinline__ void reduce_splits(const Params& p, long long group_at, int splits, int rows, int row0,
+                                              int q_begin, int G, int heads_q, int hkv, int warp, int lane,
+                                              int warps) {
+    // PHASE: split_reduction
     __shared__ float weight[4][MAX_SPLITS];
     __threadfence();
     for (int row = warp; row < rows; row += warps) {
@@ -103,7 +145,8 @@ __device__ __forceinline__ void reduce_splits(const Params& p, long long group_a
         __syncwarp();
         const float inv = ll > 0.f ? 1.f / ll : 0.f;
         const float* po = p.partial_o + (group_at * splits * MAX_ROWS + row) * HEAD_DIM;
-        unsigned short* dst = p.out + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM;
+        const int qr = row0 + row;
+        unsigned short* dst = p.out + ((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM;
         for (int d = lane; d < HEAD_DIM; d += 32) {
             float acc = 0.f;
 #pragma unroll 8

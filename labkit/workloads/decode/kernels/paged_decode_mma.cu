@@ -11,8 +11,9 @@
 // Keys past the sequence in the last chunk get zeroed V rows (P is 0 there, but 0 x NaN is NaN).
 // The warps' (max, sum, O) meet in shared memory in [row][dim] order; then the CTA stores the output
 // (one split) or its partials, and the last CTA of the (sequence, kv head) reduces.
-// Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), STAGES.
-// Launch: grid (splits, heads_kv, batch), block 128, dynamic smem 1024 + max(STAGES * stage, merge).
+// More rows than 16 (up to 16 heads x 8 tokens): row blocks of 16, grid y = heads_kv x row blocks.
+// Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), STAGES, LABKIT_TIMELINE (paged_decode.cuh).
+// Launch: grid (splits, heads_kv x row blocks, batch), block 128, dynamic smem 1024 + max(STAGES * stage, merge).
 
 #ifndef HEAD_DIM
 #define HEAD_DIM 128
@@ -80,7 +81,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
                                                            ~1023ull);  // swizzle atoms are 1024-B aligned
 
-    const int split = blockIdx.x, hkv = blockIdx.y, b = blockIdx.z, splits = gridDim.x;
+    // PHASE: setup
+    TIMELINE_START();
+    const int split = blockIdx.x, b = blockIdx.z, splits = gridDim.x;
+    const int row_blocks = gridDim.y / p.heads_kv, hkv = blockIdx.y / row_blocks, rb = blockIdx.y % row_blocks;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int G = p.group, heads_q = p.heads_kv * G;
     const float scale_log2 = __int_as_float(p.scale_log2_bits);
@@ -91,7 +95,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
         q_begin = p.cu_seqlens_q[b];
         q_len = min(max(p.cu_seqlens_q[b + 1] - q_begin, 0), p.max_q_len);
     }
-    const int rows = q_len * G;  // <= 16 (the host checks)
+    const int row0 = rb * MAX_ROWS;  // this CTA's rows: row0 + 0..rows-1 of the sequence's q_len * G
+    const int rows = min(q_len * G - row0, MAX_ROWS);
+    if (rows <= 0) CTA_RETURN;  // a short query: the whole (sequence, head, row block) group leaves
     const int seq_len = min(max(p.seq_lens[b], 0), p.max_pages * PAGE_SIZE);
     const int valid_pages = (seq_len + PAGE_SIZE - 1) / PAGE_SIZE;
     const int n_stages = (seq_len + TOKENS_PER_STAGE - 1) / TOKENS_PER_STAGE;
@@ -116,9 +122,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     if constexpr (Q_IN_REGISTERS) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-            const int row = g + 8 * half;
+            const int row = g + 8 * half, qr = row0 + row;
             const unsigned* src = reinterpret_cast<const unsigned*>(
-                p.q + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM);
+                p.q + ((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM);
 #pragma unroll
             for (int ks = 0; ks < KS_Q; ++ks) {
                 q_regs[ks][half] = row < rows ? src[(16 * ks + 2 * t) / 2] : 0u;
@@ -127,11 +133,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
         }
     } else {
         for (int i = threadIdx.x; i < MAX_ROWS * HEAD_DIM / 8; i += THREADS) {  // 16-byte pieces of q rows
-            const int row = i / (HEAD_DIM / 8), d = 8 * (i % (HEAD_DIM / 8));
+            const int row = i / (HEAD_DIM / 8), d = 8 * (i % (HEAD_DIM / 8)), qr = row0 + row;
             uint4 w = make_uint4(0, 0, 0, 0);
             if (row < rows)
                 w = *reinterpret_cast<const uint4*>(
-                    p.q + ((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM + d);
+                    p.q + ((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM + d);
             *reinterpret_cast<uint4*>(q_s + row * Q_STRIDE + d) = w;
         }
     }
@@ -158,6 +164,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                 }
                 __syncwarp();
             }
+            // PHASE: qk
             // S = Q K^T: each 8-key n-tile's B for two k-steps by one ldmatrix.x4
             float sc[NT_S][4];
 #pragma unroll
@@ -187,6 +194,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                     }
                 }
             }
+            // PHASE: online_softmax
             // online softmax: a row's 16 or 32 keys sit in the 4 lanes of its quad
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
@@ -197,7 +205,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
                         const int key = 8 * nt + 2 * t + e;
-                        const bool seen = key < n_keys && row < rows && pos0 + key <= last_pos_base + row / G;
+                        const bool seen = key < n_keys && row < rows && pos0 + key <= last_pos_base + (row0 + row) / G;
                         sc[nt][2 * half + e] = seen ? sc[nt][2 * half + e] * scale_log2 : -INFINITY;
                         mx = fmaxf(mx, sc[nt][2 * half + e]);
                     }
@@ -220,6 +228,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
 #pragma unroll
                 for (int n = 0; n < NT_O; ++n) { o[n][2 * half] *= alpha; o[n][2 * half + 1] *= alpha; }
             }
+            // PHASE: pv
             // O += P V: two S n-tiles make one A operand (16 keys); ldmatrix.x4.trans gives two O n-tiles
 #pragma unroll
             for (int ks = 0; ks < KEYS_PER_WARP / 16; ++ks) {
@@ -236,6 +245,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
                 }
             }
         }
+        // PHASE: stage_release
         __syncthreads();  // stage s is free again
         if (threadIdx.x == 0 && it + STAGES < my_stages)
             load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table,
@@ -243,6 +253,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     }
 
     // ---- the warps meet in shared memory, [warp][row][dim] ---------------------------------------
+    // PHASE: merge_and_store
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 1);
@@ -259,9 +270,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
         if (t == 0) { merge_ml[(warp * MAX_ROWS + row) * 2] = m[half]; merge_ml[(warp * MAX_ROWS + row) * 2 + 1] = l[half]; }
     }
     __syncthreads();
-    const long long group_at = (long long)b * p.heads_kv + hkv;
+    const long long group_at = ((long long)b * p.heads_kv + hkv) * row_blocks + rb;
     for (int i = threadIdx.x; i < rows * HEAD_DIM; i += THREADS) {
-        const int row = i / HEAD_DIM, d = i % HEAD_DIM;
+        const int row = i / HEAD_DIM, d = i % HEAD_DIM, qr = row0 + row;
         float mm = -INFINITY;
 #pragma unroll
         for (int w = 0; w < WARPS; ++w) mm = fmaxf(mm, merge_ml[(w * MAX_ROWS + row) * 2]);
@@ -274,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
             acc = fmaf(merge_o[(w * MAX_ROWS + row) * HEAD_DIM + d], f, acc);
         }
         if (splits == 1) {
-            p.out[((long long)(q_begin + row / G) * heads_q + hkv * G + row % G) * HEAD_DIM + d] =
+            p.out[((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM + d] =
                 f32_to_bf16(ll > 0.f ? acc / ll : 0.f);
         } else {
             const long long at = (group_at * splits + split) * MAX_ROWS + row;
@@ -282,11 +293,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
             if (d == 0) { p.partial_ml[at * 2] = mm; p.partial_ml[at * 2 + 1] = ll; }
         }
     }
-    if (splits == 1) return;
+    if (splits == 1) CTA_RETURN;
     __threadfence();  // partials visible device-wide before this CTA counts itself in
     __syncthreads();
     if (threadIdx.x == 0) last_cta = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
     __syncthreads();
-    if (!last_cta) return;
-    reduce_splits(p, group_at, splits, rows, q_begin, G, heads_q, hkv, warp, lane, WARPS);
+    if (!last_cta) CTA_RETURN;
+    reduce_splits(p, group_at, splits, rows, row0, q_begin, G, heads_q, hkv, warp, lane, WARPS);
+    CTA_RETURN;
 }
