@@ -86,7 +86,11 @@ def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: 
     q = torch.randn(batch, heads_q, 1, head_dim, device="cuda", dtype=torch.bfloat16, generator=gen)
     pool = [torch.randn(1, heads_kv, batch * pages * page_size, head_dim, device="cuda", dtype=torch.bfloat16,
                         generator=gen) for _ in range(2)]
-    table = torch.randperm(batch * pages, device="cuda", generator=gen).view(batch, 1, 1, pages).to(torch.int32)
+    # kv_indices' last dim spans every KV block of the pool (BlockMask scatters by block id); each row
+    # lists its sequence's pages first, and kv_num_blocks says how many of them count
+    blocks = batch * pages
+    table = torch.zeros(batch, 1, 1, blocks, device="cuda", dtype=torch.int32)
+    table[..., :pages] = torch.randperm(blocks, device="cuda", generator=gen).view(batch, 1, 1, pages)
     try:
         mask = BlockMask.from_kv_blocks(torch.full((batch, 1, 1), pages, device="cuda", dtype=torch.int32), table,
                                         BLOCK_SIZE=(128, page_size), seq_lengths=(1, batch * pages * page_size))
