@@ -299,6 +299,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     if (threadIdx.x == 0) last_cta = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
     __syncthreads();
     if (!last_cta) CTA_RETURN;
-    reduce_splits(p, group_at, splits, rows, row0, q_begin, G, heads_q, hkv, warp, lane, WARPS);
+    reduce_splits(p, group_at, splits, rows, row0, q_begin, G, heads_q, hkv);
     CTA_RETURN;
 }
