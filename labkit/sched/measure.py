@@ -154,3 +154,25 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     return {"batch": batch, "kv_len": kv_len, "splits": used, "heuristic_splits": heuristic,
             "registers": occ.registers_per_thread, "limiter": occ.limiter, **model.to_dict(),
             **_measured(model, timelines)}
+
+
+def sage2_timeline(shape, q_len: int, kv_len: int):
+    """One instrumented Sage2 mainloop launch at (q_len, kv_len) on ``shape``'s inputs, as a ``Timeline``."""
+    b, n, h, d = shape = tuple(Shape.of(shape))
+    check_int(q_len, what="q_len", lo=1, hi=n)
+    check_int(kv_len, what="kv_len", lo=1, hi=n)
+    plan = _sage2_plan(shape)
+    plan.mainloop(q_len, kv_len)
+    return plan.read_timeline()
+
+
+def decode_timeline(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
+                    heads_kv: int = 8, page_size: int = 64):
+    """One instrumented decode call as a ``Timeline`` (``splits`` None: the heuristic's count on this GPU)."""
+    from ..device import describe
+    from ..workloads.decode import run as decode_run
+
+    geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
+    used = splits or decode_splits(batch, kv_len, sms=describe().sm_count, **geo)
+    return decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
+                                      page_size=page_size, splits=used)
