@@ -78,8 +78,8 @@ def _overhead(args) -> int:
 
 
 def register(sub) -> None:
-    sp = sub.add_parser("sched", help="CTA scheduling: occupancy and waves (no GPU)").add_subparsers(dest="sub",
-                                                                                                    required=True)
+    sp = sub.add_parser("sched", help="CTA scheduling: occupancy, waves, timelines; GPU: ncu cross-check, overhead")
+    sp = sp.add_subparsers(dest="sub", required=True)
     p = sp.add_parser("occupancy", help="CTAs per SM of a cubin's kernel and the limit that binds")
     p.add_argument("cubin")
     p.add_argument("--kernel", default=None, help="entry name (needed when the cubin has several)")

@@ -131,9 +131,9 @@ def test_crosscheck_join_reads_ncus_counters_by_range():
     row = {"shape": "1x4352x10x128", "ctas": 340, "model_waves": 340 / 264, "model_wave_efficiency": 340 / 528,
            "slot_efficiency": 0.64, "sm_efficiency": 0.65, "timeline_ctas_per_sm_min": 2,
            "timeline_ctas_per_sm_max": 3}
-    table = pd.DataFrame([{"nvtx": "sched/1x4352x10x128", "sm_cycles_active_avg": 650.0,
+    table = pd.DataFrame([{"nvtx": "sched/1x4352x10x128", "kernel": k, "sm_cycles_active_avg": 650.0 if main else 9.0,
                            "sm_cycles_active_max": 1000.0, "sm_ctas_launched_min": 2, "sm_ctas_launched_max": 3,
-                           "waves": 1.2879}])
+                           "waves": 1.2879} for k, main in (("cupy_fill", False), ("attn_fwd", True))])
     (c,) = join([row], table)
     assert c.ncu_sm_active_ratio == 0.65 and c.sm_efficiency_minus_ncu == pytest.approx(0.0)
     assert (c.ncu_ctas_per_sm_min, c.ncu_ctas_per_sm_max) == (2, 3)
