@@ -12,6 +12,7 @@ import ast
 import dataclasses
 import json
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -256,6 +257,38 @@ class Session:
             return load(value)
         except Exception as exc:  # noqa: BLE001 - recorded data from disk; say which file is wrong
             raise LabkitError(f"{src}: does not hold a valid {key} result ({type(exc).__name__}: {exc})") from None
+
+    def sweep(self, key: str, workload: str, grid: dict[str, list], **fixed):
+        """A labkit.sweep workload over ``grid`` (``fixed``: one value each), kept in ``data/sweeps/<key>/``.
+
+        Live: each point's file is written as it finishes (progress: points done / total, failures,
+        ETA); a re-run into the same ``out_dir`` resumes. Recorded: the recorded run's sweep directory,
+        copied here. Either way the sweep is read strictly (``labkit.sweep.read_sweep``).
+
+        Returns:
+            A DataFrame, one row per point in grid order: its parameters, then its result's fields.
+
+        Raises:
+            LabkitError: a point that failed, is missing or whose file is damaged (one line naming the file).
+        """
+        from .sweep import read_sweep, run
+
+        full = json.loads(json.dumps({**grid, **{k: [v] for k, v in fixed.items()}}))  # as sweep.json keeps it
+        target = self.out_dir / "data" / "sweeps" / key
+        if self.live:
+            print(f"sweep {key}: {workload} over {', '.join(f'{k} ({len(v)})' for k, v in full.items())} -> {target}",
+                  flush=True)
+            counts = run(target, workload, full, progress=sys.stdout)
+            print(f"sweep {key}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before, "
+                  f"{counts['total']} points", flush=True)
+            return read_sweep(target, workload, full)
+        src = self.recorded.path / "data" / "sweeps" / key
+        if not src.is_dir():
+            raise LabkitError(f"{src}: missing; recorded run {self.recorded.label} holds no sweep {key}; "
+                              "re-record it on a GPU")
+        df = read_sweep(src, workload, full)
+        shutil.copytree(src, target, dirs_exist_ok=True)
+        return df
 
     def save_figure(self, fig, name: str) -> Path:
         """Write ``figs/<name>.png`` and ``.svg`` and show that PNG in the notebook (any backend)."""

@@ -217,3 +217,6 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
     ax.legend(handles=[Patch(color=f"C{w % 8}", label=f"wave {w}") for w in range(min(n_waves, 8))], fontsize=7,
               loc="upper right")
     return fig
+
+
+from .sched import decode_sched, efficiency_vs, sage2_sched, waves_vs  # noqa: E402, F401 - uses _axes, _plt above

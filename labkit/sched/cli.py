@@ -1,6 +1,7 @@
 """``labkit sched occupancy|waves``: thin shells over labkit.sched (no GPU needed)."""
 
-from .._cliargs import int_in, output_path
+from .._cliargs import int_in, output_path, typed
+from ..values import Shape
 
 
 def _print(d: dict) -> None:
@@ -37,9 +38,48 @@ def _timeline(args) -> int:
     return 0
 
 
+def _shapes(args):
+    from .crosscheck import DEFAULT_SHAPES
+
+    return args.shape or list(DEFAULT_SHAPES)
+
+
+def _launches(args) -> int:
+    from .crosscheck import launches
+
+    for r in launches(_shapes(args), args.out.path):
+        _print(r)
+    return 0
+
+
+def _crosscheck(args) -> int:
+    import pandas as pd
+
+    from .crosscheck import crosscheck
+
+    rows = crosscheck(_shapes(args), args.out, ncu=not args.no_ncu)
+    df = pd.DataFrame([r.to_dict() for r in rows])
+    print(df.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    df.to_csv(f"{args.out}/crosscheck.csv", index=False)
+    print(f"table: {args.out}/crosscheck.csv")
+    return 0
+
+
+def _overhead(args) -> int:
+    import json
+
+    from .crosscheck import overhead
+
+    r = overhead(args.shape[0] if args.shape else _shapes(args)[0], iterations=args.iterations)
+    _print(r)
+    if args.out is not None:
+        args.out.path.write_text(json.dumps(r, indent=1) + "\n")
+    return 0
+
+
 def register(sub) -> None:
-    sp = sub.add_parser("sched", help="CTA scheduling: occupancy and waves (no GPU)").add_subparsers(dest="sub",
-                                                                                                    required=True)
+    sp = sub.add_parser("sched", help="CTA scheduling: occupancy, waves, timelines; GPU: ncu cross-check, overhead")
+    sp = sp.add_subparsers(dest="sub", required=True)
     p = sp.add_parser("occupancy", help="CTAs per SM of a cubin's kernel and the limit that binds")
     p.add_argument("cubin")
     p.add_argument("--kernel", default=None, help="entry name (needed when the cubin has several)")
@@ -59,3 +99,18 @@ def register(sub) -> None:
     p.add_argument("file", help="a timeline JSON (labkit.sched.Timeline.save)")
     p.add_argument("--trace", type=output_path("--trace"), default=None, help="write the Chrome/Perfetto trace here")
     p.set_defaults(fn=_timeline)
+    shape = {"action": "append", "type": typed(Shape.parse, "shape"), "metavar": "B,N,H,D"}
+    p = sp.add_parser("launches", help="(GPU) one instrumented Sage2 launch per shape in NVTX range sched/<shape>")
+    p.add_argument("--shape", **shape, help="repeatable (default: the seed, one whole wave, a partial last wave)")
+    p.add_argument("--out", type=output_path("--out"), required=True, help="the launches' stats (JSON)")
+    p.set_defaults(fn=_launches)
+    p = sp.add_parser("crosscheck", help="(GPU, ncu) model vs timeline vs ncu's sm__cycles_active, sm__ctas_launched")
+    p.add_argument("--shape", **shape, help="repeatable (default: the seed, one whole wave, a partial last wave)")
+    p.add_argument("--out", required=True, help="directory for the ncu report, the launches and crosscheck.csv")
+    p.add_argument("--no-ncu", action="store_true", help="the launches alone, without ncu's counters")
+    p.set_defaults(fn=_crosscheck)
+    p = sp.add_parser("overhead", help="(GPU) plain vs -DLABKIT_TIMELINE mainloop, interleaved (target <= 1%%)")
+    p.add_argument("--shape", **shape, help="default: the seed shape")
+    p.add_argument("--iterations", type=int_in(1, 1000, what="--iterations"), default=10)
+    p.add_argument("--out", type=output_path("--out"), default=None, help="also write the result as JSON")
+    p.set_defaults(fn=_overhead)

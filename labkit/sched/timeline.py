@@ -108,24 +108,35 @@ class Timeline:
             ctas_per_wave=tuple(int((self.wave == w).sum()) for w in range(waves)),
             last_wave_idle_slot_ns=float(idle), sm_imbalance=float(used.max() / used.mean()))
 
+    def to_dict(self) -> dict:
+        """The records and the launch's slots as JSON-ready data (``from_dict`` reads it back)."""
+        return {"timeline_version": 1, "sms": self.sms, "ctas_per_sm": self.ctas_per_sm, "fields": list(FIELDS),
+                "records": self.records.tolist()}
+
     def save(self, path: Path | str) -> Path:
         """The records and the slots they were placed on, as JSON a notebook or ``labkit sched timeline`` reloads."""
         p = Path(path)
-        p.write_text(json.dumps({"timeline_version": 1, "sms": self.sms, "ctas_per_sm": self.ctas_per_sm,
-                                 "fields": list(FIELDS), "records": self.records.tolist()}) + "\n")
+        p.write_text(json.dumps(self.to_dict()) + "\n")
         return p
 
     @classmethod
-    def load(cls, path: Path | str) -> "Timeline":
-        from .._json import load_document
+    def from_dict(cls, doc, *, source: str | None = None) -> "Timeline":
+        """A timeline from ``to_dict``'s data, checked field by field (errors name the field and ``source``)."""
+        from .._json import Node
 
-        n = load_document(path, what="CTA timeline").obj(("timeline_version", "sms", "ctas_per_sm", "fields",
-                                                          "records"))
+        n = (doc if isinstance(doc, Node) else Node(doc, source=source)).obj(
+            ("timeline_version", "sms", "ctas_per_sm", "fields", "records"))
         n["timeline_version"].int(1, 1)
         if n["fields"].value != list(FIELDS):
             raise n["fields"].fail(f"the fields {list(FIELDS)}")
         records = [r.ints(len(FIELDS), 0) for r in n["records"].list(1)]
         return cls(records, sms=n["sms"].int(1, 4096), ctas_per_sm=n["ctas_per_sm"].int(1, 64))
+
+    @classmethod
+    def load(cls, path: Path | str) -> "Timeline":
+        from .._json import load_document
+
+        return cls.from_dict(load_document(path, what="CTA timeline"))
 
     def chrome_trace(self, path: Path | str, *, names=None) -> Path:
         """Chrome/Perfetto trace JSON: pid = SM, tid = slot, one complete ('X') slice per CTA (times in us

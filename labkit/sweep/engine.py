@@ -128,10 +128,11 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
     for i, rec in enumerate(executors.run(executor, str(sweep.path), workload, todo, workers=workers,
                                           client=client), start=1):
         counts["ok" if rec.get("status") == "ok" else "failed"] += 1
-        if progress is not None:
+        if progress is not None:  # done counts the points finished before a resume too
             eta = (time.time() - started) / i * (len(todo) - i)
-            print(f"[{i}/{len(todo)}] {rec['id']} {rec['params']} {rec.get('status')}"
-                  f"{' ' + rec['error'] if rec.get('error') else ''} (eta {eta:.1f} s)", file=progress, flush=True)
+            print(f"[{counts['skipped'] + i}/{counts['total']} done, {counts['failed']} failed, eta {eta:.1f} s] "
+                  f"{rec['id']} {rec['params']} {rec.get('status')}{' ' + rec['error'] if rec.get('error') else ''}",
+                  file=progress, flush=True)
     return counts
 
 

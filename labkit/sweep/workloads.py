@@ -42,3 +42,23 @@ def decode_point(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, 
 
     return bench_point(int(batch), int(kv_len), int(head_dim), splits=int(splits) or None,
                        iterations=int(iterations))
+
+
+@register("sage2.timeline")
+def sage2_timeline(shape: list, q_len: int, kv_len: int, launches: int = 3) -> dict:
+    """Instrumented Sage2 mainloop launches (GPU) at (q_len, kv_len) on ``shape``'s inputs: the wave/tile
+    model beside the measured per-CTA timeline (labkit.sched.measure.sage2_point)."""
+    from ..sched.measure import sage2_point
+
+    return sage2_point(shape, int(q_len), int(kv_len), launches=int(launches))
+
+
+@register("decode.timeline")
+def decode_timeline(batch: int, kv_len: int, splits: int = 0, head_dim: int = 128, heads_q: int = 32,
+                    heads_kv: int = 8, page_size: int = 64, launches: int = 3) -> dict:
+    """Instrumented paged-decode calls (GPU) beside the model (labkit.sched.measure.decode_point);
+    ``splits`` 0 = the heuristic's count."""
+    from ..sched.measure import decode_point
+
+    return decode_point(int(batch), int(kv_len), int(splits) or None, head_dim=int(head_dim), heads_q=int(heads_q),
+                        heads_kv=int(heads_kv), page_size=int(page_size), launches=int(launches))

@@ -24,7 +24,14 @@ OUTPUTS = {
                                                                "tail_study.csv", "precision.csv")),
     "03_decode": (("decode_bandwidth", "split_sweep"), ("manifests.csv", "correctness.json", "bandwidth.json",
                                                        "splits.json", "correctness.csv", "bandwidth.csv")),
+    "04_cta_scheduling": (("sage2_gantt", "sage2_efficiency", "decode_gantt", "decode_sched_8192"),
+                          ("device.json", "occupancy.json", "sage2_timeline.json", "decode_timeline.json",
+                           "occupancy.csv", "sage2_points.csv", "decode_points.csv")),
 }
+# Notebooks written before any GPU run of them: no recorded run yet (tools/device_sched.sh records 04).
+# Until one is in data/runs/ their recorded path is tested on synthetic runs in tmp dirs instead
+# (tests/unit/test_sched_notebook.py); once recorded, every test here applies to them as well.
+AWAITING_GPU_RECORDING = {"04_cta_scheduling"}
 
 
 def test_every_notebook_has_expected_outputs_listed():
@@ -39,6 +46,10 @@ def test_resolve():
 
 @pytest.mark.parametrize("name", sorted(OUTPUTS))
 def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_path):
+    from labkit.session import recorded_runs
+
+    if name in AWAITING_GPU_RECORDING and not recorded_runs(name):
+        pytest.skip(f"{name} has no recorded GPU run yet (tools/device_sched.sh records it)")
     res = notebooks.run(name, {"source": "recorded"}, out_root=tmp_path, timeout_s=600)
     assert res.ok, res.error
     assert res.mode == "recorded" and res.recorded_from.startswith("data/runs/")

@@ -1,0 +1,85 @@
+"""CTA-scheduling figures: efficiency and waves against a swept length, split count or batch, the
+model (labkit.sched.model, a DataFrame of ``LaunchModel`` rows over a dense sweep) as lines and the
+measured points (``sage2.timeline`` / ``decode.timeline`` sweep rows) on top."""
+
+from . import _axes, _plt
+
+
+def _wave_boundaries(ax, model, x: str) -> None:
+    """A dotted line where the model's launch starts another wave."""
+    d = model.sort_values(x)
+    steps = d[d["full_waves"].diff() > 0]
+    for i, v in enumerate(steps[x]):
+        ax.axvline(v, color="0.6", linestyle=":", linewidth=0.8, label="model: one more wave" if i == 0 else None)
+
+
+def efficiency_vs(model, measured, *, x: str, xlabel: str, title: str = "", log2: bool = False, ax=None):
+    """Model efficiency (waves x tiles, and waves alone) as lines over ``model[x]``; measured slot efficiency
+    (from the timeline) and it times the tile efficiency as points at ``measured[x]``."""
+    fig, ax = _axes(ax, figsize=(6, 3.8))
+    d = model.sort_values(x)
+    ax.plot(d[x], d["wave_efficiency"], "--", color="C0", linewidth=1, label="model: waves only")
+    ax.plot(d[x], d["efficiency"], "-", color="C0", label="model: waves x tiles")
+    _wave_boundaries(ax, model, x)
+    if measured is not None and len(measured):
+        m = measured.sort_values(x)
+        ax.plot(m[x], m["measured_slot_efficiency"], "o", color="C1", markerfacecolor="none",
+                label="measured: slot efficiency (timeline)")
+        ax.plot(m[x], m["measured_efficiency"], "o", color="C1", label="measured: slot efficiency x tiles", zorder=3)
+    if log2:
+        ax.set_xscale("log", base=2)
+    else:
+        ax.ticklabel_format(axis="x", useOffset=False, style="plain")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("efficiency [1]")
+    ax.set_ylim(min(0.0 if d["efficiency"].min() < 0.5 else 0.5, ax.get_ylim()[0]), 1.02)
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, loc="lower left")
+    return fig
+
+
+def waves_vs(model, measured, *, x: str, xlabel: str, title: str = "", log2: bool = False, ax=None):
+    """The model's waves (fractional, and the whole waves the launch takes) over ``model[x]``; the waves
+    recovered from the measured timeline as points."""
+    fig, ax = _axes(ax, figsize=(6, 3.8))
+    d = model.sort_values(x)
+    ax.plot(d[x], d["waves"], "-", color="C0", linewidth=1, label="model: ctas / slots")
+    ax.plot(d[x], d["full_waves"], "-", color="C2", drawstyle="steps-post", label="model: waves taken")
+    if measured is not None and len(measured):
+        m = measured.sort_values(x)
+        ax.plot(m[x], m["measured_waves"], "o", color="C1", label="measured: waves (timeline)", zorder=3)
+    if log2:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("waves")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, loc="upper left")
+    return fig
+
+
+def sage2_sched(q_model, q_measured, kv_model, kv_measured, *, fixed: dict, title: str):
+    """Two panels: efficiency against q_len (kv fixed) and against kv_len (q fixed)."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+    efficiency_vs(q_model, q_measured, x="q_len", xlabel="q_len [tokens]", ax=axes[0],
+                  title=f"along q (kv_len {fixed['kv_len']}): CTAs change with ceil(q_len / cta_q)")
+    efficiency_vs(kv_model, kv_measured, x="kv_len", xlabel="kv_len [tokens]", ax=axes[1],
+                  title=f"along kv (q_len {fixed['q_len']}): CTAs fixed, k tiles change")
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def decode_sched(split_model, split_measured, batch_model, batch_measured, *, title: str):
+    """Four panels: waves (top) and efficiency (bottom) against the split count and against the batch."""
+    plt = _plt()
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7), layout="constrained", sharex="col")
+    for col, (model, measured, x, label) in enumerate(((split_model, split_measured, "splits", "KV splits per "
+                                                        "(sequence, KV head)"),
+                                                       (batch_model, batch_measured, "batch",
+                                                        "batch [sequences] (heuristic splits)"))):
+        waves_vs(model, measured, x=x, xlabel="", log2=True, ax=axes[0][col])
+        efficiency_vs(model, measured, x=x, xlabel=label, log2=True, ax=axes[1][col])
+    fig.suptitle(title, fontsize=10)
+    return fig

@@ -1,0 +1,178 @@
+"""Measured points: instrumented launches of labkit's kernels, each read back as a ``Timeline`` and set
+beside the model of the same launch (GPU; everything GPU-related is imported inside the functions).
+
+``occupancy_table`` needs only NVRTC (no GPU): the cubins are compiled for ``arch`` and read.
+``sage2_point`` and ``decode_point`` are what the sweep workloads ``sage2.timeline`` and
+``decode.timeline`` run: one JSON-ready dict per point, model fields and measured fields side by side.
+"""
+
+import functools
+import importlib
+import statistics
+
+from ..values import Shape, check_int
+from .model import LaunchModel, decode_launch, sage2_launch
+from .occupancy import Occupancy, cubin_occupancy
+
+SAGE2_KERNEL = "attn_fwd"
+
+
+def sage2_occupancy(head_dim: int = 128, *, arch: str = "sm_90", timeline: bool = False) -> Occupancy:
+    """The Sage2 mainloop's occupancy (seed schedule), plain or with ``-DLABKIT_TIMELINE``."""
+    from ..kernels import compile_cubin
+    from ..workloads.sage2.plan import KERNELS, build_options
+    from ..workloads.sage2.schedule import Schedule
+
+    s = Schedule()
+    opts = build_options(head_dim, "bf16", s) + (("-DLABKIT_TIMELINE",) if timeline else ())
+    cubin = compile_cubin(KERNELS[SAGE2_KERNEL], arch=arch, options=opts)
+    return cubin_occupancy(cubin.image, kernel=SAGE2_KERNEL, threads_per_cta=s.threads_per_cta,
+                           dynamic_smem_bytes=s.dynamic_smem_bytes(head_dim))
+
+
+def _decode_geometry(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int):
+    from ..workloads.decode.geometry import kernel_build
+    from ..workloads.decode.run import geometry_for
+
+    g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
+    return g, kernel_build(g)
+
+
+def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
+                     page_size: int = 64, arch: str = "sm_90") -> Occupancy:
+    """The decode kernel's occupancy for the build this geometry gets (tensor-core or CUDA-core variant)."""
+    from ..kernels import compile_cubin, kernel_path
+
+    build = importlib.import_module("labkit.workloads.decode.build")  # the package re-exports a function `build`
+    _, kb = _decode_geometry(batch, kv_len, head_dim, heads_q, heads_kv, page_size)
+    cubin = compile_cubin(kernel_path(build.__file__, kb.source), arch=arch, options=kb.options())
+    return cubin_occupancy(cubin.image, kernel=build.ENTRY, threads_per_cta=build.THREADS,
+                           dynamic_smem_bytes=kb.dynamic_smem_bytes)
+
+
+def occupancy_table(*, shape, decode: dict | None, arch: str) -> list[dict]:
+    """One row per kernel: the Sage2 mainloop (plain and instrumented) and, given ``decode`` (batch,
+    kv_len, head_dim, heads_q, heads_kv, page_size), the decode kernel. Fields of ``Occupancy``."""
+    b, n, h, d = Shape.of(shape)
+    rows = [{"kernel": "sage2 mainloop", **sage2_occupancy(d, arch=arch).to_dict()},
+            {"kernel": "sage2 mainloop, -DLABKIT_TIMELINE", **sage2_occupancy(d, arch=arch, timeline=True).to_dict()}]
+    if decode is not None:
+        rows.append({"kernel": f"decode batch {decode['batch']} x {decode['kv_len']}",
+                     **decode_occupancy(arch=arch, **decode).to_dict()})
+    return rows
+
+
+def _measured(model: LaunchModel, timelines: list) -> dict:
+    """Per-launch stats of the timelines (the launch with the median slot efficiency), checked against the model."""
+    from ..errors import LabkitError
+
+    stats = [tl.stats() for tl in timelines]
+    for s in stats:
+        if s.ctas != model.ctas:
+            raise LabkitError(f"the timeline holds {s.ctas} CTAs, the launch has {model.ctas}: records were lost")
+    effs = [s.slot_efficiency for s in stats]
+    mid = stats[effs.index(statistics.median_low(effs))]
+    tile = model.q_tile_efficiency * model.kv_tile_efficiency * model.split_efficiency
+    return {"timeline_ctas_per_sm": timelines[0].ctas_per_sm, "launches": len(stats),
+            "measured_slot_efficiency": mid.slot_efficiency, "measured_sm_efficiency": mid.sm_efficiency,
+            "measured_efficiency": mid.slot_efficiency * tile, "measured_waves": mid.waves,
+            "measured_last_wave_ctas": mid.ctas_per_wave[-1], "makespan_us": mid.makespan_ns / 1e3,
+            "last_wave_idle_slot_us": mid.last_wave_idle_slot_ns / 1e3, "sm_imbalance": mid.sm_imbalance,
+            "slot_efficiency_min": min(effs), "slot_efficiency_max": max(effs)}
+
+
+@functools.lru_cache(maxsize=1)
+def _sage2_plan(shape: tuple[int, int, int, int], seed: int = 0):
+    """An instrumented plan for ``shape`` with its inputs quantized once; a sweep's points reuse it."""
+    from ..workloads.sage2.inputs import check_inputs, random_inputs
+    from ..workloads.sage2.plan import Sage2Plan
+
+    b, n, h, d = shape
+    q, k, v = random_inputs(b, n, n, h, h, d, layout="NHD", dtype="bf16", seed=seed)
+    plan = Sage2Plan(check_inputs(q, k, v, layout="NHD"), timeline=True)
+    plan.run()  # the prep phases: the mainloop below reads their outputs
+    return plan
+
+
+def sage2_point(shape, q_len: int, kv_len: int, *, launches: int = 3) -> dict:
+    """``launches`` instrumented mainloop calls at (q_len, kv_len) on the inputs of ``shape``: the model (the
+    plain build's occupancy) and the measured timeline (the launch with the median slot efficiency)."""
+    from ..device import describe
+
+    b, n, h, d = shape = tuple(Shape.of(shape))
+    check_int(q_len, what="q_len", lo=1, hi=n)
+    check_int(kv_len, what="kv_len", lo=1, hi=n)
+    check_int(launches, what="launches", lo=1, hi=100)
+    dev = describe()
+    occ = sage2_occupancy(d, arch=dev.arch)
+    model = sage2_launch(b, h, q_len, kv_len, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm)
+    plan = _sage2_plan(shape)
+    timelines = []
+    for _ in range(launches):
+        plan.mainloop(q_len, kv_len)
+        timelines.append(plan.read_timeline())
+    return {"shape": list(shape), "q_len": q_len, "kv_len": kv_len, "registers": occ.registers_per_thread,
+            "limiter": occ.limiter, **model.to_dict(), **_measured(model, timelines)}
+
+
+def decode_splits(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
+                  page_size: int = 64, sms: int = 132) -> int:
+    """The split count labkit's decode heuristic picks for this call (``default_splits``)."""
+    from ..workloads.decode.geometry import default_splits
+
+    g, kb = _decode_geometry(batch, kv_len, head_dim, heads_q, heads_kv, page_size)
+    return default_splits(g, sms=sms, kernel=kb)
+
+
+def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int = 128, heads_q: int = 32,
+                 heads_kv: int = 8, page_size: int = 64, sms: int = 132, ctas_per_sm: int) -> LaunchModel:
+    """The model of one decode call (``splits`` None: the heuristic's)."""
+    if splits is None:
+        splits = decode_splits(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv,
+                               page_size=page_size, sms=sms)
+    _, kb = _decode_geometry(batch, kv_len, head_dim, heads_q, heads_kv, page_size)
+    return decode_launch(batch, kv_len, splits, heads_kv=heads_kv, tokens_per_stage=kb.tokens_per_stage, sms=sms,
+                         ctas_per_sm=ctas_per_sm)
+
+
+def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
+                 heads_kv: int = 8, page_size: int = 64, launches: int = 3) -> dict:
+    """``launches`` instrumented decode calls (``labkit.workloads.decode.run.decode_timeline``) beside the model;
+    ``splits`` None: the heuristic's count."""
+    from ..device import describe
+    from ..workloads.decode import run as decode_run
+
+    check_int(launches, what="launches", lo=1, hi=100)
+    geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
+    dev = describe()
+    occ = decode_occupancy(batch, kv_len, arch=dev.arch, **geo)
+    heuristic = decode_splits(batch, kv_len, sms=dev.sm_count, **geo)
+    used = splits or heuristic  # the model and the launch take the same count
+    model = decode_model(batch, kv_len, used, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm, **geo)
+    timelines = [decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
+                                            page_size=page_size, splits=used) for _ in range(launches)]
+    return {"batch": batch, "kv_len": kv_len, "splits": used, "heuristic_splits": heuristic,
+            "registers": occ.registers_per_thread, "limiter": occ.limiter, **model.to_dict(),
+            **_measured(model, timelines)}
+
+
+def sage2_timeline(shape, q_len: int, kv_len: int):
+    """One instrumented Sage2 mainloop launch at (q_len, kv_len) on ``shape``'s inputs, as a ``Timeline``."""
+    b, n, h, d = shape = tuple(Shape.of(shape))
+    check_int(q_len, what="q_len", lo=1, hi=n)
+    check_int(kv_len, what="kv_len", lo=1, hi=n)
+    plan = _sage2_plan(shape)
+    plan.mainloop(q_len, kv_len)
+    return plan.read_timeline()
+
+
+def decode_timeline(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
+                    heads_kv: int = 8, page_size: int = 64):
+    """One instrumented decode call as a ``Timeline`` (``splits`` None: the heuristic's count on this GPU)."""
+    from ..device import describe
+    from ..workloads.decode import run as decode_run
+
+    geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
+    used = splits or decode_splits(batch, kv_len, sms=describe().sm_count, **geo)
+    return decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
+                                      page_size=page_size, splits=used)

@@ -1,0 +1,90 @@
+"""The scheduling model of one launch of labkit's kernels (pure: no GPU): CTAs, waves and efficiencies.
+
+Sage2 mainloop: one CTA per (q tile of ``cta_q`` rows, head, batch); every CTA runs
+ceil(kv_len / cta_k) k iterations. Decode: one CTA per (split, KV head, sequence); a sequence's
+ceil(kv_len / tokens_per_stage) stages are cut into ``splits`` runs of ceil(stages / splits) (as
+paged_decode*.cu do), so the longest split sets the time. Efficiencies, each a share in 0..1:
+
+- ``wave_efficiency``: ctas / (ceil(waves) x slots), the static wave model (uniform CTAs);
+- ``q_tile_efficiency``, ``kv_tile_efficiency``: useful rows / keys over the scheduled ones;
+- ``split_efficiency`` (decode): stages / (splits x the longest split's stages);
+- ``efficiency``: their product, the useful share of the slot-time the launch holds.
+"""
+
+import math
+from dataclasses import asdict, dataclass
+
+from ..values import check_int
+from .waves import tile_efficiency, waves
+
+
+@dataclass(frozen=True)
+class LaunchModel:
+    """The model of one launch; ``kind`` is ``sage2`` or ``decode``."""
+
+    kind: str
+    ctas: int
+    sms: int
+    ctas_per_sm: int
+    slots: int
+    waves: float
+    full_waves: int  # ceil(waves): the waves the launch takes
+    last_wave_ctas: int
+    wave_efficiency: float
+    q_tile_efficiency: float
+    kv_tile_efficiency: float
+    split_efficiency: float
+    efficiency: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _launch(kind: str, ctas: int, sms: int, ctas_per_sm: int, q_eff: float, kv_eff: float,
+            split_eff: float) -> LaunchModel:
+    w = waves(ctas, sms, ctas_per_sm)
+    last = ctas - (w.full_waves - 1) * w.slots
+    return LaunchModel(kind, ctas, sms, ctas_per_sm, w.slots, w.waves, w.full_waves, last, w.efficiency, q_eff, kv_eff,
+                       split_eff, w.efficiency * q_eff * kv_eff * split_eff)
+
+
+def sage2_launch(batch: int, heads: int, q_len: int, kv_len: int, *, sms: int, ctas_per_sm: int, cta_q: int = 128,
+                 cta_k: int = 64) -> LaunchModel:
+    """The Sage2 mainloop's grid (ceil(q_len / cta_q), heads, batch) on ``sms`` x ``ctas_per_sm`` slots."""
+    for name, v in (("batch", batch), ("heads", heads), ("q_len", q_len), ("kv_len", kv_len)):
+        check_int(v, what=name, lo=1)
+    ctas = math.ceil(q_len / cta_q) * heads * batch
+    return _launch("sage2", ctas, sms, ctas_per_sm, tile_efficiency(q_len, cta_q), tile_efficiency(kv_len, cta_k),
+                   1.0)
+
+
+def decode_launch(batch: int, kv_len: int, splits: int, *, heads_kv: int, tokens_per_stage: int, sms: int,
+                  ctas_per_sm: int) -> LaunchModel:
+    """A paged-decode call's grid (splits, heads_kv, batch), every sequence ``kv_len`` tokens long."""
+    for name, v in (("batch", batch), ("kv_len", kv_len), ("splits", splits), ("heads_kv", heads_kv),
+                    ("tokens_per_stage", tokens_per_stage)):
+        check_int(v, what=name, lo=1)
+    stages = math.ceil(kv_len / tokens_per_stage)
+    longest = math.ceil(stages / splits)
+    return _launch("decode", splits * heads_kv * batch, sms, ctas_per_sm, 1.0,
+                   tile_efficiency(kv_len, tokens_per_stage), stages / (splits * longest))
+
+
+def dense_lengths(points, *, step: int, span: int | None = None) -> list[int]:
+    """Lengths for a model line through ``points``: every ``step``-th length (and each point, each
+    point - 1 and + 1) from min - span to max + span, so the line shows each tile boundary it crosses."""
+    pts = sorted({check_int(p, what="length", lo=1) for p in points})
+    check_int(step, what="step", lo=1)
+    span = 4 * step if span is None else span
+    lo, hi = max(1, pts[0] - span), pts[-1] + span
+    return sorted(set(range(lo, hi + 1, step)) | {x for p in pts for x in (p - 1, p, p + 1) if x >= 1})
+
+
+def frame(models: list[LaunchModel], **columns):
+    """Models as a DataFrame, one row each; ``columns``: extra per-row columns (e.g. ``q_len=[...]``)."""
+    import pandas as pd
+
+    df = pd.DataFrame([m.to_dict() for m in models])
+    for k, v in columns.items():
+        df.insert(0, k, list(v))
+    return df

@@ -1,0 +1,166 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 - CTA scheduling: occupancy, the wave model, and measured per-CTA timelines
+#
+# How well labkit's kernels fill the GPU's CTA slots. The model (`labkit.sched`): CTAs per SM from
+# the compiled cubin (registers, shared memory, threads), waves = CTAs / slots, wave efficiency
+# CTAs / (ceil(waves) x slots), times the tile efficiency along q and kv (Sage2) or the split balance
+# (decode). The measurement: the kernels built with `-DLABKIT_TIMELINE` record per CTA its SM and its
+# `%globaltimer` start and end; `labkit.sched.Timeline` turns those into slots, waves and the slot
+# efficiency sum(busy) / (slots x makespan). Each sweep point is written to `data/sweeps/` as it
+# finishes (`labkit.sweep`).
+
+# %% tags=["parameters"]
+from labkit.params import Choice, Int, IntList, Sage2Shape, Text  # parameter types: `labkit nb params 04`
+
+source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
+out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
+workload: Choice("sage2", "decode", "both") = "both"  # which kernels to study
+shape: Sage2Shape() = [1, 37810, 56, 128]  # Sage2 B,N,H,D of q, k and v
+q_lens: IntList(1) = [37760, 37761, 37810]  # Sage2 q lengths, kv_len = N (the seed's q tail points)
+kv_lens: IntList(1) = [37760, 37761, 37810]  # Sage2 kv lengths, q_len = N (the seed's kv tail points)
+gantt_q_len: Int(1) = 640  # Sage2 q_len (kv_len = N) of the launch drawn per CTA (seed shape: 5 q tiles x 56 heads)
+decode_kv_lens: IntList(1, 1048576) = [8192]  # decode KV tokens per sequence
+decode_batches: IntList(1, 4096) = [1, 2, 4, 8, 16, 32, 64, 128]  # decode batch sweep (heuristic splits)
+decode_splits: IntList(1, 256) = [1, 2, 3, 4, 6, 8, 16, 32]  # decode split sweep
+decode_splits_batch: Int(1, 4096) = 8  # batch of the split sweep
+launches: Int(1, 100) = 3  # instrumented launches per point (the one with the median slot efficiency is kept)
+
+# %%
+import pandas as pd
+from IPython.display import display
+
+import labkit
+from labkit.sched import measure as sched
+from labkit.sched import model
+from labkit.session import Session
+
+labkit.setup_logging("WARNING")
+session = Session.start("04_cta_scheduling", source=source, out_dir=out_dir, parameters={
+    "workload": workload, "shape": shape, "q_lens": q_lens, "kv_lens": kv_lens, "gantt_q_len": gantt_q_len,
+    "decode_kv_lens": decode_kv_lens, "decode_batches": decode_batches, "decode_splits": decode_splits,
+    "decode_splits_batch": decode_splits_batch, "launches": launches})
+batch, n, heads, head_dim = shape
+do_sage2, do_decode = workload in ("sage2", "both"), workload in ("decode", "both")
+decode_geo = {"head_dim": 128, "heads_q": 32, "heads_kv": 8, "page_size": 64}
+
+# %% [markdown]
+# ## Occupancy of each kernel, from its cubin
+# Registers per thread and shared memory per CTA as compiled for this GPU; each limit's CTA count
+# and the one that binds. The instrumented Sage2 build is listed too: the timeline is only a
+# faithful picture of the plain kernel when both place as many CTAs on an SM.
+
+# %%
+device = session.measure("device", labkit.device.describe, load=labkit.device.DeviceInfo.from_dict)
+decode_at = {"batch": decode_splits_batch, "kv_len": decode_kv_lens[0], **decode_geo} if do_decode else None
+occ = pd.DataFrame(session.measure("occupancy", sched.occupancy_table, shape=shape, decode=decode_at,
+                                   arch=device.arch)).set_index("kernel")
+session.save_table(occ, "occupancy")
+sms = device.sm_count
+occ[["registers_per_thread", "smem_per_cta_bytes", "by_registers", "by_shared_memory", "by_threads", "ctas_per_sm",
+     "limiter"]]
+
+# %% [markdown]
+# ## Sage2: the model at the seed's tail points
+
+# %%
+if do_sage2:
+    k_sage2 = int(occ.loc["sage2 mainloop", "ctas_per_sm"])
+    points = [(q, n) for q in q_lens] + [(n, kv) for kv in kv_lens]
+    seed_model = model.frame([labkit.sched.sage2_launch(batch, heads, q, kv, sms=sms, ctas_per_sm=k_sage2)
+                              for q, kv in points], q_len=[q for q, _ in points], kv_len=[kv for _, kv in points])
+    session.save_table(seed_model, "sage2_model")
+    display_cols = ["q_len", "kv_len", "ctas", "waves", "last_wave_ctas", "wave_efficiency", "q_tile_efficiency",
+                    "kv_tile_efficiency", "efficiency"]
+    display(seed_model[display_cols])
+
+# %% [markdown]
+# ## Sage2: one measured launch, CTA by CTA
+# One row per (SM, slot) for the first 64 rows; bars coloured by the wave the CTA ran in.
+
+# %%
+if do_sage2:
+    tl = session.measure("sage2_timeline", sched.sage2_timeline, shape, gantt_q_len, n,
+                         load=labkit.sched.Timeline.from_dict)
+    fig = labkit.plot.cta_gantt(tl, title=session.title(f"Sage2 mainloop, q_len {gantt_q_len}, kv_len {n}, "
+                                                        f"{len(tl.records)} CTAs"))
+    session.save_figure(fig, "sage2_gantt")
+    display(pd.Series(tl.stats().to_dict()).to_frame("measured"))
+
+# %% [markdown]
+# ## Sage2: efficiency along q and along kv, model and measured
+# Lines: the model over a dense sweep that crosses q-tile (128 rows), k-tile (64 keys) and wave
+# boundaries. Points: the measured slot efficiency of the instrumented launch, alone and times the
+# tile efficiency (which the timeline cannot see: a padded tile keeps its CTA busy).
+
+# %%
+if do_sage2:
+    q_sweep = session.sweep("sage2_q", "sage2.timeline", {"q_len": q_lens}, shape=shape, kv_len=n, launches=launches)
+    kv_sweep = session.sweep("sage2_kv", "sage2.timeline", {"kv_len": kv_lens}, shape=shape, q_len=n,
+                             launches=launches)
+    dense_q = [q for q in model.dense_lengths(q_lens, step=8, span=2048) if q <= n]
+    dense_kv = [kv for kv in model.dense_lengths(kv_lens, step=2, span=256) if kv <= n]
+    q_model = model.frame([labkit.sched.sage2_launch(batch, heads, q, n, sms=sms, ctas_per_sm=k_sage2)
+                           for q in dense_q], q_len=dense_q)
+    kv_model = model.frame([labkit.sched.sage2_launch(batch, heads, n, kv, sms=sms, ctas_per_sm=k_sage2)
+                            for kv in dense_kv], kv_len=dense_kv)
+    fig = labkit.plot.sage2_sched(q_model, q_sweep, kv_model, kv_sweep, fixed={"q_len": n, "kv_len": n},
+                                  title=session.title(f"Sage2 mainloop {list(shape)}: CTA-scheduling efficiency"))
+    session.save_figure(fig, "sage2_efficiency")
+    sage2_points = pd.concat([q_sweep.assign(sweep="q"), kv_sweep.assign(sweep="kv")], ignore_index=True)
+    sage2_points["measured_minus_model"] = sage2_points["measured_slot_efficiency"] - sage2_points["wave_efficiency"]
+    session.save_table(sage2_points, "sage2_points")
+    display(sage2_points[["sweep", "q_len", "kv_len", "ctas", "waves", "wave_efficiency", "measured_slot_efficiency",
+                          "measured_minus_model", "measured_sm_efficiency", "efficiency", "measured_efficiency",
+                          "measured_waves", "makespan_us", "sm_imbalance"]])
+
+# %% [markdown]
+# ## Decode: one measured call, CTA by CTA (the split sweep's batch, heuristic splits)
+
+# %%
+if do_decode:
+    k_decode = int(occ.iloc[-1]["ctas_per_sm"])
+    dtl = session.measure("decode_timeline", sched.decode_timeline, decode_splits_batch, decode_kv_lens[0],
+                          load=labkit.sched.Timeline.from_dict, **decode_geo)
+    fig = labkit.plot.cta_gantt(dtl, title=session.title(f"paged decode, batch {decode_splits_batch} x "
+                                                         f"{decode_kv_lens[0]} tokens, {len(dtl.records)} CTAs"))
+    session.save_figure(fig, "decode_gantt")
+    display(pd.Series(dtl.stats().to_dict()).to_frame("measured"))
+
+# %% [markdown]
+# ## Decode: waves and efficiency against the split count and against the batch
+# One CTA per (split, KV head, sequence). Lines: the model at every split count and batch (the batch
+# sweep with the heuristic's split count for each); points: measured.
+
+# %%
+if do_decode:
+    split_sweep = session.sweep("decode_splits", "decode.timeline", {"kv_len": decode_kv_lens, "splits": decode_splits},
+                                batch=decode_splits_batch, launches=launches, **decode_geo)
+    batch_sweep = session.sweep("decode_batch", "decode.timeline", {"kv_len": decode_kv_lens, "batch": decode_batches},
+                                splits=0, launches=launches, **decode_geo)
+    for kv in decode_kv_lens:
+        all_splits = list(range(1, max(decode_splits) + 1))
+        all_batches = list(range(1, max(decode_batches) + 1))
+        split_model = model.frame([sched.decode_model(decode_splits_batch, kv, s, sms=sms, ctas_per_sm=k_decode,
+                                                      **decode_geo) for s in all_splits], splits=all_splits)
+        batch_model = model.frame([sched.decode_model(b, kv, None, sms=sms, ctas_per_sm=k_decode, **decode_geo)
+                                   for b in all_batches], batch=all_batches)
+        fig = labkit.plot.decode_sched(split_model, split_sweep[split_sweep["kv_len"] == kv], batch_model,
+                                       batch_sweep[batch_sweep["kv_len"] == kv], title=session.title(
+                                           f"paged decode, {kv} tokens per sequence (split sweep at batch "
+                                           f"{decode_splits_batch})"))
+        session.save_figure(fig, f"decode_sched_{kv}")
+    decode_points = pd.concat([split_sweep.assign(sweep="splits"), batch_sweep.assign(sweep="batch")],
+                              ignore_index=True)
+    decode_points["measured_minus_model"] = decode_points["measured_slot_efficiency"] - decode_points["wave_efficiency"]
+    session.save_table(decode_points, "decode_points")
+    display(decode_points[["sweep", "batch", "kv_len", "splits", "heuristic_splits", "ctas", "waves",
+                           "wave_efficiency", "measured_slot_efficiency", "measured_minus_model", "split_efficiency",
+                           "measured_waves", "makespan_us"]])

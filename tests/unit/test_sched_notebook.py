@@ -1,0 +1,142 @@
+"""Session.sweep live and recorded (demo.sleep), and notebook 04 end to end on a faked GPU: run live into
+a tmp run directory, then rendered in recorded mode from a synthetic recorded run in a tmp data root
+(nothing is written to data/runs)."""
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from labkit import notebooks
+from labkit.errors import LabkitError
+from labkit.session import Session
+
+from ..conftest import ROOT
+from .test_sched_points import FakePlan, _fake_device, uniform_timeline
+
+NB = ROOT / "notebooks" / "04_cta_scheduling.py"
+
+
+def _recorded_run(root, name, data_dir, params):
+    run = root / "runs" / f"20260101T000000Z-{name}"
+    shutil.copytree(data_dir, run / "data")
+    (run / "run.json").write_text(json.dumps({
+        "run_json_version": 2, "notebook": name, "parameters": params, "ok": True, "error": None,
+        "session": {"mode": "live"}, "provenance": {"device": {"name": "NVIDIA H200"},
+                                                    "created_utc": "2026-01-01T00:00:00Z", "git_sha": "0" * 40}}))
+    return run
+
+
+def test_session_sweep_live_then_recorded_and_damage_named(tmp_path, monkeypatch, capsys):
+    live = Session("nbx", "live", tmp_path / "live", None, "test")
+    df = live.sweep("demo", "demo.sleep", {"ms": [1, 2, 3]}, tag="a")
+    out = capsys.readouterr().out
+    assert "[3/3 done, 0 failed, eta" in out and "3 ok, 0 failed" in out
+    assert list(df["ms"]) == [1, 2, 3] and set(df["tag"]) == {"a"}
+    sweep_dir = tmp_path / "live" / "data" / "sweeps" / "demo"
+    assert len(list((sweep_dir / "points").glob("*.json"))) == 3
+    run = _recorded_run(tmp_path, "nbx", tmp_path / "live" / "data", {"n": 1})
+    rec = Session.start("nbx", source="recorded", out_dir=tmp_path / "rec", parameters={"n": 1},
+                        runs_root=tmp_path / "runs")
+    again = rec.sweep("demo", "demo.sleep", {"ms": [1, 2, 3]}, tag="a")
+    pd.testing.assert_frame_equal(again, df)
+    assert (tmp_path / "rec" / "data" / "sweeps" / "demo" / "sweep.json").is_file()
+    with pytest.raises(LabkitError, match="sweep.json: a sweep of demo.sleep over"):
+        rec.sweep("demo", "demo.sleep", {"ms": [1, 2]}, tag="a")
+    points = sorted((run / "data" / "sweeps" / "demo" / "points").glob("*.json"))
+    points[1].write_text(points[1].read_text()[:40])
+    with pytest.raises(LabkitError) as err:
+        rec.sweep("demo", "demo.sleep", {"ms": [1, 2, 3]}, tag="a")
+    assert str(points[1]) in str(err.value) and "\n" not in str(err.value)
+    points[1].unlink()
+    with pytest.raises(LabkitError, match=r"\.json: missing; point \{'ms': \d, 'tag': 'a'\}"):
+        rec.sweep("demo", "demo.sleep", {"ms": [1, 2, 3]}, tag="a")
+    with pytest.raises(LabkitError, match="holds no sweep other"):
+        rec.sweep("other", "demo.sleep", {"ms": [1]})
+
+
+def test_a_failed_point_stops_the_notebook_naming_its_file(tmp_path):
+    live = Session("nbx", "live", tmp_path, None, "test")
+    with pytest.raises(LabkitError, match=r"points/[0-9a-f]{16}\.json: point .* failed: RuntimeError: demo.sleep"):
+        live.sweep("demo", "demo.sleep", {"ms": [1]}, fail="yes")
+
+
+def test_default_tail_points_are_the_seeds():
+    seed = json.loads((ROOT / "data" / "sage2_report_seed.json").read_text())["tail_study"]
+    p = notebooks.parameters("04")
+    assert p["q_lens"].default == [t["q_len"] for t in seed if t["sweep"].startswith("q_")]
+    assert p["kv_lens"].default == [t["kv_len"] for t in seed if not t["sweep"].startswith("q_")]
+    assert len(p["q_lens"].default) + len(p["kv_lens"].default) == 6
+
+
+def _execute(params: dict) -> dict:
+    """Run notebook 04's source cell by cell in this process, ``params`` injected after its parameters cell."""
+    cells = NB.read_text().split("\n# %%")
+    ns: dict = {}
+    for i, cell in enumerate(cells):
+        exec(compile(cell if i == 0 else "# %%" + cell, str(NB), "exec"), ns)
+        if cell.startswith(' tags=["parameters"]'):
+            ns.update(params)
+    return ns
+
+
+SMALL = {"shape": [1, 4352, 10, 128], "q_lens": [4224, 4225, 4352], "kv_lens": [4288, 4289, 4352],
+         "gantt_q_len": 640, "decode_kv_lens": [8192], "decode_batches": [1, 8, 64], "decode_splits": [1, 3, 5],
+         "decode_splits_batch": 8, "launches": 1, "workload": "both"}
+
+
+def test_notebook_04_live_on_a_faked_gpu_then_recorded(tmp_path, monkeypatch):
+    import matplotlib
+
+    import labkit._env
+    import labkit.session
+    from labkit.sched import measure as sched
+    from labkit.workloads.decode import run as decode_run
+
+    matplotlib.use("Agg")
+    _fake_device(monkeypatch)
+    monkeypatch.setattr(sched, "_sage2_plan", lambda shape: FakePlan(shape))
+    monkeypatch.setattr(decode_run, "decode_timeline", lambda b, kv, d, *, heads_q, heads_kv, page_size, splits:
+                        uniform_timeline(splits * heads_kv * b), raising=False)
+    monkeypatch.setattr(labkit.session, "gpu_status", lambda: (True, "a faked GPU (test)"))
+    live = _execute({**SMALL, "source": "live", "out_dir": str(tmp_path / "live")})
+    assert live["session"].live
+    figs = {p.stem for p in (tmp_path / "live" / "figs").glob("*.png")}
+    assert figs == {"sage2_gantt", "sage2_efficiency", "decode_gantt", "decode_sched_8192"}
+    pts = pd.read_csv(tmp_path / "live" / "data" / "sage2_points.csv")
+    assert list(pts["q_len"]) == [4224, 4225, 4352, 4352, 4352, 4352]
+    assert pts["measured_minus_model"].abs().max() < 1e-12  # uniform CTAs: the timeline is the wave model
+    assert set(live["occ"]["limiter"]) >= {"registers", "shared_memory"}
+
+    monkeypatch.setattr(labkit.session, "gpu_status", lambda: (False, "no GPU (test)"))
+    monkeypatch.setattr(sched, "_sage2_plan", lambda shape: pytest.fail("recorded mode must not launch"))
+    params = {**{k: p.default for k, p in notebooks.parameters("04").items()}, **SMALL, "source": "auto"}
+    params.pop("out_dir", None)
+    _recorded_run(tmp_path, "04_cta_scheduling", tmp_path / "live" / "data", params)
+    monkeypatch.setattr(labkit._env, "data_dir", lambda: tmp_path)
+    rec = _execute({**SMALL, "source": "recorded", "out_dir": str(tmp_path / "rec")})
+    assert not rec["session"].live
+    for table in ("sage2_points", "decode_points", "occupancy"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "rec" / "data" / f"{table}.csv"),
+                                      pd.read_csv(tmp_path / "live" / "data" / f"{table}.csv"))
+    assert {p.stem for p in (tmp_path / "rec" / "figs").glob("*.png")} == figs
+    with pytest.raises(LabkitError, match="no recorded run of 04_cta_scheduling was measured with launches=2"):
+        _execute({**SMALL, "launches": 2, "source": "recorded", "out_dir": str(tmp_path / "rec2")})
+
+
+def test_crosscheck_join_reads_ncus_counters_by_range():
+    from labkit.sched.crosscheck import join
+
+    row = {"shape": "1x4352x10x128", "ctas": 340, "model_waves": 340 / 264, "model_wave_efficiency": 340 / 528,
+           "slot_efficiency": 0.64, "sm_efficiency": 0.65, "timeline_ctas_per_sm_min": 2,
+           "timeline_ctas_per_sm_max": 3}
+    table = pd.DataFrame([{"nvtx": "sched/1x4352x10x128", "kernel": k, "sm_cycles_active_avg": 650.0 if main else 9.0,
+                           "sm_cycles_active_max": 1000.0, "sm_ctas_launched_min": 2, "sm_ctas_launched_max": 3,
+                           "waves": 1.2879} for k, main in (("cupy_fill", False), ("attn_fwd", True))])
+    (c,) = join([row], table)
+    assert c.ncu_sm_active_ratio == 0.65 and c.sm_efficiency_minus_ncu == pytest.approx(0.0)
+    assert (c.ncu_ctas_per_sm_min, c.ncu_ctas_per_sm_max) == (2, 3)
+    with pytest.raises(LabkitError, match="0 launches in range sched/1x8448x4x128"):
+        join([{**row, "shape": "1x8448x4x128"}], table)
+    assert join([row])[0].ncu_sm_active_ratio is None

@@ -1,0 +1,132 @@
+"""The launch model against hand-computed cases, and the measured-point path on a faked GPU: an
+instrumented launch is replaced by a synthetic timeline of uniform CTAs, for which the measured slot
+efficiency must equal the wave model's."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from labkit.errors import ArgumentError, LabkitError
+from labkit.sched import Timeline, decode_launch, dense_lengths, sage2_launch
+from labkit.sched import measure as sched
+
+from ..conftest import ROOT
+
+H200_DEVICE = next((ROOT / "data" / "runs").glob("*-00_device_and_timing")) / "data" / "device.json"
+
+
+def uniform_timeline(ctas: int, *, sms: int = 132, ctas_per_sm: int = 2, cta_ns: int = 1000) -> Timeline:
+    """CTAs of equal length dispatched wave by wave: CTA i in wave i // slots, on SM (i % slots) % sms."""
+    slots = sms * ctas_per_sm
+    rec = [(i, (i % slots) % sms, (i // slots) * cta_ns, (i // slots + 1) * cta_ns, 0, 0) for i in range(ctas)]
+    return Timeline(rec, sms=sms, ctas_per_sm=ctas_per_sm)
+
+
+def test_sage2_model_at_the_seed_shape_by_hand():
+    m = sage2_launch(1, 56, 37810, 37810, sms=132, ctas_per_sm=2)
+    assert m.ctas == 296 * 56 == 16576 and m.slots == 264
+    assert m.waves == pytest.approx(16576 / 264) and m.full_waves == 63 and m.last_wave_ctas == 16576 - 62 * 264
+    assert m.wave_efficiency == pytest.approx(16576 / (63 * 264))
+    assert m.q_tile_efficiency == pytest.approx(37810 / 37888) and m.kv_tile_efficiency == pytest.approx(37810 / 37824)
+    assert m.efficiency == pytest.approx(m.wave_efficiency * 37810 / 37888 * 37810 / 37824)
+    assert sage2_launch(1, 56, 37760, 37810, sms=132, ctas_per_sm=2).q_tile_efficiency == 1.0
+    with pytest.raises(ArgumentError, match="q_len 0"):
+        sage2_launch(1, 56, 0, 37810, sms=132, ctas_per_sm=2)
+
+
+def test_decode_model_by_hand():
+    m = decode_launch(8, 8192, 2, heads_kv=8, tokens_per_stage=64, sms=132, ctas_per_sm=2)
+    assert (m.ctas, m.full_waves, m.wave_efficiency, m.split_efficiency) == (128, 1, 128 / 264, 1.0)
+    m3 = decode_launch(8, 8192, 3, heads_kv=8, tokens_per_stage=64, sms=132, ctas_per_sm=2)
+    assert m3.ctas == 192 and m3.split_efficiency == pytest.approx(128 / (3 * 43))
+    m5 = decode_launch(8, 8000, 5, heads_kv=8, tokens_per_stage=64, sms=132, ctas_per_sm=2)  # 320 CTAs: 2 waves
+    assert m5.full_waves == 2 and m5.last_wave_ctas == 56 and m5.kv_tile_efficiency == pytest.approx(8000 / 8000)
+    assert decode_launch(1, 100, 1, heads_kv=8, tokens_per_stage=64, sms=132, ctas_per_sm=2).kv_tile_efficiency == \
+        pytest.approx(100 / 128)
+
+
+def test_dense_lengths_cross_each_point_and_its_neighbours():
+    xs = dense_lengths([37760, 37761, 37810], step=8, span=64)
+    assert xs == sorted(set(xs)) and xs[0] == 37760 - 64 and xs[-1] >= 37810 + 56
+    assert {37759, 37760, 37761, 37762, 37809, 37810, 37811} <= set(xs)
+    assert dense_lengths([1], step=4)[0] == 1
+
+
+def _fake_device(monkeypatch):
+    import labkit.device
+
+    dev = labkit.device.DeviceInfo.from_dict(json.loads(H200_DEVICE.read_text()))
+    monkeypatch.setattr(labkit.device, "describe", lambda *a, **k: dev)
+    return dev
+
+
+class FakePlan:
+    """The instrumented Sage2 plan's two calls, with uniform CTAs in place of the GPU's."""
+
+    def __init__(self, shape, lose: int = 0):
+        self.batch, _, self.heads, _ = shape
+        self.lose = lose
+
+    def mainloop(self, q_len, kv_len):
+        self.ctas = math.ceil(q_len / 128) * self.heads * self.batch
+
+    def read_timeline(self):
+        tl = uniform_timeline(self.ctas)
+        return Timeline(tl.records[: len(tl.records) - self.lose], sms=132, ctas_per_sm=2) if self.lose else tl
+
+
+def test_sage2_point_on_a_faked_gpu_measures_what_the_model_predicts_for_uniform_ctas(monkeypatch):
+    _fake_device(monkeypatch)
+    monkeypatch.setattr(sched, "_sage2_plan", lambda shape: FakePlan(shape))
+    p = sched.sage2_point([1, 37810, 56, 128], 37761, 37810, launches=2)
+    assert p["ctas"] == 16576 and p["registers"] == 255 and p["limiter"] == "registers"  # the real cubin's
+    assert p["measured_slot_efficiency"] == pytest.approx(p["wave_efficiency"])
+    assert p["measured_waves"] == p["full_waves"] == 63 and p["measured_last_wave_ctas"] == p["last_wave_ctas"]
+    assert p["measured_efficiency"] == pytest.approx(p["efficiency"])
+    json.dumps(p)  # a sweep point's record is JSON
+    monkeypatch.setattr(sched, "_sage2_plan", lambda shape: FakePlan(shape, lose=5))
+    with pytest.raises(LabkitError, match="holds 16571 CTAs, the launch has 16576"):
+        sched.sage2_point([1, 37810, 56, 128], 37761, 37810, launches=1)
+    with pytest.raises(ArgumentError, match="q_len 37811"):
+        sched.sage2_point([1, 37810, 56, 128], 37811, 37810)
+
+
+def test_decode_point_uses_the_decode_timeline_api_with_the_models_split_count(monkeypatch):
+    from labkit.workloads.decode import run as decode_run
+
+    _fake_device(monkeypatch)
+    calls = []
+
+    def fake_decode_timeline(batch, kv_len, head_dim, *, heads_q=32, heads_kv=8, page_size=64, splits=None):
+        calls.append(splits)
+        return uniform_timeline(splits * heads_kv * batch)
+
+    monkeypatch.setattr(decode_run, "decode_timeline", fake_decode_timeline, raising=False)
+    p = sched.decode_point(8, 8192, None, launches=1)
+    assert calls == [p["heuristic_splits"]] == [p["splits"]]
+    assert p["ctas"] == p["splits"] * 8 * 8 and p["measured_slot_efficiency"] == pytest.approx(p["wave_efficiency"])
+    p5 = sched.decode_point(8, 8192, 5, launches=1)
+    assert p5["splits"] == 5 and p5["full_waves"] == 2 and p5["measured_waves"] == 2
+    assert p5["measured_slot_efficiency"] == pytest.approx(320 / 528)
+
+
+def test_occupancy_table_names_each_kernel_and_its_limiter():
+    rows = sched.occupancy_table(shape=[1, 37810, 56, 128], decode={"batch": 8, "kv_len": 8192, "head_dim": 128,
+                                                                    "heads_q": 32, "heads_kv": 8, "page_size": 64},
+                                 arch="sm_90")
+    by = {r["kernel"]: r for r in rows}
+    assert by["sage2 mainloop"]["ctas_per_sm"] == 2 and by["sage2 mainloop"]["limiter"] == "registers"
+    assert "sage2 mainloop, -DLABKIT_TIMELINE" in by and rows[-1]["kernel"].startswith("decode batch 8 x 8192")
+    assert rows[-1]["smem_per_cta_bytes"] > 64 * 1024  # the decode kernel's stages: shared memory binds
+
+
+def test_timeline_round_trips_through_its_dict_and_refuses_damage():
+    tl = uniform_timeline(300)
+    again = Timeline.from_dict(json.loads(json.dumps(tl.to_dict())))
+    assert np.array_equal(again.records, tl.records) and again.stats() == tl.stats()
+    bad = tl.to_dict()
+    bad["records"][3] = [1, 2, 3]
+    with pytest.raises(LabkitError, match=r"src\.json: records\[3\]"):
+        Timeline.from_dict(bad, source="src.json")
