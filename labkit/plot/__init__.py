@@ -217,3 +217,6 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
     ax.legend(handles=[Patch(color=f"C{w % 8}", label=f"wave {w}") for w in range(min(n_waves, 8))], fontsize=7,
               loc="upper right")
     return fig
+
+
+from .ncu import event_vs_ncu, phase_shares, phase_stalls, time_vs_counters  # noqa: E402,F401 - uses _axes above
