@@ -68,18 +68,19 @@ def rule_rows(report, names, *, outer: str = "ncu") -> list[dict]:
     return [{k: _plain(v) for k, v in row.items()} for row in found[cols].to_dict("records")]
 
 
-def phase_run(report, case: str, source: str, *, outer: str = "ncu") -> dict:
-    """Per-phase samples, shares and stall-reason samples of the first launch of ``case`` whose kernel
+def phase_run(report, case: str, source: str, *, outer: str = "ncu", launch: int = 0) -> dict:
+    """Per-phase samples, shares and stall-reason samples of launch ``launch`` of ``case`` whose kernel
     source ``source`` (a basename) carries ``// PHASE:`` markers.
 
     Raises:
         NcuError: no launch of ``case`` in the report, or no per-PC samples in it.
     """
     hits = [act for _, _, act in report.actions if _case(_nvtx(act), outer) == case]
-    if not hits:
-        raise NcuError(f"{report.path}: no launch in NVTX range {outer}/{case}")
-    table, stall = phases(hits[0], source), stalls(hits[0], source)
-    return {"kernel": hits[0].name(), "duration_ns": _plain(table["est_time_ns"].sum()),
+    if len(hits) <= launch:
+        raise NcuError(f"{report.path}: no launch {launch} in NVTX range {outer}/{case} ({len(hits)} launches)")
+    act = hits[launch]
+    table, stall = phases(act, source), stalls(act, source)
+    return {"kernel": act.name(), "duration_ns": _plain(table["est_time_ns"].sum()),
             "phases": list(table.index), "samples": [int(v) for v in table["samples"]],
             "share": [float(v) for v in table["share"]],
             "stalls": {p: {r: float(v) for r, v in stall.loc[p].items() if v} for p in stall.index}}
