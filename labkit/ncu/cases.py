@@ -90,7 +90,7 @@ def sage2_cases(shape, q_tail=(), kv_tail=()) -> tuple[Sage2Case, ...]:
     from ..values import Shape
 
     s = Shape.of(shape)
-    n = s[1]
+    n = s.seq_len
     q_tail = s.lengths(list(q_tail), "q_tail") if q_tail else ()
     kv_tail = s.lengths(list(kv_tail), "kv_tail") if kv_tail else ()
     out = [Sage2Case("sage2_seed", "seed", tuple(s), n, n)]

@@ -13,7 +13,7 @@ from labkit import cli, notebooks
 from labkit.errors import LabkitError
 from labkit.rundirs import new_run_dir, runs_root
 
-from ..conftest import ROOT
+from ..conftest import AWAITING_RECORDING, ROOT
 
 OUTPUTS = {
     "00_device_and_timing": (("launch_overhead", "timing_overhead", "seed_phase_dots", "seed_tail_study"),
@@ -24,6 +24,9 @@ OUTPUTS = {
                                                                "tail_study.csv", "precision.csv")),
     "03_decode": (("decode_bandwidth", "split_sweep"), ("manifests.csv", "correctness.json", "bandwidth.json",
                                                        "splits.json", "correctness.csv", "bandwidth.csv")),
+    "05_ncu_correlation": (("event_vs_ncu", "time_vs_counters", "phases_sage2_seed", "stalls_sage2_seed"),
+                           ("ncu_summary.json", "counters.csv", "event_vs_ncu.csv", "correlations.csv",
+                            "efficiency.csv")),
 }
 
 
@@ -39,6 +42,11 @@ def test_resolve():
 
 @pytest.mark.parametrize("name", sorted(OUTPUTS))
 def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_path):
+    if name in AWAITING_RECORDING:
+        from labkit.session import recorded_runs
+
+        assert not recorded_runs(name), f"{name} is recorded now: remove it from AWAITING_RECORDING"
+        pytest.skip(f"{name}: no live recording yet (its recorded path runs on synthetic data in its own test)")
     res = notebooks.run(name, {"source": "recorded"}, out_root=tmp_path, timeout_s=600)
     assert res.ok, res.error
     assert res.mode == "recorded" and res.recorded_from.startswith("data/runs/")
