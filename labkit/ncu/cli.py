@@ -54,6 +54,20 @@ def _run(args) -> int:
     return 0
 
 
+def _summary(args) -> int:
+    from .._json import load_document
+    from ..errors import NcuError
+    from .summary import NcuSummary
+    from .tables import closing_note
+
+    try:
+        summary = NcuSummary.from_dict(load_document(args.file).value)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise NcuError(f"{args.file}: not a notebook 05 summary ({type(exc).__name__}: {exc})") from None
+    print(closing_note(summary))
+    return 0
+
+
 def _cases(args) -> int:
     from .study import launch_spec
 
@@ -87,6 +101,9 @@ def register(sub) -> None:
     p.add_argument("--timeout", type=int_in(1, 86400, what="--timeout"), default=None, help="seconds, then stop")
     p.add_argument("target", nargs="*", help="-- then the command to profile")
     p.set_defaults(fn=_run)
+    p = sp.add_parser("summary", help="event p50 vs ncu and phase shares of a notebook 05 ncu_summary.json")
+    p.add_argument("file", type=Path)
+    p.set_defaults(fn=_summary)
     p = sp.add_parser("cases", help="launch a saved case plan once per case in NVTX ncu/<case> (run under ncu)")
     p.add_argument("spec", help="a cases.json written by labkit.ncu.study")
     p.set_defaults(fn=_cases)

@@ -50,6 +50,11 @@ def measure(cases: CasePlan, *, out_dir, iterations: int = 10, sections=(), metr
     ok, ncu_line = available()
     if not ok:
         raise NcuError(ncu_line)
+    from .. import _deps
+
+    if _deps.optional("nvtx") is None:
+        raise NcuError("the Python package nvtx is not installed: labkit's NVTX ranges are no-ops without it, so the "
+                       "filter labkit@ncu/ would profile nothing (pip install nvtx)")
     from ..device import describe
 
     out = Path(out_dir) / "ncu"

@@ -131,3 +131,21 @@ def stall_shares(run: dict):
     totals = pd.Series(dict(zip(run["phases"], run["samples"])), dtype=float)
     df = df.div(totals.replace(0, math.nan), axis=0).fillna(0.0) * 100
     return df[df.sum().sort_values(ascending=False).index] if len(df.columns) else df
+
+
+def closing_note(s: NcuSummary) -> str:
+    """The numbers an issue's closing note needs: event p50 vs ncu per kernel, each attribution's phase shares in
+    both runs (or why it was skipped), and the report sizes."""
+    out = [f"{s.device}; {s.ncu}", "", "event p50 vs ncu gpu__time_duration (flagged: >= 100 us and > 1 % apart):"]
+    gaps = event_vs_ncu(s)
+    out.append(gaps[["case", "kernel", "event_p50_us", "ncu_us", "gap", "flagged"]].to_string(
+        index=False, float_format=lambda v: f"{v:.4g}"))
+    for att in s.attributions:
+        out.append("")
+        if att.skipped:
+            out.append(f"{att.case}: phase attribution skipped: {att.skipped}")
+            continue
+        out.append(f"{att.case} ({att.source}): phase shares of {len(att.runs)} ncu runs")
+        out.append(phase_table(s, att.case).to_string(float_format=lambda v: f"{v:.4f}"))
+    out += ["", "reports: " + ", ".join(f"{k} {v['bytes'] / 2**20:.2f} MB" for k, v in s.reports.items())]
+    return "\n".join(out)

@@ -146,3 +146,18 @@ def test_recorded_mode_without_a_recording_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(session, "plan_source", functools.partial(session.plan_source, root=tmp_path))
     with pytest.raises(LabkitError, match="no valid recorded run of 05_ncu_correlation"):
         notebooks.run("05", {"source": "recorded", "recorded_root": str(tmp_path)}, out_root=tmp_path / "o")
+
+
+@needs_fixture
+def test_closing_note_from_a_summary_file(fixture_summary, tmp_path, capsys):
+    from labkit import cli
+
+    f = tmp_path / "ncu_summary.json"
+    f.write_text(json.dumps(fixture_summary.to_dict()))
+    assert cli.main(["ncu", "summary", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "fused_line" in out and "share_run1" in out and "diff_points" in out and "0.4507" in out
+    assert "saxpy: phase attribution skipped" in out and "fixture 1.66 MB" in out
+    f.write_text(json.dumps({**fixture_summary.to_dict(), "counters": [{"kernel": "x"}]}))
+    assert cli.main(["ncu", "summary", str(f)]) == 2
+    assert "summary counters[0]: expected a row with case and duration_ns" in capsys.readouterr().err
