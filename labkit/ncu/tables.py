@@ -125,12 +125,14 @@ def phase_table(s: NcuSummary, case: str):
 
 
 def stall_shares(run: dict):
-    """One ``phase_run``'s stall reasons per phase in percent of the phase's samples (phases x reasons)."""
+    """One ``phase_run``'s stall reasons per phase in percent of the phase's samples (phases x reasons; reasons
+    ordered by their samples over the whole kernel)."""
     pd = _pd()
     df = pd.DataFrame({p: run["stalls"].get(p, {}) for p in run["phases"]}).T.fillna(0.0)
     totals = pd.Series(dict(zip(run["phases"], run["samples"])), dtype=float)
+    order = df.sum().sort_values(ascending=False).index  # by samples over all phases, not by percent
     df = df.div(totals.replace(0, math.nan), axis=0).fillna(0.0) * 100
-    return df[df.sum().sort_values(ascending=False).index] if len(df.columns) else df
+    return df[order] if len(df.columns) else df
 
 
 def closing_note(s: NcuSummary) -> str:

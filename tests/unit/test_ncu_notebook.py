@@ -161,3 +161,10 @@ def test_closing_note_from_a_summary_file(fixture_summary, tmp_path, capsys):
     f.write_text(json.dumps({**fixture_summary.to_dict(), "counters": [{"kernel": "x"}]}))
     assert cli.main(["ncu", "summary", str(f)]) == 2
     assert "summary counters[0]: expected a row with case and duration_ns" in capsys.readouterr().err
+
+
+@needs_fixture
+def test_stall_reasons_ordered_by_samples_over_the_kernel(fixture_summary):
+    stalls = tables.stall_shares(fixture_summary.attributions[0].runs[0])
+    assert list(stalls.columns[:2]) == ["wait", "short_scoreboard"]  # not the 30-sample <unmapped> row's reasons
+    assert list(stalls.columns).index("math_pipe_throttle") < list(stalls.columns).index("imc_miss")
