@@ -1,6 +1,5 @@
 """``labkit ncu run|show|phases``: thin shells over labkit.ncu."""
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -33,24 +32,46 @@ def _phases(args) -> int:
 
 def _run(args) -> int:
     from ..errors import NcuError
-    from . import NcuOptions, argv, diagnose, find_ncu, kernels, load
+    from . import NcuOptions, kernels, load
+    from .runner import notebook_target, profile
 
     target = args.target[1:] if args.target[:1] == ["--"] else args.target
+    if args.notebook and target:
+        raise NcuError("labkit ncu run: give either --notebook NAME or a command after --, not both")
+    if args.param and not args.notebook:
+        raise NcuError("labkit ncu run: -p KEY VALUE sets a notebook parameter; it needs --notebook NAME")
+    if args.notebook:
+        target = notebook_target(args.notebook, dict(args.param or []))
     if not target:
-        raise NcuError("labkit ncu run: give the command to profile after --, e.g. -- labkit sage2 profile ...")
-    out = Path(args.out)
-    opts = NcuOptions(output=out, nvtx_ranges=tuple(args.range or ()), preset=args.preset,
-                      clock_control=args.clock_control, source_folders=tuple(Path(s) for s in args.source_folder or ()))
-    cmd = argv(opts, target, ncu=find_ncu())
-    print("running: " + " ".join(cmd), file=sys.stderr, flush=True)
-    done = subprocess.run(cmd, stdin=subprocess.DEVNULL)
-    log = out.with_suffix(".log")
-    why = diagnose(log.read_text(errors="replace")) if log.is_file() else None
-    if done.returncode != 0 or why:
-        raise NcuError(why or f"ncu exited with {done.returncode}; see {log}")
-    report = out.with_suffix(".ncu-rep")
-    print(kernels(load(report)).to_string(index=False))
-    print(f"report: {report}")
+        raise NcuError("labkit ncu run: give the command to profile after --, e.g. -- labkit sage2 profile ..., "
+                       "or --notebook NAME")
+    opts = NcuOptions(output=Path(args.out), nvtx_ranges=tuple(args.range or ()), preset=args.preset,
+                      clock_control=args.clock_control, source_folders=tuple(Path(s) for s in args.source_folder or ()),
+                      kernel_name=args.kernel_name)
+    done = profile(target, opts, progress=sys.stderr, timeout_s=args.timeout)
+    print(kernels(load(done.report)).to_string(index=False))
+    print(f"report: {done.report} ({done.report_bytes / 2**20:.1f} MB, {done.elapsed_s:.0f} s)")
+    return 0
+
+
+def _summary(args) -> int:
+    from .._json import load_document
+    from ..errors import NcuError
+    from .summary import NcuSummary
+    from .tables import closing_note
+
+    try:
+        summary = NcuSummary.from_dict(load_document(args.file).value)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise NcuError(f"{args.file}: not a notebook 05 summary ({type(exc).__name__}: {exc})") from None
+    print(closing_note(summary))
+    return 0
+
+
+def _cases(args) -> int:
+    from .study import launch_spec
+
+    launch_spec(args.spec)
     return 0
 
 
@@ -73,5 +94,16 @@ def register(sub) -> None:
     p.add_argument("--preset", choices=("timing", "sol", "source", "sched"), default="sol")
     p.add_argument("--clock-control", choices=("none", "base"), default="none")
     p.add_argument("--source-folder", action="append", help="where ncu finds kernel sources")
+    p.add_argument("--kernel-name", default=None, help="only kernels of this name (ncu syntax, e.g. regex:attn_fwd)")
+    p.add_argument("--notebook", default=None, help="profile a labkit notebook run (its kernel process)")
+    p.add_argument("-p", "--param", nargs=2, action="append", metavar=("KEY", "VALUE"),
+                   help="a parameter of --notebook (checked by its type before ncu starts)")
+    p.add_argument("--timeout", type=int_in(1, 86400, what="--timeout"), default=None, help="seconds, then stop")
     p.add_argument("target", nargs="*", help="-- then the command to profile")
     p.set_defaults(fn=_run)
+    p = sp.add_parser("summary", help="event p50 vs ncu and phase shares of a notebook 05 ncu_summary.json")
+    p.add_argument("file", type=Path)
+    p.set_defaults(fn=_summary)
+    p = sp.add_parser("cases", help="launch a saved case plan once per case in NVTX ncu/<case> (run under ncu)")
+    p.add_argument("spec", help="a cases.json written by labkit.ncu.study")
+    p.set_defaults(fn=_cases)

@@ -45,15 +45,13 @@ def _per_line(action, name: str) -> dict[tuple[str, int], float]:
     return out
 
 
-def phases(action, source: str):
-    """Per phase of ``source`` (a file name, matched by basename): samples, share of all samples,
-    share x duration (an estimate: samples are resident-warp time), instructions executed, and the
-    stall reasons in percent of the phase's samples, largest first.
+def phase_names(text: str) -> list[str]:
+    """The phases ``text`` marks with ``// PHASE:``, in order of first appearance ([] when it has none)."""
+    return list(dict.fromkeys(phase_map(text).values()))
 
-    Raises:
-        NcuError: the action has no per-PC samples (profile with --section SourceCounters).
-    """
-    pd = _deps.require("pandas")
+
+def _tally(action, source: str) -> tuple[dict[str, dict[str, float]], list[str]]:
+    """Per phase of ``source``: samples, instructions and each stall reason's samples; the phase order."""
     base = PurePath(source).name
     samples = _per_line(action, "smsp__pcsamp_sample_count")
     if not samples:
@@ -63,7 +61,7 @@ def phases(action, source: str):
     mapping = phase_map(texts[base]) if texts.get(base) else {}
     phase_of = lambda key: mapping.get(key[1], UNMAPPED) if key[0] == base else UNMAPPED  # noqa: E731
     stall_names = [n for n in action.metric_names() if n.startswith(_STALL_PREFIX) and not n.endswith("_not_issued")]
-    table: dict[str, dict] = defaultdict(lambda: defaultdict(float))
+    table: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for key, v in samples.items():
         table[phase_of(key)]["samples"] += v
     for key, v in _per_line(action, "inst_executed").items():
@@ -71,10 +69,22 @@ def phases(action, source: str):
     for name in stall_names:
         for key, v in _per_line(action, name).items():
             table[phase_of(key)][name[len(_STALL_PREFIX):]] += v
+    return table, [p for p in dict.fromkeys([UNMAPPED, *mapping.values()]) if p in table]
+
+
+def phases(action, source: str):
+    """Per phase of ``source`` (a file name, matched by basename): samples, share of all samples,
+    share x duration (an estimate: samples are resident-warp time), instructions executed, and the
+    stall reasons in percent of the phase's samples, largest first.
+
+    Raises:
+        NcuError: the action has no per-PC samples (profile with --section SourceCounters).
+    """
+    pd = _deps.require("pandas")
+    table, order = _tally(action, source)
     total = sum(t["samples"] for t in table.values())
     duration = action.metric_by_name("gpu__time_duration.sum")
     dur_ns = duration.as_double() if duration is not None else float("nan")
-    order = [p for p in dict.fromkeys([UNMAPPED, *mapping.values()]) if p in table]
     rows = []
     for p in order:
         t = table[p]
@@ -86,3 +96,14 @@ def phases(action, source: str):
                      "top_stalls": ", ".join(f"{k} {100 * v / t['samples']:.1f}%" for k, v in stalls[:3])
                      if t["samples"] else ""})
     return pd.DataFrame(rows).set_index("phase")
+
+
+def stalls(action, source: str):
+    """Stall-reason samples per phase of ``source`` (rows: phases as in ``phases``; columns: reasons, largest
+    overall first); divide a row by the phase's samples for its stall mix."""
+    pd = _deps.require("pandas")
+    table, order = _tally(action, source)
+    reasons = {k for t in table.values() for k in t if k not in ("samples", "inst_executed")}
+    df = pd.DataFrame([{r: table[p].get(r, 0.0) for r in sorted(reasons)} for p in order], index=order)
+    df.index.name = "phase"
+    return df[df.sum().sort_values(ascending=False).index] if len(df.columns) else df

@@ -219,4 +219,5 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
     return fig
 
 
+from .ncu import event_vs_ncu, phase_shares, phase_stalls, time_vs_counters  # noqa: E402,F401 - uses _axes above
 from .sched import decode_sched, efficiency_vs, sage2_sched, waves_vs  # noqa: E402, F401 - uses _axes, _plt above

@@ -13,7 +13,7 @@ from labkit import cli, notebooks
 from labkit.errors import LabkitError
 from labkit.rundirs import new_run_dir, runs_root
 
-from ..conftest import ROOT
+from ..conftest import AWAITING_RECORDING, ROOT
 
 OUTPUTS = {
     "00_device_and_timing": (("launch_overhead", "timing_overhead", "seed_phase_dots", "seed_tail_study"),
@@ -27,11 +27,10 @@ OUTPUTS = {
     "04_cta_scheduling": (("sage2_gantt", "sage2_efficiency", "decode_gantt", "decode_sched_8192"),
                           ("device.json", "occupancy.json", "sage2_timeline.json", "decode_timeline.json",
                            "occupancy.csv", "sage2_points.csv", "decode_points.csv")),
+    "05_ncu_correlation": (("event_vs_ncu", "time_vs_counters", "phases_sage2_seed", "stalls_sage2_seed"),
+                           ("ncu_summary.json", "counters.csv", "event_vs_ncu.csv", "correlations.csv",
+                            "efficiency.csv")),
 }
-# Notebooks written before any GPU run of them: no recorded run yet (tools/device_sched.sh records 04).
-# Until one is in data/runs/ their recorded path is tested on synthetic runs in tmp dirs instead
-# (tests/unit/test_sched_notebook.py); once recorded, every test here applies to them as well.
-AWAITING_GPU_RECORDING = {"04_cta_scheduling"}
 
 
 def test_every_notebook_has_expected_outputs_listed():
@@ -48,8 +47,8 @@ def test_resolve():
 def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_path):
     from labkit.session import recorded_runs
 
-    if name in AWAITING_GPU_RECORDING and not recorded_runs(name):
-        pytest.skip(f"{name} has no recorded GPU run yet (tools/device_sched.sh records it)")
+    if name in AWAITING_RECORDING and not recorded_runs(name):
+        pytest.skip(f"{name} has no recorded GPU run yet (its recorded path runs on synthetic runs in its own test)")
     res = notebooks.run(name, {"source": "recorded"}, out_root=tmp_path, timeout_s=600)
     assert res.ok, res.error
     assert res.mode == "recorded" and res.recorded_from.startswith("data/runs/")

@@ -11,7 +11,7 @@ from labkit.device import DeviceInfo
 from labkit.errors import LabkitError, ParameterError
 from labkit.session import Session, plan_source, recorded_runs, scan_recorded
 
-from ..conftest import ROOT
+from ..conftest import AWAITING_RECORDING, ROOT
 
 
 def _record(root, stamp, name="nbx", *, params=None, ok=True, mode="live", data=None):
@@ -157,9 +157,7 @@ def test_every_corruption_of_notebook_00s_recorded_run_gives_one_message_naming_
 
 
 def _recorded_notebooks() -> list[str]:
-    from .test_notebooks import AWAITING_GPU_RECORDING
-
-    return [n for n in notebooks.list_notebooks() if n not in AWAITING_GPU_RECORDING or recorded_runs(n)]
+    return [n for n in notebooks.list_notebooks() if n not in AWAITING_RECORDING or recorded_runs(n)]
 
 
 def test_recorded_runs_exist_for_every_notebook():

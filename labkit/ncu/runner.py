@@ -1,0 +1,184 @@
+"""Run a command, a labkit notebook or a Python callable under ncu in a subprocess, with progress.
+
+Every failure is one ``NcuError`` line: ncu missing, too old, not allowed to read the counters
+(``ERR_NVGPUCTRPERM``), no kernel profiled, or the profiled program failing. ``available()`` answers
+"can ncu profile here?" without starting a GPU program (notebooks fall back to a recorded run).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import NcuError
+from .command import NcuOptions, argv, diagnose, find_ncu
+
+MIN_VERSION = (2025, 1)  # labkit reads reports with ncu-report 2025.3.1; older ncu versions were never tried
+_VERSION = re.compile(r"Version (\d+)\.(\d+)(?:\.(\d+))?")
+_SHOWN = ("==PROF==", "==ERROR==", "==WARNING==")
+
+
+@dataclass(frozen=True)
+class NcuRun:
+    """One finished ncu run: the report, its log, the command line, the wall time and the report size."""
+
+    report: Path
+    log: Path
+    command: tuple[str, ...]
+    elapsed_s: float
+    report_bytes: int
+
+
+def ncu_version(ncu: str) -> tuple[int, ...]:
+    """``ncu --version`` as (year, minor, patch).
+
+    Raises:
+        NcuError: it does not run or prints no version (one line naming the executable).
+    """
+    try:
+        out = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise NcuError(f"{ncu} --version failed to run ({type(exc).__name__}: {exc})") from None
+    m = _VERSION.search(out.stdout + out.stderr)
+    if out.returncode != 0 or m is None:
+        raise NcuError(f"{ncu} --version printed no Nsight Compute version (exit {out.returncode})")
+    return tuple(int(g or 0) for g in m.groups())
+
+
+def check_ncu(ncu: str | None = None) -> tuple[str, tuple[int, ...]]:
+    """The ncu executable and its version, refused when older than ``MIN_VERSION``."""
+    ncu = ncu or find_ncu()
+    version = ncu_version(ncu)
+    if version[:2] < MIN_VERSION:
+        raise NcuError(f"{ncu} is Nsight Compute {'.'.join(map(str, version))}; labkit needs "
+                       f"{'.'.join(map(str, MIN_VERSION))} or newer (set LABKIT_NCU to a newer ncu)")
+    return ncu, version
+
+
+def counters_restricted(params: Path = Path("/proc/driver/nvidia/params")) -> bool:
+    """The driver lets only admins read the counters (``RmProfilingAdminOnly: 1``) and this is not root."""
+    try:
+        text = params.read_text()
+    except OSError:
+        return False
+    return bool(re.search(r"RmProfilingAdminOnly:\s*1", text)) and os.geteuid() != 0
+
+
+def available() -> tuple[bool, str]:
+    """(True, 'ncu <version> at <path>') when ncu can profile here, else (False, the reason on one line)."""
+    try:
+        ncu, version = check_ncu()
+    except NcuError as exc:
+        return False, str(exc)
+    if counters_restricted():
+        return False, ("the driver restricts GPU performance counters to admin users (RmProfilingAdminOnly: 1, "
+                       "ERR_NVGPUCTRPERM): run as root or set NVreg_RestrictProfilingToAdminUsers=0")
+    return True, f"ncu {'.'.join(map(str, version))} at {ncu}"
+
+
+def _forward(log: Path, seen: int, progress, started: float) -> int:
+    """Print the log's new ==PROF==/==ERROR==/==WARNING== lines; returns how many bytes were read."""
+    try:
+        with log.open("rb") as f:
+            f.seek(seen)
+            chunk = f.read()
+    except OSError:
+        return seen
+    end = chunk.rfind(b"\n") + 1  # whole lines only; the rest is read next time
+    for line in chunk[:end].decode(errors="replace").splitlines():
+        if progress is not None and line.startswith(_SHOWN):
+            print(f"  ncu [{time.monotonic() - started:6.1f} s] {line.strip()}", file=progress, flush=True)
+    return seen + end
+
+
+def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, progress=None,
+            timeout_s: float | None = None, env: dict | None = None) -> NcuRun:
+    """Run ``target`` under ncu (child processes followed) and return the finished run.
+
+    Args:
+        target: the command and its arguments.
+        progress: a text stream for the log's ``==PROF==`` lines as they come (e.g. ``sys.stderr``).
+        timeout_s: kill ncu and the target after this long (None: no limit).
+
+    Raises:
+        NcuError: ncu missing or too old, the counters not readable, no kernel profiled, the target
+            failing, the time limit, or no report written; one line each.
+    """
+    if not target:
+        raise NcuError("nothing to profile: give the command to run under ncu")
+    ncu, _ = check_ncu(ncu)
+    cmd = argv(opts, list(target), ncu=ncu)
+    log, report = opts.output.with_suffix(".log"), opts.output.with_suffix(".ncu-rep")
+    opts.output.parent.mkdir(parents=True, exist_ok=True)
+    log.unlink(missing_ok=True)
+    if progress is not None:
+        print("running: " + " ".join(cmd), file=progress, flush=True)
+    started, seen = time.monotonic(), 0
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+    try:
+        while proc.poll() is None:
+            if timeout_s is not None and time.monotonic() - started > timeout_s:
+                proc.kill()
+                proc.wait()
+                raise NcuError(f"ncu run stopped after {timeout_s:.0f} s (its time limit); see {log}")
+            seen = _forward(log, seen, progress, started)
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        proc.kill()
+        raise
+    _forward(log, seen, progress, started)
+    why = diagnose(log.read_text(errors="replace")) if log.is_file() else None
+    if why:
+        raise NcuError(why)
+    if proc.returncode != 0:
+        raise NcuError(f"ncu or the profiled program exited with {proc.returncode}; see {log}")
+    if not report.is_file():
+        raise NcuError(f"ncu wrote no report at {report}; see {log}")
+    return NcuRun(report, log, tuple(cmd), time.monotonic() - started, report.stat().st_size)
+
+
+def notebook_target(name: str, params: dict[str, str] | None = None) -> list[str]:
+    """``labkit nb run NAME -p KEY VALUE ...`` in this Python, its parameters checked by type first.
+
+    Raises:
+        ParameterError: an unknown parameter or a value its type refuses (before ncu starts).
+    """
+    from .. import notebooks
+
+    stem = notebooks.resolve(name).stem
+    texts = {k: str(v) for k, v in (params or {}).items()}
+    notebooks.parse_parameters(stem, texts)
+    return [sys.executable, "-m", "labkit", "nb", "run", stem, *[x for kv in texts.items() for x in ("-p", *kv)]]
+
+
+def profile_notebook(name: str, params: dict[str, str] | None, opts: NcuOptions, **kw) -> NcuRun:
+    """A labkit notebook run through labkit's papermill runner, its kernel process profiled."""
+    return profile(notebook_target(name, params), opts, **kw)
+
+
+def call_target(func: str, kwargs: dict | None = None) -> list[str]:
+    """A Python callable ``module:function`` with JSON keyword arguments, run in a fresh interpreter."""
+    module, _, name = func.partition(":")
+    if not module or not name.isidentifier():
+        raise NcuError(f"callable {func!r}: expected module:function, e.g. labkit.probes:launch_overhead")
+    return [sys.executable, "-m", "labkit.ncu.runner", func, json.dumps(kwargs or {})]
+
+
+def profile_call(func: str, kwargs: dict | None, opts: NcuOptions, **kw) -> NcuRun:
+    return profile(call_target(func, kwargs), opts, **kw)
+
+
+def _call_main(args: list[str]) -> int:
+    import importlib
+
+    module, _, name = args[0].partition(":")
+    getattr(importlib.import_module(module), name)(**json.loads(args[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_call_main(sys.argv[1:]))

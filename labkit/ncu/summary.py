@@ -1,0 +1,161 @@
+"""The small JSON summary of notebook 05's ncu runs: everything the notebook plots, read from the reports
+(pure: no GPU, no ncu). A recorded run keeps only this file; the ``.ncu-rep`` files stay in the run directory.
+
+``counter_rows`` reads one row per profiled launch of the wanted cases (NVTX ``ncu/<case>``),
+``rule_rows`` the tail-effect and imbalance rule results, ``phase_run`` one launch's per-phase samples and
+stall reasons from its SourceCounters. ``NcuSummary`` holds them with the event timings and the reports'
+sizes and command lines.
+"""
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+
+from ..errors import NcuError
+from .report import KERNEL_METRICS, kernels, rules
+from .source import phase_names, phases, stalls
+
+COUNTERS = {**KERNEL_METRICS,  # column -> metric; a metric the report lacks reads None
+            "dram_read_bytes": "dram__bytes_read.sum", "dram_write_bytes": "dram__bytes_write.sum",
+            "dram_throughput_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+            "tensor_active_pct": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+            "l2_hit_pct": "lts__t_sector_hit_rate.pct", "sm_count": "launch__sm_count",
+            "limit_registers": "launch__occupancy_limit_registers",
+            "limit_shared_mem": "launch__occupancy_limit_shared_mem",
+            "limit_warps": "launch__occupancy_limit_warps", "limit_blocks": "launch__occupancy_limit_blocks"}
+WANTED_RULES = re.compile(r"tail|imbalance", re.IGNORECASE)
+VERSION = 1
+
+
+def _plain(v):
+    """A JSON-safe scalar (NaN and numpy types become None / Python numbers)."""
+    if v is None:
+        return None
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v if isinstance(v, (int, float, str, bool)) else str(v)
+
+
+def _case(nvtx: str, outer: str = "ncu") -> str | None:
+    parts = nvtx.split("/")
+    return parts[-1] if len(parts) >= 2 and parts[-2] == outer else None
+
+
+def counter_rows(report, names, metrics: dict[str, str] | None = None, *, outer: str = "ncu") -> list[dict]:
+    """One row per profiled launch inside ``ncu/<name>`` for ``name`` in ``names``: case, launch number,
+    kernel and the counters (``COUNTERS`` plus ``metrics``, column -> metric)."""
+    df = kernels(report, {**COUNTERS, **(metrics or {})})
+    df["case"] = df["nvtx"].map(lambda n: _case(n, outer))
+    df = df[df["case"].isin(set(names))].copy()
+    df["launch"] = df.groupby("case").cumcount()
+    cols = ["case", "launch", "kernel", *[c for c in df.columns if c not in ("case", "launch", "kernel", "range",
+                                                                            "action", "nvtx")]]
+    return [{k: _plain(v) for k, v in row.items()} for row in df[cols].to_dict("records")]
+
+
+def rule_rows(report, names, *, outer: str = "ncu") -> list[dict]:
+    """The tail-effect and imbalance rule results (rule ids matching ``WANTED_RULES``) of those launches."""
+    found = rules(report)
+    if found.empty:
+        return []
+    launches = kernels(report)[["range", "action", "nvtx"]].itertuples(index=False)
+    case_of = {(r, a): _case(n, outer) for r, a, n in launches}
+    found["case"] = [case_of.get((r, a)) for r, a in zip(found["range"], found["action"])]
+    found = found[found["case"].isin(set(names)) & found["rule"].fillna("").str.contains(WANTED_RULES)]
+    cols = ["case", "kernel", "rule", "section", "title", "message", "speedup_pct"]
+    return [{k: _plain(v) for k, v in row.items()} for row in found[cols].to_dict("records")]
+
+
+def phase_run(report, case: str, source: str, *, outer: str = "ncu", launch: int = 0) -> dict:
+    """Per-phase samples, shares and stall-reason samples of launch ``launch`` of ``case`` whose kernel
+    source ``source`` (a basename) carries ``// PHASE:`` markers.
+
+    Raises:
+        NcuError: no launch of ``case`` in the report, or no per-PC samples in it.
+    """
+    hits = [act for _, _, act in report.actions if _case(_nvtx(act), outer) == case]
+    if len(hits) <= launch:
+        raise NcuError(f"{report.path}: no launch {launch} in NVTX range {outer}/{case} ({len(hits)} launches)")
+    act = hits[launch]
+    table, stall = phases(act, source), stalls(act, source)
+    return {"kernel": act.name(), "duration_ns": _plain(table["est_time_ns"].sum()),
+            "phases": list(table.index), "samples": [int(v) for v in table["samples"]],
+            "share": [float(v) for v in table["share"]],
+            "stalls": {p: {r: float(v) for r, v in stall.loc[p].items() if v} for p in stall.index}}
+
+
+def _nvtx(act) -> str:
+    from .report import nvtx_path
+
+    return nvtx_path(act)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Phase attribution of one kernel: its source, the phases its markers name, and one ``phase_run``
+    per ncu run; ``skipped`` says why there is none (e.g. the source has no markers)."""
+
+    case: str
+    source: str
+    markers: tuple[str, ...]
+    runs: tuple[dict, ...] = ()
+    skipped: str | None = None
+
+
+def attribution_of(case: str, source_path, reports, *, outer: str = "ncu") -> Attribution:
+    """Attribute ``case``'s kernel to the phases of ``source_path`` in each report (one per ncu run);
+    a source without markers gives a skipped Attribution naming the file."""
+    from pathlib import Path
+
+    path = Path(source_path)
+    names = tuple(phase_names(path.read_text()))
+    if not names:
+        return Attribution(case, path.name, (), (), f"{path.name} has no // PHASE: markers; no phase attribution")
+    return Attribution(case, path.name, names, tuple(phase_run(r, case, path.name, outer=outer) for r in reports))
+
+
+@dataclass(frozen=True)
+class NcuSummary:
+    """What notebook 05 shows, measured once (live) and re-rendered from JSON (recorded)."""
+
+    device: str
+    ncu: str
+    cases: dict  # CasePlan.to_dict()
+    timings: dict  # case -> {p50_ns, min_ns, max_ns, count}
+    counters: tuple[dict, ...]
+    rules: tuple[dict, ...]
+    attributions: tuple[Attribution, ...]
+    reports: dict  # name -> {bytes, elapsed_s, command}
+    version: int = field(default=VERSION)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["counters"], d["rules"] = list(self.counters), list(self.rules)
+        d["attributions"] = [{**asdict(a), "markers": list(a.markers), "runs": list(a.runs)}
+                             for a in self.attributions]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NcuSummary":
+        if d.get("version") != VERSION:
+            raise NcuError(f"summary version {d.get('version')!r}: expected {VERSION}")
+        missing = [k for k in ("device", "ncu", "cases", "timings", "counters", "rules", "attributions", "reports")
+                   if k not in d]
+        if missing:
+            raise NcuError(f"summary lacks {', '.join(missing)}")
+        for i, row in enumerate(d["counters"]):
+            if not isinstance(row, dict) or not isinstance(row.get("case"), str) or "duration_ns" not in row:
+                raise NcuError(f"summary counters[{i}]: expected a row with case and duration_ns")
+        atts = tuple(Attribution(a["case"], a["source"], tuple(a["markers"]), tuple(a["runs"]), a.get("skipped"))
+                     for a in d["attributions"])
+        return cls(d["device"], d["ncu"], dict(d["cases"]), dict(d["timings"]), tuple(d["counters"]),
+                   tuple(d["rules"]), atts, dict(d["reports"]), d["version"])
+
+
+def timing_entry(timing: dict) -> dict:
+    """The part of a ``Timing.to_dict()`` the summary keeps, in ns."""
+    s = timing["stats"]
+    return {"p50_ns": s["p50_s"] * 1e9, "min_ns": s["min_s"] * 1e9, "max_ns": s["max_s"] * 1e9,
+            "count": s["count"], "clock_dropped": bool(timing.get("clock_dropped", False))}

@@ -1,0 +1,153 @@
+"""Tables from an ``NcuSummary`` (pure pandas): counters, event p50 against ncu's duration, correlations of time
+with counters across a sweep, the rules beside labkit's wave model, and the phase shares of two runs."""
+
+import math
+
+from .. import _deps
+from ..sched.waves import waves
+from .summary import NcuSummary
+
+GAP_LIMIT = 0.01  # |ncu / event - 1| above this is flagged ...
+GAP_MIN_NS = 100_000  # ... for kernels of at least 100 us (shorter ones carry the launch and replay overheads)
+CORRELATED = ("duration_ns", "dram_read_bytes", "dram_write_bytes", "dram_throughput_pct", "sm_throughput_pct",
+              "tensor_active_pct", "warps_active_pct", "waves", "l2_hit_pct")
+
+
+def _pd():
+    return _deps.require("pandas")
+
+
+def counter_table(s: NcuSummary):
+    """One row per profiled launch: case, kernel and every counter read."""
+    return _pd().DataFrame(list(s.counters))
+
+
+def group_of(s: NcuSummary) -> dict[str, str]:
+    """case -> 'sage2 tail study' or 'decode sweep' (the sweeps the correlations run over)."""
+    out = {c["name"]: "sage2 tail study" for c in s.cases.get("sage2", [])}
+    out.update({c["name"]: "decode sweep" for c in s.cases.get("decode", [])})
+    return out
+
+
+def event_vs_ncu(s: NcuSummary, *, limit: float = GAP_LIMIT, min_ns: float = GAP_MIN_NS):
+    """Per case: event p50, ncu's median ``gpu__time_duration`` over its launches, their relative gap, and
+    ``flagged`` when the gap passes ``limit`` for a kernel of at least ``min_ns``."""
+    pd = _pd()
+    df = counter_table(s)
+    if df.empty:
+        return pd.DataFrame(columns=["case", "kernel", "event_p50_us", "ncu_us", "gap", "flagged"])
+    ncu = df.groupby("case", sort=False).agg(kernel=("kernel", "first"), ncu_ns=("duration_ns", "median"),
+                                             launches=("duration_ns", "size"))
+    rows = []
+    for case, r in ncu.iterrows():
+        t = s.timings.get(case)
+        ev = t["p50_ns"] if t else math.nan
+        gap = r["ncu_ns"] / ev - 1 if ev == ev and ev else math.nan
+        rows.append({"case": case, "group": group_of(s).get(case, ""), "kernel": r["kernel"],
+                     "event_p50_us": ev / 1e3, "event_min_us": t["min_ns"] / 1e3 if t else math.nan,
+                     "event_max_us": t["max_ns"] / 1e3 if t else math.nan, "ncu_us": r["ncu_ns"] / 1e3,
+                     "launches": int(r["launches"]), "gap": gap,
+                     "flagged": bool(gap == gap and ev >= min_ns and abs(gap) > limit)})
+    return pd.DataFrame(rows)
+
+
+def sweep_table(s: NcuSummary):
+    """Event p50 joined to the first launch's counters of each case, with its sweep group."""
+    df = counter_table(s)
+    if df.empty:
+        return df
+    first = df[df["launch"] == 0].copy()
+    first["group"] = first["case"].map(group_of(s))
+    first["event_p50_us"] = first["case"].map(lambda c: s.timings[c]["p50_ns"] / 1e3 if c in s.timings else math.nan)
+    return first
+
+
+def correlations(s: NcuSummary, counters=CORRELATED):
+    """Pearson r of event p50 with each counter, per sweep group (NaN with fewer than 3 points or a constant)."""
+    import numpy as np
+
+    pd = _pd()
+    df = sweep_table(s)
+    rows = []
+    for group, g in (df.groupby("group", sort=False) if not df.empty else ()):
+        for c in counters:
+            if c not in g:
+                continue
+            xy = g[["event_p50_us", c]].apply(pd.to_numeric, errors="coerce").dropna()
+            ok = len(xy) >= 3 and xy.std().min() > 0
+            r = float(np.corrcoef(xy["event_p50_us"], xy[c])[0, 1]) if ok else math.nan
+            rows.append({"group": group, "counter": c, "points": len(xy), "pearson_r": r})
+    return pd.DataFrame(rows, columns=["group", "counter", "points", "pearson_r"])
+
+
+def efficiency_table(s: NcuSummary):
+    """Per case: ncu's waves, labkit's wave model on the same launch (grid, SMs, CTAs per SM from ncu's
+    occupancy limits), and the tail-effect / imbalance rules with their estimated speedups."""
+    pd = _pd()
+    df = sweep_table(s)
+    rules = pd.DataFrame(list(s.rules))
+    rows = []
+    for _, r in df.iterrows():
+        limits = [r.get(k) for k in ("limit_registers", "limit_shared_mem", "limit_warps", "limit_blocks")]
+        limits = [int(v) for v in limits if v is not None and v == v]
+        grid, sms = r.get("grid"), r.get("sm_count")
+        model = (waves(int(grid), int(sms), min(limits)) if limits and min(limits) > 0 and grid and sms
+                 and grid == grid and sms == sms else None)
+        mine = rules[rules["case"] == r["case"]] if not rules.empty else rules
+        tail = mine[mine["rule"].str.contains("tail", case=False)] if not mine.empty else mine
+        other = mine[~mine["rule"].str.contains("tail", case=False)] if not mine.empty else mine
+        rows.append({"case": r["case"], "group": r["group"], "grid": grid, "ncu_waves": r.get("waves"),
+                     "ctas_per_sm": model.ctas_per_sm if model else None,
+                     "labkit_waves": model.waves if model else math.nan,
+                     "last_wave_fill": model.last_wave_fill if model else math.nan,
+                     "labkit_cta_efficiency": model.efficiency if model else math.nan,
+                     "tail_rule_speedup_pct": tail["speedup_pct"].max() if len(tail) else math.nan,
+                     "tail_rule": "; ".join(tail["title"].fillna("")) if len(tail) else "not reported",
+                     "imbalance_rules": "; ".join(f"{a} ({b:.1f}%)" if b == b and b is not None else str(a)
+                                                  for a, b in zip(other["rule"], other["speedup_pct"]))
+                     if len(other) else "not reported"})
+    return pd.DataFrame(rows)
+
+
+def phase_table(s: NcuSummary, case: str):
+    """Phase shares of each ncu run of ``case`` side by side, and the difference in points (run 2 - run 1);
+    None when the attribution was skipped."""
+    pd = _pd()
+    att = next((a for a in s.attributions if a.case == case), None)
+    if att is None or att.skipped or not att.runs:
+        return None
+    cols = {f"share_run{i + 1}": dict(zip(run["phases"], run["share"])) for i, run in enumerate(att.runs)}
+    df = pd.DataFrame(cols).fillna(0.0)
+    if len(att.runs) >= 2:
+        df["diff_points"] = 100 * (df["share_run2"] - df["share_run1"])
+    df.index.name = "phase"
+    return df
+
+
+def stall_shares(run: dict):
+    """One ``phase_run``'s stall reasons per phase in percent of the phase's samples (phases x reasons; reasons
+    ordered by their samples over the whole kernel)."""
+    pd = _pd()
+    df = pd.DataFrame({p: run["stalls"].get(p, {}) for p in run["phases"]}).T.fillna(0.0)
+    totals = pd.Series(dict(zip(run["phases"], run["samples"])), dtype=float)
+    order = df.sum().sort_values(ascending=False).index  # by samples over all phases, not by percent
+    df = df.div(totals.replace(0, math.nan), axis=0).fillna(0.0) * 100
+    return df[order] if len(df.columns) else df
+
+
+def closing_note(s: NcuSummary) -> str:
+    """The numbers an issue's closing note needs: event p50 vs ncu per kernel, each attribution's phase shares in
+    both runs (or why it was skipped), and the report sizes."""
+    out = [f"{s.device}; {s.ncu}", "", "event p50 vs ncu gpu__time_duration (flagged: >= 100 us and > 1 % apart):"]
+    gaps = event_vs_ncu(s)
+    out.append(gaps[["case", "kernel", "event_p50_us", "ncu_us", "gap", "flagged"]].to_string(
+        index=False, float_format=lambda v: f"{v:.4g}"))
+    for att in s.attributions:
+        out.append("")
+        if att.skipped:
+            out.append(f"{att.case}: phase attribution skipped: {att.skipped}")
+            continue
+        out.append(f"{att.case} ({att.source}): phase shares of {len(att.runs)} ncu runs")
+        out.append(phase_table(s, att.case).to_string(float_format=lambda v: f"{v:.4f}"))
+    out += ["", "reports: " + ", ".join(f"{k} {v['bytes'] / 2**20:.2f} MB" for k, v in s.reports.items())]
+    return "\n".join(out)

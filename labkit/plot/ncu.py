@@ -1,0 +1,97 @@
+"""Figures of notebook 05 (Nsight Compute against labkit's event timings); each returns its Figure."""
+
+import math
+
+from . import _axes, _plt
+
+
+def event_vs_ncu(df, *, limit: float = 0.01, min_us: float = 100.0, title: str = "ncu duration vs event p50", ax=None):
+    """Per case, ncu's duration relative to the event p50 in percent (``labkit.ncu.tables.event_vs_ncu``);
+    filled dots: kernels of at least ``min_us``, where the gap should stay inside the +-``limit`` band."""
+    fig, ax = _axes(ax, figsize=(7, 1.2 + 0.32 * max(len(df), 1)))
+    y = list(range(len(df)))
+    gaps = [100 * g if g == g else math.nan for g in df["gap"]]
+    long = [e >= min_us for e in df["event_p50_us"]]
+    ax.axvspan(-100 * limit, 100 * limit, color="0.9", zorder=0, label=f"+-{100 * limit:g} %")
+    ax.axvline(0, color="0.5", lw=0.8)
+    for yy, g, is_long, flagged in zip(y, gaps, long, df["flagged"]):
+        ax.scatter([g], [yy], s=30, zorder=3, color="C5" if flagged else "C0",
+                   facecolors=None if is_long else "none")
+    for yy, g, ev, nc in zip(y, gaps, df["event_p50_us"], df["ncu_us"]):
+        ax.annotate(f"event {ev:.4g} us, ncu {nc:.4g} us", (g, yy), xytext=(6, 0), textcoords="offset points",
+                    va="center", fontsize=7)
+    ax.set_yticks(y, list(df["case"]), fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("ncu gpu__time_duration / event p50 - 1 [%]")
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc="lower right", fontsize=7)
+    return fig
+
+
+def time_vs_counters(df, counters, correlations=None, *, title: str = "time vs counters"):
+    """Event p50 [us] against each counter, one row of panels per sweep group; ``correlations``
+    (``labkit.ncu.tables.correlations``) puts each panel's Pearson r in its title."""
+    plt = _plt()
+    groups = list(dict.fromkeys(df["group"])) or [""]
+    counters = [c for c in counters if c in df]
+    fig, axes = plt.subplots(len(groups), max(len(counters), 1), figsize=(2.6 * max(len(counters), 1),
+                                                                          2.3 * len(groups) + 0.6), squeeze=False)
+    r_of = {}
+    if correlations is not None and len(correlations):
+        r_of = {(g, c): r for g, c, r in zip(correlations["group"], correlations["counter"], correlations["pearson_r"])}
+    for i, g in enumerate(groups):
+        part = df[df["group"] == g]
+        for j, c in enumerate(counters):
+            ax = axes[i][j]
+            ax.scatter(part[c].astype(float), part["event_p50_us"].astype(float), s=18, color=f"C{i}")
+            r = r_of.get((g, c), math.nan)
+            ax.set_title(f"{g}\nr = {r:.2f}" if r == r else f"{g}\nr: n/a", fontsize=7)
+            ax.set_xlabel(c, fontsize=7)
+            ax.tick_params(labelsize=6)
+            if j == 0:
+                ax.set_ylabel("event p50 [us]", fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    return fig
+
+
+def phase_stalls(shares, *, top: int = 7, title: str = "stall reasons per phase", ax=None):
+    """Stacked bars: per phase, each stall reason's percent of that phase's samples (``stall_shares``);
+    the ``top`` largest reasons overall, the rest as ``other``."""
+    fig, ax = _axes(ax, figsize=(8, 1.4 + 0.45 * max(len(shares), 1)))
+    keep = list(shares.columns[:top])
+    data = shares[keep].copy()
+    if len(shares.columns) > top:
+        data["other"] = shares[shares.columns[top:]].sum(axis=1)
+    left = [0.0] * len(data)
+    for i, c in enumerate(data.columns):
+        vals = list(data[c])
+        ax.barh(list(data.index), vals, left=left, color="0.7" if c == "other" else f"C{i % 8}", label=c, height=0.6)
+        left = [a + b for a, b in zip(left, vals)]
+    ax.invert_yaxis()
+    ax.set_xlabel("share of the phase's warp samples [%]")
+    ax.set_xlim(0, 100)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+def phase_shares(table, *, title: str = "phase shares of two ncu runs", ax=None):
+    """Grouped bars of each run's share of samples per phase (``labkit.ncu.tables.phase_table``), labelled
+    with the difference run 2 - run 1 in points."""
+    import numpy as np
+
+    fig, ax = _axes(ax, figsize=(7, 3.6))
+    runs = [c for c in table.columns if c.startswith("share_run")]
+    x = np.arange(len(table))
+    width = 0.8 / max(len(runs), 1)
+    for i, c in enumerate(runs):
+        ax.bar(x + (i - (len(runs) - 1) / 2) * width, 100 * table[c], width, label=c.replace("share_", ""),
+               color=f"C{i}")
+    if "diff_points" in table:
+        for xx, top, d in zip(x, 100 * table[runs].max(axis=1), table["diff_points"]):
+            ax.annotate(f"{d:+.2f} pt", (xx, top), xytext=(0, 3), textcoords="offset points", ha="center", fontsize=7)
+    ax.set_xticks(x, list(table.index), rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("share of warp samples [%]")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    return fig

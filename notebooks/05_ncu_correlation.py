@@ -1,0 +1,130 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 - Nsight Compute counters against labkit's event timings
+#
+# The Sage2 mainloop at the seed shape (and a small q/kv tail study) and a paged-decode sweep, each
+# launch timed with CUDA events in this process (no profiler attached) and profiled under ncu in a
+# subprocess (`labkit ncu cases`, NVTX filter `labkit@ncu/`, one kernel name per run, `--clock-control
+# none` so both run at boost clocks). Then: the counters, event p50 against ncu's `gpu__time_duration`,
+# time against counters across each sweep, ncu's tail-effect and imbalance rules beside labkit's wave
+# model, and the fused kernels' time by `// PHASE:` from two SourceCounters runs.
+
+# %% tags=["parameters"]
+from labkit.params import Choice, Int, IntList, Sage2Shape, Text  # parameter types: `labkit nb params 05`
+
+source: Choice("auto", "live", "recorded") = "auto"  # auto (live if GPU and ncu work, else recorded), live, recorded
+out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
+recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs), e.g. one unpacked from a GPU host
+shape: Sage2Shape() = [1, 37810, 56, 128]  # B,N,H,D of the Sage2 q = k = v (the seed shape)
+q_tail: IntList(1) = [37760, 37761]  # q lengths of the tail study (kv fixed at N; N itself is the seed case)
+kv_tail: IntList(1) = [37760, 37761]  # kv lengths of the tail study (q fixed at N)
+decode_batch: IntList(1, 4096) = [1, 8, 64]  # decode sweep: sequences per call
+decode_kv_lens: IntList(1, 1048576) = [1024, 8192]  # decode sweep: KV tokens per sequence
+head_dim: Choice("128", "256") = "128"  # decode head_dim (32 q / 8 KV heads, page 64)
+iterations: Int(1, 1000) = 10  # event-timed calls per case (cold L2)
+sections: Text() = "SpeedOfLight,LaunchStats,Occupancy,WorkloadDistribution"  # ncu sections of the counter runs
+metrics: Text() = ""  # more ncu metrics of the counter runs, comma-separated (DRAM bytes, tensor %, L2 hit always)
+
+# %%
+from pathlib import Path
+
+import pandas as pd
+
+import labkit
+from labkit.ncu import study, tables
+from labkit.ncu.summary import NcuSummary
+from labkit.session import Session
+
+labkit.setup_logging("WARNING")
+ncu_ok, ncu_line = labkit.ncu.available()
+mode = source
+if source == "auto" and not ncu_ok:
+    print(f"ncu cannot profile here ({ncu_line}); showing the recorded run instead")
+    mode = "recorded"
+session = Session.start("05_ncu_correlation", source=mode, out_dir=out_dir, runs_root=Path(recorded_root) if
+                        recorded_root else None, parameters={
+                            "shape": shape, "q_tail": q_tail, "kv_tail": kv_tail, "decode_batch": decode_batch,
+                            "decode_kv_lens": decode_kv_lens, "head_dim": head_dim, "iterations": iterations,
+                            "sections": sections, "metrics": metrics})
+
+# %%
+cases = study.plan(shape, q_tail, kv_tail, decode_batch, decode_kv_lens, head_dim=int(head_dim))
+summary = session.measure("ncu_summary", study.measure, cases, out_dir=session.out_dir, iterations=iterations,
+                          sections=[s for s in sections.split(",") if s], metrics=[m for m in metrics.split(",") if m],
+                          load=NcuSummary.from_dict)
+print(f"{summary.device}; {summary.ncu}")
+reports = pd.DataFrame(summary.reports).T
+reports["MB"] = reports["bytes"] / 2**20
+reports["under 5 MB"] = reports["bytes"] < study.REPORT_LIMIT
+reports[["MB", "under 5 MB", "elapsed_s"]]
+
+# %% [markdown]
+# ## Counters, one row per profiled launch
+
+# %%
+counters = tables.counter_table(summary)
+session.save_table(counters, "counters")
+counters
+
+# %% [markdown]
+# ## Event p50 against ncu's duration
+# Flagged: a kernel of 100 us or more whose ncu duration is more than 1 % off its event p50.
+
+# %%
+gaps = tables.event_vs_ncu(summary)
+session.save_table(gaps, "event_vs_ncu")
+for row in gaps[gaps["flagged"]].itertuples():
+    print(f"FLAGGED {row.case}: ncu {row.ncu_us:.1f} us, event p50 {row.event_p50_us:.1f} us ({100 * row.gap:+.2f} %)")
+fig = labkit.plot.event_vs_ncu(gaps, title=session.title("ncu gpu__time_duration against CUDA-event p50"))
+session.save_figure(fig, "event_vs_ncu")
+gaps
+
+# %% [markdown]
+# ## Time against counters across the tail study and the decode sweep
+
+# %%
+sweep = tables.sweep_table(summary)
+corr = tables.correlations(summary)
+session.save_table(corr, "correlations")
+shown = [c for c in ("dram_read_bytes", "sm_throughput_pct", "tensor_active_pct", "waves") if c in sweep]
+fig = labkit.plot.time_vs_counters(sweep, shown, corr, title=session.title("event p50 against ncu counters"))
+session.save_figure(fig, "time_vs_counters")
+corr.pivot(index="counter", columns="group", values="pearson_r") if len(corr) else corr
+
+# %% [markdown]
+# ## ncu's tail-effect and imbalance rules beside labkit's wave model
+# labkit's CTA efficiency: ctas / (ceil(waves) x slots) with the launch's grid, SM count and CTAs per SM
+# (the tightest of ncu's occupancy limits), `labkit.sched.waves`.
+
+# %%
+eff = tables.efficiency_table(summary)
+session.save_table(eff, "efficiency")
+eff
+
+# %% [markdown]
+# ## Phases of the fused kernels (SourceCounters, two ncu runs)
+# Warp samples per source line grouped by the kernel's `// PHASE:` markers: each phase's share in
+# both runs and the difference in points, and the stall reasons per phase (run 1). Samples are
+# resident-warp time, not wall time per phase (ncu-automation.md section 7).
+
+# %%
+for att in summary.attributions:
+    if att.skipped:
+        print(f"{att.case}: phase attribution skipped: {att.skipped}")
+        continue
+    shares = tables.phase_table(summary, att.case)
+    session.save_table(shares, f"phases_{att.case}")
+    print(f"{att.case} ({att.source}, kernel {att.runs[0]['kernel']}): shares of two runs")
+    print(shares.to_string(float_format=lambda v: f"{v:.4f}"))
+    fig = labkit.plot.phase_shares(shares, title=session.title(f"{att.case}: phase shares, {att.source}"))
+    session.save_figure(fig, f"phases_{att.case}")
+    fig = labkit.plot.phase_stalls(tables.stall_shares(att.runs[0]),
+                                   title=session.title(f"{att.case}: stall reasons per phase (run 1)"))
+    session.save_figure(fig, f"stalls_{att.case}")

@@ -1,0 +1,170 @@
+"""Notebook 05 without a GPU: its case plan, the summary read from the shared fixture report, the tables and the
+recorded path rendered from a synthetic summary in a temporary runs root (nothing is written to data/runs)."""
+
+import base64
+import functools
+import json
+import statistics
+
+import pytest
+
+from labkit import notebooks, session
+from labkit.errors import ArgumentError, LabkitError, NcuError
+from labkit.ncu import study, tables
+from labkit.ncu.cases import CasePlan, decode_cases, sage2_cases
+from labkit.ncu.summary import NcuSummary, attribution_of, counter_rows, rule_rows
+
+from ..conftest import SHARED
+
+FIXTURE = SHARED / "fixtures" / "ncu"
+needs_fixture = pytest.mark.skipif(not (FIXTURE / "rep_main.ncu-rep").is_file(), reason="no shared ncu fixture")
+NAMES = ["fused_line", "fused_plain", "fused_cubin", "saxpy"]
+FIGS = ("event_vs_ncu", "time_vs_counters", "phases_fused_line", "stalls_fused_line")
+
+
+def test_case_plan_is_checked_without_a_gpu(tmp_path):
+    s = sage2_cases([1, 37810, 56, 128], [37760, 37810], [37761])
+    assert [c.name for c in s] == ["sage2_seed", "sage2_q37760", "sage2_kv37761"]  # N itself is the seed case
+    assert (s[2].q_len, s[2].kv_len) == (37810, 37761)
+    with pytest.raises(ArgumentError, match="q_tail"):
+        sage2_cases([1, 1000, 4, 128], [1001])
+    d = decode_cases([1, 256], [1024, 32768])
+    assert [c.name for c in d] == ["decode_b1_kv1024", "decode_b1_kv32768", "decode_b256_kv1024"]  # 17 GB left out
+    assert d[0].source == "paged_decode_mma.cu"
+    p = CasePlan(s, d, repeat=2)
+    assert CasePlan.load(p.save(tmp_path / "c.json")) == p
+    assert p.only(["sage2_seed", "decode_b1_kv1024"]).names == ["sage2_seed", "decode_b1_kv1024"]
+    (tmp_path / "bad.json").write_text('{"sage2": [{"name": 1}], "decode": [], "repeat": 1}')
+    with pytest.raises(NcuError, match="bad.json: not a case plan"):
+        CasePlan.load(tmp_path / "bad.json")
+
+
+@pytest.fixture(scope="module")
+def fixture_summary(tmp_path_factory):
+    """The fixture's launches as if they were notebook 05's cases (its outer NVTX range is 'bench'), with
+    event timings made up in the test: fused_line 2 % below ncu, the others 0.3 % above."""
+    from labkit import ncu
+
+    rep = ncu.load(FIXTURE / "rep_main.ncu-rep")
+    counters = counter_rows(rep, NAMES, outer="bench")
+    ncu_ns = {c: statistics.median(r["duration_ns"] for r in counters if r["case"] == c) for c in NAMES}
+    timings = {c: {"p50_ns": v / (1.02 if c == "fused_line" else 0.997), "min_ns": v, "max_ns": v * 1.01,
+                   "count": 10, "clock_dropped": False} for c, v in ncu_ns.items()}
+    att = attribution_of("fused_line", FIXTURE / "fused_kernel.cu", [rep, rep], outer="bench")
+    att = type(att)(att.case, att.source, att.markers, (att.runs[0], _second_launch(rep)), None)
+    plain = tmp_path_factory.mktemp("src") / "plain_kernel.cu"
+    plain.write_text('extern "C" __global__ void k(float* x) { x[0] = 1.f; }\n')
+    skipped = attribution_of("saxpy", plain, [], outer="bench")
+    cases = {"sage2": [{"name": n} for n in NAMES[:3]], "decode": [{"name": "saxpy"}], "repeat": 1}
+    return NcuSummary("NVIDIA H200 (fixture)", "ncu 2025.3.1 (fixture)", cases, timings, tuple(counters),
+                      tuple(rule_rows(rep, NAMES, outer="bench")), (att, skipped),
+                      {"fixture": {"bytes": 1735776, "elapsed_s": 0.0, "command": "ncu ..."}})
+
+
+def _second_launch(rep):
+    from labkit.ncu.summary import phase_run
+
+    return phase_run(rep, "fused_line", "fused_kernel.cu", outer="bench", launch=1)
+
+
+@needs_fixture
+def test_tables_from_the_fixture(fixture_summary):
+    s = NcuSummary.from_dict(json.loads(json.dumps(fixture_summary.to_dict())))
+    assert s == fixture_summary
+    assert len(tables.counter_table(s)) == 8
+    gaps = tables.event_vs_ncu(s).set_index("case")
+    assert gaps.loc["fused_line", "gap"] == pytest.approx(0.02) and gaps.loc["fused_line", "flagged"]
+    assert gaps.loc["saxpy", "gap"] == pytest.approx(-0.003) and not gaps.loc["saxpy", "flagged"]
+    assert gaps.loc["fused_line", "launches"] == 2
+    eff = tables.efficiency_table(s).set_index("case")
+    assert eff.loc["fused_line", "labkit_waves"] == pytest.approx(eff.loc["fused_line", "ncu_waves"])  # 1056 / 2112
+    assert eff.loc["saxpy", "labkit_waves"] == pytest.approx(eff.loc["saxpy", "ncu_waves"], abs=0.01)  # 248.24
+    assert eff.loc["fused_line", "tail_rule"] == "not reported"
+    corr = tables.correlations(s)
+    assert set(corr["group"]) == {"sage2 tail study", "decode sweep"}
+    assert corr[corr["group"] == "decode sweep"]["pearson_r"].isna().all()  # one point: no correlation
+    shares = tables.phase_table(s, "fused_line")
+    assert list(shares.index) == ["<unmapped>", "qk_imma", "softmax", "pv_hmma", "epilogue"]
+    assert shares.loc["softmax", "share_run1"] == pytest.approx(0.4507, abs=1e-4)
+    assert (shares["diff_points"].abs() < 0.1).all()  # the fixture's two launches agree within 0.1 point
+    stalls = tables.stall_shares(s.attributions[0].runs[0])
+    assert stalls.loc["qk_imma", "wait"] == pytest.approx(63.1, abs=0.05)
+    assert tables.phase_table(s, "saxpy") is None and "has no // PHASE: markers" in s.attributions[1].skipped
+    bad = {**fixture_summary.to_dict(), "version": 0}
+    with pytest.raises(NcuError, match="summary version 0"):
+        NcuSummary.from_dict(bad)
+
+
+def _recorded(root, summary):
+    """A recorded run of notebook 05 with the notebook's default parameters and the given summary."""
+    run = root / "20260101T000000Z-05_ncu_correlation"
+    (run / "data").mkdir(parents=True)
+    params = {k: p.default for k, p in notebooks.parameters("05").items() if k != "recorded_root"}
+    (run / "run.json").write_text(json.dumps({
+        "run_json_version": 2, "notebook": "05_ncu_correlation", "parameters": params, "ok": True, "error": None,
+        "session": {"mode": "live"},
+        "provenance": {"device": {"name": summary.device}, "created_utc": "2026-01-01T00:00:00Z",
+                       "git_sha": "0" * 40}}))
+    (run / "data" / "ncu_summary.json").write_text(json.dumps(summary.to_dict()))
+    return run
+
+
+@needs_fixture
+def test_recorded_path_renders_every_figure(fixture_summary, tmp_path, monkeypatch):
+    recorded = tmp_path / "recorded"
+    run = _recorded(recorded, fixture_summary)
+    monkeypatch.setattr(session, "plan_source", functools.partial(session.plan_source, root=recorded))
+    res = notebooks.run("05", {"source": "recorded", "recorded_root": str(recorded)}, out_root=tmp_path / "out",
+                        timeout_s=600)
+    assert res.ok, res.error
+    assert res.mode == "recorded" and res.recorded_from == str(run)
+    nb = json.loads(res.notebook.read_text())
+    outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    text = "".join("".join(o.get("text", "")) for o in outputs)
+    assert "RECORDED mode" in text and "FLAGGED fused_line" in text and "FLAGGED saxpy" not in text
+    assert "saxpy: phase attribution skipped: plain_kernel.cu has no // PHASE: markers" in text
+    embedded = [base64.b64decode(o["data"]["image/png"]) for o in outputs if "image/png" in o.get("data", {})]
+    assert len(embedded) == len(FIGS)
+    for fig in FIGS:
+        assert (res.run_dir / "figs" / f"{fig}.png").read_bytes() in embedded
+    for d in ("ncu_summary.json", "counters.csv", "event_vs_ncu.csv", "correlations.csv", "efficiency.csv",
+              "phases_fused_line.csv"):
+        assert (res.run_dir / "data" / d).is_file()
+
+
+def test_live_needs_ncu_and_says_why_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABKIT_NCU", str(tmp_path / "nope"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(study, "available", lambda: (False, "Nsight Compute (ncu) not found: looked at ..."))
+    with pytest.raises(NcuError, match=r"ncu\) not found"):
+        study.measure(study.plan([1, 1024, 4, 128], [], [], [1], [1024]), out_dir=tmp_path)
+    assert not (tmp_path / "ncu").exists()  # refused before anything was written or launched
+
+
+def test_recorded_mode_without_a_recording_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(session, "plan_source", functools.partial(session.plan_source, root=tmp_path))
+    with pytest.raises(LabkitError, match="no valid recorded run of 05_ncu_correlation"):
+        notebooks.run("05", {"source": "recorded", "recorded_root": str(tmp_path)}, out_root=tmp_path / "o")
+
+
+@needs_fixture
+def test_closing_note_from_a_summary_file(fixture_summary, tmp_path, capsys):
+    from labkit import cli
+
+    f = tmp_path / "ncu_summary.json"
+    f.write_text(json.dumps(fixture_summary.to_dict()))
+    assert cli.main(["ncu", "summary", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "fused_line" in out and "share_run1" in out and "diff_points" in out and "0.4507" in out
+    assert "saxpy: phase attribution skipped" in out and "fixture 1.66 MB" in out
+    f.write_text(json.dumps({**fixture_summary.to_dict(), "counters": [{"kernel": "x"}]}))
+    assert cli.main(["ncu", "summary", str(f)]) == 2
+    assert "summary counters[0]: expected a row with case and duration_ns" in capsys.readouterr().err
+
+
+@needs_fixture
+def test_stall_reasons_ordered_by_samples_over_the_kernel(fixture_summary):
+    stalls = tables.stall_shares(fixture_summary.attributions[0].runs[0])
+    assert list(stalls.columns[:2]) == ["wait", "short_scoreboard"]  # not the 30-sample <unmapped> row's reasons
+    assert list(stalls.columns).index("math_pipe_throttle") < list(stalls.columns).index("imc_miss")
