@@ -2,6 +2,10 @@
 
 ``nvtx_range`` is a single object usable as decorator and context manager; without the
 ``nvtx`` package it does nothing (NVTX calls are no-ops without a tool attached anyway).
+A name with slashes is a path: ``"sched/1x8448x4x128"`` pushes ``sched`` then ``1x8448x4x128``, so
+ncu's filter syntax (``labkit@sched/`` = range ``sched`` open; ``labkit@a/b`` = ``b`` directly inside
+``a``) selects it, and the report's push/pop stack reads back as the same path. A single range named
+``sched/...`` matches no ncu filter: ncu splits expressions on ``/`` (measured: "No kernels were profiled").
 """
 
 import functools
@@ -23,7 +27,7 @@ def _domain():
 
 
 class nvtx_range:  # noqa: N801 - reads like the context manager it is
-    """Push/pop range ``name`` in the ``labkit`` domain.
+    """Push/pop range ``name`` in the ``labkit`` domain (one nested range per ``/``-separated part).
 
     The domain and the event attributes are resolved once per object, so a range created
     outside a timing loop costs one push and one pop per use (the module-level
@@ -44,14 +48,17 @@ class nvtx_range:  # noqa: N801 - reads like the context manager it is
         dom = _domain()
         if dom:
             if self._attrs is None:
-                self._attrs = dom.get_event_attributes(message=self.name, color=self.color)
-            dom.push_range(self._attrs)
+                self._attrs = [dom.get_event_attributes(message=part, color=self.color)
+                               for part in self.name.split("/") if part]
+            for attrs in self._attrs:
+                dom.push_range(attrs)
         return self
 
     def __exit__(self, *exc):
         dom = _domain()
         if dom:
-            dom.pop_range()
+            for _ in self._attrs or ():
+                dom.pop_range()
         return False
 
     def __call__(self, fn):

@@ -136,7 +136,8 @@ def test_kernel_build_and_split_heuristic():
     kb = kernel_build(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8))  # 64 rows: 4 row warps of 16
     assert (kb.rows_per_warp, kb.row_warps) == (16, 4)
     g1 = geometry_for(1, 8192)  # 8 units: many splits, >= 4 pages (256 tokens) each
-    assert default_splits(g1) == 8  # one wave would be 33 CTAs per unit; capped at 1024 tokens per split
+    assert default_splits(g1) == 16  # one wave would be 33 CTAs per unit; capped at 512 tokens per split
+    assert default_splits(DecodeGeometry(**SEED_LIKE)) == 11  # 704 tokens: one page per split
     assert default_splits(geometry_for(256, 8192)) == 1  # 2048 units already fill the GPU
     assert default_splits(geometry_for(1, 64)) == 1
 

@@ -57,9 +57,14 @@ def _bench(args) -> int:
     print(render(rows, "paged decode, page 64, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
     sweeps = {}
     if args.sweep_splits:
-        for b, n in ((1, 8192), (8, 8192)):
-            sweeps[f"{b}x{n}"] = split_sweep(b, n, iterations=args.iterations)
-            print(render(sweeps[f"{b}x{n}"], f"split sweep, batch {b} x {n}"), flush=True)
+        for key, (b, n, d, hq, hk) in {"1x8192": (1, 8192, 128, 32, 8), "8x8192": (8, 8192, 128, 32, 8),
+                                       "1x1024": (1, 1024, 128, 32, 8), "2x704 seed": (2, 704, 256, 24, 4)}.items():
+            sweeps[key] = split_sweep(b, n, d, heads_q=hq, heads_kv=hk, iterations=args.iterations)
+            best = min(r["p50_us"] for r in sweeps[key])
+            pick = next(r for r in sweeps[key] if r["heuristic"])
+            print(render(sweeps[key], f"split sweep, batch {b} x {n}, d{d}, {hq}/{hk} heads: the heuristic's "
+                                      f"{pick['splits']} splits at {pick['p50_us'] / best - 1:+.1%} of the best"),
+                  flush=True)
     if args.out is not None:
         from .report import write
 

@@ -180,12 +180,13 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
                    min_pages_per_split: int | None = None, kernel: KernelBuild | None = None) -> int:
     """KV splits per (sequence, KV head): as many as fill one wave of ``sms x ctas_per_sm`` CTA slots
     without starting a second (measured on the H200: batch 8 x 8k ran 2.05 TB/s at 2 splits = 128
-    CTAs and 1.52 at 3 = 192 CTAs, 1.45 waves), at least 1024 tokens per split from 8k tokens up (batch 1 x
-    8k: 1.43 TB/s at 8 splits, 0.90 at 32: partials and the reduction cost more than more CTAs win)
-    and 256 for short sequences, where latency wants the splits,
-    never more splits than pages."""
+    CTAs and 1.52 at 3 = 192 CTAs, 1.45 waves), with at least 512 tokens per split on long sequences and
+    down to one page on short ones (a split's fixed cost is ~2 us of prologue plus its share of the
+    reduction; measured with the parallel reduction: batch 1 x 8k 21.5 us at 16 splits, 25.7 at 8, 23.8
+    at 32; the seed-sized call, 2 x 704 tokens, 17.7 us at 11 splits, 18.8 at 4, 25.1 at 2), never more
+    splits than pages."""
     pages = g.max_pages if seq_pages is None else seq_pages
-    min_tokens = min(1024, max(256, pages * g.page_size // 8))  # short sequences: latency wants splits
+    min_tokens = min(512, max(64, pages * g.page_size // 16))  # short sequences: latency wants splits
     min_pages = min_pages_per_split or max(1, min_tokens // g.page_size)
     if ctas_per_sm is None:  # shared memory decides: 228 KB per SM, up to ~13 KB of it static per CTA
         ctas_per_sm = max(1, (228 * 1024) // ((kernel or kernel_build(g)).dynamic_smem_bytes + 13 * 1024))

@@ -23,7 +23,7 @@
 // V_lo tile per stage (48 KB of shared memory at the seed's tiles). ptxas for sm_90 at the
 // seed's tiles: 255 registers with 56 B of spill (PV_TERMS 1) and 336 B (PV_TERMS 2); on the
 // H200 the split's mainloop takes 2.4 x Sage2's.
-// LABKIT_TIMELINE (compile-time; labkit.sched): one more parameter, and thread 0 records per CTA
+// LABKIT_TIMELINE (compile-time; labkit.sched): one more parameter, and the CTA's last warp to finish records
 // {cta, smid, %globaltimer at entry and exit, clock64 at both} as 6 x u64; without the define the
 // machine code is the same (tests/unit/test_sched_instrumentation.py compares the .text sections).
 #include "sage2_common.cuh"
@@ -127,6 +127,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
 #ifdef LABKIT_TIMELINE
     unsigned long long tl_t0, tl_c0 = clock64();
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(tl_t0));
+    __shared__ unsigned tl_warps_done;  // zeroed here, counted after the mainloop's barriers
+    if (threadIdx.x == 0) tl_warps_done = 0;
 #endif
 
     const signed char* qg = q8 + (((i64)b * H + h) * npad_q + (i64)qt * CTA_Q) * HEAD_DIM;
@@ -344,8 +346,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
             }
         }
 #ifdef LABKIT_TIMELINE
-    __syncthreads();  // the CTA ends when its last warp does
-    if (threadIdx.x == 0) {
+    // the CTA ends when its last warp does: that warp records (a CTA-wide barrier here cost 1.5% at the seed shape)
+    __syncwarp();
+    bool tl_last = false;
+    if (lane == 0) tl_last = atomicAdd(&tl_warps_done, 1u) == THREADS / 32 - 1;
+    if (tl_last) {
         unsigned long long tl_t1;
         unsigned smid;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(tl_t1));
