@@ -2,8 +2,11 @@
 by the kernel's ``// PHASE: <name>`` markers (ncu-automation.md section 7).
 
 A line belongs to the last marker above it in the same ``__global__`` function (markers reset at each
-``__global__``, so a second kernel in the file is not taken for the first one's last phase); lines
-before the first marker, and every PC whose source text is not in the report, are ``<unmapped>``.
+``__global__``, so a second kernel in the file is not taken for the first one's last phase); ``// PHASE: end``
+closes a phase without opening one. Helpers marked above the kernel, and headers with markers, count too:
+ncu gives an inlined helper's instructions the helper's own lines (an unmarked ``mma`` helper put most
+of the Sage2 mainloop's samples into ``<unmapped>``). Lines no marker covers, and every PC whose source
+text is not in the report, are ``<unmapped>``.
 Each per-PC metric is read through its own correlation ids (PC lists differ between metrics).
 """
 
@@ -15,6 +18,7 @@ from .. import _deps
 from ..errors import NcuError
 
 UNMAPPED = "<unmapped>"
+END = "end"  # ``// PHASE: end``: the lines below belong to no phase
 _PHASE = re.compile(r"//\s*PHASE:\s*([A-Za-z0-9_.\-]+)")
 _STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 
@@ -26,7 +30,7 @@ def phase_map(text: str) -> dict[int, str]:
         if "__global__" in line:
             phase = None
         if m := _PHASE.search(line):
-            phase = m.group(1)
+            phase = None if m.group(1) == END else m.group(1)
         elif phase is not None:
             out[n] = phase
     return out
@@ -58,8 +62,9 @@ def _tally(action, source: str) -> tuple[dict[str, dict[str, float]], list[str]]
         raise NcuError(f"kernel {action.name()}: no per-PC samples in the report; profile with "
                        "--section SourceCounters --import-source yes")
     texts = {PurePath(p).name: t for p, t in action.source_files().items()}
-    mapping = phase_map(texts[base]) if texts.get(base) else {}
-    phase_of = lambda key: mapping.get(key[1], UNMAPPED) if key[0] == base else UNMAPPED  # noqa: E731
+    maps = {name: phase_map(t) for name, t in texts.items() if t and (name == base or _PHASE.search(t))}
+    mapping = maps.get(base, {})
+    phase_of = lambda key: maps.get(key[0], {}).get(key[1], UNMAPPED)  # noqa: E731
     stall_names = [n for n in action.metric_names() if n.startswith(_STALL_PREFIX) and not n.endswith("_not_issued")]
     table: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for key, v in samples.items():
@@ -69,7 +74,8 @@ def _tally(action, source: str) -> tuple[dict[str, dict[str, float]], list[str]]
     for name in stall_names:
         for key, v in _per_line(action, name).items():
             table[phase_of(key)][name[len(_STALL_PREFIX):]] += v
-    return table, [p for p in dict.fromkeys([UNMAPPED, *mapping.values()]) if p in table]
+    order = [*mapping.values(), *(p for name, m in maps.items() if name != base for p in m.values())]
+    return table, [p for p in dict.fromkeys([UNMAPPED, *order]) if p in table]
 
 
 def phases(action, source: str):

@@ -63,6 +63,13 @@ def test_phase_markers_reset_at_each_kernel():
     assert ncu.phase_map(text) == {4: "one", 5: "one"}
 
 
+def test_helpers_above_the_kernel_carry_phases_and_end_closes_one():
+    text = ("// PHASE: load\nvoid cp() {}\n// PHASE: end\nvoid shared() {}\n"
+            "__global__ void k() {\n  a();\n  // PHASE: mma\n  b();\n}\n")
+    assert ncu.phase_map(text) == {2: "load", 8: "mma", 9: "mma"}
+    assert ncu.phase_names(text) == ["load", "mma"]
+
+
 def test_command_line_from_labkit_names(tmp_path):
     opts = ncu.NcuOptions(output=tmp_path / "rep.ncu-rep", nvtx_ranges=("sage2/fused_mainloop",), preset="source",
                           source_folders=(Path("/src"),))

@@ -68,6 +68,8 @@ __device__ __forceinline__ unsigned smem_u32(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// Helpers carry PHASE markers too: ncu attributes an inlined helper's instructions to the helper's lines.
+// PHASE: kv_load
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src));
 }
@@ -75,12 +77,14 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N)); }
 
+// PHASE: online_softmax
 __device__ __forceinline__ float ex2(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
 
+// PHASE: int8_qk
 __device__ __forceinline__ void mma_s8(int c[4], const unsigned a[4], unsigned b0, unsigned b1) {
     asm volatile(
         "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -88,6 +92,7 @@ __device__ __forceinline__ void mma_s8(int c[4], const unsigned a[4], unsigned b
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// PHASE: pv_accumulation
 __device__ __forceinline__ void mma_e4m3(float c[4], const unsigned a[4], unsigned b0, unsigned b1) {
     asm volatile(
         "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
@@ -95,6 +100,7 @@ __device__ __forceinline__ void mma_e4m3(float c[4], const unsigned a[4], unsign
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// PHASE: smem_fragment_loads
 // B fragment of one k32 step from a swizzled tile: row r, bytes k0 + 4t.. and k0 + 16 + 4t..
 template <int RB>
 __device__ __forceinline__ void frag_b(const unsigned char* tile, int r, int k0, int t, unsigned& b0, unsigned& b1) {
@@ -102,6 +108,7 @@ __device__ __forceinline__ void frag_b(const unsigned char* tile, int r, int k0,
     b1 = *reinterpret_cast<const unsigned*>(tile + swz<RB>(r, k0 + 16 + t * 4));
 }
 
+// PHASE: end
 // P's second term for one A register packed (as ``hi``) from the pairs x0[e..e+1], x1[e..e+1]
 __device__ __forceinline__ unsigned p_residual16(const float* x0, const float* x1, int e, unsigned hi) {
     return e4m3x2_residual16(x0[e], x0[e + 1], hi & 0xffff) |
@@ -142,6 +149,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
             cp_async16(smem + swz<HEAD_DIM>(r, c), qg + (i64)r * HEAD_DIM + c);
         }
     };
+    // PHASE: kv_load
     auto load_kv = [&](int j, unsigned char* st) {
         const signed char* kj = kg + (i64)j * CTA_K * HEAD_DIM;
         for (int i = threadIdx.x; i < CTA_K * (HEAD_DIM / 16); i += THREADS) {
@@ -161,6 +169,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
         }
 #endif
     };
+    // PHASE: prologue
 
     load_q();
     cp_async_commit();
@@ -195,6 +204,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd(
     }
 
     for (int j = 0; j < nblk; ++j) {
+        // PHASE: kv_load
         if (j + 1 < nblk) load_kv(j + 1, smem + ((j + 1) & 1 ? 0 : STAGE0));
         cp_async_commit();
         cp_async_wait<1>();
