@@ -132,6 +132,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     const int last_pos_base = seq_len - q_len;  // token i of the query sees keys 0..last_pos_base + i
     const float* qw = q_s + row_warp * ROWS_PER_WARP * HEAD_DIM;
     for (int it = 0; it < my_stages; ++it) {
+        // PHASE: wait_kv
         const int s = it % STAGES;
         wait_bar(&full[s], (it / STAGES) & 1);
         const unsigned char* kt = smem + s * STAGE_BYTES;

@@ -149,6 +149,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
 
     const int last_pos_base = seq_len - q_len;
     for (int it = 0; it < my_stages; ++it) {
+        // PHASE: wait_kv
         const int s = it % STAGES;
         wait_bar(&full[s], (it / STAGES) & 1);
         unsigned char* kt = smem + s * STAGE_BYTES;
