@@ -61,14 +61,17 @@ checks
 
 # %% [markdown]
 # ## Bandwidth: K+V bytes read per second, against the copy ceiling and the peers
+# A labkit.sweep: each (batch, kv_len) point is written to `data/sweeps/bandwidth/` as it finishes, so an
+# interrupted run keeps what it measured and a re-run resumes. Points over 9 GB of K+V are skipped.
 
 # %%
-sweep = session.measure("bandwidth", study.bandwidth, batch, kv_lens, head_dim=int(head_dim),
-                        page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations)
-fig = labkit.plot.decode_bandwidth(sweep["rows"], sweep["copy_read_plus_write_TBps"], title=session.title(
+copy = session.measure("copy_ceiling", study.copy_ceiling)
+points = session.sweep("bandwidth", "decode.point", {"batch": batch, "kv_len": kv_lens}, head_dim=int(head_dim),
+                       page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations, peers=True)
+table = points[points["skipped"].isna()] if "skipped" in points else points
+fig = labkit.plot.decode_bandwidth(table.to_dict("records"), copy["TBps"], title=session.title(
     f"Paged decode, {heads[0]}/{heads[1]} heads, head_dim {head_dim}, page {page_size}, cold L2"))
 session.save_figure(fig, "decode_bandwidth")
-table = pd.DataFrame(sweep["rows"])
 session.save_table(table, "bandwidth")
 table
 
@@ -76,8 +79,10 @@ table
 # ## Split sweep: time against the split count, and the heuristic's choice
 
 # %%
-sweep_splits = session.measure("splits", study.splits, splits_at[0], splits_at[1], head_dim=int(head_dim),
-                               page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations)
+counts = study.split_counts(splits_at[0], splits_at[1], page_size=int(page_size))
+sweep_splits = study.split_rows(session.sweep(
+    "splits", "decode.point", {"splits": counts}, batch=splits_at[0], kv_len=splits_at[1], head_dim=int(head_dim),
+    page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations))
 fig = labkit.plot.split_sweep(sweep_splits, title=session.title(
     f"Split sweep, batch {splits_at[0]} x {splits_at[1]} tokens, head_dim {head_dim}"))
 session.save_figure(fig, "split_sweep")

@@ -150,7 +150,7 @@ def param_block(rows, size: int, *, title: str = "", ax=None):
 
 
 _PEER_STYLE = {"sdpa_cudnn": ("s", "0.25", "torch SDPA cuDNN"), "sdpa_flash": ("^", "0.5", "torch SDPA flash"),
-               "fa3": ("D", "0.7", "FlashAttention-3")}
+               "fa3": ("D", "0.7", "FlashAttention-3"), "flex_paged": ("v", "0.35", "FlexAttention, paged")}
 
 
 def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged decode", ax=None):

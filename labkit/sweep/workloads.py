@@ -36,12 +36,26 @@ def demo_sleep(ms: float = 10, fail: str = "", **params) -> dict:
 
 
 @register("decode.point")
-def decode_point(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, iterations: int = 20) -> dict:
-    """One paged-decode timing (GPU): labkit.workloads.decode.bench.bench_point; ``splits`` 0 = heuristic."""
+def decode_point(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, iterations: int = 20,
+                 heads_q: int = 32, heads_kv: int = 8, page_size: int = 64, peers: bool = False,
+                 max_kv_bytes: float = 9e9) -> dict:
+    """One paged-decode timing (GPU): labkit.workloads.decode.bench.bench_point, ``splits`` 0 = the
+    heuristic's (``splits_used`` says which); ``peers``: the peers' TB/s on the same shape beside it.
+    A point over ``max_kv_bytes`` of K+V is skipped (``skipped`` says why) rather than failed."""
     from ..workloads.decode.bench import bench_point
 
-    return bench_point(int(batch), int(kv_len), int(head_dim), splits=int(splits) or None,
-                       iterations=int(iterations))
+    nbytes = 2 * int(batch) * int(kv_len) * int(heads_kv) * int(head_dim) * 2
+    if nbytes > float(max_kv_bytes):
+        return {"skipped": f"{nbytes / 1e9:.1f} GB of K+V is over {float(max_kv_bytes) / 1e9:.0f} GB"}
+    row = bench_point(int(batch), int(kv_len), int(head_dim), heads_q=int(heads_q), heads_kv=int(heads_kv),
+                      page_size=int(page_size), splits=int(splits) or None, iterations=int(iterations))
+    row["splits_used"] = row["splits"]
+    if peers:
+        from ..workloads.decode.peers import peer_rates
+
+        row.update(peer_rates(int(batch), int(kv_len), int(head_dim), heads_q=int(heads_q), heads_kv=int(heads_kv),
+                              iterations=int(iterations), page_size=int(page_size)))
+    return row
 
 
 @register("sage2.timeline")

@@ -175,3 +175,24 @@ def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
     assert m.buffers["kv"].shape == (22, 2, 64, 4, 2, 256) and m.buffers["q"].shape == (64, 24, 256)
     assert cli.main(["decode", "from-manifest", str(ROOT / "data" / "sage2_report_seed.json"), "--out",
                      str(tmp_path)]) == 2
+
+
+def test_split_sweep_rows_mark_the_heuristic():
+    from labkit.workloads.decode import study
+
+    assert study.split_counts(8, 8192) == [0, 1, 2, 4, 8, 16, 32, 64, 128]
+    assert study.split_counts(2, 704) == [0, 1, 2, 4, 8]  # 11 pages
+    pts = [{"splits": s, "splits_used": s or 11, "p50_us": 20.0 + s} for s in (0, 1, 2, 4, 8)]
+    rows = study.split_rows(pts)
+    assert [r["splits"] for r in rows] == [1, 2, 4, 8, 11] and [r["heuristic"] for r in rows] == [0, 0, 0, 0, 1]
+    pts[0]["splits_used"] = 4  # the heuristic matched a power of two: that point is marked, no extra one
+    assert [(r["splits"], r["heuristic"]) for r in study.split_rows(pts)] == [(1, 0), (2, 0), (4, 1), (8, 0)]
+    with pytest.raises(ValueError, match="2 heuristic points"):
+        study.split_rows([*pts, pts[0]])
+
+
+def test_decode_point_skips_what_is_over_the_byte_cap_without_a_gpu():
+    from labkit.sweep.workloads import get
+
+    out = get("decode.point")(batch=256, kv_len=32768, head_dim=256, max_kv_bytes=9e9)
+    assert out == {"skipped": "68.7 GB of K+V is over 9 GB"}  # 2 x 256 x 32768 x 8 x 256 x 2 B

@@ -1,14 +1,13 @@
-"""Notebook 03's measurements, each one JSON-ready call: correctness over varied calls, the KV
-bandwidth sweep (with peers and the copy ceiling), the split sweep, and the seed manifest's static
-check beside labkit's own manifest for the same geometry."""
+"""Notebook 03's measurements, each one JSON-ready call: correctness over varied calls, the copy
+ceiling, the split counts of a split sweep and its rows (the sweeps themselves are labkit.sweep's
+``decode.point``), and the seed manifest's static check beside labkit's own manifest for the same geometry."""
 
 from pathlib import Path
 
 import numpy as np
 
-from .bench import bench_point, split_sweep
 from .build import build
-from .geometry import DecodeGeometry
+from .geometry import DecodeGeometry, default_splits
 from .inputs import make_inputs
 from .reference import decode_reference
 from .run import run_decode
@@ -40,31 +39,30 @@ def correctness(splits: tuple[int, ...] = (1, 3)) -> list[dict]:
     return rows
 
 
-def bandwidth(batches, kv_lens, *, head_dim: int = 128, page_size: int = 64, heads_q: int = 32, heads_kv: int = 8,
-              peers: bool = True, iterations: int = 20, max_kv_bytes: float = 9e9) -> dict:
-    """KV TB/s at every (batch, kv_len) up to ``max_kv_bytes``, the peers beside, and the copy ceiling."""
+def copy_ceiling() -> dict:
+    """The device-to-device copy rate of 1 GiB (read + write), the bandwidth sweep's reference line."""
     from ...probes import copy_bandwidth
 
-    copy = copy_bandwidth(1 << 30)
-    rows = []
-    for b in batches:
-        for n in kv_lens:
-            if 2 * b * n * heads_kv * head_dim * 2 > max_kv_bytes:
-                continue
-            row = bench_point(b, n, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size,
-                              iterations=iterations)
-            if peers:
-                from .peers import peer_rates
-
-                row.update(peer_rates(b, n, head_dim, heads_q=heads_q, heads_kv=heads_kv, iterations=iterations))
-            rows.append(row)
-    return {"copy_read_plus_write_TBps": copy["memcpy"]["GBps_read_plus_write"] / 1e3, "rows": rows}
+    return {"TBps": copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"] / 1e3}
 
 
-def splits(batch: int, kv_len: int, *, head_dim: int = 128, page_size: int = 64, heads_q: int = 32, heads_kv: int = 8,
-           iterations: int = 20) -> list[dict]:
-    return split_sweep(batch, kv_len, head_dim, page_size=page_size, heads_q=heads_q, heads_kv=heads_kv,
-                       iterations=iterations)
+def split_counts(batch: int, kv_len: int, *, page_size: int = 64) -> list[int]:
+    """The split counts a split sweep times: 0 (the heuristic's) and every power of two up to one per page."""
+    pages = -(-kv_len // page_size)
+    return [0, *(2 ** i for i in range(12) if 2 ** i <= min(pages, 256))]
+
+
+def split_rows(points) -> list[dict]:
+    """A split sweep's points (``decode.point`` rows, ``splits`` 0 = the heuristic) as the plot's rows: one per
+    split count, sorted, the heuristic's marked (its own point when no power of two matched it)."""
+    rows = [dict(r) for r in (points.to_dict("records") if hasattr(points, "to_dict") else points)]
+    heuristic = [r for r in rows if r["splits"] == 0]
+    if len(heuristic) != 1:
+        raise ValueError(f"a split sweep holds {len(heuristic)} heuristic points (splits 0); expected 1")
+    pick = int(heuristic[0]["splits_used"])
+    out = {int(r["splits"]): {**r, "heuristic": int(r["splits"]) == pick} for r in rows if r["splits"] != 0}
+    out.setdefault(pick, {**heuristic[0], "splits": pick, "heuristic": True})
+    return [out[k] for k in sorted(out)]
 
 
 def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> list[dict]:
@@ -73,7 +71,7 @@ def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> lis
 
     seed = check(load(seed_manifest))
     g = DecodeGeometry(2, 24, 4, 256, 64, 11, 22)
-    ours_path = build(g, 2, directory)
+    ours_path = build(g, default_splits(g), directory)
     ours = check(load(ours_path), cubin_dirs=(directory,))
     out = []
     for label, res in (("seed (trtllm-gen, sm_100f)", seed), ("labkit paged_decode (sm_90)", ours)):
