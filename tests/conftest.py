@@ -7,9 +7,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
-# Notebooks with no live GPU recording in data/runs yet (their recorded path is tested on synthetic data in
-# their own test); once a recording exists every recorded-run test applies to them.
-AWAITING_RECORDING = {"05_ncu_correlation"}
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("LABKIT_BATCH", "1")
 

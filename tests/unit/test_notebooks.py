@@ -13,7 +13,7 @@ from labkit import cli, notebooks
 from labkit.errors import LabkitError
 from labkit.rundirs import new_run_dir, runs_root
 
-from ..conftest import AWAITING_RECORDING, ROOT
+from ..conftest import ROOT
 
 OUTPUTS = {
     "00_device_and_timing": (("launch_overhead", "timing_overhead", "seed_phase_dots", "seed_tail_study"),
@@ -27,9 +27,10 @@ OUTPUTS = {
     "04_cta_scheduling": (("sage2_gantt", "sage2_efficiency", "decode_gantt", "decode_sched_8192"),
                           ("device.json", "occupancy.json", "sage2_timeline.json", "decode_timeline.json",
                            "occupancy.csv", "sage2_points.csv", "decode_points.csv")),
-    "05_ncu_correlation": (("event_vs_ncu", "time_vs_counters", "phases_sage2_seed", "stalls_sage2_seed"),
+    "05_ncu_correlation": (("event_vs_ncu", "time_vs_counters", "phases_sage2_seed", "stalls_sage2_seed",
+                            "phases_decode_b64_kv8192", "stalls_decode_b64_kv8192"),
                            ("ncu_summary.json", "counters.csv", "event_vs_ncu.csv", "correlations.csv",
-                            "efficiency.csv")),
+                            "efficiency.csv", "phases_sage2_seed.csv", "phases_decode_b64_kv8192.csv")),
 }
 
 
@@ -45,10 +46,6 @@ def test_resolve():
 
 @pytest.mark.parametrize("name", sorted(OUTPUTS))
 def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_path):
-    from labkit.session import recorded_runs
-
-    if name in AWAITING_RECORDING and not recorded_runs(name):
-        pytest.skip(f"{name} has no recorded GPU run yet (its recorded path runs on synthetic runs in its own test)")
     res = notebooks.run(name, {"source": "recorded"}, out_root=tmp_path, timeout_s=600)
     assert res.ok, res.error
     assert res.mode == "recorded" and res.recorded_from.startswith("data/runs/")

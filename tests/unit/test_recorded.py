@@ -11,7 +11,7 @@ from labkit.device import DeviceInfo
 from labkit.errors import LabkitError, ParameterError
 from labkit.session import Session, plan_source, recorded_runs, scan_recorded
 
-from ..conftest import AWAITING_RECORDING, ROOT
+from ..conftest import ROOT
 
 
 def _record(root, stamp, name="nbx", *, params=None, ok=True, mode="live", data=None):
@@ -156,13 +156,9 @@ def test_every_corruption_of_notebook_00s_recorded_run_gives_one_message_naming_
     assert len(outcomes) - len(read) >= 30
 
 
-def _recorded_notebooks() -> list[str]:
-    return [n for n in notebooks.list_notebooks() if n not in AWAITING_RECORDING or recorded_runs(n)]
-
-
 def test_recorded_runs_exist_for_every_notebook():
-    """Each notebook renders on CPU from a real GPU run kept in data/runs/ (those awaiting their first)."""
-    for name in _recorded_notebooks():
+    """Each notebook renders on CPU from a real GPU run kept in data/runs/."""
+    for name in notebooks.list_notebooks():
         runs = recorded_runs(name)
         assert runs, f"no valid recorded run of {name} in data/runs: {scan_recorded(name)[1]}"
         assert runs[-1].device
@@ -170,7 +166,7 @@ def test_recorded_runs_exist_for_every_notebook():
 
 
 def test_recorded_runs_answer_each_notebooks_defaults():
-    for name in _recorded_notebooks():
+    for name in notebooks.list_notebooks():
         values = {k: p.default for k, p in notebooks.parameters(name).items()}
         mode, run = plan_source(name, {**values, "source": "recorded"}, notebooks.declared_parameters(name))
         assert run is not None and run.path.parent == ROOT / "data" / "runs"
