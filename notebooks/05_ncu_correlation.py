@@ -76,6 +76,13 @@ counters
 # %% [markdown]
 # ## Event p50 against ncu's duration
 # Flagged: a kernel of 100 us or more whose ncu duration is more than 1 % off its event p50.
+#
+# Why decode calls read shorter under ncu: the events' cold-L2 flush is a memset (as NVBench's), so the
+# call starts with an L2 full of dirty lines that its reads must write back, while ncu's cache control
+# leaves L2 clean; and the events add their own ~3 us (notebook 00's overhead probe). Measured on the
+# H200 (`data/runs/*-flush_check`): flushing by a read pass instead of the memset took 1 x 8192 from
+# 21.3 to 18.1 us and 64 x 8192 from 503 to 492 us; the rest of the 64 x 8192 gap (~10 us, 2 %) is not
+# explained yet. The Sage2 mainloop (120 ms) agrees within 1 %.
 
 # %%
 gaps = tables.event_vs_ncu(summary)

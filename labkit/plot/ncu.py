@@ -18,14 +18,20 @@ def event_vs_ncu(df, *, limit: float = 0.01, min_us: float = 100.0, title: str =
         ax.scatter([g], [yy], s=30, zorder=3, color="C5" if flagged else "C0",
                    facecolors=None if is_long else "none")
     for yy, g, ev, nc in zip(y, gaps, df["event_p50_us"], df["ncu_us"]):
-        ax.annotate(f"event {ev:.4g} us, ncu {nc:.4g} us", (g, yy), xytext=(6, 0), textcoords="offset points",
+        ax.annotate(f"event {_time(ev)}, ncu {_time(nc)}", (g, yy), xytext=(6, 0), textcoords="offset points",
                     va="center", fontsize=7)
     ax.set_yticks(y, list(df["case"]), fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("ncu gpu__time_duration / event p50 - 1 [%]")
     ax.set_title(title, fontsize=9)
-    ax.legend(loc="lower right", fontsize=7)
+    ax.set_xlim(right=max([1.5 * 100 * limit, *(g for g in gaps if g == g)]) + 12)  # room for the labels
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", fontsize=7)
     return fig
+
+
+def _time(us: float) -> str:
+    """A duration as a reader scans it: 9.47 us, 488 us, 120.1 ms."""
+    return f"{us / 1e3:.1f} ms" if us >= 1e4 else f"{us:.3g} us"
 
 
 def time_vs_counters(df, counters, correlations=None, *, title: str = "time vs counters"):
