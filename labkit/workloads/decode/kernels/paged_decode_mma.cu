@@ -53,16 +53,20 @@ static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, 
 
 #include "paged_decode.cuh"
 
+// Helpers carry PHASE markers: ncu gives an inlined helper's instructions the helper's own lines.
+// PHASE: mma_qk_and_pv
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
                  "{%0, %1, %2, %3};"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// PHASE: qk
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* row_addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(row_addr)));
 }
+// PHASE: pv
 __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void* row_addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(row_addr)));
@@ -72,6 +76,7 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
     return r;
 }
+// PHASE: end
 
 extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_constant__ Params p) {
     extern __shared__ unsigned char smem_raw[];
