@@ -47,7 +47,7 @@ def _run(args) -> int:
                        "or --notebook NAME")
     opts = NcuOptions(output=Path(args.out), nvtx_ranges=tuple(args.range or ()), preset=args.preset,
                       clock_control=args.clock_control, source_folders=tuple(Path(s) for s in args.source_folder or ()),
-                      kernel_name=args.kernel_name)
+                      kernel_name=args.kernel_name, launch_count=args.launch_count)
     done = profile(target, opts, progress=sys.stderr, timeout_s=args.timeout)
     print(kernels(load(done.report)).to_string(index=False))
     print(f"report: {done.report} ({done.report_bytes / 2**20:.1f} MB, {done.elapsed_s:.0f} s)")
@@ -95,6 +95,8 @@ def register(sub) -> None:
     p.add_argument("--clock-control", choices=("none", "base"), default="none")
     p.add_argument("--source-folder", action="append", help="where ncu finds kernel sources")
     p.add_argument("--kernel-name", default=None, help="only kernels of this name (ncu syntax, e.g. regex:attn_fwd)")
+    p.add_argument("--launch-count", type=int_in(1, 1 << 31, what="--launch-count"), default=None,
+                   help="profile at most N matching launches (a range that loops over a kernel thousands of times)")
     p.add_argument("--notebook", default=None, help="profile a labkit notebook run (its kernel process)")
     p.add_argument("-p", "--param", nargs=2, action="append", metavar=("KEY", "VALUE"),
                    help="a parameter of --notebook (checked by its type before ncu starts)")

@@ -76,6 +76,19 @@ def test_notebook_under_ncu_checks_parameters_then_profiles_with_progress(fake_n
     assert "fused_line" in cap.out and f"report: {out}.ncu-rep" in cap.out
 
 
+@pytest.mark.skipif(not FIXTURE.is_file(), reason="shared/fixtures/ncu not beside this checkout")
+def test_launch_count_caps_a_range_that_loops(fake_ncu, tmp_path, capsys):
+    # on the H200 a notebook-00 range held ~1,800 launches of one probe kernel: --launch-count caps them
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "rep"), "--range", "probe/timing_overhead",
+                     "--launch-count", "20", "--notebook", "00"]) == 0
+    (args,) = _calls(fake_ncu)
+    assert args[args.index("--launch-count") + 1] == "20"
+    assert args[args.index("--nvtx-include") + 1] == "labkit@probe/timing_overhead/"
+    capsys.readouterr()
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--launch-count", "0", "--notebook", "00"]) == 2
+    assert "--launch-count" in _error(capsys)
+
+
 def test_notebook_parameters_are_refused_before_ncu_starts(fake_ncu, tmp_path, capsys):
     assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--notebook", "02", "-p", "bogus", "1"]) == 2
     assert "notebook 02_sage2_phases has no parameter 'bogus'" in _error(capsys)
