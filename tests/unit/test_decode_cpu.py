@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -196,3 +197,27 @@ def test_decode_point_skips_what_is_over_the_byte_cap_without_a_gpu():
 
     out = get("decode.point")(batch=256, kv_len=32768, head_dim=256, max_kv_bytes=9e9)
     assert out == {"skipped": "68.7 GB of K+V is over 9 GB"}  # 2 x 256 x 32768 x 8 x 256 x 2 B
+
+
+def test_shape_runner_builds_in_a_folder_that_lives_while_the_block_runs(monkeypatch):
+    """The GPU-free half of bench_point / decode_timeline: the runner, its split count, the folder with the
+    cubin during the block, the folder gone and the memory pool emptied after it."""
+    from labkit.workloads.decode import bench
+
+    seen, freed = {}, []
+
+    def fake_runner(g, splits, directory, fill, **kw):
+        (Path(directory) / "k.cubin").write_bytes(b"x")
+        seen.update(g=g, splits=splits, kw=kw)
+        return object(), 7
+
+    class Pool:
+        def free_all_blocks(self):
+            freed.append(True)
+
+    monkeypatch.setattr(bench, "decode_runner", fake_runner)
+    monkeypatch.setattr(bench, "cupy", lambda: type("cp", (), {"get_default_memory_pool": staticmethod(Pool)}))
+    with bench.shape_runner(2, 704, 256, heads_q=24, heads_kv=4, timeline=True) as (runner, s, folder):
+        assert s == 7 and (folder / "k.cubin").is_file() and not freed
+    assert not folder.exists() and freed == [True]
+    assert seen["g"] == geometry_for(2, 704, heads_q=24, heads_kv=4, head_dim=256) and seen["kw"]["timeline"]

@@ -6,6 +6,8 @@ call is checked against the exact reference before anything is timed.
 """
 
 import tempfile
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
@@ -37,19 +39,34 @@ def _gpu_fill(g: DecodeGeometry, seq_len: int, seed: int):
     return fill
 
 
+@contextmanager
+def shape_runner(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8, page_size: int = 64,
+                 splits: int | None = None, variant: str | None = None, row_warps: int | None = None,
+                 timeline: bool = False):
+    """A manifest Runner for ``batch`` sequences of ``kv_len`` tokens over a shuffled pool of random K/V (drawn on
+    the GPU), its split count and the folder holding the built cubin; memory is given back afterwards."""
+    g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, s = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), variant=variant,
+                                  row_warps=row_warps, timeline=timeline)
+        try:
+            yield runner, s, Path(tmp)
+        finally:
+            del runner
+    cupy().get_default_memory_pool().free_all_blocks()
+
+
 def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8, page_size: int = 64,
                 splits: int | None = None, iterations: int = 20, variant: str | None = None,
                 row_warps: int | None = None, mode: str = "cold") -> dict:
     """Time one decode call (cold L2; ``graph``: replayed in a CUDA graph, L2 warm); returns its row."""
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
     kb = kernel_build(g, variant=variant, row_warps=row_warps)
-    with tempfile.TemporaryDirectory() as tmp:
-        runner, s = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), variant=variant,
-                                  row_warps=row_warps)
+    with shape_runner(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size, splits=splits,
+                      variant=variant, row_warps=row_warps) as (runner, s, _):
         runner.run_once()
         t = runner.time(iterations=iterations, mode=mode)["decode/paged"]
-        del runner
-    cupy().get_default_memory_pool().free_all_blocks()
+        del runner  # its buffers go back before the pool is emptied
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
     return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}", "splits": s,
             "kernel": f"{kb.variant}/{kb.row_warps}",

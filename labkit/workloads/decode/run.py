@@ -2,7 +2,6 @@
 
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -86,18 +85,17 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
     call runs twice, the second recorded (the first loads the module)."""
     from ...device import describe
     from ...sched import Timeline, cubin_occupancy
-    from .bench import _gpu_fill
+    from .bench import shape_runner
 
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
     kb = kernel_build(g, variant=variant, timeline=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        runner, _ = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), variant=variant,
-                                  timeline=True)
+    with shape_runner(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size, splits=splits,
+                      variant=variant, timeline=True) as (runner, _, folder):
         runner.run_once()
         runner.run_once()  # the zeroed records now hold this call's CTAs only
         records = cupy().asnumpy(runner.scratch[("decode", "timeline")]).view(np.uint64).reshape(-1, 6)
-        cubin = next(Path(tmp).glob("*.cubin")).read_bytes()
-        del runner
+        cubin = next(folder.glob("*.cubin")).read_bytes()
+        del runner  # its buffers go back before the pool is emptied
     occ = cubin_occupancy(cubin, dynamic_smem_bytes=kb.dynamic_smem_bytes)
     records = records.astype(np.int64)
     return Timeline(records[records[:, 3] > 0], sms=describe().sm_count, ctas_per_sm=occ.ctas_per_sm)
