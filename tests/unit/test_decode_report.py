@@ -60,3 +60,30 @@ def test_write_validates_the_rows_it_is_given(tmp_path):
     with pytest.raises(FormatError, match=r"rows\[0\].p50_us"):
         report.write([{**doc["rows"][0], "p50_us": "fast"}], {}, 4250.0, {}, tmp_path / "bad.json")
     assert not (tmp_path / "bad.json").exists()
+
+
+def test_the_bench_keeps_what_it_measured_when_a_later_point_fails(tmp_path, monkeypatch, capsys):
+    """The report is rewritten after every point: a failure at the third point leaves the first two on disk."""
+    from labkit import probes, provenance
+    from labkit.workloads.decode import bench
+
+    calls = []
+
+    def fake_point(batch, kv_len, head_dim, **kw):
+        calls.append(batch)
+        if len(calls) == 3:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        t = 20e-6 * batch
+        nbytes = 2 * batch * kv_len * 8 * head_dim * 2
+        return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": 4,
+                "kernel": "mma/1", "mode": "cold", "kv_MB": nbytes / 1e6, "p50_us": t * 1e6, "TBps": nbytes / t / 1e12}
+
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: {"device": {"name": "fake"}, "git_sha": "0" * 40})
+    out = tmp_path / "bench.json"
+    with pytest.raises(RuntimeError, match="illegal memory access"):
+        cli.main(["decode", "bench", "--quick", "--out", str(out)])
+    kept = report.load(out)
+    assert [p.batch for p in kept.points] == [1, 8] and "[2] batch 8 x 8192" in capsys.readouterr().out

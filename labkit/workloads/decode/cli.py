@@ -34,12 +34,29 @@ def _bench(args) -> int:
     from .bench import MAX_KV_BYTES, SWEEP, bench_point, check_once, render, split_sweep
 
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
-    copy = copy_bandwidth(1 << 30)
-    print(f"copy 1 GiB device to device: {copy['memcpy']['GBps_read_plus_write'] / 1e3:.2f} TB/s read+write",
-          flush=True)
+    copy = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"]
+    print(f"copy 1 GiB device to device: {copy / 1e3:.2f} TB/s read+write", flush=True)
+    provenance = collect(timing_mode="cold")
+    rows, sweeps = [], {}
+
+    def save() -> None:  # after every stage: an interrupted or failing bench keeps what it measured
+        if args.out is not None:
+            from .report import write
+
+            write(rows, sweeps, copy, provenance, args.out.path)
+
+    def timed(row: dict) -> dict:
+        print(f"  [{len(rows) + 1}] batch {row['batch']} x {row['kv_len']}, d{row['head_dim']}, {row['heads']}, "
+              f"{row['splits']} splits, {row['mode']}: {row['p50_us']:.2f} us, {row['TBps']:.2f} TB/s", flush=True)
+        rows.append(row)
+        save()
+        return row
+
     points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
-    rows = [bench_point(b, n, d, iterations=args.iterations, variant=v) for b, n, d in points
-            if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES for v in args.variant or (None,) if v != "mma" or d == 128]
+    for b, n, d in points:
+        for v in args.variant or (None,):
+            if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES and (v != "mma" or d == 128):
+                timed(bench_point(b, n, d, iterations=args.iterations, variant=v))
     if args.peers:
         from .peers import PEERS, peer_rates
 
@@ -48,28 +65,26 @@ def _bench(args) -> int:
             row.update(rates)
             best = max((v for v in rates.values() if isinstance(v, float)), default=None)
             row["x_best_peer"] = row["TBps"] / best if best else "-"
+            save()
         notes = {p: r[p] for r in rows for p in PEERS if p in r and not isinstance(r[p], float)}  # flex: some points
         for p, why in notes.items():
             print(f"peer {p}: {why}")
     for mode in ("cold", "graph"):  # the seed-sized call, and its launch-bound replay in a CUDA graph
-        rows.append({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations, mode=mode),
-                     "heads": "24/4 seed"})
+        timed({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations, mode=mode),
+               "heads": "24/4 seed"})
     print(render(rows, "paged decode, page 64, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
-    sweeps = {}
     if args.sweep_splits:
         for key, (b, n, d, hq, hk) in {"1x8192": (1, 8192, 128, 32, 8), "8x8192": (8, 8192, 128, 32, 8),
                                        "1x1024": (1, 1024, 128, 32, 8), "2x704 seed": (2, 704, 256, 24, 4)}.items():
             sweeps[key] = split_sweep(b, n, d, heads_q=hq, heads_kv=hk, iterations=args.iterations)
+            save()
             best = min(r["p50_us"] for r in sweeps[key])
             pick = next(r for r in sweeps[key] if r["heuristic"])
             print(render(sweeps[key], f"split sweep, batch {b} x {n}, d{d}, {hq}/{hk} heads: the heuristic's "
                                       f"{pick['splits']} splits at {pick['p50_us'] / best - 1:+.1%} of the best"),
                   flush=True)
     if args.out is not None:
-        from .report import write
-
-        path = write(rows, sweeps, copy["memcpy"]["GBps_read_plus_write"], collect(timing_mode="cold"), args.out.path)
-        print(f"report: {path} (labkit report show|diff read it)")
+        print(f"report: {args.out.path} (labkit report show|diff read it)")
     return 0
 
 

@@ -108,7 +108,9 @@ def save(r: DecodeReport, path: Path | str) -> Path:
 
     from_node(parse_text(text, source=str(path)))
     p = Path(path)
-    p.write_text(text + "\n")
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(text + "\n")
+    tmp.replace(p)  # the bench rewrites its report after every point: a reader never sees half of one
     return p
 
 
