@@ -139,9 +139,9 @@ def closing_note(s: NcuSummary) -> str:
     """The numbers an issue's closing note needs: event p50 vs ncu per kernel, each attribution's phase shares in
     both runs (or why it was skipped), and the report sizes."""
     out = [f"{s.device}; {s.ncu}", "", "event p50 vs ncu gpu__time_duration (flagged: >= 100 us and > 1 % apart):"]
-    gaps = event_vs_ncu(s)
-    out.append(gaps[["case", "kernel", "event_p50_us", "ncu_us", "gap", "flagged"]].to_string(
-        index=False, float_format=lambda v: f"{v:.4g}"))
+    gaps = event_vs_ncu(s)[["case", "kernel", "event_p50_us", "ncu_us", "gap", "flagged"]]
+    out.append(gaps.to_string(index=False, formatters={"event_p50_us": "{:.2f}".format, "ncu_us": "{:.2f}".format,
+                                                        "gap": "{:+.2%}".format}))
     for att in s.attributions:
         out.append("")
         if att.skipped:
