@@ -5,7 +5,9 @@ A record per CTA is 6 x u64 ``{cta, smid, t0, t1, clk0, clk1}`` (``%globaltimer`
 its SM (a slot holds one CTA at a time), and computes what the static wave model predicts only for
 uniform CTAs: makespan, slot efficiency sum(busy) / (slots x makespan), SM efficiency (time some CTA
 was resident), the waves (a CTA's position in its slot's sequence), the idle slot-time of the last
-wave, and the per-SM imbalance. ``chrome_trace`` writes the Chrome/Perfetto JSON (one track per slot).
+wave, the per-SM imbalance, and the timer's step as the launch's own stamps show it (the gcd of their
+offsets: 32 ns for %globaltimer on the H200, so every duration is known to one step). ``chrome_trace``
+writes the Chrome/Perfetto JSON (one track per slot).
 """
 
 import json
@@ -32,6 +34,7 @@ class TimelineStats:
     ctas_per_wave: tuple[int, ...]
     last_wave_idle_slot_ns: float  # slot-time left idle after each slot's last CTA, before the makespan ends
     sm_imbalance: float  # max / mean busy time per SM
+    timer_step_ns: int  # the %globaltimer step, measured from this launch's own stamps (32 ns on the H200); 0: one stamp
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -106,7 +109,16 @@ class Timeline:
             slot_efficiency=float(busy.sum() / (slots * makespan)) if makespan else 1.0,
             sm_efficiency=float(resident / (self.sms * makespan)) if makespan else 1.0, waves=waves,
             ctas_per_wave=tuple(int((self.wave == w).sum()) for w in range(waves)),
-            last_wave_idle_slot_ns=float(idle), sm_imbalance=float(used.max() / used.mean()))
+            last_wave_idle_slot_ns=float(idle), sm_imbalance=float(used.max() / used.mean()),
+            timer_step_ns=self.timer_step_ns)
+
+    @property
+    def timer_step_ns(self) -> int:
+        """The timer's step as this launch saw it: the greatest common divisor of every start and end stamp's
+        offset from the first (each is a whole number of steps); durations are known to +-1 step."""
+        stamps = np.concatenate([self.records[:, 2], self.records[:, 3]])
+        offsets = np.unique(stamps - stamps.min())
+        return int(np.gcd.reduce(offsets[offsets > 0])) if (offsets > 0).any() else 0
 
     def to_dict(self) -> dict:
         """The records and the launch's slots as JSON-ready data (``from_dict`` reads it back)."""

@@ -71,3 +71,22 @@ def test_save_load_and_cli(tmp_path, capsys):
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     assert cli.main(["sched", "timeline", str(tmp_path / "bad.json")]) == 2
     assert "end before they start" in capsys.readouterr().err
+
+
+def test_the_timer_step_comes_from_the_launch_own_stamps():
+    rec = _spin(20)
+    assert Timeline(rec, sms=132, ctas_per_sm=1).timer_step_ns == 1  # stamps 1 ns apart somewhere
+    coarse = _spin(274)  # three waves: stamps spread over 60 us
+    coarse[:, 2:4] = coarse[:, 2:4] // 32 * 32 + 1_000_000_000  # a 32 ns timer, an arbitrary epoch
+    tl = Timeline(coarse, sms=132, ctas_per_sm=1)
+    assert tl.timer_step_ns == 32 and tl.stats().timer_step_ns == 32
+    one = Timeline(np.array([(0, 0, 64, 64, 0, 1)]), sms=1, ctas_per_sm=1)
+    assert one.timer_step_ns == 0  # a single stamp: no step to see
+
+
+def test_recorded_h200_timelines_show_the_32_ns_globaltimer():
+    from ..conftest import ROOT
+
+    files = sorted((ROOT / "data" / "runs").glob("*-decode_timelines/timeline_*.json"))
+    assert files, "no recorded decode timelines in data/runs"
+    assert {Timeline.load(f).timer_step_ns for f in files} == {32}
