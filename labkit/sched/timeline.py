@@ -34,7 +34,7 @@ class TimelineStats:
     ctas_per_wave: tuple[int, ...]
     last_wave_idle_slot_ns: float  # slot-time left idle after each slot's last CTA, before the makespan ends
     sm_imbalance: float  # max / mean busy time per SM
-    timer_step_ns: int  # the %globaltimer step, measured from this launch's own stamps (32 ns on the H200); 0: one stamp
+    timer_step_ns: int  # the timer step seen in this launch's own stamps (32 ns on the H200); 0: one stamp
 
     def to_dict(self) -> dict:
         return asdict(self)
