@@ -8,6 +8,7 @@ Every failure is one ``NcuError`` line: ncu missing, too old, not allowed to rea
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -118,17 +119,17 @@ def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, prog
     if progress is not None:
         print("running: " + " ".join(cmd), file=progress, flush=True)
     started, seen = time.monotonic(), 0
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+    # its own process group: stopping it stops the program ncu started too (a notebook kernel keeps the GPU)
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})}, start_new_session=True)
     try:
         while proc.poll() is None:
             if timeout_s is not None and time.monotonic() - started > timeout_s:
-                proc.kill()
-                proc.wait()
+                _stop(proc)
                 raise NcuError(f"ncu run stopped after {timeout_s:.0f} s (its time limit); see {log}")
             seen = _forward(log, seen, progress, started)
             time.sleep(0.5)
     except KeyboardInterrupt:
-        proc.kill()
+        _stop(proc)
         raise
     _forward(log, seen, progress, started)
     why = diagnose(log.read_text(errors="replace")) if log.is_file() else None
@@ -182,3 +183,12 @@ def _call_main(args: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(_call_main(sys.argv[1:]))
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Kill ncu and everything it started (one process group), then reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()

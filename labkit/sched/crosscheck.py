@@ -9,14 +9,13 @@ and sm__ctas_launched) and joins the report's rows to it by range: model vs meas
 """
 
 import json
-import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import LabkitError, NcuError
+from ..errors import LabkitError
 from ..values import Shape
 from .measure import SAGE2_KERNEL
 
@@ -108,7 +107,8 @@ def join(rows: list[dict], ncu_table=None) -> list[CrossCheck]:
 def crosscheck(shapes, out_dir: Path | str, *, ncu: bool = True) -> list[CrossCheck]:
     """``launches`` under ncu (``--nvtx-include labkit@sched/``, preset ``sched``) in a child process, then
     the join. ``ncu`` False: the launches in this process alone (no counters)."""
-    from ..ncu import NcuOptions, argv, diagnose, find_ncu, kernels, load
+    from ..ncu import NcuOptions, kernels, load
+    from ..ncu.runner import profile
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -118,11 +118,7 @@ def crosscheck(shapes, out_dir: Path | str, *, ncu: bool = True) -> list[CrossCh
     opts = NcuOptions(output=out / "sched", nvtx_ranges=("sched",), preset="sched")
     child = [sys.executable, "-m", "labkit", "sched", "launches", "--out", str(rows_file),
              *[a for s in shapes for a in ("--shape", ",".join(map(str, Shape.of(s))))]]
-    done = subprocess.run(argv(opts, child, ncu=find_ncu()), stdin=subprocess.DEVNULL)
-    log = out / "sched.log"
-    why = diagnose(log.read_text(errors="replace")) if log.is_file() else None
-    if done.returncode != 0 or why:
-        raise NcuError(why or f"ncu exited with {done.returncode}; see {log}")
+    profile(child, opts, progress=sys.stderr)  # version check, progress, one-line failures, a fresh log
     rows = json.loads(rows_file.read_text())
     return join(rows, kernels(load(out / "sched.ncu-rep"), metrics=NCU_METRICS))
 

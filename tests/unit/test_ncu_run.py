@@ -6,6 +6,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -173,3 +174,33 @@ def test_callable_target_and_its_entry_point(tmp_path):
     done = subprocess.run(runner.call_target("os:mkdir", {"path": str(marker)}),
                           cwd=ROOT, timeout=60)
     assert done.returncode == 0 and marker.is_dir()
+
+
+def test_a_time_limit_stops_the_profiled_program_too(tmp_path, monkeypatch):
+    """ncu's child (a notebook kernel, say) must not outlive a stopped run: it would keep the GPU busy."""
+    pidfile = tmp_path / "child.pid"
+    exe = tmp_path / "ncu"
+    exe.write_text(f"""#!{sys.executable}
+import subprocess, sys, time
+if sys.argv[1:] == ["--version"]:
+    print("Version 2025.3.1.0 (build 1) (public-release)"); sys.exit(0)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+open({str(pidfile)!r}, "w").write(str(child.pid))
+time.sleep(60)
+""")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("LABKIT_NCU", str(exe))
+    with pytest.raises(NcuError, match="stopped after 2 s"):
+        runner.profile(["true"], ncu.NcuOptions(output=tmp_path / "rep"), timeout_s=2)
+    pid = int(pidfile.read_text())
+    for _ in range(50):  # the kill is asynchronous: reaped by init shortly after
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().split()[2] == "Z":
+                break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the profiled program (pid {pid}) outlived the stopped ncu run")
