@@ -62,8 +62,8 @@ def _summary(args) -> int:
 
     try:
         summary = NcuSummary.from_dict(load_document(args.file).value)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise NcuError(f"{args.file}: not a notebook 05 summary ({type(exc).__name__}: {exc})") from None
+    except NcuError as exc:
+        raise NcuError(f"{args.file}: {exc}") from None
     print(closing_note(summary))
     return 0
 

@@ -139,15 +139,41 @@ class NcuSummary:
 
     @classmethod
     def from_dict(cls, d: dict) -> "NcuSummary":
+        """Strictly: every field the notebook and ``labkit ncu summary`` read is checked, and a bad one is named
+        by its place (``counters[3].kernel``)."""
+        def need(ok: bool, where: str, what: str) -> None:
+            if not ok:
+                raise NcuError(f"summary {where}: expected {what}")
+
+        need(isinstance(d, dict), "$", "an object (a notebook 05 ncu_summary.json)")
         if d.get("version") != VERSION:
             raise NcuError(f"summary version {d.get('version')!r}: expected {VERSION}")
         missing = [k for k in ("device", "ncu", "cases", "timings", "counters", "rules", "attributions", "reports")
                    if k not in d]
         if missing:
             raise NcuError(f"summary lacks {', '.join(missing)}")
+        for key, kind in (("cases", dict), ("timings", dict), ("reports", dict), ("counters", list), ("rules", list),
+                          ("attributions", list)):
+            need(isinstance(d[key], kind), key, f"a JSON {'object' if kind is dict else 'list'}")
         for i, row in enumerate(d["counters"]):
-            if not isinstance(row, dict) or not isinstance(row.get("case"), str) or "duration_ns" not in row:
-                raise NcuError(f"summary counters[{i}]: expected a row with case and duration_ns")
+            need(isinstance(row, dict), f"counters[{i}]", "an object")
+            for k in ("case", "kernel"):
+                need(isinstance(row.get(k), str), f"counters[{i}].{k}", "a string")
+            need(isinstance(row.get("duration_ns"), (int, float)), f"counters[{i}].duration_ns", "a number")
+        for i, a in enumerate(d["attributions"]):
+            need(isinstance(a, dict), f"attributions[{i}]", "an object")
+            for k in ("case", "source"):
+                need(isinstance(a.get(k), str), f"attributions[{i}].{k}", "a string")
+            need(isinstance(a.get("markers"), list) and isinstance(a.get("runs"), list), f"attributions[{i}]",
+                 "markers and runs lists")
+            for j, run in enumerate(a["runs"]):
+                at = f"attributions[{i}].runs[{j}]"
+                need(isinstance(run, dict), at, "an object")
+                need(isinstance(run.get("phases"), list) and isinstance(run.get("share"), list)
+                     and isinstance(run.get("samples"), list)
+                     and len(run["phases"]) == len(run["share"]) == len(run["samples"]), at,
+                     "phases, samples and share lists of one length")
+                need(isinstance(run.get("stalls"), dict), f"{at}.stalls", "an object")
         atts = tuple(Attribution(a["case"], a["source"], tuple(a["markers"]), tuple(a["runs"]), a.get("skipped"))
                      for a in d["attributions"])
         return cls(d["device"], d["ncu"], dict(d["cases"]), dict(d["timings"]), tuple(d["counters"]),

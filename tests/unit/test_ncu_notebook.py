@@ -160,7 +160,7 @@ def test_closing_note_from_a_summary_file(fixture_summary, tmp_path, capsys):
     assert "saxpy: phase attribution skipped" in out and "fixture 1.66 MB" in out
     f.write_text(json.dumps({**fixture_summary.to_dict(), "counters": [{"kernel": "x"}]}))
     assert cli.main(["ncu", "summary", str(f)]) == 2
-    assert "summary counters[0]: expected a row with case and duration_ns" in capsys.readouterr().err
+    assert "summary counters[0].case: expected a string" in capsys.readouterr().err
 
 
 @needs_fixture
@@ -168,3 +168,25 @@ def test_stall_reasons_ordered_by_samples_over_the_kernel(fixture_summary):
     stalls = tables.stall_shares(fixture_summary.attributions[0].runs[0])
     assert list(stalls.columns[:2]) == ["wait", "short_scoreboard"]  # not the 30-sample <unmapped> row's reasons
     assert list(stalls.columns).index("math_pipe_throttle") < list(stalls.columns).index("imc_miss")
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: [1, 2], "summary $: expected an object"),
+    (lambda d: {**d, "counters": {}}, "summary counters: expected a JSON list"),
+    (lambda d: (d["counters"][2].pop("kernel"), d)[1], "summary counters[2].kernel: expected a string"),
+    (lambda d: (d["counters"][0].update(duration_ns="9"), d)[1], "counters[0].duration_ns: expected a number"),
+    (lambda d: (d["attributions"][0]["runs"][1]["share"].pop(), d)[1],
+     "attributions[0].runs[1]: expected phases, samples and share lists of one length"),
+])
+def test_summary_cli_refuses_a_damaged_summary_in_one_line(damage, message, tmp_path, capsys):
+    from labkit import cli
+
+    from ..conftest import ROOT
+
+    (recorded,) = sorted((ROOT / "data" / "runs").glob("*-05_ncu_correlation/data/ncu_summary.json"))[-1:]
+    bad = tmp_path / "ncu_summary.json"
+    bad.write_text(json.dumps(damage(json.loads(recorded.read_text()))))
+    assert cli.main(["ncu", "summary", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"labkit: error: {bad}: ") and message in err[0]
+    assert cli.main(["ncu", "summary", str(recorded)]) == 0 and "event p50 vs ncu" in capsys.readouterr().out
