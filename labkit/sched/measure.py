@@ -130,9 +130,9 @@ def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int =
     if splits is None:
         splits = decode_splits(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv,
                                page_size=page_size, sms=sms)
-    _, kb = _decode_geometry(batch, kv_len, head_dim, heads_q, heads_kv, page_size)
+    g, kb = _decode_geometry(batch, kv_len, head_dim, heads_q, heads_kv, page_size)
     return decode_launch(batch, kv_len, splits, heads_kv=heads_kv, tokens_per_stage=kb.tokens_per_stage, sms=sms,
-                         ctas_per_sm=ctas_per_sm)
+                         ctas_per_sm=ctas_per_sm, row_blocks=kb.row_blocks(g))
 
 
 def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,

@@ -1,7 +1,8 @@
 """The scheduling model of one launch of labkit's kernels (pure: no GPU): CTAs, waves and efficiencies.
 
 Sage2 mainloop: one CTA per (q tile of ``cta_q`` rows, head, batch); every CTA runs
-ceil(kv_len / cta_k) k iterations. Decode: one CTA per (split, KV head, sequence); a sequence's
+ceil(kv_len / cta_k) k iterations. Decode: one CTA per (split, KV head, row block, sequence) (row blocks:
+more query rows than one CTA holds, e.g. 16 heads x 8 tokens); a sequence's
 ceil(kv_len / tokens_per_stage) stages are cut into ``splits`` runs of ceil(stages / splits) (as
 paged_decode*.cu do), so the longest split sets the time. Efficiencies, each a share in 0..1:
 
@@ -59,14 +60,14 @@ def sage2_launch(batch: int, heads: int, q_len: int, kv_len: int, *, sms: int, c
 
 
 def decode_launch(batch: int, kv_len: int, splits: int, *, heads_kv: int, tokens_per_stage: int, sms: int,
-                  ctas_per_sm: int) -> LaunchModel:
-    """A paged-decode call's grid (splits, heads_kv, batch), every sequence ``kv_len`` tokens long."""
+                  ctas_per_sm: int, row_blocks: int = 1) -> LaunchModel:
+    """A paged-decode call's grid (splits, heads_kv x row_blocks, batch), every sequence ``kv_len`` tokens long."""
     for name, v in (("batch", batch), ("kv_len", kv_len), ("splits", splits), ("heads_kv", heads_kv),
-                    ("tokens_per_stage", tokens_per_stage)):
+                    ("tokens_per_stage", tokens_per_stage), ("row_blocks", row_blocks)):
         check_int(v, what=name, lo=1)
     stages = math.ceil(kv_len / tokens_per_stage)
     longest = math.ceil(stages / splits)
-    return _launch("decode", splits * heads_kv * batch, sms, ctas_per_sm, 1.0,
+    return _launch("decode", splits * heads_kv * row_blocks * batch, sms, ctas_per_sm, 1.0,
                    tile_efficiency(kv_len, tokens_per_stage), stages / (splits * longest))
 
 

@@ -33,7 +33,7 @@ SEED_LIKE = dict(batch=2, heads_q=24, heads_kv=4, head_dim=256, page_size=64, ma
     ({"heads_q": 25}, "heads_q 25 is not a multiple of heads_kv 4"),
     ({"heads_q": 68}, "17 query heads per KV head: expected 1..16"),
     ({"max_q_len": 9}, "max_q_len 9: expected 1..8"),
-    ({"heads_kv": 8192, "heads_q": 8192}, "heads_kv 8192: at most 65535 sequences and 8191 KV heads"),
+    ({"heads_kv": 65536, "heads_q": 65536}, "heads_kv 65536: grid y and z take at most 65535"),
     ({"batch": 0}, "batch = 0: expected an integer >= 1"),
     ({"layout": "nhd"}, "layout 'nhd': expected one of plain, interleaved"),
 ])
@@ -221,3 +221,11 @@ def test_shape_runner_builds_in_a_folder_that_lives_while_the_block_runs(monkeyp
         assert s == 7 and (folder / "k.cubin").is_file() and not freed
     assert not folder.exists() and freed == [True]
     assert seen["g"] == geometry_for(2, 704, heads_q=24, heads_kv=4, head_dim=256) and seen["kw"]["timeline"]
+
+
+def test_row_blocks_count_against_grid_y(tmp_path):
+    assert DecodeGeometry(1, 8192, 8192, 128, 64, 1, 1).heads_kv == 8192  # one row block: fine
+    g = DecodeGeometry(1, 16 * 8192, 8192, 128, 64, 1, 1, max_q_len=8)  # 128 rows
+    assert kernel_build(g).row_blocks(g) == 2  # 64 rows per CTA: 16384 CTAs along y, fine
+    with pytest.raises(ArgumentError, match="heads_kv 8192 x 8 row blocks = 65536 CTAs along grid y"):
+        build(g, 1, tmp_path, kernel=kernel_build(g, variant="mma"))  # 16 rows per CTA

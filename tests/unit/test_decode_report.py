@@ -67,11 +67,11 @@ def test_the_bench_keeps_what_it_measured_when_a_later_point_fails(tmp_path, mon
     from labkit import probes, provenance
     from labkit.workloads.decode import bench
 
-    calls = []
+    calls, fail_at = [], [3]
 
     def fake_point(batch, kv_len, head_dim, **kw):
         calls.append(batch)
-        if len(calls) == 3:
+        if len(calls) == fail_at[0]:
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
         t = 20e-6 * batch
         nbytes = 2 * batch * kv_len * 8 * head_dim * 2
@@ -83,7 +83,13 @@ def test_the_bench_keeps_what_it_measured_when_a_later_point_fails(tmp_path, mon
     monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
     monkeypatch.setattr(provenance, "collect", lambda **kw: {"device": {"name": "fake"}, "git_sha": "0" * 40})
     out = tmp_path / "bench.json"
+    out.write_text(RECORDED[-1].read_text())  # an earlier, complete report at the same path stays whole
     with pytest.raises(RuntimeError, match="illegal memory access"):
         cli.main(["decode", "bench", "--quick", "--out", str(out)])
-    kept = report.load(out)
+    kept = report.load(tmp_path / "bench.json.partial")
     assert [p.batch for p in kept.points] == [1, 8] and "[2] batch 8 x 8192" in capsys.readouterr().out
+    assert out.read_text() == RECORDED[-1].read_text()
+    fail_at[0] = 0  # no failure this time: the report lands at FILE and the partial goes
+    monkeypatch.setattr(bench, "split_sweep", lambda *a, **k: [])
+    assert cli.main(["decode", "bench", "--quick", "--out", str(out)]) == 0
+    assert len(report.load(out).points) == 5 and not (tmp_path / "bench.json.partial").exists()

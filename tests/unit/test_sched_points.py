@@ -130,3 +130,11 @@ def test_timeline_round_trips_through_its_dict_and_refuses_damage():
     bad["records"][3] = [1, 2, 3]
     with pytest.raises(LabkitError, match=r"src\.json: records\[3\]"):
         Timeline.from_dict(bad, source="src.json")
+
+
+def test_decode_row_blocks_multiply_the_ctas():
+    # 16 query heads per KV head x 8 tokens = 128 rows, 64 per CTA at d128: two row blocks
+    m = decode_launch(4, 4096, 2, heads_kv=4, tokens_per_stage=32, sms=132, ctas_per_sm=2, row_blocks=2)
+    assert m.ctas == 2 * 4 * 2 * 4 == 64 and m.waves == pytest.approx(64 / 264)
+    with pytest.raises(ArgumentError, match="row_blocks"):
+        decode_launch(4, 4096, 2, heads_kv=4, tokens_per_stage=32, sms=132, ctas_per_sm=2, row_blocks=0)

@@ -42,6 +42,15 @@ def _maps(g: DecodeGeometry) -> tuple[dict, list, list]:
     return buffers, args, [dims, strides]
 
 
+def _grid_y_blocks(g: DecodeGeometry, kb: KernelBuild) -> int:
+    """Row blocks per KV head, checked against grid y (heads_kv x row blocks <= 65535)."""
+    blocks = kb.row_blocks(g)
+    if g.heads_kv * blocks > 65535:
+        raise ArgumentError(f"decode geometry: heads_kv {g.heads_kv} x {blocks} row blocks = {g.heads_kv * blocks} "
+                            "CTAs along grid y; it takes at most 65535")
+    return blocks
+
+
 def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None,
                   kernel: KernelBuild | None = None, q_rows: int | None = None) -> dict:
     """The manifest of one decode call with ``splits`` KV splits per (sequence, KV head); ``q_rows``: rows of
@@ -55,7 +64,7 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
     if q_rows is not None and (isinstance(q_rows, bool) or not isinstance(q_rows, int) or q_rows < g.q_tokens):
         raise ArgumentError(f"q_rows {q_rows!r}: expected an integer >= {g.q_tokens} (batch x max_q_len)")
     q_shape = [g.q_tokens if q_rows is None else q_rows, g.heads_q, g.head_dim]
-    blocks = kb.row_blocks(g)
+    blocks = _grid_y_blocks(g, kb)
     groups = g.batch * g.heads_kv * blocks
     tmap = lambda param: {"tensormap": {"param": param, "dtype": "bf16", "dims": dims, "strides": strides,  # noqa
                                         "box": [64, kb.box_rows, 1, 1], "swizzle": 128, "l2_promotion": 128}}
@@ -112,6 +121,7 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     kb = kernel or kernel_build(g)
+    _grid_y_blocks(g, kb)  # before NVRTC
     cubin = compile_cubin(kernel_path(__file__, kb.source), arch=arch, options=kb.options())
     name = (f"{ENTRY}_{kb.variant}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}"
             f"_k{kb.keys_per_warp}_s{kb.stages}{'_timeline' if kb.timeline else ''}_{arch}.cubin")

@@ -39,11 +39,17 @@ def _bench(args) -> int:
     provenance = collect(timing_mode="cold")
     rows, sweeps = [], {}
 
-    def save() -> None:  # after every stage: an interrupted or failing bench keeps what it measured
+    partial = None if args.out is None else args.out.path.with_name(args.out.path.name + ".partial")
+
+    def save(final: bool = False) -> None:
+        """After every stage into FILE.partial (an interrupted or failing bench keeps what it measured, and an
+        earlier report at FILE stays whole); at the end into FILE."""
         if args.out is not None:
             from .report import write
 
-            write(rows, sweeps, copy, provenance, args.out.path)
+            write(rows, sweeps, copy, provenance, args.out.path if final else partial)
+            if final:
+                partial.unlink(missing_ok=True)
 
     def timed(row: dict) -> dict:
         print(f"  [{len(rows) + 1}] batch {row['batch']} x {row['kv_len']}, d{row['head_dim']}, {row['heads']}, "
@@ -84,6 +90,7 @@ def _bench(args) -> int:
                                       f"{pick['splits']} splits at {pick['p50_us'] / best - 1:+.1%} of the best"),
                   flush=True)
     if args.out is not None:
+        save(final=True)
         print(f"report: {args.out.path} (labkit report show|diff read it)")
     return 0
 

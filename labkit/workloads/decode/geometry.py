@@ -49,9 +49,9 @@ class DecodeGeometry:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ArgumentError(f"decode geometry: {name} = {v!r}: expected an integer >= 1")
-        if self.batch > 65535 or self.heads_kv * 8 > 65535:  # grid y: heads_kv x up to 8 row blocks
-            raise ArgumentError(f"decode geometry: batch {self.batch}, heads_kv {self.heads_kv}: at most 65535 "
-                                "sequences and 8191 KV heads (grid z and y)")
+        if self.batch > 65535 or self.heads_kv > 65535:  # grid z and y (y also counts row blocks: build.py)
+            raise ArgumentError(f"decode geometry: batch {self.batch}, heads_kv {self.heads_kv}: grid y and z "
+                                "take at most 65535")
         if self.head_dim not in HEAD_DIMS:
             raise ArgumentError(f"decode geometry: head_dim {self.head_dim}: the decode kernel takes "
                                 f"{', '.join(map(str, HEAD_DIMS))}")
@@ -182,9 +182,9 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
     without starting a second (measured on the H200: batch 8 x 8k ran 2.05 TB/s at 2 splits = 128
     CTAs and 1.52 at 3 = 192 CTAs, 1.45 waves), with at least 512 tokens per split on long sequences and
     down to one page on short ones (a split's fixed cost is ~2 us of prologue plus its share of the
-    reduction; measured with the parallel reduction: batch 1 x 8k 21.5 us at 16 splits, 25.7 at 8, 23.8
-    at 32; the seed-sized call, 2 x 704 tokens, 17.7 us at 11 splits, 18.8 at 4, 25.1 at 2), never more
-    splits than pages."""
+    reduction). Recorded split sweeps (data/runs/20261201T062100Z-decode_bench): batch 1 x 8k 21.5 us at
+    16 splits (the pick), 26.0 at 8, 24.1 at 32; batch 8 x 8k 80.7 at 4 (the pick), 82.3 at 2; the
+    seed-sized call, 2 x 704 tokens, 17.5 us at 11 (the pick), 16.9 at 8, 23.6 at 2. Never more splits than pages."""
     pages = g.max_pages if seq_pages is None else seq_pages
     min_tokens = min(512, max(64, pages * g.page_size // 16))  # short sequences: latency wants splits
     min_pages = min_pages_per_split or max(1, min_tokens // g.page_size)

@@ -31,6 +31,8 @@ class DecodePoint:
     p50_us: float
     TBps: float
     peers: dict  # peer -> TB/s (float) or why it did not run (str)
+    heuristic: bool | None = None  # split sweeps: whether this is the heuristic's split count
+    x_best_peer: float | None = None  # TBps / the best peer's, where a peer ran
 
     @property
     def key(self) -> tuple:
@@ -48,7 +50,7 @@ class DecodeReport:
     def to_dict(self) -> dict:
         def row(p: DecodePoint) -> dict:
             d = {f.name: getattr(p, f.name) for f in fields(p) if f.name != "peers"}
-            return {**d, **p.peers}
+            return {**{k: v for k, v in d.items() if v is not None}, **p.peers}
 
         return {"decode_report_version": self.version, "copy_read_plus_write_GBps": self.copy_TBps * 1e3,
                 "rows": [row(p) for p in self.points],
@@ -74,7 +76,9 @@ def _point(n: Node) -> DecodePoint:
                        head_dim=n["head_dim"].int(1, 1024), heads=n["heads"].str(), splits=n["splits"].int(1, 65535),
                        kernel=n["kernel"].str(), mode=n["mode"].str(("cold", "hot", "graph")),
                        kv_MB=n["kv_MB"].num(0), p50_us=n["p50_us"].num(0, 1e9), TBps=n["TBps"].num(0, 100),
-                       peers=peers)
+                       peers=peers, heuristic=h.bool() if (h := n.get("heuristic")) is not None else None,
+                       x_best_peer=(x.num(0, 1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-"
+                                    else None))
 
 
 def from_node(n: Node) -> DecodeReport:
