@@ -155,6 +155,23 @@ class NcuSummary:
         for key, kind in (("cases", dict), ("timings", dict), ("reports", dict), ("counters", list), ("rules", list),
                           ("attributions", list)):
             need(isinstance(d[key], kind), key, f"a JSON {'object' if kind is dict else 'list'}")
+        for case, t in d["timings"].items():
+            need(isinstance(t, dict) and all(isinstance(t.get(k), (int, float)) and not isinstance(t.get(k), bool)
+                                             for k in ("p50_ns", "min_ns", "max_ns")),
+                 f"timings.{case}", "p50_ns, min_ns and max_ns numbers")
+        for name, r in d["reports"].items():
+            need(isinstance(r, dict) and isinstance(r.get("bytes"), int) and not isinstance(r["bytes"], bool),
+                 f"reports.{name}.bytes", "an integer")
+        for kind, rows in d["cases"].items():
+            if kind == "repeat":
+                continue
+            need(isinstance(rows, list) and all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in rows),
+                 f"cases.{kind}", "a list of cases, each with a name")
+        for i, r in enumerate(d["rules"]):
+            need(isinstance(r, dict) and all(isinstance(r.get(k), str) for k in ("case", "kernel", "rule", "title")),
+                 f"rules[{i}]", "an object with case, kernel, rule and title")
+            need(r.get("speedup_pct") is None or isinstance(r["speedup_pct"], (int, float))
+                 and not isinstance(r["speedup_pct"], bool), f"rules[{i}].speedup_pct", "a number or null")
         for i, row in enumerate(d["counters"]):
             need(isinstance(row, dict), f"counters[{i}]", "an object")
             for k in ("case", "kernel"):
@@ -173,11 +190,20 @@ class NcuSummary:
                      and isinstance(run.get("samples"), list)
                      and len(run["phases"]) == len(run["share"]) == len(run["samples"]), at,
                      "phases, samples and share lists of one length")
-                need(isinstance(run.get("stalls"), dict), f"{at}.stalls", "an object")
+                need(all(isinstance(x, str) for x in run["phases"]) and len(set(run["phases"])) == len(run["phases"]),
+                     f"{at}.phases", "distinct phase names")
+                need(all(_number(x) for x in run["share"] + run["samples"]), at, "numbers in samples and share")
+                need(isinstance(run.get("stalls"), dict) and all(
+                    isinstance(v, dict) and all(_number(x) for x in v.values()) for v in run["stalls"].values()),
+                     f"{at}.stalls", "an object of phase -> {reason: samples}")
         atts = tuple(Attribution(a["case"], a["source"], tuple(a["markers"]), tuple(a["runs"]), a.get("skipped"))
                      for a in d["attributions"])
         return cls(d["device"], d["ncu"], dict(d["cases"]), dict(d["timings"]), tuple(d["counters"]),
                    tuple(d["rules"]), atts, dict(d["reports"]), d["version"])
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def timing_entry(timing: dict) -> dict:

@@ -48,6 +48,8 @@ class Timeline:
         if rec.ndim != 2 or rec.shape[1] != len(FIELDS) or rec.shape[0] == 0:
             raise ArgumentError(f"timeline records of shape {list(rec.shape)}: expected [ctas, 6] "
                                 f"({', '.join(FIELDS)})")
+        if (rec[:, 2:] < 0).any() or (rec[:, 2:] >= 1 << 62).any():  # u64 stamps read as i64; sums must not wrap
+            raise ArgumentError("timeline stamps outside 0..2**62: not %globaltimer / clock64 readings")
         if (rec[:, 3] < rec[:, 2]).any():
             raise ArgumentError(f"{int((rec[:, 3] < rec[:, 2]).sum())} CTAs end before they start: not a timeline")
         if (rec[:, 1] < 0).any() or (rec[:, 1] >= sms).any():
