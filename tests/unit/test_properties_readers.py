@@ -61,3 +61,28 @@ def test_mutated_sweep_files(workdir, data, manifest):  # noqa: F811
     _property("sweep point", ["sweep", "collect", str(d), "--csv"])
     (d / "sweep.json").write_bytes(manifest)
     _property("sweep manifest", ["sweep", "status", str(d)])
+
+
+SEED_MANIFEST = ROOT / "data" / "trtllm_gen_decode_manifest_v4.json"
+
+
+@EXAMPLES
+@given(data=mutated_json(SEED_MANIFEST.read_text()))
+def test_mutated_seed_manifest_through_decode_from_manifest(workdir, data):  # noqa: F811
+    """The seed's geometry retargeted to labkit's kernel: a damaged manifest is one line, never a build of
+    nonsense (exit 0 means a manifest that `labkit manifest check` accepts was written)."""
+    path = workdir / "seed.json"
+    path.write_bytes(data)
+    out = workdir / "retarget"
+    shutil.rmtree(out, ignore_errors=True)
+    _property("decode from-manifest", ["decode", "from-manifest", str(path), "--out", str(out)])
+
+
+def test_zz_reader_case_counts(capsys):
+    """Each property must reach both outcomes, or it explores only the parser's front door."""
+    for name in ("decode report", "timeline", "ncu summary", "sweep point", "decode from-manifest"):
+        assert CASES.get(f"{name}, exit 0", 0) > 0 and CASES.get(f"{name}, exit 2", 0) > 0, (name, CASES)
+    with capsys.disabled():
+        print("\nreader property cases:", {k: v for k, v in CASES.items() if k.split(",")[0] in
+                                            ("decode report", "timeline", "ncu summary", "sweep point",
+                                             "sweep manifest", "decode from-manifest")})
