@@ -2,6 +2,9 @@
 // helpers, the swizzled stage layout and its TMA loads, and the last CTA's split reduction.
 // Include after defining PAGE_SIZE, HEAD_DIM, MAX_ROWS, TOKENS_PER_STAGE, BOX_ROWS, BOXES, PARTS,
 // TILE_ELEMS and STAGE_BYTES (see the kernels' headers).
+// Each kernel writes out its own per-CTA setup (sequence, rows, stages, barrier init, first loads) rather
+// than sharing a helper here: a shared prologue measured 2x slower for a lone CTA on the H200 (206 vs
+// 109 us, A/B), so the duplication is deliberate; change it only with a device A/B.
 // LABKIT_TIMELINE (compile-time; labkit.sched): Params gains a records pointer at byte 352 (inside the
 // 384-B block's padding) and thread 0 of each CTA writes {cta, smid, %globaltimer at entry and exit,
 // clock64 at both} as 6 x u64 at every CTA_RETURN; without the define CTA_RETURN is a plain return and
