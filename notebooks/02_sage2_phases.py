@@ -40,6 +40,8 @@ from labkit.report import Sage2Report
 from labkit.session import Session, each
 from labkit.workloads.sage2.precision import PrecisionPoint, precision_frame, precision_study
 from labkit.workloads.sage2.profile import profile
+from labkit.workloads.sage2.schedule import Schedule
+from labkit.workloads.sage2.tails import tail_points
 
 labkit.setup_logging("WARNING")
 session = Session.start("02_sage2_phases", source=source, out_dir=out_dir, parameters={
@@ -47,10 +49,18 @@ session = Session.start("02_sage2_phases", source=source, out_dir=out_dir, param
     "kv_tail": kv_tail, "tail_iterations": tail_iterations, "precision_iterations": precision_iterations,
     "seed_report": seed_report})
 
+# %% [markdown]
+# The tail study's interleaved rounds run first, as a labkit sweep (`data/sweeps/tail_rounds/`, one
+# file per finished round: an interrupted run keeps its rounds and a re-run resumes); the report
+# takes them as its tail study.
+
 # %%
+rounds = session.sweep("tail_rounds", "sage2.tail_round", {"round_index": list(range(tail_iterations))},
+                       shape=shape, layout=layout, dtype=dtype, q_tails=q_tail, kv_tails=kv_tail, seed=0,
+                       schedule=Schedule().to_dict())
 ours = session.measure("report", profile, tuple(shape), layout=layout, dtype=dtype, warmup=warmup,
                        iterations=iterations, q_tails=q_tail, kv_tails=kv_tail, tail_iterations=tail_iterations,
-                       load=Sage2Report.from_dict)
+                       tails=tail_points(rounds.to_dict("records")), load=Sage2Report.from_dict)
 seed = labkit.report.load(labkit.repo_path(seed_report))
 print(labkit.report.phase_table(ours))
 

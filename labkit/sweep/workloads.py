@@ -76,3 +76,23 @@ def decode_timeline(batch: int, kv_len: int, splits: int = 0, head_dim: int = 12
 
     return decode_point(int(batch), int(kv_len), int(splits) or None, head_dim=int(head_dim), heads_q=int(heads_q),
                         heads_kv=int(heads_kv), page_size=int(page_size), launches=int(launches))
+
+
+@register("sage2.tail_round")
+def sage2_tail_round(shape: list, round_index: int, layout: str = "NHD", dtype: str = "bf16",
+                     q_tails: list | None = None, kv_tails: list | None = None, seed: int = 0,
+                     schedule: dict | None = None) -> dict:
+    """One interleaved round of the Sage2 tail study (GPU; labkit.workloads.sage2.tails.tail_round):
+    every configuration's mainloop once, cold L2, the order rotated by ``round_index``."""
+    from ..errors import ArgumentError
+    from ..workloads.sage2.schedule import Schedule
+    from ..workloads.sage2.tails import tail_round
+
+    if schedule is not None and not isinstance(schedule, dict):
+        raise ArgumentError(f"schedule {schedule!r}: expected the fields of a Sage2 Schedule")
+    try:
+        sched = Schedule(**(schedule or {}))
+    except TypeError as exc:
+        raise ArgumentError(f"schedule {schedule!r}: {exc}") from None
+    return tail_round(shape, round_index=round_index, layout=layout, dtype=dtype, q_tails=q_tails, kv_tails=kv_tails,
+                      seed=seed, schedule=sched)

@@ -11,12 +11,15 @@ from .nvtx import nvtx_range
 
 
 def interleave(fns: Mapping[str, Callable[[], object]], *, iterations: int = 5, warmup: int = 1,
-               mode: Mode = "cold", on_sample: Callable[[str, int, float], None] | None = None) -> dict[str, Timing]:
+               mode: Mode = "cold", on_sample: Callable[[str, int, float], None] | None = None,
+               rotate: int = 0) -> dict[str, Timing]:
     """Time each ``fns[name]`` ``iterations`` times, round-robin with a rotating start.
 
     Args:
         fns: name -> zero-argument launcher (CuPy's current stream).
         on_sample: called as (name, round, seconds) after each sample (progress, saving).
+        rotate: where round 0 starts in ``fns``' order (a study whose rounds are separate calls
+            passes the round's number, so the rotation continues across calls).
     """
     if mode == "graph":
         raise ValueError("interleave times eagerly: use mode 'cold' or 'hot'")
@@ -31,7 +34,8 @@ def interleave(fns: Mapping[str, Callable[[], object]], *, iterations: int = 5, 
         smp.stream.synchronize()
         clock_start = _read_clock()
         for r in range(iterations):
-            order = names[r % len(names):] + names[:r % len(names)]
+            at = (r + rotate) % len(names)
+            order = names[at:] + names[:at]
             for n in order:
                 smp.pad()
                 with nvtx_range(n):

@@ -185,7 +185,7 @@ def test_profile_report_at_a_small_shape(tmp_path):
     from labkit import report
     from labkit.workloads.sage2.profile import profile
 
-    r = profile((1, 1000, 4, 96), warmup=1, iterations=3, tail_iterations=2)
+    r = profile((1, 1000, 4, 96), warmup=1, iterations=3, tail_iterations=2, tail_dir=tmp_path / "tails")
     assert r.decomposition.equal and r.decomposition.max_abs == 0.0
     assert r.manual_checksum == r.reference_checksum
     assert [(t.sweep, t.q_len, t.kv_len) for t in r.tail_study] == [
@@ -198,6 +198,11 @@ def test_profile_report_at_a_small_shape(tmp_path):
     assert r.scheduler.q_ctas_per_head == 8 and r.scheduler.k_iterations_per_cta == 16
     path = report.save(r, tmp_path / "r.json")
     assert report.load(path) == r
+    # the rounds are a finished sweep: the same study again measures nothing and folds the same points
+    from labkit.workloads.sage2.tails import tail_study
+
+    assert len(list((tmp_path / "tails" / "points").glob("*.json"))) == 2
+    assert tail_study((1, 1000, 4, 96), iterations=2, directory=tmp_path / "tails") == list(r.tail_study)
 
 
 def test_torch_inputs_give_the_same_bits_as_cupy_inputs():

@@ -34,7 +34,7 @@ def _profile(args) -> int:
     q_tails, kv_tails = shape.lengths(args.q_tail, "--q-tail"), shape.lengths(args.kv_tail, "--kv-tail")
     r = profile(shape, layout=args.layout, dtype=args.dtype, warmup=args.warmup, iterations=args.iterations,
                 q_tails=q_tails, kv_tails=kv_tails, tail_iterations=args.tail_iterations, seed=args.seed,
-                schedule=Schedule(pv_terms=args.pv_terms))
+                schedule=Schedule(pv_terms=args.pv_terms), tail_dir=args.tail_dir)
     save(r, args.out.path)
     print(phase_table(r))
     print(f"report: {args.out}")
@@ -74,6 +74,8 @@ def register(sub) -> None:
     p.add_argument("--tail-iterations", type=int_in(1, 10**6, what="--tail-iterations"), default=5)
     p.add_argument("--q-tail", default=None, help="q lengths 1..N, comma separated (default: the seed's kind)")
     p.add_argument("--kv-tail", default=None, help="kv lengths 1..N, comma separated")
+    p.add_argument("--tail-dir", default=None, metavar="DIR",
+                   help="keep the tail study's rounds there as a labkit sweep: a re-run resumes (default: temporary)")
     p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
     p.set_defaults(fn=_profile)
 

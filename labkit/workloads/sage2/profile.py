@@ -7,26 +7,22 @@ interleaved configurations.
 """
 
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 
 from ... import _env
 from ...cuda import cupy
 from ...errors import ArgumentError
 from ...provenance import collect
 from ...report.model import DecompositionCheck, Sage2Report, TailPoint
-from ...timing import interleave
 from ...values import Shape, check_int
 from .inputs import LAYOUTS, check_inputs, random_inputs, to_f32
 from .plan import Sage2Plan
 from .reference import CHECKSUM_DEFINITION, accuracy, attention_ref, checksum, to_bhnd
-from .schedule import Schedule, scheduler, tail_fields
+from .schedule import Schedule, scheduler
+from .tails import tail_configs, tail_study
 
 FUSED_PHASES = ("int8_qk", "scale_application", "online_softmax", "pv_accumulation", "final_normalization_and_output")
-
-
-def default_tails(n: int, tile: int) -> list[int]:
-    """The seed's three points: the last multiple of the tile below n, one more row, and n."""
-    base = n - n % tile if n % tile else max(tile, n - tile)
-    return sorted({x for x in (base, base + 1, n) if 1 <= x <= n})
 
 
 def check_options(*, layout: str, dtype: str, seed: int) -> None:
@@ -42,35 +38,15 @@ def _log(msg: str) -> None:
     print(f"[sage2 profile] {msg}", file=sys.stderr, flush=True)
 
 
-def tail_study(q, k, v, *, layout: str, points: list[tuple[str, int, int]], iterations: int = 5,
-               schedule: Schedule = Schedule()) -> list[TailPoint]:
-    """Mainloop time of each (sweep, q_len, kv_len) on its own prefix of q and k, v (each point
-    fully prepared on its own slice), configurations interleaved round by round."""
-    cp = cupy()
-    plans = {}
-    for sweep, ql, kl in points:
-        key = f"{sweep}/q{ql}/kv{kl}"
-        sl_q = (slice(None), slice(0, ql)) if layout == "NHD" else (slice(None), slice(None), slice(0, ql))
-        sl_k = (slice(None), slice(0, kl)) if layout == "NHD" else (slice(None), slice(None), slice(0, kl))
-        p = Sage2Plan(check_inputs(cp.ascontiguousarray(q[sl_q]), cp.ascontiguousarray(k[sl_k]),
-                                   cp.ascontiguousarray(v[sl_k]), layout=layout), schedule)
-        p.run()
-        plans[key] = (sweep, ql, kl, p)
-    _log(f"tail study: {len(plans)} configurations x {iterations} interleaved rounds")
-    timings = interleave({key: p.mainloop for key, (_, _, _, p) in plans.items()}, iterations=iterations,
-                         on_sample=lambda n, r, t: _log(f"  round {r + 1}/{iterations} {n}: {t * 1e3:.2f} ms"))
-    out = []
-    for key, (sweep, ql, kl, p) in plans.items():
-        out.append(TailPoint(sweep=sweep, q_len=ql, kv_len=kl, **tail_fields(ql, kl, schedule),
-                             mainloop=timings[key].stats, checksum=checksum(to_f32(p.out, p.inputs.dtype))))
-    return out
-
-
 def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf16", warmup: int = 3,
             iterations: int = 10, q_tails: list[int] | None = None, kv_tails: list[int] | None = None,
-            tail_iterations: int = 5, seed: int = 0, schedule: Schedule = Schedule()) -> Sage2Report:
+            tail_iterations: int = 5, seed: int = 0, schedule: Schedule = Schedule(),
+            tails: Sequence[TailPoint] | None = None, tail_dir: Path | str | None = None) -> Sage2Report:
     """Measure the full report for q = k = v of ``shape`` [B, N, H, D] (fresh N(0, 1) inputs).
 
+    The tail study runs as a labkit.sweep of interleaved rounds (labkit.workloads.sage2.tails) in
+    ``tail_dir`` (resumable; a temporary directory if None), after the other measurements; ``tails``:
+    a study already run (e.g. a notebook's ``Session.sweep``), used as it is.
     Every argument is checked before any GPU work (ArgumentError, as the CLI's).
     """
     shape = Shape.of(shape)
@@ -78,9 +54,12 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
     check_int(warmup, what="warmup", lo=0)
     check_int(iterations, what="iterations", lo=1)
     check_int(tail_iterations, what="tail_iterations", lo=1)
-    q_tails, kv_tails = shape.lengths(q_tails, "q_tails"), shape.lengths(kv_tails, "kv_tails")
     if not isinstance(schedule, Schedule):
         raise ArgumentError(f"schedule {schedule!r}: expected a Schedule")
+    configs = tail_configs(shape, q_tails, kv_tails, schedule)
+    if tails is not None and [(t.sweep, t.q_len, t.kv_len) for t in tails] != configs:
+        raise ArgumentError(f"tails: {[(t.sweep, t.q_len, t.kv_len) for t in tails]} are not this study's "
+                            f"configurations {configs}")
     cp = cupy()
     b, n, h, d = shape
     _log(f"inputs {list(shape)} {layout} {dtype}, seed {seed}")
@@ -100,12 +79,12 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
     dec = DecompositionCheck(equal=bool(cp.array_equal(one_shot.view(cp.uint16), p.out.view(cp.uint16))),
                              max_abs=float(diff.max()), mean_abs=float(diff.mean()))
     manual, reference = checksum(o), checksum(a)
-    del one_shot, a, o, diff
-    points = [("q_tail_fixed_kv", ql, n) for ql in (q_tails if q_tails is not None else
-                                                    default_tails(n, schedule.cta_q))]
-    points += [("kv_tail_fixed_q", n, kl) for kl in (kv_tails if kv_tails is not None else
-                                                     default_tails(n, schedule.cta_k))]
-    tails = tail_study(q, k, v, layout=layout, points=points, iterations=tail_iterations, schedule=schedule)
+    kernel_head_dim, sm_scale = p.kernel_head_dim, p.sm_scale
+    del one_shot, a, o, diff, q, k, v, p  # the tail rounds allocate their own inputs
+    if tails is None:
+        _log(f"tail study: {len(configs)} configurations x {tail_iterations} interleaved rounds")
+        tails = tail_study(shape, iterations=tail_iterations, layout=layout, dtype=dtype, q_tails=q_tails,
+                           kv_tails=kv_tails, seed=seed, schedule=schedule, directory=tail_dir)
     kernel = "attn_fwd (labkit/workloads/sage2/kernels/attn_fwd.cu)"
     fused = {ph: f"fused inside {kernel}" for ph in FUSED_PHASES}
     fused["timing_policy"] = ("No independent wall time per sub-phase without changing the kernel schedule; the "
@@ -114,10 +93,10 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
     return Sage2Report(
         metadata={"source": "labkit.workloads.sage2.profile", "inputs": "N(0, 1) q, k, v rounded to "
                   f"{dtype}, seed {seed}", "dtype": dtype, "layout": layout, "head_dim": d,
-                  "kernel_head_dim": p.kernel_head_dim, "sm_scale": p.sm_scale, "schedule": schedule.to_dict(),
+                  "kernel_head_dim": kernel_head_dim, "sm_scale": sm_scale, "schedule": schedule.to_dict(),
                   "tail_iterations_interleaved": tail_iterations, "repo": str(_env.repo_root().name)},
         q_shape=tuple(shape), k_shape=tuple(shape), v_shape=tuple(shape), warmup=warmup, iterations=iterations,
         phase_timings=timing.stats(), fused_mainloop_phases=fused,
-        scheduler=scheduler(b, n, n, h, p.kernel_head_dim, schedule), decomposition=dec, manual_checksum=manual,
+        scheduler=scheduler(b, n, n, h, kernel_head_dim, schedule), decomposition=dec, manual_checksum=manual,
         reference_checksum=reference, tail_study=tuple(tails), report_version=1, provenance=prov, accuracy=acc,
         checksum_definition=CHECKSUM_DEFINITION)

@@ -1,0 +1,139 @@
+"""The q/kv tail study: mainloop time at lengths around a tile boundary, configurations interleaved.
+
+A round (``tail_round``) prepares every configuration on its own prefix of the same seeded inputs and
+times each mainloop once, in an order rotated by the round's number, so slow drift spreads over all
+of them. Rounds are labkit.sweep points (workload ``sage2.tail_round``): an interrupted study keeps
+the rounds it finished and a re-run resumes. ``tail_points`` folds the rounds into the report's
+TailPoints (p50 / min / max over rounds per configuration).
+"""
+
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from ...errors import LabkitError
+from ...report.model import TailPoint
+from ...timing import Stats, interleave
+from ...values import Shape, check_int
+from .schedule import Schedule, tail_fields
+
+WORKLOAD = "sage2.tail_round"
+
+
+def default_tails(n: int, tile: int) -> list[int]:
+    """The seed's three points: the last multiple of the tile below n, one more row, and n."""
+    base = n - n % tile if n % tile else max(tile, n - tile)
+    return sorted({x for x in (base, base + 1, n) if 1 <= x <= n})
+
+
+def tail_configs(shape, q_tails: list[int] | None = None, kv_tails: list[int] | None = None,
+                 schedule: Schedule = Schedule()) -> list[tuple[str, int, int]]:
+    """(sweep, q_len, kv_len) of every configuration: q lengths at kv = N, then kv lengths at q = N
+    (None: the seed's three points around the tile)."""
+    shape = Shape.of(shape)
+    n = shape.seq_len
+    q_tails, kv_tails = shape.lengths(q_tails, "q_tails"), shape.lengths(kv_tails, "kv_tails")
+    q_lens = q_tails if q_tails is not None else default_tails(n, schedule.cta_q)
+    kv_lens = kv_tails if kv_tails is not None else default_tails(n, schedule.cta_k)
+    points = [("q_tail_fixed_kv", ql, n) for ql in q_lens]
+    points += [("kv_tail_fixed_q", n, kl) for kl in kv_lens]
+    return points
+
+
+def _key(sweep: str, q_len: int, kv_len: int) -> str:
+    return f"{sweep}/q{q_len}/kv{kv_len}"
+
+
+def tail_round(shape, *, round_index: int, layout: str = "NHD", dtype: str = "bf16",
+               q_tails: list[int] | None = None, kv_tails: list[int] | None = None, seed: int = 0,
+               schedule: Schedule = Schedule()) -> dict:
+    """One interleaved round (GPU): fresh N(0, 1) inputs from ``seed``, each configuration prepared on
+    its prefix and run once untimed, then one cold-L2 mainloop sample each, the order rotated by
+    ``round_index``. Returns a JSON-ready dict: the order, and per configuration its seconds and checksum."""
+    from ...cuda import cupy
+    from .inputs import check_inputs, random_inputs, to_f32
+    from .plan import Sage2Plan
+    from .profile import check_options
+    from .reference import checksum
+
+    check_int(round_index, what="round_index", lo=0)
+    check_options(layout=layout, dtype=dtype, seed=seed)
+    configs = tail_configs(shape, q_tails, kv_tails, schedule)  # every length checked before any GPU work
+    b, n, h, d = Shape.of(shape)
+    cp = cupy()
+    q, k, v = random_inputs(b, n, n, h, h, d, layout=layout, dtype=dtype, seed=seed)
+    plans = {}
+    for sweep, ql, kl in configs:
+        sl_q = (slice(None), slice(0, ql)) if layout == "NHD" else (slice(None), slice(None), slice(0, ql))
+        sl_k = (slice(None), slice(0, kl)) if layout == "NHD" else (slice(None), slice(None), slice(0, kl))
+        p = Sage2Plan(check_inputs(cp.ascontiguousarray(q[sl_q]), cp.ascontiguousarray(k[sl_k]),
+                                   cp.ascontiguousarray(v[sl_k]), layout=layout), schedule)
+        p.run()  # prepares the quantized operands; doubles as the warm-up
+        plans[_key(sweep, ql, kl)] = p
+    del q, k, v
+    order: list[str] = []
+    timings = interleave({key: p.mainloop for key, p in plans.items()}, iterations=1, warmup=0, rotate=round_index,
+                         on_sample=lambda name, _r, _t: order.append(name))
+    first = next(iter(timings.values()))
+    return {
+        "round_index": round_index, "order": order, "flush_bytes": first.flush_bytes,
+        "sm_clock_start_hz": first.sm_clock_start_hz, "sm_clock_end_hz": first.sm_clock_end_hz,
+        "clock_dropped": first.clock_dropped,
+        "configurations": [{"sweep": sweep, "q_len": ql, "kv_len": kl,
+                            "seconds": timings[_key(sweep, ql, kl)].samples_s[0],
+                            "checksum": checksum(to_f32(plans[_key(sweep, ql, kl)].out, dtype))}
+                           for sweep, ql, kl in configs],
+    }
+
+
+def tail_points(rounds: Iterable[dict], schedule: Schedule = Schedule()) -> list[TailPoint]:
+    """The report's tail study from finished rounds (``tail_round``'s dicts, or a sweep's rows).
+
+    Raises:
+        LabkitError: no rounds, rounds over different configurations, or a configuration whose
+            checksum changed between rounds (the mainloop is deterministic on the same inputs).
+    """
+    rounds = list(rounds)
+    if not rounds:
+        raise LabkitError("tail study: no finished rounds")
+    first, r0 = rounds[0]["configurations"], rounds[0].get("round_index")
+    keys = [(c["sweep"], c["q_len"], c["kv_len"]) for c in first]
+    samples: dict[tuple, list[float]] = {k: [] for k in keys}
+    for r in rounds:
+        confs = r["configurations"]
+        if [(c["sweep"], c["q_len"], c["kv_len"]) for c in confs] != keys:
+            raise LabkitError(f"tail study: round {r.get('round_index')} ran other configurations than round {r0}")
+        for key, c, c0 in zip(keys, confs, first):
+            if c["checksum"] != c0["checksum"]:
+                raise LabkitError(f"tail study: {_key(*key)} gave checksum {c['checksum']} in round "
+                                  f"{r.get('round_index')} and {c0['checksum']} in round {r0}")
+            samples[(c["sweep"], c["q_len"], c["kv_len"])].append(float(c["seconds"]))
+    return [TailPoint(sweep=sweep, q_len=ql, kv_len=kl, **tail_fields(ql, kl, schedule),
+                      mainloop=Stats.from_samples(samples[(sweep, ql, kl)]), checksum=c0["checksum"])
+            for (sweep, ql, kl), c0 in zip(keys, first)]
+
+
+def tail_grid(shape, *, iterations: int, layout: str, dtype: str, q_tails: list[int] | None,
+              kv_tails: list[int] | None, seed: int, schedule: Schedule = Schedule()) -> dict[str, list]:
+    """The ``sage2.tail_round`` sweep grid: ``iterations`` rounds, every other parameter fixed."""
+    check_int(iterations, what="tail_iterations", lo=1)
+    return {"round_index": list(range(iterations)), "shape": [list(Shape.of(shape))], "layout": [layout],
+            "dtype": [dtype], "q_tails": [q_tails], "kv_tails": [kv_tails], "seed": [seed],
+            "schedule": [schedule.to_dict()]}
+
+
+def tail_study(shape, *, iterations: int = 5, layout: str = "NHD", dtype: str = "bf16",
+               q_tails: list[int] | None = None, kv_tails: list[int] | None = None, seed: int = 0,
+               schedule: Schedule = Schedule(), directory: Path | str | None = None,
+               progress=sys.stderr) -> list[TailPoint]:
+    """Run (or resume) the rounds as a labkit.sweep in ``directory`` (a temporary one if None) and fold them."""
+    from ...sweep import read_sweep, run
+
+    tail_configs(shape, q_tails, kv_tails, schedule)
+    grid = tail_grid(shape, iterations=iterations, layout=layout, dtype=dtype, q_tails=q_tails, kv_tails=kv_tails,
+                     seed=seed, schedule=schedule)
+    with tempfile.TemporaryDirectory(prefix="labkit-tails-") as tmp:
+        target = Path(directory) if directory is not None else Path(tmp)
+        run(target, WORKLOAD, grid, progress=progress)
+        return tail_points(read_sweep(target, WORKLOAD, grid).to_dict("records"), schedule)

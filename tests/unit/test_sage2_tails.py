@@ -1,0 +1,90 @@
+"""The Sage2 tail study as a labkit.sweep of interleaved rounds, on CPU: the rounds' files, resume, folding
+into the report's TailPoints, and the errors a user sees (GPU rounds: tests/gpu/test_sage2_gpu.py)."""
+
+import json
+
+import pytest
+
+from labkit import sweep
+from labkit.errors import ArgumentError, LabkitError
+from labkit.timing import Stats
+from labkit.workloads.sage2 import tails
+from labkit.workloads.sage2.schedule import Schedule
+
+SHAPE = [1, 1000, 4, 96]
+CONFIGS = [("q_tail_fixed_kv", 896, 1000), ("q_tail_fixed_kv", 897, 1000), ("q_tail_fixed_kv", 1000, 1000),
+           ("kv_tail_fixed_q", 1000, 960), ("kv_tail_fixed_q", 1000, 961), ("kv_tail_fixed_q", 1000, 1000)]
+
+
+def _fake_round(calls):
+    """tail_round without a GPU: seconds that depend on the configuration and the round, fixed checksums."""
+    def fake(shape, *, round_index, layout, dtype, q_tails, kv_tails, seed, schedule):
+        calls.append(round_index)
+        confs = tails.tail_configs(shape, q_tails, kv_tails, schedule)
+        return {"round_index": round_index, "order": [tails._key(*c) for c in confs],
+                "configurations": [{"sweep": s, "q_len": q, "kv_len": k, "seconds": 1e-3 * (i + 1) + 1e-6 * round_index,
+                                    "checksum": float(q + k)} for i, (s, q, k) in enumerate(confs)]}
+    return fake
+
+
+def test_configurations_are_the_seeds_three_points_around_each_tile():
+    assert tails.tail_configs(SHAPE) == CONFIGS
+    assert tails.tail_configs(SHAPE, [5], [7, 1000]) == [("q_tail_fixed_kv", 5, 1000), ("kv_tail_fixed_q", 1000, 7),
+                                                         ("kv_tail_fixed_q", 1000, 1000)]
+    with pytest.raises(ArgumentError, match="q_tails"):
+        tails.tail_configs(SHAPE, [1001], None)
+
+
+def test_study_writes_one_file_per_round_and_resumes(tmp_path, monkeypatch):
+    calls: list[int] = []
+    monkeypatch.setattr(tails, "tail_round", _fake_round(calls))
+    out = tmp_path / "tails"
+    points = tails.tail_study(SHAPE, iterations=4, directory=out, progress=None)
+    assert calls == [0, 1, 2, 3]
+    assert len(list((out / "points").glob("*.json"))) == 4
+    manifest = json.loads((out / "sweep.json").read_text())
+    assert manifest["workload"] == "sage2.tail_round" and manifest["grid"]["round_index"] == [0, 1, 2, 3]
+    assert [(t.sweep, t.q_len, t.kv_len) for t in points] == CONFIGS
+    first = points[0]
+    assert first.mainloop == Stats.from_samples([1e-3 + 1e-6 * r for r in range(4)])
+    assert first.checksum == 1896.0 and first.q_ctas_per_head == 7 and first.q_row_efficiency == 896 / 896
+    # an interrupted study: two rounds' files gone; the re-run measures only those two
+    removed = []
+    for f in sorted((out / "points").glob("*.json"))[:2]:
+        removed.append(json.loads(f.read_text())["params"]["round_index"])
+        f.unlink()
+    calls.clear()
+    again = tails.tail_study(SHAPE, iterations=4, directory=out, progress=None)
+    assert sorted(calls) == sorted(removed)
+    assert again == points
+
+
+def test_rounds_that_disagree_are_refused():
+    def rnd(i, confs=CONFIGS, checksum=1.0):
+        return {"round_index": i, "configurations": [{"sweep": s, "q_len": q, "kv_len": k, "seconds": 1e-3,
+                                                      "checksum": checksum} for s, q, k in confs]}
+    with pytest.raises(LabkitError, match="no finished rounds"):
+        tails.tail_points([])
+    with pytest.raises(LabkitError, match="round 1 ran other configurations than round 0"):
+        tails.tail_points([rnd(0), rnd(1, CONFIGS[:5])])
+    with pytest.raises(LabkitError, match=r"q_tail_fixed_kv/q896/kv1000 gave checksum 2.0 in round 1 and 1.0"):
+        tails.tail_points([rnd(0), rnd(1, checksum=2.0)])
+    assert len(tails.tail_points([rnd(0), rnd(1)])) == 6
+
+
+def test_the_sweep_workload_refuses_bad_parameters_before_any_gpu_work(tmp_path):
+    with pytest.raises(ArgumentError, match="head_dim 100"):
+        tails.tail_grid([1, 1000, 4, 100], iterations=1, layout="NHD", dtype="bf16", q_tails=None, kv_tails=None,
+                        seed=0)
+    grid = tails.tail_grid(SHAPE, iterations=1, layout="NHD", dtype="bf16", q_tails=None, kv_tails=None, seed=0)
+    grid["shape"] = [[1, 1000, 4, 100]]  # a hand-written sweep.json: the workload checks it again
+    counts = sweep.run(tmp_path / "a", "sage2.tail_round", grid, progress=None)
+    assert counts["failed"] == 1
+    err = sweep.collect(tmp_path / "a")["error"].iloc[0]
+    assert err.startswith("ArgumentError: head_dim 100")
+    grid = tails.tail_grid(SHAPE, iterations=1, layout="NHD", dtype="bf16", q_tails=None, kv_tails=None, seed=0)
+    grid["schedule"] = [{"cta_q": 128, "tile": 3}]
+    sweep.run(tmp_path / "b", "sage2.tail_round", grid, progress=None)
+    assert "ArgumentError: schedule" in sweep.collect(tmp_path / "b")["error"].iloc[0]
+    assert tails.tail_grid(SHAPE, iterations=2, layout="HND", dtype="fp16", q_tails=[5], kv_tails=None, seed=3,
+                           schedule=Schedule(pv_terms=2))["schedule"] == [Schedule(pv_terms=2).to_dict()]
