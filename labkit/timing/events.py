@@ -94,6 +94,10 @@ class _Sampler:
 
         cp = cupy()
         dev = describe(cp.cuda.Device().id)
+        # The sampler's stream does not wait for other streams: whatever the caller queued before (inputs,
+        # a plan's preparation) must be finished, or it would run beside the first samples and feed them
+        # half-written data (seen: the Sage2 tail study's rounds got wrong and NaN checksums).
+        cp.cuda.Device().synchronize()
         s = cls(mode=mode, stream=cp.cuda.Stream(non_blocking=True))
         if mode == "cold":
             s.flush_bytes = int(2 * dev.l2_bytes if flush_bytes is None else flush_bytes)

@@ -152,3 +152,35 @@ def test_timing_overhead_probe_reports_every_variant():
     assert all(0 < v < 1e4 for v in shown.values()), r
     for key in ("nvtx_us", "events_us", "nvtx_events_us", "fresh_events_us"):
         assert r[key.replace("_us", "_overhead_us")] == pytest.approx(r[key] - r["bare_us"])
+
+
+SPIN_THEN_SET = r"""
+extern "C" __global__ void spin_then_set(long long cycles, int* flag) {
+    const long long t0 = clock64();
+    while (clock64() - t0 < cycles) { }
+    *flag = 1;
+}
+"""
+
+
+@pytest.mark.parametrize("driver", ["time_gpu", "interleave"])
+def test_samples_start_after_the_callers_queued_work(cp, driver):
+    """Work the caller queued on its own stream (a plan's preparation) is finished before the first sample:
+    the timing stream does not wait for other streams by itself."""
+    from labkit.timing import interleave, time_gpu
+
+    flag, seen = cp.zeros(1, dtype=cp.int32), cp.full(1, -1, dtype=cp.int32)
+    spin = cp.RawKernel(SPIN_THEN_SET, "spin_then_set")
+    spin((1,), (1,), (np.int64(200_000_000), flag))  # ~0.1 s at ~2 GHz, then flag = 1 (caller's stream)
+    first = []
+
+    def read():  # the first call copies the flag as it is then
+        if not first:
+            first.append(True)
+            seen[...] = flag
+    if driver == "time_gpu":
+        time_gpu(read, name="read", mode="hot", iterations=1, check_work=False)
+    else:
+        interleave({"read": read}, iterations=1, warmup=0, mode="hot")
+    cp.cuda.Device().synchronize()
+    assert int(seen[0]) == 1
