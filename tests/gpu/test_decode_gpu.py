@@ -66,12 +66,17 @@ def test_multi_token_queries_with_causal_mask(q_lens, variant):
         _check(x, run_decode(x, splits=s, variant=variant))
 
 
-def test_timed_calls_write_the_same_output():
+@pytest.mark.parametrize("mode", ["cold", "graph"])
+def test_timed_calls_write_the_same_output(mode):
+    """Graph replays hold the launches only (no scratch zeroing per call): the split counters must reset
+    themselves, or the last CTAs would not reduce and the poisoned output would stay."""
     g = DecodeGeometry(8, 32, 8, 128, 64, 32, 256)
     x = make_inputs(g, seed=5)
-    run = run_decode(x, iterations=5)
+    run = run_decode(x, iterations=5, splits=7, mode=mode)
     _check(x, run)
-    assert run.timing.stats.count >= 5
+    assert run.timing.stats.count >= 5 and run.splits == 7
+    if mode == "graph":
+        assert run.timing.calls_per_sample >= 10
 
 
 @pytest.mark.parametrize("variant", ["mma", "fma"])
