@@ -94,6 +94,33 @@ def test_gpu_commands_without_a_gpu_exit_cleanly(argv, tmp_path):
 def test_precision_schedules_parse_strictly():
     parse_schedules = Schedule.parse_list
     assert parse_schedules("128/64/32/1,64/64/16/2") == [Schedule(), Schedule(cta_q=64, warp_q=16, pv_terms=2)]
-    for bad, msg in (("128/64/32", "four integers"), ("128/64/32/3", "pv_terms"), ("100/64/32/1", "unsupported")):
+    assert parse_schedules("seed,sm90") == [Schedule(), Schedule.sm90()]
+    for bad, msg in (("128/64/32", "4 integers"), ("128/64/32/3", "pv_terms"), ("100/64/32/1", "unsupported"),
+                     ("sm91", "expected seed, sm90")):
         with pytest.raises(ValueError, match=msg):
             parse_schedules(bad)
+
+
+def test_sm90_schedule_has_fixed_tiles_and_its_own_scheduler_fields():
+    s = Schedule.sm90()
+    assert s.text() == "sm90" and Schedule.parse("sm90") == s and s.threads_per_cta == 384
+    assert s.dynamic_smem_bytes(128) == 1024 + 128 * 128 + 4 * 2 * 128 * 128
+    with pytest.raises(ValueError, match="fixed tiles"):
+        Schedule(cta_k=64, warp_q=16, explicit_pipeline_stages=4, mainloop="sm90")
+    with pytest.raises(ValueError, match="mainloop 'hopper'"):
+        Schedule(mainloop="hopper")
+    sched = scheduler(1, 37810, 37810, 56, 128, s)
+    got = (sched.q_ctas_per_head, sched.k_iterations_per_cta, sched.k_tail_rows, sched.grid_ctas)
+    assert got == (296, 296, 50, 16576)
+
+
+def test_sm90_mainloop_compiles_for_sm90a_without_a_gpu():
+    from labkit.kernels import compile_cubin
+    from labkit.manifest import elf
+    from labkit.workloads.sage2.sm90 import ARCH, ENTRY, PARAM_BYTES, SOURCE
+
+    cubin = compile_cubin(SOURCE, arch=ARCH, options=("-DHEAD_DIM=128", "-DIN_BF16=1"))
+    info = elf.read_cubin(cubin.image)
+    entry = info.entries[ENTRY]
+    assert info.target == "sm_90a" and entry.param_bytes == PARAM_BYTES
+    assert entry.registers is not None and entry.registers <= 168  # the cap at entry: 384 threads, 1 CTA/SM

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ...cuda import cupy, require_gpu
+from ...errors import ArgumentError
 from ...kernels import kernel_path, load_module
 from ...report.model import PHASE_GROUPS
 from ...timing import Pipeline, PipelineTiming, nvtx_range
@@ -47,7 +48,8 @@ class Sage2Plan:
         self.sm_scale = sm_scale if sm_scale is not None else inputs.head_dim ** -0.5
         opts = build_options(hd, inputs.dtype, schedule) + (("-DLABKIT_TIMELINE",) if timeline else ())
         self._options = opts
-        self.modules = {name: load_module(path, options=opts) for name, path in KERNELS.items()}
+        self.modules = {name: load_module(path, options=opts) for name, path in KERNELS.items()
+                        if not (name == "attn_fwd" and s.mainloop == "sm90")}
         b, hq, hk = x.batch, x.heads_q, x.heads_kv
         self.padded_q_len = ceil_div(x.q_len, s.cta_q) * s.cta_q
         self.padded_kv_len = ceil_div(x.kv_len, s.cta_k) * s.cta_k
@@ -64,10 +66,19 @@ class Sage2Plan:
         self.v_scale = cp.empty((b, hk, hd), cp.float32)
         self.out = cp.empty(x.q.shape, x.q.dtype)
         self.dynamic_smem_bytes = s.dynamic_smem_bytes(hd)
-        f = self.modules["attn_fwd"].get_function("attn_fwd")
-        if self.dynamic_smem_bytes > 48 * 1024:  # above the default limit the kernel must opt in
-            f.max_dynamic_shared_memory = self.dynamic_smem_bytes
-        self._attn = f
+        self._sm90 = None
+        if s.mainloop == "sm90":
+            if timeline:
+                raise ArgumentError("the sm90 mainloop has no per-CTA recorder yet (timeline=True): use the seed "
+                                    "schedule")
+            from .sm90 import Sm90Mainloop
+
+            self._sm90 = Sm90Mainloop(self, opts)
+        else:
+            f = self.modules["attn_fwd"].get_function("attn_fwd")
+            if self.dynamic_smem_bytes > 48 * 1024:  # above the default limit the kernel must opt in
+                f.max_dynamic_shared_memory = self.dynamic_smem_bytes
+            self._attn = f
         # per-CTA records of the mainloop (labkit.sched.Timeline), written by the instrumented build only
         self.timeline = cp.zeros((ceil_div(x.q_len, s.cta_q) * hq * b, 6), dtype=cp.uint64) if timeline else None
         self._prepare_launches()
@@ -124,10 +135,15 @@ class Sage2Plan:
         """The fused kernel; ``q_len``/``kv_len`` below the prepared lengths run on the same
         quantized data (rows/keys beyond are ignored)."""
         args = self._mainloop_args
+        ql, kl, o = self.inputs.q_len, self.inputs.kv_len, self.out
         if q_len is not None or kv_len is not None or out is not None:
-            ql = self.inputs.q_len if q_len is None else check_int(q_len, what="q_len", lo=1, hi=self.inputs.q_len)
-            kl = self.inputs.kv_len if kv_len is None else check_int(kv_len, what="kv_len", lo=1, hi=self.inputs.kv_len)
-            args = self._attn_args(ql, kl, self.out if out is None else out)
+            ql = ql if q_len is None else check_int(q_len, what="q_len", lo=1, hi=self.inputs.q_len)
+            kl = kl if kv_len is None else check_int(kv_len, what="kv_len", lo=1, hi=self.inputs.kv_len)
+            o = o if out is None else out
+            args = self._attn_args(ql, kl, o)
+        if self._sm90 is not None:
+            self._sm90.launch(ql, kl, o)
+            return
         if self.timeline is not None:
             self.timeline.fill(0)  # records of this call only (a smaller grid leaves no stale CTAs behind)
         self._attn(*args, shared_mem=self.dynamic_smem_bytes)

@@ -12,6 +12,8 @@ from ...report.model import Scheduler
 from ...values import check_int, parse_int
 
 MAX_SMEM_BYTES = 232448  # dynamic shared memory per CTA, opt-in, on sm_90 and sm_100
+MAINLOOPS = ("seed", "sm90")
+SM90_STAGES = 4  # K+V stages of attn_fwd_sm90.cu (STAGES there)
 
 
 @dataclass(frozen=True)
@@ -27,8 +29,17 @@ class Schedule:
     warp_q: int = 32
     explicit_pipeline_stages: int = 2
     pv_terms: int = 1
+    mainloop: str = "seed"  # "seed": attn_fwd.cu (mma.sync); "sm90": attn_fwd_sm90.cu (wgmma + TMA, sm_90a)
 
     def __post_init__(self):
+        if self.mainloop not in MAINLOOPS:
+            raise ArgumentError(f"mainloop {self.mainloop!r}: expected one of {', '.join(MAINLOOPS)}")
+        if self.mainloop == "sm90":
+            fixed = {"cta_q": 128, "cta_k": 128, "warp_q": 16, "explicit_pipeline_stages": SM90_STAGES, "pv_terms": 1}
+            wrong = {k: getattr(self, k) for k, v in fixed.items() if getattr(self, k) != v}
+            if wrong:
+                raise ArgumentError(f"the sm90 mainloop has fixed tiles {fixed}; got {wrong} (use Schedule.sm90())")
+            return
         for name in ("cta_q", "cta_k", "warp_q", "explicit_pipeline_stages", "pv_terms"):
             check_int(getattr(self, name), what=name, lo=1)  # before any modulo: 0 divides nothing
         if self.cta_q % self.warp_q or self.warp_q % 16 or self.cta_k % 64 or self.cta_q // self.warp_q > 8:
@@ -42,16 +53,23 @@ class Schedule:
             raise ArgumentError(f"schedule {self.text()}: {self.dynamic_smem_bytes(128)} B of shared memory at "
                                 f"head_dim 128, above the {MAX_SMEM_BYTES} B a CTA can have (sm_90 / sm_100)")
 
+    @classmethod
+    def sm90(cls) -> "Schedule":
+        """The wgmma + TMA mainloop (attn_fwd_sm90.cu): 128 x 128 tiles, Q scales per 16 rows, K per 128 keys."""
+        return cls(cta_q=128, cta_k=128, warp_q=16, explicit_pipeline_stages=SM90_STAGES, mainloop="sm90")
+
     def text(self) -> str:
-        """``CTA_Q/CTA_K/WARP_Q/PV_TERMS``, the form ``parse`` reads."""
-        return f"{self.cta_q}/{self.cta_k}/{self.warp_q}/{self.pv_terms}"
+        """``CTA_Q/CTA_K/WARP_Q/PV_TERMS`` (or ``sm90``), the form ``parse`` reads."""
+        return "sm90" if self.mainloop == "sm90" else f"{self.cta_q}/{self.cta_k}/{self.warp_q}/{self.pv_terms}"
 
     @classmethod
     def parse(cls, text: str) -> "Schedule":
-        """``CTA_Q/CTA_K/WARP_Q/PV_TERMS`` (e.g. ``128/64/32/1``)."""
+        """``seed``, ``sm90``, or ``CTA_Q/CTA_K/WARP_Q/PV_TERMS`` (e.g. ``128/64/32/1``) of the seed-style mainloop."""
+        if text in ("seed", "sm90"):
+            return cls() if text == "seed" else cls.sm90()
         parts = text.split("/") if isinstance(text, str) else []
         if len(parts) != 4:
-            raise ArgumentError(f"schedule {text!r}: expected CTA_Q/CTA_K/WARP_Q/PV_TERMS, four integers")
+            raise ArgumentError(f"schedule {text!r}: expected seed, sm90 or CTA_Q/CTA_K/WARP_Q/PV_TERMS (4 integers)")
         cq, ck, wq, pv = (parse_int(v, what=f"schedule {text!r}: {n}") for v, n in
                           zip(parts, ("CTA_Q", "CTA_K", "WARP_Q", "PV_TERMS")))
         return cls(cta_q=cq, cta_k=ck, warp_q=wq, pv_terms=pv)
@@ -67,6 +85,8 @@ class Schedule:
 
     @property
     def warps_per_cta(self) -> int:
+        if self.mainloop == "sm90":
+            return 12  # a producer warpgroup and two consumer warpgroups of 64 rows
         return self.cta_q // self.warp_q
 
     @property
@@ -74,8 +94,10 @@ class Schedule:
         return 32 * self.warps_per_cta
 
     def dynamic_smem_bytes(self, head_dim: int = 128) -> int:
-        """Q tile (int8) and two K/V stages (K, V and, with pv_terms 2, V_lo); the second
-        stage reuses the Q tile."""
+        """Seed-style: Q tile (int8) and two K/V stages (K, V and, with pv_terms 2, V_lo); the second
+        stage reuses the Q tile. sm90: 1024 B to align the swizzle atoms, the Q tile and SM90_STAGES K+V stages."""
+        if self.mainloop == "sm90":
+            return 1024 + self.cta_q * 128 + SM90_STAGES * 2 * self.cta_k * 128
         q, kv = self.cta_q * head_dim, (1 + self.pv_terms) * self.cta_k * head_dim
         return max(q, kv) + kv
 
