@@ -77,7 +77,7 @@ class Sage2Plan:
         else:
             f = self.modules["attn_fwd"].get_function("attn_fwd")
             if self.dynamic_smem_bytes > 48 * 1024:  # above the default limit the kernel must opt in
-                f.max_dynamic_shared_memory = self.dynamic_smem_bytes
+                f.max_dynamic_shared_size_bytes = self.dynamic_smem_bytes
             self._attn = f
         # per-CTA records of the mainloop (labkit.sched.Timeline), written by the instrumented build only
         self.timeline = cp.zeros((ceil_div(x.q_len, s.cta_q) * hq * b, 6), dtype=cp.uint64) if timeline else None

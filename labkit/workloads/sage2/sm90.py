@@ -42,7 +42,7 @@ class Sm90Mainloop:
         self.cu = _deps.require("cuda.bindings.driver")
         module = load_module(SOURCE, options=options, arch=ARCH)
         self.function = module.get_function(ENTRY)
-        self.function.max_dynamic_shared_memory = plan.schedule.dynamic_smem_bytes(128)
+        self.function.max_dynamic_shared_size_bytes = plan.schedule.dynamic_smem_bytes(128)
         self._module = module  # keeps the function's module loaded
         b, hq, hk, nq, nk = x.batch, x.heads_q, x.heads_kv, plan.padded_q_len, plan.padded_kv_len
         self.maps = (_map(plan.q8.data.ptr, (128, b * hq * nq), (128,), (128, 128)),
