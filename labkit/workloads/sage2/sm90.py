@@ -14,7 +14,7 @@ from ... import _deps
 from ...cuda import check as check_cu
 from ...cuda import cupy
 from ...errors import ArgumentError
-from ...kernels import kernel_path, load_module
+from ...kernels import compile_cubin, kernel_path
 from ...manifest import tensormap
 from ...manifest.model import TensorMapField
 
@@ -40,10 +40,14 @@ class Sm90Mainloop:
                                 f"{x.head_dim} pads to {plan.kernel_head_dim}: use the seed schedule")
         self.plan = plan
         self.cu = _deps.require("cuda.bindings.driver")
-        module = load_module(SOURCE, options=options, arch=ARCH)
-        self.function = module.get_function(ENTRY)
-        self.function.max_dynamic_shared_size_bytes = plan.schedule.dynamic_smem_bytes(128)
-        self._module = module  # keeps the function's module loaded
+        cu = self.cu
+        cubin = compile_cubin(SOURCE, arch=ARCH, options=options)
+        cupy().cuda.Device().synchronize()  # CuPy's primary context is current for the driver calls
+        self._module = check_cu(cu.cuModuleLoadData(cubin.image), f"cuModuleLoadData({ENTRY})")
+        self.function = check_cu(cu.cuModuleGetFunction(self._module, ENTRY.encode()), f"cuModuleGetFunction({ENTRY})")
+        smem_attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        check_cu(cu.cuFuncSetAttribute(self.function, smem_attr, plan.schedule.dynamic_smem_bytes(128)),
+                 f"cuFuncSetAttribute({ENTRY})")
         b, hq, hk, nq, nk = x.batch, x.heads_q, x.heads_kv, plan.padded_q_len, plan.padded_kv_len
         self.maps = (_map(plan.q8.data.ptr, (128, b * hq * nq), (128,), (128, 128)),
                      _map(plan.k8.data.ptr, (128, b * hk * nk), (128,), (128, 128)),
@@ -72,5 +76,5 @@ class Sm90Mainloop:
         cfg.sharedMemBytes = s.dynamic_smem_bytes(128)
         cfg.hStream = cu.CUstream(cupy().cuda.get_current_stream().ptr)
         cfg.numAttrs = 0
-        check_cu(cu.cuLaunchKernelEx(cfg, cu.CUfunction(self.function.ptr), ctypes.addressof(params), 0),
+        check_cu(cu.cuLaunchKernelEx(cfg, self.function, ctypes.addressof(params), 0),
                  f"cuLaunchKernelEx({ENTRY})")
