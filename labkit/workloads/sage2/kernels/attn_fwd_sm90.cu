@@ -128,53 +128,6 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[64], const unsigned (&a)[4],
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
-// PHASE: online_softmax
-// Block j's scores (i = 4 n + e: row g + 8 (e / 2), key 8 n + 2 t + e % 2) -> P as e4m3 A fragments of the
-// four 32-key steps (rows g | g + 8; n8 tiles 4 kp, 4 kp + 1 | 4 kp + 2, 4 kp + 3: the order v8's 16-token
-// permutation expects), the running max m, the fp32 denominator d and O's rescale factor.
-__device__ __forceinline__ void softmax_block(const int (&sc)[64], float eff, bool tail, int key0, int kv_len, int t,
-                                              float (&m)[2], float (&d)[2], float (&o_scale)[2], unsigned (&pa)[4][4]) {
-    float x[64];
-#pragma unroll
-    for (int i = 0; i < 64; ++i) {
-        float v = __int2float_rz(sc[i]) * eff;
-        if (tail && key0 + 8 * (i / 4) + 2 * t + (i & 1) >= kv_len) v = -INFINITY;
-        x[i] = v;
-    }
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-        float mx = -INFINITY;
-#pragma unroll
-        for (int n = 0; n < 16; ++n) mx = fmaxf(mx, fmaxf(x[4 * n + 2 * hr], x[4 * n + 2 * hr + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
-        const float m_new = fmaxf(m[hr], mx - S_FP8_OFFSET);
-        o_scale[hr] = ex2(m[hr] - m_new);
-        m[hr] = m_new;
-        float sum = 0.f;
-#pragma unroll
-        for (int n = 0; n < 16; ++n)
-#pragma unroll
-            for (int e = 2 * hr; e < 2 * hr + 2; ++e) {
-                x[4 * n + e] = ex2(x[4 * n + e] - m_new);
-                sum += x[4 * n + e];
-            }
-        d[hr] = d[hr] * o_scale[hr] + sum;  // fp32 denominator, before fp8 rounding
-    }
-#pragma unroll
-    for (int kp = 0; kp < 4; ++kp)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-            const float* x0 = x + 16 * kp;
-            pa[kp][hr] = f32x2_to_e4m3x2(x0[2 * hr], x0[2 * hr + 1]) |
-                         ((unsigned)f32x2_to_e4m3x2(x0[4 + 2 * hr], x0[4 + 2 * hr + 1]) << 16);
-            pa[kp][2 + hr] = f32x2_to_e4m3x2(x0[8 + 2 * hr], x0[8 + 2 * hr + 1]) |
-                             ((unsigned)f32x2_to_e4m3x2(x0[12 + 2 * hr], x0[12 + 2 * hr + 1]) << 16);
-        }
-}
-// named barriers 1 and 2 over the two consumer warpgroups (256 threads): the ping-pong turns
-__device__ __forceinline__ void named_sync(int id) { asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory"); }
-__device__ __forceinline__ void named_arrive(int id) { asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory"); }
 // PHASE: end
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_constant__ Params p) {
@@ -228,45 +181,80 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_
     for (int i = 0; i < 64; ++i) o[i] = 0.f;
     bar_wait(&q_full, 0);
 
-    // Ping-pong: the two consumer warpgroups take turns to issue their MMAs (named barriers 1 and 2), so one
-    // warpgroup's softmax runs while the other's MMAs occupy the tensor cores. A turn issues block j's
-    // Q K^T together with block j - 1's P V; consumer warpgroup 0 goes first.
-    const int my_turn = 1 + cw, their_turn = 2 - cw;
-    if (cw == 1) named_arrive(1);
-    unsigned pa[4][4];
-    float o_scale[2] = {1.f, 1.f};
-    for (int j = 0; j <= nblk; ++j) {
-        const bool qk = j < nblk, pv = j > 0;
-        const int s = j % STAGES, sp = (j + STAGES - 1) % STAGES;
-        if (qk) bar_wait(&full[s], (j / STAGES) & 1);
-        int sc[64];
-        float blk[64];
-        named_sync(my_turn);
-        wgmma_fence();
+    for (int j = 0; j < nblk; ++j) {
+        const int s = j % STAGES;
+        bar_wait(&full[s], (j / STAGES) & 1);
+        const unsigned char* kt = stages + s * STAGE_BYTES;
+        const unsigned long long k_desc = smem_desc(kt), v_desc = smem_desc(kt + K_TILE);
+
         // PHASE: int8_qk
-        if (qk) {
-            const unsigned long long k_desc = smem_desc(stages + s * STAGE_BYTES);
+        int sc[64];
+        wgmma_fence();
 #pragma unroll
-            for (int ksp = 0; ksp < 4; ++ksp) wgmma_qk(sc, q_desc + 2 * ksp, k_desc + 2 * ksp, ksp);
-        }
-        // PHASE: pv_accumulation
-        if (pv) {
-            const unsigned long long v_desc = smem_desc(stages + sp * STAGE_BYTES + K_TILE);
-#pragma unroll
-            for (int kp = 0; kp < 4; ++kp) wgmma_pv(blk, pa[kp], v_desc + 2 * kp, kp);
-        }
+        for (int ksp = 0; ksp < 4; ++ksp) wgmma_qk(sc, q_desc + 2 * ksp, k_desc + 2 * ksp, ksp);
         wgmma_commit();
-        if (!(cw == 1 && j == nblk)) named_arrive(their_turn);  // warpgroup 0's last turn needs no arrival
         wgmma_wait0();
-        if (pv) {
-            if (lane == 0) bar_arrive(&empty[sp]);  // this warp's MMAs have read the stage
+
+        // PHASE: scale_application
+        const float eff = p.sm_scale_log2 * qs * ks[j];
+        const bool tail = (j == nblk - 1) && (p.kv_len % CTA_K != 0);
+        float x[64];
 #pragma unroll
-            for (int i = 0; i < 64; ++i) blk[i] = fmaf(o[i], o_scale[(i >> 1) & 1], blk[i]);
-#pragma unroll
-            for (int i = 0; i < 64; ++i) o[i] = blk[i];
+        for (int i = 0; i < 64; ++i) {  // i = 4 n + e: row g + 8 (e / 2), key 8 n + 2 t + e % 2
+            float v = __int2float_rz(sc[i]) * eff;
+            if (tail && j * CTA_K + 8 * (i / 4) + 2 * t + (i & 1) >= p.kv_len) v = -INFINITY;
+            x[i] = v;
         }
-        if (qk) softmax_block(sc, p.sm_scale_log2 * qs * ks[j], j == nblk - 1 && p.kv_len % CTA_K != 0,
-                              j * CTA_K, p.kv_len, t, m, d, o_scale, pa);
+
+        // PHASE: online_softmax
+        float o_scale[2];
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+            float mx = -INFINITY;
+#pragma unroll
+            for (int n = 0; n < 16; ++n) mx = fmaxf(mx, fmaxf(x[4 * n + 2 * hr], x[4 * n + 2 * hr + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
+            const float m_new = fmaxf(m[hr], mx - S_FP8_OFFSET);
+            o_scale[hr] = ex2(m[hr] - m_new);
+            m[hr] = m_new;
+            float sum = 0.f;
+#pragma unroll
+            for (int n = 0; n < 16; ++n)
+#pragma unroll
+                for (int e = 2 * hr; e < 2 * hr + 2; ++e) {
+                    x[4 * n + e] = ex2(x[4 * n + e] - m_new);
+                    sum += x[4 * n + e];
+                }
+            d[hr] = d[hr] * o_scale[hr] + sum;  // fp32 denominator, before fp8 rounding
+        }
+
+        // PHASE: pv_accumulation
+        unsigned pa[4][4];  // per 32-key step: rows g | g + 8, n8 tiles (4 kp, 4 kp + 1) | (4 kp + 2, 4 kp + 3)
+#pragma unroll
+        for (int kp = 0; kp < 4; ++kp)
+#pragma unroll
+            for (int hr = 0; hr < 2; ++hr) {
+                const float* x0 = x + 4 * (4 * kp);
+                const float* x1 = x + 4 * (4 * kp + 1);
+                const float* x2 = x + 4 * (4 * kp + 2);
+                const float* x3 = x + 4 * (4 * kp + 3);
+                pa[kp][hr] = f32x2_to_e4m3x2(x0[2 * hr], x0[2 * hr + 1]) |
+                             ((unsigned)f32x2_to_e4m3x2(x1[2 * hr], x1[2 * hr + 1]) << 16);
+                pa[kp][2 + hr] = f32x2_to_e4m3x2(x2[2 * hr], x2[2 * hr + 1]) |
+                                 ((unsigned)f32x2_to_e4m3x2(x3[2 * hr], x3[2 * hr + 1]) << 16);
+            }
+        float blk[64];
+#pragma unroll
+        for (int i = 0; i < 64; ++i) blk[i] = 0.f;
+        wgmma_fence();
+#pragma unroll
+        for (int kp = 0; kp < 4; ++kp) wgmma_pv(blk, pa[kp], v_desc + 2 * kp, kp);
+        wgmma_commit();
+        wgmma_wait0();
+        if (lane == 0) bar_arrive(&empty[s]);  // this warp's MMAs have read the stage
+#pragma unroll
+        for (int i = 0; i < 64; ++i) o[i] = o[i] * o_scale[(i >> 1) & 1] + blk[i];
     }
 
     // PHASE: final_normalization_and_output
