@@ -118,7 +118,7 @@ def _bench(args) -> int:
 
     overhead = timing_overhead()
     print(timing_overhead_table(overhead), flush=True)
-    result = bench(args.shape, iterations=args.iterations)
+    result = bench(args.shape, iterations=args.iterations, schedule=args.schedule)
     result["timing_overhead"] = overhead
     print(render(result))
     if args.out is not None:
@@ -129,6 +129,7 @@ def _bench(args) -> int:
 
 def build_parser() -> Parser:
     from .values import Shape
+    from .workloads.sage2.schedule import Schedule
 
     p = Parser(prog="labkit", description="GPU attention-kernel profiling helpers.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -167,6 +168,8 @@ def build_parser() -> Parser:
     s = sub.add_parser("bench", help="benchmark tables (GPU): Sage2 phases vs floors, mainloop vs torch SDPA")
     s.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=typed(Shape.parse, "shape"), help="B,N,H,D")
     s.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=10)
+    s.add_argument("--schedule", default=Schedule(), type=typed(Schedule.parse, "schedule"),
+                   help="the mainloop build: seed (mma.sync, the seed's tiles) or sm90 (wgmma + TMA, sm_90a)")
     s.add_argument("--out", default=None, type=output_path("--out"), help="also write the full results as JSON")
     s.set_defaults(fn=_bench)
     _extend(sub)

@@ -56,9 +56,70 @@ def _torch_sdpa(x, backend_name: str, sm_scale: float):
     return run
 
 
+def _fa3(x, sm_scale: float, fp8: bool):
+    """FlashAttention-3 (PyPI ``fa3-fwd``) on the same inputs: (launcher, output as fp32 CuPy [B, N, H, D]).
+    FP8: per-tensor e4m3 casts with their descales (amax / 448), as a user of its FP8 path would."""
+    import torch
+    from fa3_fwd_interface import flash_attn_func
+
+    cp = cupy()
+    t16 = torch.bfloat16 if x.dtype == "bf16" else torch.float16
+    tq, tk, tv = (torch.from_dlpack(a.view(cp.int16)).view(t16) for a in (x.q, x.k, x.v))
+    if x.layout == "HND":
+        tq, tk, tv = (t.transpose(1, 2).contiguous() for t in (tq, tk, tv))
+    kw = {}
+    if fp8:
+        scales = [t.abs().amax().float() / 448.0 for t in (tq, tk, tv)]
+        tq, tk, tv = ((t.float() / sc).to(torch.float8_e4m3fn) for t, sc in zip((tq, tk, tv), scales))
+        desc = [sc.reshape(1, 1).expand(x.batch, x.heads_kv).contiguous() for sc in scales]
+        kw = {"q_descale": desc[0], "k_descale": desc[1], "v_descale": desc[2]}
+    result = {}
+
+    def run():
+        stream = torch.cuda.ExternalStream(cp.cuda.get_current_stream().ptr)
+        with torch.cuda.stream(stream):
+            o = flash_attn_func(tq, tk, tv, softmax_scale=sm_scale, **kw)
+            result["out"] = o[0] if isinstance(o, tuple) else o
+
+    def output():
+        return cp.from_dlpack(result["out"].float().contiguous())
+
+    return run, output
+
+
+def _peer_rows(p, ops: int, main_s: float, iterations: int, ref, layout: str) -> list[dict]:
+    """torch SDPA (cuDNN, flash) and FA3 (bf16, FP8) timed as the mainloop; FA3's accuracy against ``ref``."""
+    rows = []
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return [{"phase": "torch SDPA / FA3", "error": "torch not importable"}]
+    calls = {f"torch SDPA {b}": (_torch_sdpa(p.inputs, b, p.sm_scale), None)
+             for b in ("CUDNN_ATTENTION", "FLASH_ATTENTION")}
+    for name, fp8 in (("FA3 bf16", False), ("FA3 FP8 e4m3", True)):
+        try:
+            calls[name] = _fa3(p.inputs, p.sm_scale, fp8)
+        except Exception as exc:  # noqa: BLE001 - an optional peer: say why it is missing
+            rows.append({"phase": name, "error": f"skipped: {type(exc).__name__}: {exc}"[:120]})
+    for name, (run, output) in calls.items():
+        try:
+            t = time_gpu(run, name=name, iterations=iterations, check_work=False)
+        except Exception as exc:  # noqa: BLE001 - a backend may not support the shape
+            rows.append({"phase": name, "error": f"{type(exc).__name__}: {exc}"[:120]})
+            continue
+        row = {"phase": name, "p50_ms": t.stats.p50_s * 1e3, "TFLOPS": ops / t.stats.p50_s / 1e12,
+               "mainloop_x_this": main_s / t.stats.p50_s}
+        if output is not None and ref is not None:
+            acc = accuracy(to_bhnd(output(), "NHD"), ref)
+            row["cos"], row["rel_l1"] = acc["cos"], acc["rel_l1"]
+        rows.append(row)
+    return rows
+
+
 def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, layout: str = "NHD",
-          check: bool = True, seed: int = 0) -> dict:
-    """Run the benchmark; returns rows and the numbers behind them (JSON-ready)."""
+          check: bool = True, seed: int = 0, schedule: Schedule = Schedule()) -> dict:
+    """Run the benchmark for ``schedule``'s mainloop (the seed-schedule build is timed beside an sm90 one);
+    returns rows and the numbers behind them (JSON-ready)."""
     from ...probes import copy_bandwidth
     from .profile import check_options
 
@@ -69,17 +130,18 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
     bw = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"] * 1e9
     q, k, v = random_inputs(b, n, n, h, h, d, layout=layout, seed=seed)
     x = check_inputs(q, k, v, layout=layout)
-    p, p2 = Sage2Plan(x), Sage2Plan(x, Schedule(pv_terms=2))
-    out = {"shape": list(shape), "layout": layout, "copy_GBps": bw / 1e9}
+    p = Sage2Plan(x, schedule)
+    p2 = Sage2Plan(x, Schedule(pv_terms=2) if schedule.mainloop == "seed" else Schedule())  # the other build
+    out = {"shape": list(shape), "layout": layout, "copy_GBps": bw / 1e9, "schedule": schedule.text()}
+    ref = None
     if check:  # check before timing: a wrong kernel is never timed
         ref = attention_ref(*(to_f32(a, x.dtype) for a in (q, k, v)), sm_scale=p.sm_scale, layout=layout)
-        for plan, key in ((p, "accuracy"), (p2, "accuracy_pv_terms2")):
+        for plan, key in ((p, "accuracy"), (p2, "accuracy_" + _label(p2.schedule))):
             plan.run()
             acc = accuracy(to_bhnd(to_f32(plan.out, x.dtype), layout), ref)
             out[key] = acc
             if acc["nan"] or acc["cos"] < 0.999:
-                raise LabkitError(f"Sage2 (pv_terms {plan.schedule.pv_terms}) check failed before timing: {acc}")
-        del ref
+                raise LabkitError(f"Sage2 ({_label(plan.schedule)}) check failed before timing: {acc}")
     else:
         p2.run()  # the mainloop below reads the prepared v8 / v8_lo
     timing = p.run_phases(iterations=iterations, warmup=warmup)
@@ -96,36 +158,27 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
             row["TOPS"] = ops / p50 / 1e12
             row["x_target_127ms"] = p50 / TARGET_MAINLOOP_S
         rows.append(row)
-    t2 = time_gpu(p2.mainloop, name="sage2/mainloop/pv_terms2", iterations=iterations).stats.p50_s
-    rows.append({"phase": "fused_mainloop pv_terms=2", "p50_ms": t2 * 1e3, "TOPS": ops / t2 / 1e12,
+    t2 = time_gpu(p2.mainloop, name=f"sage2/mainloop/{_label(p2.schedule)}", iterations=iterations).stats.p50_s
+    rows.append({"phase": f"fused_mainloop {_label(p2.schedule)}", "p50_ms": t2 * 1e3, "TOPS": ops / t2 / 1e12,
                  "x_target_127ms": t2 / TARGET_MAINLOOP_S})
-    try:
-        import torch  # noqa: F401
-
-        main = timing.phases["fused_mainloop"].stats.p50_s
-        for backend in ("CUDNN_ATTENTION", "FLASH_ATTENTION"):
-            try:
-                t = time_gpu(_torch_sdpa(p.inputs, backend, p.sm_scale), name=f"torch/{backend}", iterations=iterations,
-                             check_work=False)
-            except Exception as exc:  # a backend may not support the shape
-                rows.append({"phase": f"torch SDPA {backend}", "error": f"{type(exc).__name__}: {exc}"[:120]})
-                continue
-            rows.append({"phase": f"torch SDPA {backend}", "p50_ms": t.stats.p50_s * 1e3,
-                         "TFLOPS": ops / t.stats.p50_s / 1e12, "mainloop_x_this": main / t.stats.p50_s})
-    except ImportError:
-        rows.append({"phase": "torch SDPA", "error": "torch not importable"})
+    rows += _peer_rows(p, ops, timing.phases["fused_mainloop"].stats.p50_s, iterations, ref, layout)
     out["rows"] = rows
     out["phases"] = {k: t.to_dict() for k, t in timing.phases.items()}
     return out
 
 
+def _label(s: Schedule) -> str:
+    return "sm90" if s.mainloop == "sm90" else ("pv_terms=2" if s.pv_terms == 2 else "seed schedule")
+
+
 def render(result: dict) -> str:
-    head = f"Sage2 bench {result['shape']} {result['layout']}, copy {result['copy_GBps']:.0f} GB/s (read+write)"
-    for key, label in (("accuracy", "Sage2"), ("accuracy_pv_terms2", "pv_terms=2")):
-        if key in result:
-            a = result[key]
-            head += f"\ncheck vs fp32 reference, {label}: cos {a['cos']:.6f}, rel-L1 {a['rel_l1']:.4f}, NaN {a['nan']}"
-    cols = ["phase", "p50_ms", "floor_ms", "x_floor", "TOPS", "x_target_127ms", "TFLOPS", "mainloop_x_this", "error"]
+    head = (f"Sage2 bench {result['shape']} {result['layout']}, schedule {result.get('schedule', '128/64/32/1')}, "
+            f"copy {result['copy_GBps']:.0f} GB/s (read+write)")
+    for key in [k for k in result if k.startswith("accuracy")]:
+        a, label = result[key], key.removeprefix("accuracy").removeprefix("_") or "this schedule"
+        head += f"\ncheck vs fp32 reference, {label}: cos {a['cos']:.6f}, rel-L1 {a['rel_l1']:.4f}, NaN {a['nan']}"
+    cols = ["phase", "p50_ms", "floor_ms", "x_floor", "TOPS", "x_target_127ms", "TFLOPS", "mainloop_x_this", "cos",
+            "rel_l1", "error"]
     lines = [head, "  ".join(f"{c:>14}" if i else f"{c:<36}" for i, c in enumerate(cols))]
     for r in result["rows"]:
         cells = []

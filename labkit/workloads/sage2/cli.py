@@ -7,11 +7,13 @@ GPU work, so a bad value is refused the same way with or without a GPU.
 import json
 
 from ..._cliargs import finite_float, int_in, output_path, typed
+from ...errors import ArgumentError
 from ...values import Shape
 from .schedule import Schedule
 
 PV_TERMS_HELP = "1: Sage2's e4m3 P and V (default); 2: each as two e4m3 terms (more precise, slower)"
 SHAPE = typed(Shape.parse, "shape")
+SCHEDULE_HELP = "the mainloop build: seed (mma.sync, the seed's tiles) or sm90 (wgmma + TMA, sm_90a, 128 x 128)"
 
 
 def _schedule(args) -> int:
@@ -19,8 +21,14 @@ def _schedule(args) -> int:
 
     shape: Shape = args.shape
     ql, kl = shape.length(args.q_len, "--q-len"), shape.length(args.kv_len, "--kv-len")
-    s = Schedule(cta_q=args.cta_q, cta_k=args.cta_k, warp_q=args.warp_q, pv_terms=args.pv_terms)
-    sched = scheduler(shape.batch, ql, kl, shape.heads, shape.kernel_head_dim, s)
+    if args.schedule == "sm90":
+        if (args.cta_q, args.cta_k, args.warp_q, args.pv_terms) != (128, 64, 32, 1):
+            raise ArgumentError("--schedule sm90 has fixed tiles (128/128/16/1): drop --cta-q/--cta-k/--warp-q/"
+                                "--pv-terms")
+        s = Schedule.sm90()
+    else:
+        s = Schedule(cta_q=args.cta_q, cta_k=args.cta_k, warp_q=args.warp_q, pv_terms=args.pv_terms)
+    sched = scheduler(shape.batch, ql, kl, shape.heads, 128 if s.mainloop == "sm90" else shape.kernel_head_dim, s)
     print(json.dumps({"shape": list(shape), "q_len": ql, "kv_len": kl, "scheduler": sched.__dict__,
                       "tail": tail_fields(ql, kl, s)}, indent=2))
     return 0
@@ -34,7 +42,8 @@ def _profile(args) -> int:
     q_tails, kv_tails = shape.lengths(args.q_tail, "--q-tail"), shape.lengths(args.kv_tail, "--kv-tail")
     r = profile(shape, layout=args.layout, dtype=args.dtype, warmup=args.warmup, iterations=args.iterations,
                 q_tails=q_tails, kv_tails=kv_tails, tail_iterations=args.tail_iterations, seed=args.seed,
-                schedule=Schedule(pv_terms=args.pv_terms), tail_dir=args.tail_dir)
+                schedule=Schedule.sm90() if args.schedule == "sm90" else Schedule(pv_terms=args.pv_terms),
+                tail_dir=args.tail_dir)
     save(r, args.out.path)
     print(phase_table(r))
     print(f"report: {args.out}")
@@ -63,6 +72,7 @@ def register(sub) -> None:
     p.add_argument("--cta-k", type=int_in(1, what="--cta-k"), default=64)
     p.add_argument("--warp-q", type=int_in(1, what="--warp-q"), default=32)
     p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
+    p.add_argument("--schedule", choices=("seed", "sm90"), default="seed", help=SCHEDULE_HELP)
     p.set_defaults(fn=_schedule)
 
     p = sp.add_parser("profile", help="measure a Sage2 report (seed format + provenance) on this GPU")
@@ -77,6 +87,7 @@ def register(sub) -> None:
     p.add_argument("--tail-dir", default=None, metavar="DIR",
                    help="keep the tail study's rounds there as a labkit sweep: a re-run resumes (default: temporary)")
     p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
+    p.add_argument("--schedule", choices=("seed", "sm90"), default="seed", help=SCHEDULE_HELP)
     p.set_defaults(fn=_profile)
 
     p = sp.add_parser("precision", help="accuracy vs exact fp32 and mainloop time of several mainloop builds")

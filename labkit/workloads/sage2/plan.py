@@ -44,7 +44,8 @@ class Sage2Plan:
         cp = cupy()
         self.inputs = x = inputs
         self.schedule = s = schedule
-        self.kernel_head_dim = hd = inputs.kernel_head_dim
+        # the sm90 mainloop's tiles are 128-byte rows: head_dim 64 pads to 128 as 72..120 do (zero channels)
+        self.kernel_head_dim = hd = 128 if schedule.mainloop == "sm90" else inputs.kernel_head_dim
         self.sm_scale = sm_scale if sm_scale is not None else inputs.head_dim ** -0.5
         opts = build_options(hd, inputs.dtype, schedule) + (("-DLABKIT_TIMELINE",) if timeline else ())
         self._options = opts

@@ -35,9 +35,8 @@ class Sm90Mainloop:
 
     def __init__(self, plan, options: tuple[str, ...]):
         x = plan.inputs
-        if plan.kernel_head_dim != 128:
-            raise ArgumentError(f"the sm90 mainloop runs head_dim 128 (and 72..120 padded to it); head_dim "
-                                f"{x.head_dim} pads to {plan.kernel_head_dim}: use the seed schedule")
+        if plan.kernel_head_dim != 128:  # Sage2Plan pads every head_dim to 128 for this schedule
+            raise ArgumentError(f"the sm90 mainloop runs 128-channel tiles, not {plan.kernel_head_dim}")
         self.plan = plan
         self.cu = _deps.require("cuda.bindings.driver")
         cu = self.cu
