@@ -22,6 +22,7 @@ out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets 
 shape: Sage2Shape() = [1, 37810, 56, 128]  # B,N,H,D of q, k and v (the same shape)
 layout: Choice("NHD", "HND") = "NHD"  # memory layout of q, k, v
 dtype: Choice("bf16", "fp16") = "bf16"  # 16-bit input type
+schedule: Choice("seed", "sm90") = "seed"  # mainloop build: seed (mma.sync, the seed's tiles) or sm90 (wgmma + TMA)
 warmup: Int(0, 1000) = 3  # untimed passes before the phase timings
 iterations: Int(1, 10000) = 10  # timed phase-by-phase passes
 q_tail: IntList(1) = [37760, 37761, 37810]  # q lengths of the q-tail sweep (kv fixed at N)
@@ -45,9 +46,9 @@ from labkit.workloads.sage2.tails import tail_points
 
 labkit.setup_logging("WARNING")
 session = Session.start("02_sage2_phases", source=source, out_dir=out_dir, parameters={
-    "shape": shape, "layout": layout, "dtype": dtype, "warmup": warmup, "iterations": iterations, "q_tail": q_tail,
-    "kv_tail": kv_tail, "tail_iterations": tail_iterations, "precision_iterations": precision_iterations,
-    "seed_report": seed_report})
+    "shape": shape, "layout": layout, "dtype": dtype, "schedule": schedule, "warmup": warmup, "iterations": iterations,
+    "q_tail": q_tail, "kv_tail": kv_tail, "tail_iterations": tail_iterations,
+    "precision_iterations": precision_iterations, "seed_report": seed_report})
 
 # %% [markdown]
 # The tail study's interleaved rounds run first, as a labkit sweep (`data/sweeps/tail_rounds/`, one
@@ -55,12 +56,13 @@ session = Session.start("02_sage2_phases", source=source, out_dir=out_dir, param
 # takes them as its tail study.
 
 # %%
+build = Schedule.parse(schedule)
 rounds = session.sweep("tail_rounds", "sage2.tail_round", {"round_index": list(range(tail_iterations))},
                        shape=shape, layout=layout, dtype=dtype, q_tails=q_tail, kv_tails=kv_tail, seed=0,
-                       schedule=Schedule().to_dict())
+                       schedule=build.to_dict())
 ours = session.measure("report", profile, tuple(shape), layout=layout, dtype=dtype, warmup=warmup,
                        iterations=iterations, q_tails=q_tail, kv_tails=kv_tail, tail_iterations=tail_iterations,
-                       tails=tail_points(rounds.to_dict("records")), load=Sage2Report.from_dict)
+                       schedule=build, tails=tail_points(rounds.to_dict("records"), build), load=Sage2Report.from_dict)
 seed = labkit.report.load(labkit.repo_path(seed_report))
 print(labkit.report.phase_table(ours))
 
@@ -93,11 +95,16 @@ checks.to_frame("value")
 # On N(0, 1) inputs attention is near uniform, so the output is a tiny average and every P and V
 # element's e4m3 rounding shows in it (the public Sage2 kernels: rel-L1 0.0391 at the seed shape).
 # The same inputs through the two-term P.V split (`pv_terms=2`: P and V each as hi + lo/16 in
-# e4m3, three MMAs) leave mostly the INT8 Q K^T error; its mainloop time is the price.
+# e4m3, three MMAs) leave mostly the INT8 Q K^T error; its mainloop time is the price. The sm90
+# build (wgmma + TMA, 128 x 128 tiles, Q scales per 16 rows) does Sage2's math on Hopper's
+# warpgroup MMAs: same error, its own time.
 
 # %%
 points = session.measure("precision", precision_study, tuple(shape), layout=layout, dtype=dtype,
-                         iterations=precision_iterations, load=each(PrecisionPoint.from_dict))
+                         iterations=precision_iterations, load=each(PrecisionPoint.from_dict),
+                         schedules=(Schedule(), Schedule(pv_terms=2),
+                                    *((Schedule.sm90(),) if session.live and labkit.device.describe().arch == "sm_90"
+                                      else ())))
 precision = precision_frame(points)
 session.save_table(precision, "precision")
 precision

@@ -37,6 +37,7 @@ class PrecisionPoint:
     dynamic_shared_memory_bytes: int
     mainloop: Stats
     tops: float
+    build: str = "seed"  # Schedule.mainloop: seed (attn_fwd.cu) or sm90 (attn_fwd_sm90.cu)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -71,12 +72,12 @@ def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: st
         if ref is None:
             ref = attention_ref(*(to_f32(a, dtype) for a in (q, k, v)), sm_scale=p.sm_scale, layout=layout)
         acc = accuracy(to_bhnd(to_f32(p.out, dtype), layout), ref)
-        stats = time_gpu(p.mainloop, name=f"sage2/mainloop/pv_terms{sched.pv_terms}", iterations=iterations).stats
+        stats = time_gpu(p.mainloop, name=f"sage2/mainloop/{sched.text()}", iterations=iterations).stats
         points.append(PrecisionPoint(
             pv_terms=sched.pv_terms, cta_q=sched.cta_q, cta_k=sched.cta_k, warp_q=sched.warp_q, cos=acc["cos"],
             rel_l1=acc["rel_l1"], rmse=acc["rmse"], max_abs=acc["max_abs"], nan=acc["nan"],
             dynamic_shared_memory_bytes=p.dynamic_smem_bytes, mainloop=stats,
-            tops=4 * b * n * n * h * d / stats.p50_s / 1e12))
+            tops=4 * b * n * n * h * d / stats.p50_s / 1e12, build=sched.mainloop))
         del p
         cupy().get_default_memory_pool().free_all_blocks()
     return points
@@ -86,9 +87,9 @@ def precision_frame(points):
     """One row per build: the accuracy metrics, mainloop p50 (ms), TOPS and shared memory."""
     import pandas as pd
 
-    rows = [{"pv_terms": p.pv_terms, "tiles": f"{p.cta_q}/{p.cta_k}/{p.warp_q}",
+    rows = [{"build": p.build, "pv_terms": p.pv_terms, "tiles": f"{p.cta_q}/{p.cta_k}/{p.warp_q}",
              "P.V": "Sage2: e4m3 P, e4m3 V" if p.pv_terms == 1 else "two-term e4m3 P and V",
              "cos": p.cos, "rel_l1": p.rel_l1, "rmse": p.rmse, "nan": p.nan,
              "mainloop_p50_ms": p.mainloop.p50_s * 1e3, "TOPS": p.tops,
              "smem_bytes": p.dynamic_shared_memory_bytes} for p in points]
-    return pd.DataFrame(rows).set_index(["pv_terms", "tiles"])
+    return pd.DataFrame(rows).set_index(["build", "pv_terms", "tiles"])

@@ -34,7 +34,13 @@ class Sm90Mainloop:
     """attn_fwd_sm90 over one Sage2Plan's buffers (built with ``Schedule.sm90()``)."""
 
     def __init__(self, plan, options: tuple[str, ...]):
+        from ...device import describe
+
         x = plan.inputs
+        arch = describe().arch
+        if arch != "sm_90":
+            raise ArgumentError(f"the sm90 mainloop is built for sm_90a (wgmma, setmaxnreg): this GPU is {arch}; "
+                                "use the seed schedule")
         if plan.kernel_head_dim != 128:  # Sage2Plan pads every head_dim to 128 for this schedule
             raise ArgumentError(f"the sm90 mainloop runs 128-channel tiles, not {plan.kernel_head_dim}")
         self.plan = plan

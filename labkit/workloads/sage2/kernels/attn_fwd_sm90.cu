@@ -166,115 +166,114 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_
                 tma_3d(st + K_TILE, &p.v_map, j * CTA_K, hk, b * 128, &full[s]);
             }
         }
-        return;
-    }
+    } else {  // setmaxnreg needs each role in one branch of an if/else (else ptxas ignores it)
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        const int cw = wg - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
+        const int row_in_cta = cw * 64 + warp * 16;  // this warp's 16 rows
+        const float qs = p.q_scale[((i64)b * H + h) * (p.npad_q / WARP_Q) + (qt * CTA_Q + row_in_cta) / WARP_Q];
+        const float* ks = p.k_scale + ((i64)b * p.h_kv + hk) * (p.npad_k / CTA_K);
+        const unsigned long long q_desc = smem_desc(q_tile + cw * 64 * 128);
 
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    const int cw = wg - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
-    const int row_in_cta = cw * 64 + warp * 16;  // this warp's 16 rows
-    const float qs = p.q_scale[((i64)b * H + h) * (p.npad_q / WARP_Q) + (qt * CTA_Q + row_in_cta) / WARP_Q];
-    const float* ks = p.k_scale + ((i64)b * p.h_kv + hk) * (p.npad_k / CTA_K);
-    const unsigned long long q_desc = smem_desc(q_tile + cw * 64 * 128);
+        float o[64], m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};  // rows g and g + 8 of the warp's 16
+#pragma unroll
+        for (int i = 0; i < 64; ++i) o[i] = 0.f;
+        bar_wait(&q_full, 0);
 
-    float o[64], m[2] = {-INFINITY, -INFINITY}, d[2] = {0.f, 0.f};  // rows g and g + 8 of the warp's 16
-#pragma unroll
-    for (int i = 0; i < 64; ++i) o[i] = 0.f;
-    bar_wait(&q_full, 0);
+        for (int j = 0; j < nblk; ++j) {
+            const int s = j % STAGES;
+            bar_wait(&full[s], (j / STAGES) & 1);
+            const unsigned char* kt = stages + s * STAGE_BYTES;
+            const unsigned long long k_desc = smem_desc(kt), v_desc = smem_desc(kt + K_TILE);
 
-    for (int j = 0; j < nblk; ++j) {
-        const int s = j % STAGES;
-        bar_wait(&full[s], (j / STAGES) & 1);
-        const unsigned char* kt = stages + s * STAGE_BYTES;
-        const unsigned long long k_desc = smem_desc(kt), v_desc = smem_desc(kt + K_TILE);
+            // PHASE: int8_qk
+            int sc[64];
+            wgmma_fence();
+#pragma unroll
+            for (int ksp = 0; ksp < 4; ++ksp) wgmma_qk(sc, q_desc + 2 * ksp, k_desc + 2 * ksp, ksp);
+            wgmma_commit();
+            wgmma_wait0();
 
-        // PHASE: int8_qk
-        int sc[64];
-        wgmma_fence();
+            // PHASE: scale_application
+            const float eff = p.sm_scale_log2 * qs * ks[j];
+            const bool tail = (j == nblk - 1) && (p.kv_len % CTA_K != 0);
+            float x[64];
 #pragma unroll
-        for (int ksp = 0; ksp < 4; ++ksp) wgmma_qk(sc, q_desc + 2 * ksp, k_desc + 2 * ksp, ksp);
-        wgmma_commit();
-        wgmma_wait0();
+            for (int i = 0; i < 64; ++i) {  // i = 4 n + e: row g + 8 (e / 2), key 8 n + 2 t + e % 2
+                float v = __int2float_rz(sc[i]) * eff;
+                if (tail && j * CTA_K + 8 * (i / 4) + 2 * t + (i & 1) >= p.kv_len) v = -INFINITY;
+                x[i] = v;
+            }
 
-        // PHASE: scale_application
-        const float eff = p.sm_scale_log2 * qs * ks[j];
-        const bool tail = (j == nblk - 1) && (p.kv_len % CTA_K != 0);
-        float x[64];
-#pragma unroll
-        for (int i = 0; i < 64; ++i) {  // i = 4 n + e: row g + 8 (e / 2), key 8 n + 2 t + e % 2
-            float v = __int2float_rz(sc[i]) * eff;
-            if (tail && j * CTA_K + 8 * (i / 4) + 2 * t + (i & 1) >= p.kv_len) v = -INFINITY;
-            x[i] = v;
-        }
-
-        // PHASE: online_softmax
-        float o_scale[2];
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-            float mx = -INFINITY;
-#pragma unroll
-            for (int n = 0; n < 16; ++n) mx = fmaxf(mx, fmaxf(x[4 * n + 2 * hr], x[4 * n + 2 * hr + 1]));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
-            const float m_new = fmaxf(m[hr], mx - S_FP8_OFFSET);
-            o_scale[hr] = ex2(m[hr] - m_new);
-            m[hr] = m_new;
-            float sum = 0.f;
-#pragma unroll
-            for (int n = 0; n < 16; ++n)
-#pragma unroll
-                for (int e = 2 * hr; e < 2 * hr + 2; ++e) {
-                    x[4 * n + e] = ex2(x[4 * n + e] - m_new);
-                    sum += x[4 * n + e];
-                }
-            d[hr] = d[hr] * o_scale[hr] + sum;  // fp32 denominator, before fp8 rounding
-        }
-
-        // PHASE: pv_accumulation
-        unsigned pa[4][4];  // per 32-key step: rows g | g + 8, n8 tiles (4 kp, 4 kp + 1) | (4 kp + 2, 4 kp + 3)
-#pragma unroll
-        for (int kp = 0; kp < 4; ++kp)
+            // PHASE: online_softmax
+            float o_scale[2];
 #pragma unroll
             for (int hr = 0; hr < 2; ++hr) {
-                const float* x0 = x + 4 * (4 * kp);
-                const float* x1 = x + 4 * (4 * kp + 1);
-                const float* x2 = x + 4 * (4 * kp + 2);
-                const float* x3 = x + 4 * (4 * kp + 3);
-                pa[kp][hr] = f32x2_to_e4m3x2(x0[2 * hr], x0[2 * hr + 1]) |
-                             ((unsigned)f32x2_to_e4m3x2(x1[2 * hr], x1[2 * hr + 1]) << 16);
-                pa[kp][2 + hr] = f32x2_to_e4m3x2(x2[2 * hr], x2[2 * hr + 1]) |
-                                 ((unsigned)f32x2_to_e4m3x2(x3[2 * hr], x3[2 * hr + 1]) << 16);
+                float mx = -INFINITY;
+#pragma unroll
+                for (int n = 0; n < 16; ++n) mx = fmaxf(mx, fmaxf(x[4 * n + 2 * hr], x[4 * n + 2 * hr + 1]));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
+                const float m_new = fmaxf(m[hr], mx - S_FP8_OFFSET);
+                o_scale[hr] = ex2(m[hr] - m_new);
+                m[hr] = m_new;
+                float sum = 0.f;
+#pragma unroll
+                for (int n = 0; n < 16; ++n)
+#pragma unroll
+                    for (int e = 2 * hr; e < 2 * hr + 2; ++e) {
+                        x[4 * n + e] = ex2(x[4 * n + e] - m_new);
+                        sum += x[4 * n + e];
+                    }
+                d[hr] = d[hr] * o_scale[hr] + sum;  // fp32 denominator, before fp8 rounding
             }
-        float blk[64];
-#pragma unroll
-        for (int i = 0; i < 64; ++i) blk[i] = 0.f;
-        wgmma_fence();
-#pragma unroll
-        for (int kp = 0; kp < 4; ++kp) wgmma_pv(blk, pa[kp], v_desc + 2 * kp, kp);
-        wgmma_commit();
-        wgmma_wait0();
-        if (lane == 0) bar_arrive(&empty[s]);  // this warp's MMAs have read the stage
-#pragma unroll
-        for (int i = 0; i < 64; ++i) o[i] = o[i] * o_scale[(i >> 1) & 1] + blk[i];
-    }
 
-    // PHASE: final_normalization_and_output
-    const float* vs = p.v_scale + ((i64)b * p.h_kv + hk) * HEAD_DIM;
+            // PHASE: pv_accumulation
+            unsigned pa[4][4];  // per 32-key step: rows g | g + 8, n8 tiles (4 kp, 4 kp + 1) | (4 kp + 2, 4 kp + 3)
 #pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-        float dd = d[hr];
-        dd += __shfl_xor_sync(0xffffffff, dd, 1);
-        dd += __shfl_xor_sync(0xffffffff, dd, 2);
-        const float inv = 1.f / dd;
-        const int row = qt * CTA_Q + row_in_cta + g + 8 * hr;
-        if (row >= p.qo_len) continue;
-        u16* orow = p.out + b * p.o_sb + (i64)row * p.o_sn + h * p.o_sh;
+            for (int kp = 0; kp < 4; ++kp)
 #pragma unroll
-        for (int n = 0; n < 16; ++n) {
-            const int col = n * 8 + 2 * t;
-            if (col >= p.d_out) continue;
-            const float y0 = o[4 * n + 2 * hr] * inv * vs[col];
-            const float y1 = o[4 * n + 2 * hr + 1] * inv * vs[col + 1];
-            *reinterpret_cast<unsigned*>(orow + col) = (unsigned)f32_to_out(y0) | ((unsigned)f32_to_out(y1) << 16);
+                for (int hr = 0; hr < 2; ++hr) {
+                    const float* x0 = x + 4 * (4 * kp);
+                    const float* x1 = x + 4 * (4 * kp + 1);
+                    const float* x2 = x + 4 * (4 * kp + 2);
+                    const float* x3 = x + 4 * (4 * kp + 3);
+                    pa[kp][hr] = f32x2_to_e4m3x2(x0[2 * hr], x0[2 * hr + 1]) |
+                                 ((unsigned)f32x2_to_e4m3x2(x1[2 * hr], x1[2 * hr + 1]) << 16);
+                    pa[kp][2 + hr] = f32x2_to_e4m3x2(x2[2 * hr], x2[2 * hr + 1]) |
+                                     ((unsigned)f32x2_to_e4m3x2(x3[2 * hr], x3[2 * hr + 1]) << 16);
+                }
+            float blk[64];
+#pragma unroll
+            for (int i = 0; i < 64; ++i) blk[i] = 0.f;
+            wgmma_fence();
+#pragma unroll
+            for (int kp = 0; kp < 4; ++kp) wgmma_pv(blk, pa[kp], v_desc + 2 * kp, kp);
+            wgmma_commit();
+            wgmma_wait0();
+            if (lane == 0) bar_arrive(&empty[s]);  // this warp's MMAs have read the stage
+#pragma unroll
+            for (int i = 0; i < 64; ++i) o[i] = o[i] * o_scale[(i >> 1) & 1] + blk[i];
+        }
+
+        // PHASE: final_normalization_and_output
+        const float* vs = p.v_scale + ((i64)b * p.h_kv + hk) * HEAD_DIM;
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+            float dd = d[hr];
+            dd += __shfl_xor_sync(0xffffffff, dd, 1);
+            dd += __shfl_xor_sync(0xffffffff, dd, 2);
+            const float inv = 1.f / dd;
+            const int row = qt * CTA_Q + row_in_cta + g + 8 * hr;
+            if (row >= p.qo_len) continue;
+            u16* orow = p.out + b * p.o_sb + (i64)row * p.o_sn + h * p.o_sh;
+#pragma unroll
+            for (int n = 0; n < 16; ++n) {
+                const int col = n * 8 + 2 * t;
+                if (col >= p.d_out) continue;
+                const float y0 = o[4 * n + 2 * hr] * inv * vs[col];
+                const float y1 = o[4 * n + 2 * hr + 1] * inv * vs[col + 1];
+                *reinterpret_cast<unsigned*>(orow + col) = (unsigned)f32_to_out(y0) | ((unsigned)f32_to_out(y1) << 16);
+            }
         }
     }
 }
