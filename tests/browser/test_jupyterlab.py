@@ -115,8 +115,12 @@ def test_notebook_runs_in_jupyterlab(lab, browser):
         browser.get(f"{base}/lab/tree/{NOTEBOOK}.ipynb?token={token}")
         _wait("the notebook's kernel to be idle", lambda: browser.find_elements(
             By.CSS_SELECTOR, ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']"), 120)
-        code_cells = browser.find_elements(By.CSS_SELECTOR, ".jp-NotebookPanel .jp-CodeCell")
-        assert len(code_cells) >= 5
+        # the kernel can report idle before the notebook has rendered all its cells (seen once in CI)
+        def five_code_cells():
+            cells = browser.find_elements(By.CSS_SELECTOR, ".jp-NotebookPanel .jp-CodeCell")
+            return cells if len(cells) >= 5 else []
+
+        _wait("the notebook's code cells (5 or more)", five_code_cells, 60)
 
         # Run > Run All Cells, clicked like a user would.
         menu = _wait("the Run menu", lambda: [m for m in browser.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item")
