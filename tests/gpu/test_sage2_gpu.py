@@ -42,13 +42,19 @@ SHAPES = [  # (batch, q_len, kv_len, heads_q, heads_kv, head_dim)
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("layout, dtype, pv_terms", [("NHD", "bf16", 1), ("HND", "fp16", 1), ("NHD", "bf16", 2)])
+@pytest.mark.parametrize("layout, dtype, pv_terms", [("NHD", "bf16", 1), ("HND", "fp16", 1), ("NHD", "bf16", 2),
+                                                     ("NHD", "bf16", "sm90"), ("HND", "fp16", "sm90")])
 def test_each_phase_matches_its_reference(shape, layout, dtype, pv_terms):
+    """Every prep phase exactly; "sm90": the sm90 schedule's groups (Q per 16 rows, K per 128 keys: two
+    rows per thread in the K quantizer) and its 128-channel padding."""
     import cupy as cp
 
     from labkit.workloads.sage2 import reference as ref
+    from labkit.workloads.sage2.schedule import Schedule
 
-    p = _plan(shape, layout, dtype, seed=hash(shape) % 1000, pv_terms=pv_terms)
+    sm90 = pv_terms == "sm90"
+    p = _plan(shape, layout, dtype, seed=hash(shape) % 1000, pv_terms=1 if sm90 else pv_terms,
+              schedule=Schedule.sm90() if sm90 else None)
     _poison(p)
     for _, fn in p.steps()[:-1]:
         fn()

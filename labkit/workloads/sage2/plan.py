@@ -104,10 +104,11 @@ class Sage2Plan:
                 (fn["k_mean"]("k_mean_finish"), (x.heads_kv, x.batch), (hd,),
                  (self.k_mean_partial, i32(self.mean_chunks), i32(x.kv_len), self.k_mean))],
             "q_int8_quantization": [
-                (fn["quant_int8"]("q_int8_quant"), (q_tiles, x.heads_q, x.batch), (s.warp_q * hd // 16,),
+                (fn["quant_int8"]("q_int8_quant"), (q_tiles, x.heads_q, x.batch), (min(s.warp_q, 64) * hd // 16,),
                  (x.q, *q_strides, i32(x.q_len), i32(x.head_dim), self.q8, self.q_scale))],
             "k_int8_subtract_mean_quantization": [
-                (fn["quant_int8"]("k_int8_sub_mean_quant"), (k_tiles, x.heads_kv, x.batch), (s.cta_k * hd // 16,),
+                (fn["quant_int8"]("k_int8_sub_mean_quant"), (k_tiles, x.heads_kv, x.batch),
+                 (min(s.cta_k, 64) * hd // 16,),
                  (x.k, *k_strides, i32(x.kv_len), i32(x.head_dim), self.k_mean, self.k8, self.k_scale))],
             "v_transpose_pad_permute": [
                 (fn["v_prep"]("v_transpose_pad_permute"), (self.padded_kv_len // 64, x.heads_kv, x.batch), (256,),
