@@ -55,3 +55,31 @@ def check(result: Any, what: str) -> Any:
     if not values:
         return None
     return values[0] if len(values) == 1 else tuple(values)
+
+
+def load_function(image: bytes, entry: str, dynamic_smem_bytes: int = 0):
+    """Load a cubin through the driver API and return ``entry``'s CUfunction (and its module, which must
+    stay alive), its dynamic shared-memory limit raised to ``dynamic_smem_bytes`` when that is non-zero."""
+    cu = _deps.require("cuda.bindings.driver")
+    cupy().cuda.Device().synchronize()  # CuPy's primary context is current for the driver calls
+    module = check(cu.cuModuleLoadData(image), f"cuModuleLoadData({entry})")
+    func = check(cu.cuModuleGetFunction(module, entry.encode()), f"cuModuleGetFunction({entry})")
+    if dynamic_smem_bytes:
+        attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        check(cu.cuFuncSetAttribute(func, attr, dynamic_smem_bytes), f"cuFuncSetAttribute({entry}, max dynamic smem)")
+    return func, module
+
+
+def launch(func, grid: tuple[int, int, int], block: tuple[int, int, int], shared_mem: int, params, what: str) -> None:
+    """``cuLaunchKernelEx`` on CuPy's current stream; ``params``: a ctypes array of one pointer to the packed
+    parameter block."""
+    import ctypes
+
+    cu = _deps.require("cuda.bindings.driver")
+    cfg = cu.CUlaunchConfig()
+    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
+    cfg.sharedMemBytes = shared_mem
+    cfg.hStream = cu.CUstream(cupy().cuda.get_current_stream().ptr)
+    cfg.numAttrs = 0
+    check(cu.cuLaunchKernelEx(cfg, func, ctypes.addressof(params), 0), f"cuLaunchKernelEx({what})")

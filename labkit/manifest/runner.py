@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _deps
 from ..cuda import check as check_cu
-from ..cuda import cupy, require_gpu
+from ..cuda import cupy, launch, require_gpu
 from ..timing import Timing, nvtx_range, time_gpu
 from . import tensormap
 from .model import BufArg, Manifest, TensorMapField, VarArg
@@ -151,16 +151,8 @@ class Runner:
 
     def launch_call(self, index: int) -> None:
         """Enqueue call ``index``'s launches on CuPy's current stream (no scratch zeroing)."""
-        cu = self.cu
-        stream = cupy().cuda.get_current_stream()
         for p in self.calls[index]:
-            cfg = cu.CUlaunchConfig()
-            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = p.grid
-            cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = p.block
-            cfg.sharedMemBytes = p.shared_mem
-            cfg.hStream = cu.CUstream(stream.ptr)
-            cfg.numAttrs = 0
-            check_cu(cu.cuLaunchKernelEx(cfg, p.func, ctypes.addressof(p.params), 0), f"cuLaunchKernelEx({p.label})")
+            launch(p.func, p.grid, p.block, p.shared_mem, p.params, p.label)
 
     def run_once(self) -> None:
         """Every call in order, each behind a scratch zeroing, in NVTX ranges; then synchronize."""

@@ -44,6 +44,16 @@ class Sage2Plan:
         cp = cupy()
         self.inputs = x = inputs
         self.schedule = s = schedule
+        if s.mainloop == "sm90":  # before anything is compiled or allocated
+            from ...device import describe
+
+            if timeline:
+                raise ArgumentError("the sm90 mainloop has no per-CTA recorder yet (timeline=True): use the seed "
+                                    "schedule")
+            arch = describe().arch
+            if arch != "sm_90":
+                raise ArgumentError(f"the sm90 mainloop is built for sm_90a (wgmma, setmaxnreg): this GPU is {arch}; "
+                                    "use the seed schedule")
         # the sm90 mainloop's tiles are 128-byte rows: head_dim 64 pads to 128 as 72..120 do (zero channels)
         self.kernel_head_dim = hd = 128 if schedule.mainloop == "sm90" else inputs.kernel_head_dim
         self.sm_scale = sm_scale if sm_scale is not None else inputs.head_dim ** -0.5
@@ -69,9 +79,6 @@ class Sage2Plan:
         self.dynamic_smem_bytes = s.dynamic_smem_bytes(hd)
         self._sm90 = None
         if s.mainloop == "sm90":
-            if timeline:
-                raise ArgumentError("the sm90 mainloop has no per-CTA recorder yet (timeline=True): use the seed "
-                                    "schedule")
             from .sm90 import Sm90Mainloop
 
             self._sm90 = Sm90Mainloop(self, opts)
@@ -136,16 +143,14 @@ class Sage2Plan:
     def mainloop(self, q_len: int | None = None, kv_len: int | None = None, out=None) -> None:
         """The fused kernel; ``q_len``/``kv_len`` below the prepared lengths run on the same
         quantized data (rows/keys beyond are ignored)."""
-        args = self._mainloop_args
-        ql, kl, o = self.inputs.q_len, self.inputs.kv_len, self.out
-        if q_len is not None or kv_len is not None or out is not None:
-            ql = ql if q_len is None else check_int(q_len, what="q_len", lo=1, hi=self.inputs.q_len)
-            kl = kl if kv_len is None else check_int(kv_len, what="kv_len", lo=1, hi=self.inputs.kv_len)
-            o = o if out is None else out
-            args = self._attn_args(ql, kl, o)
+        default = q_len is None and kv_len is None and out is None
+        ql = self.inputs.q_len if q_len is None else check_int(q_len, what="q_len", lo=1, hi=self.inputs.q_len)
+        kl = self.inputs.kv_len if kv_len is None else check_int(kv_len, what="kv_len", lo=1, hi=self.inputs.kv_len)
+        o = self.out if out is None else out
         if self._sm90 is not None:
             self._sm90.launch(ql, kl, o)
             return
+        args = self._mainloop_args if default else self._attn_args(ql, kl, o)
         if self.timeline is not None:
             self.timeline.fill(0)  # records of this call only (a smaller grid leaves no stale CTAs behind)
         self._attn(*args, shared_mem=self.dynamic_smem_bytes)

@@ -10,9 +10,7 @@ import ctypes
 import math
 import struct
 
-from ... import _deps
-from ...cuda import check as check_cu
-from ...cuda import cupy
+from ...cuda import launch, load_function
 from ...errors import ArgumentError
 from ...kernels import compile_cubin, kernel_path
 from ...manifest import tensormap
@@ -34,25 +32,12 @@ class Sm90Mainloop:
     """attn_fwd_sm90 over one Sage2Plan's buffers (built with ``Schedule.sm90()``)."""
 
     def __init__(self, plan, options: tuple[str, ...]):
-        from ...device import describe
-
-        x = plan.inputs
-        arch = describe().arch
-        if arch != "sm_90":
-            raise ArgumentError(f"the sm90 mainloop is built for sm_90a (wgmma, setmaxnreg): this GPU is {arch}; "
-                                "use the seed schedule")
+        x = plan.inputs  # Sage2Plan checked the GPU (sm_90) before building this
         if plan.kernel_head_dim != 128:  # Sage2Plan pads every head_dim to 128 for this schedule
             raise ArgumentError(f"the sm90 mainloop runs 128-channel tiles, not {plan.kernel_head_dim}")
         self.plan = plan
-        self.cu = _deps.require("cuda.bindings.driver")
-        cu = self.cu
-        cubin = compile_cubin(SOURCE, arch=ARCH, options=options)
-        cupy().cuda.Device().synchronize()  # CuPy's primary context is current for the driver calls
-        self._module = check_cu(cu.cuModuleLoadData(cubin.image), f"cuModuleLoadData({ENTRY})")
-        self.function = check_cu(cu.cuModuleGetFunction(self._module, ENTRY.encode()), f"cuModuleGetFunction({ENTRY})")
-        smem_attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        check_cu(cu.cuFuncSetAttribute(self.function, smem_attr, plan.schedule.dynamic_smem_bytes(128)),
-                 f"cuFuncSetAttribute({ENTRY})")
+        self.function, self._module = load_function(compile_cubin(SOURCE, arch=ARCH, options=options).image, ENTRY,
+                                                    plan.schedule.dynamic_smem_bytes(128))
         b, hq, hk, nq, nk = x.batch, x.heads_q, x.heads_kv, plan.padded_q_len, plan.padded_kv_len
         self.maps = (_map(plan.q8.data.ptr, (128, b * hq * nq), (128,), (128, 128)),
                      _map(plan.k8.data.ptr, (128, b * hk * nk), (128,), (128, 128)),
@@ -74,12 +59,6 @@ class Sm90Mainloop:
             blob = (ctypes.c_ubyte * PARAM_BYTES).from_buffer_copy(self.params(q_len, kv_len, out))
             self._blobs[key] = (blob, (ctypes.c_void_p * 1)(ctypes.addressof(blob)))
         _, params = self._blobs[key]
-        cu, x, s = self.cu, self.plan.inputs, self.plan.schedule
-        cfg = cu.CUlaunchConfig()
-        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = -(-q_len // s.cta_q), x.heads_q, x.batch
-        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = s.threads_per_cta, 1, 1
-        cfg.sharedMemBytes = s.dynamic_smem_bytes(128)
-        cfg.hStream = cu.CUstream(cupy().cuda.get_current_stream().ptr)
-        cfg.numAttrs = 0
-        check_cu(cu.cuLaunchKernelEx(cfg, self.function, ctypes.addressof(params), 0),
-                 f"cuLaunchKernelEx({ENTRY})")
+        x, s = self.plan.inputs, self.plan.schedule
+        launch(self.function, (-(-q_len // s.cta_q), x.heads_q, x.batch), (s.threads_per_cta, 1, 1),
+               s.dynamic_smem_bytes(128), params, ENTRY)
