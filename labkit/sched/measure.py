@@ -46,7 +46,7 @@ def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: i
     build = importlib.import_module("labkit.workloads.decode.build")  # the package re-exports a function `build`
     _, kb = _decode_geometry(batch, kv_len, head_dim, heads_q, heads_kv, page_size)
     cubin = compile_cubin(kernel_path(build.__file__, kb.source), arch=arch, options=kb.options())
-    return cubin_occupancy(cubin.image, kernel=build.ENTRY, threads_per_cta=build.THREADS,
+    return cubin_occupancy(cubin.image, kernel=build.ENTRY, threads_per_cta=kb.threads,
                            dynamic_smem_bytes=kb.dynamic_smem_bytes)
 
 

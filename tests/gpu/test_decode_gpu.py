@@ -48,6 +48,18 @@ def test_decode_matches_exact_attention(name, variant):
     print(name, variant, "max err per splits:", errs)
 
 
+@pytest.mark.parametrize(("warps", "stages"), [(8, 1), (8, 2), (4, 1), (4, 2)])
+@pytest.mark.parametrize("name", ["g6_d256_p64_seed", "g1_d128_p16", "g4_d128_p64_long"])
+def test_tensor_core_builds_match_exact_attention(name, warps, stages):
+    """The tuning knobs (8 warps: 128-token stages; one stage: no overlap inside the CTA) give the same answers."""
+    g, lens = CASES[name]
+    if g.head_dim == 256 and warps == 8 and stages == 2:
+        pytest.skip("two 128 KB stages do not fit a CTA")
+    x = make_inputs(g, seq_lens=lens, seed=3)
+    for s in sorted({1, 3, min(g.max_pages, 16)}):
+        _check(x, run_decode(x, splits=s, variant="mma", warps=warps, stages=stages))
+
+
 def test_split_counts_agree_within_reduction_tolerance():
     g = DecodeGeometry(2, 32, 8, 128, 64, 128, 300)
     x = make_inputs(g, seq_lens=[8192, 5000], seed=7)

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from ...cuda import cupy
-from .geometry import DecodeGeometry, default_splits, kernel_build
-from .run import decode_runner, geometry_for
+from .geometry import DecodeGeometry, kernel_build
+from .run import decode_runner, geometry_for, heuristic_splits
 
 SWEEP = [(b, n, d) for d in (128, 256) for b in (1, 8, 64, 256) for n in (1024, 8192, 32768)]
 MAX_KV_BYTES = 9e9  # the issue's largest points (8.6 GB); larger ones are skipped
@@ -42,13 +42,13 @@ def _gpu_fill(g: DecodeGeometry, seq_len: int, seed: int):
 @contextmanager
 def shape_runner(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8, page_size: int = 64,
                  splits: int | None = None, variant: str | None = None, row_warps: int | None = None,
-                 timeline: bool = False):
+                 stages: int | None = None, warps: int | None = None, timeline: bool = False):
     """A manifest Runner for ``batch`` sequences of ``kv_len`` tokens over a shuffled pool of random K/V (drawn on
     the GPU), its split count and the folder holding the built cubin; memory is given back afterwards."""
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
     with tempfile.TemporaryDirectory() as tmp:
         runner, s = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), variant=variant,
-                                  row_warps=row_warps, timeline=timeline)
+                                  row_warps=row_warps, stages=stages, warps=warps, timeline=timeline)
         try:
             yield runner, s, Path(tmp)
         finally:
@@ -58,18 +58,19 @@ def shape_runner(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, h
 
 def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8, page_size: int = 64,
                 splits: int | None = None, iterations: int = 20, variant: str | None = None,
-                row_warps: int | None = None, mode: str = "cold") -> dict:
+                row_warps: int | None = None, stages: int | None = None, warps: int | None = None,
+                mode: str = "cold") -> dict:
     """Time one decode call (cold L2; ``graph``: replayed in a CUDA graph, L2 warm); returns its row."""
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    kb = kernel_build(g, variant=variant, row_warps=row_warps)
+    kb = kernel_build(g, variant=variant, row_warps=row_warps, stages=stages, warps=warps)
     with shape_runner(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size, splits=splits,
-                      variant=variant, row_warps=row_warps) as (runner, s, _):
+                      variant=variant, row_warps=row_warps, stages=stages, warps=warps) as (runner, s, _):
         runner.run_once()
         t = runner.time(iterations=iterations, mode=mode)["decode/paged"]
         del runner  # its buffers go back before the pool is emptied
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
     return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}", "splits": s,
-            "kernel": f"{kb.variant}/{kb.row_warps}",
+            "kernel": f"{kb.variant}/{kb.row_warps}", "warps": kb.warps, "stages": kb.stages,
             "kv_MB": nbytes / 1e6, "p50_us": t.stats.p50_s * 1e6, "TBps": nbytes / t.stats.p50_s / 1e12,
             "mode": mode}
 
@@ -78,7 +79,7 @@ def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict
     """Every power-of-two split count up to one per page, and the heuristic's choice marked."""
     shape = {k: kw[k] for k in ("heads_q", "heads_kv", "page_size") if k in kw}
     g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
-    pick = default_splits(g, kernel=kernel_build(g, variant=kw.get("variant"), row_warps=kw.get("row_warps")))
+    pick = heuristic_splits(g, kernel_build(g, **{k: kw.get(k) for k in ("variant", "row_warps", "stages", "warps")}))
     rows = []
     for s in sorted({2 ** i for i in range(12) if 2 ** i <= g.max_pages} | {pick}):
         row = bench_point(batch, kv_len, head_dim, splits=s, **kw)

@@ -18,7 +18,6 @@ from .geometry import DecodeGeometry, KernelBuild, kernel_build
 
 ENTRY = "paged_decode"
 PARAM_BYTES = 384  # sizeof(Params): 352 B of fields, padded to the maps' 64-B alignment
-THREADS = 128
 MAX_SPLITS = 256  # MAX_SPLITS in kernels/paged_decode.cuh (the reduction's weights in shared memory)
 
 
@@ -104,7 +103,7 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
                 },
                 "launches": [{
                     "module": "decode", "entry": ENTRY, "params": [f"bytes<{PARAM_BYTES}>"],
-                    "block": [THREADS, 1, 1], "grid": [splits, g.heads_kv * blocks, "seqs"],
+                    "block": [kb.threads, 1, 1], "grid": [splits, g.heads_kv * blocks, "seqs"],
                     "shared_mem": kb.dynamic_smem_bytes,
                     "args": [{"pack": {"size": PARAM_BYTES, "fields": fields}}],
                 }],
@@ -115,6 +114,19 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
     }
 
 
+def compile_kernel(kb: KernelBuild, arch: str = "sm_90"):
+    """NVRTC's cubin for a kernel build (cached by source and options)."""
+    return compile_cubin(kernel_path(__file__, kb.source), arch=arch, options=kb.options())
+
+
+def ctas_per_sm(kb: KernelBuild, arch: str = "sm_90") -> int:
+    """CTAs of this build one SM holds, from its cubin (registers, shared memory, threads)."""
+    from ...sched import cubin_occupancy
+
+    return cubin_occupancy(compile_kernel(kb, arch).image, kernel=ENTRY, threads_per_cta=kb.threads,
+                           dynamic_smem_bytes=kb.dynamic_smem_bytes).ctas_per_sm
+
+
 def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = "sm_90",
           kernel: KernelBuild | None = None, q_rows: int | None = None) -> Path:
     """Compile the kernel for ``g`` into ``directory`` and write its manifest there; returns the manifest path."""
@@ -122,9 +134,9 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     d.mkdir(parents=True, exist_ok=True)
     kb = kernel or kernel_build(g)
     _grid_y_blocks(g, kb)  # before NVRTC
-    cubin = compile_cubin(kernel_path(__file__, kb.source), arch=arch, options=kb.options())
+    cubin = compile_kernel(kb, arch)
     name = (f"{ENTRY}_{kb.variant}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}"
-            f"_k{kb.keys_per_warp}_s{kb.stages}{'_timeline' if kb.timeline else ''}_{arch}.cubin")
+            f"_k{kb.keys_per_warp}_w{kb.warps}_s{kb.stages}{'_timeline' if kb.timeline else ''}_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"

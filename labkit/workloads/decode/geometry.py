@@ -14,7 +14,7 @@ from ...errors import ArgumentError
 HEAD_DIMS = (128, 256)
 PAGE_SIZES = (16, 32, 64)
 LAYOUTS = ("plain", "interleaved")  # [pages, Hkv, P, D] K and V pools; trtllm-gen's kv[pages, 2, P, Hkv, 2, D]
-WARPS = 4
+WARPS = 4  # per CTA; the tensor-core kernel also builds with 8 (KernelBuild.warps)
 MAX_ROWS = {128: 64, 256: 32}  # rows (q tokens x q heads per kv head) a CTA holds; more take row blocks
 STAGE_BUDGET = 96 * 1024  # bytes of K/V stages in flight per CTA: two CTAs fit an SM (228 KB)
 
@@ -98,7 +98,7 @@ class KernelBuild:
     """Compile-time shape of the kernel for a geometry (which source, its -D options) and its launch.
 
     ``variant``: ``mma`` (tensor cores, paged_decode_mma.cu: up to 16 rows) or ``fma``
-    (CUDA cores, paged_decode.cu: everything else)."""
+    (CUDA cores, paged_decode.cu: everything else); ``warps`` per CTA (4, or 8 for ``mma``)."""
 
     variant: str
     rows_per_warp: int
@@ -107,12 +107,17 @@ class KernelBuild:
     stages: int
     head_dim: int
     page_size: int
+    warps: int = WARPS
 
     @property
     def source(self) -> str:
         return "paged_decode_mma.cu" if self.variant == "mma" else "paged_decode.cu"
 
     timeline: bool = False  # -DLABKIT_TIMELINE: per-CTA records (labkit.sched)
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps
 
     @property
     def max_rows(self) -> int:
@@ -124,7 +129,7 @@ class KernelBuild:
 
     @property
     def tokens_per_stage(self) -> int:
-        return self.keys_per_warp * (WARPS // self.row_warps)
+        return self.keys_per_warp * (self.warps // self.row_warps)
 
     @property
     def box_rows(self) -> int:
@@ -136,33 +141,40 @@ class KernelBuild:
 
     @property
     def dynamic_smem_bytes(self) -> int:
-        merge = WARPS * self.rows_per_warp * (self.head_dim + 2) * 4  # the warps' merge reuses the stages
+        merge = self.warps * self.rows_per_warp * (self.head_dim + 2) * 4  # the warps' merge reuses the stages
         return 1024 + max(self.stages * self.stage_bytes, merge)  # + room to align the swizzled tiles
 
     def options(self) -> tuple[str, ...]:
         common = (f"-DHEAD_DIM={self.head_dim}", f"-DPAGE_SIZE={self.page_size}", f"-DSTAGES={self.stages}",
                   *(("-DLABKIT_TIMELINE",) if self.timeline else ()))
         if self.variant == "mma":
-            return (*common, f"-DKEYS_PER_WARP={self.keys_per_warp}")
+            return (*common, f"-DKEYS_PER_WARP={self.keys_per_warp}", f"-DWARPS={self.warps}")
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 
 VARIANTS = ("mma", "fma")
 
 
+MAX_DYNAMIC_SMEM = 200 * 1024  # sm_90 gives a CTA 227 KB; the rest is left for static shared memory
+
+
 def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: int | None = None,
-                 timeline: bool = False) -> KernelBuild:
+                 stages: int | None = None, warps: int | None = None, timeline: bool = False) -> KernelBuild:
     """Tensor cores (``mma``) for at most 16 rows, else CUDA cores (``fma``): there
     warps split the rows when one warp would hold too many (registers) or a stage would not fit, and
     the others split the keys, 32 each. Stages fill up to ``STAGE_BUDGET`` bytes (2..4 of them).
     Rows beyond what one CTA holds (``MAX_ROWS``; up to 16 heads x 8 tokens = 128) go to row blocks:
-    more CTAs over the same keys (``KernelBuild.row_blocks``)."""
+    more CTAs over the same keys (``KernelBuild.row_blocks``). ``stages`` and ``warps`` (``mma`` only)
+    override the defaults, for tuning."""
     if variant is None:
         variant = "mma" if g.rows <= 16 and row_warps is None else "fma"
     if variant not in VARIANTS:
         raise ArgumentError(f"kernel variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+    if warps is not None and (variant != "mma" or warps not in (4, 8)):
+        raise ArgumentError(f"warps {warps!r}: the tensor-core (mma) kernel builds with 4 or 8 warps, the CUDA-core "
+                            f"one with {WARPS} (variant {variant})")
     if variant == "mma":
-        kb = KernelBuild("mma", 16, 1, 16, 2, g.head_dim, g.page_size)
+        kb = KernelBuild("mma", 16, 1, 16, 2, g.head_dim, g.page_size, warps or WARPS)
     else:
         rows = min(1 << max(0, math.ceil(math.log2(g.rows))), MAX_ROWS[g.head_dim])  # a power of two: 1 ... 64
         per_warp_cap = 16 if g.head_dim == 128 else 8
@@ -172,8 +184,15 @@ def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: in
             raise ArgumentError(f"row_warps {row_warps}: expected 1, 2 or 4 with at most {per_warp_cap} rows per "
                                 f"warp ({g.rows} rows)")
         kb = KernelBuild("fma", max(1, rows // row_warps), row_warps, 32, 2, g.head_dim, g.page_size)
-    stages = max(2, min(4, STAGE_BUDGET // kb.stage_bytes))
-    return dataclasses.replace(kb, stages=stages, timeline=timeline)
+    if stages is None:
+        stages = max(2, min(4, STAGE_BUDGET // kb.stage_bytes))
+    elif isinstance(stages, bool) or not isinstance(stages, int) or not 1 <= stages <= 4:
+        raise ArgumentError(f"stages {stages!r}: expected 1..4")
+    kb = dataclasses.replace(kb, stages=stages, timeline=timeline)
+    if kb.dynamic_smem_bytes > MAX_DYNAMIC_SMEM:
+        raise ArgumentError(f"{kb.stages} stages of {kb.stage_bytes} B (head_dim {g.head_dim}, {kb.warps} warps): "
+                            f"{kb.dynamic_smem_bytes} B of shared memory, more than a CTA gets ({MAX_DYNAMIC_SMEM})")
+    return kb
 
 
 def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None = None, seq_pages: int | None = None,

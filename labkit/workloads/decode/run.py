@@ -1,5 +1,6 @@
 """Run labkit's decode kernel through the manifest runner: build, check the call, launch, read back."""
 
+import dataclasses
 import tempfile
 from dataclasses import dataclass
 
@@ -7,8 +8,8 @@ import numpy as np
 
 from ...cuda import cupy, require_gpu
 from ...timing import Timing
-from .build import build
-from .geometry import DecodeGeometry, default_splits, kernel_build
+from .build import build, ctas_per_sm
+from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 from .inputs import DecodeInputs, bf16_to_f32, check_call
 
 
@@ -24,19 +25,30 @@ class DecodeRun:
 
 
 def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, variant: str | None = None,
-                  row_warps: int | None = None, timeline: bool = False):
-    """A manifest Runner for ``g`` (kernel built into ``directory``) and the split count it uses;
-    ``timeline``: the instrumented build, its records in the runner's ``("decode", "timeline")`` scratch."""
+                  row_warps: int | None = None, stages: int | None = None, warps: int | None = None,
+                  timeline: bool = False):
+    """A manifest Runner for ``g`` (kernel built into ``directory``) and the split count it uses (the
+    heuristic's for the build's occupancy when ``splits`` is None); ``timeline``: the instrumented build,
+    its records in the runner's ``("decode", "timeline")`` scratch."""
     from ...device import describe
     from ...manifest import load
     from ...manifest.runner import Runner
 
     require_gpu("the decode kernel")
     dev = describe()
-    kb = kernel_build(g, variant=variant, row_warps=row_warps, timeline=timeline)
-    s = default_splits(g, sms=dev.sm_count, kernel=kb) if splits is None else splits
+    kb = kernel_build(g, variant=variant, row_warps=row_warps, stages=stages, warps=warps, timeline=timeline)
+    s = heuristic_splits(g, kb) if splits is None else splits
     path = build(g, s, directory, arch=dev.arch, kernel=kb)
     return Runner(load(path), cubin_dirs=(directory,), fill=fill), s
+
+
+def heuristic_splits(g: DecodeGeometry, kb: KernelBuild) -> int:
+    """``default_splits`` for this GPU's SMs and the build's occupancy (CTAs per SM, from its cubin)."""
+    from ...device import describe
+
+    dev = describe()
+    occupancy = ctas_per_sm(dataclasses.replace(kb, timeline=False), dev.arch)  # the plain build's
+    return default_splits(g, sms=dev.sm_count, ctas_per_sm=occupancy, kernel=kb)
 
 
 def kv_bytes(x: DecodeInputs) -> int:
@@ -45,7 +57,8 @@ def kv_bytes(x: DecodeInputs) -> int:
 
 
 def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | None = None, mode: str = "cold",
-               variant: str | None = None, row_warps: int | None = None) -> DecodeRun:
+               variant: str | None = None, row_warps: int | None = None, stages: int | None = None,
+               warps: int | None = None) -> DecodeRun:
     """Check the call, build (cached), launch once, read ``out``; time it when ``iterations`` is given.
 
     Raises:
@@ -56,7 +69,7 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
     host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
     with tempfile.TemporaryDirectory() as tmp:
         runner, s = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])),
-                                  variant=variant, row_warps=row_warps)
+                                  variant=variant, row_warps=row_warps, stages=stages, warps=warps)
         runner.run_once()
         out = bf16_to_f32(cupy().asnumpy(runner.buffers["out"]))
         timing = None
@@ -78,7 +91,8 @@ def geometry_for(batch: int, kv_len: int, *, heads_q: int = 32, heads_kv: int = 
 
 
 def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
-                    page_size: int = 64, splits: int | None = None, variant: str | None = None):
+                    page_size: int = 64, splits: int | None = None, variant: str | None = None,
+                    stages: int | None = None, warps: int | None = None):
     """Per-CTA records of one call of the instrumented kernel (``-DLABKIT_TIMELINE``) at this shape, on
     random inputs over a shuffled pool (as the benchmark's), as a ``labkit.sched.Timeline``; ``splits`` None:
     the heuristic's. Record ``cta`` = split + splits x (head-block + heads_kv x row-blocks x sequence). The
@@ -88,9 +102,9 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
     from .bench import shape_runner
 
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    kb = kernel_build(g, variant=variant, timeline=True)
+    kb = kernel_build(g, variant=variant, stages=stages, warps=warps, timeline=True)
     with shape_runner(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size, splits=splits,
-                      variant=variant, timeline=True) as (runner, _, folder):
+                      variant=variant, stages=stages, warps=warps, timeline=True) as (runner, _, folder):
         runner.run_once()
         runner.run_once()  # the zeroed records now hold this call's CTAs only
         records = cupy().asnumpy(runner.scratch[("decode", "timeline")]).view(np.uint64).reshape(-1, 6)

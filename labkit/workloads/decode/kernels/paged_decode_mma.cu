@@ -12,8 +12,9 @@
 // The warps' (max, sum, O) meet in shared memory in [row][dim] order; then the CTA stores the output
 // (one split) or its partials, and the last CTA of the (sequence, kv head) reduces.
 // More rows than 16 (up to 16 heads x 8 tokens): row blocks of 16, grid y = heads_kv x row blocks.
-// Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), STAGES, LABKIT_TIMELINE (paged_decode.cuh).
-// Launch: grid (splits, heads_kv x row blocks, batch), block 128, dynamic smem 1024 + max(STAGES * stage, merge).
+// Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), STAGES, LABKIT_TIMELINE
+// (paged_decode.cuh). Launch: grid (splits, heads_kv x row blocks, batch), block 32 x WARPS,
+// dynamic smem 1024 + max(STAGES * stage, merge).
 
 #ifndef HEAD_DIM
 #define HEAD_DIM 128
@@ -27,11 +28,13 @@
 #ifndef STAGES
 #define STAGES 3
 #endif
+#ifndef WARPS
+#define WARPS 4
+#endif
 #ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)  // NVRTC has no math.h
 #endif
 
-constexpr int WARPS = 4;
 constexpr int THREADS = WARPS * 32;
 constexpr int MAX_ROWS = 16;
 constexpr int PARTS = HEAD_DIM / 64;
@@ -49,6 +52,7 @@ constexpr int Q_STRIDE = HEAD_DIM + 8;    // bf16 per staged q row: +16 B keeps 
 // ran 2x slower with q staged in shared memory); head_dim 256 needs those registers for O.
 constexpr bool Q_IN_REGISTERS = HEAD_DIM == 128;
 static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per warp");
+static_assert(WARPS == 4 || WARPS == 8, "4 or 8 warps");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
 #include "paged_decode.cuh"
