@@ -30,21 +30,24 @@ def sage2_occupancy(head_dim: int = 128, *, arch: str = "sm_90", timeline: bool 
                            dynamic_smem_bytes=s.dynamic_smem_bytes(head_dim))
 
 
-def _decode_geometry(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int):
-    from ..workloads.decode.geometry import kernel_build
+def _decode_plan(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int, *,
+                 sms: int = 132, arch: str = "sm_90", splits: int | None = None):
+    """The geometry and the ``CallPlan`` (build, splits) the decode runner launches for this call."""
+    from ..workloads.decode.plan import plan_call
     from ..workloads.decode.run import geometry_for
 
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    return g, kernel_build(g)
+    return g, plan_call(g, sms=sms, arch=arch, splits=splits)
 
 
 def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
-                     page_size: int = 64, arch: str = "sm_90") -> Occupancy:
+                     page_size: int = 64, arch: str = "sm_90", sms: int = 132) -> Occupancy:
     """The decode kernel's occupancy for the build this geometry gets (tensor-core or CUDA-core variant)."""
     from ..kernels import compile_cubin, kernel_path
 
     build = importlib.import_module("labkit.workloads.decode.build")  # the package re-exports a function `build`
-    _, kb = _decode_geometry(batch, kv_len, head_dim, heads_q, heads_kv, page_size)
+    _, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, arch=arch)
+    kb = plan.kernel
     cubin = compile_cubin(kernel_path(build.__file__, kb.source), arch=arch, options=kb.options())
     return cubin_occupancy(cubin.image, kernel=build.ENTRY, threads_per_cta=kb.threads,
                            dynamic_smem_bytes=kb.dynamic_smem_bytes)
@@ -117,11 +120,8 @@ def sage2_point(shape, q_len: int, kv_len: int, *, launches: int = 3) -> dict:
 
 def decode_splits(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
                   page_size: int = 64, sms: int = 132) -> int:
-    """The split count labkit's decode heuristic picks for this call (``default_splits``)."""
-    from ..workloads.decode.geometry import default_splits
-
-    g, kb = _decode_geometry(batch, kv_len, head_dim, heads_q, heads_kv, page_size)
-    return default_splits(g, sms=sms, kernel=kb)
+    """The split count labkit's decode heuristic picks for this call (``plan_call``)."""
+    return _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms)[1].splits
 
 
 def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int = 128, heads_q: int = 32,
@@ -130,7 +130,8 @@ def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int =
     if splits is None:
         splits = decode_splits(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv,
                                page_size=page_size, sms=sms)
-    g, kb = _decode_geometry(batch, kv_len, head_dim, heads_q, heads_kv, page_size)
+    g, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, splits=splits)
+    kb = plan.kernel
     return decode_launch(batch, kv_len, splits, heads_kv=heads_kv, tokens_per_stage=kb.tokens_per_stage, sms=sms,
                          ctas_per_sm=ctas_per_sm, row_blocks=kb.row_blocks(g))
 
@@ -145,7 +146,7 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     check_int(launches, what="launches", lo=1, hi=100)
     geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     dev = describe()
-    occ = decode_occupancy(batch, kv_len, arch=dev.arch, **geo)
+    occ = decode_occupancy(batch, kv_len, arch=dev.arch, sms=dev.sm_count, **geo)
     heuristic = decode_splits(batch, kv_len, sms=dev.sm_count, **geo)
     used = splits or heuristic  # the model and the launch take the same count
     model = decode_model(batch, kv_len, used, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm, **geo)

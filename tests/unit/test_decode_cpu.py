@@ -21,6 +21,7 @@ from labkit.workloads.decode import (
     run_decode,
 )
 from labkit.workloads.decode.inputs import _bf16, bf16_to_f32
+from labkit.workloads.decode.plan import plan_call, wave_fill
 
 from ..conftest import ROOT
 
@@ -143,6 +144,41 @@ def test_kernel_build_and_split_heuristic():
     assert default_splits(geometry_for(1, 64)) == 1
 
 
+@pytest.mark.parametrize(("batch", "kv_len", "head_dim", "stages", "splits", "per_sm"), [
+    (256, 1024, 256, 1, 1, 3),  # 2048 units on 396 one-stage slots: 86 % busy over 6 waves
+    (64, 1024, 256, 2, 1, 1),   # 512 units on 396 slots: a 1.3-wave tail; keep the deeper pipeline
+    (64, 1024, 128, 1, 1, 4),   # 512 units on 528 slots
+    (256, 8192, 128, 1, 1, 4),
+    (8, 8192, 128, 3, 4, 2),    # 64 units: split them, long CTAs want stages
+    (1, 8192, 128, 3, 16, 2),
+])
+def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_dim, stages, splits, per_sm):
+    plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim), sms=132)
+    assert (plan.kernel.variant, plan.kernel.warps) == ("mma", 4)
+    assert (plan.kernel.stages, plan.splits, plan.ctas_per_sm) == (stages, splits, per_sm)
+
+
+def test_call_plan_keeps_what_the_caller_gives():
+    g = geometry_for(256, 1024, head_dim=256)
+    assert plan_call(g, stages=2, splits=3).kernel.stages == 2 and plan_call(g, stages=2, splits=3).splits == 3
+    eight = plan_call(geometry_for(1, 8192), warps=8)
+    assert eight.kernel.warps == 8 and eight.kernel.tokens_per_stage == 128 and eight.kernel.threads == 256
+    wide = DecodeGeometry(64, 64, 4, 128, 16, 64, 64 * 64, 8)  # 128 rows: the CUDA-core kernel's stages stay
+    assert plan_call(wide).kernel == kernel_build(wide)
+    with pytest.raises(ArgumentError, match="stages 5: expected 1..4"):
+        plan_call(g, stages=5)
+    with pytest.raises(ArgumentError, match="2 stages of 131072 B .* more than a CTA gets"):
+        plan_call(geometry_for(1, 8192, head_dim=256), warps=8, stages=2)
+    with pytest.raises(ArgumentError, match="warps 8: .* CUDA-core one with 4"):
+        plan_call(wide, warps=8)
+
+
+def test_wave_fill():
+    assert wave_fill(512, 528) == pytest.approx(512 / 528)
+    assert wave_fill(2048, 396) == pytest.approx(2048 / (6 * 396))
+    assert wave_fill(396, 396) == 1.0
+
+
 def test_kernel_variant_follows_head_dim_and_rows():
     assert kernel_build(geometry_for(8, 8192)).variant == "mma"  # d128, 4 rows: tensor cores
     assert kernel_build(DecodeGeometry(**SEED_LIKE)).variant == "mma"  # d256, 6 rows
@@ -209,7 +245,7 @@ def test_shape_runner_builds_in_a_folder_that_lives_while_the_block_runs(monkeyp
     def fake_runner(g, splits, directory, fill, **kw):
         (Path(directory) / "k.cubin").write_bytes(b"x")
         seen.update(g=g, splits=splits, kw=kw)
-        return object(), 7
+        return object(), "plan"
 
     class Pool:
         def free_all_blocks(self):
@@ -217,8 +253,8 @@ def test_shape_runner_builds_in_a_folder_that_lives_while_the_block_runs(monkeyp
 
     monkeypatch.setattr(bench, "decode_runner", fake_runner)
     monkeypatch.setattr(bench, "cupy", lambda: type("cp", (), {"get_default_memory_pool": staticmethod(Pool)}))
-    with bench.shape_runner(2, 704, 256, heads_q=24, heads_kv=4, timeline=True) as (runner, s, folder):
-        assert s == 7 and (folder / "k.cubin").is_file() and not freed
+    with bench.shape_runner(2, 704, 256, heads_q=24, heads_kv=4, timeline=True) as (runner, plan, folder):
+        assert plan == "plan" and (folder / "k.cubin").is_file() and not freed
     assert not folder.exists() and freed == [True]
     assert seen["g"] == geometry_for(2, 704, heads_q=24, heads_kv=4, head_dim=256) and seen["kw"]["timeline"]
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from ...cuda import cupy
-from .geometry import DecodeGeometry, kernel_build
-from .run import decode_runner, geometry_for, heuristic_splits
+from .geometry import DecodeGeometry
+from .plan import plan_for_device
+from .run import decode_runner, geometry_for
 
 SWEEP = [(b, n, d) for d in (128, 256) for b in (1, 8, 64, 256) for n in (1024, 8192, 32768)]
 MAX_KV_BYTES = 9e9  # the issue's largest points (8.6 GB); larger ones are skipped
@@ -44,13 +45,13 @@ def shape_runner(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, h
                  splits: int | None = None, variant: str | None = None, row_warps: int | None = None,
                  stages: int | None = None, warps: int | None = None, timeline: bool = False):
     """A manifest Runner for ``batch`` sequences of ``kv_len`` tokens over a shuffled pool of random K/V (drawn on
-    the GPU), its split count and the folder holding the built cubin; memory is given back afterwards."""
+    the GPU), its ``CallPlan`` and the folder holding the built cubin; memory is given back afterwards."""
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
     with tempfile.TemporaryDirectory() as tmp:
-        runner, s = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), variant=variant,
+        runner, plan = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), variant=variant,
                                   row_warps=row_warps, stages=stages, warps=warps, timeline=timeline)
         try:
-            yield runner, s, Path(tmp)
+            yield runner, plan, Path(tmp)
         finally:
             del runner
     cupy().get_default_memory_pool().free_all_blocks()
@@ -61,25 +62,29 @@ def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, he
                 row_warps: int | None = None, stages: int | None = None, warps: int | None = None,
                 mode: str = "cold") -> dict:
     """Time one decode call (cold L2; ``graph``: replayed in a CUDA graph, L2 warm); returns its row."""
-    g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    kb = kernel_build(g, variant=variant, row_warps=row_warps, stages=stages, warps=warps)
     with shape_runner(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size, splits=splits,
-                      variant=variant, row_warps=row_warps, stages=stages, warps=warps) as (runner, s, _):
+                      variant=variant, row_warps=row_warps, stages=stages, warps=warps) as (runner, plan, _):
         runner.run_once()
         t = runner.time(iterations=iterations, mode=mode)["decode/paged"]
         del runner  # its buffers go back before the pool is emptied
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
-    return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}", "splits": s,
-            "kernel": f"{kb.variant}/{kb.row_warps}", "warps": kb.warps, "stages": kb.stages,
+    kb = plan.kernel
+    return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}",
+            "splits": plan.splits, "kernel": kernel_label(kb),
             "kv_MB": nbytes / 1e6, "p50_us": t.stats.p50_s * 1e6, "TBps": nbytes / t.stats.p50_s / 1e12,
             "mode": mode}
+
+
+def kernel_label(kb) -> str:
+    """``mma w4s3``: variant, warps per CTA, stages (``fma r2 s2``: row warps instead of warps)."""
+    return f"mma w{kb.warps}s{kb.stages}" if kb.variant == "mma" else f"fma r{kb.row_warps}s{kb.stages}"
 
 
 def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict]:
     """Every power-of-two split count up to one per page, and the heuristic's choice marked."""
     shape = {k: kw[k] for k in ("heads_q", "heads_kv", "page_size") if k in kw}
     g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
-    pick = heuristic_splits(g, kernel_build(g, **{k: kw.get(k) for k in ("variant", "row_warps", "stages", "warps")}))
+    pick = plan_for_device(g, **{k: kw[k] for k in ("variant", "row_warps", "stages", "warps") if k in kw}).splits
     rows = []
     for s in sorted({2 ** i for i in range(12) if 2 ** i <= g.max_pages} | {pick}):
         row = bench_point(batch, kv_len, head_dim, splits=s, **kw)

@@ -11,7 +11,8 @@ from pathlib import Path
 from ...errors import ArgumentError
 from ...manifest.model import BufArg, Manifest
 from .build import build
-from .geometry import DecodeGeometry, default_splits
+from .geometry import DecodeGeometry
+from .plan import plan_call
 
 
 def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]:
@@ -57,7 +58,8 @@ def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]
 def from_manifest(seed: Manifest, directory: Path | str, *, splits: int | None = None) -> tuple[Path, list[str]]:
     """Write labkit's cubin and manifest for the seed's geometry into ``directory``; return (path, notes)."""
     g, q_rows, notes = geometry_from_manifest(seed)
-    s = default_splits(g) if splits is None else splits
-    path = build(g, s, directory, q_rows=q_rows)
+    plan = plan_call(g, splits=splits)
+    s = plan.splits
+    path = build(g, s, directory, q_rows=q_rows, kernel=plan.kernel)
     notes.append(f"splits: {s} per (sequence, KV head) (the seed's grid.x = 38 CTAs, most of them idle at this length)")
     return path, notes

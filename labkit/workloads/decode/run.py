@@ -1,6 +1,5 @@
 """Run labkit's decode kernel through the manifest runner: build, check the call, launch, read back."""
 
-import dataclasses
 import tempfile
 from dataclasses import dataclass
 
@@ -8,9 +7,10 @@ import numpy as np
 
 from ...cuda import cupy, require_gpu
 from ...timing import Timing
-from .build import build, ctas_per_sm
-from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
+from .build import build
+from .geometry import DecodeGeometry
 from .inputs import DecodeInputs, bf16_to_f32, check_call
+from .plan import plan_call
 
 
 @dataclass(frozen=True)
@@ -27,28 +27,19 @@ class DecodeRun:
 def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, variant: str | None = None,
                   row_warps: int | None = None, stages: int | None = None, warps: int | None = None,
                   timeline: bool = False):
-    """A manifest Runner for ``g`` (kernel built into ``directory``) and the split count it uses (the
-    heuristic's for the build's occupancy when ``splits`` is None); ``timeline``: the instrumented build,
-    its records in the runner's ``("decode", "timeline")`` scratch."""
+    """A manifest Runner for ``g`` (kernel built into ``directory``) and its ``CallPlan`` (build and splits:
+    ``plan_call``'s for this GPU, the given ones overriding); ``timeline``: the instrumented build, its
+    records in the runner's ``("decode", "timeline")`` scratch."""
     from ...device import describe
     from ...manifest import load
     from ...manifest.runner import Runner
 
     require_gpu("the decode kernel")
     dev = describe()
-    kb = kernel_build(g, variant=variant, row_warps=row_warps, stages=stages, warps=warps, timeline=timeline)
-    s = heuristic_splits(g, kb) if splits is None else splits
-    path = build(g, s, directory, arch=dev.arch, kernel=kb)
-    return Runner(load(path), cubin_dirs=(directory,), fill=fill), s
-
-
-def heuristic_splits(g: DecodeGeometry, kb: KernelBuild) -> int:
-    """``default_splits`` for this GPU's SMs and the build's occupancy (CTAs per SM, from its cubin)."""
-    from ...device import describe
-
-    dev = describe()
-    occupancy = ctas_per_sm(dataclasses.replace(kb, timeline=False), dev.arch)  # the plain build's
-    return default_splits(g, sms=dev.sm_count, ctas_per_sm=occupancy, kernel=kb)
+    plan = plan_call(g, splits=splits, sms=dev.sm_count, arch=dev.arch, variant=variant, row_warps=row_warps,
+                     stages=stages, warps=warps, timeline=timeline)
+    path = build(g, plan.splits, directory, arch=dev.arch, kernel=plan.kernel)
+    return Runner(load(path), cubin_dirs=(directory,), fill=fill), plan
 
 
 def kv_bytes(x: DecodeInputs) -> int:
@@ -68,8 +59,8 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
     check_call(g, x.page_table, x.seq_lens, x.cu_seqlens_q)
     host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
     with tempfile.TemporaryDirectory() as tmp:
-        runner, s = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])),
-                                  variant=variant, row_warps=row_warps, stages=stages, warps=warps)
+        runner, plan = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])),
+                                     variant=variant, row_warps=row_warps, stages=stages, warps=warps)
         runner.run_once()
         out = bf16_to_f32(cupy().asnumpy(runner.buffers["out"]))
         timing = None
@@ -80,7 +71,7 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
             used = ~np.isnan(out)
             if not np.array_equal(again[used], out[used]):
                 raise AssertionError("decode: the timed calls wrote a different output than the first call")
-    return DecodeRun(out, s, timing, kv_bytes(x))
+    return DecodeRun(out, plan.splits, timing, kv_bytes(x))
 
 
 def geometry_for(batch: int, kv_len: int, *, heads_q: int = 32, heads_kv: int = 8, head_dim: int = 128,
@@ -101,15 +92,13 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
     from ...sched import Timeline, cubin_occupancy
     from .bench import shape_runner
 
-    g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    kb = kernel_build(g, variant=variant, stages=stages, warps=warps, timeline=True)
     with shape_runner(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size, splits=splits,
-                      variant=variant, stages=stages, warps=warps, timeline=True) as (runner, _, folder):
+                      variant=variant, stages=stages, warps=warps, timeline=True) as (runner, plan, folder):
         runner.run_once()
         runner.run_once()  # the zeroed records now hold this call's CTAs only
         records = cupy().asnumpy(runner.scratch[("decode", "timeline")]).view(np.uint64).reshape(-1, 6)
         cubin = next(folder.glob("*.cubin")).read_bytes()
         del runner  # its buffers go back before the pool is emptied
-    occ = cubin_occupancy(cubin, dynamic_smem_bytes=kb.dynamic_smem_bytes)
+    occ = cubin_occupancy(cubin, dynamic_smem_bytes=plan.kernel.dynamic_smem_bytes)
     records = records.astype(np.int64)
     return Timeline(records[records[:, 3] > 0], sms=describe().sm_count, ctas_per_sm=occ.ctas_per_sm)

@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from .build import build
-from .geometry import DecodeGeometry, default_splits
+from .geometry import DecodeGeometry
 from .inputs import make_inputs
+from .plan import plan_call
 from .reference import decode_reference
 from .run import run_decode
 
@@ -71,7 +72,8 @@ def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> lis
 
     seed = check(load(seed_manifest))
     g = DecodeGeometry(2, 24, 4, 256, 64, 11, 22)
-    ours_path = build(g, default_splits(g), directory)
+    plan = plan_call(g)
+    ours_path = build(g, plan.splits, directory, kernel=plan.kernel)
     ours = check(load(ours_path), cubin_dirs=(directory,))
     out = []
     for label, res in (("seed (trtllm-gen, sm_100f)", seed), ("labkit paged_decode (sm_90)", ours)):

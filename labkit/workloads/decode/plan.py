@@ -1,0 +1,71 @@
+"""How one decode call runs on a GPU: the kernel build (stages, warps) and the KV split count.
+
+Occupancy comes from the build's cubin (NVRTC, no GPU needed), so the split heuristic and the
+stage choice see the CTAs per SM the launch will really get.
+
+Stages: when the call's (sequence, KV head) units already fill the GPU without splitting, the
+tensor-core kernel builds with one stage per CTA, so more CTAs share an SM and hide each other's
+prologue and epilogue; otherwise it keeps the deeper per-CTA pipeline that a few long CTAs need.
+Measured on the H200 (data/runs/20261201T110000Z-decode_stages_ab, cold L2, p50): one stage against
+the default at batch 256 x 1k d256 510 vs 575 us, 64 x 1k d128 78.5 vs 82.5, 64 x 8k d128 486 vs
+491; and where it loses: 64 x 1k d256 (512 CTAs on 396 one-stage slots, a 1.3-wave tail) 169 vs
+157, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1 vs 21.5.
+"""
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
+
+ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of the one-stage build: 0.86 won 11 %, 0.65 lost 7 %
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """The build, its CTAs per SM and the split count of one decode call."""
+
+    kernel: KernelBuild
+    splits: int
+    ctas_per_sm: int
+
+    def to_dict(self) -> dict:
+        k = self.kernel
+        return {"variant": k.variant, "warps": k.warps, "stages": k.stages, "splits": self.splits,
+                "ctas_per_sm": self.ctas_per_sm}
+
+
+def occupancy(kb: KernelBuild, arch: str = "sm_90") -> int:
+    """CTAs per SM of the plain (uninstrumented) build, from its cubin."""
+    from .build import ctas_per_sm
+
+    return ctas_per_sm(dataclasses.replace(kb, timeline=False), arch)
+
+
+def wave_fill(ctas: int, slots: int) -> float:
+    """Busy share of the CTA slots over the waves ``ctas`` take."""
+    return ctas / (math.ceil(ctas / slots) * slots)
+
+
+def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, arch: str = "sm_90",
+              variant: str | None = None, row_warps: int | None = None, stages: int | None = None,
+              warps: int | None = None, timeline: bool = False) -> CallPlan:
+    """The build and split count for ``g`` on ``sms`` SMs of ``arch``; given arguments override the choice."""
+    kb = kernel_build(g, variant=variant, row_warps=row_warps, stages=stages, warps=warps, timeline=timeline)
+    if stages is None and kb.variant == "mma":
+        one = kernel_build(g, variant=variant, stages=1, warps=warps, timeline=timeline)
+        units = g.batch * g.heads_kv * one.row_blocks(g)
+        if wave_fill(units, sms * occupancy(one, arch)) >= ONE_STAGE_MIN_FILL:
+            kb = one
+    per_sm = occupancy(kb, arch)
+    if splits is None:
+        splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
+    return CallPlan(kb, splits, per_sm)
+
+
+def plan_for_device(g: DecodeGeometry, **overrides) -> CallPlan:
+    """``plan_call`` for the current GPU's SM count and architecture."""
+    from ...device import describe
+
+    dev = describe()
+    return plan_call(g, sms=dev.sm_count, arch=dev.arch, **overrides)
