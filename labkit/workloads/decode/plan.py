@@ -6,7 +6,7 @@ stage choice see the CTAs per SM the launch will really get.
 Stages: when the call's (sequence, KV head) units already fill the GPU without splitting, the
 tensor-core kernel builds with one stage per CTA, so more CTAs share an SM and hide each other's
 prologue and epilogue; otherwise it keeps the deeper per-CTA pipeline that a few long CTAs need.
-Measured on the H200 (data/runs/20261201T110000Z-decode_stages_ab, cold L2, p50): one stage against
+Measured on the H200 (data/runs/20261201T102500Z-decode_stages_ab, cold L2, p50): one stage against
 the default at batch 256 x 1k d256 510 vs 575 us, 64 x 1k d128 78.5 vs 82.5, 64 x 8k d128 486 vs
 491; and where it loses: 64 x 1k d256 (512 CTAs on 396 one-stage slots, a 1.3-wave tail) 169 vs
 157, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1 vs 21.5.
