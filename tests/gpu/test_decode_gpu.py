@@ -9,7 +9,8 @@ the terms' magnitude M = sum_k p_k |v_k| / sum_k p_k, not with |ref|: |out - ref
 import numpy as np
 import pytest
 
-from labkit.workloads.decode import DecodeGeometry, decode_reference, make_inputs, run_decode
+from labkit.errors import ArgumentError
+from labkit.workloads.decode import DecodeGeometry, decode_reference, kernel_build, make_inputs, run_decode
 
 pytestmark = pytest.mark.gpu
 
@@ -48,16 +49,22 @@ def test_decode_matches_exact_attention(name, variant):
     print(name, variant, "max err per splits:", errs)
 
 
-@pytest.mark.parametrize(("warps", "stages"), [(8, 1), (8, 2), (4, 1), (4, 2)])
+@pytest.mark.parametrize(("warps", "stages", "keys", "chains"), [
+    (8, 1, 16, 2), (8, 2, 16, 2), (4, 1, 16, 2), (4, 2, 16, 2), (4, 1, 32, 2), (4, 2, 32, 2), (4, 1, 16, 1),
+    (4, 3, 16, 1)])
 @pytest.mark.parametrize("name", ["g6_d256_p64_seed", "g1_d128_p16", "g4_d128_p64_long"])
-def test_tensor_core_builds_match_exact_attention(name, warps, stages):
-    """The tuning knobs (8 warps: 128-token stages; one stage: no overlap inside the CTA) give the same answers."""
+def test_tensor_core_builds_match_exact_attention(name, warps, stages, keys, chains):
+    """The tuning knobs (8 warps or 32 keys per warp: 128-token stages; one stage: no overlap inside the CTA;
+    one or two Q K^T accumulator chains) give the same answers."""
     g, lens = CASES[name]
-    if g.head_dim == 256 and warps == 8 and stages == 2:
-        pytest.skip("two 128 KB stages do not fit a CTA")
+    build = dict(variant="mma", warps=warps, stages=stages, keys_per_warp=keys, qk_chains=chains)
+    try:
+        kernel_build(g, **build)
+    except ArgumentError as e:
+        pytest.skip(str(e))  # d256: 128 KB stages, two do not fit a CTA
     x = make_inputs(g, seq_lens=lens, seed=3)
     for s in sorted({1, 3, min(g.max_pages, 16)}):
-        _check(x, run_decode(x, splits=s, variant="mma", warps=warps, stages=stages))
+        _check(x, run_decode(x, splits=s, **build))
 
 
 def test_split_counts_agree_within_reduction_tolerance():

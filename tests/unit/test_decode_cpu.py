@@ -139,23 +139,27 @@ def test_kernel_build_and_split_heuristic():
     assert (kb.rows_per_warp, kb.row_warps) == (16, 4)
     g1 = geometry_for(1, 8192)  # 8 units: many splits, >= 4 pages (256 tokens) each
     assert default_splits(g1) == 16  # one wave would be 33 CTAs per unit; capped at 512 tokens per split
+    assert default_splits(geometry_for(1, 32768), ctas_per_sm=2) == 16  # 2048 tokens per split at least
+    assert default_splits(geometry_for(8, 32768), ctas_per_sm=2) == 4  # 64 units: one wave of 2 CTAs per SM
     assert default_splits(DecodeGeometry(**SEED_LIKE)) == 11  # 704 tokens: one page per split
     assert default_splits(geometry_for(256, 8192)) == 1  # 2048 units already fill the GPU
     assert default_splits(geometry_for(1, 64)) == 1
 
 
-@pytest.mark.parametrize(("batch", "kv_len", "head_dim", "stages", "splits", "per_sm"), [
-    (256, 1024, 256, 1, 1, 3),  # 2048 units on 396 one-stage slots: 86 % busy over 6 waves
-    (64, 1024, 256, 2, 1, 1),   # 512 units on 396 slots: a 1.3-wave tail; keep the deeper pipeline
-    (64, 1024, 128, 1, 1, 4),   # 512 units on 528 slots
-    (256, 8192, 128, 1, 1, 4),
-    (8, 8192, 128, 3, 4, 2),    # 64 units: split them, long CTAs want stages
-    (1, 8192, 128, 3, 16, 2),
+@pytest.mark.parametrize(("batch", "kv_len", "head_dim", "stages", "chains", "splits", "per_sm"), [
+    (256, 1024, 256, 1, 1, 1, 3),  # 2048 units on 396 one-stage slots: 86 % busy over 6 waves
+    (64, 1024, 256, 1, 2, 1, 2),   # 396 slots would leave a 1.3-wave tail; two chains' registers: 264 slots
+    (64, 1024, 128, 1, 1, 1, 4),   # 512 units on 528 slots
+    (256, 8192, 128, 1, 1, 1, 4),
+    (8, 8192, 128, 3, 2, 4, 2),    # 64 units: split them, long CTAs want stages
+    (1, 8192, 128, 3, 2, 16, 2),
+    (1, 32768, 128, 3, 2, 16, 2),  # 2048 tokens per split: one CTA per SM
 ])
-def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_dim, stages, splits, per_sm):
+def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_dim, stages, chains, splits, per_sm):
     plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim), sms=132)
     assert (plan.kernel.variant, plan.kernel.warps) == ("mma", 4)
-    assert (plan.kernel.stages, plan.splits, plan.ctas_per_sm) == (stages, splits, per_sm)
+    assert (plan.kernel.stages, plan.kernel.qk_chains, plan.splits, plan.ctas_per_sm) == (stages, chains, splits,
+                                                                                            per_sm)
 
 
 def test_call_plan_keeps_what_the_caller_gives():
@@ -171,6 +175,9 @@ def test_call_plan_keeps_what_the_caller_gives():
         plan_call(geometry_for(1, 8192, head_dim=256), warps=8, stages=2)
     with pytest.raises(ArgumentError, match="warps 8: .* CUDA-core one with 4"):
         plan_call(wide, warps=8)
+    with pytest.raises(ArgumentError, match="qk_chains 3: the tensor-core"):
+        plan_call(g, qk_chains=3)
+    assert plan_call(g, qk_chains=2).kernel.qk_chains == 2  # a given chain count limits the one-stage candidates
 
 
 def test_wave_fill():

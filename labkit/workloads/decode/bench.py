@@ -42,14 +42,14 @@ def _gpu_fill(g: DecodeGeometry, seq_len: int, seed: int):
 
 @contextmanager
 def shape_runner(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8, page_size: int = 64,
-                 splits: int | None = None, variant: str | None = None, row_warps: int | None = None,
-                 stages: int | None = None, warps: int | None = None, timeline: bool = False):
+                 splits: int | None = None, timeline: bool = False, **overrides):
     """A manifest Runner for ``batch`` sequences of ``kv_len`` tokens over a shuffled pool of random K/V (drawn on
-    the GPU), its ``CallPlan`` and the folder holding the built cubin; memory is given back afterwards."""
+    the GPU), its ``CallPlan`` and the folder holding the built cubin; memory is given back afterwards.
+    ``overrides``: ``plan_call``'s (``variant``, ``row_warps``, ``stages``, ``warps``, ``keys_per_warp``)."""
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
     with tempfile.TemporaryDirectory() as tmp:
-        runner, plan = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), variant=variant,
-                                  row_warps=row_warps, stages=stages, warps=warps, timeline=timeline)
+        runner, plan = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), timeline=timeline,
+                                     **overrides)
         try:
             yield runner, plan, Path(tmp)
         finally:
@@ -58,12 +58,10 @@ def shape_runner(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, h
 
 
 def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8, page_size: int = 64,
-                splits: int | None = None, iterations: int = 20, variant: str | None = None,
-                row_warps: int | None = None, stages: int | None = None, warps: int | None = None,
-                mode: str = "cold") -> dict:
+                splits: int | None = None, iterations: int = 20, mode: str = "cold", **overrides) -> dict:
     """Time one decode call (cold L2; ``graph``: replayed in a CUDA graph, L2 warm); returns its row."""
     with shape_runner(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size, splits=splits,
-                      variant=variant, row_warps=row_warps, stages=stages, warps=warps) as (runner, plan, _):
+                      **overrides) as (runner, plan, _):
         runner.run_once()
         t = runner.time(iterations=iterations, mode=mode)["decode/paged"]
         del runner  # its buffers go back before the pool is emptied
@@ -76,15 +74,20 @@ def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, he
 
 
 def kernel_label(kb) -> str:
-    """``mma w4s3``: variant, warps per CTA, stages (``fma r2 s2``: row warps instead of warps)."""
-    return f"mma w{kb.warps}s{kb.stages}" if kb.variant == "mma" else f"fma r{kb.row_warps}s{kb.stages}"
+    """``mma w4s3``: variant, warps per CTA, stages, then ``k32`` for 32 keys per warp and ``c1`` for one Q K^T
+    chain (``fma r2s2``: row warps instead of warps)."""
+    if kb.variant == "fma":
+        return f"fma r{kb.row_warps}s{kb.stages}"
+    return (f"mma w{kb.warps}s{kb.stages}" + (f"k{kb.keys_per_warp}" if kb.keys_per_warp != 16 else "")
+            + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else ""))
 
 
 def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict]:
     """Every power-of-two split count up to one per page, and the heuristic's choice marked."""
     shape = {k: kw[k] for k in ("heads_q", "heads_kv", "page_size") if k in kw}
     g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
-    pick = plan_for_device(g, **{k: kw[k] for k in ("variant", "row_warps", "stages", "warps") if k in kw}).splits
+    pick = plan_for_device(g, **{k: v for k, v in kw.items() if k not in ("heads_q", "heads_kv", "page_size",
+                                                                        "iterations", "mode")}).splits
     rows = []
     for s in sorted({2 ** i for i in range(12) if 2 ** i <= g.max_pages} | {pick}):
         row = bench_point(batch, kv_len, head_dim, splits=s, **kw)
@@ -119,9 +122,10 @@ def render(rows: list[dict], title: str) -> str:
     cols = ["batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps"]
     extra = [c for c in ("heuristic", "sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged", "x_best_peer")
              if any(c in r for r in rows)]
-    lines = [title, "  ".join(f"{c:>9}" for c in cols + extra)]
-    for r in rows:
-        cells = [f"{r[c]:9.2f}" if isinstance(r.get(c), float) else f"{str(r.get(c, '-'))[:9]:>9}"
-                 for c in cols + extra]
-        lines.append("  ".join(cells))
+    def cell(r, c):
+        return f"{r[c]:.2f}" if isinstance(r.get(c), float) else str(r.get(c, "-"))[:12]
+
+    width = {c: max([9] + [len(cell(r, c)) for r in rows]) for c in cols + extra}
+    lines = [title, "  ".join(f"{c:>{width[c]}}" for c in cols + extra)]
+    lines += ["  ".join(f"{cell(r, c):>{width[c]}}" for c in cols + extra) for r in rows]
     return "\n".join(lines)

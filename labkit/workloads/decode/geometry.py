@@ -98,7 +98,8 @@ class KernelBuild:
     """Compile-time shape of the kernel for a geometry (which source, its -D options) and its launch.
 
     ``variant``: ``mma`` (tensor cores, paged_decode_mma.cu: up to 16 rows) or ``fma``
-    (CUDA cores, paged_decode.cu: everything else); ``warps`` per CTA (4, or 8 for ``mma``)."""
+    (CUDA cores, paged_decode.cu: everything else); ``warps`` per CTA (4, or 8 for ``mma``); ``qk_chains``
+    (``mma``): 2 accumulates Q K^T's odd k-steps apart (shorter dependent chains, more registers), 1 does not."""
 
     variant: str
     rows_per_warp: int
@@ -108,6 +109,7 @@ class KernelBuild:
     head_dim: int
     page_size: int
     warps: int = WARPS
+    qk_chains: int = 2
 
     @property
     def source(self) -> str:
@@ -148,7 +150,8 @@ class KernelBuild:
         common = (f"-DHEAD_DIM={self.head_dim}", f"-DPAGE_SIZE={self.page_size}", f"-DSTAGES={self.stages}",
                   *(("-DLABKIT_TIMELINE",) if self.timeline else ()))
         if self.variant == "mma":
-            return (*common, f"-DKEYS_PER_WARP={self.keys_per_warp}", f"-DWARPS={self.warps}")
+            return (*common, f"-DKEYS_PER_WARP={self.keys_per_warp}", f"-DWARPS={self.warps}",
+                    f"-DQK_CHAINS={self.qk_chains}")
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 
@@ -159,13 +162,14 @@ MAX_DYNAMIC_SMEM = 200 * 1024  # sm_90 gives a CTA 227 KB; the rest is left for 
 
 
 def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: int | None = None,
-                 stages: int | None = None, warps: int | None = None, timeline: bool = False) -> KernelBuild:
+                 stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
+                 qk_chains: int | None = None, timeline: bool = False) -> KernelBuild:
     """Tensor cores (``mma``) for at most 16 rows, else CUDA cores (``fma``): there
     warps split the rows when one warp would hold too many (registers) or a stage would not fit, and
     the others split the keys, 32 each. Stages fill up to ``STAGE_BUDGET`` bytes (2..4 of them).
     Rows beyond what one CTA holds (``MAX_ROWS``; up to 16 heads x 8 tokens = 128) go to row blocks:
-    more CTAs over the same keys (``KernelBuild.row_blocks``). ``stages`` and ``warps`` (``mma`` only)
-    override the defaults, for tuning."""
+    more CTAs over the same keys (``KernelBuild.row_blocks``). ``stages``, ``warps``, ``keys_per_warp`` and
+    ``qk_chains`` (the last three ``mma`` only) override the defaults, for tuning."""
     if variant is None:
         variant = "mma" if g.rows <= 16 and row_warps is None else "fma"
     if variant not in VARIANTS:
@@ -173,8 +177,13 @@ def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: in
     if warps is not None and (variant != "mma" or warps not in (4, 8)):
         raise ArgumentError(f"warps {warps!r}: the tensor-core (mma) kernel builds with 4 or 8 warps, the CUDA-core "
                             f"one with {WARPS} (variant {variant})")
+    if keys_per_warp is not None and (variant != "mma" or keys_per_warp not in (16, 32)):
+        raise ArgumentError(f"keys_per_warp {keys_per_warp!r}: the tensor-core (mma) kernel takes 16 or 32 "
+                            f"(variant {variant})")
+    if qk_chains is not None and (variant != "mma" or qk_chains not in (1, 2)):
+        raise ArgumentError(f"qk_chains {qk_chains!r}: the tensor-core (mma) kernel takes 1 or 2 (variant {variant})")
     if variant == "mma":
-        kb = KernelBuild("mma", 16, 1, 16, 2, g.head_dim, g.page_size, warps or WARPS)
+        kb = KernelBuild("mma", 16, 1, keys_per_warp or 16, 2, g.head_dim, g.page_size, warps or WARPS, qk_chains or 2)
     else:
         rows = min(1 << max(0, math.ceil(math.log2(g.rows))), MAX_ROWS[g.head_dim])  # a power of two: 1 ... 64
         per_warp_cap = 16 if g.head_dim == 128 else 8
@@ -199,13 +208,15 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
                    min_pages_per_split: int | None = None, kernel: KernelBuild | None = None) -> int:
     """KV splits per (sequence, KV head): as many as fill one wave of ``sms x ctas_per_sm`` CTA slots
     without starting a second (measured on the H200: batch 8 x 8k ran 2.05 TB/s at 2 splits = 128
-    CTAs and 1.52 at 3 = 192 CTAs, 1.45 waves), with at least 512 tokens per split on long sequences and
-    down to one page on short ones (a split's fixed cost is ~2 us of prologue plus its share of the
-    reduction). Recorded split sweeps (data/runs/20261201T062100Z-decode_bench): batch 1 x 8k 21.5 us at
-    16 splits (the pick), 26.0 at 8, 24.1 at 32; batch 8 x 8k 80.7 at 4 (the pick), 82.3 at 2; the
-    seed-sized call, 2 x 704 tokens, 17.5 us at 11 (the pick), 16.9 at 8, 23.6 at 2. Never more splits than pages."""
+    CTAs and 1.52 at 3 = 192 CTAs, 1.45 waves), with at least a sixteenth of the sequence per split
+    (between one page and 2048 tokens: a split's fixed cost is ~2 us of prologue plus its share of the
+    reduction). Recorded split sweeps (data/runs/20261201T062100Z-decode_bench,
+    data/runs/20261201T103600Z-decode_oracle): batch 1 x 8k 21.3 us at 16 splits (the pick), 25.4 at 8,
+    23.6 at 32; batch 1 x 32k 50.4 at 16 (the pick), 52.9 at 33; batch 8 x 8k 81.0 at 4 (the pick), 81.3
+    at 2; the seed-sized call, 2 x 704 tokens, 17.5 at 11 (the pick), 16.9 at 8, 23.6 at 2. Never more
+    splits than pages."""
     pages = g.max_pages if seq_pages is None else seq_pages
-    min_tokens = min(512, max(64, pages * g.page_size // 16))  # short sequences: latency wants splits
+    min_tokens = min(2048, max(64, pages * g.page_size // 16))  # short sequences: latency wants splits
     min_pages = min_pages_per_split or max(1, min_tokens // g.page_size)
     if ctas_per_sm is None:  # shared memory decides: 228 KB per SM, up to ~13 KB of it static per CTA
         ctas_per_sm = max(1, (228 * 1024) // ((kernel or kernel_build(g)).dynamic_smem_bytes + 13 * 1024))

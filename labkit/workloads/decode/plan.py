@@ -6,10 +6,13 @@ stage choice see the CTAs per SM the launch will really get.
 Stages: when the call's (sequence, KV head) units already fill the GPU without splitting, the
 tensor-core kernel builds with one stage per CTA, so more CTAs share an SM and hide each other's
 prologue and epilogue; otherwise it keeps the deeper per-CTA pipeline that a few long CTAs need.
-Measured on the H200 (data/runs/20261201T102500Z-decode_stages_ab, cold L2, p50): one stage against
-the default at batch 256 x 1k d256 510 vs 575 us, 64 x 1k d128 78.5 vs 82.5, 64 x 8k d128 486 vs
-491; and where it loses: 64 x 1k d256 (512 CTAs on 396 one-stage slots, a 1.3-wave tail) 169 vs
-157, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1 vs 21.5.
+The one-stage candidates, most CTAs per SM first: one Q K^T accumulator chain (fewest registers:
+4 CTAs per SM at head_dim 128, 3 at 256), then two (2 CTAs per SM at 256); the first whose waves
+are at least ``ONE_STAGE_MIN_FILL`` busy wins. Measured on the H200 (cold L2, p50;
+data/runs/20261201T102500Z-decode_stages_ab, data/runs/20261201T104000Z-decode_qk_chains_ab): one
+stage against the deeper default at batch 256 x 1k d256 510 vs 575 us, 64 x 1k d128 78.5 vs 82.5,
+64 x 1k d256 at 2 CTAs per SM 148 vs 159; where it loses: 64 x 1k d256 at 3 CTAs per SM (a 1.3-wave
+tail) 171, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1 vs 21.5.
 """
 
 import dataclasses
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
-ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of the one-stage build: 0.86 won 11 %, 0.65 lost 7 %
+ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
 
 
 @dataclass(frozen=True)
@@ -49,14 +52,17 @@ def wave_fill(ctas: int, slots: int) -> float:
 
 def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, arch: str = "sm_90",
               variant: str | None = None, row_warps: int | None = None, stages: int | None = None,
-              warps: int | None = None, timeline: bool = False) -> CallPlan:
+              warps: int | None = None, keys_per_warp: int | None = None, qk_chains: int | None = None,
+              timeline: bool = False) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch``; given arguments override the choice."""
-    kb = kernel_build(g, variant=variant, row_warps=row_warps, stages=stages, warps=warps, timeline=timeline)
+    kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, timeline=timeline)
+    kb = kernel_build(g, row_warps=row_warps, stages=stages, qk_chains=qk_chains, **kw)
     if stages is None and kb.variant == "mma":
-        one = kernel_build(g, variant=variant, stages=1, warps=warps, timeline=timeline)
-        units = g.batch * g.heads_kv * one.row_blocks(g)
-        if wave_fill(units, sms * occupancy(one, arch)) >= ONE_STAGE_MIN_FILL:
-            kb = one
+        for chains in (1, 2) if qk_chains is None else (qk_chains,):
+            one = kernel_build(g, stages=1, qk_chains=chains, **kw)
+            if wave_fill(g.batch * g.heads_kv * one.row_blocks(g), sms * occupancy(one, arch)) >= ONE_STAGE_MIN_FILL:
+                kb = one
+                break
     per_sm = occupancy(kb, arch)
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)

@@ -24,11 +24,10 @@ class DecodeRun:
     kv_bytes: int  # K and V bytes the call reads (one read of every token's K and V row of each KV head)
 
 
-def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, variant: str | None = None,
-                  row_warps: int | None = None, stages: int | None = None, warps: int | None = None,
-                  timeline: bool = False):
+def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, timeline: bool = False, **overrides):
     """A manifest Runner for ``g`` (kernel built into ``directory``) and its ``CallPlan`` (build and splits:
-    ``plan_call``'s for this GPU, the given ones overriding); ``timeline``: the instrumented build, its
+    ``plan_call``'s for this GPU; ``splits`` and ``overrides``, plan_call's ``variant``, ``row_warps``,
+    ``stages``, ``warps``, ``keys_per_warp``, override it); ``timeline``: the instrumented build, its
     records in the runner's ``("decode", "timeline")`` scratch."""
     from ...device import describe
     from ...manifest import load
@@ -36,8 +35,7 @@ def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, var
 
     require_gpu("the decode kernel")
     dev = describe()
-    plan = plan_call(g, splits=splits, sms=dev.sm_count, arch=dev.arch, variant=variant, row_warps=row_warps,
-                     stages=stages, warps=warps, timeline=timeline)
+    plan = plan_call(g, splits=splits, sms=dev.sm_count, arch=dev.arch, timeline=timeline, **overrides)
     path = build(g, plan.splits, directory, arch=dev.arch, kernel=plan.kernel)
     return Runner(load(path), cubin_dirs=(directory,), fill=fill), plan
 
@@ -48,9 +46,9 @@ def kv_bytes(x: DecodeInputs) -> int:
 
 
 def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | None = None, mode: str = "cold",
-               variant: str | None = None, row_warps: int | None = None, stages: int | None = None,
-               warps: int | None = None) -> DecodeRun:
-    """Check the call, build (cached), launch once, read ``out``; time it when ``iterations`` is given.
+               **overrides) -> DecodeRun:
+    """Check the call, build (cached), launch once, read ``out``; time it when ``iterations`` is given;
+    ``overrides``: ``plan_call``'s (``variant``, ``row_warps``, ``stages``, ``warps``, ``keys_per_warp``).
 
     Raises:
         ArgumentError: a bad page table, seq_len or q token count (before anything is built).
@@ -60,7 +58,7 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
     host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
     with tempfile.TemporaryDirectory() as tmp:
         runner, plan = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])),
-                                     variant=variant, row_warps=row_warps, stages=stages, warps=warps)
+                                     **overrides)
         runner.run_once()
         out = bf16_to_f32(cupy().asnumpy(runner.buffers["out"]))
         timing = None
@@ -82,8 +80,7 @@ def geometry_for(batch: int, kv_len: int, *, heads_q: int = 32, heads_kv: int = 
 
 
 def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
-                    page_size: int = 64, splits: int | None = None, variant: str | None = None,
-                    stages: int | None = None, warps: int | None = None):
+                    page_size: int = 64, splits: int | None = None, **overrides):
     """Per-CTA records of one call of the instrumented kernel (``-DLABKIT_TIMELINE``) at this shape, on
     random inputs over a shuffled pool (as the benchmark's), as a ``labkit.sched.Timeline``; ``splits`` None:
     the heuristic's. Record ``cta`` = split + splits x (head-block + heads_kv x row-blocks x sequence). The
@@ -93,7 +90,7 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
     from .bench import shape_runner
 
     with shape_runner(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size, splits=splits,
-                      variant=variant, stages=stages, warps=warps, timeline=True) as (runner, plan, folder):
+                      timeline=True, **overrides) as (runner, plan, folder):
         runner.run_once()
         runner.run_once()  # the zeroed records now hold this call's CTAs only
         records = cupy().asnumpy(runner.scratch[("decode", "timeline")]).view(np.uint64).reshape(-1, 6)
