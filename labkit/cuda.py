@@ -70,9 +70,11 @@ def load_function(image: bytes, entry: str, dynamic_smem_bytes: int = 0):
     return func, module
 
 
-def launch(func, grid: tuple[int, int, int], block: tuple[int, int, int], shared_mem: int, params, what: str) -> None:
+def launch(func, grid: tuple[int, int, int], block: tuple[int, int, int], shared_mem: int, params, what: str, *,
+           pdl: bool = False) -> None:
     """``cuLaunchKernelEx`` on CuPy's current stream; ``params``: a ctypes array of one pointer to the packed
-    parameter block."""
+    parameter block. ``pdl``: programmatic stream serialization, so the launch may begin while the previous
+    kernel finishes (the kernel must ``griddepcontrol.wait`` before it touches memory that kernel writes)."""
     import ctypes
 
     cu = _deps.require("cuda.bindings.driver")
@@ -82,4 +84,10 @@ def launch(func, grid: tuple[int, int, int], block: tuple[int, int, int], shared
     cfg.sharedMemBytes = shared_mem
     cfg.hStream = cu.CUstream(cupy().cuda.get_current_stream().ptr)
     cfg.numAttrs = 0
+    if pdl:
+        attr = cu.CUlaunchAttribute()
+        attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attr.value.programmaticStreamSerializationAllowed = 1
+        cfg.attrs = [attr]
+        cfg.numAttrs = 1
     check(cu.cuLaunchKernelEx(cfg, func, ctypes.addressof(params), 0), f"cuLaunchKernelEx({what})")

@@ -128,6 +128,7 @@ class Launch:
     grid: tuple[int | str, int | str, int | str]  # an entry may name a var
     shared_mem: int
     args: tuple[Pack, ...]
+    pdl: bool = False  # programmatic dependent launch: may start while the stream's previous kernel finishes
 
 
 @dataclass(frozen=True)

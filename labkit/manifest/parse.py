@@ -101,7 +101,7 @@ def _field(n: Node):
 
 
 def _launch(n: Node) -> Launch:
-    n.obj(("module", "entry", "params", "block", "grid", "shared_mem", "args"))
+    n.obj(("module", "entry", "params", "block", "grid", "shared_mem", "args"), ("pdl",))
     params = tuple(p.str() for p in n["params"].list(1))
     for p in n["params"].list():
         m = _BYTES.fullmatch(p.value)
@@ -118,7 +118,7 @@ def _launch(n: Node) -> Launch:
         raise n["args"].error(f"has {len(args)} entries but params declares {len(params)}")
     return Launch(module=_name(n["module"], "module"), entry=n["entry"].str(), params=params,
                   block=n["block"].ints(3, lo=1, hi=1024), grid=tuple(grid), shared_mem=n["shared_mem"].int(*U32),
-                  args=tuple(args))
+                  args=tuple(args), pdl=n["pdl"].bool() if n.get("pdl") is not None else False)
 
 
 def _op(name: str, n: Node) -> Op:

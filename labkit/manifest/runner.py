@@ -39,6 +39,7 @@ class _Prepared:
     shared_mem: int
     blob: ctypes.Array
     params: ctypes.Array
+    pdl: bool
 
 
 def _random_fill(cp, arr, dtype: str, rng) -> None:
@@ -141,7 +142,8 @@ class Runner:
         params = (ctypes.c_void_p * 1)(ctypes.addressof(blob))
         if plan.launch_index == 0:  # a call's launches follow each other in the plan
             self.calls.append([])
-        self.calls[-1].append(_Prepared(plan.call, func, plan.grid, plan.block, launch.shared_mem, blob, params))
+        self.calls[-1].append(_Prepared(plan.call, func, plan.grid, plan.block, launch.shared_mem, blob, params,
+                                        launch.pdl))
 
     def zero_scratch(self) -> None:
         cp = cupy()
@@ -152,7 +154,7 @@ class Runner:
     def launch_call(self, index: int) -> None:
         """Enqueue call ``index``'s launches on CuPy's current stream (no scratch zeroing)."""
         for p in self.calls[index]:
-            launch(p.func, p.grid, p.block, p.shared_mem, p.params, p.label)
+            launch(p.func, p.grid, p.block, p.shared_mem, p.params, p.label, pdl=p.pdl)
 
     def run_once(self) -> None:
         """Every call in order, each behind a scratch zeroing, in NVTX ranges; then synchronize."""

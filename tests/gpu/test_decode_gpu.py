@@ -86,10 +86,12 @@ def test_multi_token_queries_with_causal_mask(q_lens, variant):
 
 
 @pytest.mark.parametrize("mode", ["cold", "graph"])
-def test_timed_calls_write_the_same_output(mode):
+@pytest.mark.parametrize("head_dim", [128, 256])
+def test_timed_calls_write_the_same_output(mode, head_dim):
     """Graph replays hold the launches only (no scratch zeroing per call): the split counters must reset
-    themselves, or the last CTAs would not reduce and the poisoned output would stay."""
-    g = DecodeGeometry(8, 32, 8, 128, 64, 32, 256)
+    themselves, or the last CTAs would not reduce and the poisoned output would stay. head_dim 256 runs one
+    CTA per SM, so its calls launch with PDL: each call overlaps the one before it."""
+    g = DecodeGeometry(8, 32, 8, head_dim, 64, 32, 256)
     x = make_inputs(g, seed=5)
     run = run_decode(x, iterations=5, splits=7, mode=mode)
     _check(x, run)

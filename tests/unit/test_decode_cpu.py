@@ -180,6 +180,18 @@ def test_call_plan_keeps_what_the_caller_gives():
     assert plan_call(g, qk_chains=2).kernel.qk_chains == 2  # a given chain count limits the one-stage candidates
 
 
+def test_pdl_where_one_cta_fills_an_sm(tmp_path):
+    seed_sized = plan_call(DecodeGeometry(**SEED_LIKE))  # d256, two stages: one CTA per SM
+    assert seed_sized.ctas_per_sm == 1 and seed_sized.pdl
+    one_by_8k = plan_call(geometry_for(1, 8192))  # two CTAs per SM: the next call's would land beside them
+    assert one_by_8k.ctas_per_sm == 2 and not one_by_8k.pdl
+    g = DecodeGeometry(**SEED_LIKE)
+    for pdl in (True, False):
+        path = build(g, 4, tmp_path / str(pdl), kernel=seed_sized.kernel, pdl=pdl)
+        assert json.loads(path.read_text())["ops"]["decode"]["impl"]["launches"][0]["pdl"] is pdl
+        assert manifest.load(path).ops["decode"].launches[0].pdl is pdl
+
+
 def test_wave_fill():
     assert wave_fill(512, 528) == pytest.approx(512 / 528)
     assert wave_fill(2048, 396) == pytest.approx(2048 / (6 * 396))

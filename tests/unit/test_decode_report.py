@@ -41,7 +41,8 @@ def test_bad_reports_are_refused_naming_the_path(change, message, tmp_path):
 def test_cli_show_and_diff(tmp_path, capsys):
     assert cli.main(["report", "show", str(RECORDED[-1])]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("decode report v1: NVIDIA H200") and "mma/1" in out
+    first = report.load(RECORDED[-1]).points[0]
+    assert out.startswith("decode report v1: NVIDIA H200") and f" {first.kernel} " in out
     other = report.load(RECORDED[-1])
     other = other.__class__(**{**other.__dict__, "provenance": {**other.provenance, "git_sha": "f" * 40}})
     b = report.save(other, tmp_path / "b.json")

@@ -51,9 +51,10 @@ def _grid_y_blocks(g: DecodeGeometry, kb: KernelBuild) -> int:
 
 
 def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None,
-                  kernel: KernelBuild | None = None, q_rows: int | None = None) -> dict:
+                  kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False) -> dict:
     """The manifest of one decode call with ``splits`` KV splits per (sequence, KV head); ``q_rows``: rows of
-    the q and out buffers (default batch x max_q_len; more, e.g. to match another manifest's buffers)."""
+    the q and out buffers (default batch x max_q_len; more, e.g. to match another manifest's buffers);
+    ``pdl``: launch with programmatic stream serialization (``CallPlan.pdl``)."""
     top = min(g.max_pages, MAX_SPLITS)
     if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= top:
         raise ArgumentError(f"splits {splits!r}: expected 1..{top} (at most one per page, and {MAX_SPLITS})")
@@ -104,7 +105,7 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
                 "launches": [{
                     "module": "decode", "entry": ENTRY, "params": [f"bytes<{PARAM_BYTES}>"],
                     "block": [kb.threads, 1, 1], "grid": [splits, g.heads_kv * blocks, "seqs"],
-                    "shared_mem": kb.dynamic_smem_bytes,
+                    "shared_mem": kb.dynamic_smem_bytes, "pdl": pdl,
                     "args": [{"pack": {"size": PARAM_BYTES, "fields": fields}}],
                 }],
             },
@@ -128,7 +129,7 @@ def ctas_per_sm(kb: KernelBuild, arch: str = "sm_90") -> int:
 
 
 def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = "sm_90",
-          kernel: KernelBuild | None = None, q_rows: int | None = None) -> Path:
+          kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False) -> Path:
     """Compile the kernel for ``g`` into ``directory`` and write its manifest there; returns the manifest path."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
@@ -141,5 +142,5 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"
                 f"_q{g.max_q_len}_{g.layout}_s{splits}.json")
-    path.write_text(json.dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows), indent=2) + "\n")
+    path.write_text(json.dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows, pdl=pdl), indent=2) + "\n")
     return path

@@ -14,7 +14,7 @@ def _build(args) -> int:
     g = DecodeGeometry(args.batch, args.heads_q, args.heads_kv, args.head_dim, args.page_size, pages,
                        args.batch * pages if args.pool_pages is None else args.pool_pages, args.max_q_len, args.layout)
     plan = plan_call(g, splits=args.splits)
-    path = build(g, plan.splits, Path(args.out), kernel=plan.kernel)
+    path = build(g, plan.splits, Path(args.out), kernel=plan.kernel, pdl=plan.pdl)
     print(f"{path}\n  {plan.splits} splits, {plan.kernel.warps} warps x {plan.kernel.stages} stages, "
           f"{plan.ctas_per_sm} CTAs per SM; check it with: labkit manifest check {path} --cubin-dir {args.out}")
     return 0

@@ -60,6 +60,6 @@ def from_manifest(seed: Manifest, directory: Path | str, *, splits: int | None =
     g, q_rows, notes = geometry_from_manifest(seed)
     plan = plan_call(g, splits=splits)
     s = plan.splits
-    path = build(g, s, directory, q_rows=q_rows, kernel=plan.kernel)
+    path = build(g, s, directory, q_rows=q_rows, kernel=plan.kernel, pdl=plan.pdl)
     notes.append(f"splits: {s} per (sequence, KV head) (the seed's grid.x = 38 CTAs, most of them idle at this length)")
     return path, notes

@@ -26,16 +26,21 @@ ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 
 
 @dataclass(frozen=True)
 class CallPlan:
-    """The build, its CTAs per SM and the split count of one decode call."""
+    """The build, its CTAs per SM, the split count of one decode call, and whether it launches with
+    programmatic dependent launch (``pdl``: on when one CTA fills an SM, so the next call's CTAs can only
+    take SMs this one has left; with two CTAs per SM they were placed beside it and batch 1 x 8k d128
+    replayed in a graph ran 13.3 instead of 12.0 us, while the seed-sized call, one per SM, ran 11.95
+    instead of 12.7: data/runs/20261201T104700Z-decode_pdl_ab)."""
 
     kernel: KernelBuild
     splits: int
     ctas_per_sm: int
+    pdl: bool = False
 
     def to_dict(self) -> dict:
         k = self.kernel
-        return {"variant": k.variant, "warps": k.warps, "stages": k.stages, "splits": self.splits,
-                "ctas_per_sm": self.ctas_per_sm}
+        return {"variant": k.variant, "warps": k.warps, "stages": k.stages, "qk_chains": k.qk_chains,
+                "splits": self.splits, "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl}
 
 
 def occupancy(kb: KernelBuild, arch: str = "sm_90") -> int:
@@ -66,7 +71,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     per_sm = occupancy(kb, arch)
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
-    return CallPlan(kb, splits, per_sm)
+    return CallPlan(kb, splits, per_sm, pdl=per_sm == 1)
 
 
 def plan_for_device(g: DecodeGeometry, **overrides) -> CallPlan:

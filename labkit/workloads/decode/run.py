@@ -36,7 +36,7 @@ def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, tim
     require_gpu("the decode kernel")
     dev = describe()
     plan = plan_call(g, splits=splits, sms=dev.sm_count, arch=dev.arch, timeline=timeline, **overrides)
-    path = build(g, plan.splits, directory, arch=dev.arch, kernel=plan.kernel)
+    path = build(g, plan.splits, directory, arch=dev.arch, kernel=plan.kernel, pdl=plan.pdl)
     return Runner(load(path), cubin_dirs=(directory,), fill=fill), plan
 
 

@@ -83,6 +83,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     const int row_warp = warp % ROW_WARPS, token_warp = warp / ROW_WARPS;
     const int G = p.group, heads_q = p.heads_kv * G;
     const float scale_log2 = __int_as_float(p.scale_log2_bits);
+    allow_next_grid_and_wait_for_previous();
 
     // ---- this CTA's sequence, rows and stages ---------------------------------------------------
     int q_begin = b * p.max_q_len, q_len = p.max_q_len;

@@ -66,6 +66,14 @@ __device__ __forceinline__ void timeline_record(unsigned long long* timeline, un
 }
 #endif
 
+// Programmatic dependent launch (the manifest's launch sets "pdl"): the next call may be scheduled as soon
+// as every CTA of this one has started, and this call's CTAs wait for the previous kernel's memory before
+// their first read of the inputs or scratch (without PDL both are no-ops).
+__device__ __forceinline__ void allow_next_grid_and_wait_for_previous() {
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 __device__ __forceinline__ unsigned smem_addr(const void* ptr) {
     return static_cast<unsigned>(__cvta_generic_to_shared(ptr));
 }
@@ -120,11 +128,13 @@ __device__ __forceinline__ void wait_bar(unsigned long long* bar, unsigned parit
 // ---- the last CTA of a (sequence, kv head, row block) combines every split's (max, sum, O) -------
 // partial_o rows are [(group * splits + split) * MAX_ROWS + row][HEAD_DIM]; written before the counter.
 // Row r of the block is row row0 + r of the sequence's q_len x G. Every thread takes (row, 4 dims)
-// items and reads the splits 8 at a time, (m, l, o) all independent loads, merged online: a few L2
+// items and reads the splits REDUCE_BATCH at a time, (m, l, o) all independent loads, merged online: a few L2
 // round trips per item (one warp per row walking the dims made the seed-sized call reduction-bound,
 // ~20 us of its ~30, measured with the per-CTA timeline).
 constexpr int MAX_SPLITS = 256;  // labkit.workloads.decode.build refuses more
-constexpr int REDUCE_BATCH = 8;
+#ifndef REDUCE_BATCH
+#define REDUCE_BATCH 16  // splits read per round trip: the seed-sized call's 11 in one
+#endif
 
 __device__ __forceinline__ void reduce_splits(const Params& p, long long group_at, int splits, int rows, int row0,
                                               int q_begin, int G, int heads_q, int hkv) {

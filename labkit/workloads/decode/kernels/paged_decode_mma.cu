@@ -105,6 +105,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int G = p.group, heads_q = p.heads_kv * G;
     const float scale_log2 = __int_as_float(p.scale_log2_bits);
+    allow_next_grid_and_wait_for_previous();
 
     // ---- this CTA's sequence, rows and stages (as paged_decode.cu) -----------------------------
     int q_begin = b * p.max_q_len, q_len = p.max_q_len;
