@@ -10,6 +10,7 @@ between one event pair and divides by N (warm L2 inside the graph; for kernels o
 """
 
 import math
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -25,7 +26,7 @@ from .stats import Spread, Stats
 
 Mode = Literal["cold", "hot", "graph"]
 MODES = ("cold", "hot", "graph")
-SPIN_CYCLES = 200_000  # ~100 us at 1.98 GHz: longer than the host needs to enqueue a sample
+SPIN_CYCLES = 200_000  # ~100 us at 1.98 GHz: the least pad; time_gpu lengthens it to cover a slow enqueue
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class _Sampler:
     _events: list = field(default_factory=list)  # created once, reused by every sample / pass
     _next: int = 0
     _record: object = None  # cupy.cuda.runtime.eventRecord: Event.record adds host time per call
+    spin_cycles: int = SPIN_CYCLES
+    _clock_hz: float = 1.98e9
 
     @classmethod
     def create(cls, mode: str, flush_bytes: int | None = None) -> "_Sampler":
@@ -105,7 +108,14 @@ class _Sampler:
                 raise ValueError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
             s._flush = cp.empty(s.flush_bytes, dtype=cp.uint8)
         s._spin = helper_kernel("spin_cycles")
+        s._clock_hz = float(dev.sm_clock_max_hz or s._clock_hz)
         return s
+
+    def cover_enqueue(self, host_s: float) -> None:
+        """Spin long enough that the GPU is still busy while the host enqueues ``host_s`` of a sample (3 x):
+        a peer's Python wrapper took ~350 us per call on one host, longer than the default pad, and its
+        samples then timed the host (data/runs/20261201T105300Z-decode_bench_slow_host)."""
+        self.spin_cycles = int(min(2e9, max(SPIN_CYCLES, 3 * host_s * self._clock_hz)))
 
     def pad(self) -> None:
         """Work before a sample's start event: flush L2 (cold), then spin (every mode)."""
@@ -113,7 +123,7 @@ class _Sampler:
         if self._flush is not None:
             self._flip ^= 1  # a different value each time, so nothing can elide the writes
             cp.cuda.runtime.memsetAsync(self._flush.data.ptr, self._flip, self.flush_bytes, self.stream.ptr)
-        self._spin((1,), (1,), (np.int64(SPIN_CYCLES),), stream=self.stream)
+        self._spin((1,), (1,), (np.int64(self.spin_cycles),), stream=self.stream)
 
     def event(self):
         """Record the next event of the pool (``rewind()`` reuses them): creating a fresh event
@@ -216,18 +226,21 @@ class StopRule:
         return None
 
 
-def _warm_up(fn, setup, stream, *, warmup_ms: float, warmup_calls: int) -> float:
-    """Run ``fn`` (synchronized) for ``warmup_ms`` and at least ``warmup_calls``; seconds per call."""
+def _warm_up(fn, setup, stream, *, warmup_ms: float, warmup_calls: int) -> tuple[float, float]:
+    """Run ``fn`` (synchronized) for ``warmup_ms`` and at least ``warmup_calls``; (seconds per call, host
+    seconds to enqueue one call: the median after the first, which may compile)."""
     with stream:
         t0 = time.perf_counter()
-        calls = 0
+        calls, enqueue = 0, []
         while calls < warmup_calls or (time.perf_counter() - t0) * 1e3 < warmup_ms:
             if setup is not None:
                 setup()
+            t = time.perf_counter()
             fn()
+            enqueue.append(time.perf_counter() - t)
             stream.synchronize()
             calls += 1
-    return (time.perf_counter() - t0) / calls
+    return (time.perf_counter() - t0) / calls, statistics.median(enqueue[1:] or enqueue)
 
 
 def _check_work(fn, stream, name: str) -> str:
@@ -272,7 +285,8 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
     cp = cupy()
     smp = _Sampler.create(mode, flush_bytes)
     stream = smp.stream
-    per_call_s = _warm_up(fn, setup, stream, warmup_ms=warmup_ms, warmup_calls=warmup_calls)
+    per_call_s, enqueue_s = _warm_up(fn, setup, stream, warmup_ms=warmup_ms, warmup_calls=warmup_calls)
+    smp.cover_enqueue(enqueue_s)
     work = _check_work(fn, stream, name) if check_work or mode == "graph" else "not checked"
     runner, per_sample = fn, 1
     if mode == "graph":

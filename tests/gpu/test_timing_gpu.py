@@ -55,6 +55,24 @@ def test_time_gpu_times_a_real_kernel_and_checks_it(cp):
     assert float(out.sum(dtype=cp.float64)) == pytest.approx(float(x.sum(dtype=cp.float64)), rel=1e-4)
 
 
+@pytest.mark.parametrize("mode", ["cold", "hot"])
+def test_a_slow_enqueue_is_not_timed(cp, mode):
+    """A call whose host side takes 1 ms before it launches a ~10 us kernel (a Python wrapper on a slow
+    host): the pad before the start event grows to cover it, so the sample times the kernel, not the host."""
+    import time
+
+    from labkit.timing import time_gpu
+
+    run, _, _ = _reader(cp, 16 << 20)
+    quick = time_gpu(run, name="test/read16", mode=mode, iterations=15)
+
+    def slow():
+        time.sleep(1e-3)
+        run()
+    t = time_gpu(slow, name="test/read16_slow_host", mode=mode, iterations=15)
+    assert t.stats.p50_s < 2 * quick.stats.p50_s + 5e-6 < 2e-4, (t.stats.p50_s, quick.stats.p50_s)
+
+
 def test_flush_makes_l2_cold(cp):
     """A 16 MiB buffer fits the 60 MiB L2: read hot it is served from L2; after the flush no
     read may get faster than a warm one, i.e. each cold sample re-reads from DRAM."""
