@@ -1,4 +1,5 @@
-"""How one decode call runs on a GPU: the kernel build (stages, warps) and the KV split count.
+"""How one decode call runs on a GPU: the kernel build (stages, Q K^T chains), the KV split count and
+whether it launches with programmatic dependent launch.
 
 Occupancy comes from the build's cubin (NVRTC, no GPU needed), so the split heuristic and the
 stage choice see the CTAs per SM the launch will really get.
