@@ -43,13 +43,10 @@ def _decode_plan(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv:
 def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
                      page_size: int = 64, arch: str = "sm_90", sms: int = 132) -> Occupancy:
     """The decode kernel's occupancy for the build this geometry gets (tensor-core or CUDA-core variant)."""
-    from ..kernels import compile_cubin, kernel_path
-
     build = importlib.import_module("labkit.workloads.decode.build")  # the package re-exports a function `build`
     _, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, arch=arch)
     kb = plan.kernel
-    cubin = compile_cubin(kernel_path(build.__file__, kb.source), arch=arch, options=kb.options())
-    return cubin_occupancy(cubin.image, kernel=build.ENTRY, threads_per_cta=kb.threads,
+    return cubin_occupancy(build.compile_kernel(kb, arch).image, kernel=build.ENTRY, threads_per_cta=kb.threads,
                            dynamic_smem_bytes=kb.dynamic_smem_bytes)
 
 

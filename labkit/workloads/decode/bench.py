@@ -13,7 +13,7 @@ import numpy as np
 
 from ...cuda import cupy
 from .geometry import DecodeGeometry
-from .plan import plan_for_device
+from .plan import OVERRIDES, plan_for_device
 from .run import decode_runner, geometry_for
 
 SWEEP = [(b, n, d) for d in (128, 256) for b in (1, 8, 64, 256) for n in (1024, 8192, 32768)]
@@ -45,7 +45,7 @@ def shape_runner(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, h
                  splits: int | None = None, timeline: bool = False, **overrides):
     """A manifest Runner for ``batch`` sequences of ``kv_len`` tokens over a shuffled pool of random K/V (drawn on
     the GPU), its ``CallPlan`` and the folder holding the built cubin; memory is given back afterwards.
-    ``overrides``: ``plan_call``'s (``variant``, ``row_warps``, ``stages``, ``warps``, ``keys_per_warp``)."""
+    ``overrides``: ``plan_call``'s build knobs (``plan.OVERRIDES``)."""
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
     with tempfile.TemporaryDirectory() as tmp:
         runner, plan = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), timeline=timeline,
@@ -86,8 +86,7 @@ def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict
     """Every power-of-two split count up to one per page, and the heuristic's choice marked."""
     shape = {k: kw[k] for k in ("heads_q", "heads_kv", "page_size") if k in kw}
     g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
-    pick = plan_for_device(g, **{k: v for k, v in kw.items() if k not in ("heads_q", "heads_kv", "page_size",
-                                                                        "iterations", "mode")}).splits
+    pick = plan_for_device(g, **{k: v for k, v in kw.items() if k in OVERRIDES}).splits
     rows = []
     for s in sorted({2 ** i for i in range(12) if 2 ** i <= g.max_pages} | {pick}):
         row = bench_point(batch, kv_len, head_dim, splits=s, **kw)

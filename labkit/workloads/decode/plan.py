@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
+OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains")  # plan_call's build knobs
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
 
 
