@@ -7,11 +7,21 @@
 // Schedule "sm90": CTA_Q 128 rows, CTA_K 128 keys per stage, 384 threads = 3 warpgroups:
 //   warpgroup 0: producer; one thread issues the TMA copies (Q once, then K and V per stage) into
 //     STAGES stages, each guarded by a full barrier (transaction bytes) and an empty barrier (the
-//     8 consumer warps arrive when their MMAs have read the stage); setmaxnreg lowers it to 40 registers.
+//     8 consumer warps arrive when their MMAs have read the stage); setmaxnreg lowers it to 24 registers.
 //   warpgroups 1, 2: consumers, 64 query rows each (rows 16 w .. 16 w + 15 per warp w, one Q scale per
-//     warp: WARP_Q 16); setmaxnreg raises them to 232. Per stage: 4 x wgmma.m64n128k32.s32.s8.s8 (Q and K
+//     warp: WARP_Q 16); setmaxnreg raises them to 240. Per stage: 4 x wgmma.m64n128k32.s32.s8.s8 (Q and K
 //     from shared memory), softmax in registers, 4 x wgmma.m64n128k32.f32.e4m3.e4m3 with P from registers
-//     and V^T from shared memory. The two warpgroups' softmax and MMAs interleave on the SM's tensor cores.
+//     and V^T from shared memory.
+//   Consumer loop: QK^T(j + 1) and P V(j) are issued back to back, then the softmax of stage j + 1, O = O *
+//     scale_j + O_blk(j) and the e4m3 packing of P~(j + 1). ptxas puts the wait for P V(j) at the top of the
+//     softmax and interleaves O's update with the row maxima; a build that kept P V(j) in flight across the
+//     softmax measured 3 % slower on the H200 (its softmax ran slower beside its own register-sourced MMA).
+//     The two warpgroups interleave on the tensor cores by themselves: explicit turns (named barriers)
+//     measured 3-7 % slower.
+//   Scores: the QK^T accumulators start at the bits of 1.5 x 2^23, so the int32 sums read as floats with no
+//     conversion; the softmax scale, Q and K scales fold into the exponent's FMA. MUFU.EX2 (16 per clock per
+//     SM) is as busy as the tensor cores (44 % each at [1, 8192, 56, 128], ncu): a degree-3 polynomial exp2 on
+//     the FMA pipe for 1/16 to 1/4 of P~ did not pay in this schedule.
 // Shared memory tiles are 128-byte rows with TMA's 128-byte swizzle (1024-B atoms), read by the MMAs through
 // K-major matrix descriptors (SBO 1024 B); a k32 step advances the descriptor's start by 32 B.
 // Inputs: q8[b,h,t,128], k8[b,hk,t,128] int8 (zero rows past N), v8[b,128,hk,p] e4m3 with the 16-token
@@ -32,6 +42,8 @@
 #define K_TILE (CTA_K * 128)
 #define V_TILE (128 * CTA_K)
 #define STAGE_BYTES (K_TILE + V_TILE)
+#define PRODUCER_REGS 24   // setmaxnreg: 128 x (24 + 2 x 240) registers fit the SM's 64 K
+#define CONSUMER_REGS 240
 #define S_FP8_OFFSET 8.807f  // log2(448): P~ = 448 * exp(...) fills the e4m3 range
 static_assert(HEAD_DIM == 128, "the sm90 schedule runs head_dim 128 (64 and 96 are padded to it)");
 
@@ -55,6 +67,8 @@ __device__ __forceinline__ float ex2(float x) {  // as attn_fwd.cu's (which stay
 __device__ __forceinline__ void bar_init(unsigned long long* bar, unsigned count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count));
 }
+// A spinning try_wait: a suspend-time hint (the thread sleeps until the phase completes) measured 3 % slower
+// for the producer alone and for every wait
 __device__ __forceinline__ void bar_wait(unsigned long long* bar, unsigned parity) {
     unsigned ready = 0;
     while (!ready)
@@ -127,7 +141,103 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[64], const unsigned (&a)[4],
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+// Pins an accumulator's registers at this point of the program: the compiler may not move their reads above a
+// wgmma wait (or writes below a wgmma issue), which would make ptxas serialize the MMAs
+__device__ __forceinline__ void fence_regs(int (&r)[64]) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
+__device__ __forceinline__ void fence_regs(float (&r)[64]) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+// PHASE: end
+
+// The QK^T accumulators start at the bits of 1.5 * 2^23, so the int32 sum s (|s| <= 128 * 127 * 128 < 2^22)
+// reads as the float MAGIC_F + s exactly: no int -> float conversion per score. (Zero-started accumulators
+// converted in the softmax, I2FP or an add of the magic, measured 1-7 % slower.)
+#define MAGIC_I 0x4B400000
+#define MAGIC_F 12582912.f
+
+// PHASE: int8_qk
+// S = Q K^T of one 128-key stage for this warpgroup's 64 rows, issued (not waited for): 4 k32 steps
+// (sc must hold MAGIC_I: set it while no wgmma is in flight, or ptxas serializes the MMAs)
+__device__ __forceinline__ void reset_scores(int (&sc)[64]) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) sc[i] = MAGIC_I;
+}
+__device__ __forceinline__ void issue_qk(int (&sc)[64], unsigned long long q_desc, unsigned long long k_desc) {
+    wgmma_fence();
+#pragma unroll
+    for (int ksp = 0; ksp < 4; ++ksp) wgmma_qk(sc, q_desc + 2 * ksp, k_desc + 2 * ksp, 1);
+    wgmma_commit();
+}
+// PHASE: pv_accumulation
+// O_blk = P~ V of one stage into a fresh fp32 buffer (the first k-step's scale-d 0 clears it), issued
+__device__ __forceinline__ void issue_pv(float (&blk)[64], const unsigned (&pa)[4][4], unsigned long long v_desc) {
+    wgmma_fence();
+#pragma unroll
+    for (int kp = 0; kp < 4; ++kp) wgmma_pv(blk, pa[kp], v_desc + 2 * kp, kp);
+    wgmma_commit();
+}
+// P~ (fp32 bits in x) -> e4m3 A fragments per 32-key step: rows g | g + 8, n8 tiles (4 kp, 4 kp + 1) |
+// (4 kp + 2, 4 kp + 3)
+__device__ __forceinline__ void pack_p(const int (&x)[64], unsigned (&pa)[4][4]) {
+    auto pair = [&](int i) { return (unsigned)f32x2_to_e4m3x2(__int_as_float(x[i]), __int_as_float(x[i + 1])); };
+#pragma unroll
+    for (int kp = 0; kp < 4; ++kp)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+            pa[kp][hr] = pair(4 * (4 * kp) + 2 * hr) | (pair(4 * (4 * kp + 1) + 2 * hr) << 16);
+            pa[kp][2 + hr] = pair(4 * (4 * kp + 2) + 2 * hr) | (pair(4 * (4 * kp + 3) + 2 * hr) << 16);
+        }
+}
+// PHASE: online_softmax
+// In place on the accumulators (one register array, so no copy): s[i], i = 4 n + e: row g + 8 (e / 2), key
+// 8 n + 2 t + e % 2 of the stage, in: the bits of MAGIC_F + S (int32 sum) or of -inf; out: the bits of
+// P~ = 2^(S eff - m_new) in fp32, m_new = max(m, max_row(S eff) - log2(448)). eff (> 0) folds the softmax
+// scale and the Q and K scales into the exponent's FMA.
+__device__ __forceinline__ void online_softmax(int (&s)[64], float eff, float (&m)[2], float (&d)[2],
+                                               float (&o_scale)[2]) {
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int n = 0; n < 16; ++n)
+            mx = fmaxf(mx, fmaxf(__int_as_float(s[4 * n + 2 * hr]), __int_as_float(s[4 * n + 2 * hr + 1])));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
+        const float m_new = fmaxf(m[hr], (mx - MAGIC_F) * eff - S_FP8_OFFSET);  // the row has a live key
+        o_scale[hr] = ex2(m[hr] - m_new);
+        m[hr] = m_new;
+        const float bias = -fmaf(MAGIC_F, eff, m_new);  // its rounding is below one unit of the int32 sum
+        float sum = 0.f;
+#pragma unroll
+        for (int n = 0; n < 16; ++n)
+#pragma unroll
+            for (int e = 2 * hr; e < 2 * hr + 2; ++e) {
+                const float arg = fmaf(__int_as_float(s[4 * n + e]), eff, bias);
+                const float pr = ex2(arg);
+                s[4 * n + e] = __float_as_int(pr);
+                sum += pr;
+            }
+        d[hr] = d[hr] * o_scale[hr] + sum;  // fp32 denominator, before fp8 rounding
+    }
+}
+// PHASE: scale_application
+// a finished QK^T's scores (MAGIC_F + S as float bits): keys at or past keys_left masked to -inf, then the
+// softmax
+__device__ __forceinline__ void softmax_stage(int (&sc)[64], float eff, int keys_left, int t, float (&m)[2],
+                                              float (&d)[2], float (&o_scale)[2]) {
+    if (keys_left < CTA_K) {  // the last stage of a kv_len that is not a multiple of 128
+#pragma unroll
+        for (int i = 0; i < 64; ++i)
+            if (8 * (i / 4) + 2 * t + (i & 1) >= keys_left) sc[i] = __float_as_int(-INFINITY);
+    }
+    online_softmax(sc, eff, m, d, o_scale);
+}
 // PHASE: end
 
 extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_constant__ Params p) {
@@ -152,7 +262,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_
 
     if (wg == 0) {
         // PHASE: kv_load
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
         if (threadIdx.x == 0) {
             bar_expect(&q_full, Q_TILE);
             tma_2d(q_tile, &p.q_map, 0, (b * H + h) * p.npad_q + qt * CTA_Q, &q_full);
@@ -167,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_
             }
         }
     } else {  // setmaxnreg needs each role in one branch of an if/else (else ptxas ignores it)
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
         const int cw = wg - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
         const int row_in_cta = cw * 64 + warp * 16;  // this warp's 16 rows
         const float qs = p.q_scale[((i64)b * H + h) * (p.npad_q / WARP_Q) + (qt * CTA_Q + row_in_cta) / WARP_Q];
@@ -179,81 +289,43 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_
         for (int i = 0; i < 64; ++i) o[i] = 0.f;
         bar_wait(&q_full, 0);
 
-        for (int j = 0; j < nblk; ++j) {
-            const int s = j % STAGES;
-            bar_wait(&full[s], (j / STAGES) & 1);
-            const unsigned char* kt = stages + s * STAGE_BYTES;
-            const unsigned long long k_desc = smem_desc(kt), v_desc = smem_desc(kt + K_TILE);
-
-            // PHASE: int8_qk
-            int sc[64];
-            wgmma_fence();
-#pragma unroll
-            for (int ksp = 0; ksp < 4; ++ksp) wgmma_qk(sc, q_desc + 2 * ksp, k_desc + 2 * ksp, ksp);
-            wgmma_commit();
-            wgmma_wait0();
-
-            // PHASE: scale_application
-            const float eff = p.sm_scale_log2 * qs * ks[j];
-            const bool tail = (j == nblk - 1) && (p.kv_len % CTA_K != 0);
-            float x[64];
-#pragma unroll
-            for (int i = 0; i < 64; ++i) {  // i = 4 n + e: row g + 8 (e / 2), key 8 n + 2 t + e % 2
-                float v = __int2float_rz(sc[i]) * eff;
-                if (tail && j * CTA_K + 8 * (i / 4) + 2 * t + (i & 1) >= p.kv_len) v = -INFINITY;
-                x[i] = v;
-            }
-
-            // PHASE: online_softmax
-            float o_scale[2];
-#pragma unroll
-            for (int hr = 0; hr < 2; ++hr) {
-                float mx = -INFINITY;
-#pragma unroll
-                for (int n = 0; n < 16; ++n) mx = fmaxf(mx, fmaxf(x[4 * n + 2 * hr], x[4 * n + 2 * hr + 1]));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
-                const float m_new = fmaxf(m[hr], mx - S_FP8_OFFSET);
-                o_scale[hr] = ex2(m[hr] - m_new);
-                m[hr] = m_new;
-                float sum = 0.f;
-#pragma unroll
-                for (int n = 0; n < 16; ++n)
-#pragma unroll
-                    for (int e = 2 * hr; e < 2 * hr + 2; ++e) {
-                        x[4 * n + e] = ex2(x[4 * n + e] - m_new);
-                        sum += x[4 * n + e];
-                    }
-                d[hr] = d[hr] * o_scale[hr] + sum;  // fp32 denominator, before fp8 rounding
-            }
-
-            // PHASE: pv_accumulation
-            unsigned pa[4][4];  // per 32-key step: rows g | g + 8, n8 tiles (4 kp, 4 kp + 1) | (4 kp + 2, 4 kp + 3)
-#pragma unroll
-            for (int kp = 0; kp < 4; ++kp)
-#pragma unroll
-                for (int hr = 0; hr < 2; ++hr) {
-                    const float* x0 = x + 4 * (4 * kp);
-                    const float* x1 = x + 4 * (4 * kp + 1);
-                    const float* x2 = x + 4 * (4 * kp + 2);
-                    const float* x3 = x + 4 * (4 * kp + 3);
-                    pa[kp][hr] = f32x2_to_e4m3x2(x0[2 * hr], x0[2 * hr + 1]) |
-                                 ((unsigned)f32x2_to_e4m3x2(x1[2 * hr], x1[2 * hr + 1]) << 16);
-                    pa[kp][2 + hr] = f32x2_to_e4m3x2(x2[2 * hr], x2[2 * hr + 1]) |
-                                     ((unsigned)f32x2_to_e4m3x2(x3[2 * hr], x3[2 * hr + 1]) << 16);
-                }
-            float blk[64];
-#pragma unroll
-            for (int i = 0; i < 64; ++i) blk[i] = 0.f;
-            wgmma_fence();
-#pragma unroll
-            for (int kp = 0; kp < 4; ++kp) wgmma_pv(blk, pa[kp], v_desc + 2 * kp, kp);
-            wgmma_commit();
-            wgmma_wait0();
+        // QK^T(j + 1) and P V(j) go to the tensor cores together; the softmax of stage j + 1, O = O * scale_j
+        // + O_blk(j) and the packing of P~(j + 1) follow (see the header for where ptxas puts the waits). The
+        // last stage is peeled: ptxas proves that wait<1> retires QK^T only on a branch-free loop body (else it
+        // serializes every MMA), and fence_regs keeps the accumulators' reads below their waits.
+        int sc[64];
+        float blk[64], o_scale[2], o_scale_next[2];
+        unsigned pa[4][4];
+        bar_wait(&full[0], 0);
+        reset_scores(sc);
+        issue_qk(sc, q_desc, smem_desc(stages));
+        wgmma_wait<0>();
+        fence_regs(sc);
+        softmax_stage(sc, p.sm_scale_log2 * qs * ks[0], p.kv_len, t, m, d, o_scale);
+        pack_p(sc, pa);
+        for (int j = 0; j + 1 < nblk; ++j) {
+            const int s = j % STAGES, s1 = (j + 1) % STAGES;
+            reset_scores(sc);
+            bar_wait(&full[s1], ((j + 1) / STAGES) & 1);
+            issue_qk(sc, q_desc, smem_desc(stages + s1 * STAGE_BYTES));
+            issue_pv(blk, pa, smem_desc(stages + s * STAGE_BYTES + K_TILE));
+            wgmma_wait<1>();
+            fence_regs(sc);
+            softmax_stage(sc, p.sm_scale_log2 * qs * ks[j + 1], p.kv_len - (j + 1) * CTA_K, t, m, d, o_scale_next);
+            wgmma_wait<0>();
+            fence_regs(blk);
             if (lane == 0) bar_arrive(&empty[s]);  // this warp's MMAs have read the stage
 #pragma unroll
             for (int i = 0; i < 64; ++i) o[i] = o[i] * o_scale[(i >> 1) & 1] + blk[i];
+            pack_p(sc, pa);
+            o_scale[0] = o_scale_next[0];
+            o_scale[1] = o_scale_next[1];
         }
+        issue_pv(blk, pa, smem_desc(stages + ((nblk - 1) % STAGES) * STAGE_BYTES + K_TILE));
+        wgmma_wait<0>();
+        fence_regs(blk);
+#pragma unroll
+        for (int i = 0; i < 64; ++i) o[i] = o[i] * o_scale[(i >> 1) & 1] + blk[i];
 
         // PHASE: final_normalization_and_output
         const float* vs = p.v_scale + ((i64)b * p.h_kv + hk) * HEAD_DIM;
