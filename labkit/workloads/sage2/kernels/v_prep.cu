@@ -2,48 +2,55 @@
 //
 // v_transpose_pad_permute   V[b, n, h, d] (strided) -> vt[b, d, h, p] bf16/fp16, p < Npad =
 //     ceil(N / 64) * 64; tokens >= N and channels >= d_in are physical zeros. Inside each
-//     16-token group, position p holds token PERM16[p]: the order in which an mma.sync
-//     m16n8k32 A fragment packed straight from the S accumulator meets the keys (see
-//     attn_fwd.cu), so P.V needs no shuffles.
+//     16-token group, position p holds token PERM16[p] = 0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7,
+//     14, 15: the order in which an mma.sync m16n8k32 A fragment packed straight from the S
+//     accumulator meets the keys (see attn_fwd.cu), so P.V needs no shuffles.
 //     grid (Npad / 64, H, B), block 256: a 64-token x HEAD_DIM tile through shared memory.
 // v_scale_fp8_quant   per (b, h, d): amax over all Npad tokens, v_scale = amax / 448,
 //     v8 = cvt.rn.satfinite.e4m3(v * (448 / amax)) -> v8[b, d, h, p] (e4m3 bytes), scale[b, h, d].
-//     grid (H, B, HEAD_DIM), block 256: an amax pass and a quantize pass over one row.
+//     grid (H, B, HEAD_DIM), block 256: an amax pass and a quantize pass over one row, each with four
+//     16-byte loads in flight per thread.
 // v_scale_fp8x2_quant   the same, and also v8_lo = e4m3(16 x (v * (448 / amax) - v8)): the
 //     second term of the two-term V the mainloop reads when built with PV_TERMS 2.
 #include "sage2_common.cuh"
 
 #define TILE_T 64
 
-__constant__ int PERM16[16] = {0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15};
+// The permutation keeps consecutive token pairs together (positions 2 q and 2 q + 1 hold tokens 2 k, 2 k + 1), so
+// the tile goes through shared memory as 32-bit token pairs: slot INV_PAIR[k] of a 16-token group holds
+// pair k. A thread reads two tokens' 16-byte rows, pairs their channels with byte permutes, and the output
+// side reads 16-byte runs of four slots (8 tokens). Slots are XOR-swizzled by 4 x ((channel / 8) % 8),
+// which keeps runs of four intact and spreads the pairing writes of one warp over the banks.
+__constant__ int INV_PAIR[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+#define SLOTS (TILE_T / 2)
+
+__device__ __forceinline__ int swizzled(int channel, int slot) { return slot ^ (4 * ((channel >> 3) & 7)); }
 
 extern "C" __global__ void __launch_bounds__(256) v_transpose_pad_permute(
     const u16* __restrict__ v, i64 s_b, i64 s_n, i64 s_h, int n, int d_in, u16* __restrict__ vt) {
     const int tile = blockIdx.x, h = blockIdx.y, b = blockIdx.z, H = gridDim.y;
     const i64 npad = (i64)gridDim.x * TILE_T;
-    __shared__ u16 s[TILE_T][HEAD_DIM + 8];  // +8: keeps the transposed reads off one bank
-    constexpr int VPR = HEAD_DIM / 8;         // 16-byte vectors per token row
-    for (int i = threadIdx.x; i < TILE_T * VPR; i += 256) {
-        int r = i / VPR, c = (i % VPR) * 8, t = tile * TILE_T + r;
-        uint4 val = make_uint4(0, 0, 0, 0);
-        if (t < n && c < d_in) val = *reinterpret_cast<const uint4*>(v + b * s_b + (i64)t * s_n + h * s_h + c);
-        const u16* e = reinterpret_cast<const u16*>(&val);
+    __shared__ alignas(16) unsigned s[HEAD_DIM][SLOTS];  // [channel][token-pair slot]
+    constexpr int VPR = HEAD_DIM / 8;                     // 16-byte vectors per token row
+    for (int i = threadIdx.x; i < SLOTS * VPR; i += 256) {
+        const int k = i / VPR, c = (i % VPR) * 8, t = tile * TILE_T + 2 * k;
+        uint4 r0 = make_uint4(0, 0, 0, 0), r1 = r0;
+        const u16* src = v + b * s_b + (i64)t * s_n + h * s_h + c;
+        if (c < d_in && t < n) r0 = *reinterpret_cast<const uint4*>(src);
+        if (c < d_in && t + 1 < n) r1 = *reinterpret_cast<const uint4*>(src + s_n);
+        const unsigned w0[4] = {r0.x, r0.y, r0.z, r0.w}, w1[4] = {r1.x, r1.y, r1.z, r1.w};
+        const int slot = (k & ~7) | INV_PAIR[k & 7];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) s[r][c + j] = e[j];
+        for (int j = 0; j < 4; ++j) {  // channels c + 2 j (low halves) and c + 2 j + 1 (high halves)
+            s[c + 2 * j][swizzled(c + 2 * j, slot)] = __byte_perm(w0[j], w1[j], 0x5410);
+            s[c + 2 * j + 1][swizzled(c + 2 * j + 1, slot)] = __byte_perm(w0[j], w1[j], 0x7632);
+        }
     }
     __syncthreads();
-    constexpr int VPT = TILE_T / 8;  // 16-byte vectors per output row (64 tokens)
-    for (int i = threadIdx.x; i < HEAD_DIM * VPT; i += 256) {
-        int d = i / VPT, p0 = (i % VPT) * 8;
-        unsigned w[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            int pa = p0 + 2 * j, pb = pa + 1;
-            int ta = (pa & ~15) | PERM16[pa & 15], tb = (pb & ~15) | PERM16[pb & 15];
-            w[j] = (unsigned)s[ta][d] | ((unsigned)s[tb][d] << 16);
-        }
-        *reinterpret_cast<uint4*>(vt + (((i64)b * HEAD_DIM + d) * H + h) * npad + tile * TILE_T + p0) =
-            make_uint4(w[0], w[1], w[2], w[3]);
+    for (int i = threadIdx.x; i < HEAD_DIM * (SLOTS / 4); i += 256) {
+        const int d = i / (SLOTS / 4), q = (i % (SLOTS / 4)) * 4;
+        *reinterpret_cast<uint4*>(vt + (((i64)b * HEAD_DIM + d) * H + h) * npad + tile * TILE_T + 2 * q) =
+            *reinterpret_cast<const uint4*>(&s[d][swizzled(d, q)]);
     }
 }
 
@@ -59,7 +66,8 @@ __device__ __forceinline__ void v_scale_row(const u16* __restrict__ vt, int npad
     const i64 row = (((i64)b * HEAD_DIM + d) * H + h) * npad;
     const u16* src = vt + row;
     float a = 0.f;
-    for (int p = threadIdx.x * 8; p < npad; p += 256 * 8) {
+#pragma unroll 4
+    for (int p = threadIdx.x * 8; p < npad; p += 256 * 8) {  // unrolled: four 16-byte loads in flight
         float x[8];
         load8(src + p, x);
 #pragma unroll
@@ -74,6 +82,7 @@ __device__ __forceinline__ void v_scale_row(const u16* __restrict__ vt, int npad
 #pragma unroll
     for (int w = 0; w < 8; ++w) a = fmaxf(a, wm[w]);
     const float inv = __fdiv_rn(448.f, a);
+#pragma unroll 4
     for (int p = threadIdx.x * 8; p < npad; p += 256 * 8) {
         float x[8];
         load8(src + p, x);
