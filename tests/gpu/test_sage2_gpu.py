@@ -19,7 +19,7 @@ def _plan(shape, layout="NHD", dtype="bf16", seed=0, k_bias=0.0, v_bias=0.0, pv_
 
 
 def _poison(plan):
-    for name in ("k_mean", "q_scale", "k_scale", "v_scale", "k_mean_partial"):
+    for name in ("k_mean", "q_scale", "k_scale", "v_scale", "v_amax", "k_mean_partial"):
         getattr(plan, name).fill(np.nan)
     for name in ("q8", "k8", "v_transposed", "v8", "v8_lo", "out"):
         if getattr(plan, name) is not None:

@@ -75,6 +75,7 @@ class Sage2Plan:
         self.v8 = cp.empty((b, hd, hk, self.padded_kv_len), cp.uint8)
         self.v8_lo = cp.empty_like(self.v8) if s.pv_terms == 2 else None
         self.v_scale = cp.empty((b, hk, hd), cp.float32)
+        self.v_amax = cp.empty((b, hk, hd), cp.float32)  # |V| per channel, gathered by the transpose
         self.out = cp.empty(x.q.shape, x.q.dtype)
         self.dynamic_smem_bytes = s.dynamic_smem_bytes(hd)
         self._sm90 = None
@@ -100,10 +101,11 @@ class Sage2Plan:
         q_tiles, k_tiles = self.padded_q_len // s.warp_q, self.padded_kv_len // s.cta_k
         if self.v8_lo is None:
             v_scale = (fn["v_prep"]("v_scale_fp8_quant"), (x.heads_kv, x.batch, hd), (256,),
-                       (self.v_transposed, i32(self.padded_kv_len), self.v8, self.v_scale))
+                       (self.v_transposed, i32(self.padded_kv_len), self.v_amax, self.v8, self.v_scale))
         else:
             v_scale = (fn["v_prep"]("v_scale_fp8x2_quant"), (x.heads_kv, x.batch, hd), (256,),
-                       (self.v_transposed, i32(self.padded_kv_len), self.v8, self.v8_lo, self.v_scale))
+                       (self.v_transposed, i32(self.padded_kv_len), self.v_amax, self.v8, self.v8_lo,
+                        self.v_scale))
         self._launch = {  # seed phase name -> [(kernel, grid, block, args)]
             "k_mean_and_smoothing_preparation": [
                 (fn["k_mean"]("k_mean_partial"), (self.mean_chunks, x.heads_kv, x.batch), (256,),
@@ -118,8 +120,10 @@ class Sage2Plan:
                  (min(s.cta_k, 64) * hd // 16,),
                  (x.k, *k_strides, i32(x.kv_len), i32(x.head_dim), self.k_mean, self.k8, self.k_scale))],
             "v_transpose_pad_permute": [
+                (fn["v_prep"]("v_amax_clear"), (ceil_div(self.v_amax.size, 256),), (256,),
+                 (self.v_amax, i32(self.v_amax.size))),
                 (fn["v_prep"]("v_transpose_pad_permute"), (self.padded_kv_len // 64, x.heads_kv, x.batch), (256,),
-                 (x.v, *v_strides, i32(x.kv_len), i32(x.head_dim), self.v_transposed))],
+                 (x.v, *v_strides, i32(x.kv_len), i32(x.head_dim), self.v_transposed, self.v_amax))],
             "v_scale_fp8_quantization": [v_scale],
         }
         self._mainloop_args = self._attn_args(x.q_len, x.kv_len, self.out)
