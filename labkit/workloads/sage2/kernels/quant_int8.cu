@@ -36,26 +36,36 @@ __device__ __forceinline__ void quant_group(const u16* __restrict__ x, i64 s_b, 
     constexpr int RPT = Rows<ROWS>::per_thread, THREAD_ROWS = ROWS / RPT;
     const int g = blockIdx.x, h = blockIdx.y, b = blockIdx.z, H = gridDim.y;
     const int row = threadIdx.x / TPR, d0 = (threadIdx.x % TPR) * 16;
-    float v[RPT][16];
-    float a = 0.f;
+    // The rows stay in registers as their 16-bit words (8 registers a row, not 16 floats), and each value is
+    // formed twice, for the maximum and for the rounding: 128-row groups ran at half occupancy otherwise.
+    uint4 raw[RPT][2];
+    bool live[RPT];
+    float m[16];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) m[i] = SUB_MEAN && d0 + i < d_in ? km[((i64)b * H + h) * HEAD_DIM + d0 + i] : 0.f;
 #pragma unroll
     for (int r = 0; r < RPT; ++r) {
         const int t = g * ROWS + row + r * THREAD_ROWS;
+        live[r] = t < n;
 #pragma unroll
-        for (int i = 0; i < 16; ++i) v[r][i] = 0.f;
-        if (t < n) {
-#pragma unroll
-            for (int half = 0; half < 2; ++half)
-                if (d0 + 8 * half < d_in) load8(x + b * s_b + (i64)t * s_n + h * s_h + d0 + 8 * half, v[r] + 8 * half);
-            if (SUB_MEAN) {
-                const float* m = km + ((i64)b * H + h) * HEAD_DIM + d0;
-#pragma unroll
-                for (int i = 0; i < 16; ++i) v[r][i] = (d0 + i < d_in) ? v[r][i] - m[i] : 0.f;
-            }
+        for (int half = 0; half < 2; ++half) {
+            raw[r][half] = make_uint4(0, 0, 0, 0);
+            if (live[r] && d0 + 8 * half < d_in)
+                raw[r][half] = *reinterpret_cast<const uint4*>(x + b * s_b + (i64)t * s_n + h * s_h + d0 + 8 * half);
         }
-#pragma unroll
-        for (int i = 0; i < 16; ++i) a = fmaxf(a, fabsf(v[r][i]));
     }
+    // value i of row r: the input (minus K's mean for the channels < d_in of a live row), 0 elsewhere
+    auto value = [&](int r, int i) {
+        const uint4 w = raw[r][i / 8];
+        const unsigned word = (i % 8 < 2) ? w.x : (i % 8 < 4) ? w.y : (i % 8 < 6) ? w.z : w.w;
+        const float f = in_to_f32((u16)(i % 2 ? word >> 16 : word & 0xffff));
+        return SUB_MEAN ? ((live[r] && d0 + i < d_in) ? f - m[i] : 0.f) : f;
+    };
+    float a = 0.f;
+#pragma unroll
+    for (int r = 0; r < RPT; ++r)
+#pragma unroll
+        for (int i = 0; i < 16; ++i) a = fmaxf(a, fabsf(value(r, i)));
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) a = fmaxf(a, __shfl_xor_sync(0xffffffff, a, o));
     __shared__ float warp_max[THREAD_ROWS * TPR / 32];
@@ -72,7 +82,7 @@ __device__ __forceinline__ void quant_group(const u16* __restrict__ x, i64 s_b, 
         for (int i = 0; i < 4; ++i) {
             unsigned p = 0;
 #pragma unroll
-            for (int j = 0; j < 4; ++j) p |= (unsigned)(f32_to_s8(__fmul_rn(v[r][4 * i + j], inv)) & 0xff) << (8 * j);
+            for (int j = 0; j < 4; ++j) p |= (unsigned)(f32_to_s8(__fmul_rn(value(r, 4 * i + j), inv)) & 0xff) << (8 * j);
             packed[i] = p;
         }
         const int t = g * ROWS + row + r * THREAD_ROWS;
@@ -88,7 +98,7 @@ extern "C" __global__ void __launch_bounds__(Rows<WARP_Q>::threads) q_int8_quant
     quant_group<WARP_Q, false>(q, s_b, s_n, s_h, n, d_in, nullptr, q8, scale);
 }
 
-extern "C" __global__ void __launch_bounds__(Rows<CTA_K>::threads) k_int8_sub_mean_quant(
+extern "C" __global__ void __launch_bounds__(Rows<CTA_K>::threads, 1536 / Rows<CTA_K>::threads) k_int8_sub_mean_quant(
     const u16* __restrict__ k, i64 s_b, i64 s_n, i64 s_h, int n, int d_in, const float* __restrict__ km,
     signed char* __restrict__ k8, float* __restrict__ scale) {
     quant_group<CTA_K, true>(k, s_b, s_n, s_h, n, d_in, km, k8, scale);
