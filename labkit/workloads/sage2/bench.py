@@ -27,11 +27,11 @@ def phase_bytes(p: Sage2Plan) -> dict[str, int]:
     q_in = x.batch * x.q_len * x.heads_q * x.head_dim * 2
     kv_in = x.batch * x.kv_len * x.heads_kv * x.head_dim * 2
     return {
-        "k_mean_and_smoothing_preparation": kv_in,
+        "k_mean_and_smoothing_preparation": 2 * kv_in,  # K's mean and V's |v| maximum
         "q_int8_quantization": q_in + p.q8.nbytes + p.q_scale.nbytes,
         "k_int8_subtract_mean_quantization": kv_in + p.k8.nbytes + p.k_scale.nbytes,
-        "v_transpose_pad_permute": kv_in + p.v_transposed.nbytes,
-        "v_scale_fp8_quantization": p.v_transposed.nbytes + p.v8.nbytes,
+        "v_transpose_pad_permute": kv_in + p.v8.nbytes * (1 if p.v8_lo is None else 2),  # transposed to e4m3
+        "v_scale_fp8_quantization": p.v_amax.nbytes + p.v_scale.nbytes,
         "fused_mainloop": p.q8.nbytes + p.k8.nbytes + p.v8.nbytes + p.out.nbytes,
     }
 

@@ -66,16 +66,16 @@ class Sage2Plan:
         self.padded_kv_len = ceil_div(x.kv_len, s.cta_k) * s.cta_k
         self.mean_chunks = ceil_div(x.kv_len, MEAN_CHUNK)
         self.k_mean_partial = cp.empty((b, hk, self.mean_chunks, hd), cp.float32)
+        self.v_amax_partial = cp.empty_like(self.k_mean_partial)
         self.k_mean = cp.empty((b, hk, hd), cp.float32)
+        self.v_amax = cp.empty((b, hk, hd), cp.float32)  # max |V| per channel, beside K's mean
         self.q8 = cp.empty((b, hq, self.padded_q_len, hd), cp.int8)
         self.q_scale = cp.empty((b, hq, self.padded_q_len // s.warp_q), cp.float32)
         self.k8 = cp.empty((b, hk, self.padded_kv_len, hd), cp.int8)
         self.k_scale = cp.empty((b, hk, self.padded_kv_len // s.cta_k), cp.float32)
-        self.v_transposed = cp.empty((b, hd, hk, self.padded_kv_len), cp.uint16)
         self.v8 = cp.empty((b, hd, hk, self.padded_kv_len), cp.uint8)
         self.v8_lo = cp.empty_like(self.v8) if s.pv_terms == 2 else None
         self.v_scale = cp.empty((b, hk, hd), cp.float32)
-        self.v_amax = cp.empty((b, hk, hd), cp.float32)  # |V| per channel, gathered by the transpose
         self.out = cp.empty(x.q.shape, x.q.dtype)
         self.dynamic_smem_bytes = s.dynamic_smem_bytes(hd)
         self._sm90 = None
@@ -99,19 +99,18 @@ class Sage2Plan:
         k_strides, q_strides, v_strides = (tuple(map(np.int64, x.strides(a))) for a in (x.k, x.q, x.v))
         fn = {name: mod.get_function for name, mod in self.modules.items()}
         q_tiles, k_tiles = self.padded_q_len // s.warp_q, self.padded_kv_len // s.cta_k
-        if self.v8_lo is None:
-            v_scale = (fn["v_prep"]("v_scale_fp8_quant"), (x.heads_kv, x.batch, hd), (256,),
-                       (self.v_transposed, i32(self.padded_kv_len), self.v_amax, self.v8, self.v_scale))
-        else:
-            v_scale = (fn["v_prep"]("v_scale_fp8x2_quant"), (x.heads_kv, x.batch, hd), (256,),
-                       (self.v_transposed, i32(self.padded_kv_len), self.v_amax, self.v8, self.v8_lo,
-                        self.v_scale))
+        v_tiles = (self.padded_kv_len // 64, x.heads_kv, x.batch)
+        v_args = (x.v, *v_strides, i32(x.kv_len), i32(x.head_dim), self.v_amax, self.v8)
+        v_transpose = ((fn["v_prep"]("v_transpose_pad_permute"), v_tiles, (256,), v_args) if self.v8_lo is None else
+                       (fn["v_prep"]("v_transpose_pad_permute_x2"), v_tiles, (256,), v_args + (self.v8_lo,)))
         self._launch = {  # seed phase name -> [(kernel, grid, block, args)]
-            "k_mean_and_smoothing_preparation": [
+            "k_mean_and_smoothing_preparation": [  # K's mean and V's |v| maximum: one pass over K and V
                 (fn["k_mean"]("k_mean_partial"), (self.mean_chunks, x.heads_kv, x.batch), (256,),
-                 (x.k, *k_strides, i32(x.kv_len), i32(x.head_dim), self.k_mean_partial)),
+                 (x.k, *k_strides, x.v, *v_strides, i32(x.kv_len), i32(x.head_dim), self.k_mean_partial,
+                  self.v_amax_partial)),
                 (fn["k_mean"]("k_mean_finish"), (x.heads_kv, x.batch), (hd,),
-                 (self.k_mean_partial, i32(self.mean_chunks), i32(x.kv_len), self.k_mean))],
+                 (self.k_mean_partial, self.v_amax_partial, i32(self.mean_chunks), i32(x.kv_len), self.k_mean,
+                  self.v_amax))],
             "q_int8_quantization": [
                 (fn["quant_int8"]("q_int8_quant"), (q_tiles, x.heads_q, x.batch), (min(s.warp_q, 64) * hd // 16,),
                  (x.q, *q_strides, i32(x.q_len), i32(x.head_dim), self.q8, self.q_scale))],
@@ -119,12 +118,10 @@ class Sage2Plan:
                 (fn["quant_int8"]("k_int8_sub_mean_quant"), (k_tiles, x.heads_kv, x.batch),
                  (min(s.cta_k, 64) * hd // 16,),
                  (x.k, *k_strides, i32(x.kv_len), i32(x.head_dim), self.k_mean, self.k8, self.k_scale))],
-            "v_transpose_pad_permute": [
-                (fn["v_prep"]("v_amax_clear"), (ceil_div(self.v_amax.size, 256),), (256,),
-                 (self.v_amax, i32(self.v_amax.size))),
-                (fn["v_prep"]("v_transpose_pad_permute"), (self.padded_kv_len // 64, x.heads_kv, x.batch), (256,),
-                 (x.v, *v_strides, i32(x.kv_len), i32(x.head_dim), self.v_transposed, self.v_amax))],
-            "v_scale_fp8_quantization": [v_scale],
+            "v_transpose_pad_permute": [v_transpose],  # quantizes to e4m3 as it transposes
+            "v_scale_fp8_quantization": [
+                (fn["v_prep"]("v_scale_fp8_quant"), (ceil_div(self.v_scale.size, 256),), (256,),
+                 (self.v_amax, i32(self.v_scale.size), self.v_scale))],
         }
         self._mainloop_args = self._attn_args(x.q_len, x.kv_len, self.out)
 

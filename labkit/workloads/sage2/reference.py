@@ -99,7 +99,7 @@ def e4m3_bits(x: np.ndarray) -> np.ndarray:
 def v_prep_ref(v: np.ndarray, npad: int, hd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """V [B, H, N, D] fp32 -> (vt [B, D, H, Npad] fp32 permuted, v8 bytes, v8_lo bytes, v_scale [B, H, D]).
 
-    v8_lo is the second term of the two-term split (``v_scale_fp8x2_quant``): e4m3(16 (x - v8)).
+    v8_lo is the second term of the two-term split (``v_transpose_pad_permute_x2``): e4m3(16 (x - v8)).
     """
     b, h, n, d = v.shape
     vp = np.zeros((b, h, npad, hd), np.float32)
