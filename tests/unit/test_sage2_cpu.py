@@ -124,3 +124,19 @@ def test_sm90_mainloop_compiles_for_sm90a_without_a_gpu():
     entry = info.entries[ENTRY]
     assert info.target == "sm_90a" and entry.param_bytes == PARAM_BYTES
     assert entry.registers is not None and entry.registers <= 168  # the cap at entry: 384 threads, 1 CTA/SM
+
+
+def test_bench_table_marks_a_launch_bound_phase():
+    """A phase whose byte floor is below a launch shows 'launch-bound', not a ratio in the hundreds."""
+    from labkit.workloads.sage2.bench import render, x_floor
+
+    assert x_floor(0.216e-3, 0.193e-3) == pytest.approx(1.119, abs=1e-3)
+    assert x_floor(4e-6, 57344 / 4214e9) == "launch-bound"
+
+    out = render({"shape": [1, 37810, 56, 128], "layout": "NHD", "copy_GBps": 4214.0, "schedule": "sm90",
+                  "rows": [{"phase": "v_transpose_pad_permute", "p50_ms": 0.216, "floor_ms": 0.193, "x_floor": 1.119},
+                           {"phase": "v_scale_fp8_quantization", "p50_ms": 0.004, "floor_ms": 0.0000136,
+                            "x_floor": "launch-bound"}]})
+    lines = {ln.split()[0]: ln for ln in out.splitlines()[2:]}
+    assert "1.119" in lines["v_transpose_pad_permute"]
+    assert "launch-bound" in lines["v_scale_fp8_quantization"] and "296" not in lines["v_scale_fp8_quantization"]
