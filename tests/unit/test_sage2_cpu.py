@@ -140,3 +140,23 @@ def test_bench_table_marks_a_launch_bound_phase():
     lines = {ln.split()[0]: ln for ln in out.splitlines()[2:]}
     assert "1.119" in lines["v_transpose_pad_permute"]
     assert "launch-bound" in lines["v_scale_fp8_quantization"] and "296" not in lines["v_scale_fp8_quantization"]
+
+
+def test_schedule_cli_gives_registers_and_ctas_per_sm_of_both_builds():
+    """`labkit sage2 schedule` compiles the mainloop (NVRTC, no GPU) and reads its registers from the cubin:
+    the seed build's 255 registers allow two CTAs per SM, the sm90 build's 384 threads one."""
+    import re
+
+    from labkit.workloads.sage2.sm90 import SETMAXNREG, SOURCE
+
+    for schedule, regs, ctas in (("seed", 255, 2), ("sm90", 168, 1)):
+        out = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,37810,56,128",
+                              "--schedule", schedule], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        occ = json.loads(out.stdout)["mainloop_on_sm_90"]
+        assert (occ["registers_per_thread"], occ["ctas_per_sm"]) == (regs, ctas), occ
+        assert "registers" in occ["limiter"]
+    assert occ["setmaxnreg"] == SETMAXNREG
+    text = SOURCE.read_text()  # the numbers the kernel itself asks setmaxnreg for
+    assert re.search(r"#define PRODUCER_REGS (\d+)", text).group(1) == str(SETMAXNREG["producer_warpgroup"])
+    assert re.search(r"#define CONSUMER_REGS (\d+)", text).group(1) == str(SETMAXNREG["consumer_warpgroups"])

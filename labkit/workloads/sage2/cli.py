@@ -17,6 +17,7 @@ SCHEDULE_HELP = "the mainloop build: seed (mma.sync, the seed's tiles) or sm90 (
 
 
 def _schedule(args) -> int:
+    from .plan import mainloop_occupancy
     from .schedule import scheduler, tail_fields
 
     shape: Shape = args.shape
@@ -30,7 +31,8 @@ def _schedule(args) -> int:
         s = Schedule(cta_q=args.cta_q, cta_k=args.cta_k, warp_q=args.warp_q, pv_terms=args.pv_terms)
     sched = scheduler(shape.batch, ql, kl, shape.heads, 128 if s.mainloop == "sm90" else shape.kernel_head_dim, s)
     print(json.dumps({"shape": list(shape), "q_len": ql, "kv_len": kl, "scheduler": sched.__dict__,
-                      "tail": tail_fields(ql, kl, s)}, indent=2))
+                      "tail": tail_fields(ql, kl, s),
+                      "mainloop_on_sm_90": mainloop_occupancy(s, shape.kernel_head_dim)}, indent=2))
     return 0
 
 
@@ -64,7 +66,8 @@ def _precision(args) -> int:
 
 def register(sub) -> None:
     sp = sub.add_parser("sage2", help="the Sage2 workload").add_subparsers(dest="sub", required=True)
-    p = sp.add_parser("schedule", help="scheduler fields of the fused mainloop as JSON (no GPU)")
+    p = sp.add_parser("schedule", help="scheduler fields of the fused mainloop and its registers and CTAs per SM "
+                                       "on sm_90, as JSON (no GPU: NVRTC compiles the cubin)")
     p.add_argument("--shape", required=True, type=SHAPE, help="B,N,H,D of q = k = v")
     p.add_argument("--q-len", type=int_in(1, what="--q-len"), default=None, help="1..N (default N)")
     p.add_argument("--kv-len", type=int_in(1, what="--kv-len"), default=None, help="1..N (default N)")

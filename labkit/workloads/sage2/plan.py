@@ -29,6 +29,28 @@ def build_options(head_dim: int, dtype: str, schedule: Schedule) -> tuple[str, .
     return (f"-DHEAD_DIM={head_dim}", f"-DIN_BF16={int(dtype == 'bf16')}", *schedule.defines())
 
 
+def mainloop_occupancy(schedule: Schedule, head_dim: int, dtype: str = "bf16") -> dict:
+    """Registers per thread, CTAs per SM and what limits them for the mainloop build of ``schedule`` on sm_90
+    (an H100 / H200): NVRTC compiles the cubin and its ELF gives the registers, so no GPU is needed."""
+    from ...kernels import compile_cubin
+    from ...sched.occupancy import cubin_occupancy
+
+    if schedule.mainloop == "sm90":
+        from . import sm90
+
+        source, arch, entry, hd = sm90.SOURCE, sm90.ARCH, sm90.ENTRY, 128
+    else:
+        source, arch, entry, hd = KERNELS["attn_fwd"], "sm_90", "attn_fwd", head_dim
+    cubin = compile_cubin(source, arch=arch, options=build_options(hd, dtype, schedule))
+    occ = cubin_occupancy(cubin.image, kernel=entry, arch="sm_90", threads_per_cta=schedule.threads_per_cta,
+                          dynamic_smem_bytes=schedule.dynamic_smem_bytes(hd))
+    out = {"cubin_arch": arch, "registers_per_thread": occ.registers_per_thread, "ctas_per_sm": occ.ctas_per_sm,
+           "limiter": occ.limiter, "warps_per_sm": occ.warps_per_sm, "smem_per_cta_bytes": occ.smem_per_cta_bytes}
+    if schedule.mainloop == "sm90":
+        out["setmaxnreg"] = dict(sm90.SETMAXNREG)
+    return out
+
+
 class Sage2Plan:
     """Compiled kernels and allocated intermediates for one input geometry.
 

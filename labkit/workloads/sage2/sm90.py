@@ -20,6 +20,9 @@ ENTRY = "attn_fwd_sm90"
 SOURCE = kernel_path(__file__, "attn_fwd_sm90.cu")
 PARAM_BYTES = 512  # sizeof(Params): 3 maps, 4 pointers, 3 strides, 6 ints and a float, padded to 64
 ARCH = "sm_90a"  # wgmma and setmaxnreg exist only for the arch-specific target
+# registers per thread after setmaxnreg (PRODUCER_REGS / CONSUMER_REGS of the kernel): the cubin records only
+# the launch's 168 (384 threads, one CTA per SM)
+SETMAXNREG = {"producer_warpgroup": 24, "consumer_warpgroups": 240}
 
 
 def _map(address: int, dims: tuple[int, ...], strides: tuple[int, ...], box: tuple[int, ...]) -> bytes:
