@@ -103,15 +103,15 @@ def test_precision_schedules_parse_strictly():
 
 def test_sm90_schedule_has_fixed_tiles_and_its_own_scheduler_fields():
     s = Schedule.sm90()
-    assert s.text() == "sm90" and Schedule.parse("sm90") == s and s.threads_per_cta == 384
-    assert s.dynamic_smem_bytes(128) == 1024 + 128 * 128 + 4 * 2 * 128 * 128
+    assert s.text() == "sm90" and Schedule.parse("sm90") == s and s.threads_per_cta == 512
+    assert s.dynamic_smem_bytes(128) == 1024 + 192 * 128 + 3 * 2 * 128 * 128
     with pytest.raises(ValueError, match="fixed tiles"):
         Schedule(cta_k=64, warp_q=16, explicit_pipeline_stages=4, mainloop="sm90")
     with pytest.raises(ValueError, match="mainloop 'hopper'"):
         Schedule(mainloop="hopper")
     sched = scheduler(1, 37810, 37810, 56, 128, s)
     got = (sched.q_ctas_per_head, sched.k_iterations_per_cta, sched.k_tail_rows, sched.grid_ctas)
-    assert got == (296, 296, 50, 16576)
+    assert got == (197, 296, 50, 197 * 56)
 
 
 def test_sm90_mainloop_compiles_for_sm90a_without_a_gpu():
@@ -123,7 +123,7 @@ def test_sm90_mainloop_compiles_for_sm90a_without_a_gpu():
     info = elf.read_cubin(cubin.image)
     entry = info.entries[ENTRY]
     assert info.target == "sm_90a" and entry.param_bytes == PARAM_BYTES
-    assert entry.registers is not None and entry.registers <= 168  # the cap at entry: 384 threads, 1 CTA/SM
+    assert entry.registers is not None and entry.registers <= 128  # the cap at entry: 512 threads, 1 CTA/SM
 
 
 def test_bench_table_marks_a_launch_bound_phase():
@@ -144,12 +144,12 @@ def test_bench_table_marks_a_launch_bound_phase():
 
 def test_schedule_cli_gives_registers_and_ctas_per_sm_of_both_builds():
     """`labkit sage2 schedule` compiles the mainloop (NVRTC, no GPU) and reads its registers from the cubin:
-    the seed build's 255 registers allow two CTAs per SM, the sm90 build's 384 threads one."""
+    the seed build's 255 registers allow two CTAs per SM, the sm90 build's 512 threads one."""
     import re
 
     from labkit.workloads.sage2.sm90 import SETMAXNREG, SOURCE
 
-    for schedule, regs, ctas in (("seed", 255, 2), ("sm90", 168, 1)):
+    for schedule, regs, ctas in (("seed", 255, 2), ("sm90", 128, 1)):
         out = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,37810,56,128",
                               "--schedule", schedule], capture_output=True, text=True)
         assert out.returncode == 0, out.stderr

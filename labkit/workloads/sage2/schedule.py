@@ -13,7 +13,8 @@ from ...values import check_int, parse_int
 
 MAX_SMEM_BYTES = 232448  # dynamic shared memory per CTA, opt-in, on sm_90 and sm_100
 MAINLOOPS = ("seed", "sm90")
-SM90_STAGES = 4  # K+V stages of attn_fwd_sm90.cu (STAGES there)
+SM90_STAGES = 3  # K+V stages of attn_fwd_sm90.cu (STAGES there)
+SM90_CTA_Q = 192  # CTA_Q there: three consumer warpgroups of 64 rows
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,8 @@ class Schedule:
         if self.mainloop not in MAINLOOPS:
             raise ArgumentError(f"mainloop {self.mainloop!r}: expected one of {', '.join(MAINLOOPS)}")
         if self.mainloop == "sm90":
-            fixed = {"cta_q": 128, "cta_k": 128, "warp_q": 16, "explicit_pipeline_stages": SM90_STAGES, "pv_terms": 1}
+            fixed = {"cta_q": SM90_CTA_Q, "cta_k": 128, "warp_q": 16, "explicit_pipeline_stages": SM90_STAGES,
+                     "pv_terms": 1}
             wrong = {k: getattr(self, k) for k, v in fixed.items() if getattr(self, k) != v}
             if wrong:
                 raise ArgumentError(f"the sm90 mainloop has fixed tiles {fixed}; got {wrong} (use Schedule.sm90())")
@@ -55,8 +57,8 @@ class Schedule:
 
     @classmethod
     def sm90(cls) -> "Schedule":
-        """The wgmma + TMA mainloop (attn_fwd_sm90.cu): 128 x 128 tiles, Q scales per 16 rows, K per 128 keys."""
-        return cls(cta_q=128, cta_k=128, warp_q=16, explicit_pipeline_stages=SM90_STAGES, mainloop="sm90")
+        """The wgmma + TMA mainloop (attn_fwd_sm90.cu): 192 x 128 tiles, Q scales per 16 rows, K per 128 keys."""
+        return cls(cta_q=SM90_CTA_Q, cta_k=128, warp_q=16, explicit_pipeline_stages=SM90_STAGES, mainloop="sm90")
 
     def text(self) -> str:
         """``CTA_Q/CTA_K/WARP_Q/PV_TERMS`` (or ``sm90``), the form ``parse`` reads."""
@@ -86,7 +88,7 @@ class Schedule:
     @property
     def warps_per_cta(self) -> int:
         if self.mainloop == "sm90":
-            return 12  # a producer warpgroup and two consumer warpgroups of 64 rows
+            return 4 * (1 + self.cta_q // 64)  # a producer warpgroup and consumer warpgroups of 64 rows
         return self.cta_q // self.warp_q
 
     @property

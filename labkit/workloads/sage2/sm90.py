@@ -2,8 +2,8 @@
 
 ``Sm90Mainloop(plan)`` encodes the three tensor maps over the plan's quantized operands once (q8 and k8
 as 2-D maps of 128-byte rows, v8 as a 3-D map of [tokens, kv heads, batch x dims]; 128-byte swizzle,
-box 128 x 128) and launches the kernel with ``cuLaunchKernelEx`` on CuPy's current stream, the block
-packed as the kernel's ``Params``.
+boxes of 192 q rows, 128 keys, 128 tokens) and launches the kernel with ``cuLaunchKernelEx`` on CuPy's
+current stream, the block packed as the kernel's ``Params``.
 """
 
 import ctypes
@@ -21,8 +21,8 @@ SOURCE = kernel_path(__file__, "attn_fwd_sm90.cu")
 PARAM_BYTES = 512  # sizeof(Params): 3 maps, 4 pointers, 3 strides, 6 ints and a float, padded to 64
 ARCH = "sm_90a"  # wgmma and setmaxnreg exist only for the arch-specific target
 # registers per thread after setmaxnreg (PRODUCER_REGS / CONSUMER_REGS of the kernel): the cubin records only
-# the launch's 168 (384 threads, one CTA per SM)
-SETMAXNREG = {"producer_warpgroup": 24, "consumer_warpgroups": 240}
+# the launch's 128 (512 threads, one CTA per SM)
+SETMAXNREG = {"producer_warpgroup": 24, "consumer_warpgroups": 160}
 
 
 def _map(address: int, dims: tuple[int, ...], strides: tuple[int, ...], box: tuple[int, ...]) -> bytes:
@@ -42,7 +42,7 @@ class Sm90Mainloop:
         self.function, self._module = load_function(compile_cubin(SOURCE, arch=ARCH, options=options).image, ENTRY,
                                                     plan.schedule.dynamic_smem_bytes(128))
         b, hq, hk, nq, nk = x.batch, x.heads_q, x.heads_kv, plan.padded_q_len, plan.padded_kv_len
-        self.maps = (_map(plan.q8.data.ptr, (128, b * hq * nq), (128,), (128, 128)),
+        self.maps = (_map(plan.q8.data.ptr, (128, b * hq * nq), (128,), (128, plan.schedule.cta_q)),
                      _map(plan.k8.data.ptr, (128, b * hk * nk), (128,), (128, 128)),
                      _map(plan.v8.data.ptr, (nk, hk, b * 128), (nk, hk * nk), (128, 1, 128)))
         self._blobs = {}

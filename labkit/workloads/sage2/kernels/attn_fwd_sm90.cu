@@ -4,46 +4,49 @@
 // in int8 with per-16-row Q scales and per-block K scales, exp2 online softmax with the log2(448)
 // offset, P -> e4m3 packed straight from the accumulators, P V in e4m3 into a fresh per-block fp32
 // buffer added to O (two-level accumulation), epilogue 1/d, v_scale, round, store.
-// Schedule "sm90": CTA_Q 128 rows, CTA_K 128 keys per stage, 384 threads = 3 warpgroups:
+// Schedule "sm90": CTA_Q 192 rows, CTA_K 128 keys per stage, 512 threads = 4 warpgroups, one CTA per SM:
 //   warpgroup 0: producer; one thread issues the TMA copies (Q once, then K and V per stage) into
 //     STAGES stages, each guarded by a full barrier (transaction bytes) and an empty barrier (the
-//     8 consumer warps arrive when their MMAs have read the stage); setmaxnreg lowers it to 24 registers.
-//   warpgroups 1, 2: consumers, 64 query rows each (rows 16 w .. 16 w + 15 per warp w, one Q scale per
-//     warp: WARP_Q 16); setmaxnreg raises them to 240. Per stage: 4 x wgmma.m64n128k32.s32.s8.s8 (Q and K
-//     from shared memory), softmax in registers, 4 x wgmma.m64n128k32.f32.e4m3.e4m3 with P from registers
-//     and V^T from shared memory.
-//   Consumer loop: QK^T(j + 1) and P V(j) are issued back to back, then the softmax of stage j + 1, O = O *
-//     scale_j + O_blk(j) and the e4m3 packing of P~(j + 1). ptxas puts the wait for P V(j) at the top of the
-//     softmax and interleaves O's update with the row maxima; builds that kept P V(j) in flight across the
-//     softmax measured slower on the H200: 3 % with P from registers, 12 % with P through shared memory.
-//     The two warpgroups interleave on the tensor cores by themselves: explicit turns (named barriers)
-//     measured 3-7 % slower.
+//     consumer warps arrive when their MMAs have read the stage); setmaxnreg lowers it to 24 registers.
+//   warpgroups 1-3: consumers, 64 query rows each (rows 16 w .. 16 w + 15 per warp w, one Q scale per
+//     warp: WARP_Q 16); setmaxnreg raises them to 160. Per stage, in turn: 4 x wgmma.m64n128k32.s32.s8.s8
+//     (Q and K from shared memory), softmax in registers, 4 x wgmma.m64n128k32.f32.e4m3.e4m3 with P from
+//     registers and V^T from shared memory, O = O * scale + O_blk.
+//   Why three warpgroups that each run in turn, not two that overlap QK^T(j + 1) with the softmax of j (two S
+//     buffers, 240 registers): per-phase clock64 traces of one CTA on the H200 showed the softmax phase
+//     (~1,400-1,700 cycles a stage) as the long pole either way, and a third warpgroup fills the tensor
+//     cores and MUFU while two others wait. Seed shape, same process and operands: 44.6-45.8 ms against
+//     46.7-49.6 for the two-warpgroup build (4-8 %; data/runs/20261201T123100Z-sage2_sm90_warpgroups).
+//     Measured slower in this schedule: two warpgroups in turn (+16 %), 2 or 4 stages instead of 3 (+3-4 %,
+//     +1-3 %), row max and sum as pairwise trees (+8 %), a degree-3 polynomial exp2 on the FMA pipe for 1/8
+//     to 3/8 of P~ (+2-7 %), a producer that sleeps between polls (0 %). FA3 FP8 runs at about 8
+//     exponentials per clock per SM at this shape, this build at about 7.5.
 //   Scores: the QK^T accumulators start at the bits of 1.5 x 2^23, so the int32 sums read as floats with no
-//     conversion; the softmax scale, Q and K scales fold into the exponent's FMA. MUFU.EX2 (16 per clock per
-//     SM) is as busy as the tensor cores (44 % each at [1, 8192, 56, 128], ncu): a degree-3 polynomial exp2 on
-//     the FMA pipe for 1/16 to 1/4 of P~ did not pay in this schedule.
+//     conversion; the softmax scale, Q and K scales fold into the exponent's FMA.
 // Shared memory tiles are 128-byte rows with TMA's 128-byte swizzle (1024-B atoms), read by the MMAs through
 // K-major matrix descriptors (SBO 1024 B); a k32 step advances the descriptor's start by 32 B.
 // Inputs: q8[b,h,t,128], k8[b,hk,t,128] int8 (zero rows past N), v8[b,128,hk,p] e4m3 with the 16-token
 // permutation (the order the packed P registers take), q_scale[b,h,t/16], k_scale[b,hk,t/128],
-// v_scale[b,hk,d]; tensor maps over q8 (2-D, box 128 x 128), k8 (2-D, box 128 x 128), v8 (3-D, box
+// v_scale[b,hk,d]; tensor maps over q8 (2-D, box 128 x 192), k8 (2-D, box 128 x 128), v8 (3-D, box
 // 128 tokens x 1 x 128 dims). Output: out (bf16/fp16) by element strides, channels < d_out, rows < qo_len.
-// Grid (Npad_q / 128, H_q, B), block 384, dynamic shared memory 1024 + 16 KB (Q) + STAGES x 32 KB.
+// Grid (Npad_q / 192, H_q, B), block 512, dynamic shared memory 1024 + 24 KB (Q) + STAGES x 32 KB.
 // Parameters: one 512-B block (Params below), maps inside, __grid_constant__.
 #include "sage2_common.cuh"
 
 #ifndef STAGES
-#define STAGES 4
+#define STAGES 3
 #endif
-#define CTA_Q 128
+#define CTA_Q 192
+#define CONSUMERS (CTA_Q / 64)  // consumer warpgroups, 64 query rows each
+#define THREADS (128 * (CONSUMERS + 1))
 #define CTA_K 128
 #define WARP_Q 16
 #define Q_TILE (CTA_Q * 128)
 #define K_TILE (CTA_K * 128)
 #define V_TILE (128 * CTA_K)
 #define STAGE_BYTES (K_TILE + V_TILE)
-#define PRODUCER_REGS 24   // setmaxnreg: 128 x (24 + 2 x 240) registers fit the SM's 64 K
-#define CONSUMER_REGS 240
+#define PRODUCER_REGS 24   // setmaxnreg: 128 x (24 + 3 x 160) registers fit the SM's 64 K
+#define CONSUMER_REGS 160
 #define S_FP8_OFFSET 8.807f  // log2(448): P~ = 448 * exp(...) fills the e4m3 range
 static_assert(HEAD_DIM == 128, "the sm90 schedule runs head_dim 128 (64 and 96 are padded to it)");
 
@@ -241,7 +244,7 @@ __device__ __forceinline__ void softmax_stage(int (&sc)[64], float eff, int keys
 }
 // PHASE: end
 
-extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_constant__ Params p) {
+extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_fwd_sm90(const __grid_constant__ Params p) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ alignas(8) unsigned long long full[STAGES], empty[STAGES], q_full;
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
@@ -254,8 +257,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_
     const int nblk = (p.kv_len + CTA_K - 1) / CTA_K;
     const int wg = threadIdx.x / 128;
 
+    // warpgroups whose 64 rows start at or past the padded q_len sit out (the plan pads q_len to CTA_Q, so
+    // none does there; a 64-row padding still runs correctly)
+    const int active = min(CONSUMERS, (p.npad_q - qt * CTA_Q) / 64);
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) { bar_init(&full[s], 1); bar_init(&empty[s], 8); }
+        for (int s = 0; s < STAGES; ++s) { bar_init(&full[s], 1); bar_init(&empty[s], 4 * active); }
         bar_init(&q_full, 1);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -279,6 +285,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_
         }
     } else {  // setmaxnreg needs each role in one branch of an if/else (else ptxas ignores it)
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+        if (wg > active) return;
         const int cw = wg - 1, tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32, g = lane >> 2, t = lane & 3;
         const int row_in_cta = cw * 64 + warp * 16;  // this warp's 16 rows
         const float qs = p.q_scale[((i64)b * H + h) * (p.npad_q / WARP_Q) + (qt * CTA_Q + row_in_cta) / WARP_Q];
@@ -290,43 +297,27 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_fwd_sm90(const __grid_
         for (int i = 0; i < 64; ++i) o[i] = 0.f;
         bar_wait(&q_full, 0);
 
-        // QK^T(j + 1) and P V(j) go to the tensor cores together; the softmax of stage j + 1, O = O * scale_j
-        // + O_blk(j) and the packing of P~(j + 1) follow (see the header for where ptxas puts the waits). The
-        // last stage is peeled: ptxas proves that wait<1> retires QK^T only on a branch-free loop body (else it
-        // serializes every MMA), and fence_regs keeps the accumulators' reads below their waits.
+        // One stage at a time: QK^T, softmax and P~ packing, P V into a fresh block, O = O * scale + O_blk. The
+        // three warpgroups interleave on the tensor cores and MUFU by themselves (see the header).
         int sc[64];
-        float blk[64], o_scale[2], o_scale_next[2];
+        float blk[64], o_scale[2];
         unsigned pa[4][4];
-        bar_wait(&full[0], 0);
-        reset_scores(sc);
-        issue_qk(sc, q_desc, smem_desc(stages));
-        wgmma_wait<0>();
-        fence_regs(sc);
-        softmax_stage(sc, p.sm_scale_log2 * qs * ks[0], p.kv_len, t, m, d, o_scale);
-        pack_p(sc, pa);
-        for (int j = 0; j + 1 < nblk; ++j) {
-            const int s = j % STAGES, s1 = (j + 1) % STAGES;
+        for (int j = 0; j < nblk; ++j) {
+            const int s = j % STAGES;
+            bar_wait(&full[s], (j / STAGES) & 1);
             reset_scores(sc);
-            bar_wait(&full[s1], ((j + 1) / STAGES) & 1);
-            issue_qk(sc, q_desc, smem_desc(stages + s1 * STAGE_BYTES));
-            issue_pv(blk, pa, smem_desc(stages + s * STAGE_BYTES + K_TILE));
-            wgmma_wait<1>();
+            issue_qk(sc, q_desc, smem_desc(stages + s * STAGE_BYTES));
+            wgmma_wait<0>();
             fence_regs(sc);
-            softmax_stage(sc, p.sm_scale_log2 * qs * ks[j + 1], p.kv_len - (j + 1) * CTA_K, t, m, d, o_scale_next);
+            softmax_stage(sc, p.sm_scale_log2 * qs * ks[j], p.kv_len - j * CTA_K, t, m, d, o_scale);
+            pack_p(sc, pa);
+            issue_pv(blk, pa, smem_desc(stages + s * STAGE_BYTES + K_TILE));
             wgmma_wait<0>();
             fence_regs(blk);
             if (lane == 0) bar_arrive(&empty[s]);  // this warp's MMAs have read the stage
 #pragma unroll
             for (int i = 0; i < 64; ++i) o[i] = o[i] * o_scale[(i >> 1) & 1] + blk[i];
-            pack_p(sc, pa);
-            o_scale[0] = o_scale_next[0];
-            o_scale[1] = o_scale_next[1];
         }
-        issue_pv(blk, pa, smem_desc(stages + ((nblk - 1) % STAGES) * STAGE_BYTES + K_TILE));
-        wgmma_wait<0>();
-        fence_regs(blk);
-#pragma unroll
-        for (int i = 0; i < 64; ++i) o[i] = o[i] * o_scale[(i >> 1) & 1] + blk[i];
 
         // PHASE: final_normalization_and_output
         const float* vs = p.v_scale + ((i64)b * p.h_kv + hk) * HEAD_DIM;
