@@ -284,3 +284,26 @@ def test_row_blocks_count_against_grid_y(tmp_path):
     assert kernel_build(g).row_blocks(g) == 2  # 64 rows per CTA: 16384 CTAs along y, fine
     with pytest.raises(ArgumentError, match="heads_kv 8192 x 8 row blocks = 65536 CTAs along grid y"):
         build(g, 1, tmp_path, kernel=kernel_build(g, variant="mma"))  # 16 rows per CTA
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "head_dim", "evict_first"), [
+    (1, 8192, 128, True),     # 34 MB: up to two L2 sizes of K/V enter L2 as evict_first
+    (8, 1024, 256, True),     # 67 MB
+    (1, 32768, 128, False),   # 134 MB: above 2 x 60 MiB
+    (64, 8192, 128, False),
+])
+def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_dim, evict_first):
+    """The plan sets KV_EVICT_FIRST from the call's K/V bytes and the GPU's L2; the build compiles it in (the
+    TMA loads carry an L2 cache hint) and names the cubin for it; an override wins."""
+    from labkit.workloads.decode.build import compile_kernel
+
+    g = geometry_for(batch, kv_len, head_dim=head_dim)
+    plan = plan_call(g, sms=132, l2_bytes=60 * 1024 * 1024)
+    assert plan.kernel.kv_evict_first is evict_first and plan.to_dict()["kv_evict_first"] is evict_first
+    assert ("-DKV_EVICT_FIRST=1" in plan.kernel.options()) is evict_first
+    assert plan_call(g, kv_evict_first=not evict_first).kernel.kv_evict_first is (not evict_first)
+    assert plan_call(g, l2_bytes=1 << 40).kernel.kv_evict_first  # a big enough L2 takes every call
+    if evict_first:
+        path = build(g, plan.splits, tmp_path, kernel=plan.kernel)
+        assert "_ef_" in json.loads(path.read_text())["modules"]["decode"]["source"]
+        assert compile_kernel(plan.kernel).image != compile_kernel(plan_call(g, kv_evict_first=False).kernel).image

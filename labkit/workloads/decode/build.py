@@ -137,7 +137,8 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     _grid_y_blocks(g, kb)  # before NVRTC
     cubin = compile_kernel(kb, arch)
     name = (f"{ENTRY}_{kb.variant}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}"
-            f"_k{kb.keys_per_warp}_w{kb.warps}_s{kb.stages}{'_timeline' if kb.timeline else ''}_{arch}.cubin")
+            f"_k{kb.keys_per_warp}_w{kb.warps}_s{kb.stages}{'_ef' if kb.kv_evict_first else ''}"
+            f"{'_timeline' if kb.timeline else ''}_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"

@@ -116,6 +116,7 @@ class KernelBuild:
         return "paged_decode_mma.cu" if self.variant == "mma" else "paged_decode.cu"
 
     timeline: bool = False  # -DLABKIT_TIMELINE: per-CTA records (labkit.sched)
+    kv_evict_first: bool = False  # -DKV_EVICT_FIRST=1: K/V TMA loads carry an L2 evict_first policy
 
     @property
     def threads(self) -> int:
@@ -148,7 +149,8 @@ class KernelBuild:
 
     def options(self) -> tuple[str, ...]:
         common = (f"-DHEAD_DIM={self.head_dim}", f"-DPAGE_SIZE={self.page_size}", f"-DSTAGES={self.stages}",
-                  *(("-DLABKIT_TIMELINE",) if self.timeline else ()))
+                  *(("-DLABKIT_TIMELINE",) if self.timeline else ()),
+                  *(("-DKV_EVICT_FIRST=1",) if self.kv_evict_first else ()))
         if self.variant == "mma":
             return (*common, f"-DKEYS_PER_WARP={self.keys_per_warp}", f"-DWARPS={self.warps}",
                     f"-DQK_CHAINS={self.qk_chains}")

@@ -22,8 +22,15 @@ from dataclasses import dataclass
 
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
-OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains")  # plan_call's build knobs
+OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "kv_evict_first")
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
+# K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not
+# write back the dirty lines it would evict (the memset flush's, or a previous kernel's). H200, cold, p50
+# (data/runs/20261201T122800Z-decode_evict_first): 33-67 MB calls 5-8 % faster (1 x 8k d128 20.9 -> 19.8 us,
+# 8 x 1k d256 35.6 -> 32.6); from 134 MB up 2-5 % slower (64 x 8k d128 486 -> 507 us), except 1 x 32k d128
+# (134 MB, 16 splits, 5 % faster)
+EVICT_FIRST_MAX_L2 = 2.0
+H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,8 @@ class CallPlan:
     def to_dict(self) -> dict:
         k = self.kernel
         return {"variant": k.variant, "warps": k.warps, "stages": k.stages, "qk_chains": k.qk_chains,
-                "splits": self.splits, "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl}
+                "kv_evict_first": k.kv_evict_first, "splits": self.splits, "ctas_per_sm": self.ctas_per_sm,
+                "pdl": self.pdl}
 
 
 def occupancy(kb: KernelBuild, arch: str = "sm_90") -> int:
@@ -57,11 +65,17 @@ def wave_fill(ctas: int, slots: int) -> float:
     return ctas / (math.ceil(ctas / slots) * slots)
 
 
+def kv_bytes_read(g: DecodeGeometry) -> int:
+    """K and V bytes a call over full page-table rows reads."""
+    return 2 * g.batch * g.max_pages * g.page_size * g.heads_kv * g.head_dim * 2
+
+
 def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, arch: str = "sm_90",
-              variant: str | None = None, row_warps: int | None = None, stages: int | None = None,
-              warps: int | None = None, keys_per_warp: int | None = None, qk_chains: int | None = None,
-              timeline: bool = False) -> CallPlan:
-    """The build and split count for ``g`` on ``sms`` SMs of ``arch``; given arguments override the choice."""
+              l2_bytes: int = H200_L2_BYTES, variant: str | None = None, row_warps: int | None = None,
+              stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
+              qk_chains: int | None = None, kv_evict_first: bool | None = None, timeline: bool = False) -> CallPlan:
+    """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
+    override the choice."""
     kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, timeline=timeline)
     kb = kernel_build(g, row_warps=row_warps, stages=stages, qk_chains=qk_chains, **kw)
     if stages is None and kb.variant == "mma":
@@ -70,6 +84,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             if wave_fill(g.batch * g.heads_kv * one.row_blocks(g), sms * occupancy(one, arch)) >= ONE_STAGE_MIN_FILL:
                 kb = one
                 break
+    if kv_evict_first is None:
+        kv_evict_first = kv_bytes_read(g) <= EVICT_FIRST_MAX_L2 * l2_bytes
+    kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
     per_sm = occupancy(kb, arch)
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
@@ -81,4 +98,4 @@ def plan_for_device(g: DecodeGeometry, **overrides) -> CallPlan:
     from ...device import describe
 
     dev = describe()
-    return plan_call(g, sms=dev.sm_count, arch=dev.arch, **overrides)
+    return plan_call(g, sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes, **overrides)

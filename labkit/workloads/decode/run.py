@@ -34,7 +34,8 @@ def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, tim
 
     require_gpu("the decode kernel")
     dev = describe()
-    plan = plan_call(g, splits=splits, sms=dev.sm_count, arch=dev.arch, timeline=timeline, **overrides)
+    plan = plan_call(g, splits=splits, sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes, timeline=timeline,
+                     **overrides)
     path = build(g, plan.splits, directory, arch=dev.arch, kernel=plan.kernel, pdl=plan.pdl)
     return Runner(load(path), cubin_dirs=(directory,), fill=fill), plan
 

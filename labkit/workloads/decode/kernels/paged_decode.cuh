@@ -93,9 +93,18 @@ __device__ __forceinline__ unsigned tile_offset(int t, int d) {
 }
 
 // ---- TMA: one stage of K and V (BOXES page slices x PARTS 64-dim boxes each) --------------------
+// KV_EVICT_FIRST 1: K and V, read once per call, enter L2 as evict_first, so a cold call evicts its own lines
+// rather than writing back dirty ones (labkit.workloads.decode.plan sets it for calls up to 2 L2 sizes).
+#ifndef KV_EVICT_FIRST
+#define KV_EVICT_FIRST 0
+#endif
 __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* bar, unsigned char* stage, int head,
                                            const int* table, int tok0, int valid_pages) {
     // PHASE: tma_issue
+#if KV_EVICT_FIRST
+    unsigned long long policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
                  ::"r"(smem_addr(bar)), "r"(STAGE_BYTES) : "memory");
     const TensorMap* maps[2] = {&p.k_map, &p.v_map};
@@ -108,11 +117,19 @@ __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* 
 #pragma unroll
             for (int part = 0; part < PARTS; ++part) {
                 unsigned char* dst = stage + t * TILE_ELEMS * 2 + (part * TOKENS_PER_STAGE + bx * BOX_ROWS) * 128;
+#if KV_EVICT_FIRST
+                asm volatile(
+                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+                    " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
+                    ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64),
+                      "r"(tok % PAGE_SIZE), "r"(head), "r"(page), "r"(smem_addr(bar)), "l"(policy) : "memory");
+#else
                 asm volatile(
                     "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                     " [%0], [%1, {%2, %3, %4, %5}], [%6];"
                     ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64),
                       "r"(tok % PAGE_SIZE), "r"(head), "r"(page), "r"(smem_addr(bar)) : "memory");
+#endif
             }
     }
 }

@@ -13,8 +13,8 @@
 // (one split) or its partials, and the last CTA of the (sequence, kv head) reduces.
 // More rows than 16 (up to 16 heads x 8 tokens): row blocks of 16, grid y = heads_kv x row blocks.
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), STAGES, QK_CHAINS (1, 2),
-// LABKIT_TIMELINE (paged_decode.cuh). Launch: grid (splits, heads_kv x row blocks, batch), block 32 x WARPS,
-// dynamic smem 1024 + max(STAGES * stage, merge).
+// LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh). Launch: grid (splits, heads_kv x row blocks, batch),
+// block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge).
 
 #ifndef HEAD_DIM
 #define HEAD_DIM 128
