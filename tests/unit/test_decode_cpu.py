@@ -187,7 +187,7 @@ def test_pdl_where_one_cta_fills_an_sm(tmp_path):
     assert one_by_8k.ctas_per_sm == 2 and not one_by_8k.pdl
     g = DecodeGeometry(**SEED_LIKE)
     for pdl in (True, False):
-        path = build(g, 4, tmp_path / str(pdl), kernel=seed_sized.kernel, pdl=pdl)
+        path = build(g, seed_sized.splits, tmp_path / str(pdl), kernel=seed_sized.kernel, pdl=pdl)
         assert json.loads(path.read_text())["ops"]["decode"]["impl"]["launches"][0]["pdl"] is pdl
         assert manifest.load(path).ops["decode"].launches[0].pdl is pdl
 
@@ -241,8 +241,10 @@ def test_split_sweep_rows_mark_the_heuristic():
     pts = [{"splits": s, "splits_used": s or 11, "p50_us": 20.0 + s} for s in (0, 1, 2, 4, 8)]
     rows = study.split_rows(pts)
     assert [r["splits"] for r in rows] == [1, 2, 4, 8, 11] and [r["heuristic"] for r in rows] == [0, 0, 0, 0, 1]
-    pts[0]["splits_used"] = 4  # the heuristic matched a power of two: that point is marked, no extra one
-    assert [(r["splits"], r["heuristic"]) for r in study.split_rows(pts)] == [(1, 0), (2, 0), (4, 1), (8, 0)]
+    pts[0]["splits_used"] = 4  # the heuristic matched a power of two: its own point (the plan's build) takes it
+    rows = study.split_rows(pts)
+    assert [(r["splits"], r["heuristic"]) for r in rows] == [(1, 0), (2, 0), (4, 1), (8, 0)]
+    assert rows[2]["p50_us"] == 20.0  # the heuristic's point, not the plain 4-split one (24.0)
     with pytest.raises(ValueError, match="2 heuristic points"):
         study.split_rows([*pts, pts[0]])
 
@@ -307,3 +309,37 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
         path = build(g, plan.splits, tmp_path, kernel=plan.kernel)
         assert "_ef_" in json.loads(path.read_text())["modules"]["decode"]["source"]
         assert compile_kernel(plan.kernel).image != compile_kernel(plan_call(g, kv_evict_first=False).kernel).image
+
+
+@pytest.mark.parametrize(("geometry", "shape", "splits", "cluster"), [
+    (DecodeGeometry(**SEED_LIKE), (8, 1), 8, 8),      # 704 tokens would take 11 splits: 8 one-stage 8-warp CTAs
+    (geometry_for(1, 1024, head_dim=256), (8, 1), 8, 8),
+    (geometry_for(8, 1024, head_dim=256), (4, 2), 2, 2),  # one CTA per SM, 2 splits: a cluster of 2
+    (geometry_for(1, 8192, head_dim=256), (4, 2), 16, 0),  # 16 splits, too long for 8 one-stage CTAs
+    (geometry_for(8, 1024), (4, 3), 4, 0),               # two CTAs per SM: clusters measured slower
+    (geometry_for(256, 1024, head_dim=256), (4, 1), 1, 0),
+])
+def test_call_plan_combines_splits_in_a_cluster_where_one_cta_fills_an_sm(tmp_path, geometry, shape, splits, cluster):
+    plan = plan_call(geometry, sms=132)
+    k = plan.kernel
+    assert ((k.warps, k.stages), plan.splits, k.cluster_splits) == (shape, splits, cluster)
+    assert (f"-DCLUSTER_SPLITS={cluster}" in k.options()) is (cluster > 1)
+    if cluster:
+        assert plan.ctas_per_sm == 1 and plan.to_dict()["cluster_splits"] == cluster
+        path = build(geometry, plan.splits, tmp_path, kernel=k)
+        doc = json.loads(path.read_text())
+        assert f"_c{cluster}_" in doc["modules"]["decode"]["source"]
+        assert doc["ops"]["decode"]["impl"]["launches"][0]["grid"][0] == cluster
+        with pytest.raises(ArgumentError, match=f"combine {cluster} splits launches with exactly that many, not 3"):
+            build(geometry, 3, tmp_path / "bad", kernel=k)
+
+
+def test_cluster_overrides():
+    g = DecodeGeometry(**SEED_LIKE)
+    assert plan_call(g, cluster=False).kernel.cluster_splits == 0 and plan_call(g, cluster=False).splits == 11
+    assert plan_call(g, splits=11).kernel.cluster_splits == 0  # given splits: no cluster of its own choosing
+    assert plan_call(g, splits=4, cluster=True).kernel.cluster_splits == 4
+    with pytest.raises(ArgumentError, match="cluster of 2, 4, 8 tensor-core CTAs; this call has 11 split"):
+        plan_call(g, splits=11, cluster=True)
+    with pytest.raises(ArgumentError, match="variant fma"):
+        plan_call(DecodeGeometry(64, 64, 4, 128, 16, 64, 64 * 64, 8), splits=4, cluster=True)

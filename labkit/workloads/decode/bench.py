@@ -75,21 +75,24 @@ def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, he
 
 def kernel_label(kb) -> str:
     """``mma w4s3``: variant, warps per CTA, stages, then ``k32`` for 32 keys per warp, ``c1`` for one Q K^T
-    chain and ``ef`` for K/V loads with L2 evict_first (``fma r2s2``: row warps instead of warps)."""
+    chain, ``ef`` for K/V loads with L2 evict_first and `` cl8`` for splits combined in a cluster of 8 (``fma r2s2``:
+    row warps instead of warps)."""
     if kb.variant == "fma":
         return f"fma r{kb.row_warps}s{kb.stages}"
     return (f"mma w{kb.warps}s{kb.stages}" + (f"k{kb.keys_per_warp}" if kb.keys_per_warp != 16 else "")
-            + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else "") + ("ef" if kb.kv_evict_first else ""))
+            + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else "") + ("ef" if kb.kv_evict_first else "")
+            + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else ""))
 
 
 def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict]:
-    """Every power-of-two split count up to one per page, and the heuristic's choice marked."""
+    """Every power-of-two split count up to one per page, and the heuristic's choice marked: at its count the
+    row is the plan itself (its build and cluster may differ from the other counts' default build)."""
     shape = {k: kw[k] for k in ("heads_q", "heads_kv", "page_size") if k in kw}
     g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
     pick = plan_for_device(g, **{k: v for k, v in kw.items() if k in OVERRIDES}).splits
     rows = []
     for s in sorted({2 ** i for i in range(12) if 2 ** i <= g.max_pages} | {pick}):
-        row = bench_point(batch, kv_len, head_dim, splits=s, **kw)
+        row = bench_point(batch, kv_len, head_dim, splits=None if s == pick else s, **kw)
         row["heuristic"] = s == pick
         rows.append(row)
     return rows

@@ -135,9 +135,13 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     d.mkdir(parents=True, exist_ok=True)
     kb = kernel or kernel_build(g)
     _grid_y_blocks(g, kb)  # before NVRTC
+    if kb.cluster_splits > 1 and kb.cluster_splits != splits:
+        raise ArgumentError(f"a build whose clusters combine {kb.cluster_splits} splits launches with exactly "
+                            f"that many, not {splits}")
     cubin = compile_kernel(kb, arch)
     name = (f"{ENTRY}_{kb.variant}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}"
             f"_k{kb.keys_per_warp}_w{kb.warps}_s{kb.stages}{'_ef' if kb.kv_evict_first else ''}"
+            f"{f'_c{kb.cluster_splits}' if kb.cluster_splits > 1 else ''}"
             f"{'_timeline' if kb.timeline else ''}_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()

@@ -117,6 +117,7 @@ class KernelBuild:
 
     timeline: bool = False  # -DLABKIT_TIMELINE: per-CTA records (labkit.sched)
     kv_evict_first: bool = False  # -DKV_EVICT_FIRST=1: K/V TMA loads carry an L2 evict_first policy
+    cluster_splits: int = 0  # -DCLUSTER_SPLITS=n (2, 4, 8): the n splits of a unit combine in a thread-block cluster
 
     @property
     def threads(self) -> int:
@@ -150,7 +151,8 @@ class KernelBuild:
     def options(self) -> tuple[str, ...]:
         common = (f"-DHEAD_DIM={self.head_dim}", f"-DPAGE_SIZE={self.page_size}", f"-DSTAGES={self.stages}",
                   *(("-DLABKIT_TIMELINE",) if self.timeline else ()),
-                  *(("-DKV_EVICT_FIRST=1",) if self.kv_evict_first else ()))
+                  *(("-DKV_EVICT_FIRST=1",) if self.kv_evict_first else ()),
+                  *((f"-DCLUSTER_SPLITS={self.cluster_splits}",) if self.cluster_splits > 1 else ()))
         if self.variant == "mma":
             return (*common, f"-DKEYS_PER_WARP={self.keys_per_warp}", f"-DWARPS={self.warps}",
                     f"-DQK_CHAINS={self.qk_chains}")

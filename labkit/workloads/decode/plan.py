@@ -14,15 +14,26 @@ data/runs/20261201T102500Z-decode_stages_ab, data/runs/20261201T104000Z-decode_q
 stage against the deeper default at batch 256 x 1k d256 510 vs 575 us, 64 x 1k d128 78.5 vs 82.5,
 64 x 1k d256 at 2 CTAs per SM 148 vs 159; where it loses: 64 x 1k d256 at 3 CTAs per SM (a 1.3-wave
 tail) 171, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1 vs 21.5.
+
+Clusters: when one CTA fills an SM, a unit's splits (2, 4 or 8) combine in a thread-block cluster
+(distributed shared memory) instead of through global partials, a fence and a counter; a short call (at
+most ``CLUSTER_SHORT_TOKENS`` per sequence) that would take more than 8 splits runs 8 one-stage CTAs of 8
+warps as one cluster. Measured on the H200 (p50, interleaved; data/runs/20261201T124600Z-decode_clusters):
+the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256
+33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it out: builds with two
+CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a GPC).
 """
 
 import dataclasses
 import math
 from dataclasses import dataclass
 
+from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
-OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "kv_evict_first")
+OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "kv_evict_first", "cluster")
+CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
+CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
 # K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not
 # write back the dirty lines it would evict (the memset flush's, or a previous kernel's). H200, cold, p50
@@ -49,8 +60,8 @@ class CallPlan:
     def to_dict(self) -> dict:
         k = self.kernel
         return {"variant": k.variant, "warps": k.warps, "stages": k.stages, "qk_chains": k.qk_chains,
-                "kv_evict_first": k.kv_evict_first, "splits": self.splits, "ctas_per_sm": self.ctas_per_sm,
-                "pdl": self.pdl}
+                "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
+                "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl}
 
 
 def occupancy(kb: KernelBuild, arch: str = "sm_90") -> int:
@@ -73,7 +84,8 @@ def kv_bytes_read(g: DecodeGeometry) -> int:
 def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, arch: str = "sm_90",
               l2_bytes: int = H200_L2_BYTES, variant: str | None = None, row_warps: int | None = None,
               stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
-              qk_chains: int | None = None, kv_evict_first: bool | None = None, timeline: bool = False) -> CallPlan:
+              qk_chains: int | None = None, kv_evict_first: bool | None = None, cluster: bool | None = None,
+              timeline: bool = False) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice."""
     kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, timeline=timeline)
@@ -88,8 +100,28 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         kv_evict_first = kv_bytes_read(g) <= EVICT_FIRST_MAX_L2 * l2_bytes
     kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
     per_sm = occupancy(kb, arch)
+    given_splits = splits
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
+    if cluster is None:
+        cluster = False
+        if per_sm == 1 and kb.variant == "mma" and given_splits is None:
+            if splits in CLUSTER_SIZES:
+                cluster = True
+            elif (splits > max(CLUSTER_SIZES) and g.max_kv_len <= CLUSTER_SHORT_TOKENS and stages is None
+                  and warps is None):
+                # a short call that would take more splits than a cluster holds: 8 one-stage CTAs of 8 warps
+                kb = kernel_build(g, warps=8, stages=1, qk_chains=qk_chains, keys_per_warp=keys_per_warp,
+                                  timeline=timeline)
+                kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
+                splits, cluster = max(CLUSTER_SIZES), True
+    if cluster:
+        if kb.variant != "mma" or splits not in CLUSTER_SIZES:
+            sizes = ", ".join(map(str, CLUSTER_SIZES))
+            raise ArgumentError(f"cluster: the splits of a unit combine in a cluster of {sizes} tensor-core CTAs; "
+                                f"this call has {splits} split(s) (variant {kb.variant})")
+        kb = dataclasses.replace(kb, cluster_splits=splits)
+        per_sm = occupancy(kb, arch)
     return CallPlan(kb, splits, per_sm, pdl=per_sm == 1)
 
 

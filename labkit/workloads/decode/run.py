@@ -22,6 +22,7 @@ class DecodeRun:
     splits: int
     timing: Timing | None
     kv_bytes: int  # K and V bytes the call reads (one read of every token's K and V row of each KV head)
+    plan: dict  # the CallPlan that ran (CallPlan.to_dict(): build, splits, cluster, PDL)
 
 
 def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, timeline: bool = False, **overrides):
@@ -69,7 +70,7 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
             used = ~np.isnan(out)
             if not np.array_equal(again[used], out[used]):
                 raise AssertionError("decode: the timed calls wrote a different output than the first call")
-    return DecodeRun(out, plan.splits, timing, kv_bytes(x))
+    return DecodeRun(out, plan.splits, timing, kv_bytes(x), plan.to_dict())
 
 
 def geometry_for(batch: int, kv_len: int, *, heads_q: int = 32, heads_kv: int = 8, head_dim: int = 128,

@@ -55,14 +55,15 @@ def split_counts(batch: int, kv_len: int, *, page_size: int = 64) -> list[int]:
 
 def split_rows(points) -> list[dict]:
     """A split sweep's points (``decode.point`` rows, ``splits`` 0 = the heuristic) as the plot's rows: one per
-    split count, sorted, the heuristic's marked (its own point when no power of two matched it)."""
+    split count, sorted, the heuristic's marked: its own point, also where a power of two had its count (the plan
+    may run another build there, e.g. a cluster)."""
     rows = [dict(r) for r in (points.to_dict("records") if hasattr(points, "to_dict") else points)]
     heuristic = [r for r in rows if r["splits"] == 0]
     if len(heuristic) != 1:
         raise ValueError(f"a split sweep holds {len(heuristic)} heuristic points (splits 0); expected 1")
     pick = int(heuristic[0]["splits_used"])
-    out = {int(r["splits"]): {**r, "heuristic": int(r["splits"]) == pick} for r in rows if r["splits"] != 0}
-    out.setdefault(pick, {**heuristic[0], "splits": pick, "heuristic": True})
+    out = {int(r["splits"]): {**r, "heuristic": False} for r in rows if r["splits"] != 0}
+    out[pick] = {**heuristic[0], "splits": pick, "heuristic": True}
     return [out[k] for k in sorted(out)]
 
 

@@ -9,11 +9,15 @@
 // Fragment layouts (PTX ISA, mma.m16n8k16): lane = 4 * g + t; C holds (row g | g + 8, col 2t, 2t + 1);
 // A holds (row g | g + 8, k 2t, 2t + 1 | + 8); B holds (k 2t, 2t + 1 | + 8, col g).
 // Keys past the sequence in the last chunk get zeroed V rows (P is 0 there, but 0 x NaN is NaN).
-// The warps' (max, sum, O) meet in shared memory in [row][dim] order; then the CTA stores the output
-// (one split) or its partials, and the last CTA of the (sequence, kv head) reduces.
+// The warps' (max, sum, O) meet in shared memory in [row][dim] order (the call's rows only); then the CTA
+// stores the output (one split) or its partials, and the last CTA of the (sequence, kv head) reduces. With
+// CLUSTER_SPLITS n (2, 4, 8; the launch has exactly n splits) the n CTAs of a (sequence, kv head) are one
+// thread-block cluster instead: each keeps its merged (max, sum, O) in shared memory and combines 1/n of the
+// dims from all n through distributed shared memory: no global partials, fence or counter (the seed-sized
+// call in a graph: 12.0 -> 9.5 us with 8 one-stage 8-warp CTAs; labkit.workloads.decode.plan says when).
 // More rows than 16 (up to 16 heads x 8 tokens): row blocks of 16, grid y = heads_kv x row blocks.
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), STAGES, QK_CHAINS (1, 2),
-// LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh). Launch: grid (splits, heads_kv x row blocks, batch),
+// CLUSTER_SPLITS, LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh). Launch: grid (splits, heads_kv x row blocks, batch),
 // block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge).
 
 #ifndef HEAD_DIM
@@ -30,6 +34,9 @@
 #endif
 #ifndef WARPS
 #define WARPS 4
+#endif
+#ifndef CLUSTER_SPLITS  // 2, 4 or 8: the splits of a (sequence, KV head) form a cluster and combine in DSMEM
+#define CLUSTER_SPLITS 0
 #endif
 #ifndef QK_CHAINS  // 2: odd k-steps of Q K^T accumulate apart (shorter dependent chains, more registers)
 #define QK_CHAINS 2
@@ -88,12 +95,33 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
     return r;
 }
+#if CLUSTER_SPLITS > 1
+static_assert(CLUSTER_SPLITS == 2 || CLUSTER_SPLITS == 4 || CLUSTER_SPLITS == 8, "a portable cluster dividing HEAD_DIM");
+// PHASE: split_reduction
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// a float at the same shared-memory offset in CTA `rank` of the cluster
+__device__ __forceinline__ float ld_cluster(const float* local, unsigned rank) {
+    unsigned remote;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(local)), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+#define CLUSTER_ATTR __cluster_dims__(CLUSTER_SPLITS, 1, 1)
+#else
+#define CLUSTER_ATTR
+#endif
 // PHASE: end
 
-extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_constant__ Params p) {
+extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(const __grid_constant__ Params p) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ alignas(8) unsigned long long full[STAGES];
     __shared__ int last_cta;
+#if CLUSTER_SPLITS > 1
+    __shared__ float cl_ml[MAX_ROWS][2];  // this CTA's (max, sum) per row, read by the whole cluster
+#endif
     __shared__ alignas(16) unsigned short q_s[Q_IN_REGISTERS ? 8 : MAX_ROWS * Q_STRIDE];  // head_dim 256: q rows
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
                                                            ~1023ull);  // swizzle atoms are 1024-B aligned
@@ -293,6 +321,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
         const int row = g + 8 * half;
+        if (row >= rows) continue;  // nobody reads the padding rows (a G = 6 call writes 6 of 16)
         float* dst = merge_o + (warp * MAX_ROWS + row) * HEAD_DIM;
 #pragma unroll
         for (int n = 0; n < NT_O; ++n) *reinterpret_cast<float2*>(dst + 8 * n + 2 * t) = make_float2(o[n][2 * half], o[n][2 * half + 1]);
@@ -316,6 +345,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
         if (splits == 1) {
             p.out[((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM + d] =
                 f32_to_bf16(ll > 0.f ? acc / ll : 0.f);
+        } else if (CLUSTER_SPLITS > 1) {  // into warp 0's slot, which only this thread reads
+            merge_o[row * HEAD_DIM + d] = acc;
+#if CLUSTER_SPLITS > 1
+            if (d == 0) { cl_ml[row][0] = mm; cl_ml[row][1] = ll; }
+#endif
         } else {
             const long long at = (group_at * splits + split) * MAX_ROWS + row;
             p.partial_o[at * HEAD_DIM + d] = acc;
@@ -323,6 +357,29 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
         }
     }
     if (splits == 1) CTA_RETURN;
+#if CLUSTER_SPLITS > 1
+    // the cluster's CTAs (its splits) meet: CTA `split` combines dims [split, split + 1) x SLICE of every row
+    // from all of them in distributed shared memory, no global partials, fence or counter
+    cluster_sync();
+    constexpr int SLICE = HEAD_DIM / CLUSTER_SPLITS;
+    for (int i = threadIdx.x; i < rows * SLICE; i += THREADS) {
+        const int row = i / SLICE, d = split * SLICE + i % SLICE, qr = row0 + row;
+        float ms[CLUSTER_SPLITS], mm = -INFINITY;
+#pragma unroll
+        for (int c = 0; c < CLUSTER_SPLITS; ++c) mm = fmaxf(mm, ms[c] = ld_cluster(&cl_ml[row][0], c));
+        float ll = 0.f, acc = 0.f;
+#pragma unroll
+        for (int c = 0; c < CLUSTER_SPLITS; ++c) {
+            const float f = ms[c] == -INFINITY ? 0.f : exp2f(ms[c] - mm);
+            ll = fmaf(ld_cluster(&cl_ml[row][1], c), f, ll);
+            acc = fmaf(ld_cluster(merge_o + row * HEAD_DIM + d, c), f, acc);
+        }
+        p.out[((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM + d] =
+            f32_to_bf16(ll > 0.f ? acc / ll : 0.f);
+    }
+    cluster_sync();  // no CTA leaves while the others still read its shared memory
+    CTA_RETURN;
+#endif
     __threadfence();  // partials visible device-wide before this CTA counts itself in
     __syncthreads();
     if (threadIdx.x == 0) last_cta = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
