@@ -125,7 +125,9 @@ def render(rows: list[dict], title: str) -> str:
     extra = [c for c in ("heuristic", "sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged", "x_best_peer")
              if any(c in r for r in rows)]
     def cell(r, c):
-        return f"{r[c]:.2f}" if isinstance(r.get(c), float) else str(r.get(c, "-"))[:12]
+        if isinstance(r.get(c), float):
+            return f"{r[c]:.2f}"
+        return str(r.get(c, "-")) if c == "kernel" else str(r.get(c, "-"))[:12]  # a peer's error stays short
 
     width = {c: max([9] + [len(cell(r, c)) for r in rows]) for c in cols + extra}
     lines = [title, "  ".join(f"{c:>{width[c]}}" for c in cols + extra)]
