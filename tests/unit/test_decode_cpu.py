@@ -224,6 +224,7 @@ def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "24 q heads on 4 KV heads, head_dim 256, page 64" in out and "a pool of 22 pages" in out
     assert "page dim: the seed's K/V maps say 0 pages" in out and "cu_seqlens_q: the seed never packs it" in out
+    assert "splits: 8 per (sequence, KV head)" in out and "combined in a thread-block cluster of 8" in out
     path = next(tmp_path.glob("decode_*.json"))
     res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
     assert res.ok, [str(i) for i in res.issues]
@@ -343,3 +344,21 @@ def test_cluster_overrides():
         plan_call(g, splits=11, cluster=True)
     with pytest.raises(ArgumentError, match="variant fma"):
         plan_call(DecodeGeometry(64, 64, 4, 128, 16, 64, 64 * 64, 8), splits=4, cluster=True)
+
+
+def test_decode_build_cli_says_how_the_call_runs(tmp_path, capsys):
+    """`labkit decode build` prints the plan's choices (splits, build, CTAs per SM, cluster, evict_first, PDL)
+    and refuses a bad head_dim in one line, before anything is built."""
+    from labkit import cli
+
+    args = ["decode", "build", "--batch", "2", "--kv-len", "704", "--heads-q", "24", "--heads-kv", "4"]
+    assert cli.main([*args, "--head-dim", "256", "--out", str(tmp_path / "seed")]) == 0
+    out = capsys.readouterr().out
+    assert ("8 splits, 8 warps x 1 stages, 1 CTAs per SM, splits combined in a cluster of 8, K/V L2 evict_first, PDL"
+            in out)
+    assert cli.main(["decode", "build", "--batch", "64", "--kv-len", "8192", "--out", str(tmp_path / "big")]) == 0
+    assert "1 splits, 4 warps x 1 stages, 4 CTAs per SM; check it" in capsys.readouterr().out
+    assert cli.main([*args, "--head-dim", "100", "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err
+    assert "head_dim 100: the decode kernel takes 128, 256" in err and "Traceback" not in err
+    assert not (tmp_path / "bad").exists()

@@ -8,15 +8,14 @@ from ..._cliargs import int_in, output_path
 def _build(args) -> int:
     from .build import build
     from .geometry import DecodeGeometry
-    from .plan import plan_call
+    from .plan import describe_plan, plan_call
 
     pages = -(-args.kv_len // args.page_size)
     g = DecodeGeometry(args.batch, args.heads_q, args.heads_kv, args.head_dim, args.page_size, pages,
                        args.batch * pages if args.pool_pages is None else args.pool_pages, args.max_q_len, args.layout)
     plan = plan_call(g, splits=args.splits)
     path = build(g, plan.splits, Path(args.out), kernel=plan.kernel, pdl=plan.pdl)
-    print(f"{path}\n  {plan.splits} splits, {plan.kernel.warps} warps x {plan.kernel.stages} stages, "
-          f"{plan.ctas_per_sm} CTAs per SM; check it with: labkit manifest check {path} --cubin-dir {args.out}")
+    print(f"{path}\n  {describe_plan(plan)}; check it with: labkit manifest check {path} --cubin-dir {args.out}")
     return 0
 
 

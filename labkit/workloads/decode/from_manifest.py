@@ -61,5 +61,7 @@ def from_manifest(seed: Manifest, directory: Path | str, *, splits: int | None =
     plan = plan_call(g, splits=splits)
     s = plan.splits
     path = build(g, s, directory, q_rows=q_rows, kernel=plan.kernel, pdl=plan.pdl)
-    notes.append(f"splits: {s} per (sequence, KV head) (the seed's grid.x = 38 CTAs, most of them idle at this length)")
+    notes.append(f"splits: {s} per (sequence, KV head) (the seed's grid.x = 38 CTAs, most of them idle at this length)"
+                 + (f", combined in a thread-block cluster of {s} (distributed shared memory, no global partials)"
+                    if plan.kernel.cluster_splits > 1 else ""))
     return path, notes

@@ -64,6 +64,15 @@ class CallPlan:
                 "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl}
 
 
+def describe_plan(plan: CallPlan) -> str:
+    """One line for the CLI: splits, build, CTAs per SM, and the cluster / evict_first / PDL choices."""
+    k = plan.kernel
+    extras = [f"splits combined in a cluster of {k.cluster_splits}" if k.cluster_splits > 1 else "",
+              "K/V L2 evict_first" if k.kv_evict_first else "", "PDL" if plan.pdl else ""]
+    head = [f"{plan.splits} splits", f"{k.warps} warps x {k.stages} stages", f"{plan.ctas_per_sm} CTAs per SM"]
+    return ", ".join(head + [e for e in extras if e])
+
+
 def occupancy(kb: KernelBuild, arch: str = "sm_90") -> int:
     """CTAs per SM of the plain (uninstrumented) build, from its cubin."""
     from .build import ctas_per_sm
