@@ -13,7 +13,7 @@ from .schedule import Schedule
 
 PV_TERMS_HELP = "1: Sage2's e4m3 P and V (default); 2: each as two e4m3 terms (more precise, slower)"
 SHAPE = typed(Shape.parse, "shape")
-SCHEDULE_HELP = "the mainloop build: seed (mma.sync, the seed's tiles) or sm90 (wgmma + TMA, sm_90a, 128 x 128)"
+SCHEDULE_HELP = "the mainloop build: seed (mma.sync, the seed's tiles) or sm90 (wgmma + TMA, sm_90a, 192 x 128)"
 
 
 def _schedule(args) -> int:
