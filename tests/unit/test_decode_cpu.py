@@ -333,6 +333,10 @@ def test_call_plan_combines_splits_in_a_cluster_where_one_cta_fills_an_sm(tmp_pa
         assert doc["ops"]["decode"]["impl"]["launches"][0]["grid"][0] == cluster
         with pytest.raises(ArgumentError, match=f"combine {cluster} splits launches with exactly that many, not 3"):
             build(geometry, 3, tmp_path / "bad", kernel=k)
+        assert not (tmp_path / "bad").exists()  # refused before NVRTC and before any file
+        from labkit.workloads.decode.build import manifest_dict
+        with pytest.raises(ArgumentError, match="exactly that many, not 3"):
+            manifest_dict(geometry, 3, "x.cubin", "0" * 64, kernel=k)
 
 
 def test_cluster_overrides():

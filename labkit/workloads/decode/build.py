@@ -50,15 +50,23 @@ def _grid_y_blocks(g: DecodeGeometry, kb: KernelBuild) -> int:
     return blocks
 
 
+def _check_splits(g: DecodeGeometry, splits: int, kb: KernelBuild) -> None:
+    """``splits`` per (sequence, KV head): 1..one per page (and MAX_SPLITS); a cluster build's exact count."""
+    top = min(g.max_pages, MAX_SPLITS)
+    if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= top:
+        raise ArgumentError(f"splits {splits!r}: expected 1..{top} (at most one per page, and {MAX_SPLITS})")
+    if kb.cluster_splits > 1 and kb.cluster_splits != splits:
+        raise ArgumentError(f"a build whose clusters combine {kb.cluster_splits} splits launches with exactly "
+                            f"that many, not {splits}")
+
+
 def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None,
                   kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False) -> dict:
     """The manifest of one decode call with ``splits`` KV splits per (sequence, KV head); ``q_rows``: rows of
     the q and out buffers (default batch x max_q_len; more, e.g. to match another manifest's buffers);
     ``pdl``: launch with programmatic stream serialization (``CallPlan.pdl``)."""
-    top = min(g.max_pages, MAX_SPLITS)
-    if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= top:
-        raise ArgumentError(f"splits {splits!r}: expected 1..{top} (at most one per page, and {MAX_SPLITS})")
     kb = kernel or kernel_build(g)
+    _check_splits(g, splits, kb)
     scale = g.head_dim ** -0.5 if sm_scale is None else sm_scale
     pool, kv_args, (dims, strides) = _maps(g)
     if q_rows is not None and (isinstance(q_rows, bool) or not isinstance(q_rows, int) or q_rows < g.q_tokens):
@@ -131,14 +139,12 @@ def ctas_per_sm(kb: KernelBuild, arch: str = "sm_90") -> int:
 def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = "sm_90",
           kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False) -> Path:
     """Compile the kernel for ``g`` into ``directory`` and write its manifest there; returns the manifest path."""
+    kb = kernel or kernel_build(g)
+    _grid_y_blocks(g, kb)  # before NVRTC and before any file
+    _check_splits(g, splits, kb)
+    cubin = compile_kernel(kb, arch)
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    kb = kernel or kernel_build(g)
-    _grid_y_blocks(g, kb)  # before NVRTC
-    if kb.cluster_splits > 1 and kb.cluster_splits != splits:
-        raise ArgumentError(f"a build whose clusters combine {kb.cluster_splits} splits launches with exactly "
-                            f"that many, not {splits}")
-    cubin = compile_kernel(kb, arch)
     name = (f"{ENTRY}_{kb.variant}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}"
             f"_k{kb.keys_per_warp}_w{kb.warps}_s{kb.stages}{'_ef' if kb.kv_evict_first else ''}"
             f"{f'_c{kb.cluster_splits}' if kb.cluster_splits > 1 else ''}"

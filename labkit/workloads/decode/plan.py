@@ -87,7 +87,7 @@ def wave_fill(ctas: int, slots: int) -> float:
 
 def kv_bytes_read(g: DecodeGeometry) -> int:
     """K and V bytes a call over full page-table rows reads."""
-    return 2 * g.batch * g.max_pages * g.page_size * g.heads_kv * g.head_dim * 2
+    return 2 * g.batch * g.max_kv_len * g.heads_kv * g.head_dim * 2
 
 
 def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, arch: str = "sm_90",
