@@ -234,6 +234,19 @@ def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
                      str(tmp_path)]) == 2
 
 
+def test_from_manifest_names_a_call_buffer_that_is_not_declared(tmp_path, capsys):
+    """Found by the mutated-manifest property: a call binding an undeclared buffer is one line, not a KeyError."""
+    from labkit import cli
+
+    doc = json.loads((ROOT / "data" / "trtllm_gen_decode_manifest_v4.json").read_text())
+    next(iter(doc["programs"].values()))["calls"][0]["args"][1]["buf"] = "q_typo"
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    assert cli.main(["decode", "from-manifest", str(tmp_path / "m.json"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "binds buffer 'q_typo', which buffers does not declare" in err[0]
+    assert not (tmp_path / "out").exists()
+
+
 def test_split_sweep_rows_mark_the_heuristic():
     from labkit.workloads.decode import study
 

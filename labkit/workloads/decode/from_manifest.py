@@ -27,6 +27,10 @@ def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]
     args = program.calls[0].args
     if len(args) < 7 or not all(isinstance(a, BufArg) for a in args[:7]):
         raise ArgumentError(f"{m.source}: the first call does not bind out, q, K, V, table, seq, cu_seqlens_q buffers")
+    unknown = next((a.buf for a in args[:7] if a.buf not in m.buffers), None)
+    if unknown is not None:
+        raise ArgumentError(f"{m.source}: programs: the first call binds buffer {unknown!r}, which buffers does not "
+                            "declare")
     out, q, k_view, v_view, table, seq, cuq = (m.buffers[a.buf] for a in args[:7])
     if q.shape != out.shape or len(q.shape) != 3:
         raise ArgumentError(f"{m.source}: q {list(q.shape)} and out {list(out.shape)} must both be "
