@@ -22,6 +22,10 @@ warps as one cluster. Measured on the H200 (p50, interleaved; data/runs/20261201
 the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256
 33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it out: builds with two
 CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a GPC).
+Clusters of 16 (non-portable) would take 16 splits in one: only 7 are resident on the H200, so 8 KV heads take
+two rounds (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_prologue_cluster16).
+One wave of CTAs with equal shares of all units' stages (across unit boundaries) ran 2-7 % slower than these
+plans at every large call (data/runs/20261201T135200Z-decode_balanced), so splits stay per unit.
 """
 
 import dataclasses

@@ -19,8 +19,11 @@
 //     46.7-49.6 for the two-warpgroup build (4-8 %; data/runs/20261201T123100Z-sage2_sm90_warpgroups).
 //     Measured slower in this schedule: two warpgroups in turn (+16 %), 2 or 4 stages instead of 3 (+3-4 %,
 //     +1-3 %), row max and sum as pairwise trees (+8 %), a degree-3 polynomial exp2 on the FMA pipe for 1/8
-//     to 3/8 of P~ (+2-7 %), a producer that sleeps between polls (0 %). FA3 FP8 runs at about 8
-//     exponentials per clock per SM at this shape, this build at about 7.5.
+//     to 3/8 of P~ (+2-7 %), a producer that sleeps between polls (0 %); later (same method,
+//     data/runs/20261201T134000Z-sage2_sm90_pv_split_no_producer): P V in two halves, the second half's
+//     exponentials after the first half's issue (+22 %), O rescaled while P V runs (+14 %), no producer
+//     warpgroup (the last consumer warp done with a stage refills it; 384 threads at 167 registers: +2 %).
+//     FA3 FP8 runs at about 8 exponentials per clock per SM at this shape, this build at about 7.5.
 //   Scores: the QK^T accumulators start at the bits of 1.5 x 2^23, so the int32 sums read as floats with no
 //     conversion; the softmax scale, Q and K scales fold into the exponent's FMA.
 // Shared memory tiles are 128-byte rows with TMA's 128-byte swizzle (1024-B atoms), read by the MMAs through
