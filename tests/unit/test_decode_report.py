@@ -43,6 +43,9 @@ def test_cli_show_and_diff(tmp_path, capsys):
     out = capsys.readouterr().out
     first = report.load(RECORDED[-1]).points[0]
     assert out.startswith("decode report v1: NVIDIA H200") and f" {first.kernel} " in out
+    rows = out.splitlines()[1:]  # the columns line up however long a build's label ("mma w8s1ef cl8")
+    ends = {line.index(m) + len(m) for line in rows for m in (" mode ", " cold ", " graph ") if m in line}
+    assert len(ends) == 1, rows
     other = report.load(RECORDED[-1])
     other = other.__class__(**{**other.__dict__, "provenance": {**other.provenance, "git_sha": "f" * 40}})
     b = report.save(other, tmp_path / "b.json")

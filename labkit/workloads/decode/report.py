@@ -136,12 +136,13 @@ def _traits(r: DecodeReport) -> dict[str, str]:
 
 def show_table(r: DecodeReport) -> str:
     t = _traits(r)
+    kw = max([6, *(len(p.kernel) for p in r.points)])  # build labels vary ("mma w4s3", "mma w8s1ef cl8")
     lines = [f"decode report v{r.version}: {t['device']}, {t['clocks']}, git {t['git']}, copy {t['copy']} (read+write)",
-             f"{'batch':>6} {'kv_len':>7} {'d':>4} {'heads':>10} {'splits':>6} {'kernel':>7} {'mode':>5} "
+             f"{'batch':>6} {'kv_len':>7} {'d':>4} {'heads':>10} {'splits':>6} {'kernel':>{kw}} {'mode':>5} "
              f"{'p50 ms':>9} {'TB/s':>6}  peers TB/s"]
     for p in r.points:
         peers = " ".join(f"{k} {v:.2f}" for k, v in p.peers.items() if isinstance(v, float))
-        lines.append(f"{p.batch:>6} {p.kv_len:>7} {p.head_dim:>4} {p.heads:>10} {p.splits:>6} {p.kernel:>7} "
+        lines.append(f"{p.batch:>6} {p.kv_len:>7} {p.head_dim:>4} {p.heads:>10} {p.splits:>6} {p.kernel:>{kw}} "
                      f"{p.mode:>5} {p.p50_us / 1e3:>9.4f} {p.TBps:>6.2f}  {peers}")
     return "\n".join(lines)
 
