@@ -79,7 +79,8 @@ table
 # ## Split sweep: time against the split count, and the heuristic's choice
 
 # %%
-counts = study.split_counts(splits_at[0], splits_at[1], page_size=int(page_size))
+counts = study.split_counts(splits_at[0], splits_at[1], page_size=int(page_size), head_dim=int(head_dim),
+                            heads_q=heads[0], heads_kv=heads[1])
 sweep_splits = study.split_rows(session.sweep(
     "splits", "decode.point", {"splits": counts}, batch=splits_at[0], kv_len=splits_at[1], head_dim=int(head_dim),
     page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations))

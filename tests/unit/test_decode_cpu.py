@@ -252,6 +252,9 @@ def test_split_sweep_rows_mark_the_heuristic():
 
     assert study.split_counts(8, 8192) == [0, 1, 2, 4, 8, 16, 32, 64, 128]
     assert study.split_counts(2, 704) == [0, 1, 2, 4, 8]  # 11 pages
+    assert study.split_counts(64, 32768) == [0, 1, 2, 4, 8, 16]  # 8.6 GB: one split already fills the GPU
+    assert study.split_counts(8, 32768, head_dim=256) == [0, 1, 2, 4, 8, 16]  # 2.1 GB
+    assert study.split_counts(8, 16384)[-1] == 256  # 0.54 GB, 256 pages: up to MAX_SPLITS
     pts = [{"splits": s, "splits_used": s or 11, "p50_us": 20.0 + s} for s in (0, 1, 2, 4, 8)]
     rows = study.split_rows(pts)
     assert [r["splits"] for r in rows] == [1, 2, 4, 8, 11] and [r["heuristic"] for r in rows] == [0, 0, 0, 0, 1]

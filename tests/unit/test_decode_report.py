@@ -97,3 +97,37 @@ def test_the_bench_keeps_what_it_measured_when_a_later_point_fails(tmp_path, mon
     monkeypatch.setattr(bench, "split_sweep", lambda *a, **k: [])
     assert cli.main(["decode", "bench", "--quick", "--out", str(out)]) == 0
     assert len(report.load(out).points) == 5 and not (tmp_path / "bench.json.partial").exists()
+
+
+def test_sweep_splits_all_sweeps_every_point_and_names_the_worst(tmp_path, monkeypatch, capsys):
+    """``--sweep-splits all``: a split sweep at every point of the bench (here --quick's three) and the seed call,
+    saved in the report, and one closing line with the heuristic's worst distance from a sweep's best count."""
+    from labkit import probes, provenance
+    from labkit.workloads.decode import bench
+
+    def fake_point(batch, kv_len, head_dim, splits=None, **kw):
+        t = 20e-6 * batch * (1 + 0.01 * (splits or 4))
+        nbytes = 2 * batch * kv_len * 8 * head_dim * 2
+        return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": splits or 4,
+                "kernel": "mma w4s3", "mode": kw.get("mode", "cold"), "kv_MB": nbytes / 1e6, "p50_us": t * 1e6,
+                "TBps": nbytes / t / 1e12}
+
+    swept = []
+
+    def fake_sweep(b, n, d, **kw):
+        swept.append((b, n, d))
+        return [{**fake_point(b, n, d, splits=s), "heuristic": s == 4} for s in (1, 2, 4)]
+
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(bench, "split_sweep", fake_sweep)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: {"device": {"name": "fake"}, "git_sha": "0" * 40})
+    assert cli.main(["decode", "bench", "--quick", "--sweep-splits", "all", "--out", str(tmp_path / "r.json")]) == 0
+    assert swept == [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128), (2, 704, 256)]
+    out = capsys.readouterr().out
+    assert "split heuristic: at most +3.0% of the best split count over 4 sweeps" in out
+    assert len(report.load(tmp_path / "r.json").split_sweeps) == 4
+    assert cli.main(["decode", "bench", "--sweep-splits", "most"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "argument --sweep-splits: invalid choice: 'most' (choose from 'some', 'all')" in err[0]

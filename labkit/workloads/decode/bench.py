@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from ...cuda import cupy
+from .build import MAX_SPLITS
 from .geometry import DecodeGeometry
-from .plan import OVERRIDES, plan_for_device
+from .plan import OVERRIDES, kv_bytes_read, plan_for_device
 from .run import decode_runner, geometry_for
 
 SWEEP = [(b, n, d) for d in (128, 256) for b in (1, 8, 64, 256) for n in (1024, 8192, 32768)]
@@ -84,14 +85,25 @@ def kernel_label(kb) -> str:
             + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else ""))
 
 
+LARGE_CALL_BYTES = 1e9  # from here one split already fills the GPU: a sweep stops at LARGE_CALL_SPLITS
+LARGE_CALL_SPLITS = 16
+
+
+def sweep_counts(g: DecodeGeometry) -> list[int]:
+    """The split counts a split sweep times besides the heuristic's: every power of two up to one per page and
+    MAX_SPLITS, or up to ``LARGE_CALL_SPLITS`` for calls over ``LARGE_CALL_BYTES``."""
+    top = min(g.max_pages, MAX_SPLITS if kv_bytes_read(g) <= LARGE_CALL_BYTES else LARGE_CALL_SPLITS)
+    return [2 ** i for i in range(12) if 2 ** i <= top]
+
+
 def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict]:
-    """Every power-of-two split count up to one per page, and the heuristic's choice marked: at its count the
-    row is the plan itself (its build and cluster may differ from the other counts' default build)."""
+    """Every count of ``sweep_counts`` and the heuristic's, marked: at its count the row is the plan itself
+    (its build and cluster may differ from the other counts' default build)."""
     shape = {k: kw[k] for k in ("heads_q", "heads_kv", "page_size") if k in kw}
     g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
     pick = plan_for_device(g, **{k: v for k, v in kw.items() if k in OVERRIDES}).splits
     rows = []
-    for s in sorted({2 ** i for i in range(12) if 2 ** i <= g.max_pages} | {pick}):
+    for s in sorted(set(sweep_counts(g)) | {pick}):
         row = bench_point(batch, kv_len, head_dim, splits=None if s == pick else s, **kw)
         row["heuristic"] = s == pick
         rows.append(row)

@@ -81,15 +81,23 @@ def _bench(args) -> int:
                "heads": "24/4 seed"})
     print(render(rows, "paged decode, page 64, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
     if args.sweep_splits:
-        for key, (b, n, d, hq, hk) in {"1x8192": (1, 8192, 128, 32, 8), "8x8192": (8, 8192, 128, 32, 8),
-                                       "1x1024": (1, 1024, 128, 32, 8), "2x704 seed": (2, 704, 256, 24, 4)}.items():
+        at = {"1x8192": (1, 8192, 128, 32, 8), "8x8192": (8, 8192, 128, 32, 8), "1x1024": (1, 1024, 128, 32, 8)}
+        if args.sweep_splits == "all":
+            at = {f"{b}x{n} d{d}": (b, n, d, 32, 8) for b, n, d in points if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES}
+        at["2x704 seed"] = (2, 704, 256, 24, 4)
+        worst = []
+        for key, (b, n, d, hq, hk) in at.items():
             sweeps[key] = split_sweep(b, n, d, heads_q=hq, heads_kv=hk, iterations=args.iterations)
             save()
             best = min(r["p50_us"] for r in sweeps[key])
             pick = next(r for r in sweeps[key] if r["heuristic"])
+            worst.append((pick["p50_us"] / best - 1, key))
             print(render(sweeps[key], f"split sweep, batch {b} x {n}, d{d}, {hq}/{hk} heads: the heuristic's "
                                       f"{pick['splits']} splits at {pick['p50_us'] / best - 1:+.1%} of the best"),
                   flush=True)
+        off, key = max(worst)
+        print(f"split heuristic: at most {off:+.1%} of the best split count over {len(worst)} sweeps ({key})",
+              flush=True)
     if args.out is not None:
         save(final=True)
         print(f"report: {args.out.path} (labkit report show|diff read it)")
@@ -116,7 +124,9 @@ def register(sub) -> None:
     p.set_defaults(fn=_from_manifest)
     p = dp.add_parser("bench", help="KV TB/s over the sweep (GPU)")
     p.add_argument("--quick", action="store_true", help="three points instead of the sweep")
-    p.add_argument("--sweep-splits", action="store_true", help="also time every split count at two points")
+    p.add_argument("--sweep-splits", nargs="?", const="some", choices=("some", "all"), default=None,
+                   help="also time every power-of-two split count against the heuristic's: at four calls "
+                        "(some, the default) or at every point of the sweep and the seed call (all)")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
     p.add_argument("--out", type=output_path("--out"), default=None, help="also write the results as JSON")
     p.add_argument("--peers", action="store_true", help="also time torch SDPA (cuDNN, flash) and FA3 on contiguous K/V")

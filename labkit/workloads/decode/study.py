@@ -47,10 +47,15 @@ def copy_ceiling() -> dict:
     return {"TBps": copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"] / 1e3}
 
 
-def split_counts(batch: int, kv_len: int, *, page_size: int = 64) -> list[int]:
-    """The split counts a split sweep times: 0 (the heuristic's) and every power of two up to one per page."""
-    pages = -(-kv_len // page_size)
-    return [0, *(2 ** i for i in range(12) if 2 ** i <= min(pages, 256))]
+def split_counts(batch: int, kv_len: int, *, page_size: int = 64, head_dim: int = 128, heads_q: int = 32,
+                 heads_kv: int = 8) -> list[int]:
+    """The split counts a split sweep times: 0 (the heuristic's) and ``labkit.workloads.decode.bench``'s
+    ``sweep_counts`` (powers of two up to one per page; fewer for calls over 1 GB)."""
+    from .bench import sweep_counts
+    from .run import geometry_for
+
+    g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
+    return [0, *sweep_counts(g)]
 
 
 def split_rows(points) -> list[dict]:
