@@ -45,9 +45,7 @@ def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: i
     """The decode kernel's occupancy for the build this geometry gets (tensor-core or CUDA-core variant)."""
     build = importlib.import_module("labkit.workloads.decode.build")  # the package re-exports a function `build`
     _, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, arch=arch)
-    kb = plan.kernel
-    return cubin_occupancy(build.compile_kernel(kb, arch).image, kernel=build.ENTRY, threads_per_cta=kb.threads,
-                           dynamic_smem_bytes=kb.dynamic_smem_bytes)
+    return build.occupancy(plan.kernel, arch)
 
 
 def occupancy_table(*, shape, decode: dict | None, arch: str) -> list[dict]:

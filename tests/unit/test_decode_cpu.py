@@ -314,7 +314,7 @@ def test_row_blocks_count_against_grid_y(tmp_path):
 def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_dim, evict_first):
     """The plan sets KV_EVICT_FIRST from the call's K/V bytes and the GPU's L2; the build compiles it in (the
     TMA loads carry an L2 cache hint) and names the cubin for it; an override wins."""
-    from labkit.workloads.decode.build import compile_kernel
+    from labkit.workloads.decode.build import build_plan, compile_kernel
 
     g = geometry_for(batch, kv_len, head_dim=head_dim)
     plan = plan_call(g, sms=132, l2_bytes=60 * 1024 * 1024)
@@ -323,8 +323,9 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
     assert plan_call(g, kv_evict_first=not evict_first).kernel.kv_evict_first is (not evict_first)
     assert plan_call(g, l2_bytes=1 << 40).kernel.kv_evict_first  # a big enough L2 takes every call
     if evict_first:
-        path = build(g, plan.splits, tmp_path, kernel=plan.kernel)
-        assert "_ef_" in json.loads(path.read_text())["modules"]["decode"]["source"]
+        doc = json.loads(build_plan(g, plan, tmp_path).read_text())
+        assert "_ef_" in doc["modules"]["decode"]["source"]
+        assert doc["ops"]["decode"]["impl"]["launches"][0]["pdl"] is plan.pdl  # the plan's launch choice too
         assert compile_kernel(plan.kernel).image != compile_kernel(plan_call(g, kv_evict_first=False).kernel).image
 
 

@@ -128,12 +128,12 @@ def compile_kernel(kb: KernelBuild, arch: str = "sm_90"):
     return compile_cubin(kernel_path(__file__, kb.source), arch=arch, options=kb.options())
 
 
-def ctas_per_sm(kb: KernelBuild, arch: str = "sm_90") -> int:
-    """CTAs of this build one SM holds, from its cubin (registers, shared memory, threads)."""
+def occupancy(kb: KernelBuild, arch: str = "sm_90"):
+    """This build's ``labkit.sched.Occupancy`` (CTAs per SM and what limits them), from its cubin."""
     from ...sched import cubin_occupancy
 
     return cubin_occupancy(compile_kernel(kb, arch).image, kernel=ENTRY, threads_per_cta=kb.threads,
-                           dynamic_smem_bytes=kb.dynamic_smem_bytes).ctas_per_sm
+                           dynamic_smem_bytes=kb.dynamic_smem_bytes)
 
 
 def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = "sm_90",
@@ -155,3 +155,9 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
                 f"_q{g.max_q_len}_{g.layout}_s{splits}.json")
     path.write_text(json.dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows, pdl=pdl), indent=2) + "\n")
     return path
+
+
+def build_plan(g: DecodeGeometry, plan, directory: Path | str, *, arch: str = "sm_90",
+               q_rows: int | None = None) -> Path:
+    """``build`` for a ``CallPlan``: its kernel build, split count and PDL choice, which always go together."""
+    return build(g, plan.splits, directory, arch=arch, kernel=plan.kernel, q_rows=q_rows, pdl=plan.pdl)

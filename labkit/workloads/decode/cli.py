@@ -6,7 +6,7 @@ from ..._cliargs import int_in, output_path
 
 
 def _build(args) -> int:
-    from .build import build
+    from .build import build_plan
     from .geometry import DecodeGeometry
     from .plan import describe_plan, plan_call
 
@@ -14,7 +14,7 @@ def _build(args) -> int:
     g = DecodeGeometry(args.batch, args.heads_q, args.heads_kv, args.head_dim, args.page_size, pages,
                        args.batch * pages if args.pool_pages is None else args.pool_pages, args.max_q_len, args.layout)
     plan = plan_call(g, splits=args.splits)
-    path = build(g, plan.splits, Path(args.out), kernel=plan.kernel, pdl=plan.pdl)
+    path = build_plan(g, plan, Path(args.out))
     print(f"{path}\n  {describe_plan(plan)}; check it with: labkit manifest check {path} --cubin-dir {args.out}")
     return 0
 
@@ -60,9 +60,10 @@ def _bench(args) -> int:
         return row
 
     points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
+    points = [(b, n, d) for b, n, d in points if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES]
     for b, n, d in points:
         for v in args.variant or (None,):
-            if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES and (v != "mma" or d == 128):
+            if v != "mma" or d == 128:
                 timed(bench_point(b, n, d, iterations=args.iterations, variant=v))
     if args.peers:
         from .peers import PEERS, peer_rates
@@ -83,7 +84,7 @@ def _bench(args) -> int:
     if args.sweep_splits:
         at = {"1x8192": (1, 8192, 128, 32, 8), "8x8192": (8, 8192, 128, 32, 8), "1x1024": (1, 1024, 128, 32, 8)}
         if args.sweep_splits == "all":
-            at = {f"{b}x{n} d{d}": (b, n, d, 32, 8) for b, n, d in points if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES}
+            at = {f"{b}x{n} d{d}": (b, n, d, 32, 8) for b, n, d in points}
         at["2x704 seed"] = (2, 704, 256, 24, 4)
         worst = []
         for key, (b, n, d, hq, hk) in at.items():

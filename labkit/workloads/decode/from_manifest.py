@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ...errors import ArgumentError
 from ...manifest.model import BufArg, Manifest
-from .build import build
+from .build import build_plan
 from .geometry import DecodeGeometry
 from .plan import plan_call
 
@@ -64,7 +64,7 @@ def from_manifest(seed: Manifest, directory: Path | str, *, splits: int | None =
     g, q_rows, notes = geometry_from_manifest(seed)
     plan = plan_call(g, splits=splits)
     s = plan.splits
-    path = build(g, s, directory, q_rows=q_rows, kernel=plan.kernel, pdl=plan.pdl)
+    path = build_plan(g, plan, directory, q_rows=q_rows)
     notes.append(f"splits: {s} per (sequence, KV head) (the seed's grid.x = 38 CTAs, most of them idle at this length)"
                  + (f", combined in a thread-block cluster of {s} (distributed shared memory, no global partials)"
                     if plan.kernel.cluster_splits > 1 else ""))

@@ -79,9 +79,9 @@ def describe_plan(plan: CallPlan) -> str:
 
 def occupancy(kb: KernelBuild, arch: str = "sm_90") -> int:
     """CTAs per SM of the plain (uninstrumented) build, from its cubin."""
-    from .build import ctas_per_sm
+    from .build import occupancy as build_occupancy
 
-    return ctas_per_sm(dataclasses.replace(kb, timeline=False), arch)
+    return build_occupancy(dataclasses.replace(kb, timeline=False), arch).ctas_per_sm
 
 
 def wave_fill(ctas: int, slots: int) -> float:

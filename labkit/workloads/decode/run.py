@@ -7,7 +7,7 @@ import numpy as np
 
 from ...cuda import cupy, require_gpu
 from ...timing import Timing
-from .build import build
+from .build import build_plan
 from .geometry import DecodeGeometry
 from .inputs import DecodeInputs, bf16_to_f32, check_call
 from .plan import plan_call
@@ -37,7 +37,7 @@ def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, tim
     dev = describe()
     plan = plan_call(g, splits=splits, sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes, timeline=timeline,
                      **overrides)
-    path = build(g, plan.splits, directory, arch=dev.arch, kernel=plan.kernel, pdl=plan.pdl)
+    path = build_plan(g, plan, directory, arch=dev.arch)
     return Runner(load(path), cubin_dirs=(directory,), fill=fill), plan
 
 

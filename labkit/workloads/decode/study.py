@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .build import build
+from .build import build_plan
 from .geometry import DecodeGeometry
 from .inputs import make_inputs
 from .plan import plan_call
@@ -79,7 +79,7 @@ def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> lis
     seed = check(load(seed_manifest))
     g = DecodeGeometry(2, 24, 4, 256, 64, 11, 22)
     plan = plan_call(g)
-    ours_path = build(g, plan.splits, directory, kernel=plan.kernel, pdl=plan.pdl)
+    ours_path = build_plan(g, plan, directory)
     ours = check(load(ours_path), cubin_dirs=(directory,))
     out = []
     for label, res in (("seed (trtllm-gen, sm_100f)", seed), ("labkit paged_decode (sm_90)", ours)):
