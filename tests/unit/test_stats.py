@@ -99,3 +99,26 @@ def test_samplers_event_pool_is_reused():
         ev.cupy = orig
     assert FakeEvent.made == 2
     assert recorded[:2] == [(1001, 77), (1002, 77)] and len(recorded) == 200
+
+
+def test_rotated_rounds_keep_predecessors_and_shuffled_rounds_spread_them():
+    from labkit.timing import round_orders
+
+    names = ["mainloop", "cudnn", "fa3_bf16", "fa3_fp8"]
+    rotated = round_orders(names, 40, rotate=1)
+    assert rotated[0] == ["cudnn", "fa3_bf16", "fa3_fp8", "mainloop"]
+    assert rotated[1] == ["fa3_bf16", "fa3_fp8", "mainloop", "cudnn"]
+
+    def after(rounds, name, prev):  # the share of name's samples that ran right after prev
+        seq = [n for r in rounds for n in r]
+        hits = [seq[i - 1] == prev for i in range(1, len(seq)) if seq[i] == name]
+        return sum(hits) / len(hits)
+
+    assert after(rotated, "mainloop", "fa3_fp8") >= 0.75  # every round but those 'mainloop' starts
+    shuffled = round_orders(names, 400, order="shuffle", seed=3)
+    assert all(sorted(r) == sorted(names) for r in shuffled)
+    assert 0.2 < after(shuffled, "mainloop", "fa3_fp8") < 0.45  # about 1/3 (1/4 at a round's start)
+    assert shuffled == round_orders(names, 400, order="shuffle", seed=3)  # seeded: a run can be replayed
+    assert shuffled != round_orders(names, 400, order="shuffle", seed=4)
+    with pytest.raises(ValueError, match="'rotate' or 'shuffle'"):
+        round_orders(names, 2, order="random")

@@ -210,10 +210,17 @@ __device__ __forceinline__ void online_softmax(int (&s)[64], float eff, float (&
                                                float (&o_scale)[2]) {
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
-        float mx = -INFINITY;
+        // The scores are the bits of positive floats (MAGIC_F + S) or of -inf (a negative int32), so their int32
+        // order is their float order: the three-way integer max (VIMNMX3, a Hopper DPX instruction) takes 30
+        // instructions where fmaxf took 64 (1 % faster at the seed shape)
+        int m0 = __vimax3_s32(s[2 * hr], s[2 * hr + 1], s[4 + 2 * hr]);
+        int m1 = __vimax3_s32(s[4 + 2 * hr + 1], s[8 + 2 * hr], s[8 + 2 * hr + 1]);
 #pragma unroll
-        for (int n = 0; n < 16; ++n)
-            mx = fmaxf(mx, fmaxf(__int_as_float(s[4 * n + 2 * hr]), __int_as_float(s[4 * n + 2 * hr + 1])));
+        for (int n = 3; n < 16; n += 2) {  // two chains: half the dependent steps
+            m0 = __vimax3_s32(m0, s[4 * n + 2 * hr], s[4 * n + 2 * hr + 1]);
+            if (n + 1 < 16) m1 = __vimax3_s32(m1, s[4 * (n + 1) + 2 * hr], s[4 * (n + 1) + 2 * hr + 1]);
+        }
+        float mx = __int_as_float(max(m0, m1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
         const float m_new = fmaxf(m[hr], (mx - MAGIC_F) * eff - S_FP8_OFFSET);  // the row has a live key
