@@ -23,7 +23,14 @@
 //     data/runs/20261201T134000Z-sage2_sm90_pv_split_no_producer): P V in two halves, the second half's
 //     exponentials after the first half's issue (+22 %), O rescaled while P V runs (+14 %), no producer
 //     warpgroup (the last consumer warp done with a stage refills it; 384 threads at 167 registers: +2 %).
-//     FA3 FP8 runs at about 8 exponentials per clock per SM at this shape, this build at about 7.5.
+//     Then (data/runs/20261201T144600Z-sage2_sm90_ring_max3, shuffled A/B): the MMA issues passed around a
+//     ring of named barriers, one warpgroup's exponentials per two others' MMAs (+35 %); warpgroups that
+//     take turns at MUFU through a shared-memory lock (+64 %); a staggered start (0 %); the score reset as
+//     16 shared-memory vector loads instead of 64 moves (+6 %, with 9 % fewer instructions).
+//   Why no build here overlaps the exponentials with the MMAs well: on this H200 a warpgroup's exponentials
+//     run at half their rate while two others saturate the tensor pipe, slower still when the MMAs read A
+//     from registers (data/runs/20261201T145439Z-sage2_mufu_tensor_overlap). This build spends ~1,100 SM
+//     cycles per 64 x 128 tile, FA3 FP8 ~1,000-1,050; 512 tensor and 512 MUFU cycles at peak.
 //   Scores: the QK^T accumulators start at the bits of 1.5 x 2^23, so the int32 sums read as floats with no
 //     conversion; the softmax scale, Q and K scales fold into the exponent's FMA.
 // Shared memory tiles are 128-byte rows with TMA's 128-byte swizzle (1024-B atoms), read by the MMAs through
