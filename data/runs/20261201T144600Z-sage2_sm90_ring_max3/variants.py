@@ -15,6 +15,7 @@ def variants(new, kdir):
     v = os.path.join(HERE, "attn_fwd_sm90_v.cu")
     lk = os.path.join(HERE, "attn_fwd_sm90_l.cu")
     mg = os.path.join(HERE, "attn_fwd_sm90_m.cu")
+    tl = os.path.join(HERE, "attn_fwd_sm90_t.cu")
     inc = (f"-I{kdir}",)
     allv = {"base": (new, (), 192),
             "r": (r, inc + ("-DRING=1",), 192),
@@ -34,7 +35,11 @@ def variants(new, kdir):
             "l3": (lk, inc + ("-DLOCK=1", "-DLOCK_WARPID=1"), 192),
             "ml": (mg, inc + ("-DMAGIC_LDS=1",), 192),
             "mlb": (mg, inc + ("-DMAGIC_LDS=1",), 192),
-            "ml4": (mg, inc + ("-DMAGIC_LDS=1", "-DSTAGES=4"), 192)}
+            "ml4": (mg, inc + ("-DMAGIC_LDS=1", "-DSTAGES=4"), 192),
+            "t1": (tl, inc + ("-DTLOCK=1",), 192),
+            "t2": (tl, inc + ("-DTLOCK=2",), 192),
+            "t1s": (tl, inc + ("-DTLOCK=1", "-DTLOCK_SLEEP=20"), 192),
+            "t14": (tl, inc + ("-DTLOCK=1", "-DSTAGES=4"), 192)}
     names = os.environ.get("SAGE2_VARIANTS", "base,r,r0,r4,r2").split(",")
     return {n: allv[n] for n in names}
 
