@@ -136,3 +136,41 @@ def test_timeline_records_every_cta_of_the_call():
     assert (tl.records[:, 3] >= tl.records[:, 2]).all() and (tl.records[:, 5] > tl.records[:, 4]).all()
     stats = tl.stats()
     assert 0 < stats.slot_efficiency <= 1 and stats.ctas == 80
+
+
+def test_peers_run_on_labkits_own_kv_and_agree_with_its_output():
+    """The bench's peers read labkit's K/V, gathered contiguous through its page table: torch SDPA (math, fp32)
+    on them gives labkit's output within the kernel's bound, and ``peer_rates`` times labkit beside them."""
+    torch = pytest.importorskip("torch")
+    from labkit.cuda import cupy
+    from labkit.workloads.decode.bench import shape_runner
+    from labkit.workloads.decode.inputs import bf16_to_f32
+    from labkit.workloads.decode.peers import gather_contiguous, peer_rates
+
+    cp = cupy()
+    batch, kv_len, hq, hk, d = 3, 1000, 32, 8, 128  # the last page partly used
+    with shape_runner(batch, kv_len, d, heads_q=hq, heads_kv=hk) as (runner, _, _):
+        runner.buffers["out"].fill(0xFFFF)  # poison: every row must be written
+        runner.run_once()
+        out = bf16_to_f32(cp.asnumpy(runner.buffers["out"]))
+        f32 = {n: torch.from_dlpack(bf16_to_f32_gpu(cp, a)) for n, a in
+               (("q", runner.buffers["q"]), ("k", gather_contiguous(runner.buffers["k_pool"], runner.buffers["table"],
+                                                                     batch, kv_len)),
+                ("v", gather_contiguous(runner.buffers["v_pool"], runner.buffers["table"], batch, kv_len)))}
+        del runner
+    q = f32["q"].view(batch, 1, hq, d).transpose(1, 2)
+    k, v = (f32[n].transpose(1, 2) for n in ("k", "v"))
+    ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), enable_gqa=True)
+    ref = ref.transpose(1, 2).reshape(batch, hq, d).cpu().numpy()
+    mag = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double().abs(), enable_gqa=True)
+    mag = mag.transpose(1, 2).reshape(batch, hq, d).cpu().numpy()
+    assert np.isfinite(out).all()
+    assert (np.abs(out - ref) <= 2.0 ** -8 * (np.abs(ref) + mag) + 1e-3).all(), np.abs(out - ref).max()
+    rates = peer_rates(1, 1024, 128, iterations=3)
+    assert isinstance(rates["labkit_beside_peers"], float) and rates["labkit_beside_peers"] > 0
+    assert all(isinstance(rates[p], (float, str)) for p in ("sdpa_cudnn", "sdpa_flash", "fa3"))
+
+
+def bf16_to_f32_gpu(cp, words):
+    """bf16 words (uint16) -> float32 on the GPU."""
+    return (words.astype(cp.uint32) << 16).view(cp.float32)

@@ -131,3 +131,55 @@ def test_sweep_splits_all_sweeps_every_point_and_names_the_worst(tmp_path, monke
     assert cli.main(["decode", "bench", "--sweep-splits", "most"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "argument --sweep-splits: invalid choice: 'most' (choose from 'some', 'all')" in err[0]
+
+
+def test_peers_compare_against_labkits_call_in_the_same_rounds(tmp_path, monkeypatch, capsys):
+    """``--peers``: x_best_peer is labkit's TB/s timed in the peers' rounds (labkit_beside_peers) over the best
+    peer's, not its separate timing; a peer that did not run is named once; the report keeps every rate."""
+    from labkit import probes, provenance
+    from labkit.workloads.decode import bench, peers
+
+    def fake_point(batch, kv_len, head_dim, **kw):
+        t = 20e-6 * batch
+        nbytes = 2 * batch * kv_len * 8 * head_dim * 2
+        return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": 4,
+                "kernel": "mma w4s3", "mode": kw.get("mode", "cold"), "kv_MB": nbytes / 1e6, "p50_us": t * 1e6,
+                "TBps": nbytes / t / 1e12}
+
+    def fake_rates(batch, kv_len, head_dim, **kw):
+        return {"labkit_beside_peers": 3.0 + batch / 100, "sdpa_cudnn": 3.2, "sdpa_flash": 2.5,
+                "fa3": "not available (ImportError: no fa3_fwd_interface)"}
+
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(peers, "peer_rates", fake_rates)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: {"device": {"name": "fake"}, "git_sha": "0" * 40})
+    assert cli.main(["decode", "bench", "--quick", "--peers", "--out", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("peer fa3: not available") == 1 and "labkit_beside_peers" in out
+    r = report.load(tmp_path / "r.json")
+    timed = [p for p in r.points if p.heads == "32/8"]
+    assert [p.batch for p in timed] == [1, 8, 64]
+    for p in timed:
+        assert p.peers["labkit_beside_peers"] == pytest.approx(3.0 + p.batch / 100)
+        assert p.x_best_peer == pytest.approx((3.0 + p.batch / 100) / 3.2)  # not p.TBps / 3.2
+        assert p.peers["fa3"].startswith("not available")
+
+
+def test_gather_contiguous_follows_the_page_table():
+    """The peers read labkit's own K/V: pages gathered through the table into [batch, kv_len, Hkv, D]."""
+    import numpy as np
+
+    from labkit.workloads.decode.peers import gather_contiguous
+
+    rng = np.random.default_rng(5)
+    pages, hk, ps, d, batch, kv_len = 12, 2, 4, 3, 2, 10  # 3 pages per sequence, the last one partly used
+    pool = rng.standard_normal((pages, hk, ps, d)).astype(np.float32)
+    table = np.full((batch, 5), -1, np.int32)
+    table[:, :3] = rng.permutation(pages)[:6].reshape(batch, 3)
+    got = gather_contiguous(pool, table, batch, kv_len)
+    assert got.shape == (batch, kv_len, hk, d)
+    for b in range(batch):
+        for n in range(kv_len):
+            np.testing.assert_array_equal(got[b, n], pool[table[b, n // ps], :, n % ps, :])

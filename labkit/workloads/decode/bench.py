@@ -134,7 +134,8 @@ def check_once() -> float:
 
 def render(rows: list[dict], title: str) -> str:
     cols = ["batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps"]
-    extra = [c for c in ("heuristic", "sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged", "x_best_peer")
+    extra = [c for c in ("heuristic", "labkit_beside_peers", "sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged",
+                         "x_best_peer")
              if any(c in r for r in rows)]
     def cell(r, c):
         if isinstance(r.get(c), float):

@@ -61,18 +61,21 @@ def _bench(args) -> int:
 
     points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
     points = [(b, n, d) for b, n, d in points if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES]
+    variants = []  # the build knob of each row, for the peers' rounds
     for b, n, d in points:
         for v in args.variant or (None,):
             if v != "mma" or d == 128:
                 timed(bench_point(b, n, d, iterations=args.iterations, variant=v))
+                variants.append({} if v is None else {"variant": v})
     if args.peers:
         from .peers import PEERS, peer_rates
 
-        for row in rows:
-            rates = peer_rates(row["batch"], row["kv_len"], row["head_dim"], iterations=args.iterations)
+        for row, knobs in zip(rows, variants, strict=True):
+            rates = peer_rates(row["batch"], row["kv_len"], row["head_dim"], iterations=args.iterations, **knobs)
             row.update(rates)
-            best = max((v for v in rates.values() if isinstance(v, float)), default=None)
-            row["x_best_peer"] = row["TBps"] / best if best else "-"
+            ours = rates.get("labkit_beside_peers")
+            best = max((v for n, v in rates.items() if n in PEERS and isinstance(v, float)), default=None)
+            row["x_best_peer"] = ours / best if best and isinstance(ours, float) else "-"  # same rounds, same data
             save()
         notes = {p: r[p] for r in rows for p in PEERS if p in r and not isinstance(r[p], float)}  # flex: some points
         for p, why in notes.items():
@@ -130,7 +133,9 @@ def register(sub) -> None:
                         "(some, the default) or at every point of the sweep and the seed call (all)")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
     p.add_argument("--out", type=output_path("--out"), default=None, help="also write the results as JSON")
-    p.add_argument("--peers", action="store_true", help="also time torch SDPA (cuDNN, flash) and FA3 on contiguous K/V")
+    p.add_argument("--peers", action="store_true",
+                   help="also time torch SDPA (cuDNN, flash) and FA3 on the same K/V gathered contiguous, interleaved "
+                        "with labkit's call (and FlexAttention, paged, at five points)")
     p.add_argument("--variant", choices=("mma", "fma"), action="append",
                    help="time this kernel (tensor cores or CUDA cores) instead of the default; repeatable")
     p.set_defaults(fn=_bench)

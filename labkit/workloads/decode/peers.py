@@ -1,11 +1,13 @@
 """The peers a decode kernel is measured against, on the same shape in the same process: torch SDPA
-(cuDNN and flash backends) and FlashAttention-3 (PyPI ``fa3-fwd``, non-paged) on contiguous K/V,
-and torch's FlexAttention on a paged pool (a shuffled page table as the block mask's KV indices,
-one page per KV block; compiled once per shape, so only at ``FLEX_POINTS``), one query token, GQA,
-cold L2. A peer that is absent or refuses the shape is reported as such."""
+(cuDNN and flash backends) and FlashAttention-3 (PyPI ``fa3-fwd``, non-paged) on labkit's own K/V
+gathered contiguous through its page table, timed interleaved with labkit's call in a shuffled order
+(cold L2; ``labkit_beside_peers`` is labkit's own rate there), and torch's FlexAttention on a paged
+pool of its own (a shuffled page table as the block mask's KV indices, one page per KV block;
+compiled once per shape, so only at ``FLEX_POINTS``), one query token, GQA. A peer that is absent or
+refuses the shape is reported as such."""
 
 from ...cuda import cupy
-from ...timing import time_gpu
+from ...timing import interleave, time_gpu
 
 PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged")
 FLEX_POINTS = {(1, 8192, 128), (8, 8192, 128), (64, 8192, 128), (64, 32768, 128), (64, 8192, 256)}  # the issue's
@@ -22,13 +24,14 @@ def _on_timing_stream(call):
 
 
 def peer_rates(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
-               iterations: int = 20, page_size: int = 64) -> dict[str, float | str]:
-    """K+V TB/s of each peer (q_len 1), or why it did not run."""
+               iterations: int = 20, page_size: int = 64, **overrides) -> dict[str, float | str]:
+    """K+V TB/s of each peer (q_len 1) and of labkit's call beside them (``labkit_beside_peers``; ``overrides``:
+    ``plan_call``'s build knobs, as for ``bench_point``), or why a peer did not run."""
     try:
         import torch
     except ImportError:
         return {name: "torch not importable" for name in PEERS}
-    out = _measure(batch, kv_len, head_dim, heads_q, heads_kv, iterations)
+    out = _beside_labkit(batch, kv_len, head_dim, heads_q, heads_kv, page_size, iterations, overrides)
     torch.cuda.empty_cache()
     if (batch, kv_len, head_dim) in FLEX_POINTS:
         out["flex_paged"] = _flex_paged(batch, kv_len, head_dim, heads_q, heads_kv, page_size, iterations)
@@ -36,36 +39,72 @@ def peer_rates(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, hea
     return out
 
 
-def _measure(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, iterations: int) -> dict:
+def gather_contiguous(pool, table, batch: int, kv_len: int):
+    """[batch, kv_len, heads_kv, head_dim] from a plain pool [pages, heads_kv, page_size, head_dim] through the
+    page table [batch, max_pages] (CuPy or NumPy arrays)."""
+    _, hk, ps, d = pool.shape
+    pages = -(-kv_len // ps)
+    x = pool[table[:, :pages]]  # [batch, pages, Hkv, P, D]
+    return x.transpose(0, 1, 3, 2, 4).reshape(batch, pages * ps, hk, d)[:, :kv_len].copy(order="C")
+
+
+def _beside_labkit(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int,
+                   iterations: int, overrides: dict) -> dict:
+    """labkit's call (the bench point's runner and data) and SDPA / FA3 on its q and its K/V gathered contiguous,
+    one cold sample of each per round in a shuffled order; labkit's output must not change while timed."""
+    from .bench import shape_runner
+
+    shape = {"heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
+    with shape_runner(batch, kv_len, head_dim, **shape, **overrides) as (runner, _, _):
+        rates = _time_beside(runner, batch, kv_len, head_dim, heads_q, heads_kv, iterations)  # its K/V copies die
+        del runner  # its buffers go back before the pool is emptied
+    return rates
+
+
+def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int,
+                 iterations: int) -> dict:
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    cp = cupy()
     out: dict[str, float | str] = {}
-    nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    q = torch.randn(batch, 1, heads_q, head_dim, device="cuda", dtype=torch.bfloat16, generator=gen)
-    k = torch.randn(batch, kv_len, heads_kv, head_dim, device="cuda", dtype=torch.bfloat16, generator=gen)
-    v = torch.randn(batch, kv_len, heads_kv, head_dim, device="cuda", dtype=torch.bfloat16, generator=gen)
+    runner.run_once()
+    first = runner.buffers["out"].copy()
+
+    def as_torch(a):  # bf16 words -> a torch bf16 tensor on the same memory
+        return torch.from_dlpack(a.view(cp.int16)).view(torch.bfloat16)
+
+    table = runner.buffers["table"]
+    k, v = (as_torch(gather_contiguous(runner.buffers[n], table, batch, kv_len)) for n in ("k_pool", "v_pool"))
+    q = as_torch(runner.buffers["q"]).view(batch, 1, heads_q, head_dim)
     qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))  # SDPA takes [B, H, N, D]
-    calls = {f"sdpa_{name.lower()}": (lambda b=backend: _sdpa(qt, kt, vt, b))
-             for name, backend in (("CUDNN", SDPBackend.CUDNN_ATTENTION), ("FLASH", SDPBackend.FLASH_ATTENTION))}
 
-    def _sdpa(qq, kk, vv, backend):
+    def sdpa(backend):
         with sdpa_kernel([backend]):
-            torch.nn.functional.scaled_dot_product_attention(qq, kk, vv, enable_gqa=True)
+            torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
 
+    calls = {"sdpa_cudnn": lambda: sdpa(SDPBackend.CUDNN_ATTENTION),
+             "sdpa_flash": lambda: sdpa(SDPBackend.FLASH_ATTENTION)}
     try:
         from fa3_fwd_interface import flash_attn_func
 
         calls["fa3"] = lambda: flash_attn_func(q, k, v, num_splits=0)  # 0: its own split heuristic
     except Exception as exc:  # noqa: BLE001 - an optional peer: say why it is missing
         out["fa3"] = f"not available ({type(exc).__name__}: {str(exc)[:60]})"
+    fns = {"labkit_beside_peers": lambda: runner.launch_call(0)}  # its split counter resets itself
     for name, call in calls.items():
-        try:
-            t = time_gpu(_on_timing_stream(call), name=f"peer/{name}", iterations=iterations, min_time_s=0.1)
-            out[name] = nbytes / t.stats.p50_s / 1e12
-        except Exception as exc:  # noqa: BLE001 - a peer refusing a shape is a result, not a failure
+        try:  # a first call outside the timing: a peer refusing a shape is a result, not a failure
+            run = _on_timing_stream(call)
+            run()
+            cp.cuda.get_current_stream().synchronize()
+            fns[name] = run
+        except Exception as exc:  # noqa: BLE001
             out[name] = f"{type(exc).__name__}: {str(exc)[:60]}"
+    timing = interleave(fns, iterations=iterations, warmup=1, mode="cold", order="shuffle")
+    if not bool(cp.all(runner.buffers["out"] == first)):
+        raise AssertionError("decode: the calls timed beside the peers wrote a different output than the first")
+    nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
+    out.update({name: nbytes / t.stats.p50_s / 1e12 for name, t in timing.items()})
     return out
 
 

@@ -2,8 +2,8 @@
 
 ``labkit decode bench --out FILE`` writes it; ``labkit report show|diff`` read it (they tell the two
 formats apart by ``decode_report_version``). Version 1 holds the copy rate, one row per timed call
-(shape, splits, kernel, p50, TB/s, the peers' TB/s or why a peer did not run), the split sweeps and
-the provenance of the run.
+(shape, splits, kernel, p50, TB/s, the peers' TB/s or why a peer did not run, and labkit's TB/s in the
+peers' interleaved rounds), the split sweeps and the provenance of the run.
 """
 
 import json
@@ -13,7 +13,8 @@ from pathlib import Path
 from ..._json import Node, load_document
 
 VERSION = 1
-PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged")  # flex_paged: absent from older reports
+# flex_paged and labkit_beside_peers (labkit's call timed in the peers' rounds) are absent from older reports
+PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged", "labkit_beside_peers")
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class DecodePoint:
     TBps: float
     peers: dict  # peer -> TB/s (float) or why it did not run (str)
     heuristic: bool | None = None  # split sweeps: whether this is the heuristic's split count
-    x_best_peer: float | None = None  # TBps / the best peer's, where a peer ran
+    x_best_peer: float | None = None  # labkit_beside_peers (older reports: TBps) / the best peer's
 
     @property
     def key(self) -> tuple:
