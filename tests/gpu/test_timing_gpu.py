@@ -73,6 +73,22 @@ def test_a_slow_enqueue_is_not_timed(cp, mode):
     assert t.stats.p50_s < 2 * quick.stats.p50_s + 5e-6 < 2e-4, (t.stats.p50_s, quick.stats.p50_s)
 
 
+def test_interleave_pads_past_a_slow_host_enqueue(cp):
+    """The same for interleave, where a peer's wrapper (FA3 at small decode calls) beside a quick kernel: its
+    samples time its kernel, not its host side."""
+    import time
+
+    from labkit.timing import interleave
+
+    run, _, _ = _reader(cp, 16 << 20)
+
+    def slow():
+        time.sleep(1e-3)
+        run()
+    t = interleave({"quick": run, "slow": slow}, iterations=8, order="shuffle")
+    assert t["slow"].stats.p50_s < 2 * t["quick"].stats.p50_s + 5e-6 < 2e-4, (t["slow"].stats, t["quick"].stats)
+
+
 def test_flush_makes_l2_cold(cp):
     """A 16 MiB buffer fits the 60 MiB L2: read hot it is served from L2; after the flush no
     read may get faster than a warm one, i.e. each cold sample re-reads from DRAM."""
