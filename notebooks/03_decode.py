@@ -12,7 +12,8 @@
 # labkit's own split-KV decode kernels (`labkit/workloads/decode/kernels/`: tensor cores for up to
 # 16 query rows per KV head, CUDA cores beyond), run through the manifest runner like any cubin:
 # the seed's manifest beside ours, correctness against exact attention, K+V bandwidth against the
-# copy ceiling and the peers (torch SDPA, FlashAttention-3 on contiguous K/V), and a split sweep.
+# copy ceiling and the peers (torch SDPA, FlashAttention-3 on labkit's own K/V gathered contiguous, timed
+# in the same shuffled rounds as labkit's call: the black dots), and a split sweep.
 
 # %% tags=["parameters"]
 from labkit.params import Choice, File, Int, IntList, Text  # parameter types: `labkit nb params 03` lists them

@@ -155,12 +155,16 @@ _PEER_STYLE = {"sdpa_cudnn": ("s", "0.25", "torch SDPA cuDNN"), "sdpa_flash": ("
 
 def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged decode", ax=None):
     """K+V TB/s against KV bytes read (log axis): labkit's kernel as one line per batch size (points
-    along it are the kv lengths), the peers (contiguous K/V) as grey hollow markers, and the measured
-    device-to-device copy rate as a reference line."""
+    along it are the kv lengths), the peers (labkit's K/V gathered contiguous) as grey hollow markers,
+    labkit's call timed in the peers' rounds (``labkit_beside_peers``) as small black dots, and the
+    measured device-to-device copy rate as a reference line."""
     fig, ax = _axes(ax, figsize=(8, 4.4))
     for i, b in enumerate(sorted({r["batch"] for r in rows})):
         pts = sorted((r["kv_MB"], r["TBps"]) for r in rows if r["batch"] == b)
         ax.plot(*zip(*pts), "o-", color=f"C{i}", label=f"labkit, batch {b}", zorder=3)
+    beside = [(r["kv_MB"], r["labkit_beside_peers"]) for r in rows if isinstance(r.get("labkit_beside_peers"), float)]
+    if beside:
+        ax.plot(*zip(*beside), ".", color="k", markersize=5, zorder=4, label="labkit, in the peers' rounds")
     for key, (marker, grey, label) in _PEER_STYLE.items():
         pts = [(r["kv_MB"], r[key]) for r in rows if isinstance(r.get(key), float)]
         if pts:

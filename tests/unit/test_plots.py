@@ -35,3 +35,25 @@ def test_tail_study_has_numeric_lengths_and_autoscaled_efficiency(seed):
     lo, hi = q_eff.get_ylim()
     assert lo < 0.9967 and hi > 0.9999 and hi - lo < 0.01  # autoscaled around the data
     assert fig._suptitle.get_text() == "Sage2 tail study, shape X: seed"
+
+
+def test_decode_bandwidth_shows_labkit_in_the_peers_rounds_beside_them():
+    """Each peer's hollow markers sit at the call's bytes; labkit's rate in the same rounds as black dots there."""
+    import csv
+
+    from ..conftest import ROOT
+
+    recorded = sorted((ROOT / "data" / "runs").glob("*-03_decode/data/bandwidth.csv"))[-1]
+    rows = []
+    for r in csv.DictReader(recorded.open()):
+        row = {k: float(v) for k, v in r.items() if k in ("batch", "kv_MB", "TBps")}
+        row.update({k: float(r[k]) for k in ("labkit_beside_peers", "sdpa_cudnn") if r.get(k)})
+        rows.append(row)
+    fig = plot.decode_bandwidth(rows, 4.2, title="t")
+    ax = fig.axes[0]
+    by_label = {line.get_label(): line for line in ax.lines}
+    dots = by_label["labkit, in the peers' rounds"]
+    assert sorted(dots.get_xdata()) == sorted(r["kv_MB"] for r in rows if "labkit_beside_peers" in r)
+    assert len(dots.get_xdata()) >= 10
+    cudnn = sorted(r["sdpa_cudnn"] for r in rows if "sdpa_cudnn" in r)
+    assert sorted(by_label["torch SDPA cuDNN"].get_ydata()) == cudnn
