@@ -16,6 +16,7 @@ def variants(new, kdir):
     lk = os.path.join(HERE, "attn_fwd_sm90_l.cu")
     mg = os.path.join(HERE, "attn_fwd_sm90_m.cu")
     tl = os.path.join(HERE, "attn_fwd_sm90_t.cu")
+    pp = os.path.join(HERE, "attn_fwd_sm90_p.cu")
     inc = (f"-I{kdir}",)
     allv = {"base": (new, (), 192),
             "r": (r, inc + ("-DRING=1",), 192),
@@ -39,7 +40,10 @@ def variants(new, kdir):
             "t1": (tl, inc + ("-DTLOCK=1",), 192),
             "t2": (tl, inc + ("-DTLOCK=2",), 192),
             "t1s": (tl, inc + ("-DTLOCK=1", "-DTLOCK_SLEEP=20"), 192),
-            "t14": (tl, inc + ("-DTLOCK=1", "-DSTAGES=4"), 192)}
+            "t14": (tl, inc + ("-DTLOCK=1", "-DSTAGES=4"), 192),
+            "pp1": (pp, inc + ("-DPP=1",), 192),
+            "pp2": (pp, inc + ("-DPP=2",), 192),
+            "pp14": (pp, inc + ("-DPP=1", "-DSTAGES=4"), 192)}
     names = os.environ.get("SAGE2_VARIANTS", "base,r,r0,r4,r2").split(",")
     return {n: allv[n] for n in names}
 
