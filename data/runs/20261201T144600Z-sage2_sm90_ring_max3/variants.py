@@ -43,7 +43,10 @@ def variants(new, kdir):
             "t14": (tl, inc + ("-DTLOCK=1", "-DSTAGES=4"), 192),
             "pp1": (pp, inc + ("-DPP=1",), 192),
             "pp2": (pp, inc + ("-DPP=2",), 192),
-            "pp14": (pp, inc + ("-DPP=1", "-DSTAGES=4"), 192)}
+            "pp14": (pp, inc + ("-DPP=1", "-DSTAGES=4"), 192),
+            "pp3": (pp, inc + ("-DPP=3",), 192),
+            "pp5": (pp, inc + ("-DPP=5",), 192),
+            "pp54": (pp, inc + ("-DPP=5", "-DSTAGES=4"), 192)}
     names = os.environ.get("SAGE2_VARIANTS", "base,r,r0,r4,r2").split(",")
     return {n: allv[n] for n in names}
 

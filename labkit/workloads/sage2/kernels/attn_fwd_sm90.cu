@@ -26,9 +26,10 @@
 //     Then (data/runs/20261201T144600Z-sage2_sm90_ring_max3, shuffled A/B): the MMA issues passed around a
 //     ring of named barriers, one warpgroup's exponentials per two others' MMAs (+35 %); warpgroups that
 //     take turns at MUFU through a shared-memory lock (+64 %), or at the tensor pipe, issue to completion
-//     (+25 %; QK^T only: 0 %), or per block of P V(j), O update, QK^T(j + 1) (+57 %; the block order with
-//     no lock: +11 %); a staggered start (0 %); the score reset as 16 shared-memory vector loads instead
-//     of 64 moves (+6 %, with 9 % fewer instructions).
+//     (+25 %; QK^T only: 0 %); blocks of P V(j), O update, QK^T(j + 1) passed around a ring of mbarriers
+//     (+11 %; the block order alone +6 %; under a lock +57 %); a staggered start (0 %); the score reset as
+//     16 shared-memory vector loads instead of 64 moves (+6 %, with 9 % fewer instructions). A branch or an
+//     accumulator copy between an MMA's issue and its wait makes ptxas serialize the MMAs (C7514).
 //   Why no build here overlaps the exponentials with the MMAs well: on this H200 a warpgroup's exponentials
 //     run at half their rate while two others saturate the tensor pipe, slower still when the MMAs read A
 //     from registers (data/runs/20261201T145439Z-sage2_mufu_tensor_overlap). This build spends ~1,100 SM
