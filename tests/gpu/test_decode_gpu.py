@@ -153,7 +153,7 @@ def test_peers_run_on_labkits_own_kv_and_agree_with_its_output():
         runner.buffers["out"].fill(0xFFFF)  # poison: every row must be written
         runner.run_once()
         out = bf16_to_f32(cp.asnumpy(runner.buffers["out"]))
-        f32 = {n: torch.from_dlpack(bf16_to_f32_gpu(cp, a)) for n, a in
+        f32 = {n: torch.from_dlpack(bf16_to_f32(a)) for n, a in
                (("q", runner.buffers["q"]), ("k", gather_contiguous(runner.buffers["k_pool"], runner.buffers["table"],
                                                                      batch, kv_len)),
                 ("v", gather_contiguous(runner.buffers["v_pool"], runner.buffers["table"], batch, kv_len)))}
@@ -170,7 +170,3 @@ def test_peers_run_on_labkits_own_kv_and_agree_with_its_output():
     assert isinstance(rates["labkit_beside_peers"], float) and rates["labkit_beside_peers"] > 0
     assert all(isinstance(rates[p], (float, str)) for p in ("sdpa_cudnn", "sdpa_flash", "fa3"))
 
-
-def bf16_to_f32_gpu(cp, words):
-    """bf16 words (uint16) -> float32 on the GPU."""
-    return (words.astype(cp.uint32) << 16).view(cp.float32)

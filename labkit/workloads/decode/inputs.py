@@ -35,6 +35,7 @@ def _bf16(x: np.ndarray) -> np.ndarray:
 
 
 def bf16_to_f32(words: np.ndarray) -> np.ndarray:
+    """bf16 words -> float32 (exact), NumPy or CuPy alike."""
     return (words.astype(np.uint32) << 16).view(np.float32)
 
 
