@@ -97,9 +97,10 @@ class Schedule:
 
     def dynamic_smem_bytes(self, head_dim: int = 128) -> int:
         """Seed-style: Q tile (int8) and two K/V stages (K, V and, with pv_terms 2, V_lo); the second
-        stage reuses the Q tile. sm90: 1024 B to align the swizzle atoms, the Q tile and SM90_STAGES K+V stages."""
+        stage reuses the Q tile. sm90 (SMEM_BYTES there, which refuses a smaller launch): 1024 B to align the
+        swizzle atoms, the Q tile and SM90_STAGES stages of K, V^T and a 1 KB ones block (V^T's rows 128-135)."""
         if self.mainloop == "sm90":
-            return 1024 + self.cta_q * 128 + SM90_STAGES * 2 * self.cta_k * 128
+            return 1024 + self.cta_q * 128 + SM90_STAGES * (2 * self.cta_k * 128 + 1024)
         q, kv = self.cta_q * head_dim, (1 + self.pv_terms) * self.cta_k * head_dim
         return max(q, kv) + kv
 

@@ -3,15 +3,26 @@
 // Same math and inputs as attn_fwd.cu (the seed-schedule build, which stays the reference): S = Q K^T
 // in int8 with per-16-row Q scales and per-block K scales, exp2 online softmax with the log2(448)
 // offset, P -> e4m3 packed straight from the accumulators, P V in e4m3 into a fresh per-block fp32
-// buffer added to O (two-level accumulation), epilogue 1/d, v_scale, round, store.
+// buffer added to O (two-level accumulation), epilogue 1/d, v_scale, round, store. Unlike attn_fwd.cu, the
+// denominator d sums the e4m3-rounded P that the numerator multiplies (the tensor core sums it, below).
 // Schedule "sm90": CTA_Q 192 rows, CTA_K 128 keys per stage, 512 threads = 4 warpgroups, one CTA per SM:
 //   warpgroup 0: producer; one thread issues the TMA copies (Q once, then K and V per stage) into
 //     STAGES stages, each guarded by a full barrier (transaction bytes) and an empty barrier (the
 //     consumer warps arrive when their MMAs have read the stage); setmaxnreg lowers it to 24 registers.
 //   warpgroups 1-3: consumers, 64 query rows each (rows 16 w .. 16 w + 15 per warp w, one Q scale per
 //     warp: WARP_Q 16); setmaxnreg raises them to 160. Per stage, in turn: 4 x wgmma.m64n128k32.s32.s8.s8
-//     (Q and K from shared memory), softmax in registers, 4 x wgmma.m64n128k32.f32.e4m3.e4m3 with P from
-//     registers and V^T from shared memory, O = O * scale + O_blk.
+//     (Q and K from shared memory), softmax in registers, 4 x wgmma.m64n136k32.f32.e4m3.e4m3 with P from
+//     registers and V^T from shared memory, O = O * scale + O_blk, d = d * scale + (column 128 of O_blk).
+//   The row sums on the tensor core: 8 rows after each stage's V^T tile (a ones block, written once: row 128
+//     all 1.0, rows 129-135 zero) make P V return each row's sum of P in column 128. That drops the softmax's
+//     64 FADDs a tile per thread (of ~500 instructions) for 6 % more P V work: 41.95 ms against 44.94 at the
+//     seed shape, FA3 FP8 42.86 in the same shuffled run, same accuracy (rel-L1 0.03931 both; on the small
+//     shapes equal or lower), 3 registers spilled (data/runs/20261201T155500Z-sage2_sm90_ones_fa3style).
+//     In that record, FA3's schedule (two consumer warpgroups of 240 registers, CTA_Q 128, QK^T(j) issued
+//     with P V(j - 1) so that softmax(j) overlaps the latter) ran at this build's speed without the ones
+//     block (44.7-45.9 against 44.3-45.1) and with it (41.65 against 41.95); with FA3's warpgroup turns
+//     (named barriers around the issues) it was 6-7 % slower, with 2 stages 20 %; stages that are never
+//     reloaded (a diagnostic with wrong results) ran only 0-4 % faster: shared-memory loads are not the limit.
 //   Why three warpgroups that each run in turn, not two that overlap QK^T(j + 1) with the softmax of j (two S
 //     buffers, 240 registers): per-phase clock64 traces of one CTA on the H200 showed the softmax phase
 //     (~1,400-1,700 cycles a stage) as the long pole either way, and a third warpgroup fills the tensor
@@ -32,8 +43,9 @@
 //     accumulator copy between an MMA's issue and its wait makes ptxas serialize the MMAs (C7514).
 //   Why no build here overlaps the exponentials with the MMAs well: on this H200 a warpgroup's exponentials
 //     run at half their rate while two others saturate the tensor pipe, slower still when the MMAs read A
-//     from registers (data/runs/20261201T145439Z-sage2_mufu_tensor_overlap). This build spends ~1,100 SM
-//     cycles per 64 x 128 tile, FA3 FP8 ~1,000-1,050; 512 tensor and 512 MUFU cycles at peak.
+//     from registers (data/runs/20261201T145439Z-sage2_mufu_tensor_overlap). This build spends ~1,030 SM
+//     cycles per 64 x 128 tile (~1,100 before the ones block), FA3 FP8 ~1,000-1,050; 512 tensor and 512 MUFU
+//     cycles at peak.
 //   Scores: the QK^T accumulators start at the bits of 1.5 x 2^23, so the int32 sums read as floats with no
 //     conversion; the softmax scale, Q and K scales fold into the exponent's FMA.
 // Shared memory tiles are 128-byte rows with TMA's 128-byte swizzle (1024-B atoms), read by the MMAs through
@@ -42,7 +54,8 @@
 // permutation (the order the packed P registers take), q_scale[b,h,t/16], k_scale[b,hk,t/128],
 // v_scale[b,hk,d]; tensor maps over q8 (2-D, box 128 x 192), k8 (2-D, box 128 x 128), v8 (3-D, box
 // 128 tokens x 1 x 128 dims). Output: out (bf16/fp16) by element strides, channels < d_out, rows < qo_len.
-// Grid (Npad_q / 192, H_q, B), block 512, dynamic shared memory 1024 + 24 KB (Q) + STAGES x 32 KB.
+// Grid (Npad_q / 192, H_q, B), block 512, dynamic shared memory SMEM_BYTES = 1024 + 24 KB (Q) + STAGES x 33 KB
+// (K, V^T, ones block).
 // Parameters: one 512-B block (Params below), maps inside, __grid_constant__.
 #include "sage2_common.cuh"
 
@@ -57,7 +70,10 @@
 #define Q_TILE (CTA_Q * 128)
 #define K_TILE (CTA_K * 128)
 #define V_TILE (128 * CTA_K)
-#define STAGE_BYTES (K_TILE + V_TILE)
+#define ONES_BYTES 1024  // V^T rows 128-135 (one swizzle atom) after each stage's V tile
+#define STAGE_BYTES (K_TILE + V_TILE)  // what TMA writes a stage
+#define STAGE_STRIDE (STAGE_BYTES + ONES_BYTES)
+#define SMEM_BYTES (1024 + Q_TILE + STAGES * STAGE_STRIDE)  // dynamic shared memory, with 1024 B of alignment slack
 #define PRODUCER_REGS 24   // setmaxnreg: 128 x (24 + 3 x 160) registers fit the SM's 64 K
 #define CONSUMER_REGS 160
 #define S_FP8_OFFSET 8.807f  // log2(448): P~ = 448 * exp(...) fills the e4m3 range
@@ -130,16 +146,18 @@ __device__ __forceinline__ void wgmma_qk(int (&s)[64], unsigned long long da, un
         : "l"(da), "l"(db), "r"(accumulate));
 }
 // PHASE: pv_accumulation
-// O_blk[64 x 128] (+)= P[64 x 32] V^T[128 x 32]^T, P from registers (e4m3 A fragments), one k32 step
-__device__ __forceinline__ void wgmma_pv(float (&o)[64], const unsigned (&a)[4], unsigned long long db, int accumulate) {
+// O_blk[64 x 136] (+)= P[64 x 32] V^T[136 x 32]^T, P from registers (e4m3 A fragments), one k32 step. Rows 128-135
+// of V^T are the stage's ones block (row 128 all 1.0, the rest 0): column 128 of O_blk is the row sum of P
+__device__ __forceinline__ void wgmma_pv(float (&o)[68], const unsigned (&a)[4], unsigned long long db, int accumulate) {
     asm volatile(
-        "{ .reg .pred p; setp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+        "{ .reg .pred p; setp.ne.b32 p, %73, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n136k32.f32.e4m3.e4m3 "
         "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
         "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
         "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "{%64, %65, %66, %67}, %68, p, 1, 1; }\n"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67}, "
+        "{%68, %69, %70, %71}, %72, p, 1, 1; }\n"
         : "+f"(o[0]), "+f"(o[1]), "+f"(o[2]), "+f"(o[3]), "+f"(o[4]), "+f"(o[5]), "+f"(o[6]), "+f"(o[7]),
           "+f"(o[8]), "+f"(o[9]), "+f"(o[10]), "+f"(o[11]), "+f"(o[12]), "+f"(o[13]), "+f"(o[14]), "+f"(o[15]),
           "+f"(o[16]), "+f"(o[17]), "+f"(o[18]), "+f"(o[19]), "+f"(o[20]), "+f"(o[21]), "+f"(o[22]), "+f"(o[23]),
@@ -147,7 +165,8 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[64], const unsigned (&a)[4],
           "+f"(o[32]), "+f"(o[33]), "+f"(o[34]), "+f"(o[35]), "+f"(o[36]), "+f"(o[37]), "+f"(o[38]), "+f"(o[39]),
           "+f"(o[40]), "+f"(o[41]), "+f"(o[42]), "+f"(o[43]), "+f"(o[44]), "+f"(o[45]), "+f"(o[46]), "+f"(o[47]),
           "+f"(o[48]), "+f"(o[49]), "+f"(o[50]), "+f"(o[51]), "+f"(o[52]), "+f"(o[53]), "+f"(o[54]), "+f"(o[55]),
-          "+f"(o[56]), "+f"(o[57]), "+f"(o[58]), "+f"(o[59]), "+f"(o[60]), "+f"(o[61]), "+f"(o[62]), "+f"(o[63])
+          "+f"(o[56]), "+f"(o[57]), "+f"(o[58]), "+f"(o[59]), "+f"(o[60]), "+f"(o[61]), "+f"(o[62]), "+f"(o[63]),
+          "+f"(o[64]), "+f"(o[65]), "+f"(o[66]), "+f"(o[67])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate));
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
@@ -160,9 +179,9 @@ __device__ __forceinline__ void fence_regs(int (&r)[64]) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
-__device__ __forceinline__ void fence_regs(float (&r)[64]) {
+__device__ __forceinline__ void fence_regs(float (&r)[68]) {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(r[i])::"memory");
+    for (int i = 0; i < 68; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
 // PHASE: end
 
@@ -187,7 +206,7 @@ __device__ __forceinline__ void issue_qk(int (&sc)[64], unsigned long long q_des
 }
 // PHASE: pv_accumulation
 // O_blk = P~ V of one stage into a fresh fp32 buffer (the first k-step's scale-d 0 clears it), issued
-__device__ __forceinline__ void issue_pv(float (&blk)[64], const unsigned (&pa)[4][4], unsigned long long v_desc) {
+__device__ __forceinline__ void issue_pv(float (&blk)[68], const unsigned (&pa)[4][4], unsigned long long v_desc) {
     wgmma_fence();
 #pragma unroll
     for (int kp = 0; kp < 4; ++kp) wgmma_pv(blk, pa[kp], v_desc + 2 * kp, kp);
@@ -216,8 +235,7 @@ __device__ __forceinline__ float ex2(float x) {
 // 8 n + 2 t + e % 2 of the stage, in: the bits of MAGIC_F + S (int32 sum) or of -inf; out: the bits of
 // P~ = 2^(S eff - m_new) in fp32, m_new = max(m, max_row(S eff) - log2(448)). eff (> 0) folds the softmax
 // scale and the Q and K scales into the exponent's FMA.
-__device__ __forceinline__ void online_softmax(int (&s)[64], float eff, float (&m)[2], float (&d)[2],
-                                               float (&o_scale)[2]) {
+__device__ __forceinline__ void online_softmax(int (&s)[64], float eff, float (&m)[2], float (&o_scale)[2]) {
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
         // The scores are the bits of positive floats (MAGIC_F + S) or of -inf (a negative int32), so their int32
@@ -237,7 +255,6 @@ __device__ __forceinline__ void online_softmax(int (&s)[64], float eff, float (&
         o_scale[hr] = ex2(m[hr] - m_new);
         m[hr] = m_new;
         const float bias = -fmaf(MAGIC_F, eff, m_new);  // its rounding is below one unit of the int32 sum
-        float sum = 0.f;
 #pragma unroll
         for (int n = 0; n < 16; ++n)
 #pragma unroll
@@ -245,22 +262,20 @@ __device__ __forceinline__ void online_softmax(int (&s)[64], float eff, float (&
                 const float arg = fmaf(__int_as_float(s[4 * n + e]), eff, bias);
                 const float pr = ex2(arg);
                 s[4 * n + e] = __float_as_int(pr);
-                sum += pr;
             }
-        d[hr] = d[hr] * o_scale[hr] + sum;  // fp32 denominator, before fp8 rounding
     }
 }
 // PHASE: scale_application
 // a finished QK^T's scores (MAGIC_F + S as float bits): keys at or past keys_left masked to -inf, then the
 // softmax
 __device__ __forceinline__ void softmax_stage(int (&sc)[64], float eff, int keys_left, int t, float (&m)[2],
-                                              float (&d)[2], float (&o_scale)[2]) {
+                                              float (&o_scale)[2]) {
     if (keys_left < CTA_K) {  // the last stage of a kv_len that is not a multiple of 128
 #pragma unroll
         for (int i = 0; i < 64; ++i)
             if (8 * (i / 4) + 2 * t + (i & 1) >= keys_left) sc[i] = __float_as_int(-INFINITY);
     }
-    online_softmax(sc, eff, m, d, o_scale);
+    online_softmax(sc, eff, m, o_scale);
 }
 // PHASE: end
 
@@ -285,6 +300,13 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_fwd_sm90(const __g
         bar_init(&q_full, 1);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
+    unsigned smem_size;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(smem_size));
+    if (smem_size < SMEM_BYTES) __trap();  // a launch with the old layout's size would overrun the last stage
+    for (int i = threadIdx.x; i < STAGES * ONES_BYTES / 4; i += THREADS)  // ones blocks: row 0 = 1.0 (e4m3 0x38)
+        reinterpret_cast<unsigned*>(stages + (i / (ONES_BYTES / 4)) * STAGE_STRIDE + STAGE_BYTES)[i % (ONES_BYTES / 4)] =
+            i % (ONES_BYTES / 4) < 32 ? 0x38383838u : 0u;
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // generic-proxy writes, read by the MMAs
     __syncthreads();
 
     if (wg == 0) {
@@ -297,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_fwd_sm90(const __g
             for (int j = 0; j < nblk; ++j) {
                 const int s = j % STAGES, round = j / STAGES;
                 if (round > 0) bar_wait(&empty[s], (round - 1) & 1);
-                unsigned char* st = stages + s * STAGE_BYTES;
+                unsigned char* st = stages + s * STAGE_STRIDE;
                 bar_expect(&full[s], STAGE_BYTES);
                 tma_2d(st, &p.k_map, 0, k_row0 + j * CTA_K, &full[s]);
                 tma_3d(st + K_TILE, &p.v_map, j * CTA_K, hk, b * 128, &full[s]);
@@ -320,23 +342,25 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) attn_fwd_sm90(const __g
         // One stage at a time: QK^T, softmax and P~ packing, P V into a fresh block, O = O * scale + O_blk. The
         // three warpgroups interleave on the tensor cores and MUFU by themselves (see the header).
         int sc[64];
-        float blk[64], o_scale[2];
+        float blk[68], o_scale[2];
         unsigned pa[4][4];
         for (int j = 0; j < nblk; ++j) {
             const int s = j % STAGES;
             bar_wait(&full[s], (j / STAGES) & 1);
             reset_scores(sc);
-            issue_qk(sc, q_desc, smem_desc(stages + s * STAGE_BYTES));
+            issue_qk(sc, q_desc, smem_desc(stages + s * STAGE_STRIDE));
             wgmma_wait<0>();
             fence_regs(sc);
-            softmax_stage(sc, p.sm_scale_log2 * qs * ks[j], p.kv_len - j * CTA_K, t, m, d, o_scale);
+            softmax_stage(sc, p.sm_scale_log2 * qs * ks[j], p.kv_len - j * CTA_K, t, m, o_scale);
             pack_p(sc, pa);
-            issue_pv(blk, pa, smem_desc(stages + s * STAGE_BYTES + K_TILE));
+            issue_pv(blk, pa, smem_desc(stages + s * STAGE_STRIDE + K_TILE));
             wgmma_wait<0>();
             fence_regs(blk);
             if (lane == 0) bar_arrive(&empty[s]);  // this warp's MMAs have read the stage
 #pragma unroll
             for (int i = 0; i < 64; ++i) o[i] = o[i] * o_scale[(i >> 1) & 1] + blk[i];
+            d[0] = d[0] * o_scale[0] + blk[64];  // the row sums: column 128, lanes t = 0 (0 in the others)
+            d[1] = d[1] * o_scale[1] + blk[66];
         }
 
         // PHASE: final_normalization_and_output
