@@ -143,6 +143,21 @@ def test_bench_table_marks_a_launch_bound_phase():
     assert "launch-bound" in lines["v_scale_fp8_quantization"] and "296" not in lines["v_scale_fp8_quantization"]
 
 
+def test_bench_table_shows_each_peer_interleaved_and_alone():
+    """A peer's row carries its time in the shuffled rounds and alone, with the mainloop's ratio to each."""
+    from labkit.workloads.sage2.bench import render
+
+    out = render({"shape": [1, 37810, 56, 128], "layout": "NHD", "copy_GBps": 4214.0, "schedule": "sm90",
+                  "rows": [{"phase": "fused_mainloop, interleaved with the peers", "p50_ms": 44.012, "TOPS": 931.3,
+                            "alone_ms": 40.49},
+                           {"phase": "FA3 FP8 e4m3", "p50_ms": 43.52, "TFLOPS": 941.9, "mainloop_x_this": 1.0113,
+                            "alone_ms": 42.61, "mainloop_x_alone": 0.9502, "cos": 0.9985, "rel_l1": 0.0541}]})
+    header, *rows = out.splitlines()[1:]
+    assert header.split()[8:10] == ["alone_ms", "mainloop_x_alone"]
+    fa3 = next(r for r in rows if r.startswith("FA3 FP8"))
+    assert "42.610" in fa3 and "0.950" in fa3 and "1.011" in fa3
+
+
 def test_schedule_cli_gives_registers_and_ctas_per_sm_of_both_builds():
     """`labkit sage2 schedule` compiles the mainloop (NVRTC, no GPU) and reads its registers from the cubin:
     the seed build's 255 registers allow two CTAs per SM, the sm90 build's 512 threads one."""

@@ -3,10 +3,14 @@
 Floors: each prep phase's fewest bytes (inputs read once, outputs written once) over the
 copy bandwidth measured in the same run (read + written bytes per second). The mainloop is
 reported in TOPS (4 B N_q N_kv H D operations) and, when torch is importable, against
-torch's cuDNN and flash SDPA backends and FlashAttention-3 (bf16, FP8), timed interleaved with the
-mainloop in a shuffled order: on a power-capped GPU a kernel runs slower right after a hungrier one, so
-the peers and the mainloop share the same conditions and predecessors (``timing.interleave``). The
-two-term P.V variant (``pv_terms`` 2) is checked and timed beside it: the price of its precision.
+torch's cuDNN and flash SDPA backends and FlashAttention-3 (bf16, FP8), twice: interleaved with the
+mainloop in a shuffled order (``timing.interleave``: the peers and the mainloop share conditions and
+predecessors), and each alone, as the mainloop's phase timing is (``alone_ms``, ``mainloop_x_alone``).
+Both, because on a power-capped GPU a kernel runs slower right after a hungrier one: on the H200 the sm90
+mainloop ran 5-8 % slower right after FA3 FP8 while FA3 FP8 lost about 1-2 % after it
+(data/runs/20261201T155500Z-sage2_sm90_ones_fa3style), so a shuffled mix of peers charges each kernel
+for its neighbours' power as well as its own time. The two-term P.V variant (``pv_terms`` 2) is checked
+and timed beside it: the price of its precision.
 """
 
 import math
@@ -96,9 +100,10 @@ def _fa3(x, sm_scale: float, fp8: bool):
     return run, output
 
 
-def _peer_rows(p, ops: int, iterations: int, ref, layout: str) -> list[dict]:
+def _peer_rows(p, ops: int, iterations: int, ref, layout: str, main_alone_s: float) -> list[dict]:
     """torch SDPA (cuDNN, flash) and FA3 (bf16, FP8) timed interleaved with the mainloop (cold, shuffled
-    order): a row for the mainloop's own samples there, then one per peer; FA3's accuracy against ``ref``."""
+    order), then each alone (cold): a row for the mainloop's own samples in the rounds, then one per peer;
+    FA3's accuracy against ``ref``. ``main_alone_s``: the mainloop's p50 timed alone (its phase timing)."""
     rows = []
     try:
         import torch  # noqa: F401
@@ -124,10 +129,14 @@ def _peer_rows(p, ops: int, iterations: int, ref, layout: str) -> list[dict]:
     timing = interleave(fns, iterations=iterations, warmup=1, mode="cold", order="shuffle")
     main_s = timing[main].stats.p50_s
     rows.append({"phase": main, "p50_ms": main_s * 1e3, "TOPS": ops / main_s / 1e12,
-                 "x_target_127ms": main_s / TARGET_MAINLOOP_S})
+                 "x_target_127ms": main_s / TARGET_MAINLOOP_S, "alone_ms": main_alone_s * 1e3})
     for name in [n for n in fns if n != main]:
         t = timing[name].stats.p50_s
-        row = {"phase": name, "p50_ms": t * 1e3, "TFLOPS": ops / t / 1e12, "mainloop_x_this": main_s / t}
+        # no graph-capture check of a torch call (its allocator may not capture); interleave() above ran it too
+        alone = time_gpu(fns[name], name=f"sage2/peer/{name}", iterations=iterations, mode="cold",
+                         check_work=False).stats.p50_s
+        row = {"phase": name, "p50_ms": t * 1e3, "TFLOPS": ops / t / 1e12, "mainloop_x_this": main_s / t,
+               "alone_ms": alone * 1e3, "mainloop_x_alone": main_alone_s / alone}
         output = calls[name][1]
         if output is not None and ref is not None:
             acc = accuracy(to_bhnd(output(), "NHD"), ref)
@@ -181,7 +190,7 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
     t2 = time_gpu(p2.mainloop, name=f"sage2/mainloop/{_label(p2.schedule)}", iterations=iterations).stats.p50_s
     rows.append({"phase": f"fused_mainloop {_label(p2.schedule)}", "p50_ms": t2 * 1e3, "TOPS": ops / t2 / 1e12,
                  "x_target_127ms": t2 / TARGET_MAINLOOP_S})
-    rows += _peer_rows(p, ops, iterations, ref, layout)
+    rows += _peer_rows(p, ops, iterations, ref, layout, timing.phases["fused_mainloop"].stats.p50_s)
     out["rows"] = rows
     out["phases"] = {k: t.to_dict() for k, t in timing.phases.items()}
     return out
@@ -197,8 +206,8 @@ def render(result: dict) -> str:
     for key in [k for k in result if k.startswith("accuracy")]:
         a, label = result[key], key.removeprefix("accuracy").removeprefix("_") or "this schedule"
         head += f"\ncheck vs fp32 reference, {label}: cos {a['cos']:.6f}, rel-L1 {a['rel_l1']:.4f}, NaN {a['nan']}"
-    cols = ["phase", "p50_ms", "floor_ms", "x_floor", "TOPS", "x_target_127ms", "TFLOPS", "mainloop_x_this", "cos",
-            "rel_l1", "error"]
+    cols = ["phase", "p50_ms", "floor_ms", "x_floor", "TOPS", "x_target_127ms", "TFLOPS", "mainloop_x_this",
+            "alone_ms", "mainloop_x_alone", "cos", "rel_l1", "error"]
     lines = [head, "  ".join(f"{c:>14}" if i else f"{c:<36}" for i, c in enumerate(cols))]
     for r in result["rows"]:
         cells = []
