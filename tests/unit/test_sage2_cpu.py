@@ -144,18 +144,20 @@ def test_bench_table_marks_a_launch_bound_phase():
 
 
 def test_bench_table_shows_each_peer_interleaved_and_alone():
-    """A peer's row carries its time in the shuffled rounds and alone, with the mainloop's ratio to each."""
+    """A peer's row carries its time in the shuffled rounds and alone, the mainloop's ratio to each and the SM
+    clocks they ran at."""
     from labkit.workloads.sage2.bench import render
 
     out = render({"shape": [1, 37810, 56, 128], "layout": "NHD", "copy_GBps": 4214.0, "schedule": "sm90",
                   "rows": [{"phase": "fused_mainloop, interleaved with the peers", "p50_ms": 44.012, "TOPS": 931.3,
                             "alone_ms": 40.49},
                            {"phase": "FA3 FP8 e4m3", "p50_ms": 43.52, "TFLOPS": 941.9, "mainloop_x_this": 1.0113,
-                            "alone_ms": 42.61, "mainloop_x_alone": 0.9502, "cos": 0.9985, "rel_l1": 0.0541}]})
+                            "MHz": "1875-1740", "alone_ms": 42.61, "mainloop_x_alone": 0.9502, "alone_MHz": "1980-1710",
+                            "cos": 0.9985, "rel_l1": 0.0541}]})
     header, *rows = out.splitlines()[1:]
-    assert header.split()[8:10] == ["alone_ms", "mainloop_x_alone"]
-    fa3 = next(r for r in rows if r.startswith("FA3 FP8"))
-    assert "42.610" in fa3 and "0.950" in fa3 and "1.011" in fa3
+    assert header.split()[8:12] == ["MHz", "alone_ms", "mainloop_x_alone", "alone_MHz"]
+    fa3 = next(r for r in rows if r.startswith("FA3 FP8")).split()
+    assert fa3[-7:-2] == ["1.011", "1875-1740", "42.610", "0.950", "1980-1710"]
 
 
 def test_schedule_cli_gives_registers_and_ctas_per_sm_of_both_builds():

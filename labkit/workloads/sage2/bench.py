@@ -28,6 +28,13 @@ LAUNCH_BOUND_S = 10e-6  # below this byte floor a phase is timed as a kernel lau
 TARGET_MAINLOOP_S = 0.127  # the public sm89-schedule kernel on this H200 (323 TOPS)
 
 
+def clock_span(t) -> str:
+    """A Timing's SM clock at its start and end, in MHz ('1980-1755'): under a power cap the clock, not the
+    kernel, may be what two rows differ by."""
+    a, b = t.sm_clock_start_hz, t.sm_clock_end_hz
+    return "" if a is None or b is None else f"{a / 1e6:.0f}-{b / 1e6:.0f}"
+
+
 def x_floor(p50_s: float, floor_s: float) -> float | str:
     """Time over the byte floor; a phase that moves a few KB is one kernel launch, and its ratio to a byte floor
     says nothing, so it reads 'launch-bound'."""
@@ -100,10 +107,10 @@ def _fa3(x, sm_scale: float, fp8: bool):
     return run, output
 
 
-def _peer_rows(p, ops: int, iterations: int, ref, layout: str, main_alone_s: float) -> list[dict]:
+def _peer_rows(p, ops: int, iterations: int, ref, layout: str, main_alone) -> list[dict]:
     """torch SDPA (cuDNN, flash) and FA3 (bf16, FP8) timed interleaved with the mainloop (cold, shuffled
     order), then each alone (cold): a row for the mainloop's own samples in the rounds, then one per peer;
-    FA3's accuracy against ``ref``. ``main_alone_s``: the mainloop's p50 timed alone (its phase timing)."""
+    FA3's accuracy against ``ref``. ``main_alone``: the mainloop's Timing alone (its phase timing)."""
     rows = []
     try:
         import torch  # noqa: F401
@@ -127,16 +134,19 @@ def _peer_rows(p, ops: int, iterations: int, ref, layout: str, main_alone_s: flo
             continue
         fns[name] = run
     timing = interleave(fns, iterations=iterations, warmup=1, mode="cold", order="shuffle")
-    main_s = timing[main].stats.p50_s
+    main_s, main_alone_s = timing[main].stats.p50_s, main_alone.stats.p50_s
     rows.append({"phase": main, "p50_ms": main_s * 1e3, "TOPS": ops / main_s / 1e12,
-                 "x_target_127ms": main_s / TARGET_MAINLOOP_S, "alone_ms": main_alone_s * 1e3})
+                 "x_target_127ms": main_s / TARGET_MAINLOOP_S, "MHz": clock_span(timing[main]),
+                 "alone_ms": main_alone_s * 1e3, "alone_MHz": clock_span(main_alone)})
     for name in [n for n in fns if n != main]:
         t = timing[name].stats.p50_s
         # no graph-capture check of a torch call (its allocator may not capture); interleave() above ran it too
-        alone = time_gpu(fns[name], name=f"sage2/peer/{name}", iterations=iterations, mode="cold",
-                         check_work=False).stats.p50_s
+        alone_t = time_gpu(fns[name], name=f"sage2/peer/{name}", iterations=iterations, mode="cold",
+                           check_work=False)
+        alone = alone_t.stats.p50_s
         row = {"phase": name, "p50_ms": t * 1e3, "TFLOPS": ops / t / 1e12, "mainloop_x_this": main_s / t,
-               "alone_ms": alone * 1e3, "mainloop_x_alone": main_alone_s / alone}
+               "MHz": clock_span(timing[name]), "alone_ms": alone * 1e3, "mainloop_x_alone": main_alone_s / alone,
+               "alone_MHz": clock_span(alone_t)}
         output = calls[name][1]
         if output is not None and ref is not None:
             acc = accuracy(to_bhnd(output(), "NHD"), ref)
@@ -186,11 +196,12 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
         if name == "fused_mainloop":
             row["TOPS"] = ops / p50 / 1e12
             row["x_target_127ms"] = p50 / TARGET_MAINLOOP_S
+            row["MHz"] = clock_span(t)
         rows.append(row)
     t2 = time_gpu(p2.mainloop, name=f"sage2/mainloop/{_label(p2.schedule)}", iterations=iterations).stats.p50_s
     rows.append({"phase": f"fused_mainloop {_label(p2.schedule)}", "p50_ms": t2 * 1e3, "TOPS": ops / t2 / 1e12,
                  "x_target_127ms": t2 / TARGET_MAINLOOP_S})
-    rows += _peer_rows(p, ops, iterations, ref, layout, timing.phases["fused_mainloop"].stats.p50_s)
+    rows += _peer_rows(p, ops, iterations, ref, layout, timing.phases["fused_mainloop"])
     out["rows"] = rows
     out["phases"] = {k: t.to_dict() for k, t in timing.phases.items()}
     return out
@@ -206,8 +217,8 @@ def render(result: dict) -> str:
     for key in [k for k in result if k.startswith("accuracy")]:
         a, label = result[key], key.removeprefix("accuracy").removeprefix("_") or "this schedule"
         head += f"\ncheck vs fp32 reference, {label}: cos {a['cos']:.6f}, rel-L1 {a['rel_l1']:.4f}, NaN {a['nan']}"
-    cols = ["phase", "p50_ms", "floor_ms", "x_floor", "TOPS", "x_target_127ms", "TFLOPS", "mainloop_x_this",
-            "alone_ms", "mainloop_x_alone", "cos", "rel_l1", "error"]
+    cols = ["phase", "p50_ms", "floor_ms", "x_floor", "TOPS", "x_target_127ms", "TFLOPS", "mainloop_x_this", "MHz",
+            "alone_ms", "mainloop_x_alone", "alone_MHz", "cos", "rel_l1", "error"]
     lines = [head, "  ".join(f"{c:>14}" if i else f"{c:<36}" for i, c in enumerate(cols))]
     for r in result["rows"]:
         cells = []
