@@ -6,6 +6,9 @@ STAMP   := $(VENV)/.installed
 export LABKIT_BATCH ?= 1
 # No MPLBACKEND here: notebook kernels inherit it, and Agg would keep every figure out of them.
 
+# make bench's Sage2 mainloop: sm90 (sm_90a only) or seed
+SCHEDULE ?= sm90
+
 .PHONY: help run test test-scale test-browser bench lab nb lint clean
 
 help:
@@ -13,7 +16,8 @@ help:
 	@echo "make test   run the tests (GPU tests skip without a GPU)"
 	@echo "make test-scale    the Dask sweep tests (installs dask and distributed first)"
 	@echo "make test-browser  run notebook 02 in JupyterLab in headless chromium (installs chromium first)"
-	@echo "make bench  print benchmark tables: Sage2 phases, then paged decode with its peers (needs a GPU)"
+	@echo "make bench  print benchmark tables: Sage2 phases, then paged decode with its peers (needs a GPU);"
+	@echo "            SCHEDULE=sm90 (default: the Hopper build, sm_90a) or seed picks the Sage2 mainloop"
 	@echo "make lab    start JupyterLab on notebooks/"
 	@echo "make nb     write notebooks/*.ipynb from the percent sources"
 
@@ -45,7 +49,7 @@ test-browser: $(STAMP)
 	$(BIN)/python -m pytest -q -s tests/browser
 
 bench: $(STAMP)
-	$(BIN)/python -m labkit bench
+	$(BIN)/python -m labkit bench --schedule $(SCHEDULE)
 	$(BIN)/python -m labkit decode bench --peers
 
 nb: $(STAMP)
