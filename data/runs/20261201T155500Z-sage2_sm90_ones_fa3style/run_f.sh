@@ -8,4 +8,4 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_thr
 SMI=$!
 python3 .dbg/sage2_ab.py 2>&1 | tee $OUT/sage2_ab.log
 kill $SMI || true
-cp .dbg/attn_fwd_sm90_f.cu .dbg/attn_fwd_sm90_fo.cu .dbg/attn_fwd_sm90_no.cu .dbg/attn_fwd_sm90_n.cu .dbg/ones_patch.py .dbg/variants.py .dbg/sage2_ab.py $OUT/
+cp .dbg/attn_fwd_sm90_ps.cu .dbg/attn_fwd_sm90_d.cu .dbg/attn_fwd_sm90_fod.cu .dbg/attn_fwd_sm90_f.cu .dbg/attn_fwd_sm90_fo.cu .dbg/attn_fwd_sm90_no.cu .dbg/attn_fwd_sm90_n.cu .dbg/ones_patch.py .dbg/variants.py .dbg/sage2_ab.py $OUT/

@@ -19,7 +19,7 @@ def variants(new, kdir):
     pp = os.path.join(HERE, "attn_fwd_sm90_p.cu")
     fa = os.path.join(HERE, "attn_fwd_sm90_f.cu")
     inc = (f"-I{kdir}",)
-    allv = {"base": (new, (), 192),
+    allv = {"base": (new, ("-DONES=1",), 192),  # the landed kernel has the ones block since 9616cc1
             "f04": (fa, inc + ("-DSCHED=0", "-DSTAGES=4"), 128),
             "xf0n": (fa, inc + ("-DSCHED=0", "-DNOLOAD=1"), 128),
             "xf1n": (fa, inc + ("-DSCHED=1", "-DNOLOAD=1"), 128),
@@ -29,6 +29,11 @@ def variants(new, kdir):
             "fo0": (os.path.join(HERE, "attn_fwd_sm90_fo.cu"), inc + ("-DONES=1", "-DSCHED=0"), 128),
             "fo1": (os.path.join(HERE, "attn_fwd_sm90_fo.cu"), inc + ("-DONES=1", "-DSCHED=1"), 128),
             "fo04": (os.path.join(HERE, "attn_fwd_sm90_fo.cu"), inc + ("-DONES=1", "-DSCHED=0", "-DSTAGES=4"), 128),
+            "dr": (os.path.join(HERE, "attn_fwd_sm90_d.cu"), inc + ("-DONES=1", "-DDRESET=1"), 192),
+            "dr4": (os.path.join(HERE, "attn_fwd_sm90_d.cu"), inc + ("-DONES=1", "-DDRESET=1", "-DSTAGES=4"), 192),
+            "fod": (os.path.join(HERE, "attn_fwd_sm90_fod.cu"), inc + ("-DONES=1", "-DSCHED=0", "-DDRESET=1"), 128),
+            "ps": (os.path.join(HERE, "attn_fwd_sm90_ps.cu"), inc + ("-DONES=1", "-DPSMEM=1"), 192),
+            "ps4": (os.path.join(HERE, "attn_fwd_sm90_ps.cu"), inc + ("-DONES=1", "-DPSMEM=1", "-DSTAGES=4"), 192),
             "f1": (fa, inc + ("-DSCHED=1",), 128),
             "f0": (fa, inc + ("-DSCHED=0",), 128),
             "f12": (fa, inc + ("-DSCHED=1", "-DSTAGES=2"), 128),
@@ -71,7 +76,8 @@ class VarLoop(sm90.Sm90Mainloop):
         self.plan, self.cta_q = plan, cta_q
         self.threads = 128 * (cta_q // 64 + (0 if "-DNO_PRODUCER=1" in opts else 1))
         stages = 4 if "-DSTAGES=4" in opts else 2 if "-DSTAGES=2" in opts else 3
-        self.smem = 1024 + cta_q * 128 + stages * (2 * 128 * 128 + (1024 if "-DONES=1" in opts else 0))
+        self.smem = 1024 + cta_q * 128 + stages * (2 * 128 * 128 + (1024 if "-DONES=1" in opts else 0)) + \
+            ((cta_q // 64) * 8192 if "-DPSMEM=1" in opts else 0)
         base = tuple(o for o in plan._options if not o.startswith("-DCTA_Q="))
         self.function, self._module = load_function(
             compile_cubin(src, arch=sm90.ARCH, options=base + (f"-DCTA_Q={cta_q}",) + opts).image, sm90.ENTRY,

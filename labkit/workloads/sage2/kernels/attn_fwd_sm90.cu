@@ -23,6 +23,8 @@
 //     block (44.7-45.9 against 44.3-45.1) and with it (41.65 against 41.95); with FA3's warpgroup turns
 //     (named barriers around the issues) it was 6-7 % slower, with 2 stages 20 %; stages that are never
 //     reloaded (a diagnostic with wrong results) ran only 0-4 % faster: shared-memory loads are not the limit.
+//     P through shared memory (4 stmatrix.x4 a tile, a warpgroup barrier, then SS MMAs, whose MUFU penalty
+//     the microbenchmark below measured lower than RS ones'): 10 % slower (same record, call6).
 //   Why three warpgroups that each run in turn, not two that overlap QK^T(j + 1) with the softmax of j (two S
 //     buffers, 240 registers): per-phase clock64 traces of one CTA on the H200 showed the softmax phase
 //     (~1,400-1,700 cycles a stage) as the long pole either way, and a third warpgroup fills the tensor
