@@ -51,6 +51,12 @@ class Timing:
         d["samples_s"] = list(self.samples_s)
         return d
 
+    def clock_span_mhz(self) -> str:
+        """The SM clock at the start and end of the timing, in MHz ('1980-1755'; '' where NVML gave none): under a
+        power cap the clock, not the kernel, may be what two timings differ by."""
+        a, b = self.sm_clock_start_hz, self.sm_clock_end_hz
+        return "" if a is None or b is None else f"{a / 1e6:.0f}-{b / 1e6:.0f}"
+
     @classmethod
     def from_dict(cls, d: dict) -> "Timing":
         d = dict(d)

@@ -122,3 +122,16 @@ def test_rotated_rounds_keep_predecessors_and_shuffled_rounds_spread_them():
     assert shuffled != round_orders(names, 400, order="shuffle", seed=4)
     with pytest.raises(ValueError, match="'rotate' or 'shuffle'"):
         round_orders(names, 2, order="random")
+
+
+def test_a_timings_clock_span_reads_in_mhz_and_is_empty_without_clocks():
+    """The bench's MHz columns: start-end of the SM clock, or nothing where NVML gave no clock."""
+    from labkit.timing import Timing
+
+    samples = [0.0409, 0.0412, 0.0407]
+    t = Timing(name="x", mode="cold", samples_s=tuple(samples), stats=Stats.from_samples(samples),
+               spread=Spread.from_samples(samples), calls_per_sample=1, flush_bytes=0,
+               sm_clock_start_hz=1_860_000_000, sm_clock_end_hz=1_740_000_000, clock_dropped=False,
+               stop_reason="iterations=3", work_check="not checked")
+    assert t.clock_span_mhz() == "1860-1740"
+    assert Timing.from_dict({**t.to_dict(), "sm_clock_end_hz": None}).clock_span_mhz() == ""

@@ -28,13 +28,6 @@ LAUNCH_BOUND_S = 10e-6  # below this byte floor a phase is timed as a kernel lau
 TARGET_MAINLOOP_S = 0.127  # the public sm89-schedule kernel on this H200 (323 TOPS)
 
 
-def clock_span(t) -> str:
-    """A Timing's SM clock at its start and end, in MHz ('1980-1755'): under a power cap the clock, not the
-    kernel, may be what two rows differ by."""
-    a, b = t.sm_clock_start_hz, t.sm_clock_end_hz
-    return "" if a is None or b is None else f"{a / 1e6:.0f}-{b / 1e6:.0f}"
-
-
 def x_floor(p50_s: float, floor_s: float) -> float | str:
     """Time over the byte floor; a phase that moves a few KB is one kernel launch, and its ratio to a byte floor
     says nothing, so it reads 'launch-bound'."""
@@ -136,8 +129,8 @@ def _peer_rows(p, ops: int, iterations: int, ref, layout: str, main_alone) -> li
     timing = interleave(fns, iterations=iterations, warmup=1, mode="cold", order="shuffle")
     main_s, main_alone_s = timing[main].stats.p50_s, main_alone.stats.p50_s
     rows.append({"phase": main, "p50_ms": main_s * 1e3, "TOPS": ops / main_s / 1e12,
-                 "x_target_127ms": main_s / TARGET_MAINLOOP_S, "MHz": clock_span(timing[main]),
-                 "alone_ms": main_alone_s * 1e3, "alone_MHz": clock_span(main_alone)})
+                 "x_target_127ms": main_s / TARGET_MAINLOOP_S, "MHz": timing[main].clock_span_mhz(),
+                 "alone_ms": main_alone_s * 1e3, "alone_MHz": main_alone.clock_span_mhz()})
     for name in [n for n in fns if n != main]:
         t = timing[name].stats.p50_s
         # no graph-capture check of a torch call (its allocator may not capture); interleave() above ran it too
@@ -145,8 +138,8 @@ def _peer_rows(p, ops: int, iterations: int, ref, layout: str, main_alone) -> li
                            check_work=False)
         alone = alone_t.stats.p50_s
         row = {"phase": name, "p50_ms": t * 1e3, "TFLOPS": ops / t / 1e12, "mainloop_x_this": main_s / t,
-               "MHz": clock_span(timing[name]), "alone_ms": alone * 1e3, "mainloop_x_alone": main_alone_s / alone,
-               "alone_MHz": clock_span(alone_t)}
+               "MHz": timing[name].clock_span_mhz(), "alone_ms": alone * 1e3, "mainloop_x_alone": main_alone_s / alone,
+               "alone_MHz": alone_t.clock_span_mhz()}
         output = calls[name][1]
         if output is not None and ref is not None:
             acc = accuracy(to_bhnd(output(), "NHD"), ref)
@@ -196,7 +189,7 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
         if name == "fused_mainloop":
             row["TOPS"] = ops / p50 / 1e12
             row["x_target_127ms"] = p50 / TARGET_MAINLOOP_S
-            row["MHz"] = clock_span(t)
+            row["MHz"] = t.clock_span_mhz()
         rows.append(row)
     t2 = time_gpu(p2.mainloop, name=f"sage2/mainloop/{_label(p2.schedule)}", iterations=iterations).stats.p50_s
     rows.append({"phase": f"fused_mainloop {_label(p2.schedule)}", "p50_ms": t2 * 1e3, "TOPS": ops / t2 / 1e12,
