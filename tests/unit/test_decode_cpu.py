@@ -168,7 +168,7 @@ def test_call_plan_keeps_what_the_caller_gives():
     eight = plan_call(geometry_for(1, 8192), warps=8)
     assert eight.kernel.warps == 8 and eight.kernel.tokens_per_stage == 128 and eight.kernel.threads == 256
     wide = DecodeGeometry(64, 64, 4, 128, 16, 64, 64 * 64, 8)  # 128 rows: the CUDA-core kernel's stages stay
-    assert plan_call(wide).kernel == kernel_build(wide)
+    assert plan_call(wide, kv_evict_first=False).kernel == kernel_build(wide)
     with pytest.raises(ArgumentError, match="stages 5: expected 1..4"):
         plan_call(g, stages=5)
     with pytest.raises(ArgumentError, match="2 stages of 131072 B .* more than a CTA gets"):
@@ -306,9 +306,10 @@ def test_row_blocks_count_against_grid_y(tmp_path):
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "head_dim", "evict_first"), [
-    (1, 8192, 128, True),     # 34 MB: up to two L2 sizes of K/V enter L2 as evict_first
+    (1, 8192, 128, True),     # 34 MB: up to three L2 sizes of K/V enter L2 as evict_first
     (8, 1024, 256, True),     # 67 MB
-    (1, 32768, 128, False),   # 134 MB: above 2 x 60 MiB
+    (1, 32768, 128, True),    # 134 MB: 2.1 x 60 MiB
+    (8, 8192, 128, False),    # 268 MB: above 3 x 60 MiB
     (64, 8192, 128, False),
 ])
 def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_dim, evict_first):

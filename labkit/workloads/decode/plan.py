@@ -42,9 +42,12 @@ ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 
 # K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not
 # write back the dirty lines it would evict (the memset flush's, or a previous kernel's). H200, cold, p50
 # (data/runs/20261201T122800Z-decode_evict_first): 33-67 MB calls 5-8 % faster (1 x 8k d128 20.9 -> 19.8 us,
-# 8 x 1k d256 35.6 -> 32.6); from 134 MB up 2-5 % slower (64 x 8k d128 486 -> 507 us), except 1 x 32k d128
-# (134 MB, 16 splits, 5 % faster)
-EVICT_FIRST_MAX_L2 = 2.0
+# 8 x 1k d256 35.6 -> 32.6), 1 x 32k d128 (134 MB, 2.1 L2 sizes) 48.5 -> 46.2; from 268 MB (4.3 L2 sizes) up 2-5 %
+# slower (8 x 8k d128 80.2 -> 82.4, 64 x 8k d128 486 -> 507 us). Interleaved again with evict_first on a
+# fraction of the lines (data/runs/20261201T170500Z-decode_cold_anatomy): 1 x 32k d128 49.0 -> 47.0 us; every
+# call from 268 MB slower the larger the fraction (all: 8 x 8k d128 +3.7 %, 8 x 32k d256 +4.8 %; half: +1.7,
+# +0.4 %; a quarter: +0.8, +0.4 %). The bound sits between the two measured sizes.
+EVICT_FIRST_MAX_L2 = 3.0
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 
 

@@ -94,7 +94,7 @@ __device__ __forceinline__ unsigned tile_offset(int t, int d) {
 
 // ---- TMA: one stage of K and V (BOXES page slices x PARTS 64-dim boxes each) --------------------
 // KV_EVICT_FIRST 1: K and V, read once per call, enter L2 as evict_first, so a cold call evicts its own lines
-// rather than writing back dirty ones (labkit.workloads.decode.plan sets it for calls up to 2 L2 sizes).
+// rather than writing back dirty ones (labkit.workloads.decode.plan sets it for calls up to 3 L2 sizes).
 #ifndef KV_EVICT_FIRST
 #define KV_EVICT_FIRST 0
 #endif
