@@ -49,15 +49,15 @@ def test_decode_matches_exact_attention(name, variant):
     print(name, variant, "max err per splits:", errs)
 
 
-@pytest.mark.parametrize(("warps", "stages", "keys", "chains"), [
-    (8, 1, 16, 2), (8, 2, 16, 2), (4, 1, 16, 2), (4, 2, 16, 2), (4, 1, 32, 2), (4, 2, 32, 2), (4, 1, 16, 1),
-    (4, 3, 16, 1)])
+@pytest.mark.parametrize(("warps", "stages", "keys", "chains", "dims"), [
+    (8, 1, 16, 2, 1), (8, 2, 16, 2, 1), (4, 1, 16, 2, 1), (4, 2, 16, 2, 1), (4, 1, 32, 2, 1), (4, 2, 32, 2, 1),
+    (4, 1, 16, 1, 1), (4, 3, 16, 1, 1), (8, 1, 16, 2, 2), (8, 2, 16, 1, 2), (8, 3, 16, 2, 2), (8, 3, 16, 1, 2)])
 @pytest.mark.parametrize("name", ["g6_d256_p64_seed", "g1_d128_p16", "g4_d128_p64_long"])
-def test_tensor_core_builds_match_exact_attention(name, warps, stages, keys, chains):
+def test_tensor_core_builds_match_exact_attention(name, warps, stages, keys, chains, dims):
     """The tuning knobs (8 warps or 32 keys per warp: 128-token stages; one stage: no overlap inside the CTA;
-    one or two Q K^T accumulator chains) give the same answers."""
+    one or two Q K^T accumulator chains; warp pairs that split head_dim) give the same answers."""
     g, lens = CASES[name]
-    build = dict(variant="mma", warps=warps, stages=stages, keys_per_warp=keys, qk_chains=chains)
+    build = dict(variant="mma", warps=warps, stages=stages, keys_per_warp=keys, qk_chains=chains, dim_warps=dims)
     try:
         kernel_build(g, **build)
     except ArgumentError as e:
@@ -69,7 +69,8 @@ def test_tensor_core_builds_match_exact_attention(name, warps, stages, keys, cha
 
 @pytest.mark.parametrize("splits", [2, 4, 8])
 @pytest.mark.parametrize(("name", "build"), [
-    ("g6_d256_p64_seed", dict(warps=8, stages=1)), ("g6_d256_interleaved", {}), ("g1_d128_p16", {}),
+    ("g6_d256_p64_seed", dict(warps=8, stages=1)), ("g6_d256_p64_seed", dict(warps=8, dim_warps=2, stages=1)),
+    ("g6_d256_interleaved", {}), ("g1_d128_p16", {}), ("g1_d128_p16", dict(warps=8, dim_warps=2, stages=2)),
     ("g8_d128_p32", dict(stages=1, qk_chains=1)), ("g4_d128_p64_long", {})])
 def test_cluster_split_reduction_matches_exact_attention(name, build, splits):
     """Splits that combine in a thread-block cluster (distributed shared memory, no global partials) give

@@ -21,7 +21,7 @@ from labkit.workloads.decode import (
     run_decode,
 )
 from labkit.workloads.decode.inputs import _bf16, bf16_to_f32
-from labkit.workloads.decode.plan import plan_call, wave_fill
+from labkit.workloads.decode.plan import describe_plan, plan_call, wave_fill
 
 from ..conftest import ROOT
 
@@ -147,8 +147,6 @@ def test_kernel_build_and_split_heuristic():
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "head_dim", "stages", "chains", "splits", "per_sm"), [
-    (256, 1024, 256, 1, 1, 1, 3),  # 2048 units on 396 one-stage slots: 86 % busy over 6 waves
-    (64, 1024, 256, 1, 2, 1, 2),   # 396 slots would leave a 1.3-wave tail; two chains' registers: 264 slots
     (64, 1024, 128, 1, 1, 1, 4),   # 512 units on 528 slots
     (256, 8192, 128, 1, 1, 1, 4),
     (8, 8192, 128, 3, 2, 4, 2),    # 64 units: split them, long CTAs want stages
@@ -157,9 +155,41 @@ def test_kernel_build_and_split_heuristic():
 ])
 def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_dim, stages, chains, splits, per_sm):
     plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim), sms=132)
-    assert (plan.kernel.variant, plan.kernel.warps) == ("mma", 4)
+    assert (plan.kernel.variant, plan.kernel.warps, plan.kernel.dim_warps) == ("mma", 4, 1)
     assert (plan.kernel.stages, plan.kernel.qk_chains, plan.splits, plan.ctas_per_sm) == (stages, chains, splits,
                                                                                             per_sm)
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "four_warps", "stages", "chains", "splits"), [
+    (256, 1024, (1, 1, 3), 3, 1, 1),  # the 4-warp plan: one stage x 3 CTAs per SM (2048 units, 86 % of 6 waves)
+    (64, 1024, (1, 2, 2), 2, 2, 1),   # one stage x 2 CTAs per SM (two chains' registers)
+    (64, 32768, (1, 2, 2), 2, 2, 1),
+    (8, 32768, (2, 2, 1), 2, 2, 2),   # two stages, one CTA per SM
+    (1, 8192, (2, 2, 1), 2, 2, 16),
+])
+def test_call_plan_runs_warp_pairs_at_head_dim_256(batch, kv_len, four_warps, stages, chains, splits):
+    g = geometry_for(batch, kv_len, head_dim=256)
+    old = plan_call(g, warps=4)  # what the 4-warp build would take: its K/V bytes in flight per SM carry over
+    assert (old.kernel.stages, old.kernel.qk_chains, old.ctas_per_sm) == four_warps
+    plan = plan_call(g)
+    k = plan.kernel
+    assert (k.warps, k.dim_warps, k.keys_per_warp, k.tokens_per_stage) == (8, 2, 16, 64)
+    assert (k.stages, k.qk_chains, plan.splits, plan.ctas_per_sm) == (stages, chains, splits, 1)
+    assert "-DDIM_WARPS=2" in k.options() and "pairs split head_dim" in describe_plan(plan)
+    # the warps' merge holds one (max, sum, O) per pair: 4 x 16 rows, no more than the stages
+    assert k.dynamic_smem_bytes == 1024 + max(stages * 65536, 4 * 16 * 258 * 4)
+    assert plan_call(geometry_for(batch, kv_len, head_dim=128)).kernel.dim_warps == 1  # pairs lost 1-4 % there
+
+
+def test_dim_warps_needs_the_eight_warp_tensor_core_build():
+    g = geometry_for(8, 1024, head_dim=256)
+    for bad in (dict(dim_warps=2), dict(dim_warps=2, warps=4), dict(dim_warps=2, warps=8, keys_per_warp=32),
+                dict(dim_warps=3, warps=8)):
+        with pytest.raises(ArgumentError, match="dim_warps .*: the tensor-core .* 2 with warps=8 and 16 keys"):
+            plan_call(g, **bad)
+    wide = DecodeGeometry(2, 32, 2, 256, 32, 9, 30, 8)  # 128 rows: the CUDA-core kernel
+    with pytest.raises(ArgumentError, match="dim_warps 2: .*variant fma"):
+        plan_call(wide, dim_warps=2)
 
 
 def test_call_plan_keeps_what_the_caller_gives():
@@ -333,10 +363,11 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
 @pytest.mark.parametrize(("geometry", "shape", "splits", "cluster"), [
     (DecodeGeometry(**SEED_LIKE), (8, 1), 8, 8),      # 704 tokens would take 11 splits: 8 one-stage 8-warp CTAs
     (geometry_for(1, 1024, head_dim=256), (8, 1), 8, 8),
-    (geometry_for(8, 1024, head_dim=256), (4, 2), 2, 2),  # one CTA per SM, 2 splits: a cluster of 2
-    (geometry_for(1, 8192, head_dim=256), (4, 2), 16, 0),  # 16 splits, too long for 8 one-stage CTAs
+    (geometry_for(8, 1024, head_dim=256), (8, 2), 2, 2),  # one CTA per SM, 2 splits: a cluster of 2
+    (geometry_for(1, 8192, head_dim=256), (8, 2), 16, 0),  # 16 splits, too long for 8 one-stage CTAs
     (geometry_for(8, 1024), (4, 3), 4, 0),               # two CTAs per SM: clusters measured slower
-    (geometry_for(256, 1024, head_dim=256), (4, 1), 1, 0),
+    (geometry_for(256, 1024, head_dim=256), (8, 3), 1, 0),
+    (geometry_for(8, 1024, head_dim=256, page_size=16), (8, 2), 2, 2),
 ])
 def test_call_plan_combines_splits_in_a_cluster_where_one_cta_fills_an_sm(tmp_path, geometry, shape, splits, cluster):
     plan = plan_call(geometry, sms=132)
@@ -376,8 +407,8 @@ def test_decode_build_cli_says_how_the_call_runs(tmp_path, capsys):
     args = ["decode", "build", "--batch", "2", "--kv-len", "704", "--heads-q", "24", "--heads-kv", "4"]
     assert cli.main([*args, "--head-dim", "256", "--out", str(tmp_path / "seed")]) == 0
     out = capsys.readouterr().out
-    assert ("8 splits, 8 warps x 1 stages, 1 CTAs per SM, splits combined in a cluster of 8, K/V L2 evict_first, PDL"
-            in out)
+    assert ("8 splits, 8 warps (pairs split head_dim) x 1 stages, 1 CTAs per SM, splits combined in a cluster of 8, "
+            "K/V L2 evict_first, PDL" in out)
     assert cli.main(["decode", "build", "--batch", "64", "--kv-len", "8192", "--out", str(tmp_path / "big")]) == 0
     assert "1 splits, 4 warps x 1 stages, 4 CTAs per SM; check it" in capsys.readouterr().out
     assert cli.main([*args, "--head-dim", "100", "--out", str(tmp_path / "bad")]) == 2

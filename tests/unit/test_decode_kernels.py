@@ -31,15 +31,17 @@ def _without_recorder(source_text: str, header_text: str) -> str:
     return out
 
 
-@pytest.mark.parametrize("geometry", [SEED_LIKE, WIDE], ids=["mma", "fma"])
-def test_uninstrumented_decode_kernel_is_the_code_without_the_recorder(geometry):
-    kb = kernel_build(geometry)
+@pytest.mark.parametrize(("geometry", "knobs"), [(SEED_LIKE, {}), (SEED_LIKE, dict(warps=8, dim_warps=2)), (WIDE, {})],
+                         ids=["mma", "mma-pairs", "fma"])
+def test_uninstrumented_decode_kernel_is_the_code_without_the_recorder(geometry, knobs):
+    kb = kernel_build(geometry, **knobs)
     src = kernel_path(decode_package.__file__, kb.source)
     header = src.with_name("paged_decode.cuh").read_text()
     now = compile_cubin(src, arch="sm_90", options=kb.options())
     bare = compile_cubin(src, arch="sm_90", options=kb.options(), code=_without_recorder(src.read_text(), header))
     assert _text(now.image) == _text(bare.image)
-    timed = read_cubin(compile_cubin(src, arch="sm_90", options=kernel_build(geometry, timeline=True).options()).image)
+    timed = read_cubin(compile_cubin(src, arch="sm_90",
+                                     options=kernel_build(geometry, timeline=True, **knobs).options()).image)
     plain = read_cubin(now.image)
     assert timed.entries["paged_decode"].param_bytes == plain.entries["paged_decode"].param_bytes == 384
     assert _text(now.image) != _text(compile_cubin(src, arch="sm_90", options=(*kb.options(),

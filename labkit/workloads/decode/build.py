@@ -146,7 +146,8 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     name = (f"{ENTRY}_{kb.variant}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}"
-            f"_k{kb.keys_per_warp}_w{kb.warps}_s{kb.stages}{'_ef' if kb.kv_evict_first else ''}"
+            f"_k{kb.keys_per_warp}_w{kb.warps}{f'd{kb.dim_warps}' if kb.dim_warps > 1 else ''}_s{kb.stages}"
+            f"{'_ef' if kb.kv_evict_first else ''}"
             f"{f'_c{kb.cluster_splits}' if kb.cluster_splits > 1 else ''}"
             f"{'_timeline' if kb.timeline else ''}_{arch}.cubin")
     (d / name).write_bytes(cubin.image)

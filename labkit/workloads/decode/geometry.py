@@ -118,6 +118,7 @@ class KernelBuild:
     timeline: bool = False  # -DLABKIT_TIMELINE: per-CTA records (labkit.sched)
     kv_evict_first: bool = False  # -DKV_EVICT_FIRST=1: K/V TMA loads carry an L2 evict_first policy
     cluster_splits: int = 0  # -DCLUSTER_SPLITS=n (2, 4, 8): the n splits of a unit combine in a thread-block cluster
+    dim_warps: int = 1  # -DDIM_WARPS=2 (mma, 8 warps): warp pairs take the same keys and half of head_dim each
 
     @property
     def threads(self) -> int:
@@ -133,7 +134,7 @@ class KernelBuild:
 
     @property
     def tokens_per_stage(self) -> int:
-        return self.keys_per_warp * (self.warps // self.row_warps)
+        return self.keys_per_warp * (self.warps // (self.row_warps * self.dim_warps))
 
     @property
     def box_rows(self) -> int:
@@ -145,7 +146,7 @@ class KernelBuild:
 
     @property
     def dynamic_smem_bytes(self) -> int:
-        merge = self.warps * self.rows_per_warp * (self.head_dim + 2) * 4  # the warps' merge reuses the stages
+        merge = self.warps // self.dim_warps * self.rows_per_warp * (self.head_dim + 2) * 4  # reuses the stages
         return 1024 + max(self.stages * self.stage_bytes, merge)  # + room to align the swizzled tiles
 
     def options(self) -> tuple[str, ...]:
@@ -155,7 +156,8 @@ class KernelBuild:
                   *((f"-DCLUSTER_SPLITS={self.cluster_splits}",) if self.cluster_splits > 1 else ()))
         if self.variant == "mma":
             return (*common, f"-DKEYS_PER_WARP={self.keys_per_warp}", f"-DWARPS={self.warps}",
-                    f"-DQK_CHAINS={self.qk_chains}")
+                    f"-DQK_CHAINS={self.qk_chains}",
+                    *((f"-DDIM_WARPS={self.dim_warps}",) if self.dim_warps > 1 else ()))
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 
@@ -167,7 +169,7 @@ MAX_DYNAMIC_SMEM = 200 * 1024  # sm_90 gives a CTA 227 KB; the rest is left for 
 
 def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: int | None = None,
                  stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
-                 qk_chains: int | None = None, timeline: bool = False) -> KernelBuild:
+                 qk_chains: int | None = None, dim_warps: int | None = None, timeline: bool = False) -> KernelBuild:
     """Tensor cores (``mma``) for at most 16 rows, else CUDA cores (``fma``): there
     warps split the rows when one warp would hold too many (registers) or a stage would not fit, and
     the others split the keys, 32 each. Stages fill up to ``STAGE_BUDGET`` bytes (2..4 of them).
@@ -186,8 +188,13 @@ def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: in
                             f"(variant {variant})")
     if qk_chains is not None and (variant != "mma" or qk_chains not in (1, 2)):
         raise ArgumentError(f"qk_chains {qk_chains!r}: the tensor-core (mma) kernel takes 1 or 2 (variant {variant})")
+    if dim_warps is not None and (variant != "mma" or dim_warps not in (1, 2)
+                                  or (dim_warps == 2 and (warps != 8 or keys_per_warp not in (None, 16)))):
+        raise ArgumentError(f"dim_warps {dim_warps!r}: the tensor-core (mma) kernel takes 1, or 2 with warps=8 and "
+                            f"16 keys per warp (variant {variant}, warps {warps}, keys_per_warp {keys_per_warp})")
     if variant == "mma":
-        kb = KernelBuild("mma", 16, 1, keys_per_warp or 16, 2, g.head_dim, g.page_size, warps or WARPS, qk_chains or 2)
+        kb = KernelBuild("mma", 16, 1, keys_per_warp or 16, 2, g.head_dim, g.page_size, warps or WARPS, qk_chains or 2,
+                         dim_warps=dim_warps or 1)
     else:
         rows = min(1 << max(0, math.ceil(math.log2(g.rows))), MAX_ROWS[g.head_dim])  # a power of two: 1 ... 64
         per_warp_cap = 16 if g.head_dim == 128 else 8

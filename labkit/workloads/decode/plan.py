@@ -26,6 +26,15 @@ Clusters of 16 (non-portable) would take 16 splits in one: only 7 are resident o
 two rounds (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_prologue_cluster16).
 One wave of CTAs with equal shares of all units' stages (across unit boundaries) ran 2-7 % slower than these
 plans at every large call (data/runs/20261201T135200Z-decode_balanced), so splits stay per unit.
+
+Warp pairs at head_dim 256: the 4-warp build's stage loop was bound by its math there (thread 0 of a CTA
+waited 150 of every ~3200 cycles at 8 x 32k; the build with the math compiled out read 3-11 % faster), so
+head_dim 256 runs 8 warps in which each pair takes the same 16 keys of a stage and half of head_dim
+(``dim_warps=2``; the Q K^T halves meet in shared memory), one CTA per SM, with about the K/V bytes per SM
+the 4-warp plan would hold in flight: its stages x its CTAs per SM, 1..3 stages. Measured on the H200 (cold,
+p50, interleaved; data/runs/20261201T174500Z-decode_warp_pairs): 8 x 32k 492 -> 483 us (4.36 ->
+4.44 TB/s), 8 x 8k 139.8 -> 135.9, 1 x 8k 32.6 -> 29.4, 8 x 1k 32.1 -> 28.4, 256 x 1k 507 -> 495, the
+seed-sized call in a CUDA graph 9.6 -> 8.3; 64 x 1k level. At head_dim 128 the pairs were 1-4 % slower.
 """
 
 import dataclasses
@@ -35,9 +44,11 @@ from dataclasses import dataclass
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
-OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "kv_evict_first", "cluster")
+OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
+             "cluster")
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
+PAIR_HEAD_DIMS = (256,)  # head dims whose tensor-core calls run the warp-pair build (dim_warps=2)
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
 # K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not
 # write back the dirty lines it would evict (the memset flush's, or a previous kernel's). H200, cold, p50
@@ -66,7 +77,8 @@ class CallPlan:
 
     def to_dict(self) -> dict:
         k = self.kernel
-        return {"variant": k.variant, "warps": k.warps, "stages": k.stages, "qk_chains": k.qk_chains,
+        return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
+                "qk_chains": k.qk_chains,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
                 "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl}
 
@@ -76,7 +88,8 @@ def describe_plan(plan: CallPlan) -> str:
     k = plan.kernel
     extras = [f"splits combined in a cluster of {k.cluster_splits}" if k.cluster_splits > 1 else "",
               "K/V L2 evict_first" if k.kv_evict_first else "", "PDL" if plan.pdl else ""]
-    head = [f"{plan.splits} splits", f"{k.warps} warps x {k.stages} stages", f"{plan.ctas_per_sm} CTAs per SM"]
+    warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
+    head = [f"{plan.splits} splits", f"{warps} x {k.stages} stages", f"{plan.ctas_per_sm} CTAs per SM"]
     return ", ".join(head + [e for e in extras if e])
 
 
@@ -100,11 +113,11 @@ def kv_bytes_read(g: DecodeGeometry) -> int:
 def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, arch: str = "sm_90",
               l2_bytes: int = H200_L2_BYTES, variant: str | None = None, row_warps: int | None = None,
               stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
-              qk_chains: int | None = None, kv_evict_first: bool | None = None, cluster: bool | None = None,
-              timeline: bool = False) -> CallPlan:
+              qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
+              cluster: bool | None = None, timeline: bool = False) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice."""
-    kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, timeline=timeline)
+    kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, dim_warps=dim_warps, timeline=timeline)
     kb = kernel_build(g, row_warps=row_warps, stages=stages, qk_chains=qk_chains, **kw)
     if stages is None and kb.variant == "mma":
         for chains in (1, 2) if qk_chains is None else (qk_chains,):
@@ -112,6 +125,11 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             if wave_fill(g.batch * g.heads_kv * one.row_blocks(g), sms * occupancy(one, arch)) >= ONE_STAGE_MIN_FILL:
                 kb = one
                 break
+    pairs = (kb.variant == "mma" and g.head_dim in PAIR_HEAD_DIMS and warps is None and keys_per_warp is None
+             and dim_warps is None)
+    if pairs:  # as many K/V bytes in flight per SM as the 4-warp build would hold, in one CTA
+        pair_stages = stages or max(1, min(3, kb.stages * occupancy(kb, arch)))
+        kb = kernel_build(g, stages=pair_stages, qk_chains=kb.qk_chains, warps=8, dim_warps=2, timeline=timeline)
     if kv_evict_first is None:
         kv_evict_first = kv_bytes_read(g) <= EVICT_FIRST_MAX_L2 * l2_bytes
     kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
@@ -128,7 +146,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                   and warps is None):
                 # a short call that would take more splits than a cluster holds: 8 one-stage CTAs of 8 warps
                 kb = kernel_build(g, warps=8, stages=1, qk_chains=qk_chains, keys_per_warp=keys_per_warp,
-                                  timeline=timeline)
+                                  dim_warps=2 if pairs else dim_warps, timeline=timeline)
                 kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
                 splits, cluster = max(CLUSTER_SIZES), True
     if cluster:

@@ -9,6 +9,11 @@
 // Fragment layouts (PTX ISA, mma.m16n8k16): lane = 4 * g + t; C holds (row g | g + 8, col 2t, 2t + 1);
 // A holds (row g | g + 8, k 2t, 2t + 1 | + 8); B holds (k 2t, 2t + 1 | + 8, col g).
 // Keys past the sequence in the last chunk get zeroed V rows (P is 0 there, but 0 x NaN is NaN).
+// DIM_WARPS 2 (8 warps, 16 keys each): warps w and w + 4 take the same keys and half of head_dim each: each
+// computes Q K^T over its dims, the pair adds its halves through shared memory (a 64-thread named barrier; both
+// add the same two numbers, so both hold the same S and the same softmax), and each accumulates O for its dims.
+// At head_dim 256 the 4-warp build's loop was bound by this math (one warp per scheduler, every mma and
+// ldmatrix latency exposed); the pairs halve each warp's chain (8 x 32k d256: 492 -> 483 us on the H200).
 // The warps' (max, sum, O) meet in shared memory in [row][dim] order (the call's rows only); then the CTA
 // stores the output (one split) or its partials, and the last CTA of the (sequence, kv head) reduces. With
 // CLUSTER_SPLITS n (2, 4, 8; the launch has exactly n splits) the n CTAs of a (sequence, kv head) are one
@@ -16,8 +21,8 @@
 // dims from all n through distributed shared memory: no global partials, fence or counter (the seed-sized
 // call in a graph: 12.0 -> 9.5 us with 8 one-stage 8-warp CTAs; labkit.workloads.decode.plan says when).
 // More rows than 16 (up to 16 heads x 8 tokens): row blocks of 16, grid y = heads_kv x row blocks.
-// Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), STAGES, QK_CHAINS (1, 2),
-// CLUSTER_SPLITS, LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh). Launch: grid (splits, heads_kv x row blocks, batch),
+// Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
+// QK_CHAINS (1, 2), CLUSTER_SPLITS, LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh). Launch: grid (splits, heads_kv x row blocks, batch),
 // block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge).
 
 #ifndef HEAD_DIM
@@ -38,6 +43,9 @@
 #ifndef CLUSTER_SPLITS  // 2, 4 or 8: the splits of a (sequence, KV head) form a cluster and combine in DSMEM
 #define CLUSTER_SPLITS 0
 #endif
+#ifndef DIM_WARPS  // 2: warps w and w + WARPS / 2 take the same keys and half of head_dim each
+#define DIM_WARPS 1
+#endif
 #ifndef QK_CHAINS  // 2: odd k-steps of Q K^T accumulate apart (shorter dependent chains, more registers)
 #define QK_CHAINS 2
 #endif
@@ -53,21 +61,24 @@
 constexpr int THREADS = WARPS * 32;
 constexpr int MAX_ROWS = 16;
 constexpr int PARTS = HEAD_DIM / 64;
-constexpr int TOKENS_PER_STAGE = KEYS_PER_WARP * WARPS;
+constexpr int KEY_WARPS = WARPS / DIM_WARPS;     // warps over a stage's keys
+constexpr int WARP_DIMS = HEAD_DIM / DIM_WARPS;  // the dims of Q K^T and O one warp takes
+constexpr int TOKENS_PER_STAGE = KEYS_PER_WARP * KEY_WARPS;
 constexpr int BOX_ROWS = PAGE_SIZE < TOKENS_PER_STAGE ? PAGE_SIZE : TOKENS_PER_STAGE;
 constexpr int BOXES = TOKENS_PER_STAGE / BOX_ROWS;
 constexpr int TILE_ELEMS = TOKENS_PER_STAGE * HEAD_DIM;
 constexpr unsigned STAGE_BYTES = 2 * TILE_ELEMS * 2;
 constexpr int NT_S = KEYS_PER_WARP / 8;   // S n-tiles (8 keys each)
-constexpr int NT_O = HEAD_DIM / 8;        // O n-tiles (8 dims each)
-constexpr int KS_Q = HEAD_DIM / 16;       // k-steps of Q K^T
+constexpr int NT_O = WARP_DIMS / 8;       // O n-tiles (8 dims each)
+constexpr int KS_Q = WARP_DIMS / 16;      // k-steps of Q K^T
 static_assert(HEAD_DIM == 128 || HEAD_DIM == 256, "head_dim 128 or 256");
 constexpr int Q_STRIDE = HEAD_DIM + 8;    // bf16 per staged q row: +16 B keeps ldmatrix conflict-free
 // head_dim 128: Q's A fragments stay in 32 registers for the whole call (a lone CTA, e.g. batch 1,
 // ran 2x slower with q staged in shared memory); head_dim 256 needs those registers for O.
-constexpr bool Q_IN_REGISTERS = HEAD_DIM == 128;
+constexpr bool Q_IN_REGISTERS = WARP_DIMS <= 128;
 static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per warp");
 static_assert(WARPS == 4 || WARPS == 8, "4 or 8 warps");
+static_assert(DIM_WARPS == 1 || (DIM_WARPS == 2 && WARPS == 8 && KEYS_PER_WARP == 16), "dim pairs: 8 warps, 16 keys");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
 #include "paged_decode.cuh"
@@ -123,6 +134,9 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
     __shared__ float cl_ml[MAX_ROWS][2];  // this CTA's (max, sum) per row, read by the whole cluster
 #endif
     __shared__ alignas(16) unsigned short q_s[Q_IN_REGISTERS ? 8 : MAX_ROWS * Q_STRIDE];  // head_dim 256: q rows
+#if DIM_WARPS == 2
+    __shared__ float s_half[KEY_WARPS][2][NT_S * 4][32];  // a pair's Q K^T halves, [value][lane]: no bank conflicts
+#endif
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) &
                                                            ~1023ull);  // swizzle atoms are 1024-B aligned
 
@@ -131,6 +145,10 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
     const int split = blockIdx.x, b = blockIdx.z, splits = gridDim.x;
     const int row_blocks = gridDim.y / p.heads_kv, hkv = blockIdx.y / row_blocks, rb = blockIdx.y % row_blocks;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    // this warp's keys (kw) and dims (d0 + 0..WARP_DIMS-1; dims_at: their byte offset in a tile, whole 64-dim parts)
+    const int kw = DIM_WARPS == 1 ? warp : warp % KEY_WARPS, dh = DIM_WARPS == 1 ? 0 : warp / KEY_WARPS;
+    const int d0 = dh * WARP_DIMS;
+    const unsigned dims_at = (unsigned)(dh * (WARP_DIMS / 64) * TOKENS_PER_STAGE * 128);
     const int G = p.group, heads_q = p.heads_kv * G;
     const float scale_log2 = __int_as_float(p.scale_log2_bits);
     allow_next_grid_and_wait_for_previous();
@@ -173,8 +191,8 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
                 p.q + ((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM);
 #pragma unroll
             for (int ks = 0; ks < KS_Q; ++ks) {
-                q_regs[ks][half] = row < rows ? src[(16 * ks + 2 * t) / 2] : 0u;
-                q_regs[ks][2 + half] = row < rows ? src[(16 * ks + 8 + 2 * t) / 2] : 0u;
+                q_regs[ks][half] = row < rows ? src[(d0 + 16 * ks + 2 * t) / 2] : 0u;
+                q_regs[ks][2 + half] = row < rows ? src[(d0 + 16 * ks + 8 + 2 * t) / 2] : 0u;
             }
         }
     } else {
@@ -191,7 +209,7 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
 #pragma unroll
     for (int n = 0; n < NT_O; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
     __syncthreads();  // barriers initialised and q staged before anyone reads them
-    const unsigned short* q_row = q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 8 * (lane / 16);
+    const unsigned short* q_row = q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 8 * (lane / 16) + d0;
 
     const int last_pos_base = seq_len - q_len;
     for (int it = 0; it < my_stages; ++it) {
@@ -200,13 +218,15 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
         wait_bar(&full[s], (it / STAGES) & 1);
         unsigned char* kt = smem + s * STAGE_BYTES;
         unsigned char* vt = kt + TILE_ELEMS * 2;
-        const int t0 = warp * KEYS_PER_WARP;
+        unsigned char* kt_own = kt + dims_at;  // this warp's dims of K and V
+        unsigned char* vt_own = vt + dims_at;
+        const int t0 = kw * KEYS_PER_WARP;
         const int pos0 = (stage_begin + it) * TOKENS_PER_STAGE + t0;
         const int n_keys = min(KEYS_PER_WARP, seq_len - pos0);  // warp-uniform
         if (n_keys > 0) {
             if (n_keys < KEYS_PER_WARP) {  // zero V past the sequence: P is 0 there but 0 x NaN is not
-                for (int i = lane; i < (KEYS_PER_WARP - n_keys) * (HEAD_DIM / 8); i += 32) {
-                    const int key = t0 + n_keys + i / (HEAD_DIM / 8), d = 8 * (i % (HEAD_DIM / 8));
+                for (int i = lane; i < (KEYS_PER_WARP - n_keys) * (WARP_DIMS / 8); i += 32) {
+                    const int key = t0 + n_keys + i / (WARP_DIMS / 8), d = d0 + 8 * (i % (WARP_DIMS / 8));
                     *reinterpret_cast<uint4*>(vt + tile_offset(key, d)) = make_uint4(0, 0, 0, 0);
                 }
                 __syncwarp();
@@ -226,7 +246,7 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
 #pragma unroll
                     for (int kp = 0; kp < KS_Q / 2; ++kp) {
                         unsigned kb[4];
-                        ldmatrix_x4(kb, kt + tile_offset(t0 + 8 * nt + lane % 8, 32 * kp + 8 * (lane / 8)));
+                        ldmatrix_x4(kb, kt_own + tile_offset(t0 + 8 * nt + lane % 8, 32 * kp + 8 * (lane / 8)));
                         mma_bf16(sc[nt], q_regs[2 * kp], kb[0], kb[1]);
                         mma_bf16(QK_ODD[nt], q_regs[2 * kp + 1], kb[2], kb[3]);
                     }
@@ -239,7 +259,7 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
 #pragma unroll
                     for (int nt = 0; nt < NT_S; ++nt) {
                         unsigned kb[4];
-                        ldmatrix_x4(kb, kt + tile_offset(t0 + 8 * nt + lane % 8, 32 * kp + 8 * (lane / 8)));
+                        ldmatrix_x4(kb, kt_own + tile_offset(t0 + 8 * nt + lane % 8, 32 * kp + 8 * (lane / 8)));
                         mma_bf16(sc[nt], qa[0], kb[0], kb[1]);
                         mma_bf16(QK_ODD[nt], qa[1], kb[2], kb[3]);
                     }
@@ -250,6 +270,18 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
             for (int nt = 0; nt < NT_S; ++nt)
 #pragma unroll
                 for (int i = 0; i < 4; ++i) sc[nt][i] += sc_odd[nt][i];
+#endif
+#if DIM_WARPS == 2
+            // the pair's halves of Q K^T meet: both warps add the same two numbers, so both hold the same S
+#pragma unroll
+            for (int nt = 0; nt < NT_S; ++nt)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) s_half[kw][dh][nt * 4 + i][lane] = sc[nt][i];
+            asm volatile("bar.sync %0, 64;" ::"r"(1 + kw) : "memory");
+#pragma unroll
+            for (int nt = 0; nt < NT_S; ++nt)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) sc[nt][i] += s_half[kw][1 - dh][nt * 4 + i][lane];
 #endif
             // PHASE: online_softmax
             // online softmax: a row's 16 or 32 keys sit in the 4 lanes of its quad
@@ -296,7 +328,7 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
 #pragma unroll
                 for (int np = 0; np < NT_O / 2; ++np) {
                     unsigned vb[4];
-                    ldmatrix_x4_trans(vb, vt + tile_offset(key, 16 * np + 8 * (lane / 16)));
+                    ldmatrix_x4_trans(vb, vt_own + tile_offset(key, 16 * np + 8 * (lane / 16)));
                     mma_bf16(o[2 * np], pa, vb[0], vb[1]);
                     mma_bf16(o[2 * np + 1], pa, vb[2], vb[3]);
                 }
@@ -316,16 +348,16 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 1);
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 2);
     }
-    float* merge_o = reinterpret_cast<float*>(smem);            // [WARPS][MAX_ROWS][HEAD_DIM]
-    float* merge_ml = merge_o + WARPS * MAX_ROWS * HEAD_DIM;     // [WARPS][MAX_ROWS][2]
+    float* merge_o = reinterpret_cast<float*>(smem);            // [KEY_WARPS][MAX_ROWS][HEAD_DIM]
+    float* merge_ml = merge_o + KEY_WARPS * MAX_ROWS * HEAD_DIM; // [KEY_WARPS][MAX_ROWS][2]
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
         const int row = g + 8 * half;
         if (row >= rows) continue;  // nobody reads the padding rows (a G = 6 call writes 6 of 16)
-        float* dst = merge_o + (warp * MAX_ROWS + row) * HEAD_DIM;
+        float* dst = merge_o + (kw * MAX_ROWS + row) * HEAD_DIM + d0;
 #pragma unroll
         for (int n = 0; n < NT_O; ++n) *reinterpret_cast<float2*>(dst + 8 * n + 2 * t) = make_float2(o[n][2 * half], o[n][2 * half + 1]);
-        if (t == 0) { merge_ml[(warp * MAX_ROWS + row) * 2] = m[half]; merge_ml[(warp * MAX_ROWS + row) * 2 + 1] = l[half]; }
+        if (t == 0 && dh == 0) { merge_ml[(kw * MAX_ROWS + row) * 2] = m[half]; merge_ml[(kw * MAX_ROWS + row) * 2 + 1] = l[half]; }
     }
     __syncthreads();
     const long long group_at = ((long long)b * p.heads_kv + hkv) * row_blocks + rb;
@@ -333,10 +365,10 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
         const int row = i / HEAD_DIM, d = i % HEAD_DIM, qr = row0 + row;
         float mm = -INFINITY;
 #pragma unroll
-        for (int w = 0; w < WARPS; ++w) mm = fmaxf(mm, merge_ml[(w * MAX_ROWS + row) * 2]);
+        for (int w = 0; w < KEY_WARPS; ++w) mm = fmaxf(mm, merge_ml[(w * MAX_ROWS + row) * 2]);
         float ll = 0.f, acc = 0.f;
 #pragma unroll
-        for (int w = 0; w < WARPS; ++w) {
+        for (int w = 0; w < KEY_WARPS; ++w) {
             const float mw = merge_ml[(w * MAX_ROWS + row) * 2];
             const float f = mw == -INFINITY ? 0.f : exp2f(mw - mm);
             ll = fmaf(merge_ml[(w * MAX_ROWS + row) * 2 + 1], f, ll);
