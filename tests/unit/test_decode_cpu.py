@@ -181,6 +181,13 @@ def test_call_plan_runs_warp_pairs_at_head_dim_256(batch, kv_len, four_warps, st
     assert plan_call(geometry_for(batch, kv_len, head_dim=128)).kernel.dim_warps == 1  # pairs lost 1-4 % there
 
 
+def test_warp_pairs_take_row_blocks_too():
+    tall = DecodeGeometry(3, 32, 2, 256, 32, 12, 40, max_q_len=8)  # 16 q heads per KV head x 8 tokens = 128 rows
+    plan = plan_call(tall, variant="mma", splits=4)
+    assert (plan.kernel.variant, plan.kernel.dim_warps, plan.kernel.row_blocks(tall)) == ("mma", 2, 8)
+    assert plan_call(tall).kernel.variant == "fma"  # left to itself, 128 rows take the CUDA-core kernel
+
+
 def test_dim_warps_needs_the_eight_warp_tensor_core_build():
     g = geometry_for(8, 1024, head_dim=256)
     for bad in (dict(dim_warps=2), dict(dim_warps=2, warps=4), dict(dim_warps=2, warps=8, keys_per_warp=32),

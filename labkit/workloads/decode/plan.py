@@ -129,7 +129,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
              and dim_warps is None)
     if pairs:  # as many K/V bytes in flight per SM as the 4-warp build would hold, in one CTA
         pair_stages = stages or max(1, min(3, kb.stages * occupancy(kb, arch)))
-        kb = kernel_build(g, stages=pair_stages, qk_chains=kb.qk_chains, warps=8, dim_warps=2, timeline=timeline)
+        kb = kernel_build(g, variant="mma", stages=pair_stages, qk_chains=kb.qk_chains, warps=8, dim_warps=2,
+                          timeline=timeline)
     if kv_evict_first is None:
         kv_evict_first = kv_bytes_read(g) <= EVICT_FIRST_MAX_L2 * l2_bytes
     kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
