@@ -33,7 +33,7 @@ head_dim 256 runs 8 warps in which each pair takes the same 16 keys of a stage a
 (``dim_warps=2``; the Q K^T halves meet in shared memory), one CTA per SM, with about the K/V bytes per SM
 the 4-warp plan would hold in flight: its stages x its CTAs per SM, 1..3 stages. Measured on the H200 (cold,
 p50, interleaved; data/runs/20261201T174500Z-decode_warp_pairs): 8 x 32k 492 -> 483 us (4.36 ->
-4.44 TB/s), 8 x 8k 139.8 -> 135.9, 1 x 8k 32.6 -> 29.4, 8 x 1k 32.1 -> 28.4, 256 x 1k 507 -> 495, the
+4.44 TB/s), 8 x 8k 139.8 -> 135.9, 1 x 8k 32.5 -> 29.5, 8 x 1k 32.1 -> 28.4, 256 x 1k 507 -> 495, the
 seed-sized call in a CUDA graph 9.6 -> 8.3; 64 x 1k level. At head_dim 128 the pairs were 1-4 % slower.
 """
 

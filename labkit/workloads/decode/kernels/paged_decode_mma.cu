@@ -74,7 +74,8 @@ constexpr int KS_Q = WARP_DIMS / 16;      // k-steps of Q K^T
 static_assert(HEAD_DIM == 128 || HEAD_DIM == 256, "head_dim 128 or 256");
 constexpr int Q_STRIDE = HEAD_DIM + 8;    // bf16 per staged q row: +16 B keeps ldmatrix conflict-free
 // head_dim 128: Q's A fragments stay in 32 registers for the whole call (a lone CTA, e.g. batch 1,
-// ran 2x slower with q staged in shared memory); head_dim 256 needs those registers for O.
+// ran 2x slower with q staged in shared memory); head_dim 256 with 4 warps needs those registers for O (a warp
+// pair's 128 dims each hold theirs).
 constexpr bool Q_IN_REGISTERS = WARP_DIMS <= 128;
 static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per warp");
 static_assert(WARPS == 4 || WARPS == 8, "4 or 8 warps");
