@@ -362,30 +362,45 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
     }
     __syncthreads();
     const long long group_at = ((long long)b * p.heads_kv + hkv) * row_blocks + rb;
-    for (int i = threadIdx.x; i < rows * HEAD_DIM; i += THREADS) {
-        const int row = i / HEAD_DIM, d = i % HEAD_DIM, qr = row0 + row;
-        float mm = -INFINITY;
-#pragma unroll
-        for (int w = 0; w < KEY_WARPS; ++w) mm = fmaxf(mm, merge_ml[(w * MAX_ROWS + row) * 2]);
-        float ll = 0.f, acc = 0.f;
+    // Each thread merges (row, 4 dims): every warp's (m, l, o) loaded at once, then combined in warp order (the
+    // same arithmetic per element as one dim at a time, so the same bits). One dim per item chained shared-memory
+    // round trips: loop end to partials stored took 0.93 us at 1 x 8k d128 on the H200, 0.51 this way.
+    for (int i = threadIdx.x; i < rows * (HEAD_DIM / 4); i += THREADS) {
+        const int row = i / (HEAD_DIM / 4), d = 4 * (i % (HEAD_DIM / 4)), qr = row0 + row;
+        float mw[KEY_WARPS], lw[KEY_WARPS];
+        float4 ow[KEY_WARPS];
 #pragma unroll
         for (int w = 0; w < KEY_WARPS; ++w) {
-            const float mw = merge_ml[(w * MAX_ROWS + row) * 2];
-            const float f = mw == -INFINITY ? 0.f : exp2f(mw - mm);
-            ll = fmaf(merge_ml[(w * MAX_ROWS + row) * 2 + 1], f, ll);
-            acc = fmaf(merge_o[(w * MAX_ROWS + row) * HEAD_DIM + d], f, acc);
+            mw[w] = merge_ml[(w * MAX_ROWS + row) * 2];
+            lw[w] = merge_ml[(w * MAX_ROWS + row) * 2 + 1];
+            ow[w] = *reinterpret_cast<const float4*>(merge_o + (w * MAX_ROWS + row) * HEAD_DIM + d);
+        }
+        float mm = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < KEY_WARPS; ++w) mm = fmaxf(mm, mw[w]);
+        float ll = 0.f;
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int w = 0; w < KEY_WARPS; ++w) {
+            const float f = mw[w] == -INFINITY ? 0.f : exp2f(mw[w] - mm);
+            ll = fmaf(lw[w], f, ll);
+            acc.x = fmaf(ow[w].x, f, acc.x); acc.y = fmaf(ow[w].y, f, acc.y);
+            acc.z = fmaf(ow[w].z, f, acc.z); acc.w = fmaf(ow[w].w, f, acc.w);
         }
         if (splits == 1) {
-            p.out[((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM + d] =
-                f32_to_bf16(ll > 0.f ? acc / ll : 0.f);
+            unsigned short* dst = p.out + ((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM + d;
+            const bool any = ll > 0.f;
+            *reinterpret_cast<uint2*>(dst) =
+                make_uint2((unsigned)f32_to_bf16(any ? acc.x / ll : 0.f) | ((unsigned)f32_to_bf16(any ? acc.y / ll : 0.f) << 16),
+                           (unsigned)f32_to_bf16(any ? acc.z / ll : 0.f) | ((unsigned)f32_to_bf16(any ? acc.w / ll : 0.f) << 16));
         } else if (CLUSTER_SPLITS > 1) {  // into warp 0's slot, which only this thread reads
-            merge_o[row * HEAD_DIM + d] = acc;
+            *reinterpret_cast<float4*>(merge_o + row * HEAD_DIM + d) = acc;
 #if CLUSTER_SPLITS > 1
             if (d == 0) { cl_ml[row][0] = mm; cl_ml[row][1] = ll; }
 #endif
         } else {
             const long long at = (group_at * splits + split) * MAX_ROWS + row;
-            p.partial_o[at * HEAD_DIM + d] = acc;
+            *reinterpret_cast<float4*>(p.partial_o + at * HEAD_DIM + d) = acc;
             if (d == 0) { p.partial_ml[at * 2] = mm; p.partial_ml[at * 2 + 1] = ll; }
         }
     }
