@@ -7,7 +7,7 @@
 // broadcasts; no shuffles). Softmax: one warp max per row and 32 keys, exp2 online rescaling. P.V:
 // lane = 4 or 8 dims of the output, P broadcast by shuffles. With several splits, each CTA writes its
 // un-normalised partial O and (max, sum) to scratch, and the last CTA of a (sequence, kv head), found
-// with a self-resetting counter (atomicInc wraps to 0), reduces.
+// with a self-resetting counter (count_in in paged_decode.cuh), reduces.
 //
 // Rows of a CTA: q token i of the sequence (i < q_len) times q head g of the kv head (g < G):
 // row = i * G + g; q head = hkv * G + g. More rows than MAX_ROWS: row blocks, grid y = heads_kv x blocks. Causal: token i sits at position seq_len - q_len + i and
@@ -287,9 +287,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) paged_decode(const __grid_
             if (lane == 0) { p.partial_ml[at * 2] = m[r]; p.partial_ml[at * 2 + 1] = l[r]; }
         }
     }
-    __threadfence();  // partials visible device-wide before this CTA counts itself in
     __syncthreads();
-    if (threadIdx.x == 0) last_cta = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
+    if (threadIdx.x == 0) last_cta = count_in(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
     __syncthreads();
     if (!last_cta) CTA_RETURN;
     reduce_splits(p, group_at, splits, rows, row0, q_begin, G, heads_q, hkv);

@@ -153,10 +153,19 @@ constexpr int MAX_SPLITS = 256;  // labkit.workloads.decode.build refuses more
 #define REDUCE_BATCH 16  // splits read per round trip: the seed-sized call's 11 in one
 #endif
 
+// Thread 0 counts the CTA in after a barrier: the atomic's release covers every thread's partials (ordered
+// before it by the barrier), and for the last CTA its acquire covers the others' (the threads' reads follow a
+// barrier). inc wraps to 0 at `wrap_at`, so the counter is back at 0 for the next call. One atomic instead of
+// __threadfence (MEMBAR.SC) in every thread: 1-3 % faster d128 split calls on the H200 (three interleaved rounds).
+__device__ __forceinline__ unsigned count_in(unsigned* counter, unsigned wrap_at) {
+    unsigned old;
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(wrap_at) : "memory");
+    return old;
+}
+
 __device__ __forceinline__ void reduce_splits(const Params& p, long long group_at, int splits, int rows, int row0,
                                               int q_begin, int G, int heads_q, int hkv) {
     // PHASE: split_reduction
-    __threadfence();
     const long long base = group_at * splits * MAX_ROWS;  // (split s, row r) at base + s * MAX_ROWS + r
     for (int item = threadIdx.x; item < rows * (HEAD_DIM / 4); item += blockDim.x) {
         const int row = item / (HEAD_DIM / 4), d = 4 * (item % (HEAD_DIM / 4));

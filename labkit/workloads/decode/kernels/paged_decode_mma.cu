@@ -428,9 +428,8 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
     cluster_sync();  // no CTA leaves while the others still read its shared memory
     CTA_RETURN;
 #endif
-    __threadfence();  // partials visible device-wide before this CTA counts itself in
     __syncthreads();
-    if (threadIdx.x == 0) last_cta = atomicInc(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
+    if (threadIdx.x == 0) last_cta = count_in(p.counter + group_at, (unsigned)splits - 1) == (unsigned)splits - 1;
     __syncthreads();
     if (!last_cta) CTA_RETURN;
     reduce_splits(p, group_at, splits, rows, row0, q_begin, G, heads_q, hkv);
