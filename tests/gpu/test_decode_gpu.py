@@ -85,6 +85,38 @@ def test_cluster_split_reduction_matches_exact_attention(name, build, splits):
             _check(x, run_decode(x, splits=splits, cluster=True, iterations=3, mode=mode, **build))
 
 
+@pytest.mark.parametrize(("name", "tail_units", "tail_splits", "build"), [
+    ("g4_d128_p64_long", 1, 2, {}), ("g4_d128_p64_long", 7, 16, {}),
+    ("g4_d128_p64_long", 16, 3, dict(stages=1, qk_chains=1)),  # every unit split; the one-stage build, MIN_CTAS
+    ("g6_d256_p64_seed", 3, 4, dict(warps=8, dim_warps=2, stages=1)), ("g6_d256_p64_seed", 5, 2, {}),
+    ("g1_d128_p16", 16, 3, {}),  # sequences of 1 and 16 tokens: splits with no keys
+    ("g8_d128_p32", 5, 7, {})])
+def test_tail_splits_match_exact_attention(name, tail_units, tail_splits, build):
+    """The last units split (a 1-D grid: whole units, then the split ones): exact attention within the bound,
+    the whole units bit for bit as a one-split call, and timed calls (cold, graph) that write the same output,
+    so the tail units' counters reset themselves."""
+    g, lens = CASES[name]
+    x = make_inputs(g, seq_lens=lens, seed=21)
+    knobs = dict(variant="mma", tail_units=tail_units, tail_splits=tail_splits, **build)
+    run = run_decode(x, **knobs)
+    assert (run.plan["tail_units"], run.plan["tail_splits"], run.splits) == (tail_units, tail_splits, 1)
+    _check(x, run)
+    one = run_decode(x, splits=1, variant="mma", **build).out.reshape(g.batch, g.heads_kv, g.group, g.head_dim)
+    whole = g.batch * g.heads_kv - tail_units  # unit = sequence x heads_kv + KV head (one row block)
+    ours = run.out.reshape(g.batch, g.heads_kv, g.group, g.head_dim)
+    assert np.array_equal(ours.reshape(-1, g.group, g.head_dim)[:whole], one.reshape(-1, g.group, g.head_dim)[:whole])
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, iterations=3, mode=mode, **knobs))
+
+
+def test_tail_splits_over_row_blocks():
+    """128 rows (16 heads x 8 tokens) take 8 row blocks per KV head; ragged q_lens leave some without rows."""
+    g = DecodeGeometry(3, 32, 2, 128, 32, 12, 40, max_q_len=8)
+    x = make_inputs(g, seq_lens=[333, 8, 97], q_lens=[8, 1, 5], seed=17)
+    for tail_units in (1, 20, 48):
+        _check(x, run_decode(x, variant="mma", tail_units=tail_units, tail_splits=4))
+
+
 def test_split_counts_agree_within_reduction_tolerance():
     g = DecodeGeometry(2, 32, 8, 128, 64, 128, 300)
     x = make_inputs(g, seq_lens=[8192, 5000], seed=7)

@@ -20,6 +20,7 @@ from labkit.workloads.decode import (
     make_inputs,
     run_decode,
 )
+from labkit.workloads.decode.build import build_plan
 from labkit.workloads.decode.inputs import _bf16, bf16_to_f32
 from labkit.workloads.decode.plan import describe_plan, plan_call, wave_fill
 
@@ -130,6 +131,50 @@ def test_timeline_build_adds_the_records_pointer_and_scratch(tmp_path):
     impl = raw["ops"]["decode"]["impl"]
     assert impl["scratch"]["timeline"] == {"dtype": "u64", "shape": [2 * 4 * 2, 6]}
     assert {"at": 352, "scratch": "timeline"} in impl["launches"][0]["args"][0]["pack"]["fields"]
+
+
+def test_tail_splits_launch_whole_units_then_split_ones(tmp_path):
+    """An A/B knob: the call's last units run in n splits each after the others started whole (a 1-D grid)."""
+    g = geometry_for(256, 1024, head_dim=256)  # 2048 units, one CTA per SM
+    plan = plan_call(g, sms=132, tail_units=68, tail_splits=4)
+    assert (plan.splits, plan.tail_units, plan.kernel.tail_splits, plan.ctas_per_sm) == (1, 68, 4, 1)
+    assert plan.kernel.stages == plan_call(g, sms=132).kernel.stages and "-DTAIL_SPLITS=4" in plan.kernel.options()
+    assert "the last 68 units in 4 splits each" in describe_plan(plan)
+    assert plan.to_dict()["tail_units"] == 68 and "tail_units" not in plan_call(g, sms=132).to_dict()
+    path = build_plan(g, plan, tmp_path)
+    res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
+    assert res.ok, [str(i) for i in res.issues]
+    assert res.plans[0].grid == (2048 - 68 + 68 * 4, 1, 1)
+    scratch = json.loads(path.read_text())["ops"]["decode"]["impl"]["scratch"]
+    assert scratch["partial_o"]["shape"] == [2048, 4, 16, 256] and scratch["counter"]["shape"] == [2048]
+    # the one-stage d128 build keeps its 4 CTAs per SM (registers bounded by __launch_bounds__)
+    small = geometry_for(64, 1024, head_dim=128)
+    tailed = plan_call(small, sms=132, tail_units=116, tail_splits=2)
+    assert tailed.ctas_per_sm == plan_call(small, sms=132).ctas_per_sm == 4 and tailed.kernel.min_ctas == 4
+
+
+def test_tail_candidates_follow_the_last_wave():
+    from labkit.workloads.decode.bench import tail_candidates
+
+    g = geometry_for(256, 1024, head_dim=256)  # 2048 units on 132 slots: 15 waves and 68 units
+    assert tail_candidates(g, plan_call(g, sms=132), 132) == [(u, s) for u in (68, 200, 512) for s in (2, 4)]
+    one_wave = geometry_for(64, 1024, head_dim=128)  # 512 units on 4 x 132 slots
+    assert tail_candidates(one_wave, plan_call(one_wave, sms=132), 132) == [(u, s) for u in (128, 512) for s in (2, 4)]
+
+
+@pytest.mark.parametrize("knobs, message", [
+    (dict(tail_units=5), "tail_units and tail_splits go together"),
+    (dict(tail_units=0, tail_splits=2), "tail_units 0: expected 1..2048"),
+    (dict(tail_units=2049, tail_splits=2), "tail_units 2049: expected 1..2048"),
+    (dict(tail_units=5, tail_splits=1), "tail_splits 1: expected 2..16"),
+    (dict(tail_units=5, tail_splits=17), "tail_splits 17: expected 2..16"),
+    (dict(tail_units=5, tail_splits=4, splits=2), "the other units run whole .*not splits 2"),
+    (dict(tail_units=5, tail_splits=4, cluster=True), "the other units run whole .*cluster True"),
+    (dict(tail_units=5, tail_splits=4, variant="fma"), "a tensor-core .* this call builds fma"),
+])
+def test_tail_split_knobs_are_checked(knobs, message):
+    with pytest.raises(ArgumentError, match=message):
+        plan_call(geometry_for(256, 1024, head_dim=256), sms=132, **knobs)
 
 
 def test_kernel_build_and_split_heuristic():

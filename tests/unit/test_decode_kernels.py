@@ -1,11 +1,13 @@
-"""The decode kernels' timeline switch: without it the machine code is the kernel without the recorder;
-with it, per-CTA records at byte 352 of the same 384-byte parameter block."""
+"""The decode kernels' compile-time switches: without the timeline switch the machine code is the kernel without
+the recorder (with it, per-CTA records at byte 352 of the same 384-byte parameter block); without tail splits
+and a CTAs-per-SM bound, the kernel without that code."""
 
 import re
 
 import pytest
 
 import labkit.workloads.decode as decode_package
+from labkit.errors import CompileError
 from labkit.kernels import compile_cubin, kernel_path
 from labkit.manifest.elf import _sections, read_cubin
 from labkit.workloads.decode import DecodeGeometry, kernel_build
@@ -46,3 +48,36 @@ def test_uninstrumented_decode_kernel_is_the_code_without_the_recorder(geometry,
     assert timed.entries["paged_decode"].param_bytes == plain.entries["paged_decode"].param_bytes == 384
     assert _text(now.image) != _text(compile_cubin(src, arch="sm_90", options=(*kb.options(),
                                                                                  "-DLABKIT_TIMELINE")).image)
+
+
+def _without_tail_splits(source_text: str) -> str:
+    """The tensor-core kernel as it would read with no tail splits and no MIN_CTAS bound: each ``#if TAIL_SPLITS``
+    block replaced by its ``#else`` part (or nothing), ``LAUNCH_BOUNDS`` spelled ``__launch_bounds__(THREADS)``."""
+    text = re.sub(r"#if TAIL_SPLITS[^\n]*\n(?:(?!#else|#endif).)*?(?:#else\n((?:(?!#endif).)*?))?#endif\n",
+                  lambda m: m.group(1) or "", source_text, flags=re.S)
+    text = re.sub(r"#ifdef MIN_CTAS[^\n]*\n.*?#endif\n", "", text, flags=re.S)
+    out = text.replace("CLUSTER_ATTR LAUNCH_BOUNDS", "CLUSTER_ATTR __launch_bounds__(THREADS)")
+    assert "tail_unit" not in out and "MIN_CTAS" not in out and "LAUNCH_BOUNDS" not in out
+    return out
+
+
+@pytest.mark.parametrize("knobs", [dict(stages=1, qk_chains=1), dict(warps=8, dim_warps=2, stages=3),
+                                   dict(stages=2, cluster_splits=4)], ids=["one-stage", "pairs", "cluster"])
+def test_tensor_core_kernel_without_tail_splits_is_the_code_without_them(knobs):
+    g = DecodeGeometry(64, 32, 8, 256 if knobs.get("warps") == 8 else 128, 64, 16, 1024)
+    cluster = knobs.pop("cluster_splits", 0)
+    kb = kernel_build(g, variant="mma", **knobs)
+    if cluster:
+        import dataclasses
+
+        kb = dataclasses.replace(kb, cluster_splits=cluster)
+    src = kernel_path(decode_package.__file__, kb.source)
+    now = compile_cubin(src, arch="sm_90", options=kb.options())
+    bare = compile_cubin(src, arch="sm_90", options=kb.options(), code=_without_tail_splits(src.read_text()))
+    assert _text(now.image) == _text(bare.image)
+    if cluster:  # a cluster combines a unit's fixed splits: no tails there
+        with pytest.raises(CompileError, match="tail splits: 2..16, without split clusters"):
+            compile_cubin(src, arch="sm_90", options=(*kb.options(), "-DTAIL_SPLITS=4"))
+    else:
+        tailed = compile_cubin(src, arch="sm_90", options=(*kb.options(), "-DTAIL_SPLITS=4"))
+        assert _text(tailed.image) != _text(now.image)

@@ -76,14 +76,16 @@ def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, he
 
 def kernel_label(kb) -> str:
     """``mma w4s3``: variant, warps per CTA (``w8d2``: in pairs that split head_dim), stages, then ``k32`` for 32
-    keys per warp, ``c1`` for one Q K^T chain, ``ef`` for K/V loads with L2 evict_first and `` cl8`` for splits
-    combined in a cluster of 8 (``fma r2s2``: row warps instead of warps)."""
+    keys per warp, ``c1`` for one Q K^T chain, ``ef`` for K/V loads with L2 evict_first, `` cl8`` for splits
+    combined in a cluster of 8 and `` tail/4`` for a call's last units in 4 splits each (``fma r2s2``: row warps
+    instead of warps)."""
     if kb.variant == "fma":
         return f"fma r{kb.row_warps}s{kb.stages}"
     pairs = f"d{kb.dim_warps}" if kb.dim_warps > 1 else ""
     return (f"mma w{kb.warps}{pairs}s{kb.stages}" + (f"k{kb.keys_per_warp}" if kb.keys_per_warp != 16 else "")
             + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else "") + ("ef" if kb.kv_evict_first else "")
-            + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else ""))
+            + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else "")
+            + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else ""))
 
 
 LARGE_CALL_BYTES = 1e9  # from here one split already fills the GPU: a sweep stops at LARGE_CALL_SPLITS
@@ -108,6 +110,74 @@ def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict
         row = bench_point(batch, kv_len, head_dim, splits=None if s == pick else s, **kw)
         row["heuristic"] = s == pick
         rows.append(row)
+    return rows
+
+
+def tail_candidates(g: DecodeGeometry, plan, sms: int) -> list[tuple[int, int]]:
+    """(tail_units, tail_splits) to time beside a one-split plan: the units past the call's last whole wave of CTA
+    slots, those plus one wave, and a quarter of the units, in 2 and 4 splits each."""
+    units = g.batch * g.heads_kv * plan.kernel.row_blocks(g)
+    slots = sms * plan.ctas_per_sm
+    last = units % slots or slots
+    counts = sorted({min(units, last), min(units, last + slots), max(1, units // 4)})
+    return [(u, s) for u in counts for s in (2, 4) if s <= g.max_pages]
+
+
+def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 32, heads_kv: int = 8,
+               page_size: int = 64, iterations: int = 20,
+               candidates: list[tuple[int, int]] | None = None) -> list[dict]:
+    """The plan (one split) against the same call with its last units split (``tail_candidates``), on the same
+    data, one cold sample of each per round in a shuffled order. Before timing, every variant's output is
+    checked against the plan's: the whole units bit for bit, the split ones within the split-reduction tolerance
+    (2^-7 of the largest output). Rows as ``bench_point``'s; ``heuristic`` marks the plan."""
+    from contextlib import ExitStack
+
+    from ...device import describe
+    from ...errors import ArgumentError
+    from ...timing import interleave
+    from .inputs import bf16_to_f32
+
+    shape = {"heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
+    g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
+    plan = plan_for_device(g)
+    if plan.splits != 1 or plan.kernel.cluster_splits or plan.kernel.variant != "mma":
+        raise ArgumentError(f"tail sweep at batch {batch} x {kv_len} d{head_dim}: the plan runs {plan.splits} splits "
+                            f"({kernel_label(plan.kernel)}); tails split only calls whose units run whole")
+    knobs = {"plan": {}}
+    for units, splits in candidates or tail_candidates(g, plan, describe().sm_count):
+        knobs[f"tail {units}/{splits}"] = {"tail_units": units, "tail_splits": splits}
+    cp = cupy()
+    with ExitStack() as stack:
+        runners, plans, outs = {}, {}, {}
+        for name, kw in knobs.items():
+            runner, plans[name], _ = stack.enter_context(shape_runner(batch, kv_len, head_dim, **shape, **kw))
+            runner.buffers["out"].fill(0xFFFF)  # poison: every row must be written
+            runner.run_once()
+            outs[name] = bf16_to_f32(cp.asnumpy(runner.buffers["out"])).reshape(-1, heads_q // heads_kv, head_dim)
+            runners[name] = runner
+        ref = outs["plan"]
+        scale = float(np.abs(ref).max())
+        for name, kw in knobs.items():
+            whole = len(ref) - kw.get("tail_units", 0)  # units, in order: sequence x heads_kv + KV head
+            if not (np.isfinite(outs[name]).all() and np.array_equal(outs[name][:whole], ref[:whole])
+                    and np.abs(outs[name] - ref).max() <= 2.0 ** -7 * scale):
+                raise AssertionError(f"tail sweep: {name} does not give the plan's output "
+                                     f"(max difference {np.abs(outs[name] - ref).max():.3g})")
+        # the split units' counters reset themselves, so the calls repeat with no zeroing between them
+        timing = interleave({n: (lambda r=r: r.launch_call(0)) for n, r in runners.items()},
+                            iterations=iterations, warmup=1, mode="cold", order="shuffle")
+        for name, r in runners.items():
+            if not np.array_equal(bf16_to_f32(cp.asnumpy(r.buffers["out"])).reshape(ref.shape), outs[name]):
+                raise AssertionError(f"tail sweep: the timed calls of {name} wrote a different output")
+        runners.clear()
+    nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
+    rows = []
+    for name, t in timing.items():
+        pl = plans[name]
+        rows.append({"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}",
+                     "splits": pl.splits, "mode": "cold", "kv_MB": nbytes / 1e6, "p50_us": t.stats.p50_s * 1e6,
+                     "TBps": nbytes / t.stats.p50_s / 1e12, "heuristic": name == "plan",
+                     "kernel": kernel_label(pl.kernel) + (f" ({pl.tail_units} units)" if pl.tail_units else "")})
     return rows
 
 

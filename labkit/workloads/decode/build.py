@@ -60,13 +60,29 @@ def _check_splits(g: DecodeGeometry, splits: int, kb: KernelBuild) -> None:
                             f"that many, not {splits}")
 
 
+def _tail_grid(g: DecodeGeometry, splits: int, kb: KernelBuild, tail_units: int) -> int | None:
+    """CTAs of a build with split tails (a 1-D grid: whole units, then ``tail_units`` x its tail splits), else None."""
+    units = g.batch * g.heads_kv * kb.row_blocks(g)
+    if not kb.tail_splits:
+        if tail_units:
+            raise ArgumentError(f"tail_units {tail_units}: this build has no tail splits (KernelBuild.tail_splits)")
+        return None
+    if splits != 1 or not 1 <= tail_units <= units:
+        raise ArgumentError(f"a build with tail splits launches 1 split and 1..{units} tail units, not splits "
+                            f"{splits}, tail_units {tail_units}")
+    return units - tail_units + tail_units * kb.tail_splits
+
+
 def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None,
-                  kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False) -> dict:
+                  kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False,
+                  tail_units: int = 0) -> dict:
     """The manifest of one decode call with ``splits`` KV splits per (sequence, KV head); ``q_rows``: rows of
     the q and out buffers (default batch x max_q_len; more, e.g. to match another manifest's buffers);
-    ``pdl``: launch with programmatic stream serialization (``CallPlan.pdl``)."""
+    ``pdl``: launch with programmatic stream serialization (``CallPlan.pdl``); ``tail_units``: the last units
+    that run in the build's tail splits (``CallPlan.tail_units``; the grid is then 1-D and has no ``seqs``)."""
     kb = kernel or kernel_build(g)
     _check_splits(g, splits, kb)
+    tail_ctas = _tail_grid(g, splits, kb, tail_units)
     scale = g.head_dim ** -0.5 if sm_scale is None else sm_scale
     pool, kv_args, (dims, strides) = _maps(g)
     if q_rows is not None and (isinstance(q_rows, bool) or not isinstance(q_rows, int) or q_rows < g.q_tokens):
@@ -85,12 +101,13 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
               {"at": 332, "i32": g.max_pages}, {"at": 336, "i32": g.max_q_len}, {"at": 340, "i32": g.num_pages},
               {"at": 344, "i32": _f32_bits(scale * math.log2(math.e))},
               *([{"at": 352, "scratch": "timeline"}] if kb.timeline else [])]
-    ctas = splits * g.heads_kv * blocks * g.batch
+    ctas = tail_ctas or splits * g.heads_kv * blocks * g.batch
+    stored_splits = kb.tail_splits or splits  # partials per unit
     timeline = {"timeline": {"dtype": "u64", "shape": [ctas, 6]}} if kb.timeline else {}
     return {
         "schema_version": 4,
         "model": "labkit-paged-decode",
-        "vars": {"seqs": {"max": g.batch}},
+        "vars": {} if tail_ctas else {"seqs": {"max": g.batch}},
         "buffers": {
             "q": {"dtype": "bf16", "shape": q_shape, "kind": "input"},
             "out": {"dtype": "bf16", "shape": q_shape, "kind": "output"},
@@ -106,13 +123,14 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
             "impl": {
                 "scratch": {
                     "counter": {"dtype": "u32", "shape": [groups]},
-                    "partial_o": {"dtype": "f32", "shape": [groups, splits, kb.max_rows, g.head_dim]},
-                    "partial_ml": {"dtype": "f32", "shape": [groups, splits, kb.max_rows, 2]},
+                    "partial_o": {"dtype": "f32", "shape": [groups, stored_splits, kb.max_rows, g.head_dim]},
+                    "partial_ml": {"dtype": "f32", "shape": [groups, stored_splits, kb.max_rows, 2]},
                     **timeline,
                 },
                 "launches": [{
                     "module": "decode", "entry": ENTRY, "params": [f"bytes<{PARAM_BYTES}>"],
-                    "block": [kb.threads, 1, 1], "grid": [splits, g.heads_kv * blocks, "seqs"],
+                    "block": [kb.threads, 1, 1],
+                    "grid": [tail_ctas, 1, 1] if tail_ctas else [splits, g.heads_kv * blocks, "seqs"],
                     "shared_mem": kb.dynamic_smem_bytes, "pdl": pdl,
                     "args": [{"pack": {"size": PARAM_BYTES, "fields": fields}}],
                 }],
@@ -137,11 +155,12 @@ def occupancy(kb: KernelBuild, arch: str = "sm_90"):
 
 
 def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = "sm_90",
-          kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False) -> Path:
+          kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False, tail_units: int = 0) -> Path:
     """Compile the kernel for ``g`` into ``directory`` and write its manifest there; returns the manifest path."""
     kb = kernel or kernel_build(g)
     _grid_y_blocks(g, kb)  # before NVRTC and before any file
     _check_splits(g, splits, kb)
+    _tail_grid(g, splits, kb, tail_units)
     cubin = compile_kernel(kb, arch)
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
@@ -149,16 +168,20 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
             f"_k{kb.keys_per_warp}_w{kb.warps}{f'd{kb.dim_warps}' if kb.dim_warps > 1 else ''}_s{kb.stages}"
             f"{'_ef' if kb.kv_evict_first else ''}"
             f"{f'_c{kb.cluster_splits}' if kb.cluster_splits > 1 else ''}"
+            f"{f'_t{kb.tail_splits}' if kb.tail_splits > 1 else ''}"
             f"{'_timeline' if kb.timeline else ''}_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"
-                f"_q{g.max_q_len}_{g.layout}_s{splits}.json")
-    path.write_text(json.dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows, pdl=pdl), indent=2) + "\n")
+                f"_q{g.max_q_len}_{g.layout}_s{splits}{f'_t{tail_units}x{kb.tail_splits}' if tail_units else ''}.json")
+    path.write_text(json.dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows, pdl=pdl,
+                                             tail_units=tail_units), indent=2) + "\n")
     return path
 
 
 def build_plan(g: DecodeGeometry, plan, directory: Path | str, *, arch: str = "sm_90",
                q_rows: int | None = None) -> Path:
-    """``build`` for a ``CallPlan``: its kernel build, split count and PDL choice, which always go together."""
-    return build(g, plan.splits, directory, arch=arch, kernel=plan.kernel, q_rows=q_rows, pdl=plan.pdl)
+    """``build`` for a ``CallPlan``: its kernel build, split count, PDL choice and tail units, which always go
+    together."""
+    return build(g, plan.splits, directory, arch=arch, kernel=plan.kernel, q_rows=q_rows, pdl=plan.pdl,
+                 tail_units=plan.tail_units)

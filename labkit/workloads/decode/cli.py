@@ -32,7 +32,7 @@ def _from_manifest(args) -> int:
 def _bench(args) -> int:
     from ...probes import copy_bandwidth
     from ...provenance import collect
-    from .bench import MAX_KV_BYTES, SWEEP, bench_point, check_once, render, split_sweep
+    from .bench import MAX_KV_BYTES, SWEEP, bench_point, check_once, render, split_sweep, tail_sweep
 
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
     copy = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"]
@@ -102,6 +102,21 @@ def _bench(args) -> int:
         off, key = max(worst)
         print(f"split heuristic: at most {off:+.1%} of the best split count over {len(worst)} sweeps ({key})",
               flush=True)
+    if args.sweep_tails:
+        from ...errors import ArgumentError
+
+        for b, n, d in points:
+            try:
+                rows_t = tail_sweep(b, n, d, iterations=args.iterations)
+            except ArgumentError as exc:  # the plan splits this call already
+                print(f"tail sweep, batch {b} x {n}, d{d}: skipped: {exc}", flush=True)
+                continue
+            sweeps[f"{b}x{n} d{d} tails"] = rows_t
+            save()
+            plan_us = next(r["p50_us"] for r in rows_t if r["heuristic"])
+            best = min(rows_t, key=lambda r: r["p50_us"])
+            print(render(rows_t, f"tail sweep, batch {b} x {n}, d{d}: the best, {best['kernel']}, at "
+                                 f"{best['p50_us'] / plan_us - 1:+.1%} of the plan"), flush=True)
     if args.out is not None:
         save(final=True)
         print(f"report: {args.out.path} (labkit report show|diff read it)")
@@ -131,6 +146,9 @@ def register(sub) -> None:
     p.add_argument("--sweep-splits", nargs="?", const="some", choices=("some", "all"), default=None,
                    help="also time every power-of-two split count against the heuristic's: at four calls "
                         "(some, the default) or at every point of the sweep and the seed call (all)")
+    p.add_argument("--sweep-tails", action="store_true",
+                   help="also time, at each point whose plan runs one split, the same call with its last units split "
+                        "in 2 and 4 (interleaved, same data; outputs checked against the plan's first)")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
     p.add_argument("--out", type=output_path("--out"), default=None, help="also write the results as JSON")
     p.add_argument("--peers", action="store_true",

@@ -119,6 +119,8 @@ class KernelBuild:
     kv_evict_first: bool = False  # -DKV_EVICT_FIRST=1: K/V TMA loads carry an L2 evict_first policy
     cluster_splits: int = 0  # -DCLUSTER_SPLITS=n (2, 4, 8): the n splits of a unit combine in a thread-block cluster
     dim_warps: int = 1  # -DDIM_WARPS=2 (mma, 8 warps): warp pairs take the same keys and half of head_dim each
+    tail_splits: int = 0  # -DTAIL_SPLITS=n (mma, no clusters): the call's last CallPlan.tail_units units in n splits
+    min_ctas: int = 0  # -DMIN_CTAS=n (mma): __launch_bounds__' CTAs per SM, so registers allow n (0: no bound)
 
     @property
     def threads(self) -> int:
@@ -157,7 +159,9 @@ class KernelBuild:
         if self.variant == "mma":
             return (*common, f"-DKEYS_PER_WARP={self.keys_per_warp}", f"-DWARPS={self.warps}",
                     f"-DQK_CHAINS={self.qk_chains}",
-                    *((f"-DDIM_WARPS={self.dim_warps}",) if self.dim_warps > 1 else ()))
+                    *((f"-DDIM_WARPS={self.dim_warps}",) if self.dim_warps > 1 else ()),
+                    *((f"-DTAIL_SPLITS={self.tail_splits}",) if self.tail_splits > 1 else ()),
+                    *((f"-DMIN_CTAS={self.min_ctas}",) if self.min_ctas else ()))
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 

@@ -27,6 +27,10 @@ two rounds (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_
 One wave of CTAs with equal shares of all units' stages (across unit boundaries) ran 2-7 % slower than these
 plans at every large call (data/runs/20261201T135200Z-decode_balanced), so splits stay per unit.
 
+Tail splits (``tail_units``, ``tail_splits``): a one-split call's last units can run in 2..16 splits each, after the
+whole ones, so that the last wave drains in short CTAs. This is a knob for an A/B (``labkit decode bench
+--sweep-tails``); it has not been timed on a GPU yet, and the plan never picks it.
+
 Warp pairs at head_dim 256: the 4-warp build's stage loop was bound by its math there (thread 0 of a CTA
 waited 150 of every ~3200 cycles at 8 x 32k; the build with the math compiled out read 3-11 % faster), so
 head_dim 256 runs 8 warps in which each pair takes the same 16 keys of a stage and half of head_dim
@@ -45,7 +49,8 @@ from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
-             "cluster")
+             "cluster", "tail_units", "tail_splits")
+TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
 PAIR_HEAD_DIMS = (256,)  # head dims whose tensor-core calls run the warp-pair build (dim_warps=2)
@@ -74,20 +79,23 @@ class CallPlan:
     splits: int
     ctas_per_sm: int
     pdl: bool = False
+    tail_units: int = 0  # the call's last units that run in kernel.tail_splits splits each (the others whole)
 
     def to_dict(self) -> dict:
         k = self.kernel
+        tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
                 "qk_chains": k.qk_chains,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
-                "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl}
+                "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl, **tail}
 
 
 def describe_plan(plan: CallPlan) -> str:
     """One line for the CLI: splits, build, CTAs per SM, and the cluster / evict_first / PDL choices."""
     k = plan.kernel
     extras = [f"splits combined in a cluster of {k.cluster_splits}" if k.cluster_splits > 1 else "",
-              "K/V L2 evict_first" if k.kv_evict_first else "", "PDL" if plan.pdl else ""]
+              "K/V L2 evict_first" if k.kv_evict_first else "", "PDL" if plan.pdl else "",
+              f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     head = [f"{plan.splits} splits", f"{warps} x {k.stages} stages", f"{plan.ctas_per_sm} CTAs per SM"]
     return ", ".join(head + [e for e in extras if e])
@@ -114,9 +122,14 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               l2_bytes: int = H200_L2_BYTES, variant: str | None = None, row_warps: int | None = None,
               stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
-              cluster: bool | None = None, timeline: bool = False) -> CallPlan:
+              cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
+              timeline: bool = False) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
-    override the choice."""
+    override the choice. ``tail_units`` and ``tail_splits`` (together, tensor cores, one split): the call's last
+    ``tail_units`` units run in ``tail_splits`` splits each after the others have started whole (an A/B knob:
+    the plan itself does not split tails)."""
+    if tail_units is not None or tail_splits is not None:
+        splits = _check_tail(g, tail_units, tail_splits, splits, cluster)
     kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, dim_warps=dim_warps, timeline=timeline)
     kb = kernel_build(g, row_warps=row_warps, stages=stages, qk_chains=qk_chains, **kw)
     if stages is None and kb.variant == "mma":
@@ -157,7 +170,33 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                                 f"this call has {splits} split(s) (variant {kb.variant})")
         kb = dataclasses.replace(kb, cluster_splits=splits)
         per_sm = occupancy(kb, arch)
-    return CallPlan(kb, splits, per_sm, pdl=per_sm == 1)
+    if tail_units is not None:
+        if kb.variant != "mma":
+            raise ArgumentError(f"tail_units: the tail splits are a tensor-core (mma) build's; this call builds "
+                                f"{kb.variant}")
+        # the tail mapping costs registers (the one-stage d128 build: 128 -> 142, 4 -> 3 CTAs per SM); bounded to
+        # the plain build's CTAs per SM it spills 4 bytes, and an A/B compares like with like
+        kb = dataclasses.replace(kb, tail_splits=tail_splits, min_ctas=per_sm if per_sm > 1 else 0)
+        per_sm = occupancy(kb, arch)
+    return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0)
+
+
+def _check_tail(g: DecodeGeometry, tail_units, tail_splits, splits, cluster) -> int:
+    """The split count of a call with split tails (1: the other units run whole), after the knobs' checks."""
+    units = g.batch * g.heads_kv * kernel_build(g).row_blocks(g)
+    top = min(TAIL_MAX_SPLITS, g.max_pages)
+    if tail_units is None or tail_splits is None:
+        raise ArgumentError("tail_units and tail_splits go together: how many of the last units, in how many splits")
+    if isinstance(tail_units, bool) or not isinstance(tail_units, int) or not 1 <= tail_units <= units:
+        raise ArgumentError(f"tail_units {tail_units!r}: expected 1..{units} (the call's (sequence, KV head, row "
+                            "block) units)")
+    if isinstance(tail_splits, bool) or not isinstance(tail_splits, int) or not 2 <= tail_splits <= top:
+        raise ArgumentError(f"tail_splits {tail_splits!r}: expected 2..{top} (at most one per page, and "
+                            f"{TAIL_MAX_SPLITS})")
+    if splits not in (None, 1) or cluster:
+        raise ArgumentError(f"tail_units: the other units run whole (1 split, no cluster), not splits {splits} "
+                            f"cluster {cluster}")
+    return 1
 
 
 def plan_for_device(g: DecodeGeometry, **overrides) -> CallPlan:

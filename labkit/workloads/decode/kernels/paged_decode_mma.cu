@@ -21,8 +21,12 @@
 // dims from all n through distributed shared memory: no global partials, fence or counter (the seed-sized
 // call in a graph: 12.0 -> 9.5 us with 8 one-stage 8-warp CTAs; labkit.workloads.decode.plan says when).
 // More rows than 16 (up to 16 heads x 8 tokens): row blocks of 16, grid y = heads_kv x row blocks.
+// TAIL_SPLITS n (2..16, no clusters): a 1-D grid of whole units first, then the last units of the call in n splits
+// each, so the CTAs the hardware starts last are short and a one-split call's last wave drains sooner (a plan
+// knob for A/Bs; labkit.workloads.decode.plan says whether the plan uses it).
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
-// QK_CHAINS (1, 2), CLUSTER_SPLITS, LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh). Launch: grid (splits, heads_kv x row blocks, batch),
+// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh). Launch: grid
+// (splits, heads_kv x row blocks, batch), or (whole units + tail units x TAIL_SPLITS) with TAIL_SPLITS,
 // block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge).
 
 #ifndef HEAD_DIM
@@ -45,6 +49,14 @@
 #endif
 #ifndef DIM_WARPS  // 2: warps w and w + WARPS / 2 take the same keys and half of head_dim each
 #define DIM_WARPS 1
+#endif
+#ifndef TAIL_SPLITS  // n > 1: grid x = whole units, then tail units x n (one split each), over (sequence, KV head, row block)
+#define TAIL_SPLITS 0
+#endif
+#ifdef MIN_CTAS  // CTAs per SM the registers must allow (a tail-split build keeps its plain build's occupancy)
+#define LAUNCH_BOUNDS __launch_bounds__(THREADS, MIN_CTAS)
+#else
+#define LAUNCH_BOUNDS __launch_bounds__(THREADS)
 #endif
 #ifndef QK_CHAINS  // 2: odd k-steps of Q K^T accumulate apart (shorter dependent chains, more registers)
 #define QK_CHAINS 2
@@ -79,6 +91,8 @@ constexpr int Q_STRIDE = HEAD_DIM + 8;    // bf16 per staged q row: +16 B keeps 
 constexpr bool Q_IN_REGISTERS = WARP_DIMS <= 128;
 static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per warp");
 static_assert(WARPS == 4 || WARPS == 8, "4 or 8 warps");
+static_assert(TAIL_SPLITS == 0 || (TAIL_SPLITS >= 2 && TAIL_SPLITS <= 16 && CLUSTER_SPLITS == 0),
+              "tail splits: 2..16, without split clusters");
 static_assert(DIM_WARPS == 1 || (DIM_WARPS == 2 && WARPS == 8 && KEYS_PER_WARP == 16), "dim pairs: 8 warps, 16 keys");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
@@ -107,6 +121,22 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
     return r;
 }
+#if TAIL_SPLITS
+// This CTA's unit (sequence b, KV head, row block) and split. Units go in that order; the grid's size says how
+// many run whole (it launches whole + tail x TAIL_SPLITS CTAs), and the hardware starts CTAs in index order.
+__device__ __forceinline__ void tail_unit(const Params& p, int row_blocks, int& b, int& hkv, int& rb, int& split,
+                                          int& splits) {
+    const int cta = blockIdx.x, ctas = gridDim.x;
+    const int units = p.batch * p.heads_kv * row_blocks;
+    const int whole = (units * TAIL_SPLITS - ctas) / (TAIL_SPLITS - 1), tail = cta - whole;
+    const int unit = tail < 0 ? cta : whole + tail / TAIL_SPLITS;
+    split = tail < 0 ? 0 : tail % TAIL_SPLITS;
+    splits = tail < 0 ? 1 : TAIL_SPLITS;
+    b = unit / (p.heads_kv * row_blocks);
+    hkv = unit / row_blocks % p.heads_kv;
+    rb = unit % row_blocks;
+}
+#endif
 #if CLUSTER_SPLITS > 1
 static_assert(CLUSTER_SPLITS == 2 || CLUSTER_SPLITS == 4 || CLUSTER_SPLITS == 8, "a portable cluster dividing HEAD_DIM");
 // PHASE: split_reduction
@@ -127,7 +157,7 @@ __device__ __forceinline__ float ld_cluster(const float* local, unsigned rank) {
 #endif
 // PHASE: end
 
-extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(const __grid_constant__ Params p) {
+extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_constant__ Params p) {
     extern __shared__ unsigned char smem_raw[];
     __shared__ alignas(8) unsigned long long full[STAGES];
     __shared__ int last_cta;
@@ -143,8 +173,14 @@ extern "C" __global__ void CLUSTER_ATTR __launch_bounds__(THREADS) paged_decode(
 
     // PHASE: setup
     TIMELINE_START();
+#if TAIL_SPLITS
+    const int row_blocks = (p.max_q_len * p.group + MAX_ROWS - 1) / MAX_ROWS;
+    int b, hkv, rb, split, splits;
+    tail_unit(p, row_blocks, b, hkv, rb, split, splits);
+#else
     const int split = blockIdx.x, b = blockIdx.z, splits = gridDim.x;
     const int row_blocks = gridDim.y / p.heads_kv, hkv = blockIdx.y / row_blocks, rb = blockIdx.y % row_blocks;
+#endif
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     // this warp's keys (kw) and dims (d0 + 0..WARP_DIMS-1; dims_at: their byte offset in a tile, whole 64-dim parts)
     const int kw = DIM_WARPS == 1 ? warp : warp % KEY_WARPS, dh = DIM_WARPS == 1 ? 0 : warp / KEY_WARPS;
