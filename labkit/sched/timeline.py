@@ -114,6 +114,24 @@ class Timeline:
             last_wave_idle_slot_ns=float(idle), sm_imbalance=float(used.max() / used.mean()),
             timer_step_ns=self.timer_step_ns)
 
+    def active_ctas(self, bins: int = 20) -> np.ndarray:
+        """CTAs resident at the middle of each of ``bins`` equal slices of the makespan: how the launch filled
+        the GPU and how its last wave drained."""
+        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+            raise ArgumentError(f"bins {bins!r}: expected an integer >= 1")
+        t0, t1 = self.records[:, 2].min(), self.records[:, 3].max()
+        mids = t0 + (np.arange(bins) + 0.5) * (t1 - t0) / bins
+        start, end = self.records[:, 2][:, None], self.records[:, 3][:, None]
+        return ((start <= mids) & (end > mids)).sum(axis=0)
+
+    def sm_drain_ns(self) -> np.ndarray:
+        """For each SM that ran a CTA, how long before the launch's end its last CTA ended, shortest first: the
+        SMs that sat idle while the last CTAs ran."""
+        end = self.records[:, 3].max()
+        last = np.full(self.sms, -1, dtype=np.int64)
+        np.maximum.at(last, self.records[:, 1], self.records[:, 3])
+        return np.sort(end - last[last >= 0])
+
     @property
     def timer_step_ns(self) -> int:
         """The timer's step as this launch saw it: the greatest common divisor of every start and end stamp's

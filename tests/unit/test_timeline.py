@@ -46,6 +46,19 @@ def test_two_slots_per_sm_and_uneven_ctas():
         Timeline(np.array([(0, 0, 10, 5, 0, 0)]), sms=1, ctas_per_sm=1)
 
 
+def test_active_ctas_and_how_the_sms_drain():
+    tl = Timeline(_spin(274), sms=132, ctas_per_sm=1)  # two full waves, then 10 CTAs
+    active = tl.active_ctas(3)
+    assert list(active) == [132, 132, 10]
+    drain = tl.sm_drain_ns()
+    assert len(drain) == 132 and (drain[:10] < 10).all()  # the 10 SMs of the third wave end last
+    assert drain[10:] == pytest.approx(20_040, abs=4)  # the rest idle a whole wave period (20,037 ns, +-jitter)
+    uneven = Timeline(np.array([(0, 0, 0, 10, 0, 0), (1, 0, 10, 20, 0, 0), (2, 1, 0, 5, 0, 0)]), sms=3, ctas_per_sm=1)
+    assert list(uneven.active_ctas(4)) == [2, 1, 1, 1] and list(uneven.sm_drain_ns()) == [0, 15]
+    with pytest.raises(ArgumentError, match="bins 0: expected an integer >= 1"):
+        tl.active_ctas(0)
+
+
 def test_chrome_trace_and_gantt(tmp_path):
     tl = Timeline(_spin(274), sms=132, ctas_per_sm=1)
     doc = json.loads(tl.chrome_trace(tmp_path / "trace.json").read_text())
