@@ -117,6 +117,19 @@ def test_tail_splits_over_row_blocks():
         _check(x, run_decode(x, variant="mma", tail_units=tail_units, tail_splits=4))
 
 
+def test_tail_sweep_checks_times_and_records_the_drain():
+    from labkit.sched import Timeline
+    from labkit.workloads.decode.bench import tail_sweep
+
+    sweep = tail_sweep(16, 1024, 256, iterations=3, candidates=[(20, 2), (128, 4)], timelines=True)
+    assert [r["heuristic"] for r in sweep.rows] == [True, False, False]
+    labels = [r["kernel"] for r in sweep.rows[1:]]
+    assert labels[0].endswith("tail/2 (20 units)") and labels[1].endswith("tail/4 (128 units)"), labels
+    assert all(r["p50_us"] > 0 and r["splits"] == 1 for r in sweep.rows)
+    assert "plan" in sweep.timelines and all(isinstance(t, Timeline) for t in sweep.timelines.values())
+    assert sweep.timelines["plan"].active_ctas(4).max() <= 132
+
+
 def test_split_counts_agree_within_reduction_tolerance():
     g = DecodeGeometry(2, 32, 8, 128, 64, 128, 300)
     x = make_inputs(g, seq_lens=[8192, 5000], seed=7)

@@ -7,6 +7,7 @@ call is checked against the exact reference before anything is timed.
 
 import tempfile
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -123,13 +124,24 @@ def tail_candidates(g: DecodeGeometry, plan, sms: int) -> list[tuple[int, int]]:
     return [(u, s) for u in counts for s in (2, 4) if s <= g.max_pages]
 
 
+@dataclass(frozen=True)
+class TailSweep:
+    """A tail sweep's rows (as ``bench_point``'s; ``heuristic`` marks the plan) and, when asked for, the per-CTA
+    timelines of one cold call of the plan and of the fastest variant (``labkit.sched.Timeline``: ``active_ctas``,
+    ``sm_drain_ns`` show how the last wave drained)."""
+
+    rows: list[dict]
+    timelines: dict  # "plan" / the fastest variant's name ("tail 68/4") -> Timeline
+
+
 def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 32, heads_kv: int = 8,
-               page_size: int = 64, iterations: int = 20,
-               candidates: list[tuple[int, int]] | None = None) -> list[dict]:
+               page_size: int = 64, iterations: int = 20, candidates: list[tuple[int, int]] | None = None,
+               timelines: bool = False) -> TailSweep:
     """The plan (one split) against the same call with its last units split (``tail_candidates``), on the same
     data, one cold sample of each per round in a shuffled order. Before timing, every variant's output is
     checked against the plan's: the whole units bit for bit, the split ones within the split-reduction tolerance
-    (2^-7 of the largest output). Rows as ``bench_point``'s; ``heuristic`` marks the plan."""
+    (2^-7 of the largest output). ``timelines``: then also record a cold call of the plan and of the fastest
+    variant with the instrumented build."""
     from contextlib import ExitStack
 
     from ...device import describe
@@ -170,15 +182,22 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
             if not np.array_equal(bf16_to_f32(cp.asnumpy(r.buffers["out"])).reshape(ref.shape), outs[name]):
                 raise AssertionError(f"tail sweep: the timed calls of {name} wrote a different output")
         runners.clear()
+        del runner, r  # the pools go back as each shape_runner closes
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
-    rows = []
+    rows, fastest = [], min(timing, key=lambda n: timing[n].stats.p50_s)
     for name, t in timing.items():
         pl = plans[name]
         rows.append({"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}",
                      "splits": pl.splits, "mode": "cold", "kv_MB": nbytes / 1e6, "p50_us": t.stats.p50_s * 1e6,
                      "TBps": nbytes / t.stats.p50_s / 1e12, "heuristic": name == "plan",
                      "kernel": kernel_label(pl.kernel) + (f" ({pl.tail_units} units)" if pl.tail_units else "")})
-    return rows
+    traces = {}
+    if timelines:
+        from .run import decode_timeline
+
+        for name in dict.fromkeys(("plan", fastest)):
+            traces[name] = decode_timeline(batch, kv_len, head_dim, cold=True, **shape, **knobs[name])
+    return TailSweep(rows, traces)
 
 
 def check_once() -> float:

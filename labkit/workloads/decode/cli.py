@@ -103,20 +103,31 @@ def _bench(args) -> int:
         print(f"split heuristic: at most {off:+.1%} of the best split count over {len(worst)} sweeps ({key})",
               flush=True)
     if args.sweep_tails:
+        import numpy as np
+
         from ...errors import ArgumentError
 
         for b, n, d in points:
             try:
-                rows_t = tail_sweep(b, n, d, iterations=args.iterations)
+                sweep = tail_sweep(b, n, d, iterations=args.iterations, timelines=True)
             except ArgumentError as exc:  # the plan splits this call already
                 print(f"tail sweep, batch {b} x {n}, d{d}: skipped: {exc}", flush=True)
                 continue
-            sweeps[f"{b}x{n} d{d} tails"] = rows_t
+            key = f"{b}x{n} d{d} tails"
+            sweeps[key] = sweep.rows
             save()
-            plan_us = next(r["p50_us"] for r in rows_t if r["heuristic"])
-            best = min(rows_t, key=lambda r: r["p50_us"])
-            print(render(rows_t, f"tail sweep, batch {b} x {n}, d{d}: the best, {best['kernel']}, at "
-                                 f"{best['p50_us'] / plan_us - 1:+.1%} of the plan"), flush=True)
+            plan_us = next(r["p50_us"] for r in sweep.rows if r["heuristic"])
+            best = min(sweep.rows, key=lambda r: r["p50_us"])
+            print(render(sweep.rows, f"tail sweep, batch {b} x {n}, d{d}: the best, {best['kernel']}, at "
+                                     f"{best['p50_us'] / plan_us - 1:+.1%} of the plan"), flush=True)
+            for name, tl in sweep.timelines.items():
+                drain = tl.sm_drain_ns() / 1e3
+                print(f"  {name}, one cold call: {tl.stats().makespan_ns / 1e3:.1f} us; CTAs resident by twentieths "
+                      f"{' '.join(map(str, tl.active_ctas(20)))}; SMs idle before the end: median "
+                      f"{np.median(drain):.1f} us, 90th percentile {np.percentile(drain, 90):.1f} us", flush=True)
+                if args.out is not None:
+                    tl.save(args.out.path.with_name(f"{args.out.path.stem}.{key.replace(' ', '_')}."
+                                                    f"{name.replace(' ', '').replace('/', 'x')}.timeline.json"))
     if args.out is not None:
         save(final=True)
         print(f"report: {args.out.path} (labkit report show|diff read it)")
@@ -148,7 +159,8 @@ def register(sub) -> None:
                         "(some, the default) or at every point of the sweep and the seed call (all)")
     p.add_argument("--sweep-tails", action="store_true",
                    help="also time, at each point whose plan runs one split, the same call with its last units split "
-                        "in 2 and 4 (interleaved, same data; outputs checked against the plan's first)")
+                        "in 2 and 4 (interleaved, same data; outputs checked against the plan's first), and record "
+                        "a cold call's per-CTA timeline of the plan and the fastest (saved beside --out)")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
     p.add_argument("--out", type=output_path("--out"), default=None, help="also write the results as JSON")
     p.add_argument("--peers", action="store_true",
