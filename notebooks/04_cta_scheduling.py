@@ -132,6 +132,9 @@ if do_decode:
     fig = labkit.plot.cta_gantt(dtl, title=session.title(f"paged decode, batch {decode_splits_batch} x "
                                                          f"{decode_kv_lens[0]} tokens, {len(dtl.records)} CTAs"))
     session.save_figure(fig, "decode_gantt")
+    fig = labkit.plot.cta_activity(dtl, title=session.title(f"paged decode, batch {decode_splits_batch} x "
+                                                            f"{decode_kv_lens[0]}: CTAs resident, SMs going idle"))
+    session.save_figure(fig, "decode_activity")
     display(pd.Series(dtl.stats().to_dict()).to_frame("measured"))
 
 # %% [markdown]

@@ -223,5 +223,31 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
     return fig
 
 
+def cta_activity(timeline, *, title: str = "CTAs resident over time", bins: int = 200, ax=None):
+    """How many CTAs were resident over the launch (``Timeline.active_ctas``) against the slots the GPU has:
+    the fill at the start, the plateau and the drain of the last wave; a tick on the time axis where each SM's
+    last CTA ended (``Timeline.sm_drain_ns``), so the SMs that sat idle before the end show as early ticks."""
+    import numpy as np
+
+    fig, ax = _axes(ax, figsize=(7, 3.2))
+    rec = timeline.records
+    span = (rec[:, 3].max() - rec[:, 2].min()) / 1e3
+    slots = timeline.sms * timeline.ctas_per_sm
+    ax.step((np.arange(bins) + 0.5) * span / bins, timeline.active_ctas(bins), where="mid", color="C0",
+            label="CTAs resident")
+    ax.axhline(slots, color="0.35", linestyle="--", linewidth=1,
+               label=f"slots: {timeline.sms} SMs x {timeline.ctas_per_sm}")
+    drain = timeline.sm_drain_ns() / 1e3
+    ax.plot(span - drain, np.zeros_like(drain), "|", color="C1", markersize=10, clip_on=False,
+            label=f"an SM's last CTA ends (median {np.median(drain):.1f} us before the end)")
+    ax.set_xlim(0, span)
+    ax.set_ylim(0, 1.12 * slots)
+    ax.set_xlabel("time since the first CTA started [us]")
+    ax.set_ylabel("CTAs")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="lower center")
+    return fig
+
+
 from .ncu import event_vs_ncu, phase_shares, phase_stalls, time_vs_counters  # noqa: E402,F401 - uses _axes above
 from .sched import decode_sched, efficiency_vs, sage2_sched, waves_vs  # noqa: E402, F401 - uses _axes, _plt above

@@ -25,7 +25,7 @@ OUTPUTS = {
                                                                "tail_study.csv", "precision.csv")),
     "03_decode": (("decode_bandwidth", "split_sweep"), ("manifests.csv", "correctness.json", "copy_ceiling.json",
                                                        "correctness.csv", "bandwidth.csv")),
-    "04_cta_scheduling": (("sage2_gantt", "sage2_efficiency", "decode_gantt", "decode_sched_8192"),
+    "04_cta_scheduling": (("sage2_gantt", "sage2_efficiency", "decode_gantt", "decode_activity", "decode_sched_8192"),
                           ("device.json", "occupancy.json", "sage2_timeline.json", "decode_timeline.json",
                            "occupancy.csv", "sage2_points.csv", "decode_points.csv")),
     "05_ncu_correlation": (("event_vs_ncu", "time_vs_counters", "phases_sage2_seed", "stalls_sage2_seed",

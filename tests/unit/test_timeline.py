@@ -67,6 +67,11 @@ def test_chrome_trace_and_gantt(tmp_path):
     assert {e["args"]["wave"] for e in slices} == {0, 1, 2}
     fig = plot.cta_gantt(tl, max_rows=16)
     assert len(fig.axes[0].collections) == 16
+    fig = plot.cta_activity(tl, bins=3)
+    ax = fig.axes[0]
+    assert list(ax.lines[0].get_ydata()) == [132, 132, 10] and ax.lines[1].get_ydata()[0] == 132  # CTAs, slots
+    assert len(ax.lines[2].get_xdata()) == 132  # a tick per SM
+    assert "median 20.0 us before the end" in ax.get_legend().get_texts()[2].get_text()
 
 
 def test_save_load_and_cli(tmp_path, capsys):
