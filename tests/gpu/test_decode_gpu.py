@@ -85,26 +85,28 @@ def test_cluster_split_reduction_matches_exact_attention(name, build, splits):
             _check(x, run_decode(x, splits=splits, cluster=True, iterations=3, mode=mode, **build))
 
 
-@pytest.mark.parametrize(("name", "tail_units", "tail_splits", "build"), [
-    ("g4_d128_p64_long", 1, 2, {}), ("g4_d128_p64_long", 7, 16, {}),
-    ("g4_d128_p64_long", 16, 3, dict(stages=1, qk_chains=1)),  # every unit split; the one-stage build, MIN_CTAS
-    ("g6_d256_p64_seed", 3, 4, dict(warps=8, dim_warps=2, stages=1)), ("g6_d256_p64_seed", 5, 2, {}),
-    ("g1_d128_p16", 16, 3, {}),  # sequences of 1 and 16 tokens: splits with no keys
-    ("g8_d128_p32", 5, 7, {})])
-def test_tail_splits_match_exact_attention(name, tail_units, tail_splits, build):
-    """The last units split (a 1-D grid: whole units, then the split ones): exact attention within the bound,
-    the whole units bit for bit as a one-split call, and timed calls (cold, graph) that write the same output,
-    so the tail units' counters reset themselves."""
+@pytest.mark.parametrize(("name", "splits", "tail_units", "tail_splits", "build"), [
+    ("g4_d128_p64_long", 1, 1, 2, {}), ("g4_d128_p64_long", 1, 7, 16, {}),
+    ("g4_d128_p64_long", 1, 16, 3, dict(stages=1, qk_chains=1)),  # every unit split; the one-stage build, MIN_CTAS
+    ("g4_d128_p64_long", 3, 5, 8, {}), ("g4_d128_p64_long", 2, 16, 16, {}),  # split plans: 3 / 2 splits, then more
+    ("g6_d256_p64_seed", 1, 3, 4, dict(warps=8, dim_warps=2, stages=1)), ("g6_d256_p64_seed", 1, 5, 2, {}),
+    ("g6_d256_p64_seed", 2, 3, 11, {}),
+    ("g1_d128_p16", 1, 16, 3, {}), ("g1_d128_p16", 2, 9, 5, {}),  # sequences of 1 and 16 tokens: splits, no keys
+    ("g8_d128_p32", 1, 5, 7, {})])
+def test_tail_splits_match_exact_attention(name, splits, tail_units, tail_splits, build):
+    """The last units in more splits (a 1-D grid: the other units in ``splits``, then the tail): exact attention
+    within the bound, the units before the tail bit for bit as the same call without a tail, and timed calls
+    (cold, graph) that write the same output, so every unit's counter resets itself."""
     g, lens = CASES[name]
     x = make_inputs(g, seq_lens=lens, seed=21)
-    knobs = dict(variant="mma", tail_units=tail_units, tail_splits=tail_splits, **build)
+    knobs = dict(variant="mma", splits=splits, tail_units=tail_units, tail_splits=tail_splits, **build)
     run = run_decode(x, **knobs)
-    assert (run.plan["tail_units"], run.plan["tail_splits"], run.splits) == (tail_units, tail_splits, 1)
+    assert (run.plan["tail_units"], run.plan["tail_splits"], run.splits) == (tail_units, tail_splits, splits)
     _check(x, run)
-    one = run_decode(x, splits=1, variant="mma", **build).out.reshape(g.batch, g.heads_kv, g.group, g.head_dim)
-    whole = g.batch * g.heads_kv - tail_units  # unit = sequence x heads_kv + KV head (one row block)
-    ours = run.out.reshape(g.batch, g.heads_kv, g.group, g.head_dim)
-    assert np.array_equal(ours.reshape(-1, g.group, g.head_dim)[:whole], one.reshape(-1, g.group, g.head_dim)[:whole])
+    plain = run_decode(x, splits=splits, cluster=False, variant="mma", **build).out
+    head = g.batch * g.heads_kv - tail_units  # unit = sequence x heads_kv + KV head (one row block)
+    per_unit = (-1, g.group, g.head_dim)
+    assert np.array_equal(run.out.reshape(per_unit)[:head], plain.reshape(per_unit)[:head])
     for mode in ("cold", "graph"):
         _check(x, run_decode(x, iterations=3, mode=mode, **knobs))
 

@@ -147,6 +147,16 @@ def test_tail_splits_launch_whole_units_then_split_ones(tmp_path):
     assert res.plans[0].grid == (2048 - 68 + 68 * 4, 1, 1)
     scratch = json.loads(path.read_text())["ops"]["decode"]["impl"]["scratch"]
     assert scratch["partial_o"]["shape"] == [2048, 4, 16, 256] and scratch["counter"]["shape"] == [2048]
+    # a split plan keeps its splits before the tail; the kernel reads them at byte 348
+    g8 = geometry_for(8, 8192, head_dim=128)  # 64 units in 4 splits, two CTAs per SM
+    split = plan_call(g8, sms=132, tail_units=16, tail_splits=8)
+    assert (split.splits, split.ctas_per_sm, split.kernel.min_ctas) == (4, 2, 2)
+    path = build_plan(g8, split, tmp_path / "split")
+    res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path / "split",))
+    assert res.ok and res.plans[0].grid == (48 * 4 + 16 * 8, 1, 1)
+    impl = json.loads(path.read_text())["ops"]["decode"]["impl"]
+    assert {"at": 348, "i32": 4} in impl["launches"][0]["args"][0]["pack"]["fields"]
+    assert impl["scratch"]["partial_o"]["shape"] == [64, 8, 16, 128]
     # the one-stage d128 build keeps its 4 CTAs per SM (registers bounded by __launch_bounds__)
     small = geometry_for(64, 1024, head_dim=128)
     tailed = plan_call(small, sms=132, tail_units=116, tail_splits=2)
@@ -160,6 +170,8 @@ def test_tail_candidates_follow_the_last_wave():
     assert tail_candidates(g, plan_call(g, sms=132), 132) == [(u, s) for u in (68, 200, 512) for s in (2, 4)]
     one_wave = geometry_for(64, 1024, head_dim=128)  # 512 units on 4 x 132 slots
     assert tail_candidates(one_wave, plan_call(one_wave, sms=132), 132) == [(u, s) for u in (128, 512) for s in (2, 4)]
+    split = geometry_for(8, 8192, head_dim=128)  # 64 units in 4 splits: a quarter and a half, in 8 and 16
+    assert tail_candidates(split, plan_call(split, sms=132), 132) == [(u, s) for u in (16, 32) for s in (8, 16)]
 
 
 @pytest.mark.parametrize("knobs, message", [
@@ -168,8 +180,8 @@ def test_tail_candidates_follow_the_last_wave():
     (dict(tail_units=2049, tail_splits=2), "tail_units 2049: expected 1..2048"),
     (dict(tail_units=5, tail_splits=1), "tail_splits 1: expected 2..16"),
     (dict(tail_units=5, tail_splits=17), "tail_splits 17: expected 2..16"),
-    (dict(tail_units=5, tail_splits=4, splits=2), "the other units run whole .*not splits 2"),
-    (dict(tail_units=5, tail_splits=4, cluster=True), "the other units run whole .*cluster True"),
+    (dict(tail_units=5, tail_splits=4, splits=4), "tail_splits 4: expected more than the other units' 4 splits"),
+    (dict(tail_units=5, tail_splits=4, cluster=True), "a cluster combines a fixed number of splits per unit"),
     (dict(tail_units=5, tail_splits=4, variant="fma"), "a tensor-core .* this call builds fma"),
 ])
 def test_tail_split_knobs_are_checked(knobs, message):

@@ -15,7 +15,7 @@ import numpy as np
 from ...cuda import cupy
 from .build import MAX_SPLITS
 from .geometry import DecodeGeometry
-from .plan import OVERRIDES, kv_bytes_read, plan_for_device
+from .plan import OVERRIDES, TAIL_MAX_SPLITS, kv_bytes_read, plan_for_device
 from .run import decode_runner, geometry_for
 
 SWEEP = [(b, n, d) for d in (128, 256) for b in (1, 8, 64, 256) for n in (1024, 8192, 32768)]
@@ -115,13 +115,18 @@ def split_sweep(batch: int, kv_len: int, head_dim: int = 128, **kw) -> list[dict
 
 
 def tail_candidates(g: DecodeGeometry, plan, sms: int) -> list[tuple[int, int]]:
-    """(tail_units, tail_splits) to time beside a one-split plan: the units past the call's last whole wave of CTA
-    slots, those plus one wave, and a quarter of the units, in 2 and 4 splits each."""
+    """(tail_units, tail_splits) to time beside a plan: for one split, the units past the call's last whole wave of
+    CTA slots, those plus one wave, and a quarter of the units; for more, a quarter and a half of the units
+    (one wave of CTAs already); in 2 and 4 times the plan's splits (at most 16 and one per page)."""
     units = g.batch * g.heads_kv * plan.kernel.row_blocks(g)
     slots = sms * plan.ctas_per_sm
-    last = units % slots or slots
-    counts = sorted({min(units, last), min(units, last + slots), max(1, units // 4)})
-    return [(u, s) for u in counts for s in (2, 4) if s <= g.max_pages]
+    if plan.splits == 1:
+        last = units % slots or slots
+        counts = sorted({min(units, last), min(units, last + slots), max(1, units // 4)})
+    else:
+        counts = sorted({max(1, units // 4), max(1, units // 2)})
+    top = min(TAIL_MAX_SPLITS, g.max_pages)
+    return [(u, f * plan.splits) for u in counts for f in (2, 4) if f * plan.splits <= top]
 
 
 @dataclass(frozen=True)
@@ -137,9 +142,9 @@ class TailSweep:
 def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 32, heads_kv: int = 8,
                page_size: int = 64, iterations: int = 20, candidates: list[tuple[int, int]] | None = None,
                timelines: bool = False) -> TailSweep:
-    """The plan (one split) against the same call with its last units split (``tail_candidates``), on the same
-    data, one cold sample of each per round in a shuffled order. Before timing, every variant's output is
-    checked against the plan's: the whole units bit for bit, the split ones within the split-reduction tolerance
+    """The plan against the same call with its last units in more splits (``tail_candidates``), on the same data,
+    one cold sample of each per round in a shuffled order. Before timing, every variant's output is checked
+    against the plan's: the units before the tail bit for bit, the tail's within the split-reduction tolerance
     (2^-7 of the largest output). ``timelines``: then also record a cold call of the plan and of the fastest
     variant with the instrumented build."""
     from contextlib import ExitStack
@@ -152,12 +157,15 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
     shape = {"heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
     plan = plan_for_device(g)
-    if plan.splits != 1 or plan.kernel.cluster_splits or plan.kernel.variant != "mma":
-        raise ArgumentError(f"tail sweep at batch {batch} x {kv_len} d{head_dim}: the plan runs {plan.splits} splits "
-                            f"({kernel_label(plan.kernel)}); tails split only calls whose units run whole")
+    if plan.kernel.cluster_splits or plan.kernel.variant != "mma":
+        raise ArgumentError(f"tail sweep at batch {batch} x {kv_len} d{head_dim}: the plan runs "
+                            f"{kernel_label(plan.kernel)}; tails take tensor-core builds without clusters")
     knobs = {"plan": {}}
-    for units, splits in candidates or tail_candidates(g, plan, describe().sm_count):
+    for units, splits in tail_candidates(g, plan, describe().sm_count) if candidates is None else candidates:
         knobs[f"tail {units}/{splits}"] = {"tail_units": units, "tail_splits": splits}
+    if len(knobs) == 1:
+        raise ArgumentError(f"tail sweep at batch {batch} x {kv_len} d{head_dim}: no tail can take more than the "
+                            f"plan's {plan.splits} splits")
     cp = cupy()
     with ExitStack() as stack:
         runners, plans, outs = {}, {}, {}
@@ -170,7 +178,7 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
         ref = outs["plan"]
         scale = float(np.abs(ref).max())
         for name, kw in knobs.items():
-            whole = len(ref) - kw.get("tail_units", 0)  # units, in order: sequence x heads_kv + KV head
+            whole = len(ref) - kw.get("tail_units", 0)  # units before the tail (sequence x heads_kv + KV head)
             if not (np.isfinite(outs[name]).all() and np.array_equal(outs[name][:whole], ref[:whole])
                     and np.abs(outs[name] - ref).max() <= 2.0 ** -7 * scale):
                 raise AssertionError(f"tail sweep: {name} does not give the plan's output "

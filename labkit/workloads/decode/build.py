@@ -17,7 +17,7 @@ from ...kernels import compile_cubin, kernel_path
 from .geometry import DecodeGeometry, KernelBuild, kernel_build
 
 ENTRY = "paged_decode"
-PARAM_BYTES = 384  # sizeof(Params): 352 B of fields, padded to the maps' 64-B alignment
+PARAM_BYTES = 384  # sizeof(Params): 352 B of fields (head_splits at 348: tail-split builds only), padded to 64 B
 MAX_SPLITS = 256  # MAX_SPLITS in kernels/paged_decode.cuh (the reduction's weights in shared memory)
 
 
@@ -61,16 +61,17 @@ def _check_splits(g: DecodeGeometry, splits: int, kb: KernelBuild) -> None:
 
 
 def _tail_grid(g: DecodeGeometry, splits: int, kb: KernelBuild, tail_units: int) -> int | None:
-    """CTAs of a build with split tails (a 1-D grid: whole units, then ``tail_units`` x its tail splits), else None."""
+    """CTAs of a build with split tails (a 1-D grid: the other units x ``splits``, then ``tail_units`` x its tail
+    splits), else None."""
     units = g.batch * g.heads_kv * kb.row_blocks(g)
     if not kb.tail_splits:
         if tail_units:
             raise ArgumentError(f"tail_units {tail_units}: this build has no tail splits (KernelBuild.tail_splits)")
         return None
-    if splits != 1 or not 1 <= tail_units <= units:
-        raise ArgumentError(f"a build with tail splits launches 1 split and 1..{units} tail units, not splits "
-                            f"{splits}, tail_units {tail_units}")
-    return units - tail_units + tail_units * kb.tail_splits
+    if splits >= kb.tail_splits or not 1 <= tail_units <= units:
+        raise ArgumentError(f"a build with {kb.tail_splits} tail splits launches 1..{units} tail units and fewer "
+                            f"splits for the others, not splits {splits}, tail_units {tail_units}")
+    return (units - tail_units) * splits + tail_units * kb.tail_splits
 
 
 def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None,
@@ -100,6 +101,7 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
               {"at": 320, "i32": g.batch}, {"at": 324, "i32": g.heads_kv}, {"at": 328, "i32": g.group},
               {"at": 332, "i32": g.max_pages}, {"at": 336, "i32": g.max_q_len}, {"at": 340, "i32": g.num_pages},
               {"at": 344, "i32": _f32_bits(scale * math.log2(math.e))},
+              *([{"at": 348, "i32": splits}] if tail_ctas else []),
               *([{"at": 352, "scratch": "timeline"}] if kb.timeline else [])]
     ctas = tail_ctas or splits * g.heads_kv * blocks * g.batch
     stored_splits = kb.tail_splits or splits  # partials per unit

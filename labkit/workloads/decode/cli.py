@@ -110,7 +110,7 @@ def _bench(args) -> int:
         for b, n, d in points:
             try:
                 sweep = tail_sweep(b, n, d, iterations=args.iterations, timelines=True)
-            except ArgumentError as exc:  # the plan splits this call already
+            except ArgumentError as exc:  # a cluster plan, or one whose splits are already at the most
                 print(f"tail sweep, batch {b} x {n}, d{d}: skipped: {exc}", flush=True)
                 continue
             key = f"{b}x{n} d{d} tails"
@@ -158,9 +158,9 @@ def register(sub) -> None:
                    help="also time every power-of-two split count against the heuristic's: at four calls "
                         "(some, the default) or at every point of the sweep and the seed call (all)")
     p.add_argument("--sweep-tails", action="store_true",
-                   help="also time, at each point whose plan runs one split, the same call with its last units split "
-                        "in 2 and 4 (interleaved, same data; outputs checked against the plan's first), and record "
-                        "a cold call's per-CTA timeline of the plan and the fastest (saved beside --out)")
+                   help="also time, at each point whose plan has no cluster, the same call with its last units in 2 "
+                        "and 4 times its splits (interleaved, same data; outputs checked against the plan's first), "
+                        "and record a cold call's per-CTA timeline of the plan and the fastest (saved beside --out)")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
     p.add_argument("--out", type=output_path("--out"), default=None, help="also write the results as JSON")
     p.add_argument("--peers", action="store_true",

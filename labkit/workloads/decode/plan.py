@@ -27,8 +27,8 @@ two rounds (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_
 One wave of CTAs with equal shares of all units' stages (across unit boundaries) ran 2-7 % slower than these
 plans at every large call (data/runs/20261201T135200Z-decode_balanced), so splits stay per unit.
 
-Tail splits (``tail_units``, ``tail_splits``): a one-split call's last units can run in 2..16 splits each, after the
-whole ones, so that the last wave drains in short CTAs. This is a knob for an A/B (``labkit decode bench
+Tail splits (``tail_units``, ``tail_splits``): a call's last units can run in more splits (2..16) than the others,
+after those have started, so that the last wave drains in short CTAs. This is a knob for an A/B (``labkit decode bench
 --sweep-tails``); it has not been timed on a GPU yet, and the plan never picks it.
 
 Warp pairs at head_dim 256: the 4-warp build's stage loop was bound by its math there (thread 0 of a CTA
@@ -79,7 +79,7 @@ class CallPlan:
     splits: int
     ctas_per_sm: int
     pdl: bool = False
-    tail_units: int = 0  # the call's last units that run in kernel.tail_splits splits each (the others whole)
+    tail_units: int = 0  # the call's last units, run in kernel.tail_splits splits each (the others in `splits`)
 
     def to_dict(self) -> dict:
         k = self.kernel
@@ -125,11 +125,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
               timeline: bool = False) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
-    override the choice. ``tail_units`` and ``tail_splits`` (together, tensor cores, one split): the call's last
-    ``tail_units`` units run in ``tail_splits`` splits each after the others have started whole (an A/B knob:
-    the plan itself does not split tails)."""
+    override the choice. ``tail_units`` and ``tail_splits`` (together, tensor cores, no cluster): the call's last
+    ``tail_units`` units run in ``tail_splits`` splits each, more than the others' ``splits``, after those have
+    started (an A/B knob: the plan itself does not split tails)."""
     if tail_units is not None or tail_splits is not None:
-        splits = _check_tail(g, tail_units, tail_splits, splits, cluster)
+        _check_tail(g, tail_units, tail_splits, cluster)
+        cluster = False
     kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, dim_warps=dim_warps, timeline=timeline)
     kb = kernel_build(g, row_warps=row_warps, stages=stages, qk_chains=qk_chains, **kw)
     if stages is None and kb.variant == "mma":
@@ -174,15 +175,17 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         if kb.variant != "mma":
             raise ArgumentError(f"tail_units: the tail splits are a tensor-core (mma) build's; this call builds "
                                 f"{kb.variant}")
-        # the tail mapping costs registers (the one-stage d128 build: 128 -> 142, 4 -> 3 CTAs per SM); bounded to
-        # the plain build's CTAs per SM it spills 4 bytes, and an A/B compares like with like
+        if tail_splits <= splits:
+            raise ArgumentError(f"tail_splits {tail_splits}: expected more than the other units' {splits} splits")
+        # the tail mapping can cost registers (8 x 8k d128: 150 -> 168); __launch_bounds__ keeps the plain build's
+        # CTAs per SM, so an A/B compares like with like (NVRTC: no spills at the bench's d128 plans)
         kb = dataclasses.replace(kb, tail_splits=tail_splits, min_ctas=per_sm if per_sm > 1 else 0)
         per_sm = occupancy(kb, arch)
     return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0)
 
 
-def _check_tail(g: DecodeGeometry, tail_units, tail_splits, splits, cluster) -> int:
-    """The split count of a call with split tails (1: the other units run whole), after the knobs' checks."""
+def _check_tail(g: DecodeGeometry, tail_units, tail_splits, cluster) -> None:
+    """The tail knobs: both given, in range, and no cluster (its splits are fixed per unit)."""
     units = g.batch * g.heads_kv * kernel_build(g).row_blocks(g)
     top = min(TAIL_MAX_SPLITS, g.max_pages)
     if tail_units is None or tail_splits is None:
@@ -193,10 +196,8 @@ def _check_tail(g: DecodeGeometry, tail_units, tail_splits, splits, cluster) -> 
     if isinstance(tail_splits, bool) or not isinstance(tail_splits, int) or not 2 <= tail_splits <= top:
         raise ArgumentError(f"tail_splits {tail_splits!r}: expected 2..{top} (at most one per page, and "
                             f"{TAIL_MAX_SPLITS})")
-    if splits not in (None, 1) or cluster:
-        raise ArgumentError(f"tail_units: the other units run whole (1 split, no cluster), not splits {splits} "
-                            f"cluster {cluster}")
-    return 1
+    if cluster:
+        raise ArgumentError("tail_units: a cluster combines a fixed number of splits per unit; tails take none")
 
 
 def plan_for_device(g: DecodeGeometry, **overrides) -> CallPlan:

@@ -30,7 +30,7 @@ struct Params {
     int max_q_len;
     int num_pages;
     int scale_log2_bits;
-    int pad_;
+    int head_splits;  // TAIL_SPLITS builds (paged_decode_mma.cu): the splits of the units before the tail
 #ifdef LABKIT_TIMELINE
     unsigned long long* timeline;  // [CTAs][6]: labkit.sched.Timeline's records
 #endif

@@ -21,12 +21,12 @@
 // dims from all n through distributed shared memory: no global partials, fence or counter (the seed-sized
 // call in a graph: 12.0 -> 9.5 us with 8 one-stage 8-warp CTAs; labkit.workloads.decode.plan says when).
 // More rows than 16 (up to 16 heads x 8 tokens): row blocks of 16, grid y = heads_kv x row blocks.
-// TAIL_SPLITS n (2..16, no clusters): a 1-D grid of whole units first, then the last units of the call in n splits
-// each, so the CTAs the hardware starts last are short and a one-split call's last wave drains sooner (a plan
-// knob for A/Bs; labkit.workloads.decode.plan says whether the plan uses it).
+// TAIL_SPLITS n (2..16, no clusters): a 1-D grid of the units in p.head_splits splits each first, then the last units
+// of the call in n (more) splits each, so the CTAs the hardware starts last are short and the last wave drains
+// sooner (a plan knob for A/Bs; labkit.workloads.decode.plan says whether the plan uses it).
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
 // QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh). Launch: grid
-// (splits, heads_kv x row blocks, batch), or (whole units + tail units x TAIL_SPLITS) with TAIL_SPLITS,
+// (splits, heads_kv x row blocks, batch), or (head units x head_splits + tail units x TAIL_SPLITS) with TAIL_SPLITS,
 // block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge).
 
 #ifndef HEAD_DIM
@@ -50,7 +50,7 @@
 #ifndef DIM_WARPS  // 2: warps w and w + WARPS / 2 take the same keys and half of head_dim each
 #define DIM_WARPS 1
 #endif
-#ifndef TAIL_SPLITS  // n > 1: grid x = whole units, then tail units x n (one split each), over (sequence, KV head, row block)
+#ifndef TAIL_SPLITS  // n > 1: grid x = head units x p.head_splits, then tail units x n, over (sequence, KV head, row block)
 #define TAIL_SPLITS 0
 #endif
 #ifdef MIN_CTAS  // CTAs per SM the registers must allow (a tail-split build keeps its plain build's occupancy)
@@ -123,15 +123,16 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
 }
 #if TAIL_SPLITS
 // This CTA's unit (sequence b, KV head, row block) and split. Units go in that order; the grid's size says how
-// many run whole (it launches whole + tail x TAIL_SPLITS CTAs), and the hardware starts CTAs in index order.
+// many come before the tail (it launches head x head_splits + tail x TAIL_SPLITS CTAs), and the hardware starts
+// CTAs in index order. Partials stay at (unit x splits + split): the tail's, with more splits, start past the head's.
 __device__ __forceinline__ void tail_unit(const Params& p, int row_blocks, int& b, int& hkv, int& rb, int& split,
                                           int& splits) {
-    const int cta = blockIdx.x, ctas = gridDim.x;
+    const int cta = blockIdx.x, ctas = gridDim.x, s1 = p.head_splits;
     const int units = p.batch * p.heads_kv * row_blocks;
-    const int whole = (units * TAIL_SPLITS - ctas) / (TAIL_SPLITS - 1), tail = cta - whole;
-    const int unit = tail < 0 ? cta : whole + tail / TAIL_SPLITS;
-    split = tail < 0 ? 0 : tail % TAIL_SPLITS;
-    splits = tail < 0 ? 1 : TAIL_SPLITS;
+    const int head = (units * TAIL_SPLITS - ctas) / (TAIL_SPLITS - s1), tail = cta - head * s1;
+    const int unit = tail < 0 ? cta / s1 : head + tail / TAIL_SPLITS;
+    split = tail < 0 ? cta % s1 : tail % TAIL_SPLITS;
+    splits = tail < 0 ? s1 : TAIL_SPLITS;
     b = unit / (p.heads_kv * row_blocks);
     hkv = unit / row_blocks % p.heads_kv;
     rb = unit % row_blocks;
