@@ -67,12 +67,16 @@ def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, he
         runner.run_once()
         t = runner.time(iterations=iterations, mode=mode)["decode/paged"]
         del runner  # its buffers go back before the pool is emptied
+    return _row(batch, kv_len, head_dim, heads_q, heads_kv, plan, t.stats.p50_s, mode)
+
+
+def _row(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, plan, p50_s: float, mode: str) -> dict:
+    """A timed call as a report row: shape, plan (splits, build label; a tail's units), p50 and K+V TB/s."""
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
-    kb = plan.kernel
+    tail = f" ({plan.tail_units} units)" if plan.tail_units else ""
     return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}",
-            "splits": plan.splits, "kernel": kernel_label(kb),
-            "kv_MB": nbytes / 1e6, "p50_us": t.stats.p50_s * 1e6, "TBps": nbytes / t.stats.p50_s / 1e12,
-            "mode": mode}
+            "splits": plan.splits, "kernel": kernel_label(plan.kernel) + tail,
+            "kv_MB": nbytes / 1e6, "p50_us": p50_s * 1e6, "TBps": nbytes / p50_s / 1e12, "mode": mode}
 
 
 def kernel_label(kb) -> str:
@@ -191,14 +195,9 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
                 raise AssertionError(f"tail sweep: the timed calls of {name} wrote a different output")
         runners.clear()
         del runner, r  # the pools go back as each shape_runner closes
-    nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
-    rows, fastest = [], min(timing, key=lambda n: timing[n].stats.p50_s)
-    for name, t in timing.items():
-        pl = plans[name]
-        rows.append({"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}",
-                     "splits": pl.splits, "mode": "cold", "kv_MB": nbytes / 1e6, "p50_us": t.stats.p50_s * 1e6,
-                     "TBps": nbytes / t.stats.p50_s / 1e12, "heuristic": name == "plan",
-                     "kernel": kernel_label(pl.kernel) + (f" ({pl.tail_units} units)" if pl.tail_units else "")})
+    rows = [{**_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, "cold"),
+             "heuristic": name == "plan"} for name, t in timing.items()]
+    fastest = min(timing, key=lambda n: timing[n].stats.p50_s)
     traces = {}
     if timelines:
         from .run import decode_timeline
