@@ -176,7 +176,7 @@ def test_tail_candidates_follow_the_last_wave():
 
 @pytest.mark.parametrize("knobs, message", [
     (dict(tail_units=5), "tail_units and tail_splits go together"),
-    (dict(tail_units=0, tail_splits=2), "tail_units 0: expected 1..2048"),
+    (dict(tail_units=0, tail_splits=2), "tail_units 0: expected a positive count"),
     (dict(tail_units=2049, tail_splits=2), "tail_units 2049: expected 1..2048"),
     (dict(tail_units=5, tail_splits=1), "tail_splits 1: expected 2..16"),
     (dict(tail_units=5, tail_splits=17), "tail_splits 17: expected 2..16"),
@@ -187,6 +187,15 @@ def test_tail_candidates_follow_the_last_wave():
 def test_tail_split_knobs_are_checked(knobs, message):
     with pytest.raises(ArgumentError, match=message):
         plan_call(geometry_for(256, 1024, head_dim=256), sms=132, **knobs)
+
+
+def test_tail_units_count_the_row_blocks_of_the_build_that_runs():
+    """q_len 8 x 16 heads per KV head: the tensor-core build takes 8 row blocks of 16 rows (48 units here), not the
+    default build's 2 (an H200 run refused 20 tail units as past 12)."""
+    g = DecodeGeometry(3, 32, 2, 128, 32, 12, 40, max_q_len=8)
+    assert plan_call(g, sms=132, variant="mma", splits=2, tail_units=48, tail_splits=4).tail_units == 48
+    with pytest.raises(ArgumentError, match="tail_units 49: expected 1..48"):
+        plan_call(g, sms=132, variant="mma", splits=2, tail_units=49, tail_splits=4)
 
 
 def test_kernel_build_and_split_heuristic():

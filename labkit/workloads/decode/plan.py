@@ -177,6 +177,10 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                                 f"{kb.variant}")
         if tail_splits <= splits:
             raise ArgumentError(f"tail_splits {tail_splits}: expected more than the other units' {splits} splits")
+        units = g.batch * g.heads_kv * kb.row_blocks(g)  # of this build: its warps set the rows per block
+        if tail_units > units:
+            raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
+                                "block) units)")
         # the tail mapping can cost registers (8 x 8k d128: 150 -> 168); __launch_bounds__ keeps the plain build's
         # CTAs per SM, so an A/B compares like with like (NVRTC: no spills at the bench's d128 plans)
         kb = dataclasses.replace(kb, tail_splits=tail_splits, min_ctas=per_sm if per_sm > 1 else 0)
@@ -186,13 +190,11 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
 
 def _check_tail(g: DecodeGeometry, tail_units, tail_splits, cluster) -> None:
     """The tail knobs: both given, in range, and no cluster (its splits are fixed per unit)."""
-    units = g.batch * g.heads_kv * kernel_build(g).row_blocks(g)
     top = min(TAIL_MAX_SPLITS, g.max_pages)
     if tail_units is None or tail_splits is None:
         raise ArgumentError("tail_units and tail_splits go together: how many of the last units, in how many splits")
-    if isinstance(tail_units, bool) or not isinstance(tail_units, int) or not 1 <= tail_units <= units:
-        raise ArgumentError(f"tail_units {tail_units!r}: expected 1..{units} (the call's (sequence, KV head, row "
-                            "block) units)")
+    if isinstance(tail_units, bool) or not isinstance(tail_units, int) or tail_units < 1:
+        raise ArgumentError(f"tail_units {tail_units!r}: expected a positive count of the call's last units")
     if isinstance(tail_splits, bool) or not isinstance(tail_splits, int) or not 2 <= tail_splits <= top:
         raise ArgumentError(f"tail_splits {tail_splits!r}: expected 2..{top} (at most one per page, and "
                             f"{TAIL_MAX_SPLITS})")
