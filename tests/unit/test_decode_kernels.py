@@ -81,3 +81,24 @@ def test_tensor_core_kernel_without_tail_splits_is_the_code_without_them(knobs):
     else:
         tailed = compile_cubin(src, arch="sm_90", options=(*kb.options(), "-DTAIL_SPLITS=4"))
         assert _text(tailed.image) != _text(now.image)
+
+
+def test_timeline_build_keeps_the_plans_ctas_per_sm_without_spills():
+    """The stamps cost registers: at 64 x 1k d128 the one-stage plan (128 registers, 4 CTAs per SM) went to 158
+    registers and 3 CTAs per SM once instrumented, so its timeline showed 1.3 waves where the plan runs one. The
+    timeline build is bounded to the plan's CTAs per SM, and ptxas spills nothing for it."""
+    import dataclasses
+
+    from labkit.sched import cubin_occupancy
+    from labkit.workloads.decode.plan import plan_call
+    from labkit.workloads.decode.run import geometry_for
+
+    g = geometry_for(64, 1024, head_dim=128)
+    plan, traced = plan_call(g, sms=132), plan_call(g, sms=132, timeline=True)
+    assert plan.ctas_per_sm == traced.ctas_per_sm == 4 and traced.kernel.min_ctas == 4
+    assert dataclasses.replace(traced.kernel, timeline=False, min_ctas=0) == plan.kernel
+    src = kernel_path(decode_package.__file__, traced.kernel.source)
+    for kb, per_sm in ((dataclasses.replace(traced.kernel, min_ctas=0), 3), (traced.kernel, 4)):
+        cubin = compile_cubin(src, arch="sm_90", options=(*kb.options(), "--ptxas-options=-v"))
+        assert cubin_occupancy(cubin.image, dynamic_smem_bytes=kb.dynamic_smem_bytes).ctas_per_sm == per_sm
+        assert "0 bytes spill stores, 0 bytes spill loads" in cubin.log, cubin.log

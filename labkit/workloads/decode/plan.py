@@ -181,9 +181,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         if tail_units > units:
             raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
                                 "block) units)")
-        # the tail mapping can cost registers (8 x 8k d128: 150 -> 168); __launch_bounds__ keeps the plain build's
-        # CTAs per SM, so an A/B compares like with like (NVRTC: no spills at the bench's d128 plans)
-        kb = dataclasses.replace(kb, tail_splits=tail_splits, min_ctas=per_sm if per_sm > 1 else 0)
+        kb = dataclasses.replace(kb, tail_splits=tail_splits)
+    if (kb.tail_splits or kb.timeline) and kb.variant == "mma" and per_sm > 1:
+        # the tail mapping (8 x 8k d128: 150 -> 168 registers) and the timeline's stamps (64 x 1k d128: 128 -> 158,
+        # 4 -> 3 CTAs per SM) cost registers; __launch_bounds__ keeps the plain build's CTAs per SM, so an A/B or a
+        # timeline shows the call as the plan runs it (NVRTC: no spills at the bench's plans)
+        kb = dataclasses.replace(kb, min_ctas=per_sm)
         per_sm = occupancy(kb, arch)
     return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0)
 
