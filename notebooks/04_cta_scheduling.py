@@ -126,7 +126,6 @@ if do_sage2:
 
 # %%
 if do_decode:
-    k_decode = int(occ.iloc[-1]["ctas_per_sm"])
     dtl = session.measure("decode_timeline", sched.decode_timeline, decode_splits_batch, decode_kv_lens[0],
                           load=labkit.sched.Timeline.from_dict, **decode_geo)
     fig = labkit.plot.cta_gantt(dtl, title=session.title(f"paged decode, batch {decode_splits_batch} x "
@@ -140,7 +139,8 @@ if do_decode:
 # %% [markdown]
 # ## Decode: waves and efficiency against the split count and against the batch
 # One CTA per (split, KV head, sequence). Lines: the model at every split count and batch (the batch
-# sweep with the heuristic's split count for each); points: measured.
+# sweep with the heuristic's split count for each), each with the CTAs per SM of the build that call gets
+# (at 8k tokens the plan's build holds 2, 3 or 4 CTAs per SM, depending on the batch); points: measured.
 
 # %%
 if do_decode:
@@ -151,9 +151,9 @@ if do_decode:
     for kv in decode_kv_lens:
         all_splits = list(range(1, max(decode_splits) + 1))
         all_batches = list(range(1, max(decode_batches) + 1))
-        split_model = model.frame([sched.decode_model(decode_splits_batch, kv, s, sms=sms, ctas_per_sm=k_decode,
-                                                      **decode_geo) for s in all_splits], splits=all_splits)
-        batch_model = model.frame([sched.decode_model(b, kv, None, sms=sms, ctas_per_sm=k_decode, **decode_geo)
+        split_model = model.frame([sched.decode_model(decode_splits_batch, kv, s, sms=sms, **decode_geo)
+                                   for s in all_splits], splits=all_splits)
+        batch_model = model.frame([sched.decode_model(b, kv, None, sms=sms, **decode_geo)
                                    for b in all_batches], batch=all_batches)
         fig = labkit.plot.decode_sched(split_model, split_sweep[split_sweep["kv_len"] == kv], batch_model,
                                        batch_sweep[batch_sweep["kv_len"] == kv], title=session.title(

@@ -41,10 +41,11 @@ def _decode_plan(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv:
 
 
 def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
-                     page_size: int = 64, arch: str = "sm_90", sms: int = 132) -> Occupancy:
-    """The decode kernel's occupancy for the build this geometry gets (tensor-core or CUDA-core variant)."""
+                     page_size: int = 64, arch: str = "sm_90", sms: int = 132, splits: int | None = None) -> Occupancy:
+    """The decode kernel's occupancy for the build this geometry gets (tensor-core or CUDA-core variant) at
+    ``splits`` (None: the heuristic's; the build can change with the split count)."""
     build = importlib.import_module("labkit.workloads.decode.build")  # the package re-exports a function `build`
-    _, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, arch=arch)
+    _, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, arch=arch, splits=splits)
     return build.occupancy(plan.kernel, arch)
 
 
@@ -120,15 +121,16 @@ def decode_splits(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int 
 
 
 def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int = 128, heads_q: int = 32,
-                 heads_kv: int = 8, page_size: int = 64, sms: int = 132, ctas_per_sm: int) -> LaunchModel:
-    """The model of one decode call (``splits`` None: the heuristic's)."""
+                 heads_kv: int = 8, page_size: int = 64, sms: int = 132, ctas_per_sm: int | None = None) -> LaunchModel:
+    """The model of one decode call (``splits`` None: the heuristic's; ``ctas_per_sm`` None: that of the build the
+    plan takes for this call, which changes with the batch and the split count)."""
     if splits is None:
         splits = decode_splits(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv,
                                page_size=page_size, sms=sms)
     g, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, splits=splits)
     kb = plan.kernel
     return decode_launch(batch, kv_len, splits, heads_kv=heads_kv, tokens_per_stage=kb.tokens_per_stage, sms=sms,
-                         ctas_per_sm=ctas_per_sm, row_blocks=kb.row_blocks(g))
+                         ctas_per_sm=ctas_per_sm or plan.ctas_per_sm, row_blocks=kb.row_blocks(g))
 
 
 def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
@@ -141,9 +143,9 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     check_int(launches, what="launches", lo=1, hi=100)
     geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     dev = describe()
-    occ = decode_occupancy(batch, kv_len, arch=dev.arch, sms=dev.sm_count, **geo)
     heuristic = decode_splits(batch, kv_len, sms=dev.sm_count, **geo)
-    used = splits or heuristic  # the model and the launch take the same count
+    used = splits or heuristic  # the model and the launch take the same count, and so the same build
+    occ = decode_occupancy(batch, kv_len, arch=dev.arch, sms=dev.sm_count, splits=used, **geo)
     model = decode_model(batch, kv_len, used, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm, **geo)
     timelines = [decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
                                             page_size=page_size, splits=used) for _ in range(launches)]

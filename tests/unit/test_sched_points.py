@@ -138,3 +138,13 @@ def test_decode_row_blocks_multiply_the_ctas():
     assert m.ctas == 2 * 4 * 2 * 4 == 64 and m.waves == pytest.approx(64 / 264)
     with pytest.raises(ArgumentError, match="row_blocks"):
         decode_launch(4, 4096, 2, heads_kv=4, tokens_per_stage=32, sms=132, ctas_per_sm=2, row_blocks=0)
+
+
+def test_decode_model_takes_the_slots_of_the_build_each_call_gets():
+    """At 8k tokens the plan runs batch 8 in a 3-stage build (2 CTAs per SM) and batch 64 in a one-stage build (4):
+    a curve drawn with one call's CTAs per SM put batch 64 at 2 waves where it runs 1."""
+    from labkit.sched.measure import decode_model
+
+    assert decode_model(8, 8192, None).slots == 264 and decode_model(64, 8192, None).slots == 528
+    assert decode_model(64, 8192, None).waves == pytest.approx(512 / 528)
+    assert decode_model(64, 8192, None, ctas_per_sm=2).slots == 264  # given, it is used
