@@ -29,7 +29,9 @@ plans at every large call (data/runs/20261201T135200Z-decode_balanced), so split
 
 Tail splits (``tail_units``, ``tail_splits``): a call's last units can run in more splits (2..16) than the others,
 after those have started, so that the last wave drains in short CTAs. This is a knob for an A/B (``labkit decode bench
---sweep-tails``); it has not been timed on a GPU yet, and the plan never picks it.
+--sweep-tails``), and the plan never picks it. On the H200 the plan beat it at 9 of 11 points, and the variant that
+won elsewhere did so within noise (256 x 1k d256 -0.5 %). Short calls lost up to 10 %
+(data/runs/20261201T204700Z-decode_tails).
 
 Warp pairs at head_dim 256: the 4-warp build's stage loop was bound by its math there (thread 0 of a CTA
 waited 150 of every ~3200 cycles at 8 x 32k; the build with the math compiled out read 3-11 % faster), so
