@@ -83,7 +83,7 @@ def test_tensor_core_kernel_without_tail_splits_is_the_code_without_them(knobs):
         assert _text(tailed.image) != _text(now.image)
 
 
-def test_timeline_build_keeps_the_plans_ctas_per_sm_without_spills():
+def test_timeline_build_keeps_the_plans_ctas_per_sm_without_spills(tmp_path, monkeypatch):
     """The stamps cost registers: at 64 x 1k d128 the one-stage plan (128 registers, 4 CTAs per SM) went to 158
     registers and 3 CTAs per SM once instrumented, so its timeline showed 1.3 waves where the plan runs one. The
     timeline build is bounded to the plan's CTAs per SM, and ptxas spills nothing for it."""
@@ -98,6 +98,7 @@ def test_timeline_build_keeps_the_plans_ctas_per_sm_without_spills():
     assert plan.ctas_per_sm == traced.ctas_per_sm == 4 and traced.kernel.min_ctas == 4
     assert dataclasses.replace(traced.kernel, timeline=False, min_ctas=0) == plan.kernel
     src = kernel_path(decode_package.__file__, traced.kernel.source)
+    monkeypatch.setenv("LABKIT_CACHE", str(tmp_path))  # a cached cubin keeps no ptxas log
     for kb, per_sm in ((dataclasses.replace(traced.kernel, min_ctas=0), 3), (traced.kernel, 4)):
         cubin = compile_cubin(src, arch="sm_90", options=(*kb.options(), "--ptxas-options=-v"))
         assert cubin_occupancy(cubin.image, dynamic_smem_bytes=kb.dynamic_smem_bytes).ctas_per_sm == per_sm
