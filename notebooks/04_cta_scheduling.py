@@ -123,6 +123,9 @@ if do_sage2:
 
 # %% [markdown]
 # ## Decode: one measured call, CTA by CTA (the split sweep's batch, heuristic splits)
+# The Gantt chart, the CTAs resident over the call with a tick where each SM went idle for good, and each SM's
+# median CTA duration. The CTAs of this call are equal, so SMs whose CTAs run shorter read memory faster. On
+# the H200 24 SMs did so, 9-18 % (README, decode); the call ends when the other SMs finish.
 
 # %%
 if do_decode:
@@ -134,6 +137,10 @@ if do_decode:
     fig = labkit.plot.cta_activity(dtl, title=session.title(f"paged decode, batch {decode_splits_batch} x "
                                                             f"{decode_kv_lens[0]}: CTAs resident, SMs going idle"))
     session.save_figure(fig, "decode_activity")
+    # equal CTAs: those on SMs that read faster end first, and the call waits for the rest
+    fig = labkit.plot.sm_speed(dtl, title=session.title(f"paged decode, batch {decode_splits_batch} x "
+                                                        f"{decode_kv_lens[0]}: CTA duration by SM"))
+    session.save_figure(fig, "decode_sm_speed")
     display(pd.Series(dtl.stats().to_dict()).to_frame("measured"))
 
 # %% [markdown]

@@ -249,5 +249,34 @@ def cta_activity(timeline, *, title: str = "CTAs resident over time", bins: int 
     return fig
 
 
+def sm_speed(timeline, *, title: str = "CTA duration by SM", fast: float | None = None, ax=None):
+    """Each SM's median CTA duration (``Timeline.per_sm``) against its id, with the median over SMs: for a launch
+    of equal CTAs, SMs whose CTAs run shorter than ``fast`` (default ``FAST_SM``, 0.95) x that median are marked;
+    the launch waits for the others."""
+    from ..sched.timeline import FAST_SM
+
+    fast = FAST_SM if fast is None else fast
+    fig, ax = _axes(ax, figsize=(7, 3.2))
+    sm = timeline.per_sm()
+    us = sm["median_cta_ns"] / 1e3
+    mid = float(us.median())
+    quick = sm["vs_median"] < fast
+    def sms(n) -> str:
+        return f"{int(n)} SM{'' if n == 1 else 's'}"
+
+    ax.plot(sm.index[~quick], us[~quick], "o", color="C0", markersize=3.5, label=sms((~quick).sum()))
+    ax.plot(sm.index[quick], us[quick], "o", color="C1", markersize=4.5,
+            label=f"{sms(quick.sum())} under {fast:g} x the median"
+                  + (f" (median {float(us[quick].median()) / mid - 1:+.0%})" if quick.any() else ""))
+    ax.axhline(mid, color="0.35", linestyle="--", linewidth=1, label=f"median over SMs: {mid:.1f} us")
+    ax.set_xlim(-1, timeline.sms)
+    ax.set_ylim(0, 1.25 * float(us.max()))
+    ax.set_xlabel("SM id")
+    ax.set_ylabel("median CTA duration [us]")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    return fig
+
+
 from .ncu import event_vs_ncu, phase_shares, phase_stalls, time_vs_counters  # noqa: E402,F401 - uses _axes above
 from .sched import decode_sched, efficiency_vs, sage2_sched, waves_vs  # noqa: E402, F401 - uses _axes, _plt above

@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import ArgumentError
 
 FIELDS = ("cta", "sm", "start_ns", "end_ns", "clk0", "clk1")
+FAST_SM = 0.95  # an SM whose CTAs' median duration is under this share of the SMs' median (``per_sm``'s vs_median)
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,20 @@ class Timeline:
         last = np.full(self.sms, -1, dtype=np.int64)
         np.maximum.at(last, self.records[:, 1], self.records[:, 3])
         return np.sort(end - last[last >= 0])
+
+    def per_sm(self):
+        """One row per SM that ran a CTA (a DataFrame indexed by ``sm``): ``ctas``, ``median_cta_ns`` (its CTAs'
+        median duration), ``vs_median`` (that over the median of all SMs' medians), ``busy_ns`` (their sum) and
+        ``idle_before_end_ns`` (launch end minus its last CTA's end). Equal CTAs that run shorter on some SMs than
+        on others show which SMs a launch waits for."""
+        import pandas as pd
+
+        df = self.frame()
+        end = df["end_ns"].max()
+        g = df.groupby("sm")
+        median = g["busy_ns"].median()
+        return pd.DataFrame({"ctas": g.size(), "median_cta_ns": median, "vs_median": median / median.median(),
+                             "busy_ns": g["busy_ns"].sum(), "idle_before_end_ns": end - g["end_ns"].max()})
 
     @property
     def timer_step_ns(self) -> int:

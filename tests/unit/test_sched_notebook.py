@@ -105,7 +105,8 @@ def test_notebook_04_live_on_a_faked_gpu_then_recorded(tmp_path, monkeypatch):
     live = _execute({**SMALL, "source": "live", "out_dir": str(tmp_path / "live")})
     assert live["session"].live
     figs = {p.stem for p in (tmp_path / "live" / "figs").glob("*.png")}
-    assert figs == {"sage2_gantt", "sage2_efficiency", "decode_gantt", "decode_activity", "decode_sched_8192"}
+    assert figs == {"sage2_gantt", "sage2_efficiency", "decode_gantt", "decode_activity", "decode_sm_speed",
+                    "decode_sched_8192"}
     pts = pd.read_csv(tmp_path / "live" / "data" / "sage2_points.csv")
     assert list(pts["q_len"]) == [4224, 4225, 4352, 4352, 4352, 4352]
     assert pts["measured_minus_model"].abs().max() < 1e-12  # uniform CTAs: the timeline is the wave model

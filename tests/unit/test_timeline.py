@@ -59,6 +59,22 @@ def test_active_ctas_and_how_the_sms_drain():
         tl.active_ctas(0)
 
 
+def test_per_sm_finds_the_sms_whose_equal_ctas_run_shorter():
+    """Four SMs, two equal CTAs each, one after the other; SM 2's take 80 ns where the others' take 100, so it sits
+    idle 40 ns before the end: the table and the figure name it."""
+    rec = [(2 * sm + i, sm, i * d, (i + 1) * d, 0, 0) for sm, d in enumerate((100, 100, 80, 100)) for i in range(2)]
+    tl = Timeline(np.array(rec), sms=4, ctas_per_sm=1)
+    per = tl.per_sm()
+    assert list(per.index) == [0, 1, 2, 3] and list(per["ctas"]) == [2, 2, 2, 2]
+    assert list(per["median_cta_ns"]) == [100, 100, 80, 100] and list(per["busy_ns"]) == [200, 200, 160, 200]
+    assert list(per["idle_before_end_ns"]) == [0, 0, 40, 0] and list(per["vs_median"]) == [1, 1, 0.8, 1]
+    fig = plot.sm_speed(tl)
+    ax = fig.axes[0]
+    assert list(ax.lines[1].get_xdata()) == [2] and ax.lines[1].get_ydata()[0] == pytest.approx(0.08)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["3 SMs", "1 SM under 0.95 x the median (median -20%)", "median over SMs: 0.1 us"], labels
+
+
 def test_chrome_trace_and_gantt(tmp_path):
     tl = Timeline(_spin(274), sms=132, ctas_per_sm=1)
     doc = json.loads(tl.chrome_trace(tmp_path / "trace.json").read_text())
@@ -84,6 +100,13 @@ def test_save_load_and_cli(tmp_path, capsys):
     assert cli.main(["sched", "timeline", str(path), "--trace", str(tmp_path / "t.json")]) == 0
     out = capsys.readouterr().out
     assert "ctas_per_wave          (132, 132, 10)" in out and "trace:" in out and (tmp_path / "t.json").is_file()
+    assert "per SM: median CTA 20.0 us; 0 SMs under 0.95 x that\n" in out
+    rec = [(3 * sm + i, sm, i * d, (i + 1) * d, 0, 0) for sm, d in enumerate((100, 80, 80, 100, 100, 80, 100))
+           for i in range(3)]  # SMs 1, 2 and 5 run their equal CTAs 20 % shorter
+    Timeline(np.array(rec), sms=7, ctas_per_sm=1).save(tmp_path / "fast.json")
+    assert cli.main(["sched", "timeline", str(tmp_path / "fast.json")]) == 0
+    out = capsys.readouterr().out
+    assert "per SM: median CTA 0.1 us; 3 SMs under 0.95 x that (ids 1-2, 5; their median -20%)" in out
     bad = json.loads(path.read_text())
     bad["records"][0] = [0, 0, 10, 5, 0, 0]
     (tmp_path / "bad.json").write_text(json.dumps(bad))
