@@ -28,6 +28,9 @@ class DeviceInfo:
     driver_version: str
     cuda_driver_version: int
     cuda_runtime_version: int
+    # NVML's GPU-<hex> id: which physical GPU ran, since results can differ between chips of one model (on the
+    # H200, which SMs stream faster); None where NVML is absent and in records made before it was kept
+    uuid: str | None = None
 
     @property
     def arch(self) -> str:
@@ -44,7 +47,7 @@ class DeviceInfo:
         """Validate a ``to_dict`` document (a recorded run's ``device.json``) field by field."""
         from ._json import Node
 
-        n = Node(d).obj([f.name for f in dataclasses.fields(cls)])
+        n = Node(d).obj([f.name for f in dataclasses.fields(cls) if f.name != "uuid"], optional=["uuid"])
         optional_int = lambda k: None if n[k].value is None else n[k].int(0)  # noqa: E731
         return cls(index=n["index"].int(0), name=n["name"].str(),
                    compute_capability=n["compute_capability"].ints(2, 0),
@@ -53,7 +56,8 @@ class DeviceInfo:
                                                "regs_per_sm", "memory_bytes", "cuda_driver_version",
                                                "cuda_runtime_version")},
                    sm_clock_max_hz=optional_int("sm_clock_max_hz"), mem_clock_max_hz=optional_int("mem_clock_max_hz"),
-                   driver_version=n["driver_version"].str())
+                   driver_version=n["driver_version"].str(),
+                   uuid=None if n.get("uuid") is None or n["uuid"].value is None else n["uuid"].str())
 
     def to_frame(self):
         pd = _deps.require("pandas")
@@ -107,12 +111,15 @@ def describe(index: int = 0) -> DeviceInfo:
     pynvml, h = _nvml_handle(index)
     sm_max = mem_max = None
     drv = "unknown"
+    uuid = None
     if h is not None:
         try:
             sm_max = int(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)) * 1_000_000
             mem_max = int(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)) * 1_000_000
             drv = pynvml.nvmlSystemGetDriverVersion()
             drv = drv.decode() if isinstance(drv, bytes) else str(drv)
+            uuid = pynvml.nvmlDeviceGetUUID(h)
+            uuid = uuid.decode() if isinstance(uuid, bytes) else str(uuid)
         except Exception:
             pass
     if sm_max is None:
@@ -134,4 +141,5 @@ def describe(index: int = 0) -> DeviceInfo:
         driver_version=drv,
         cuda_driver_version=int(rt.driverGetVersion()),
         cuda_runtime_version=int(rt.runtimeGetVersion()),
+        uuid=uuid,
     )

@@ -148,3 +148,20 @@ def test_decode_model_takes_the_slots_of_the_build_each_call_gets():
     assert decode_model(8, 8192, None).slots == 264 and decode_model(64, 8192, None).slots == 528
     assert decode_model(64, 8192, None).waves == pytest.approx(512 / 528)
     assert decode_model(64, 8192, None, ctas_per_sm=2).slots == 264  # given, it is used
+
+
+def test_device_info_reads_records_with_and_without_the_gpu_uuid():
+    """Records made before the GPU's uuid was kept read as uuid None; a new record keeps it through to_dict, and a
+    uuid that is not a string is refused naming its key."""
+    from labkit.device import DeviceInfo
+
+    old = json.loads(H200_DEVICE.read_text())
+    assert "uuid" not in old and DeviceInfo.from_dict(old).uuid is None
+    new = {**old, "uuid": "GPU-0a1b2c3d-0000-1111-2222-333344445555"}
+    dev = DeviceInfo.from_dict(new)
+    assert dev.uuid == new["uuid"] and DeviceInfo.from_dict(dev.to_dict()) == dev
+    assert DeviceInfo.from_dict({**old, "uuid": None}).uuid is None
+    with pytest.raises(LabkitError, match="uuid"):
+        DeviceInfo.from_dict({**old, "uuid": 7})
+    with pytest.raises(LabkitError, match="serial"):
+        DeviceInfo.from_dict({**old, "serial": "x"})
