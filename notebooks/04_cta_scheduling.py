@@ -125,8 +125,8 @@ if do_sage2:
 # ## Decode: one measured call, CTA by CTA (the split sweep's batch, heuristic splits)
 # The Gantt chart, the CTAs resident over the call with a tick where each SM went idle for good, and each SM's
 # median CTA duration. The CTAs of this call are equal, so SMs whose CTAs run shorter most likely read memory
-# faster (the Sage2 mainloop, bound by its math, shows none). On the H200 22-28 SMs did so by 9-17 %, most of
-# SMs 32-43 and 78-87 among them every time (README, decode); the call ends when the other SMs finish.
+# faster (the Sage2 mainloop, bound by its math, shows none). On the H200 12-28 SMs did so by 9-17 %, with SMs
+# 34-39 and 78-83 among them nearly every time (README, decode). The call ends when the other SMs finish.
 
 # %%
 if do_decode:
