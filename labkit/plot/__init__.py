@@ -261,6 +261,7 @@ def sm_speed(timeline, *, title: str = "CTA duration by SM", fast: float | None 
     us = sm["median_cta_ns"] / 1e3
     mid = float(us.median())
     quick = sm["vs_median"] < fast
+
     def sms(n) -> str:
         return f"{int(n)} SM{'' if n == 1 else 's'}"
 
