@@ -27,6 +27,18 @@ from .stats import Spread, Stats
 Mode = Literal["cold", "hot", "graph"]
 MODES = ("cold", "hot", "graph")
 SPIN_CYCLES = 200_000  # ~100 us at 1.98 GHz: the least pad; time_gpu lengthens it to cover a slow enqueue
+FLUSH_L2_TIMES = 2  # a cold sample's pad writes this many L2 sizes
+
+
+def flush_l2() -> None:
+    """Write ``FLUSH_L2_TIMES`` L2 sizes on the current stream, as a cold sample's pad does, so that the next
+    kernel finds none of its data in L2 (for a one-off cold call outside ``time_gpu``, e.g. a recorded
+    timeline)."""
+    from ..device import describe
+
+    cp = cupy()
+    flush = cp.empty(FLUSH_L2_TIMES * describe(cp.cuda.Device().id).l2_bytes, dtype=cp.uint8)
+    flush.fill(1)
 
 
 @dataclass(frozen=True)
@@ -109,7 +121,7 @@ class _Sampler:
         cp.cuda.Device().synchronize()
         s = cls(mode=mode, stream=cp.cuda.Stream(non_blocking=True))
         if mode == "cold":
-            s.flush_bytes = int(2 * dev.l2_bytes if flush_bytes is None else flush_bytes)
+            s.flush_bytes = int(FLUSH_L2_TIMES * dev.l2_bytes if flush_bytes is None else flush_bytes)
             if s.flush_bytes < dev.l2_bytes:
                 raise ValueError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
             s._flush = cp.empty(s.flush_bytes, dtype=cp.uint8)

@@ -86,18 +86,17 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
     random inputs over a shuffled pool (as the benchmark's), as a ``labkit.sched.Timeline``; ``splits`` None:
     the heuristic's. Record ``cta`` = split + splits x (head-block + heads_kv x row-blocks x sequence), or the
     1-D grid's index with tail splits. The call runs twice, the second recorded (the first loads the module);
-    ``cold``: after two L2 sizes of memset, as the cold timing's samples."""
+    ``cold``: after ``labkit.timing.flush_l2``, as the cold timing's samples."""
     from ...device import describe
     from ...sched import Timeline, cubin_occupancy
+    from ...timing import flush_l2
     from .bench import shape_runner
 
     with shape_runner(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size, splits=splits,
                       timeline=True, **overrides) as (runner, plan, folder):
         runner.run_once()
         if cold:
-            flush = cupy().empty(2 * describe().l2_bytes, dtype=np.uint8)
-            flush.fill(1)
-            del flush
+            flush_l2()
         runner.run_once()  # the zeroed records now hold this call's CTAs only
         records = cupy().asnumpy(runner.scratch[("decode", "timeline")]).view(np.uint64).reshape(-1, 6)
         cubin = next(folder.glob("*.cubin")).read_bytes()
