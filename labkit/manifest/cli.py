@@ -90,6 +90,7 @@ def _run(args) -> int:
     m, res = _checked(args)
     res.raise_if_errors()  # checked without a device first; the Runner checks again against the GPU
     r = Runner(m, program=args.program, vars=_vars(args.var), cubin_dirs=tuple(args.cubin_dir), seed=args.seed)
+    print(r.input_note)
     r.run_once()
     timings = r.time(iterations=args.iters, mode=args.mode)
     print(render_timings(timings))

@@ -52,6 +52,21 @@ def _random_fill(cp, arr, dtype: str, rng) -> None:
         arr[...] = cp.asarray(rng.integers(0, 16, arr.shape).astype(arr.dtype))
 
 
+# Models whose inputs generic random data would make invalid (indices, lengths): the module and function that give
+# ``(fill, note)`` for a manifest of that model, used when the caller brings no fill of its own.
+MODEL_INPUTS = {"labkit-paged-decode": ("labkit.workloads.decode.build", "manifest_inputs")}
+
+
+def model_inputs(manifest: Manifest, seed: int):
+    """``(fill, note)`` for the manifest's model, or ``(None, note)`` for seeded random data."""
+    if manifest.model in MODEL_INPUTS:
+        import importlib
+
+        module, name = MODEL_INPUTS[manifest.model]
+        return getattr(importlib.import_module(module), name)(manifest, seed)
+    return None, f"inputs: seeded random data (seed {seed}; integers 0..15)"
+
+
 def poison(cp, arr) -> None:
     """NaN for floats, all-ones bits otherwise: an unwritten element cannot pass a check."""
     if arr.dtype.kind == "f":
@@ -68,7 +83,8 @@ class Runner:
         program: program name (default: the first).
         vars: var values (others: their max).
         cubin_dirs: extra directories to search for cubins.
-        fill: ``fill(name, array)`` for input buffers; default seeded random data.
+        fill: ``fill(name, array)`` for input buffers; default: the model's own (``MODEL_INPUTS``: valid page
+            tables and lengths for labkit's decode manifests), else seeded random data; ``input_note`` says which.
         seed: seed of the default fill.
 
     Raises:
@@ -91,6 +107,9 @@ class Runner:
         cp = cupy()
         self.cu = _deps.require("cuda.bindings.driver")
         rng = np.random.default_rng(seed)
+        self.input_note = "inputs: the caller's"
+        if fill is None:
+            fill, self.input_note = model_inputs(manifest, seed)
         self.buffers = {}
         for name, b in manifest.buffers.items():
             arr = cp.empty(b.shape, dtype=_NP[b.dtype])

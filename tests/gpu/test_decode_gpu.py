@@ -133,6 +133,26 @@ def test_tail_sweep_checks_times_and_records_the_drain():
     assert sweep.timelines["plan"].active_ctas(4).max() <= 132
 
 
+def test_manifest_runner_on_a_built_decode_manifest_computes_attention(tmp_path):
+    """``labkit manifest run DIR/decode_*.json``: the Runner with no fill of its own gives labkit's decode manifest
+    valid inputs (full page-table rows over pool pages), and the call it times computes exact attention on them."""
+    from types import SimpleNamespace
+
+    from labkit import manifest
+    from labkit.cuda import cupy
+    from labkit.manifest.runner import Runner
+    from labkit.workloads.decode import build
+    from labkit.workloads.decode.inputs import DecodeInputs, bf16_to_f32
+
+    g = DecodeGeometry(3, 32, 8, 128, 64, 6, 24, max_q_len=2)
+    r = Runner(manifest.load(build(g, 3, tmp_path)), cubin_dirs=(tmp_path,))
+    assert "sequences of 384 tokens" in r.input_note
+    r.run_once()
+    host = {n: cupy().asnumpy(a) for n, a in r.buffers.items()}
+    x = DecodeInputs(g, host["q"], host["k_pool"], host["v_pool"], {}, host["table"], host["seq"], host["cuq"])
+    _check(x, SimpleNamespace(out=bf16_to_f32(host["out"]), splits=3))
+
+
 def test_split_counts_agree_within_reduction_tolerance():
     g = DecodeGeometry(2, 32, 8, 128, 64, 128, 300)
     x = make_inputs(g, seq_lens=[8192, 5000], seed=7)

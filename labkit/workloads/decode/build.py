@@ -19,6 +19,7 @@ from .geometry import DecodeGeometry, KernelBuild, kernel_build
 ENTRY = "paged_decode"
 PARAM_BYTES = 384  # sizeof(Params): 352 B of fields (head_splits at 348: tail-split builds only), padded to 64 B
 MAX_SPLITS = 256  # MAX_SPLITS in kernels/paged_decode.cuh (the reduction's weights in shared memory)
+BATCH_AT, MAX_PAGES_AT, MAX_Q_LEN_AT = 320, 332, 336  # Params.batch, .max_pages, .max_q_len in the block
 
 
 def _f32_bits(x: float) -> int:
@@ -98,8 +99,9 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
               {"at": 288, "param": 6},
               {"at": 296, "scratch": "partial_o"}, {"at": 304, "scratch": "partial_ml"},
               {"at": 312, "scratch": "counter"},
-              {"at": 320, "i32": g.batch}, {"at": 324, "i32": g.heads_kv}, {"at": 328, "i32": g.group},
-              {"at": 332, "i32": g.max_pages}, {"at": 336, "i32": g.max_q_len}, {"at": 340, "i32": g.num_pages},
+              {"at": BATCH_AT, "i32": g.batch}, {"at": 324, "i32": g.heads_kv}, {"at": 328, "i32": g.group},
+              {"at": MAX_PAGES_AT, "i32": g.max_pages}, {"at": MAX_Q_LEN_AT, "i32": g.max_q_len},
+              {"at": 340, "i32": g.num_pages},
               {"at": 344, "i32": _f32_bits(scale * math.log2(math.e))},
               *([{"at": 348, "i32": splits}] if tail_ctas else []),
               *([{"at": 352, "scratch": "timeline"}] if kb.timeline else [])]
@@ -141,6 +143,38 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
         "programs": {"decode": {"calls": [{"label": "decode/paged", "op": "decode", "args": [
             {"buf": "out"}, {"buf": "q"}, *kv_args, {"buf": "table"}, {"buf": "seq"}, {"buf": "cuq"}]}]}},
     }
+
+
+def manifest_inputs(manifest, seed: int = 0):
+    """``(fill, note)`` for running a labkit-paged-decode manifest with no inputs of its own (``labkit manifest run``):
+    every sequence as long as its page-table row (the pages it can hold), page ids drawn from the pool, ``max_q_len``
+    query tokens each, and random q and K/V. ``fill(name, array)`` is the manifest Runner's; ``note`` says what it
+    chose. Generic random integers would make seq_lens 0..15 and cu_seqlens_q non-monotonic: a degenerate call that
+    reads and writes past its q and out rows."""
+    import numpy as np
+
+    from ...manifest.model import I32Field
+
+    fields = {f.at: f.value for launch in manifest.ops["decode"].launches for f in launch.args[0].fields
+              if isinstance(f, I32Field)}
+    batch, max_pages, max_q_len = fields[BATCH_AT], fields[MAX_PAGES_AT], fields[MAX_Q_LEN_AT]
+    pool = manifest.buffers["k_pool" if "k_pool" in manifest.buffers else "kv"]
+    pages, page_size = pool.shape[0], pool.shape[2]
+    rng = np.random.default_rng(seed)
+    index = {"table": rng.integers(0, pages, (batch, max_pages), dtype=np.int32),
+             "seq": np.full(batch, max_pages * page_size, dtype=np.int32),
+             "cuq": (np.arange(batch + 1) * max_q_len).astype(np.int32)}
+
+    def fill(name: str, arr) -> None:
+        if name in index:
+            arr.set(index[name])
+        else:  # bf16 q and K/V: random normal, rounded from f32 by truncation
+            f = rng.standard_normal(arr.shape).astype(np.float32)
+            arr.set((f.view(np.uint32) >> 16).astype(np.uint16))
+
+    note = (f"inputs ({manifest.model}): {batch} sequences of {max_pages * page_size} tokens (full page-table rows), "
+            f"page ids drawn from the pool's {pages}, {max_q_len} query token(s) each, random q and K/V (seed {seed})")
+    return fill, note
 
 
 def compile_kernel(kb: KernelBuild, arch: str = "sm_90"):
