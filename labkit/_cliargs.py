@@ -49,3 +49,9 @@ def output_path(what: str = "output") -> Callable[[str], object]:
     from .values import OutputPath
 
     return typed(lambda t: OutputPath.parse(t, what), "path")
+
+
+def output_dir(what: str = "output directory") -> Callable[[str], object]:
+    from .values import OutputDir
+
+    return typed(lambda t: OutputDir.parse(t, what), "directory")

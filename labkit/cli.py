@@ -206,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     except LabkitError as exc:
         print(f"labkit: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a path the checks could not foresee (/proc, permissions, a full disk): one line too
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"labkit: error: {_one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("labkit: interrupted", file=sys.stderr)
         return 130

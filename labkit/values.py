@@ -129,6 +129,37 @@ class Shape:
 
 
 @dataclass(frozen=True)
+class OutputDir:
+    """A directory labkit will create (with its parents) or add files to: not an existing file."""
+
+    path: Path
+
+    @classmethod
+    def parse(cls, text: str | Path, what: str = "output directory") -> "OutputDir":
+        if text is None or str(text) == "":
+            raise ArgumentError(f"{what}: an empty directory name")
+        p = Path(text)
+        shown = ascii(str(text)) if not str(text).isprintable() else repr(str(text))
+        try:
+            if p.exists() and not p.is_dir():
+                raise ArgumentError(f"{what} {shown}: is a file; expected a directory")
+            above = next(a for a in (p, *p.parents) if a.exists())
+            if not above.is_dir():
+                raise ArgumentError(f"{what} {shown}: {str(above)!r} is not a directory")
+        except (OSError, ValueError) as exc:
+            if isinstance(exc, ArgumentError):
+                raise
+            raise ArgumentError(f"{what} {shown}: {exc}") from None
+        return cls(p)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+
+@dataclass(frozen=True)
 class OutputPath:
     """A file labkit will write: a name, in an existing directory, not itself a directory."""
 

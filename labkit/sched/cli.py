@@ -1,6 +1,6 @@
 """``labkit sched occupancy|waves``: thin shells over labkit.sched (no GPU needed)."""
 
-from .._cliargs import int_in, output_path, typed
+from .._cliargs import int_in, output_dir, output_path, typed
 from ..values import Shape
 
 
@@ -73,7 +73,7 @@ def _crosscheck(args) -> int:
 
     from .crosscheck import crosscheck
 
-    rows = crosscheck(_shapes(args), args.out, ncu=not args.no_ncu)
+    rows = crosscheck(_shapes(args), args.out.path, ncu=not args.no_ncu)
     df = pd.DataFrame([r.to_dict() for r in rows])
     print(df.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     df.to_csv(f"{args.out}/crosscheck.csv", index=False)
@@ -122,7 +122,8 @@ def register(sub) -> None:
     p.set_defaults(fn=_launches)
     p = sp.add_parser("crosscheck", help="(GPU, ncu) model vs timeline vs ncu's sm__cycles_active, sm__ctas_launched")
     p.add_argument("--shape", **shape, help="repeatable (default: the seed, one whole wave, a partial last wave)")
-    p.add_argument("--out", required=True, help="directory for the ncu report, the launches and crosscheck.csv")
+    p.add_argument("--out", required=True, type=output_dir("--out"),
+                   help="directory for the ncu report, the launches and crosscheck.csv")
     p.add_argument("--no-ncu", action="store_true", help="the launches alone, without ncu's counters")
     p.set_defaults(fn=_crosscheck)
     p = sp.add_parser("overhead", help="(GPU) plain vs -DLABKIT_TIMELINE mainloop, interleaved (target <= 1%%)")

@@ -106,8 +106,17 @@ def cubin_occupancy(cubin: Path | str | bytes, *, kernel: str | None = None, arc
     unless given."""
     from ..manifest.elf import read_cubin
 
-    data = cubin if isinstance(cubin, bytes) else Path(cubin).read_bytes()
-    info = read_cubin(data)
+    if isinstance(cubin, bytes):
+        info = read_cubin(cubin)
+    else:  # a regular file only: a FIFO or a directory is refused, not waited on
+        from .._json import read_bytes, show_path
+        from ..errors import FormatError
+        from ..manifest.modules import MAX_CUBIN_BYTES
+
+        try:
+            info = read_cubin(read_bytes(cubin, what="cubin", max_bytes=MAX_CUBIN_BYTES))
+        except FormatError as exc:  # the file's name, then why (a cubin has no JSON path to show)
+            raise ArgumentError(f"{show_path(cubin)}: {str(exc).rsplit('$: ', 1)[-1]}") from None
     names = list(info.entries)
     if kernel is None:
         if len(names) != 1:

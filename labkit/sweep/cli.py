@@ -1,6 +1,6 @@
 """``labkit sweep run|status|collect``: thin shells over labkit.sweep."""
 
-from .._cliargs import int_in, typed
+from .._cliargs import int_in, output_dir, typed
 
 
 def _run(args) -> int:
@@ -11,7 +11,7 @@ def _run(args) -> int:
         from ..errors import ArgumentError
 
         raise ArgumentError("--grid: an axis is given twice")
-    counts = run(args.out, args.workload, grid, executor=args.executor, workers=args.workers,
+    counts = run(args.out.path, args.workload, grid, executor=args.executor, workers=args.workers,
                  retry_failed=args.retry_failed)
     print(f"{args.out}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before, "
           f"{counts['total']} points")
@@ -45,7 +45,7 @@ def register(sub) -> None:
     p.add_argument("--workload", required=True, choices=names())
     p.add_argument("--grid", action="append", required=True, type=typed(parse_axis, "grid"),
                    metavar="NAME=V1,V2", help="one axis (repeatable; the sweep is every combination)")
-    p.add_argument("--out", required=True, help="the sweep's directory (re-run it to resume)")
+    p.add_argument("--out", required=True, type=output_dir("--out"), help="the sweep's directory (re-run it to resume)")
     p.add_argument("--executor", choices=("local", "processes", "dask"), default="local")
     p.add_argument("--workers", type=int_in(1, 1024, what="--workers"), default=1)
     p.add_argument("--retry-failed", action="store_true", help="run the points that failed before again")

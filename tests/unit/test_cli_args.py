@@ -84,6 +84,13 @@ BAD = [
     (["report", "show", "{tmp}/nope.json"], "No such file"),
     (["report", "show", "/dev/zero"], "character device"),
     (["report", "diff", REPORT], "required: b"),
+    (["decode", "build", "--batch", "8", "--kv-len", "4096", "--out", REPORT], "is a file; expected a directory"),
+    (["decode", "from-manifest", SEED, "--out", REPORT], "is a file; expected a directory"),
+    (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc/labkit-x"], "/proc/labkit-x: No such"),
+    (["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", REPORT + "/x"], "is not a directory"),
+    (["sched", "occupancy", "{tmp}/nope.cubin"], "cannot read the cubin (No such file"),
+    (["sched", "occupancy", "{tmp}"], "is a directory; expected the cubin"),
+    (["sched", "occupancy", REPORT], "sage2_report_seed.json: not a 64-bit little-endian ELF file"),
     (["nosuch"], "invalid choice"),
     ([], "required: cmd"),
 ]
@@ -133,10 +140,11 @@ def test_real_user_path_is_one_line(argv):
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("labkit: error: "), out.stderr
 
 
-def test_fifo_is_refused_not_waited_on(tmp_path):
+@pytest.mark.parametrize("command", [["manifest", "check", "--no-device"], ["sched", "occupancy"]])
+def test_fifo_is_refused_not_waited_on(tmp_path, command):
     fifo = tmp_path / "m.json"
     os.mkfifo(fifo)
-    out = _labkit("manifest", "check", str(fifo), "--no-device", timeout=20)  # a hang fails here
+    out = _labkit(*command[:2], str(fifo), *command[2:], timeout=20)  # a hang fails here
     assert out.returncode == 2 and "is a FIFO" in out.stderr and out.stderr.count("\n") == 1, out.stderr
 
 

@@ -1,8 +1,7 @@
 """``labkit decode build|bench``: thin shells over labkit.workloads.decode."""
 
-from pathlib import Path
 
-from ..._cliargs import int_in, output_path
+from ..._cliargs import int_in, output_dir, output_path
 
 
 def _build(args) -> int:
@@ -14,7 +13,7 @@ def _build(args) -> int:
     g = DecodeGeometry(args.batch, args.heads_q, args.heads_kv, args.head_dim, args.page_size, pages,
                        args.batch * pages if args.pool_pages is None else args.pool_pages, args.max_q_len, args.layout)
     plan = plan_call(g, splits=args.splits)
-    path = build_plan(g, plan, Path(args.out))
+    path = build_plan(g, plan, args.out.path)
     print(f"{path}\n  {describe_plan(plan)}; check it with: labkit manifest check {path} --cubin-dir {args.out}")
     return 0
 
@@ -23,7 +22,7 @@ def _from_manifest(args) -> int:
     from ...manifest import load
     from .from_manifest import from_manifest
 
-    path, notes = from_manifest(load(args.file), Path(args.out), splits=args.splits)
+    path, notes = from_manifest(load(args.file), args.out.path, splits=args.splits)
     print("\n".join(f"- {n}" for n in notes))
     print(f"{path}\n  check it with: labkit manifest check {path} --cubin-dir {args.out}")
     return 0
@@ -145,12 +144,12 @@ def register(sub) -> None:
                    help="pages in the pool (default: batch x pages per sequence)")
     p.add_argument("--splits", type=int_in(1, 65535, what="--splits"), default=None, help="default: the heuristic")
     p.add_argument("--layout", choices=("plain", "interleaved"), default="plain")
-    p.add_argument("--out", required=True, help="directory for the cubin and the manifest")
+    p.add_argument("--out", required=True, type=output_dir("--out"), help="directory for the cubin and the manifest")
     p.set_defaults(fn=_build)
     p = dp.add_parser("from-manifest", help="labkit's cubin and manifest for a trtllm-gen decode manifest's geometry")
     p.add_argument("file", help="a schema_version 4 trtllm-gen decode manifest (e.g. the seed's)")
     p.add_argument("--splits", type=int_in(1, 256, what="--splits"), default=None, help="default: the heuristic")
-    p.add_argument("--out", required=True, help="directory for the cubin and the manifest")
+    p.add_argument("--out", required=True, type=output_dir("--out"), help="directory for the cubin and the manifest")
     p.set_defaults(fn=_from_manifest)
     p = dp.add_parser("bench", help="KV TB/s over the sweep (GPU)")
     p.add_argument("--quick", action="store_true", help="three points instead of the sweep")
