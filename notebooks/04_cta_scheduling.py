@@ -83,7 +83,7 @@ if do_sage2:
 
 # %% [markdown]
 # ## Sage2: one measured launch, CTA by CTA
-# One row per (SM, slot) for the first 64 rows; bars coloured by the wave the CTA ran in.
+# One row per (SM, slot), at most 64: those that ran a later wave's CTA first; bars coloured by the CTA's wave.
 
 # %%
 if do_sage2:

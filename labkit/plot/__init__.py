@@ -197,11 +197,15 @@ def split_sweep(rows: list[dict], *, title: str = "split sweep", ax=None):
 
 
 def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, ax=None):
-    """One row per (SM, slot), one bar per CTA coloured by its wave; time in us from the first start.
-    Only the first ``max_rows`` rows are drawn (an H200 launch has up to 132 x k of them)."""
+    """One row per (SM, slot), one bar per CTA coloured by its wave; time in us from the first start, over the
+    whole launch. At most ``max_rows`` rows (an H200 launch has up to 132 x k of them): those whose last CTA ran
+    in the latest wave first, since the tail is what the chart is for, then by SM."""
     df = timeline.frame()
     t0 = df["start_ns"].min()
-    rows = sorted({(int(s), int(k)) for s, k in zip(df["sm"], df["slot"])})[:max_rows]
+    last_wave = df.groupby(["sm", "slot"])["wave"].max()
+    ranked = sorted(last_wave.items(), key=lambda kv: (-kv[1], kv[0]))
+    rows = sorted((int(s), int(k)) for (s, k), _ in ranked[:max_rows])
+    every = ranked
     at = {r: i for i, r in enumerate(rows)}
     fig, ax = _axes(ax, figsize=(9, 1 + 0.14 * len(rows)))
     for (sm, slot), d in df.groupby(["sm", "slot"]):
@@ -214,8 +218,10 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
 
     ax.set_yticks(range(len(rows)), [f"SM {s}.{k}" for s, k in rows], fontsize=5)
     ax.invert_yaxis()
+    ax.set_xlim(0, (df["end_ns"].max() - t0) / 1e3)
     ax.set_xlabel("time since the first CTA started [us]")
-    ax.set_ylabel("SM.slot")
+    shown = "" if len(rows) == len(every) else f" ({len(rows)} of {len(every)}, the latest waves first)"
+    ax.set_ylabel(f"SM.slot{shown}")
     ax.set_title(title)
     n_waves = int(df["wave"].max()) + 1
     ax.legend(handles=[Patch(color=f"C{w % 8}", label=f"wave {w}") for w in range(min(n_waves, 8))], fontsize=7,

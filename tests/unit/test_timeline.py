@@ -82,7 +82,11 @@ def test_chrome_trace_and_gantt(tmp_path):
     assert len(slices) == 274 and slices[0]["dur"] == pytest.approx(20.0)
     assert {e["args"]["wave"] for e in slices} == {0, 1, 2}
     fig = plot.cta_gantt(tl, max_rows=16)
-    assert len(fig.axes[0].collections) == 16
+    ax = fig.axes[0]
+    assert len(ax.collections) == 16 and ax.get_xlim()[1] == pytest.approx(tl.stats().makespan_ns / 1e3)
+    colours = {tuple(c) for bars in ax.collections for c in bars.get_facecolors()}
+    assert len(colours) == 3, "the last wave's 10 CTAs are drawn, not only the first 16 SMs"
+    assert "16 of 132, the latest waves first" in ax.get_ylabel()
     fig = plot.cta_activity(tl, bins=3)
     ax = fig.axes[0]
     assert list(ax.lines[0].get_ydata()) == [132, 132, 10] and ax.lines[1].get_ydata()[0] == 132  # CTAs, slots
