@@ -33,6 +33,7 @@ BAD = [
     (S + ["--kv-len", "99999999"], "expected 1..37810"),
     (S + ["--q-len", "1.5"], "expected an integer"),
     (S + ["--pv-terms", "3"], "invalid choice"),
+    (S + ["--schedule", "sm90", "--cta-q", "64"], "fixed tiles (192 q x 128 keys per CTA"),
     (["sage2", "schedule", "--shape", "1,100,1,7"], "head_dim 7"),
     (["sage2", "schedule", "--shape", "1,100,1,100"], "head_dim 100"),
     (["sage2", "schedule", "--shape", "1,100,1,127"], "head_dim 127"),

@@ -23,10 +23,10 @@ def _schedule(args) -> int:
     shape: Shape = args.shape
     ql, kl = shape.length(args.q_len, "--q-len"), shape.length(args.kv_len, "--kv-len")
     if args.schedule == "sm90":
-        if (args.cta_q, args.cta_k, args.warp_q, args.pv_terms) != (128, 64, 32, 1):
-            raise ArgumentError("--schedule sm90 has fixed tiles (128/128/16/1): drop --cta-q/--cta-k/--warp-q/"
-                                "--pv-terms")
         s = Schedule.sm90()
+        if (args.cta_q, args.cta_k, args.warp_q, args.pv_terms) != (128, 64, 32, 1):
+            raise ArgumentError(f"--schedule sm90 has fixed tiles ({s.cta_q} q x {s.cta_k} keys per CTA, {s.warp_q} q "
+                                "rows per warp): drop --cta-q/--cta-k/--warp-q/--pv-terms")
     else:
         s = Schedule(cta_q=args.cta_q, cta_k=args.cta_k, warp_q=args.warp_q, pv_terms=args.pv_terms)
     sched = scheduler(shape.batch, ql, kl, shape.heads, 128 if s.mainloop == "sm90" else shape.kernel_head_dim, s)
