@@ -243,6 +243,8 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     declared = parameters(source.stem)
     effective = {**{k: p.default for k, p in declared.items()}, **overrides}
     mode, recorded = plan_source(source.stem, effective, declared)  # refuses before anything runs
+    if record and mode != "live":
+        raise LabkitError(f"--record keeps real GPU runs only; {source.stem} would run {mode.upper()} here (no GPU)")
     root = runs_root(out_root)
     run_dir = new_run_dir(root, source.stem)
     input_nb = to_ipynb(source, run_dir / f"{source.stem}.input.ipynb")

@@ -230,16 +230,39 @@ class IntDict(Param):
             raise self.fail(value) from None
 
 
-class File(Text):
-    """A path to an existing regular file, absolute or relative to the repository root."""
+# File(reads=...): the format's name and its strict reader, run on the file before any cell
+READERS = {"manifest": ("a schema_version 4 launch manifest", "labkit.manifest", "load"),
+           "sage2_report": ("a Sage2 report", "labkit.report", "load")}
 
-    kind = "an existing file (absolute or from the repo root)"
+
+class File(Text):
+    """A path to an existing regular file, absolute or relative to the repository root; ``reads``: a format in
+    ``READERS`` the file must parse as (so a wrong file stops the run before any cell, not in the middle)."""
+
+    def __init__(self, *, measured: bool = True, reads: str | None = None):
+        super().__init__(measured=measured)
+        if reads is not None and reads not in READERS:
+            raise ValueError(f"File(reads={reads!r}): expected one of {', '.join(READERS)}")
+        self.reads = reads
+
+    def describe(self) -> str:
+        what = READERS[self.reads][0] if self.reads else "an existing file"
+        return f"{what} (absolute or from the repo root)"
 
     def check(self, value: Any) -> str:
+        import importlib
+
         from ._env import repo_path
+        from .errors import LabkitError
 
         if not isinstance(value, str) or not value or not repo_path(value).is_file():
             raise self.fail(value)
+        if self.reads:
+            what, module, name = READERS[self.reads]
+            try:
+                getattr(importlib.import_module(module), name)(repo_path(value))
+            except LabkitError as exc:
+                raise ParameterError(f"= {value!r}: expected {what}; {exc}") from None
         return value
 
 

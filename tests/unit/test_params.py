@@ -69,7 +69,10 @@ BAD_OVERRIDES = [
     ("02", "layout", "nhd", "expected one of NHD, HND"),
     ("02", "q_tail", "a,b", "parameter q_tail = 'a,b'"),
     ("01", "manifest_vars", "tokens=x", "parameter manifest_vars"),
-    ("01", "manifest", "missing.json", "expected an existing file"),
+    ("01", "manifest", "missing.json", "expected a schema_version 4 launch manifest (absolute or from the repo root)"),
+    ("03", "seed_manifest", "data/sage2_report_seed.json",
+     "data/sage2_report_seed.json: $: missing key 'schema_version'"),
+    ("02", "seed_report", "data/trtllm_gen_decode_manifest_v4.json", "expected a Sage2 report; "),
     ("00", "copy_mb", "5", "has no parameter 'copy_mb'"),
 ]
 
@@ -80,6 +83,17 @@ def test_cli_refuses_bad_overrides_before_any_cell(nb, key, value, message, tmp_
     assert cli.main(["nb", "run", nb, "-p", key, value]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("labkit: error: ") and message in err[-1], err
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # nothing ran
+
+
+def test_record_on_a_machine_without_a_gpu_is_refused_before_any_cell(tmp_path, monkeypatch, capsys):
+    from labkit.cuda import gpu_available
+
+    if gpu_available():
+        pytest.skip("has a GPU: the run would be live")
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path / "runs"))
+    assert cli.main(["nb", "run", "03", "--record"]) == 2
+    assert "--record keeps real GPU runs only; 03_decode would run RECORDED here" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # nothing ran
 
 
