@@ -20,7 +20,7 @@ source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is us
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it; empty: runs/<stamp>-<name>)
 copy_mib: Int(1, 16384) = 1024  # size of the device-to-device copy probe, MiB
 launches: Int(10, 1000000) = 2000  # empty launches per launch-overhead measurement
-seed_report: File(measured=False, reads="sage2_report") = "data/sage2_report_seed.json"  # Sage2 report to plot (path from the repo root)
+seed_report: File(measured=False, reads="sage2_report") = "data/sage2_report_seed.json"  # Sage2 report to plot
 
 # %%
 import labkit

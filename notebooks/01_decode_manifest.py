@@ -19,7 +19,7 @@ from labkit.params import Choice, File, Int, IntDict, Text  # parameter types: `
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
-manifest: File(reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # manifest to check (path from the repo root)
+manifest: File(reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # manifest to check
 manifest_vars: IntDict(0, 2147483647) = {"tokens": 2}  # values of manifest vars (name=N,...); others take their max
 iterations: Int(1, 100000) = 50  # timed samples per call
 proof_rows: Int(1, 1048576) = 4099  # proof kernel input rows (a tail on purpose)

@@ -29,7 +29,7 @@ q_tail: IntList(1) = [37760, 37761, 37810]  # q lengths of the q-tail sweep (kv 
 kv_tail: IntList(1) = [37760, 37761, 37810]  # kv lengths of the kv-tail sweep (q fixed at N)
 tail_iterations: Int(1, 1000) = 5  # interleaved rounds of the tail study
 precision_iterations: Int(1, 1000) = 5  # timed mainloop calls per P.V variant in the precision study
-seed_report: File(measured=False, reads="sage2_report") = "data/sage2_report_seed.json"  # the user's report (path from the repo root)
+seed_report: File(measured=False, reads="sage2_report") = "data/sage2_report_seed.json"  # the user's report
 
 # %%
 import dataclasses

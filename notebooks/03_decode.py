@@ -27,7 +27,7 @@ page_size: Choice("16", "32", "64") = "64"  # tokens per KV page
 heads: IntList(1, 256, length=2) = [32, 8]  # query heads, KV heads
 splits_at: IntList(1, 1048576, length=2) = [8, 8192]  # batch, kv_len of the split sweep
 iterations: Int(1, 1000) = 20  # timed calls per point
-seed_manifest: File(measured=False, reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # the user's decode manifest
+seed_manifest: File(measured=False, reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # the user's manifest
 
 # %%
 import pandas as pd
