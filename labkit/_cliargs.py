@@ -55,3 +55,16 @@ def output_dir(what: str = "output directory") -> Callable[[str], object]:
     from .values import OutputDir
 
     return typed(lambda t: OutputDir.parse(t, what), "directory")
+
+
+def existing_dir(what: str = "directory") -> Callable[[str], object]:
+    """An existing directory (a path given to search, which a typo would silently leave out)."""
+    from pathlib import Path
+
+    def parse(text: str) -> Path:
+        p = Path(text)
+        if not p.is_dir():
+            raise ArgumentError(f"{what} {text!r}: {'not a directory' if p.exists() else 'does not exist'}")
+        return p
+
+    return typed(parse, "directory")

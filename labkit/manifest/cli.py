@@ -6,7 +6,7 @@ anything needs a GPU, so bad input is refused the same way on every machine.
 
 import json
 
-from .._cliargs import int_in, output_path, typed
+from .._cliargs import existing_dir, int_in, output_path, typed
 from ..errors import ArgumentError
 from ..values import parse_int
 from .issues import ManifestError
@@ -108,7 +108,8 @@ def register(sub) -> None:
         p.add_argument("--program", default=None)
         p.add_argument("--var", action="append", metavar="NAME=N", type=typed(parse_var, "var"),
                        help="value of a manifest var (default: its max)")
-        p.add_argument("--cubin-dir", action="append", default=[], help="another directory to search for cubins")
+        p.add_argument("--cubin-dir", action="append", default=[], type=existing_dir("--cubin-dir"),
+                       help="another directory to search for cubins")
 
     p = mp.add_parser("check", help="validation report and launch plan; exit 0 if it can run, 2 if not")
     common(p)

@@ -7,10 +7,15 @@ from .._cliargs import int_in
 
 
 def _show(args) -> int:
+    from ..errors import NcuError
     from . import kernels, load, rules
 
     ctx = load(args.report)
     extra = {m: m for m in (args.metrics.split(",") if args.metrics else [])}
+    for m in extra:  # a typo would print a column of None
+        if all(act.metric_by_name(m) is None for _, _, act in ctx.actions):
+            raise NcuError(f"--metrics {m}: no profiled kernel in {args.report} has it (ncu --query-metrics lists "
+                           "the names; the report holds those its sections collected)")
     print(kernels(ctx, extra).to_string(index=False))
     if args.rules:
         print()
@@ -19,12 +24,22 @@ def _show(args) -> int:
 
 
 def _phases(args) -> int:
+    from pathlib import PurePath
+
+    from ..errors import NcuError
     from . import actions, load, phases
 
     ctx = load(args.report)
-    for r, a, act in actions(ctx):
-        if args.action is not None and a != args.action:
-            continue
+    chosen = [(r, a, act) for r, a, act in actions(ctx) if args.action is None or a == args.action]
+    if not chosen:
+        raise NcuError(f"--action {args.action}: {args.report} holds actions "
+                       f"{', '.join(str(a) for _, a, _ in actions(ctx))}")
+    files = sorted({PurePath(f).name for _, _, act in chosen for f in act.source_files()})
+    if PurePath(args.source).name not in files:  # every sample would count as unmapped
+        have = f"it has {', '.join(files)}" if files else "it has none (profile with --import-source yes)"
+        raise NcuError(f"--source {args.source}: no source of that name in {args.report}'s "
+                       f"{'action ' + str(args.action) if args.action is not None else 'kernels'}; {have}")
+    for r, a, act in chosen:
         print(f"range {r} action {a}: {act.name()}")
         print(phases(act, args.source).to_string(float_format=lambda v: f"{v:.4g}"))
     return 0

@@ -117,7 +117,7 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
     """
     from . import executors, workloads
 
-    workloads.get(workload)  # an unknown name stops here, before anything is written
+    workloads.check_grid(workload, grid)  # an unknown name or a grid it cannot take stops here, before any write
     sweep = SweepDir(directory)
     points = sweep.start(workload, grid)
     done = sweep.records()
@@ -152,8 +152,10 @@ def collect(directory: Path | str):
     """One row per finished point: its parameters, status, error, the result's fields, and where it ran."""
     import pandas as pd
 
+    sweep = SweepDir(directory)
+    sweep.manifest()  # a path that holds no sweep is refused, as status refuses it
     rows = []
-    for pid, r in SweepDir(directory).records().items():
+    for pid, r in sweep.records().items():
         row = {"id": pid, **r["params"], "status": r.get("status"), "error": r.get("error"),
                "elapsed_s": r.get("elapsed_s"), "gpu_uuid": r.get("gpu_uuid"), "pid": r.get("pid")}
         result = r.get("result") or {}

@@ -26,6 +26,31 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def check_grid(name: str, grid: dict[str, list]) -> None:
+    """Refuse a grid the workload cannot take, before a sweep directory is tied to it: an axis it has no parameter
+    for, a required parameter with no axis, or a value of the wrong kind for an int, float or bool parameter."""
+    import inspect
+
+    params = inspect.signature(get(name)).parameters
+    named = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    takes_more = any(p.kind == p.VAR_KEYWORD for p in params.values())
+    for axis in grid:
+        if axis not in named and not takes_more:
+            raise ArgumentError(f"--grid {axis}: workload {name} has no such parameter (it takes {', '.join(named)})")
+    missing = [n for n in named if params[n].default is inspect.Parameter.empty and n not in grid]
+    if missing:
+        raise ArgumentError(f"workload {name} needs an axis for {', '.join(missing)} (e.g. --grid {missing[0]}=...)")
+    for axis, values in grid.items():
+        p = params.get(axis)
+        kind = p.annotation if p is not None and p.annotation in (int, float, bool) else None
+        for v in values:
+            ok = (isinstance(v, int) and not isinstance(v, bool) and (kind is not bool or v in (0, 1))
+                  or isinstance(v, float) and kind is float)
+            if kind is not None and not ok:
+                expected = {int: "an integer", float: "a number", bool: "0 or 1"}[kind]
+                raise ArgumentError(f"--grid {axis}={v!r}: workload {name} takes {expected} there")
+
+
 @register("demo.sleep")
 def demo_sleep(ms: float = 10, fail: str = "", **params) -> dict:
     """No GPU: sleeps ``ms`` milliseconds and returns its parameters (``fail=yes`` raises, to try retries)."""

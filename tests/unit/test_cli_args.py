@@ -74,6 +74,8 @@ BAD = [
     (["manifest", "check", "{tmp}", "--no-device"], "is a directory"),
     (["manifest", "check", "{tmp}/nope.json", "--no-device"], "No such file"),
     (["manifest", "check", "/dev/zero", "--no-device"], "character device"),
+    (["manifest", "check", SEED, "--cubin-dir", "{tmp}/nope"], "/nope': does not exist"),
+    (["manifest", "check", SEED, "--cubin-dir", REPORT], "not a directory"),
     (["manifest", "run", SEED, "--iters", "0"], "--iters 0"),
     (["manifest", "run", SEED, "--mode", "warm"], "invalid choice"),
     (["manifest", "run", SEED, "--json", "{tmp}"], "is a directory"),

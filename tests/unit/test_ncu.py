@@ -107,6 +107,18 @@ def test_cli(tmp_path, capsys, monkeypatch):
     assert "ncu) not found" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["phases", "--source", "nope.cu"], "--source nope.cu: no source of that name in "),
+    (["phases", "--source", "fused_kernel.cu", "--action", "1"], "action 1; it has "),  # its source not imported
+    (["phases", "--source", "fused_kernel.cu", "--action", "99"], "--action 99: "),
+    (["show", "--metrics", "gpu__time_duration.sum,bogus__metric"], "--metrics bogus__metric: no profiled kernel")])
+def test_cli_refuses_options_that_would_print_nothing_useful(argv, message, capsys):
+    """A typo in --source, --action or --metrics printed every sample as unmapped, nothing, or a column of None."""
+    assert cli.main(["ncu", argv[0], str(FIXTURE), *argv[1:]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("labkit: error: ") and err.count("\n") == 1 and message in err, err
+
+
 def test_join_to_event_timings(ctx):
     df = ncu.join_timings(ncu.kernels(ctx), {"fused_line": 451.0e-6, "saxpy": 240.0e-6})
     line = df[df["range_name"] == "fused_line"]

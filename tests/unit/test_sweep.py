@@ -85,3 +85,26 @@ def test_cli(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("id,ms,status")
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms", "--out", str(tmp_path)]) == 2
     assert cli.main(["sweep", "status", str(tmp_path / "nope")]) == 2
+
+
+@pytest.mark.parametrize("workload, grid, message", [
+    ("demo.sleep", ["ms=abc"], "--grid ms='abc': workload demo.sleep takes a number there"),
+    ("decode.point", ["batch=1"], "workload decode.point needs an axis for kv_len"),
+    ("decode.point", ["batch=1", "kv_len=1k"], "--grid kv_len='1k': workload decode.point takes an integer"),
+    ("decode.point", ["batch=1", "kv_len=64", "peers=yes"], "--grid peers='yes': workload decode.point takes 0 or 1"),
+    ("decode.point", ["batch=1", "kv_len=64", "nope=1"], "--grid nope: workload decode.point has no such parameter")])
+def test_a_grid_the_workload_cannot_take_is_refused_before_the_sweep_exists(workload, grid, message, tmp_path,
+                                                                           capsys):
+    """Once written, a sweep directory is tied to its grid: a typo found by the first point would have to be deleted
+    by hand before a retry."""
+    out = tmp_path / "sweep"
+    argv = ["sweep", "run", "--workload", workload, *[a for g in grid for a in ("--grid", g)], "--out", str(out)]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("labkit: error: ") and message in err, err
+    assert not out.exists()
+
+
+def test_collect_refuses_a_path_without_a_sweep(tmp_path, capsys):
+    assert cli.main(["sweep", "collect", str(tmp_path)]) == 2
+    assert "not a sweep directory (no sweep.json)" in capsys.readouterr().err
