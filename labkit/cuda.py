@@ -25,7 +25,11 @@ def gpu_status() -> tuple[bool, str]:
     try:
         n = cp.cuda.runtime.getDeviceCount()
     except Exception as exc:  # cudaErrorInsufficientDriver / NoDevice on CPU machines
-        return False, f"CUDA is not usable here ({type(exc).__name__}: {exc})"
+        import glob
+
+        if not glob.glob("/dev/nvidia[0-9]*") and not glob.glob("/dev/dxg"):  # no driver: not a version problem
+            return False, "no NVIDIA GPU or driver on this machine (no /dev/nvidia* device)"
+        return False, f"CUDA is not usable here: {type(exc).__name__}: {exc}"
     if n == 0:
         return False, "the CUDA driver reports no device"
     return True, f"{n} CUDA device(s)"

@@ -94,7 +94,7 @@ def describe(index: int = 0) -> DeviceInfo:
     Raises:
         NoGPU: no driver or no device; the message says which.
     """
-    require_gpu("labkit.device.describe")
+    require_gpu("describing the GPU")
     cp = cupy()
     rt = cp.cuda.runtime
     count = rt.getDeviceCount()

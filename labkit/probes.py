@@ -13,7 +13,7 @@ def copy_bandwidth(nbytes: int = 1 << 30, *, mode: str = "cold") -> dict:
     Returns bandwidths counting bytes read + written (2 x nbytes / p50), as the timing brief
     does; ``memcpy`` is cudaMemcpyAsync D2D, ``kernel`` is CuPy's elementwise copy.
     """
-    require_gpu("copy_bandwidth")
+    require_gpu("the copy-bandwidth probe")
     cp = cupy()
     n = nbytes // 4
     src = cp.random.random(n, dtype=cp.float32)
@@ -47,7 +47,7 @@ def launch_overhead(launches: int = 2000) -> dict:
     * ``gpu_isolated_us``: one event pair around one launch, enqueue hidden by a spin pad.
     * ``launch_and_sync_us``: host round trip, launch then synchronize.
     """
-    require_gpu("launch_overhead")
+    require_gpu("the launch-overhead probe")
     from .timing.events import helper_kernel
 
     cp = cupy()
@@ -118,7 +118,7 @@ def timing_overhead(launches: int = 2000) -> dict:
 
     The ``*_overhead_us`` keys are each variant minus ``bare_us``.
     """
-    require_gpu("timing_overhead")
+    require_gpu("the timing-overhead probe")
     from .timing.events import helper_kernel
     from .timing.nvtx import nvtx_range
 

@@ -17,7 +17,7 @@ def parse_var(text: str) -> tuple[str, int]:
     name, sep, value = text.partition("=")
     if not sep or not name.isidentifier() or not name.isascii():
         raise ArgumentError(f"--var {text!r}: expected NAME=INTEGER")
-    return name, parse_int(value, what=f"--var {name}", lo=1, hi=2**63 - 1)
+    return name, parse_int(value, what=f"--var {name}", lo=1)  # the manifest bounds it by the var's max
 
 
 def _vars(items) -> dict[str, int]:

@@ -42,9 +42,16 @@ def load(path: Path | str) -> Report:
         NcuError: not a readable Nsight Compute report (one line naming the file).
     """
     ncu_report = _deps.require("ncu_report")
+    import stat
+
     p = Path(path)
-    if not p.is_file():
-        raise NcuError(f"{p}: no such report file")
+    try:
+        mode = p.stat().st_mode
+    except OSError as exc:
+        raise NcuError(f"{p}: cannot read the report ({exc.strerror})") from None
+    if not stat.S_ISREG(mode):  # a directory, or a FIFO the reader would wait on
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise NcuError(f"{p}: is {kind}; expected an .ncu-rep report file")
     try:
         ctx = ncu_report.load_report(str(p))
     except Exception as exc:  # noqa: BLE001 - the wheel raises plain exceptions for bad files

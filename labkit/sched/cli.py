@@ -15,6 +15,8 @@ def _occupancy(args) -> int:
     occ = cubin_occupancy(args.cubin, kernel=args.kernel, arch=args.arch, threads_per_cta=args.threads,
                           dynamic_smem_bytes=args.dynamic_smem)
     _print(occ.to_dict())
+    if args.dynamic_smem == 0:  # a cubin does not say what its launches ask for
+        print("(no dynamic shared memory assumed: give a launch's --dynamic-smem, e.g. a manifest's shared_mem)")
     if args.ctas is not None:
         print()
         _print(waves(args.ctas, args.sms, occ.ctas_per_sm).to_dict())
@@ -102,7 +104,8 @@ def register(sub) -> None:
     p.add_argument("--arch", default=None, help="limits of this SM (default: the cubin's target)")
     p.add_argument("--threads", type=int_in(1, 1024, what="--threads"), default=None,
                    help="threads per CTA (default: the kernel's __launch_bounds__)")
-    p.add_argument("--dynamic-smem", type=int_in(0, 1 << 20, what="--dynamic-smem"), default=0)
+    p.add_argument("--dynamic-smem", type=int_in(0, 1 << 20, what="--dynamic-smem"), default=0,
+                   help="dynamic shared memory per CTA in bytes, as the launch asks for it (default 0)")
     p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), default=None, help="also the waves of a grid")
     p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132)
     p.set_defaults(fn=_occupancy)

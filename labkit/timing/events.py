@@ -110,7 +110,7 @@ class _Sampler:
     def create(cls, mode: str, flush_bytes: int | None = None) -> "_Sampler":
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        require_gpu("time_gpu")
+        require_gpu("GPU timing")
         from ..device import describe
 
         cp = cupy()

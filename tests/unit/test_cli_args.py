@@ -87,6 +87,8 @@ BAD = [
     (["report", "show", "{tmp}/nope.json"], "No such file"),
     (["report", "show", "/dev/zero"], "character device"),
     (["report", "diff", REPORT], "required: b"),
+    (["report", "show", SEED], "not a labkit report: a Sage2 report has 'metadata'"),
+    (["decode", "build", "--batch", "1", "--kv-len", "64", "--splits", "300", "--out", "{tmp}"], "expected 1..256"),
     (["decode", "build", "--batch", "8", "--kv-len", "4096", "--out", REPORT], "is a file; expected a directory"),
     (["decode", "from-manifest", SEED, "--out", REPORT], "is a file; expected a directory"),
     (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc/labkit-x"], "/proc/labkit-x: No such"),

@@ -1,7 +1,7 @@
 """``labkit decode build|bench``: thin shells over labkit.workloads.decode."""
 
-
 from ..._cliargs import int_in, output_dir, output_path
+from .build import MAX_SPLITS
 
 
 def _build(args) -> int:
@@ -136,19 +136,22 @@ def _bench(args) -> int:
 def register(sub) -> None:
     dp = sub.add_parser("decode", help="labkit's paged-KV decode kernel").add_subparsers(dest="sub", required=True)
     p = dp.add_parser("build", help="write the cubin and its schema_version 4 manifest (no GPU needed)")
-    for name, default in (("batch", None), ("kv-len", None), ("heads-q", 32), ("heads-kv", 8), ("head-dim", 128),
-                          ("page-size", 64), ("max-q-len", 1)):
-        p.add_argument(f"--{name}", type=int_in(1, 1 << 31, what=f"--{name}"), default=default,
-                       required=default is None)
-    p.add_argument("--pool-pages", type=int_in(1, 1 << 31, what="--pool-pages"), default=None,
+    # the geometry checks each value against what the kernel takes (head_dim 128/256, pages 16/32/64, ...)
+    for name, default, what in (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequence"),
+                                ("heads-q", 32, "query heads"), ("heads-kv", 8, "KV heads"),
+                                ("head-dim", 128, "128 or 256"), ("page-size", 64, "tokens per page: 16, 32 or 64"),
+                                ("max-q-len", 1, "query tokens per sequence, 1..8 (causal)")):
+        p.add_argument(f"--{name}", type=int_in(1, (1 << 31) - 1, what=f"--{name}"), default=default,
+                       required=default is None, help=what + ("" if default is None else f" (default {default})"))
+    p.add_argument("--pool-pages", type=int_in(1, (1 << 31) - 1, what="--pool-pages"), default=None,
                    help="pages in the pool (default: batch x pages per sequence)")
-    p.add_argument("--splits", type=int_in(1, 65535, what="--splits"), default=None, help="default: the heuristic")
+    p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help="default: the heuristic")
     p.add_argument("--layout", choices=("plain", "interleaved"), default="plain")
     p.add_argument("--out", required=True, type=output_dir("--out"), help="directory for the cubin and the manifest")
     p.set_defaults(fn=_build)
     p = dp.add_parser("from-manifest", help="labkit's cubin and manifest for a trtllm-gen decode manifest's geometry")
     p.add_argument("file", help="a schema_version 4 trtllm-gen decode manifest (e.g. the seed's)")
-    p.add_argument("--splits", type=int_in(1, 256, what="--splits"), default=None, help="default: the heuristic")
+    p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help="default: the heuristic")
     p.add_argument("--out", required=True, type=output_dir("--out"), help="directory for the cubin and the manifest")
     p.set_defaults(fn=_from_manifest)
     p = dp.add_parser("bench", help="KV TB/s over the sweep (GPU)")

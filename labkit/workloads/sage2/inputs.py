@@ -110,7 +110,7 @@ def random_inputs(batch: int, q_len: int, kv_len: int, heads_q: int, heads_kv: i
                   v_bias: float = 0.0):
     """Fresh N(0, 1) q, k, v (rounded to bf16/fp16) on the GPU; ``k_bias`` / ``v_bias`` add a
     per-channel offset drawn from N(0, bias) to K / V (K's is the case smoothing exists for)."""
-    require_gpu("Sage2 inputs")
+    require_gpu("making Sage2 inputs")
     cp = cupy()
     rng = cp.random.default_rng(seed)
 

@@ -62,7 +62,7 @@ class Sage2Plan:
 
     def __init__(self, inputs: Inputs, schedule: Schedule = Schedule(), sm_scale: float | None = None, *,
                  timeline: bool = False):
-        require_gpu("Sage2")
+        require_gpu("the Sage2 kernels")
         cp = cupy()
         self.inputs = x = inputs
         self.schedule = s = schedule
