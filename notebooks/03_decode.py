@@ -11,8 +11,8 @@
 #
 # labkit's own split-KV decode kernels (`labkit/workloads/decode/kernels/`: tensor cores for up to
 # 16 query rows per KV head, CUDA cores beyond), run through the manifest runner like any cubin:
-# the seed's manifest beside ours, correctness against exact attention, K+V bandwidth against the
-# copy ceiling and the peers (torch SDPA, FlashAttention-3 on labkit's own K/V gathered contiguous, timed
+# the seed's manifest beside ours, correctness against exact attention, K+V bandwidth beside a
+# 1 GiB copy's rate and the peers (torch SDPA, FlashAttention-3 on labkit's own K/V gathered contiguous, timed
 # in the same shuffled rounds as labkit's call: the black dots), and a split sweep.
 
 # %% tags=["parameters"]
@@ -61,7 +61,7 @@ session.save_table(checks, "correctness")
 checks
 
 # %% [markdown]
-# ## Bandwidth: K+V bytes read per second, against the copy ceiling and the peers
+# ## Bandwidth: K+V bytes read per second, beside a 1 GiB copy's rate and the peers
 # A labkit.sweep: each (batch, kv_len) point is written to `data/sweeps/bandwidth/` as it finishes, so an
 # interrupted run keeps what it measured and a re-run resumes. Points over 9 GB of K+V are skipped.
 
@@ -69,7 +69,7 @@ checks
 copy = session.measure("copy_ceiling", study.copy_ceiling)
 points = session.sweep("bandwidth", "decode.point", {"batch": batch, "kv_len": kv_lens}, head_dim=int(head_dim),
                        page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations, peers=True)
-table = points[points["skipped"].isna()] if "skipped" in points else points
+table = study.bandwidth_table(points)
 fig = labkit.plot.decode_bandwidth(table.to_dict("records"), copy["TBps"], title=session.title(
     f"Paged decode, {heads[0]}/{heads[1]} heads, head_dim {head_dim}, page {page_size}, cold L2"))
 session.save_figure(fig, "decode_bandwidth")

@@ -1,5 +1,6 @@
 """Figures for notebooks: each takes data (and an optional ``ax``) and returns the Figure."""
 
+import math
 from pathlib import Path
 
 from .. import _deps
@@ -162,11 +163,14 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
     for i, b in enumerate(sorted({r["batch"] for r in rows})):
         pts = sorted((r["kv_MB"], r["TBps"]) for r in rows if r["batch"] == b)
         ax.plot(*zip(*pts), "o-", color=f"C{i}", label=f"labkit, batch {b}", zorder=3)
-    beside = [(r["kv_MB"], r["labkit_beside_peers"]) for r in rows if isinstance(r.get("labkit_beside_peers"), float)]
+    def measured(v) -> bool:  # a peer's TB/s, not the text or NaN of a peer that did not run
+        return isinstance(v, float) and math.isfinite(v)
+
+    beside = [(r["kv_MB"], r["labkit_beside_peers"]) for r in rows if measured(r.get("labkit_beside_peers"))]
     if beside:
         ax.plot(*zip(*beside), ".", color="k", markersize=5, zorder=4, label="labkit, in the peers' rounds")
     for key, (marker, grey, label) in _PEER_STYLE.items():
-        pts = [(r["kv_MB"], r[key]) for r in rows if isinstance(r.get(key), float)]
+        pts = [(r["kv_MB"], r[key]) for r in rows if measured(r.get(key))]
         if pts:
             ax.plot(*zip(*pts), marker, color=grey, markerfacecolor="none", label=label)
     ax.axhline(copy_TBps, color="0.4", linestyle="--", linewidth=1,

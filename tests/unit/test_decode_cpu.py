@@ -519,3 +519,23 @@ def test_decode_build_cli_says_how_the_call_runs(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "head_dim 100: the decode kernel takes 128, 256" in err and "Traceback" not in err
     assert not (tmp_path / "bad").exists()
+
+
+def test_bandwidth_table_keeps_numbers_numeric():
+    """A peer that did not run holds its reason as text; the table keeps its TB/s column numeric and says why
+    elsewhere, and split counts stay integers though skipped points (NaN) were in the sweep."""
+    import pandas as pd
+
+    from labkit.workloads.decode.study import bandwidth_table
+
+    points = pd.DataFrame([
+        {"batch": 1, "kv_len": 1024, "splits": 16.0, "splits_used": 16.0, "TBps": 0.4, "sdpa_cudnn": 0.38,
+         "flex_paged": "InductorError: out of resources", "skipped": None},
+        {"batch": 64, "kv_len": 8192, "splits": 1.0, "splits_used": 1.0, "TBps": 4.4, "sdpa_cudnn": 4.45,
+         "flex_paged": 4.19, "skipped": None},
+        {"batch": 512, "kv_len": 32768, "splits": None, "splits_used": None, "TBps": None, "sdpa_cudnn": None,
+         "flex_paged": None, "skipped": "34.4 GB of K+V is over 9 GB"}])
+    t = bandwidth_table(points)
+    assert list(t["splits"]) == [16, 1] and str(t["splits"].dtype) == "Int64" and "skipped" not in t
+    assert t["flex_paged"].dtype == float and pd.isna(t["flex_paged"].iloc[0]) and t["flex_paged"].iloc[1] == 4.19
+    assert list(t["peers_not_run"]) == ["flex_paged: InductorError: out of resources", ""]

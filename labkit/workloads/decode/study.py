@@ -72,6 +72,28 @@ def split_rows(points) -> list[dict]:
     return [out[k] for k in sorted(out)]
 
 
+def bandwidth_table(points):
+    """The bandwidth sweep's measured points (``decode.point`` rows with peers; skipped ones left out) as a table:
+    integer split counts, each peer's TB/s a number (NaN where it did not run), and why a peer did not run in
+    ``peers_not_run`` (a peer's row holds the reason as text, which would turn its column into text)."""
+    import pandas as pd
+
+    from .peers import PEERS
+
+    table = (points[points["skipped"].isna()] if "skipped" in points else points).copy()
+    for col in ("splits", "splits_used"):
+        if col in table:
+            table[col] = table[col].astype("Int64")
+    notes = [[] for _ in range(len(table))]
+    for peer in (p for p in PEERS if p in table):
+        for i, v in enumerate(table[peer]):
+            if isinstance(v, str):
+                notes[i].append(f"{peer}: {v}")
+        table[peer] = pd.to_numeric(table[peer], errors="coerce")
+    table["peers_not_run"] = ["; ".join(n) for n in notes]
+    return table.drop(columns=[c for c in ("skipped",) if c in table])
+
+
 def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> list[dict]:
     """The seed's manifest and labkit's own for the seed's geometry, both checked statically."""
     from ...manifest import check, load
