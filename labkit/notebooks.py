@@ -185,22 +185,31 @@ def _kernel_environment():
                 os.environ[k] = v
 
 
-def _progress_engine(label: str, cells: list, stream):
-    """A papermill engine that prints one line as each cell starts (a live run takes minutes)."""
-    pm_engines = _deps.require("papermill").engines
+def _cell_titles(cells: list) -> tuple[list[int], dict[int, str]]:
+    """The code cells' indices and a title for each: the parameter cells by their tag, the others by the
+    markdown heading above them."""
     code = [i for i, c in enumerate(cells) if c.cell_type == "code"]
-    titles = {}
-    heading = ""
+    titles, heading = {}, ""
     for i, c in enumerate(cells):
         if c.cell_type == "markdown" and c.source.lstrip().startswith("#"):
             heading = c.source.lstrip("# ").splitlines()[0]
-        titles[i] = heading
+        tags = c.get("metadata", {}).get("tags", [])
+        titles[i] = ("parameters given" if "injected-parameters" in tags else "parameters" if "parameters" in tags
+                     else heading)
+    return code, titles
+
+
+def _progress_engine(label: str, stream):
+    """A papermill engine that prints one line as each cell starts (a live run takes minutes). Cells are counted
+    in the notebook as it runs, with papermill's injected parameters: the numbers match a failure's cell."""
+    pm_engines = _deps.require("papermill").engines
     started = time.monotonic()
 
     class ProgressEngine(pm_engines.NBClientEngine):
         @classmethod
         def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
             cell_start = nb_man.cell_start
+            code, titles = _cell_titles(nb_man.nb.cells)
 
             def announce(cell, cell_index=None, **kw):
                 if cell_index in code:
@@ -252,7 +261,7 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     started = time.time()
     engine = None
     if progress is not None:
-        engine = _progress_engine(source.stem, _deps.require("nbformat").read(input_nb, 4).cells, progress)
+        engine = _progress_engine(source.stem, progress)
     config = Config()
     config.KernelManager.transport = "ipc"  # ipykernel >= 7.3 warns on every TCP start
     error = None

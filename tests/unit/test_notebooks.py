@@ -104,6 +104,9 @@ def test_cli_run_prints_progress_mode_and_files(tmp_path):
                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert out.returncode == 0, out.stderr
     assert "00_device_and_timing: cell 1/" in out.stderr and "The Sage2 seed report" in out.stderr
+    # counted as papermill runs it, with the injected parameters: a failure's "cell N" is the line numbered N
+    assert re.search(r"cell 1/\d+ \[ *[\d.]+ s\] parameters\n.*cell 2/\d+ \[ *[\d.]+ s\] parameters given\n",
+                     out.stderr), out.stderr
     assert "running over TCP" not in out.stderr and "Traceback" not in out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("00_device_and_timing: ok; RECORDED, showing data/runs/")
