@@ -55,6 +55,7 @@ def test_seed_check_finds_its_problems_and_can_run(capsys):
     out = capsys.readouterr().out
     assert "target sm_100f" in out and "(1280 B params, 1024 B static smem)" in out
     assert "ops.decode.params[6]: cu_seqlens_q is declared but never packed" in out
+    assert out.count("ops.decode.params[6]") == 1, "the family's warning replaces the generic one, not beside it"
     assert ".pack.fields[1].tensormap.dims[3]: 0 (the driver rejects 0): derived from kv's extent as 22" in out
     assert "mNumPagesInMemPool = 44, but the buffer holds only 22 page slabs" in out
     assert ("grid [38, 4, 2] (seqs=2) = 304 CTAs, block [512, 1, 1], shared memory 144992 B dynamic + 1024 B static"
