@@ -88,14 +88,18 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
                                                                             "layout, device, schedule and clocks"]
     same_shape = (a.q_shape, a.k_shape, a.v_shape) == (b.q_shape, b.k_shape, b.v_shape)
     rows = []
+    top = set(a.top_level_phases())
+    shown = lambda name: name if name in top else f"  {name}"  # noqa: E731 - members of a group indented, as in show
     if same_shape:
         for name, sa in a.phase_timings.items():
             sb = b.phase_timings.get(name)
             ratio = "-" if sb is None or sa.p50_s == 0 else f"{sb.p50_s / sa.p50_s:.3f}x"
-            rows.append([name, f"{sa.p50_s * 1e3:.3f}", "-" if sb is None else f"{sb.p50_s * 1e3:.3f}",
+            rows.append([shown(name), f"{sa.p50_s * 1e3:.3f}", "-" if sb is None else f"{sb.p50_s * 1e3:.3f}",
                          ratio if sb is not None else "only in A"])
         rows += [[name, "-", f"{sb.p50_s * 1e3:.3f}", "only in B"]
                  for name, sb in b.phase_timings.items() if name not in a.phase_timings]
+        ta, tb = (sum(r.phase_timings[p].p50_s for p in r.top_level_phases()) for r in (a, b))
+        rows.append(["total (top-level p50)", f"{ta * 1e3:.3f}", f"{tb * 1e3:.3f}", f"{tb / ta:.3f}x" if ta else "-"])
         return "\n".join([*head, _fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows)])
     wa, wb = phase_work(a), phase_work(b)
     rate = lambda w, st: "-" if st is None or st.p50_s == 0 else f"{w[0] / st.p50_s:.1f}"  # noqa: E731
@@ -103,7 +107,7 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
         sb = b.phase_timings.get(name)
         ra, rb = rate(wa[name], sa), rate(wb.get(name, (0, "")), sb)
         ratio = f"{float(rb) / float(ra):.3f}x" if "-" not in (ra, rb) and float(ra) > 0 else "-"
-        rows.append([name, wa[name][1], ra, rb, ratio])
+        rows.append([shown(name), wa[name][1], ra, rb, ratio])
     note = ("shapes differ: raw times are not comparable, so this compares work-normalized throughput "
             "(mainloop: 4 B H Nq Nkv D ops per second; other phases: their 16-bit input bytes per second)")
     return "\n".join([*head, note, _fmt_table(["phase", "unit", "A", "B", "B/A"], rows)])

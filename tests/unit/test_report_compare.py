@@ -23,6 +23,9 @@ def test_same_report_has_no_differences_and_unit_ratios(seed):
     text = report.diff_table(seed, seed)
     assert text.splitlines()[0].startswith("A and B match in shape, dtype, layout, device, schedule and clocks")
     assert "fused_mainloop" in text and "1.000x" in text
+    lines = text.splitlines()  # as show lays it out: a group's members indented, then the total
+    assert any(ln.startswith("  q_int8_quantization ") for ln in lines), text
+    assert lines[-1].startswith("total (top-level p50)") and lines[-1].endswith("1.000x"), text
 
 
 def test_different_shapes_compare_work_normalized_throughput(seed):
