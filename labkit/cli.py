@@ -222,6 +222,11 @@ def main(argv: list[str] | None = None) -> int:
     except LabkitError as exc:
         print(f"labkit: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (| head): stop quietly, as the Python docs recommend
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except OSError as exc:  # a path the checks could not foresee (/proc, permissions, a full disk): one line too
         where = f"{exc.filename}: " if exc.filename is not None else ""
         print(f"labkit: error: {_one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)

@@ -44,7 +44,9 @@ def render_check(res: CheckResult, device=None, gpu_reason: str = "") -> str:
         written = sum(r.size for r in plan.rows)
         out.append(f"    {written} B written, {plan.pack_size - written} B zero")
     out.append("")
-    out.append("verdict: " + ("can run (warnings allowed)" if res.ok else f"CANNOT run: {counts['error']} error(s)"))
+    unchecked = "" if device else "; not checked against a GPU (its architecture and limits may still refuse it)"
+    out.append("verdict: " + (f"can run (warnings allowed){unchecked}" if res.ok
+                              else f"CANNOT run: {counts['error']} error(s)"))
     return "\n".join(out)
 
 

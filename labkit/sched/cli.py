@@ -5,8 +5,8 @@ from ..values import Shape
 
 
 def _print(d: dict) -> None:
-    for k, v in d.items():
-        print(f"{k:22s} {v:.4f}" if isinstance(v, float) else f"{k:22s} {v}")
+    for k, v in d.items():  # nanoseconds to 0.1 (the timer ticks 32 ns), ratios to 4 places
+        print(f"{k:22s} {v:.{1 if k.endswith('_ns') else 4}f}" if isinstance(v, float) else f"{k:22s} {v}")
 
 
 def _occupancy(args) -> int:
