@@ -171,6 +171,9 @@ if do_decode:
     decode_points = pd.concat([split_sweep.assign(sweep="splits"), batch_sweep.assign(sweep="batch")],
                               ignore_index=True)
     decode_points["measured_minus_model"] = decode_points["measured_slot_efficiency"] - decode_points["wave_efficiency"]
+    # the batch sweep asked for splits 0 (the heuristic's): show the count each call ran with
+    heuristic = decode_points["splits"] == 0
+    decode_points.loc[heuristic, "splits"] = decode_points.loc[heuristic, "heuristic_splits"]
     session.save_table(decode_points, "decode_points")
     display(decode_points[["sweep", "batch", "kv_len", "splits", "heuristic_splits", "ctas", "waves",
                            "wave_efficiency", "measured_slot_efficiency", "measured_minus_model", "split_efficiency",
