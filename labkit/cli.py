@@ -85,8 +85,8 @@ def _nb_list(args) -> int:
 def _nb_params(args) -> int:
     from . import notebooks
 
-    for k, p in notebooks.parameters(args.name).items():
-        print(f"{k:22s} {p.type.describe():52s} default {p.default!r}\n{'':22s} {p.help}")
+    for k, p in notebooks.parameters(args.name).items():  # the kind can be long (a file's format): default below
+        print(f"{k:22s} {p.type.describe()}\n{'':22s} default {p.default!r}: {p.help}")
     return 0
 
 
