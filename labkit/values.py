@@ -128,6 +128,22 @@ class Shape:
         return out
 
 
+def _path_argument(text, what: str, noun: str, check) -> Path:
+    """``text`` as a Path that ``check(path, shown)`` accepts; an empty name, or the OS refusing to look (a name too
+    long, an embedded NUL), is one ArgumentError naming ``what`` too."""
+    if text is None or str(text) == "":
+        raise ArgumentError(f"{what}: an empty {noun} name")
+    p = Path(text)
+    shown = ascii(str(text)) if not str(text).isprintable() else repr(str(text))
+    try:
+        check(p, shown)
+    except ArgumentError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise ArgumentError(f"{what} {shown}: {exc}") from None
+    return p
+
+
 @dataclass(frozen=True)
 class OutputDir:
     """A directory labkit will create (with its parents) or add files to: not an existing file."""
@@ -136,21 +152,14 @@ class OutputDir:
 
     @classmethod
     def parse(cls, text: str | Path, what: str = "output directory") -> "OutputDir":
-        if text is None or str(text) == "":
-            raise ArgumentError(f"{what}: an empty directory name")
-        p = Path(text)
-        shown = ascii(str(text)) if not str(text).isprintable() else repr(str(text))
-        try:
+        def check(p: Path, shown: str) -> None:
             if p.exists() and not p.is_dir():
                 raise ArgumentError(f"{what} {shown}: is a file; expected a directory")
             above = next(a for a in (p, *p.parents) if a.exists())
             if not above.is_dir():
                 raise ArgumentError(f"{what} {shown}: {str(above)!r} is not a directory")
-        except (OSError, ValueError) as exc:
-            if isinstance(exc, ArgumentError):
-                raise
-            raise ArgumentError(f"{what} {shown}: {exc}") from None
-        return cls(p)
+
+        return cls(_path_argument(text, what, "directory", check))
 
     def __str__(self) -> str:
         return str(self.path)
@@ -167,21 +176,13 @@ class OutputPath:
 
     @classmethod
     def parse(cls, text: str | Path, what: str = "output") -> "OutputPath":
-        if text is None or str(text) == "":
-            raise ArgumentError(f"{what}: an empty file name")
-        p = Path(text)
-        shown = ascii(str(text)) if not str(text).isprintable() else repr(str(text))
-        try:
+        def check(p: Path, shown: str) -> None:
             if p.is_dir():
                 raise ArgumentError(f"{what} {shown}: is a directory; expected a file name")
-            parent = p.parent
-            if not parent.is_dir():
-                raise ArgumentError(f"{what} {shown}: directory {str(parent)!r} does not exist")
-        except (OSError, ValueError) as exc:
-            if isinstance(exc, ArgumentError):
-                raise
-            raise ArgumentError(f"{what} {shown}: {exc}") from None
-        return cls(p)
+            if not p.parent.is_dir():
+                raise ArgumentError(f"{what} {shown}: directory {str(p.parent)!r} does not exist")
+
+        return cls(_path_argument(text, what, "file", check))
 
     def write_bytes(self, data: bytes) -> Path:
         try:
