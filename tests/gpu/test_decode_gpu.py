@@ -152,6 +152,64 @@ def test_manifest_runner_on_a_built_decode_manifest_computes_attention(tmp_path)
     x = DecodeInputs(g, host["q"], host["k_pool"], host["v_pool"], {}, host["table"], host["seq"], host["cuq"])
     _check(x, SimpleNamespace(out=bf16_to_f32(host["out"]), splits=3))
 
+@pytest.mark.parametrize(("name", "build"), [
+    ("g1_d128_p16", dict(stages=1)), ("g1_d128_p16", dict(stages=3)), ("g8_d128_p32", dict(stages=1, qk_chains=1)),
+    ("g4_d128_p64_long", dict(stages=2)), ("g6_d256_p64_seed", dict(stages=2)),  # d256: warp pairs
+    ("g6_d256_interleaved", dict(stages=1))])
+def test_persistent_ctas_match_exact_attention(name, build):
+    """Persistent CTAs that claim whole units: exact attention within the bound, bit for bit the one-split call of the
+    same build (the same arithmetic per unit), and timed calls (cold, graph) that write the same output, so the claim
+    counter resets itself. Here the units are fewer than the CTAs: most CTAs claim nothing."""
+    g, lens = CASES[name]
+    x = make_inputs(g, seq_lens=lens, seed=23)
+    run = run_decode(x, variant="mma", persistent=True, **build)
+    assert run.plan["persistent_ctas"] >= 132 and run.splits == 1
+    _check(x, run)
+    assert np.array_equal(run.out, run_decode(x, variant="mma", splits=1, **build).out, equal_nan=True)
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, variant="mma", persistent=True, iterations=3, mode=mode, **build))
+
+
+@pytest.mark.parametrize(("head_dim", "stages"), [(128, 1), (128, 3), (256, 2)])
+def test_persistent_ctas_walk_many_short_units(head_dim, stages):
+    """More units than CTAs, of 1 to 5 stages (sequences of 1, 63, 64, 65, 200, 300 tokens) and row blocks without
+    rows (16 heads x 8 tokens, ragged q_lens): each CTA walks several units in one stage ring and claims as it goes."""
+    g = DecodeGeometry(96, 64, 4, head_dim, 64, 5, 480, max_q_len=8)
+    rng = np.random.default_rng(head_dim + stages)
+    q_lens = rng.integers(1, 9, g.batch)
+    lens = np.maximum(rng.choice([1, 63, 64, 65, 200, 300], g.batch), q_lens)
+    x = make_inputs(g, seq_lens=lens, q_lens=q_lens, seed=29)
+    run = run_decode(x, variant="mma", persistent=True, stages=stages)
+    units = g.batch * g.heads_kv * 8  # 8 row blocks of 16 rows
+    assert units > run.plan["persistent_ctas"], (units, run.plan)
+    _check(x, run)
+    assert np.array_equal(run.out, run_decode(x, variant="mma", splits=1, stages=stages).out, equal_nan=True)
+    _check(x, run_decode(x, variant="mma", persistent=True, stages=stages, iterations=3, mode="graph"))
+
+
+def test_persistent_ctas_write_zero_rows_for_a_sequence_without_keys(tmp_path):
+    """check_call refuses seq_len 0, but a manifest can carry one: the persistent build's thread 0 writes that
+    sequence's zero rows itself (its units have no stages to queue), as the one-split build writes them."""
+    import dataclasses
+
+    from labkit.cuda import cupy
+    from labkit.workloads.decode.inputs import bf16_to_f32
+    from labkit.workloads.decode.run import decode_runner
+
+    g, lens = CASES["g8_d128_p32"]
+    x = make_inputs(g, seq_lens=lens, seed=31)
+    x = dataclasses.replace(x, seq_lens=np.array([1279, 0, 33], dtype=np.int32))
+    host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
+    outs = []
+    for i, knobs in enumerate([dict(persistent=True), dict(splits=1)]):
+        runner, _ = decode_runner(g, knobs.pop("splits", None), tmp_path / str(i),
+                                  lambda name, arr: arr.set(np.ascontiguousarray(host[name])), variant="mma", **knobs)
+        runner.run_once()
+        outs.append(bf16_to_f32(cupy().asnumpy(runner.buffers["out"])))
+    rows = outs[0].reshape(g.batch, g.heads_q, g.head_dim)
+    assert (rows[1] == 0).all() and np.isfinite(rows).all()
+    assert np.array_equal(outs[0], outs[1])
+
 
 def test_split_counts_agree_within_reduction_tolerance():
     g = DecodeGeometry(2, 32, 8, 128, 64, 128, 300)

@@ -56,6 +56,8 @@ def _check_splits(g: DecodeGeometry, splits: int, kb: KernelBuild) -> None:
     top = min(g.max_pages, MAX_SPLITS)
     if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= top:
         raise ArgumentError(f"splits {splits!r}: expected 1..{top} (at most one per page, and {MAX_SPLITS})")
+    if kb.persistent_ctas and splits != 1:
+        raise ArgumentError(f"a persistent build takes whole units: 1 split, not {splits}")
     if kb.cluster_splits > 1 and kb.cluster_splits != splits:
         raise ArgumentError(f"a build whose clusters combine {kb.cluster_splits} splits launches with exactly "
                             f"that many, not {splits}")
@@ -105,13 +107,14 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
               {"at": 344, "i32": _f32_bits(scale * math.log2(math.e))},
               *([{"at": 348, "i32": splits}] if tail_ctas else []),
               *([{"at": 352, "scratch": "timeline"}] if kb.timeline else [])]
-    ctas = tail_ctas or splits * g.heads_kv * blocks * g.batch
+    ctas = tail_ctas or kb.persistent_ctas or splits * g.heads_kv * blocks * g.batch
+    one_d = tail_ctas or kb.persistent_ctas  # a 1-D grid: no "seqs" dimension
     stored_splits = kb.tail_splits or splits  # partials per unit
     timeline = {"timeline": {"dtype": "u64", "shape": [ctas, 6]}} if kb.timeline else {}
     return {
         "schema_version": 4,
         "model": "labkit-paged-decode",
-        "vars": {} if tail_ctas else {"seqs": {"max": g.batch}},
+        "vars": {} if one_d else {"seqs": {"max": g.batch}},
         "buffers": {
             "q": {"dtype": "bf16", "shape": q_shape, "kind": "input"},
             "out": {"dtype": "bf16", "shape": q_shape, "kind": "output"},
@@ -134,7 +137,7 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
                 "launches": [{
                     "module": "decode", "entry": ENTRY, "params": [f"bytes<{PARAM_BYTES}>"],
                     "block": [kb.threads, 1, 1],
-                    "grid": [tail_ctas, 1, 1] if tail_ctas else [splits, g.heads_kv * blocks, "seqs"],
+                    "grid": [one_d, 1, 1] if one_d else [splits, g.heads_kv * blocks, "seqs"],
                     "shared_mem": kb.dynamic_smem_bytes, "pdl": pdl,
                     "args": [{"pack": {"size": PARAM_BYTES, "fields": fields}}],
                 }],
@@ -204,7 +207,7 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
             f"_k{kb.keys_per_warp}_w{kb.warps}{f'd{kb.dim_warps}' if kb.dim_warps > 1 else ''}_s{kb.stages}"
             f"{'_ef' if kb.kv_evict_first else ''}"
             f"{f'_c{kb.cluster_splits}' if kb.cluster_splits > 1 else ''}"
-            f"{f'_t{kb.tail_splits}' if kb.tail_splits > 1 else ''}"
+            f"{f'_t{kb.tail_splits}' if kb.tail_splits > 1 else ''}{'_persistent' if kb.persistent_ctas else ''}"
             f"{'_timeline' if kb.timeline else ''}_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()

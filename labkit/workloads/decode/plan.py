@@ -51,7 +51,7 @@ from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
-             "cluster", "tail_units", "tail_splits")
+             "cluster", "tail_units", "tail_splits", "persistent")
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
@@ -86,8 +86,9 @@ class CallPlan:
     def to_dict(self) -> dict:
         k = self.kernel
         tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
+        persistent = {"persistent_ctas": k.persistent_ctas} if k.persistent_ctas else {}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
-                "qk_chains": k.qk_chains,
+                "qk_chains": k.qk_chains, **persistent,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
                 "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl, **tail}
 
@@ -97,7 +98,8 @@ def describe_plan(plan: CallPlan) -> str:
     k = plan.kernel
     extras = [f"splits combined in a cluster of {k.cluster_splits}" if k.cluster_splits > 1 else "",
               "K/V L2 evict_first" if k.kv_evict_first else "", "PDL" if plan.pdl else "",
-              f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else ""]
+              f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else "",
+              f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     head = [f"{plan.splits} splits", f"{warps} x {k.stages} stages", f"{plan.ctas_per_sm} CTAs per SM"]
     return ", ".join(head + [e for e in extras if e])
@@ -125,11 +127,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
-              timeline: bool = False) -> CallPlan:
+              persistent: bool | None = None, timeline: bool = False) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice. ``tail_units`` and ``tail_splits`` (together, tensor cores, no cluster): the call's last
     ``tail_units`` units run in ``tail_splits`` splits each, more than the others' ``splits``, after those have
-    started (an A/B knob: the plan itself does not split tails)."""
+    started (an A/B knob: the plan itself does not split tails). ``persistent`` (tensor cores, q in registers, one
+    split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring across them."""
     if tail_units is not None or tail_splits is not None:
         _check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
@@ -151,6 +154,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         kv_evict_first = kv_bytes_read(g) <= EVICT_FIRST_MAX_L2 * l2_bytes
     kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
     per_sm = occupancy(kb, arch)
+    if persistent:
+        _check_persistent(kb, splits, cluster, tail_units)
+        kb = dataclasses.replace(kb, persistent_ctas=1)  # the cubin does not depend on the count
+        per_sm = occupancy(kb, arch)
+        kb = dataclasses.replace(kb, persistent_ctas=sms * per_sm)
+        splits, cluster = 1, False
     given_splits = splits
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
@@ -191,6 +200,16 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         kb = dataclasses.replace(kb, min_ctas=per_sm)
         per_sm = occupancy(kb, arch)
     return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0)
+
+
+def _check_persistent(kb: KernelBuild, splits, cluster, tail_units) -> None:
+    """Persistent CTAs take whole units (one split, no cluster or tail) of a tensor-core build with q in registers."""
+    if kb.variant != "mma" or kb.head_dim // kb.dim_warps > 128:
+        raise ArgumentError(f"persistent: a tensor-core build whose warps hold q in registers (head_dim / dim_warps "
+                            f"<= 128); this call builds {kb.variant}, head_dim {kb.head_dim}, dim_warps {kb.dim_warps}")
+    if splits not in (None, 1) or cluster or tail_units is not None:
+        raise ArgumentError(f"persistent: CTAs claim whole units, so one split and no cluster or tail "
+                            f"(splits {splits}, cluster {cluster}, tail_units {tail_units})")
 
 
 def _check_tail(g: DecodeGeometry, tail_units, tail_splits, cluster) -> None:

@@ -53,6 +53,9 @@
 #ifndef TAIL_SPLITS  // n > 1: grid x = head units x p.head_splits, then tail units x n, over (sequence, KV head, row block)
 #define TAIL_SPLITS 0
 #endif
+#ifndef PERSISTENT  // 1: gridDim.x CTAs claim whole (sequence, KV head, row block) units from a counter, one split each
+#define PERSISTENT 0
+#endif
 #ifdef MIN_CTAS  // CTAs per SM the registers must allow (a tail-split build keeps its plain build's occupancy)
 #define LAUNCH_BOUNDS __launch_bounds__(THREADS, MIN_CTAS)
 #else
@@ -80,6 +83,11 @@ constexpr int BOX_ROWS = PAGE_SIZE < TOKENS_PER_STAGE ? PAGE_SIZE : TOKENS_PER_S
 constexpr int BOXES = TOKENS_PER_STAGE / BOX_ROWS;
 constexpr int TILE_ELEMS = TOKENS_PER_STAGE * HEAD_DIM;
 constexpr unsigned STAGE_BYTES = 2 * TILE_ELEMS * 2;
+// PERSISTENT: a stage slot also holds the q rows of a unit whose first stage it is (they arrive on its barrier)
+constexpr unsigned Q_BYTES = MAX_ROWS * HEAD_DIM * 2;
+constexpr unsigned SLOT_BYTES = STAGE_BYTES + (PERSISTENT ? Q_BYTES : 0);
+constexpr unsigned MERGE_AT = PERSISTENT ? STAGES * SLOT_BYTES : 0;  // the next unit's stages load during a merge
+constexpr int UNIT_QUEUE = 8;  // PERSISTENT: claimed units in flight between thread 0 and the warps (<= STAGES + 2)
 constexpr int NT_S = KEYS_PER_WARP / 8;   // S n-tiles (8 keys each)
 constexpr int NT_O = WARP_DIMS / 8;       // O n-tiles (8 dims each)
 constexpr int KS_Q = WARP_DIMS / 16;      // k-steps of Q K^T
@@ -91,6 +99,8 @@ constexpr int Q_STRIDE = HEAD_DIM + 8;    // bf16 per staged q row: +16 B keeps 
 constexpr bool Q_IN_REGISTERS = WARP_DIMS <= 128;
 static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per warp");
 static_assert(WARPS == 4 || WARPS == 8, "4 or 8 warps");
+static_assert(!PERSISTENT || (TAIL_SPLITS == 0 && CLUSTER_SPLITS == 0 && Q_IN_REGISTERS && STAGES + 2 <= UNIT_QUEUE),
+              "persistent CTAs: whole units (no tail or cluster splits), q in registers, a queue of STAGES + 2");
 static_assert(TAIL_SPLITS == 0 || (TAIL_SPLITS >= 2 && TAIL_SPLITS <= 16 && CLUSTER_SPLITS == 0),
               "tail splits: 2..16, without split clusters");
 static_assert(DIM_WARPS == 1 || (DIM_WARPS == 2 && WARPS == 8 && KEYS_PER_WARP == 16), "dim pairs: 8 warps, 16 keys");
@@ -138,6 +148,23 @@ __device__ __forceinline__ void tail_unit(const Params& p, int row_blocks, int& 
     rb = unit % row_blocks;
 }
 #endif
+#if PERSISTENT
+// The next unit for this CTA. inc wraps to 0 at `wrap_at` = units + CTAs - 1: every CTA claims until it draws a number
+// past the units, so the call's last claim is that one, and the counter is back at 0 for the next call.
+// PHASE: setup
+__device__ __forceinline__ int claim_unit(unsigned* counter, unsigned wrap_at) {
+    unsigned old;
+    asm volatile("atom.relaxed.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(wrap_at) : "memory");
+    return (int)old;
+}
+// `bytes` of global memory at `src` into shared memory at `dst`, counted on `bar` (16-byte aligned, whole 16 bytes)
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(src)), "r"(bytes),
+                   "r"(smem_addr(bar)) : "memory");
+}
+// PHASE: end
+#endif
 #if CLUSTER_SPLITS > 1
 static_assert(CLUSTER_SPLITS == 2 || CLUSTER_SPLITS == 4 || CLUSTER_SPLITS == 8, "a portable cluster dividing HEAD_DIM");
 // PHASE: split_reduction
@@ -166,6 +193,9 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     __shared__ float cl_ml[MAX_ROWS][2];  // this CTA's (max, sum) per row, read by the whole cluster
 #endif
     __shared__ alignas(16) unsigned short q_s[Q_IN_REGISTERS ? 8 : MAX_ROWS * Q_STRIDE];  // head_dim 256: q rows
+#if PERSISTENT
+    __shared__ int4 unit_queue[UNIT_QUEUE];  // (unit, seq_len, q_begin, q_len) in claim order; unit -1: no more
+#endif
 #if DIM_WARPS == 2
     __shared__ float s_half[KEY_WARPS][2][NT_S * 4][32];  // a pair's Q K^T halves, [value][lane]: no bank conflicts
 #endif
@@ -178,7 +208,8 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     const int row_blocks = (p.max_q_len * p.group + MAX_ROWS - 1) / MAX_ROWS;
     int b, hkv, rb, split, splits;
     tail_unit(p, row_blocks, b, hkv, rb, split, splits);
-#else
+#endif
+#if !TAIL_SPLITS && !PERSISTENT
     const int split = blockIdx.x, b = blockIdx.z, splits = gridDim.x;
     const int row_blocks = gridDim.y / p.heads_kv, hkv = blockIdx.y / row_blocks, rb = blockIdx.y % row_blocks;
 #endif
@@ -190,17 +221,100 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     const int G = p.group, heads_q = p.heads_kv * G;
     const float scale_log2 = __int_as_float(p.scale_log2_bits);
     allow_next_grid_and_wait_for_previous();
+#if PERSISTENT
+    // Thread 0 produces one stream of stages over the units this CTA claims, and the warps consume it unit after
+    // unit: the ring goes on across units (no CTA exit and start, no pipeline fill per unit), and a CTA on a faster
+    // SM claims more units. A unit is claimed as its last stage is issued, so the atomic's round trip is off the
+    // stream; its q rows come with its first stage. Units without rows are skipped, and those without keys get
+    // their zero rows from thread 0, so every queued unit has stages (what bounds the queue).
+    const int row_blocks = (p.max_q_len * G + MAX_ROWS - 1) / MAX_ROWS;
+    const int units = p.batch * p.heads_kv * row_blocks;  // unit = (sequence, KV head, row block), in that order
+    const unsigned wrap_at = (unsigned)units + gridDim.x - 1;
+    int pr_next = 0, pr_queued = 0, pr_stage = 0, pr_n = 0, pr_hkv = 0, pr_valid = 0, pr_issued = 0;
+    const int* pr_table = p.page_table;
+    auto produce = [&]() {
+        while (pr_stage >= pr_n) {  // this unit is all issued: take the claimed one
+            if (pr_next < 0) return;  // no more units, and the warps know it
+            const int unit = pr_next;
+            if (unit >= units) {
+                unit_queue[pr_queued++ % UNIT_QUEUE] = make_int4(-1, 0, 0, 0);
+                pr_next = -1;
+                return;
+            }
+            const int ub = unit / (p.heads_kv * row_blocks), uh = unit / row_blocks % p.heads_kv, urb = unit % row_blocks;
+            int uq0 = ub * p.max_q_len, uq = p.max_q_len;
+            if (p.cu_seqlens_q != nullptr) {
+                uq0 = p.cu_seqlens_q[ub];
+                uq = min(max(p.cu_seqlens_q[ub + 1] - uq0, 0), p.max_q_len);
+            }
+            const int urows = min(uq * G - urb * MAX_ROWS, MAX_ROWS);
+            const int useq = min(max(p.seq_lens[ub], 0), p.max_pages * PAGE_SIZE);
+            if (urows <= 0 || useq == 0) {  // no rows: nothing to do; no keys: zero rows, as the split build writes
+                for (int i = 0; i < urows * (HEAD_DIM / 8); ++i) {
+                    const int qr = urb * MAX_ROWS + i / (HEAD_DIM / 8), d = 8 * (i % (HEAD_DIM / 8));
+                    *reinterpret_cast<uint4*>(p.out + ((long long)(uq0 + qr / G) * heads_q + uh * G + qr % G) * HEAD_DIM +
+                                              d) = make_uint4(0, 0, 0, 0);
+                }
+                pr_next = claim_unit(p.counter, wrap_at);
+                continue;
+            }
+            unit_queue[pr_queued++ % UNIT_QUEUE] = make_int4(unit, useq, uq0, uq);
+            pr_n = (useq + TOKENS_PER_STAGE - 1) / TOKENS_PER_STAGE;
+            pr_stage = 0;
+            pr_hkv = uh;
+            pr_valid = (useq + PAGE_SIZE - 1) / PAGE_SIZE;
+            pr_table = p.page_table + (long long)ub * p.max_pages;
+            // the unit's q rows, a token's heads at a time, into its first stage's slot, on that stage's barrier
+            const int slot = pr_issued % STAGES;
+            unsigned char* q_area = smem + slot * SLOT_BYTES + STAGE_BYTES;
+            asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"
+                         ::"r"(smem_addr(&full[slot])), "r"((unsigned)(urows * HEAD_DIM * 2)) : "memory");
+            for (int r = 0; r < urows;) {
+                const int qr = urb * MAX_ROWS + r, h = qr % G, n = min(G - h, urows - r);
+                bulk_copy(q_area + r * HEAD_DIM * 2, p.q + ((long long)(uq0 + qr / G) * heads_q + uh * G + h) * HEAD_DIM,
+                          (unsigned)(n * HEAD_DIM * 2), &full[slot]);
+                r += n;
+            }
+        }
+        const int slot = pr_issued % STAGES;
+        load_stage(p, &full[slot], smem + slot * SLOT_BYTES, pr_hkv, pr_table, pr_stage * TOKENS_PER_STAGE, pr_valid);
+        ++pr_stage;
+        ++pr_issued;
+        if (pr_stage == pr_n) pr_next = claim_unit(p.counter, wrap_at);  // used a few stages from now
+    };
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        pr_next = claim_unit(p.counter, wrap_at);
+        for (int s = 0; s < STAGES; ++s) produce();
+    }
+    __syncthreads();  // the barriers and the first queued unit
+    int stream = 0;  // the stream position of this unit's first stage
+    for (int k = 0;; ++k) {
+    const int4 queued = unit_queue[k % UNIT_QUEUE];
+    if (queued.x < 0) break;
+    const int unit = queued.x, split = 0, splits = 1, b = unit / (p.heads_kv * row_blocks);
+    const int hkv = unit / row_blocks % p.heads_kv, rb = unit % row_blocks;
+    const int q_begin = queued.z, q_len = queued.w;
+#endif
 
     // ---- this CTA's sequence, rows and stages (as paged_decode.cu) -----------------------------
+#if !PERSISTENT
     int q_begin = b * p.max_q_len, q_len = p.max_q_len;
     if (p.cu_seqlens_q != nullptr) {
         q_begin = p.cu_seqlens_q[b];
         q_len = min(max(p.cu_seqlens_q[b + 1] - q_begin, 0), p.max_q_len);
     }
+#endif
     const int row0 = rb * MAX_ROWS;  // this CTA's rows: row0 + 0..rows-1 of the sequence's q_len * G
     const int rows = min(q_len * G - row0, MAX_ROWS);
+#if PERSISTENT
+    const int seq_len = queued.y;
+#else
     if (rows <= 0) CTA_RETURN;  // a short query: the whole (sequence, head, row block) group leaves
     const int seq_len = min(max(p.seq_lens[b], 0), p.max_pages * PAGE_SIZE);
+#endif
     const int valid_pages = (seq_len + PAGE_SIZE - 1) / PAGE_SIZE;
     const int n_stages = (seq_len + TOKENS_PER_STAGE - 1) / TOKENS_PER_STAGE;
     const int per_split = (n_stages + splits - 1) / splits;
@@ -208,14 +322,22 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     const int my_stages = min(stage_begin + per_split, n_stages) - stage_begin;
     const int* table = p.page_table + (long long)b * p.max_pages;
 
+#if !PERSISTENT
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         for (int s = 0; s < STAGES && s < my_stages; ++s)
-            load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table, (stage_begin + s) * TOKENS_PER_STAGE,
+            load_stage(p, &full[s], smem + s * SLOT_BYTES, hkv, table, (stage_begin + s) * TOKENS_PER_STAGE,
                        valid_pages);
     }
+    constexpr int stream0 = 0;
+#endif
+#if PERSISTENT
+    const int stream0 = stream;  // the unit's first stage: its q rows came with it
+    wait_bar(&full[stream0 % STAGES], (stream0 / STAGES) & 1);
+    const unsigned char* q_area = smem + (stream0 % STAGES) * SLOT_BYTES + STAGE_BYTES;
+#endif
 
     // Q as A fragments: {(g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)} of each k-step. head_dim 128:
     // straight from global memory into registers, once; head_dim 256: staged in shared memory (zero past
@@ -225,8 +347,12 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
             const int row = g + 8 * half, qr = row0 + row;
+#if PERSISTENT
+            const unsigned* src = reinterpret_cast<const unsigned*>(q_area + row * HEAD_DIM * 2);
+#else
             const unsigned* src = reinterpret_cast<const unsigned*>(
                 p.q + ((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM);
+#endif
 #pragma unroll
             for (int ks = 0; ks < KS_Q; ++ks) {
                 q_regs[ks][half] = row < rows ? src[(d0 + 16 * ks + 2 * t) / 2] : 0u;
@@ -252,9 +378,9 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     const int last_pos_base = seq_len - q_len;
     for (int it = 0; it < my_stages; ++it) {
         // PHASE: wait_kv
-        const int s = it % STAGES;
-        wait_bar(&full[s], (it / STAGES) & 1);
-        unsigned char* kt = smem + s * STAGE_BYTES;
+        const int s = (stream0 + it) % STAGES;
+        wait_bar(&full[s], ((stream0 + it) / STAGES) & 1);
+        unsigned char* kt = smem + s * SLOT_BYTES;
         unsigned char* vt = kt + TILE_ELEMS * 2;
         unsigned char* kt_own = kt + dims_at;  // this warp's dims of K and V
         unsigned char* vt_own = vt + dims_at;
@@ -374,9 +500,13 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
         }
         // PHASE: stage_release
         __syncthreads();  // stage s is free again
+#if PERSISTENT
+        if (threadIdx.x == 0) produce();
+#else
         if (threadIdx.x == 0 && it + STAGES < my_stages)
-            load_stage(p, &full[s], smem + s * STAGE_BYTES, hkv, table,
+            load_stage(p, &full[s], smem + s * SLOT_BYTES, hkv, table,
                        (stage_begin + it + STAGES) * TOKENS_PER_STAGE, valid_pages);
+#endif
     }
 
     // ---- the warps meet in shared memory, [warp][row][dim] ---------------------------------------
@@ -386,7 +516,7 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 1);
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 2);
     }
-    float* merge_o = reinterpret_cast<float*>(smem);            // [KEY_WARPS][MAX_ROWS][HEAD_DIM]
+    float* merge_o = reinterpret_cast<float*>(smem + MERGE_AT);  // [KEY_WARPS][MAX_ROWS][HEAD_DIM]
     float* merge_ml = merge_o + KEY_WARPS * MAX_ROWS * HEAD_DIM; // [KEY_WARPS][MAX_ROWS][2]
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -441,6 +571,11 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
             if (d == 0) { p.partial_ml[at * 2] = mm; p.partial_ml[at * 2 + 1] = ll; }
         }
     }
+#if PERSISTENT
+    stream += my_stages;
+    __syncthreads();  // the merge buffer is the next unit's
+    continue;  // whole units: the split reduction below is the split builds'
+#endif
     if (splits == 1) CTA_RETURN;
 #if CLUSTER_SPLITS > 1
     // the cluster's CTAs (its splits) meet: CTA `split` combines dims [split, split + 1) x SLICE of every row
@@ -470,5 +605,8 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     __syncthreads();
     if (!last_cta) CTA_RETURN;
     reduce_splits(p, group_at, splits, rows, row0, q_begin, G, heads_q, hkv);
+#if PERSISTENT
+    }  // the CTA's units
+#endif
     CTA_RETURN;
 }
