@@ -376,6 +376,17 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     const unsigned short* q_row = q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 8 * (lane / 16) + d0;
 
     const int last_pos_base = seq_len - q_len;
+#if PERSISTENT
+    // the last key each of this thread's rows sees (causal; -1: a padding row), once per unit: computed inside the
+    // stage loop, the division by G and the short-circuit tests made the softmax the persistent loop's bottleneck
+    int row_limit[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+        const int row = g + 8 * half;
+        row_limit[half] = row < rows ? last_pos_base + (row0 + row) / G : -1;
+        asm volatile("" : "+r"(row_limit[half]));  // kept in a register, not recomputed per stage
+    }
+#endif
     for (int it = 0; it < my_stages; ++it) {
         // PHASE: wait_kv
         const int s = (stream0 + it) % STAGES;
@@ -458,7 +469,11 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
                         const int key = 8 * nt + 2 * t + e;
+#if PERSISTENT
+                        const bool seen = (key < n_keys) & (pos0 + key <= row_limit[half]);
+#else
                         const bool seen = key < n_keys && row < rows && pos0 + key <= last_pos_base + (row0 + row) / G;
+#endif
                         sc[nt][2 * half + e] = seen ? sc[nt][2 * half + e] * scale_log2 : -INFINITY;
                         mx = fmaxf(mx, sc[nt][2 * half + e]);
                     }
