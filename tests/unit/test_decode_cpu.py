@@ -169,7 +169,9 @@ def test_tail_splits_launch_whole_units_then_split_ones(tmp_path):
     g = geometry_for(256, 1024, head_dim=256)  # 2048 units, one CTA per SM
     plan = plan_call(g, sms=132, tail_units=68, tail_splits=4)
     assert (plan.splits, plan.tail_units, plan.kernel.tail_splits, plan.ctas_per_sm) == (1, 68, 4, 1)
-    assert plan.kernel.stages == plan_call(g, sms=132).kernel.stages and "-DTAIL_SPLITS=4" in plan.kernel.options()
+    # the build of the plan without persistent CTAs (which take whole units: the plan's own here)
+    assert plan.kernel.stages == plan_call(g, sms=132, persistent=False).kernel.stages
+    assert "-DTAIL_SPLITS=4" in plan.kernel.options()
     assert "the last 68 units in 4 splits each" in describe_plan(plan)
     assert plan.to_dict()["tail_units"] == 68 and "tail_units" not in plan_call(g, sms=132).to_dict()
     path = build_plan(g, plan, tmp_path)
@@ -268,7 +270,7 @@ def test_call_plan_runs_warp_pairs_at_head_dim_256(batch, kv_len, four_warps, st
     g = geometry_for(batch, kv_len, head_dim=256)
     old = plan_call(g, warps=4)  # what the 4-warp build would take: its K/V bytes in flight per SM carry over
     assert (old.kernel.stages, old.kernel.qk_chains, old.ctas_per_sm) == four_warps
-    plan = plan_call(g)
+    plan = plan_call(g, persistent=False)  # 1k tokens per unit, one split: the plan itself runs persistent CTAs
     k = plan.kernel
     assert (k.warps, k.dim_warps, k.keys_per_warp, k.tokens_per_stage) == (8, 2, 16, 64)
     assert (k.stages, k.qk_chains, plan.splits, plan.ctas_per_sm) == (stages, chains, splits, 1)
@@ -294,6 +296,37 @@ def test_dim_warps_needs_the_eight_warp_tensor_core_build():
     wide = DecodeGeometry(2, 32, 2, 256, 32, 9, 30, 8)  # 128 rows: the CUDA-core kernel
     with pytest.raises(ArgumentError, match="dim_warps 2: .*variant fma"):
         plan_call(wide, dim_warps=2)
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "head_dim", "knobs", "persistent"), [
+    (256, 1024, 256, {}, True), (64, 1024, 256, {}, True), (128, 2048, 256, {}, True),
+    (64, 8192, 256, {}, False),  # long units: level on the H200, so the hardware's CTA scheduling stays
+    (8, 1024, 256, {}, False),  # split calls: the splits combine in a cluster
+    (256, 1024, 128, {}, False), (64, 1024, 128, {}, False),  # head_dim 128: 4 CTAs per SM already overlap
+    (256, 1024, 256, dict(timeline=True), False),  # a timeline shows one record per CTA: per-unit CTAs there
+    (256, 1024, 256, dict(stages=3), False), (256, 1024, 256, dict(persistent=False), False),
+    (256, 1024, 256, dict(splits=1), False)])
+def test_call_plan_runs_persistent_ctas_for_short_units_at_head_dim_256(batch, kv_len, head_dim, knobs, persistent,
+                                                                         tmp_path):
+    g = DecodeGeometry(batch, 32, 8, head_dim, 64, -(-kv_len // 64), batch * -(-kv_len // 64))
+    plan = plan_call(g, **knobs)
+    assert bool(plan.kernel.persistent_ctas) == persistent, describe_plan(plan)
+    if persistent:
+        k = plan.kernel
+        assert (k.persistent_ctas, plan.ctas_per_sm, plan.splits, k.stages, k.dim_warps, plan.pdl) == (132, 1, 1, 2, 2,
+                                                                                                      True)
+        assert "132 persistent CTAs claim the units" in describe_plan(plan) and plan.to_dict()["persistent_ctas"] == 132
+        path = build_plan(g, plan, tmp_path)
+        res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
+        assert res.ok and res.plans[0].grid == (132, 1, 1) and res.plans[0].shared_mem == k.dynamic_smem_bytes
+
+
+def test_persistent_knob_is_checked():
+    g = DecodeGeometry(64, 32, 8, 256, 64, 16, 1024)
+    with pytest.raises(ArgumentError, match="persistent: CTAs claim whole units, so one split"):
+        plan_call(g, persistent=True, splits=2)
+    with pytest.raises(ArgumentError, match="q in registers"):
+        plan_call(g, persistent=True, warps=4)  # head_dim 256 in 4 warps stages q in shared memory
 
 
 def test_call_plan_keeps_what_the_caller_gives():
@@ -470,7 +503,7 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
     (geometry_for(8, 1024, head_dim=256), (8, 2), 2, 2),  # one CTA per SM, 2 splits: a cluster of 2
     (geometry_for(1, 8192, head_dim=256), (8, 2), 16, 0),  # 16 splits, too long for 8 one-stage CTAs
     (geometry_for(8, 1024), (4, 3), 4, 0),               # two CTAs per SM: clusters measured slower
-    (geometry_for(256, 1024, head_dim=256), (8, 3), 1, 0),
+    (geometry_for(256, 1024, head_dim=256), (8, 2), 1, 0),  # one split: persistent CTAs, no cluster
     (geometry_for(8, 1024, head_dim=256, page_size=16), (8, 2), 2, 2),
 ])
 def test_call_plan_combines_splits_in_a_cluster_where_one_cta_fills_an_sm(tmp_path, geometry, shape, splits, cluster):

@@ -83,6 +83,36 @@ def test_tensor_core_kernel_without_tail_splits_is_the_code_without_them(knobs):
         assert _text(tailed.image) != _text(now.image)
 
 
+def _without_persistent(source_text: str) -> str:
+    """The tensor-core kernel as it would read without persistent CTAs: each ``#if PERSISTENT`` block replaced by its
+    ``#else`` part (or nothing), each ``#if !PERSISTENT`` block by its body."""
+    text = re.sub(r"#if PERSISTENT\n(?:(?!#else|#endif).)*?(?:#else\n((?:(?!#endif).)*?))?#endif\n",
+                  lambda m: m.group(1) or "", source_text, flags=re.S)
+    text = re.sub(r"#if !PERSISTENT\n((?:(?!#else|#endif).)*?)#endif\n", lambda m: m.group(1), text, flags=re.S)
+    out = text.replace("#if !TAIL_SPLITS && !PERSISTENT", "#if !TAIL_SPLITS")
+    assert "claim_unit" not in out and "unit_queue" not in out and "row_limit" not in out
+    return out
+
+
+@pytest.mark.parametrize("knobs", [dict(stages=1, qk_chains=1), dict(warps=8, dim_warps=2, stages=3),
+                                   dict(stages=2, cluster_splits=4)], ids=["one-stage", "pairs", "cluster"])
+def test_tensor_core_kernel_without_persistent_ctas_is_the_code_without_them(knobs):
+    """The persistent path lives in preprocessor blocks: builds without it compile to the machine code of the source
+    with those blocks taken out (measured builds keep their timings), and with it to other code."""
+    import dataclasses
+
+    g = DecodeGeometry(64, 32, 8, 256 if knobs.get("warps") == 8 else 128, 64, 16, 1024)
+    cluster = knobs.pop("cluster_splits", 0)
+    kb = dataclasses.replace(kernel_build(g, variant="mma", **knobs), cluster_splits=cluster)
+    src = kernel_path(decode_package.__file__, kb.source)
+    now = compile_cubin(src, arch="sm_90", options=kb.options())
+    bare = compile_cubin(src, arch="sm_90", options=kb.options(), code=_without_persistent(src.read_text()))
+    assert _text(now.image) == _text(bare.image)
+    if not cluster:
+        persistent = compile_cubin(src, arch="sm_90", options=(*kb.options(), "-DPERSISTENT=1"))
+        assert _text(persistent.image) != _text(now.image)
+
+
 def test_timeline_build_keeps_the_plans_ctas_per_sm_without_spills(tmp_path, monkeypatch):
     """The stamps cost registers: at 64 x 1k d128 the one-stage plan (128 registers, 4 CTAs per SM) went to 158
     registers and 3 CTAs per SM once instrumented, so its timeline showed 1.3 waves where the plan runs one. The

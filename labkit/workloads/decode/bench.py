@@ -149,7 +149,8 @@ class TailSweep:
 def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 32, heads_kv: int = 8,
                page_size: int = 64, iterations: int = 20, candidates: list[tuple[int, int]] | None = None,
                timelines: bool = False) -> TailSweep:
-    """The plan against the same call with its last units in more splits (``tail_candidates``), on the same data,
+    """The plan (its build without persistent CTAs, which take whole units) against the same call with its last units
+    in more splits (``tail_candidates``), on the same data,
     one cold sample of each per round in a shuffled order. Before timing, every variant's output is checked
     against the plan's: the units before the tail bit for bit, the tail's within the split-reduction tolerance
     (2^-7 of the largest output). ``timelines``: then also record a cold call of the plan and of the fastest
@@ -163,11 +164,11 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
 
     shape = {"heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
-    plan = plan_for_device(g)
+    plan = plan_for_device(g, persistent=False)  # tails split units; persistent CTAs take whole ones
     if plan.kernel.cluster_splits or plan.kernel.variant != "mma":
         raise ArgumentError(f"tail sweep at batch {batch} x {kv_len} d{head_dim}: the plan runs "
                             f"{kernel_label(plan.kernel)}; tails take tensor-core builds without clusters")
-    knobs = {"plan": {}}
+    knobs = {"plan": {"persistent": False}}
     for units, splits in tail_candidates(g, plan, describe().sm_count) if candidates is None else candidates:
         knobs[f"tail {units}/{splits}"] = {"tail_units": units, "tail_splits": splits}
     if len(knobs) == 1:

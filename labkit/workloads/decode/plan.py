@@ -66,6 +66,11 @@ ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 
 # call from 268 MB slower the larger the fraction (all: 8 x 8k d128 +3.7 %, 8 x 32k d256 +4.8 %; half: +1.7,
 # +0.4 %; a quarter: +0.8, +0.4 %). The bound sits between the two measured sizes.
 EVICT_FIRST_MAX_L2 = 3.0
+# Persistent CTAs (one per SM, as many as the SMs hold) claim whole units from a counter and keep one 2-stage ring
+# across them, where head_dim 256 calls take one split and units are at most this many tokens. H200, cold, p50,
+# interleaved (data/runs/20261201T224100Z-decode_persistent): 64 x 1k d256 142.3 -> 138.5 us, 128 x 1k 262.8 -> 257.8,
+# 256 x 1k 501.7 -> 500.5; 64 x 8k d256 level (959 -> 962); at head_dim 128 (2 CTAs per SM) 64 x 1k +1.6 %.
+PERSISTENT_MAX_TOKENS = 2048
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 
 
@@ -182,6 +187,15 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                                 f"this call has {splits} split(s) (variant {kb.variant})")
         kb = dataclasses.replace(kb, cluster_splits=splits)
         per_sm = occupancy(kb, arch)
+    if persistent is None:  # short units at head_dim 256, one split each: persistent CTAs claim them
+        persistent = (pairs and splits == 1 and not cluster and tail_units is None and given_splits is None
+                      and stages is None and qk_chains is None and not timeline
+                      and g.max_kv_len <= PERSISTENT_MAX_TOKENS)
+        if persistent:
+            kb = kernel_build(g, variant="mma", stages=2, warps=8, dim_warps=2)
+            kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first), persistent_ctas=1)
+            per_sm = occupancy(kb, arch)
+            kb = dataclasses.replace(kb, persistent_ctas=sms * per_sm)
     if tail_units is not None:
         if kb.variant != "mma":
             raise ArgumentError(f"tail_units: the tail splits are a tensor-core (mma) build's; this call builds "

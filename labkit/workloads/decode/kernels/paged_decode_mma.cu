@@ -24,10 +24,16 @@
 // TAIL_SPLITS n (2..16, no clusters): a 1-D grid of the units in p.head_splits splits each first, then the last units
 // of the call in n (more) splits each, so the CTAs the hardware starts last are short and the last wave drains
 // sooner (a plan knob for A/Bs; labkit.workloads.decode.plan says whether the plan uses it).
+// PERSISTENT 1 (one split, q in registers): a 1-D grid of as many CTAs as the SMs hold; thread 0 of each claims whole
+// units from a counter (the call's last claim resets it), queues them for the warps in shared memory and issues one
+// stream of stages across them, a unit's q rows riding its first stage; the warps merge in a region of their own
+// while the next unit loads. No CTA start or pipeline fill per unit, and a faster SM claims more units (64 x 1k d256:
+// 142.3 -> 138.5 us on the H200; labkit.workloads.decode.plan says when).
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
-// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh). Launch: grid
-// (splits, heads_kv x row blocks, batch), or (head units x head_splits + tail units x TAIL_SPLITS) with TAIL_SPLITS,
-// block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge).
+// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh).
+// Launch: grid (splits, heads_kv x row blocks, batch), or (head units x head_splits + tail units x TAIL_SPLITS) with
+// TAIL_SPLITS, or (CTAs) with PERSISTENT; block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge) (PERSISTENT:
+// 1024 + STAGES * (stage + q rows) + merge).
 
 #ifndef HEAD_DIM
 #define HEAD_DIM 128
