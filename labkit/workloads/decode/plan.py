@@ -68,7 +68,7 @@ ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 
 EVICT_FIRST_MAX_L2 = 3.0
 # Persistent CTAs (one per SM, as many as the SMs hold) claim whole units from a counter and keep one 2-stage ring
 # across them, where head_dim 256 calls take one split and units are at most this many tokens. H200, cold, p50,
-# interleaved (data/runs/20261201T224100Z-decode_persistent): 64 x 1k d256 142.3 -> 138.5 us, 128 x 1k 262.8 -> 257.8,
+# interleaved (data/runs/20261201T223100Z-decode_persistent): 64 x 1k d256 142.3 -> 138.5 us, 128 x 1k 262.8 -> 257.8,
 # 256 x 1k 501.7 -> 500.5; 64 x 8k d256 level (959 -> 962); at head_dim 128 (2 CTAs per SM) 64 x 1k +1.6 %.
 PERSISTENT_MAX_TOKENS = 2048
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
