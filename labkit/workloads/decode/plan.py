@@ -33,6 +33,10 @@ after those have started, so that the last wave drains in short CTAs. This is a 
 won elsewhere did so within noise (256 x 1k d256 -0.5 %). Short calls lost up to 10 %
 (data/runs/20261201T204700Z-decode_tails).
 
+Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (``PERSISTENT_MAX_TOKENS``) launch one
+CTA per SM that claims whole units from a counter and keeps its stage ring across them; longer units measured level,
+head_dim 128 (four per-unit CTAs per SM overlap already) slower. Timelines and tail sweeps keep per-unit CTAs.
+
 Warp pairs at head_dim 256: the 4-warp build's stage loop was bound by its math there (thread 0 of a CTA
 waited 150 of every ~3200 cycles at 8 x 32k; the build with the math compiled out read 3-11 % faster), so
 head_dim 256 runs 8 warps in which each pair takes the same 16 keys of a stage and half of head_dim
