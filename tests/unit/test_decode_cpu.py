@@ -316,6 +316,9 @@ def test_call_plan_runs_persistent_ctas_for_short_units_at_head_dim_256(batch, k
         assert (k.persistent_ctas, plan.ctas_per_sm, plan.splits, k.stages, k.dim_warps, plan.pdl) == (132, 1, 1, 2, 2,
                                                                                                       True)
         assert "132 persistent CTAs claim the units" in describe_plan(plan) and plan.to_dict()["persistent_ctas"] == 132
+        from labkit.workloads.decode.bench import kernel_label
+
+        assert kernel_label(k) == "mma w8d2s2 P"  # the bench's and the reports' label
         path = build_plan(g, plan, tmp_path)
         res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
         assert res.ok and res.plans[0].grid == (132, 1, 1) and res.plans[0].shared_mem == k.dynamic_smem_bytes
