@@ -50,12 +50,18 @@ def test_uninstrumented_decode_kernel_is_the_code_without_the_recorder(geometry,
                                                                                  "-DLABKIT_TIMELINE")).image)
 
 
-def _without_tail_splits(source_text: str) -> str:
-    """The tensor-core kernel as it would read with no tail splits and no MIN_CTAS bound: each ``#if TAIL_SPLITS``
-    block replaced by its ``#else`` part (or nothing), ``LAUNCH_BOUNDS`` spelled ``__launch_bounds__(THREADS)``."""
-    text = re.sub(r"#if TAIL_SPLITS[^\n]*\n(?:(?!#else|#endif).)*?(?:#else\n((?:(?!#endif).)*?))?#endif\n",
+def _without_switch(source_text: str, switch: str) -> str:
+    """The source with a compile-time switch off: each ``#if SWITCH`` block replaced by its ``#else`` part (or
+    nothing), each ``#if !SWITCH`` block by its body (the kernels' switch blocks nest no other conditionals)."""
+    text = re.sub(rf"#if {switch}\b[^\n]*\n(?:(?!#else|#endif).)*?(?:#else\n((?:(?!#endif).)*?))?#endif\n",
                   lambda m: m.group(1) or "", source_text, flags=re.S)
-    text = re.sub(r"#ifdef MIN_CTAS[^\n]*\n.*?#endif\n", "", text, flags=re.S)
+    return re.sub(rf"#if !{switch}\n((?:(?!#else|#endif).)*?)#endif\n", lambda m: m.group(1), text, flags=re.S)
+
+
+def _without_tail_splits(source_text: str) -> str:
+    """The tensor-core kernel as it would read with no tail splits and no MIN_CTAS bound, ``LAUNCH_BOUNDS`` spelled
+    ``__launch_bounds__(THREADS)``."""
+    text = re.sub(r"#ifdef MIN_CTAS[^\n]*\n.*?#endif\n", "", _without_switch(source_text, "TAIL_SPLITS"), flags=re.S)
     out = text.replace("CLUSTER_ATTR LAUNCH_BOUNDS", "CLUSTER_ATTR __launch_bounds__(THREADS)")
     assert "tail_unit" not in out and "MIN_CTAS" not in out and "LAUNCH_BOUNDS" not in out
     return out
@@ -84,12 +90,8 @@ def test_tensor_core_kernel_without_tail_splits_is_the_code_without_them(knobs):
 
 
 def _without_persistent(source_text: str) -> str:
-    """The tensor-core kernel as it would read without persistent CTAs: each ``#if PERSISTENT`` block replaced by its
-    ``#else`` part (or nothing), each ``#if !PERSISTENT`` block by its body."""
-    text = re.sub(r"#if PERSISTENT\n(?:(?!#else|#endif).)*?(?:#else\n((?:(?!#endif).)*?))?#endif\n",
-                  lambda m: m.group(1) or "", source_text, flags=re.S)
-    text = re.sub(r"#if !PERSISTENT\n((?:(?!#else|#endif).)*?)#endif\n", lambda m: m.group(1), text, flags=re.S)
-    out = text.replace("#if !TAIL_SPLITS && !PERSISTENT", "#if !TAIL_SPLITS")
+    """The tensor-core kernel as it would read without persistent CTAs."""
+    out = _without_switch(source_text, "PERSISTENT").replace("#if !TAIL_SPLITS && !PERSISTENT", "#if !TAIL_SPLITS")
     assert "claim_unit" not in out and "unit_queue" not in out and "row_limit" not in out
     return out
 
