@@ -28,27 +28,11 @@ def _device(args) -> int:
     return 0
 
 
-def _is_decode_report(path) -> bool:
-    """True for a decode report, False for a Sage2 one; anything else is refused naming both kinds (a Sage2 reader's
-    'missing key metadata' alone reads as if every report had to be one)."""
-    from ._json import load_document
-    from .errors import FormatError
-
-    doc = load_document(path, what="report").value
-    if isinstance(doc, dict) and "decode_report_version" in doc:
-        return True
-    if isinstance(doc, dict) and ("metadata" in doc or "report_version" in doc):
-        return False
-    keys = ", ".join(list(doc)[:6]) if isinstance(doc, dict) else type(doc).__name__
-    raise FormatError("", f"not a labkit report: a Sage2 report has 'metadata' and 'phase_timings', a decode report "
-                      f"'decode_report_version'; this has {keys or 'nothing'}", source=str(path))
-
-
 def _report_show(args) -> int:
     from . import report
     from .workloads.decode import report as decode_report
 
-    if _is_decode_report(args.file):
+    if decode_report.is_decode_report(args.file):
         print(decode_report.show_table(decode_report.load(args.file)))
         return 0
     r = report.load(args.file)
@@ -63,7 +47,7 @@ def _report_diff(args) -> int:
     from .errors import LabkitError
     from .workloads.decode import report as decode_report
 
-    kinds = [_is_decode_report(f) for f in (args.a, args.b)]
+    kinds = [decode_report.is_decode_report(f) for f in (args.a, args.b)]
     print(f"A = {args.a}\nB = {args.b}")
     if kinds[0] != kinds[1]:
         raise LabkitError("A and B are different kinds of report (one decode, one Sage2): nothing to compare")

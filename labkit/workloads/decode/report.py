@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ..._json import Node, load_document
+from ...errors import FormatError
 
 VERSION = 1
 # flex_paged and labkit_beside_peers (labkit's call timed in the peers' rounds) are absent from older reports
@@ -92,9 +93,20 @@ def from_node(n: Node) -> DecodeReport:
 
 
 def is_decode_report(path: Path | str) -> bool:
-    """Whether ``path`` holds a decode report (cheap: reads the document once, checks one key)."""
+    """True for a decode report, False for a Sage2 one (reads the document once, checks its keys); anything else is
+    refused naming both kinds, so a reader's 'missing key metadata' is not read as if every report were Sage2's.
+
+    Raises:
+        FormatError: neither kind of report.
+    """
     doc = load_document(path, what="report").value
-    return isinstance(doc, dict) and "decode_report_version" in doc
+    if isinstance(doc, dict) and "decode_report_version" in doc:
+        return True
+    if isinstance(doc, dict) and ("metadata" in doc or "report_version" in doc):
+        return False
+    keys = ", ".join(list(doc)[:6]) if isinstance(doc, dict) else type(doc).__name__
+    raise FormatError("", f"not a labkit report: a Sage2 report has 'metadata' and 'phase_timings', a decode report "
+                      f"'decode_report_version'; this has {keys or 'nothing'}", source=str(path))
 
 
 def load(path: Path | str) -> DecodeReport:
