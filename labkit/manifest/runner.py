@@ -53,18 +53,19 @@ def _random_fill(cp, arr, dtype: str, rng) -> None:
 
 
 # Models whose inputs generic random data would make invalid (indices, lengths): the module and function that give
-# ``(fill, note)`` for a manifest of that model, used when the caller brings no fill of its own.
+# ``(arrays, note)`` for a manifest of that model (host arrays by buffer name; the other inputs take random data),
+# used when the caller brings no fill of its own.
 MODEL_INPUTS = {"labkit-paged-decode": ("labkit.workloads.decode.build", "manifest_inputs")}
 
 
-def model_inputs(manifest: Manifest, seed: int):
-    """``(fill, note)`` for the manifest's model, or ``(None, note)`` for seeded random data."""
+def model_inputs(manifest: Manifest, seed: int) -> tuple[dict, str]:
+    """``(arrays, note)``: the manifest model's own input arrays (none for other models) and what the inputs are."""
     if manifest.model in MODEL_INPUTS:
         import importlib
 
         module, name = MODEL_INPUTS[manifest.model]
         return getattr(importlib.import_module(module), name)(manifest, seed)
-    return None, f"inputs: seeded random data (seed {seed}; integers 0..15)"
+    return {}, f"inputs: seeded random data (seed {seed}; integers 0..15)"
 
 
 def poison(cp, arr) -> None:
@@ -107,9 +108,7 @@ class Runner:
         cp = cupy()
         self.cu = _deps.require("cuda.bindings.driver")
         rng = np.random.default_rng(seed)
-        self.input_note = "inputs: the caller's"
-        if fill is None:
-            fill, self.input_note = model_inputs(manifest, seed)
+        own, self.input_note = ({}, "inputs: the caller's") if fill is not None else model_inputs(manifest, seed)
         self.buffers = {}
         for name, b in manifest.buffers.items():
             arr = cp.empty(b.shape, dtype=_NP[b.dtype])
@@ -117,6 +116,8 @@ class Runner:
                 poison(cp, arr)
             elif fill is not None:
                 fill(name, arr)
+            elif name in own:
+                arr.set(own[name])
             else:
                 _random_fill(cp, arr, b.dtype, rng)
             self.buffers[name] = arr

@@ -148,12 +148,11 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
     }
 
 
-def manifest_inputs(manifest, seed: int = 0):
-    """``(fill, note)`` for running a labkit-paged-decode manifest with no inputs of its own (``labkit manifest run``):
-    every sequence as long as its page-table row (the pages it can hold), page ids drawn from the pool, ``max_q_len``
-    query tokens each, and random q and K/V. ``fill(name, array)`` is the manifest Runner's; ``note`` says what it
-    chose. Generic random integers would make seq_lens 0..15 and cu_seqlens_q non-monotonic: a degenerate call that
-    reads and writes past its q and out rows."""
+def manifest_inputs(manifest, seed: int = 0) -> tuple[dict, str]:
+    """``(index arrays, note)`` for running a labkit-paged-decode manifest with no inputs of its own (``labkit manifest
+    run``): every sequence as long as its page-table row (the pages it can hold), page ids drawn from the pool and
+    ``max_q_len`` query tokens each; q and K/V take the Runner's random data. Generic random integers would make
+    seq_lens 0..15 and cu_seqlens_q non-monotonic: a degenerate call that reads and writes past its q and out rows."""
     import numpy as np
 
     from ...manifest.model import I32Field
@@ -164,20 +163,12 @@ def manifest_inputs(manifest, seed: int = 0):
     pool = manifest.buffers["k_pool" if "k_pool" in manifest.buffers else "kv"]
     pages, page_size = pool.shape[0], pool.shape[2]
     rng = np.random.default_rng(seed)
-    index = {"table": rng.integers(0, pages, (batch, max_pages), dtype=np.int32),
-             "seq": np.full(batch, max_pages * page_size, dtype=np.int32),
-             "cuq": (np.arange(batch + 1) * max_q_len).astype(np.int32)}
-
-    def fill(name: str, arr) -> None:
-        if name in index:
-            arr.set(index[name])
-        else:  # bf16 q and K/V: random normal, rounded from f32 by truncation
-            f = rng.standard_normal(arr.shape).astype(np.float32)
-            arr.set((f.view(np.uint32) >> 16).astype(np.uint16))
-
+    arrays = {"table": rng.integers(0, pages, (batch, max_pages), dtype=np.int32),
+              "seq": np.full(batch, max_pages * page_size, dtype=np.int32),
+              "cuq": (np.arange(batch + 1) * max_q_len).astype(np.int32)}
     note = (f"inputs ({manifest.model}): {batch} sequences of {max_pages * page_size} tokens (full page-table rows), "
             f"page ids drawn from the pool's {pages}, {max_q_len} query token(s) each, random q and K/V (seed {seed})")
-    return fill, note
+    return arrays, note
 
 
 def compile_kernel(kb: KernelBuild, arch: str = "sm_90"):

@@ -165,9 +165,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     per_sm = occupancy(kb, arch)
     if persistent:
         _check_persistent(kb, splits, cluster, tail_units)
-        kb = dataclasses.replace(kb, persistent_ctas=1)  # the cubin does not depend on the count
-        per_sm = occupancy(kb, arch)
-        kb = dataclasses.replace(kb, persistent_ctas=sms * per_sm)
+        kb, per_sm = _persistent(kb, sms, arch)
         splits, cluster = 1, False
     given_splits = splits
     if splits is None:
@@ -196,10 +194,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                       and stages is None and qk_chains is None and not timeline
                       and g.max_kv_len <= PERSISTENT_MAX_TOKENS)
         if persistent:
-            kb = kernel_build(g, variant="mma", stages=2, warps=8, dim_warps=2)
-            kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first), persistent_ctas=1)
-            per_sm = occupancy(kb, arch)
-            kb = dataclasses.replace(kb, persistent_ctas=sms * per_sm)
+            kb = dataclasses.replace(kernel_build(g, variant="mma", stages=2, warps=8, dim_warps=2),
+                                     kv_evict_first=bool(kv_evict_first))
+            kb, per_sm = _persistent(kb, sms, arch)
     if tail_units is not None:
         if kb.variant != "mma":
             raise ArgumentError(f"tail_units: the tail splits are a tensor-core (mma) build's; this call builds "
@@ -218,6 +215,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         kb = dataclasses.replace(kb, min_ctas=per_sm)
         per_sm = occupancy(kb, arch)
     return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0)
+
+
+def _persistent(kb: KernelBuild, sms: int, arch: str) -> tuple[KernelBuild, int]:
+    """``kb`` as persistent CTAs, as many as ``sms`` SMs hold of its persistent build, and its CTAs per SM."""
+    per_sm = occupancy(dataclasses.replace(kb, persistent_ctas=1), arch)  # the cubin does not depend on the count
+    return dataclasses.replace(kb, persistent_ctas=sms * per_sm), per_sm
 
 
 def _check_persistent(kb: KernelBuild, splits, cluster, tail_units) -> None:
