@@ -90,7 +90,12 @@ constexpr int BOXES = TOKENS_PER_STAGE / BOX_ROWS;
 constexpr int TILE_ELEMS = TOKENS_PER_STAGE * HEAD_DIM;
 constexpr unsigned STAGE_BYTES = 2 * TILE_ELEMS * 2;
 // PERSISTENT: a stage slot also holds the q rows of a unit whose first stage it is (they arrive on its barrier)
-constexpr unsigned Q_BYTES = MAX_ROWS * HEAD_DIM * 2;
+#ifndef UNIT_ROWS  // PERSISTENT: the rows a unit holds at most (q_len x group, up to 16): q slots and merge sized by it
+#define UNIT_ROWS MAX_ROWS
+#endif
+static_assert(UNIT_ROWS >= 1 && UNIT_ROWS <= MAX_ROWS, "unit rows: 1..16");
+constexpr int MERGE_ROWS = PERSISTENT ? UNIT_ROWS : MAX_ROWS;  // rows of the warps' merge buffer
+constexpr unsigned Q_BYTES = UNIT_ROWS * HEAD_DIM * 2;
 constexpr unsigned SLOT_BYTES = STAGE_BYTES + (PERSISTENT ? Q_BYTES : 0);
 constexpr unsigned MERGE_AT = PERSISTENT ? STAGES * SLOT_BYTES : 0;  // the next unit's stages load during a merge
 constexpr int UNIT_QUEUE = 8;  // PERSISTENT: claimed units in flight between thread 0 and the warps (<= STAGES + 2)
@@ -571,16 +576,16 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 1);
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 2);
     }
-    float* merge_o = reinterpret_cast<float*>(smem + MERGE_AT);  // [KEY_WARPS][MAX_ROWS][HEAD_DIM]
-    float* merge_ml = merge_o + KEY_WARPS * MAX_ROWS * HEAD_DIM; // [KEY_WARPS][MAX_ROWS][2]
+    float* merge_o = reinterpret_cast<float*>(smem + MERGE_AT);  // [KEY_WARPS][MERGE_ROWS][HEAD_DIM]
+    float* merge_ml = merge_o + KEY_WARPS * MERGE_ROWS * HEAD_DIM; // [KEY_WARPS][MERGE_ROWS][2]
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
         const int row = g + 8 * half;
         if (row >= rows) continue;  // nobody reads the padding rows (a G = 6 call writes 6 of 16)
-        float* dst = merge_o + (kw * MAX_ROWS + row) * HEAD_DIM + d0;
+        float* dst = merge_o + (kw * MERGE_ROWS + row) * HEAD_DIM + d0;
 #pragma unroll
         for (int n = 0; n < NT_O; ++n) *reinterpret_cast<float2*>(dst + 8 * n + 2 * t) = make_float2(o[n][2 * half], o[n][2 * half + 1]);
-        if (t == 0 && dh == 0) { merge_ml[(kw * MAX_ROWS + row) * 2] = m[half]; merge_ml[(kw * MAX_ROWS + row) * 2 + 1] = l[half]; }
+        if (t == 0 && dh == 0) { merge_ml[(kw * MERGE_ROWS + row) * 2] = m[half]; merge_ml[(kw * MERGE_ROWS + row) * 2 + 1] = l[half]; }
     }
     __syncthreads();
     const long long group_at = ((long long)b * p.heads_kv + hkv) * row_blocks + rb;
@@ -593,9 +598,9 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
         float4 ow[KEY_WARPS];
 #pragma unroll
         for (int w = 0; w < KEY_WARPS; ++w) {
-            mw[w] = merge_ml[(w * MAX_ROWS + row) * 2];
-            lw[w] = merge_ml[(w * MAX_ROWS + row) * 2 + 1];
-            ow[w] = *reinterpret_cast<const float4*>(merge_o + (w * MAX_ROWS + row) * HEAD_DIM + d);
+            mw[w] = merge_ml[(w * MERGE_ROWS + row) * 2];
+            lw[w] = merge_ml[(w * MERGE_ROWS + row) * 2 + 1];
+            ow[w] = *reinterpret_cast<const float4*>(merge_o + (w * MERGE_ROWS + row) * HEAD_DIM + d);
         }
         float mm = -INFINITY;
 #pragma unroll
