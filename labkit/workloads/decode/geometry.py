@@ -122,7 +122,6 @@ class KernelBuild:
     tail_splits: int = 0  # -DTAIL_SPLITS=n (mma, no clusters): the call's last CallPlan.tail_units units in n splits
     min_ctas: int = 0  # -DMIN_CTAS=n (mma): __launch_bounds__' CTAs per SM, so registers allow n (0: no bound)
     persistent_ctas: int = 0  # n > 0 (mma, -DPERSISTENT=1): n CTAs claim whole units from a counter, one stage ring
-    unit_rows: int = 0  # persistent: -DUNIT_ROWS=n, the rows a unit holds at most (q slots, merge buffer; 0: max_rows)
 
     @property
     def threads(self) -> int:
@@ -150,11 +149,9 @@ class KernelBuild:
 
     @property
     def dynamic_smem_bytes(self) -> int:
-        if self.persistent_ctas:  # a slot holds a stage and a unit's q rows; the next unit loads during a merge
-            rows = self.unit_rows or self.max_rows
-            merge = self.warps // self.dim_warps * rows * (self.head_dim + 2) * 4
-            return 1024 + self.stages * (self.stage_bytes + rows * self.head_dim * 2) + merge
         merge = self.warps // self.dim_warps * self.rows_per_warp * (self.head_dim + 2) * 4  # reuses the stages
+        if self.persistent_ctas:  # a slot holds a stage and a unit's q rows; the next unit loads during a merge
+            return 1024 + self.stages * (self.stage_bytes + self.max_rows * self.head_dim * 2) + merge
         return 1024 + max(self.stages * self.stage_bytes, merge)  # + room to align the swizzled tiles
 
     def options(self) -> tuple[str, ...]:
@@ -168,8 +165,7 @@ class KernelBuild:
                     *((f"-DDIM_WARPS={self.dim_warps}",) if self.dim_warps > 1 else ()),
                     *((f"-DTAIL_SPLITS={self.tail_splits}",) if self.tail_splits > 1 else ()),
                     *((f"-DMIN_CTAS={self.min_ctas}",) if self.min_ctas else ()),
-                    *(("-DPERSISTENT=1",) if self.persistent_ctas else ()),
-                    *((f"-DUNIT_ROWS={self.unit_rows}",) if self.persistent_ctas and self.unit_rows else ()))
+                    *(("-DPERSISTENT=1",) if self.persistent_ctas else ()))
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 

@@ -165,7 +165,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     per_sm = occupancy(kb, arch)
     if persistent:
         _check_persistent(kb, splits, cluster, tail_units)
-        kb, per_sm = _persistent(kb, g, sms, arch)
+        kb, per_sm = _persistent(kb, sms, arch)
         splits, cluster = 1, False
     given_splits = splits
     if splits is None:
@@ -196,7 +196,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         if persistent:
             kb = dataclasses.replace(kernel_build(g, variant="mma", stages=2, warps=8, dim_warps=2),
                                      kv_evict_first=bool(kv_evict_first))
-            kb, per_sm = _persistent(kb, g, sms, arch)
+            kb, per_sm = _persistent(kb, sms, arch)
     if tail_units is not None:
         if kb.variant != "mma":
             raise ArgumentError(f"tail_units: the tail splits are a tensor-core (mma) build's; this call builds "
@@ -217,11 +217,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0)
 
 
-def _persistent(kb: KernelBuild, g: DecodeGeometry, sms: int, arch: str) -> tuple[KernelBuild, int]:
-    """``kb`` as persistent CTAs, as many as ``sms`` SMs hold of its persistent build, and its CTAs per SM. Its q
-    slots and merge buffer hold the rows of ``g``'s units (4 for 32 q / 8 KV heads), not 16: room for a stage more."""
-    kb = dataclasses.replace(kb, persistent_ctas=1, unit_rows=min(g.rows, kb.max_rows))
-    per_sm = occupancy(kb, arch)  # the cubin does not depend on the count
+def _persistent(kb: KernelBuild, sms: int, arch: str) -> tuple[KernelBuild, int]:
+    """``kb`` as persistent CTAs, as many as ``sms`` SMs hold of its persistent build, and its CTAs per SM."""
+    per_sm = occupancy(dataclasses.replace(kb, persistent_ctas=1), arch)  # the cubin does not depend on the count
     return dataclasses.replace(kb, persistent_ctas=sms * per_sm), per_sm
 
 

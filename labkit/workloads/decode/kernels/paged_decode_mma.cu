@@ -90,19 +90,10 @@ constexpr int BOXES = TOKENS_PER_STAGE / BOX_ROWS;
 constexpr int TILE_ELEMS = TOKENS_PER_STAGE * HEAD_DIM;
 constexpr unsigned STAGE_BYTES = 2 * TILE_ELEMS * 2;
 // PERSISTENT: a stage slot also holds the q rows of a unit whose first stage it is (they arrive on its barrier)
-#ifndef UNIT_ROWS  // PERSISTENT: the rows a unit holds at most (q_len x group, up to 16): q slots and merge sized by it
-#define UNIT_ROWS MAX_ROWS
-#endif
-static_assert(UNIT_ROWS >= 1 && UNIT_ROWS <= MAX_ROWS, "unit rows: 1..16");
-constexpr int MERGE_ROWS = PERSISTENT ? UNIT_ROWS : MAX_ROWS;  // rows of the warps' merge buffer
-constexpr unsigned Q_BYTES = UNIT_ROWS * HEAD_DIM * 2;
+constexpr unsigned Q_BYTES = MAX_ROWS * HEAD_DIM * 2;
 constexpr unsigned SLOT_BYTES = STAGE_BYTES + (PERSISTENT ? Q_BYTES : 0);
 constexpr unsigned MERGE_AT = PERSISTENT ? STAGES * SLOT_BYTES : 0;  // the next unit's stages load during a merge
 constexpr int UNIT_QUEUE = 8;  // PERSISTENT: claimed units in flight between thread 0 and the warps (<= STAGES + 2)
-// PERSISTENT: thread 0 claims the next unit this many stages before the current one is all issued, and fetches its
-// seq_len, q offsets and first page ids in the background: a unit then starts without a chain of global loads.
-constexpr int CLAIM_AHEAD = 4;
-constexpr int FIRST_PAGES = (TOKENS_PER_STAGE + PAGE_SIZE - 1) / PAGE_SIZE;  // the page ids of a unit's first stage
 constexpr int NT_S = KEYS_PER_WARP / 8;   // S n-tiles (8 keys each)
 constexpr int NT_O = WARP_DIMS / 8;       // O n-tiles (8 dims each)
 constexpr int KS_Q = WARP_DIMS / 16;      // k-steps of Q K^T
@@ -178,11 +169,6 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned b
                  ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(src)), "r"(bytes),
                    "r"(smem_addr(bar)) : "memory");
 }
-// 4 bytes of global memory into shared memory, asynchronously (cp.async: waited for by this thread's wait_async)
-__device__ __forceinline__ void copy_async4(void* dst, const void* src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_addr(dst)), "l"(src) : "memory");
-}
-__device__ __forceinline__ void wait_async() { asm volatile("cp.async.commit_group;\ncp.async.wait_all;" ::: "memory"); }
 // PHASE: end
 #endif
 #if CLUSTER_SPLITS > 1
@@ -215,7 +201,6 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     __shared__ alignas(16) unsigned short q_s[Q_IN_REGISTERS ? 8 : MAX_ROWS * Q_STRIDE];  // head_dim 256: q rows
 #if PERSISTENT
     __shared__ int4 unit_queue[UNIT_QUEUE];  // (unit, seq_len, q_begin, q_len) in claim order; unit -1: no more
-    __shared__ int next_meta[3 + FIRST_PAGES];  // thread 0's next unit: seq_len, cu_seqlens_q[b], [b + 1], first pages
 #endif
 #if DIM_WARPS == 2
     __shared__ float s_half[KEY_WARPS][2][NT_S * 4][32];  // a pair's Q K^T halves, [value][lane]: no bank conflicts
@@ -245,61 +230,38 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 #if PERSISTENT
     // Thread 0 produces one stream of stages over the units this CTA claims, and the warps consume it unit after
     // unit: the ring goes on across units (no CTA exit and start, no pipeline fill per unit), and a CTA on a faster
-    // SM claims more units. The next unit is claimed CLAIM_AHEAD stages before this one is all issued, and its
-    // seq_len, q offsets and first page ids come by cp.async a stage later, so neither the atomic's round trip nor
-    // those loads stall the stream; its q rows come with its first stage. Units without rows are skipped, and those without keys get
+    // SM claims more units. A unit is claimed as its last stage is issued, so the atomic's round trip is off the
+    // stream; its q rows come with its first stage. Units without rows are skipped, and those without keys get
     // their zero rows from thread 0, so every queued unit has stages (what bounds the queue).
     const int row_blocks = (p.max_q_len * G + MAX_ROWS - 1) / MAX_ROWS;
     const int units = p.batch * p.heads_kv * row_blocks;  // unit = (sequence, KV head, row block), in that order
     const unsigned wrap_at = (unsigned)units + gridDim.x - 1;
-    constexpr int NOT_CLAIMED = -2;  // pr_next: no unit claimed after the current one yet (-1: no more units)
-    int pr_next = NOT_CLAIMED, pr_queued = 0, pr_stage = 0, pr_n = 0, pr_hkv = 0, pr_valid = 0, pr_issued = 0;
-    bool pr_fetch = false;  // pr_next is claimed, its metadata not yet asked for
+    int pr_next = 0, pr_queued = 0, pr_stage = 0, pr_n = 0, pr_hkv = 0, pr_valid = 0, pr_issued = 0;
     const int* pr_table = p.page_table;
-    auto fetch_next = [&]() {  // pr_next's seq_len, q offsets and first page ids into next_meta, in the background
-        pr_fetch = false;
-        if (pr_next >= units) return;
-        const int ub = pr_next / (p.heads_kv * row_blocks);
-        copy_async4(&next_meta[0], p.seq_lens + ub);
-        if (p.cu_seqlens_q != nullptr) {
-            copy_async4(&next_meta[1], p.cu_seqlens_q + ub);
-            copy_async4(&next_meta[2], p.cu_seqlens_q + ub + 1);
-        }
-        for (int j = 0; j < FIRST_PAGES && j < p.max_pages; ++j)
-            copy_async4(&next_meta[3 + j], p.page_table + (long long)ub * p.max_pages + j);
-    };
-    auto claim_next = [&]() {
-        pr_next = claim_unit(p.counter, wrap_at);  // its metadata is asked for a call later, when the atomic is back
-        pr_fetch = true;
-    };
     auto produce = [&]() {
-        if (pr_fetch && pr_stage < pr_n) fetch_next();
         while (pr_stage >= pr_n) {  // this unit is all issued: take the claimed one
-            if (pr_next == -1) return;  // no more units, and the warps know it
+            if (pr_next < 0) return;  // no more units, and the warps know it
             const int unit = pr_next;
             if (unit >= units) {
                 unit_queue[pr_queued++ % UNIT_QUEUE] = make_int4(-1, 0, 0, 0);
                 pr_next = -1;
                 return;
             }
-            if (pr_fetch) fetch_next();
-            wait_async();
-            pr_next = NOT_CLAIMED;
             const int ub = unit / (p.heads_kv * row_blocks), uh = unit / row_blocks % p.heads_kv, urb = unit % row_blocks;
             int uq0 = ub * p.max_q_len, uq = p.max_q_len;
             if (p.cu_seqlens_q != nullptr) {
-                uq0 = next_meta[1];
-                uq = min(max(next_meta[2] - uq0, 0), p.max_q_len);
+                uq0 = p.cu_seqlens_q[ub];
+                uq = min(max(p.cu_seqlens_q[ub + 1] - uq0, 0), p.max_q_len);
             }
             const int urows = min(uq * G - urb * MAX_ROWS, MAX_ROWS);
-            const int useq = min(max(next_meta[0], 0), p.max_pages * PAGE_SIZE);
+            const int useq = min(max(p.seq_lens[ub], 0), p.max_pages * PAGE_SIZE);
             if (urows <= 0 || useq == 0) {  // no rows: nothing to do; no keys: zero rows, as the split build writes
                 for (int i = 0; i < urows * (HEAD_DIM / 8); ++i) {
                     const int qr = urb * MAX_ROWS + i / (HEAD_DIM / 8), d = 8 * (i % (HEAD_DIM / 8));
                     *reinterpret_cast<uint4*>(p.out + ((long long)(uq0 + qr / G) * heads_q + uh * G + qr % G) * HEAD_DIM +
                                               d) = make_uint4(0, 0, 0, 0);
                 }
-                claim_next();
+                pr_next = claim_unit(p.counter, wrap_at);
                 continue;
             }
             unit_queue[pr_queued++ % UNIT_QUEUE] = make_int4(unit, useq, uq0, uq);
@@ -321,17 +283,16 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
             }
         }
         const int slot = pr_issued % STAGES;
-        load_stage(p, &full[slot], smem + slot * SLOT_BYTES, pr_hkv, pr_stage == 0 ? next_meta + 3 : pr_table,
-                   pr_stage * TOKENS_PER_STAGE, pr_valid);  // a unit's first page ids came with its metadata
+        load_stage(p, &full[slot], smem + slot * SLOT_BYTES, pr_hkv, pr_table, pr_stage * TOKENS_PER_STAGE, pr_valid);
         ++pr_stage;
         ++pr_issued;
-        if (pr_next == NOT_CLAIMED && pr_stage >= pr_n - CLAIM_AHEAD) claim_next();
+        if (pr_stage == pr_n) pr_next = claim_unit(p.counter, wrap_at);  // used a few stages from now
     };
     if (threadIdx.x == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        claim_next();
+        pr_next = claim_unit(p.counter, wrap_at);
         for (int s = 0; s < STAGES; ++s) produce();
     }
     __syncthreads();  // the barriers and the first queued unit
@@ -576,16 +537,16 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 1);
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 2);
     }
-    float* merge_o = reinterpret_cast<float*>(smem + MERGE_AT);  // [KEY_WARPS][MERGE_ROWS][HEAD_DIM]
-    float* merge_ml = merge_o + KEY_WARPS * MERGE_ROWS * HEAD_DIM; // [KEY_WARPS][MERGE_ROWS][2]
+    float* merge_o = reinterpret_cast<float*>(smem + MERGE_AT);  // [KEY_WARPS][MAX_ROWS][HEAD_DIM]
+    float* merge_ml = merge_o + KEY_WARPS * MAX_ROWS * HEAD_DIM; // [KEY_WARPS][MAX_ROWS][2]
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
         const int row = g + 8 * half;
         if (row >= rows) continue;  // nobody reads the padding rows (a G = 6 call writes 6 of 16)
-        float* dst = merge_o + (kw * MERGE_ROWS + row) * HEAD_DIM + d0;
+        float* dst = merge_o + (kw * MAX_ROWS + row) * HEAD_DIM + d0;
 #pragma unroll
         for (int n = 0; n < NT_O; ++n) *reinterpret_cast<float2*>(dst + 8 * n + 2 * t) = make_float2(o[n][2 * half], o[n][2 * half + 1]);
-        if (t == 0 && dh == 0) { merge_ml[(kw * MERGE_ROWS + row) * 2] = m[half]; merge_ml[(kw * MERGE_ROWS + row) * 2 + 1] = l[half]; }
+        if (t == 0 && dh == 0) { merge_ml[(kw * MAX_ROWS + row) * 2] = m[half]; merge_ml[(kw * MAX_ROWS + row) * 2 + 1] = l[half]; }
     }
     __syncthreads();
     const long long group_at = ((long long)b * p.heads_kv + hkv) * row_blocks + rb;
@@ -598,9 +559,9 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
         float4 ow[KEY_WARPS];
 #pragma unroll
         for (int w = 0; w < KEY_WARPS; ++w) {
-            mw[w] = merge_ml[(w * MERGE_ROWS + row) * 2];
-            lw[w] = merge_ml[(w * MERGE_ROWS + row) * 2 + 1];
-            ow[w] = *reinterpret_cast<const float4*>(merge_o + (w * MERGE_ROWS + row) * HEAD_DIM + d);
+            mw[w] = merge_ml[(w * MAX_ROWS + row) * 2];
+            lw[w] = merge_ml[(w * MAX_ROWS + row) * 2 + 1];
+            ow[w] = *reinterpret_cast<const float4*>(merge_o + (w * MAX_ROWS + row) * HEAD_DIM + d);
         }
         float mm = -INFINITY;
 #pragma unroll
