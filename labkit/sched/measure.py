@@ -32,12 +32,17 @@ def sage2_occupancy(head_dim: int = 128, *, arch: str = "sm_90", timeline: bool 
 
 def _decode_plan(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int, *,
                  sms: int = 132, arch: str = "sm_90", splits: int | None = None):
-    """The geometry and the ``CallPlan`` (build, splits) the decode runner launches for this call."""
+    """The geometry and the ``CallPlan`` (build, splits) the decode runner launches for this call: the plan's own
+    where ``splits`` is None or the plan's count (a given count can take another build: 8 x 8k d128 runs 2 splits
+    of 8 warps in a cluster, while 2 splits asked for run the 4-warp build)."""
     from ..workloads.decode.plan import plan_call
     from ..workloads.decode.run import geometry_for
 
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    return g, plan_call(g, sms=sms, arch=arch, splits=splits)
+    plan = plan_call(g, sms=sms, arch=arch)
+    if splits is not None and splits != plan.splits:
+        plan = plan_call(g, sms=sms, arch=arch, splits=splits)
+    return g, plan
 
 
 def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
@@ -148,7 +153,8 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     occ = decode_occupancy(batch, kv_len, arch=dev.arch, sms=dev.sm_count, splits=used, **geo)
     model = decode_model(batch, kv_len, used, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm, **geo)
     timelines = [decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
-                                            page_size=page_size, splits=used) for _ in range(launches)]
+                                            page_size=page_size, splits=None if used == heuristic else used)
+                 for _ in range(launches)]  # the heuristic's count: the plan's own call, whatever its build
     return {"batch": batch, "kv_len": kv_len, "splits": used, "heuristic_splits": heuristic,
             "registers": occ.registers_per_thread, "limiter": occ.limiter, **model.to_dict(),
             **_measured(model, timelines)}

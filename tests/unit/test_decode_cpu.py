@@ -193,7 +193,7 @@ def test_tail_candidates_follow_the_last_wave():
     assert tail_candidates(g, plan_call(g, sms=132), 132) == [(u, s) for u in (68, 200, 512) for s in (2, 4)]
     one_wave = geometry_for(64, 1024, head_dim=128)  # 512 units on 4 x 132 slots
     assert tail_candidates(one_wave, plan_call(one_wave, sms=132), 132) == [(u, s) for u in (128, 512) for s in (2, 4)]
-    split = geometry_for(8, 8192, head_dim=128)  # 64 units in 4 splits: a quarter and a half, in 8 and 16
+    split = geometry_for(8, 4096, head_dim=128)  # 64 units in 4 splits: a quarter and a half, in 8 and 16
     assert tail_candidates(split, plan_call(split, sms=132), 132) == [(u, s) for u in (16, 32) for s in (8, 16)]
 
 
@@ -238,7 +238,8 @@ def test_kernel_build_and_split_heuristic():
 @pytest.mark.parametrize(("batch", "kv_len", "head_dim", "stages", "chains", "splits", "per_sm"), [
     (64, 1024, 128, 1, 1, 1, 4),   # 512 units on 528 slots
     (256, 8192, 128, 1, 1, 1, 4),
-    (8, 8192, 128, 3, 2, 4, 2),    # 64 units: split them, long CTAs want stages
+    (8, 4096, 128, 3, 2, 4, 2),    # 64 units: split them, long CTAs want stages
+    (16, 8192, 128, 3, 2, 2, 2),   # 128 units: 2 splits of one CTA per SM would take two waves
     (1, 8192, 128, 3, 2, 16, 2),
     (1, 32768, 128, 3, 2, 16, 2),  # 2048 tokens per split: one CTA per SM
 ])
@@ -496,6 +497,10 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
     (geometry_for(8, 1024, head_dim=256), (8, 2), 2, 2),  # one CTA per SM, 2 splits: a cluster of 2
     (geometry_for(1, 8192, head_dim=256), (8, 2), 16, 0),  # 16 splits, too long for 8 one-stage CTAs
     (geometry_for(8, 1024), (4, 3), 4, 0),               # two CTAs per SM: clusters measured slower
+    (geometry_for(8, 8192), (8, 2), 2, 2),   # long units: 2 splits of one 8-warp CTA per SM fill a wave, as a cluster
+    (geometry_for(8, 32768), (8, 2), 2, 2),
+    (geometry_for(7, 8192), (4, 3), 4, 0),   # 112 CTAs would fill 85 % of a wave less a little: the 4-warp plan
+    (geometry_for(8, 4096), (4, 3), 4, 0),   # shorter units: not measured that way
     (geometry_for(256, 1024, head_dim=256), (8, 2), 1, 0),  # one split: persistent CTAs, no cluster
     (geometry_for(8, 1024, head_dim=256, page_size=16), (8, 2), 2, 2),
 ])

@@ -101,12 +101,14 @@ def test_decode_point_uses_the_decode_timeline_api_with_the_models_split_count(m
 
     def fake_decode_timeline(batch, kv_len, head_dim, *, heads_q=32, heads_kv=8, page_size=64, splits=None):
         calls.append(splits)
-        return uniform_timeline(splits * heads_kv * batch)
+        return uniform_timeline((splits or sched.decode_splits(batch, kv_len)) * heads_kv * batch,
+                                ctas_per_sm=sched.decode_model(batch, kv_len, splits).slots // 132)
 
     monkeypatch.setattr(decode_run, "decode_timeline", fake_decode_timeline, raising=False)
     p = sched.decode_point(8, 8192, None, launches=1)
-    assert calls == [p["heuristic_splits"]] == [p["splits"]]
+    assert calls == [None] and p["heuristic_splits"] == p["splits"] == 2  # the plan's own call: 2 splits, a cluster
     assert p["ctas"] == p["splits"] * 8 * 8 and p["measured_slot_efficiency"] == pytest.approx(p["wave_efficiency"])
+    assert p["slots"] == 132  # one 8-warp CTA per SM, as the plan runs it (2 splits asked for would run 4 warps)
     p5 = sched.decode_point(8, 8192, 5, launches=1)
     assert p5["splits"] == 5 and p5["full_waves"] == 2 and p5["measured_waves"] == 2
     assert p5["measured_slot_efficiency"] == pytest.approx(320 / 528)
@@ -141,11 +143,14 @@ def test_decode_row_blocks_multiply_the_ctas():
 
 
 def test_decode_model_takes_the_slots_of_the_build_each_call_gets():
-    """At 8k tokens the plan runs batch 8 in a 3-stage build (2 CTAs per SM) and batch 64 in a one-stage build (4):
-    a curve drawn with one call's CTAs per SM put batch 64 at 2 waves where it runs 1."""
+    """At 8k tokens the plan runs batch 8 as 2 splits of one 8-warp CTA per SM, batch 4 in a 3-stage build (2 CTAs per
+    SM) and batch 64 in a one-stage build (4): a curve drawn with one call's CTAs per SM put batch 64 at 2 waves where
+    it runs 1."""
     from labkit.sched.measure import decode_model
 
-    assert decode_model(8, 8192, None).slots == 264 and decode_model(64, 8192, None).slots == 528
+    assert decode_model(8, 8192, None).slots == 132 and decode_model(4, 8192, None).slots == 264
+    assert decode_model(8, 8192, 4).slots == 264  # 4 splits asked for: the 4-warp build
+    assert decode_model(64, 8192, None).slots == 528
     assert decode_model(64, 8192, None).waves == pytest.approx(512 / 528)
     assert decode_model(64, 8192, None, ctas_per_sm=2).slots == 264  # given, it is used
 

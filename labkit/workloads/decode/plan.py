@@ -22,6 +22,10 @@ warps as one cluster. Measured on the H200 (p50, interleaved; data/runs/20261201
 the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256
 33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it out: builds with two
 CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a GPC).
+At head_dim 128 a split call whose units have at least ``PAIR_SPLIT_MIN_TOKENS`` tokens and, in 2 splits of one
+8-warp CTA per SM (128 tokens a stage), fill a wave, runs that way, its 2 splits in a cluster: 8 x 8k d128 78.45 ->
+77.25 us, 8 x 32k 252.3 -> 251.4 against 4 splits of 4 warps at 2 CTAs per SM
+(data/runs/20261201T234900Z-decode_cluster_pairs).
 Clusters of 16 (non-portable) would take 16 splits in one: only 7 are resident on the H200, so 8 KV heads take
 two rounds (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_prologue_cluster16).
 One wave of CTAs with equal shares of all units' stages (across unit boundaries) ran 2-7 % slower than these
@@ -75,6 +79,12 @@ EVICT_FIRST_MAX_L2 = 3.0
 # interleaved (data/runs/20261201T223100Z-decode_persistent): 64 x 1k d256 142.3 -> 138.5 us, 128 x 1k 262.8 -> 257.8,
 # 256 x 1k 501.7 -> 500.5; 64 x 8k d256 level (959 -> 962); at head_dim 128 (2 CTAs per SM) 64 x 1k +1.6 %.
 PERSISTENT_MAX_TOKENS = 2048
+# Split calls whose units, in 2 splits of one 8-warp CTA per SM (128 tokens a stage, 2 stages), fill a wave run that
+# way, the 2 splits combined in a cluster, when units have at least this many tokens: the 4-warp plan (4 splits, two
+# CTAs per SM, global partials and a counter) ran 8 x 8k d128 78.45 us against 77.25 (-1.5 %) and 8 x 32k 252.3 against
+# 251.4 (-0.4 %) on the H200 (cold, p50, interleaved; data/runs/20261201T234900Z-decode_cluster_pairs). Shorter units
+# were not measured.
+PAIR_SPLIT_MIN_TOKENS = 8192
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 
 
@@ -170,6 +180,15 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     given_splits = splits
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
+        units = g.batch * g.heads_kv * kb.row_blocks(g)
+        if (per_sm > 1 and splits > 1 and cluster is None and not pairs and not persistent and kb.variant == "mma"
+                and stages is None and warps is None and keys_per_warp is None and dim_warps is None
+                and qk_chains is None and tail_units is None and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
+                and 2 * units <= sms and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL):
+            # long units that two 8-warp CTAs each fill a wave with, one per SM: 2 splits in a cluster of 2
+            kb = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
+                                     kv_evict_first=kb.kv_evict_first)
+            per_sm, splits, cluster = occupancy(kb, arch), 2, True
     if cluster is None:
         cluster = False
         if per_sm == 1 and kb.variant == "mma" and given_splits is None:
