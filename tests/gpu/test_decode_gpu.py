@@ -265,6 +265,21 @@ def test_timeline_records_every_cta_of_the_call():
     assert 0 < stats.slot_efficiency <= 1 and stats.ctas == 80
 
 
+def test_cta_scheduling_point_runs_the_plans_own_cluster_call():
+    """At batch 8 x 8k d128 the plan runs 2 splits of one 8-warp CTA per SM in a cluster of 2; the CTA-scheduling
+    point at the heuristic's count times that call (a timeline build of the cluster), not 2 splits of the 4-warp
+    build, and its timeline holds every CTA at one per SM."""
+    from labkit.sched import measure as sched
+    from labkit.workloads.decode.run import decode_timeline
+
+    tl = decode_timeline(8, 8192, 128, heads_q=32, heads_kv=8)
+    assert len(tl.records) == 2 * 8 * 8 and sorted(tl.records[:, 0]) == list(range(128))
+    assert tl.stats().ctas == 128 and tl.ctas_per_sm == 1
+    p = sched.decode_point(8, 8192, None, launches=1)
+    assert p["splits"] == p["heuristic_splits"] == 2 and p["slots"] == 132 and p["ctas"] == 128
+    assert abs(p["measured_slot_efficiency"] - p["wave_efficiency"]) < 0.25
+
+
 def test_peers_run_on_labkits_own_kv_and_agree_with_its_output():
     """The bench's peers read labkit's K/V, gathered contiguous through its page table: torch SDPA (math, fp32)
     on them gives labkit's output within the kernel's bound, and ``peer_rates`` times labkit beside them."""
