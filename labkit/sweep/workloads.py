@@ -44,7 +44,8 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
         p = params.get(axis)
         kind = p.annotation if p is not None and p.annotation in (int, float, bool) else None
         for v in values:
-            ok = (isinstance(v, int) and not isinstance(v, bool) and (kind is not bool or v in (0, 1))
+            ok = (isinstance(v, bool) and kind is bool  # a notebook's peers=True; the CLI's grid gives 0 / 1
+                  or isinstance(v, int) and not isinstance(v, bool) and (kind is not bool or v in (0, 1))
                   or isinstance(v, float) and kind is float)
             if kind is not None and not ok:
                 expected = {int: "an integer", float: "a number", bool: "0 or 1"}[kind]

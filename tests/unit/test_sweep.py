@@ -105,6 +105,19 @@ def test_a_grid_the_workload_cannot_take_is_refused_before_the_sweep_exists(work
     assert not out.exists()
 
 
+def test_a_grid_from_python_takes_booleans_for_a_bool_parameter():
+    """Notebook 03 sweeps decode.point with peers=True: a bool parameter takes True / False from Python as well as
+    the CLI's 0 / 1, and nothing else (a bool is no integer for an int parameter)."""
+    from labkit.errors import ArgumentError
+    from labkit.sweep.workloads import check_grid
+
+    check_grid("decode.point", {"batch": [8], "kv_len": [8192], "peers": [True, False, 0, 1]})
+    with pytest.raises(ArgumentError, match="--grid peers=2: workload decode.point takes 0 or 1"):
+        check_grid("decode.point", {"batch": [8], "kv_len": [8192], "peers": [2]})
+    with pytest.raises(ArgumentError, match="--grid batch=True: workload decode.point takes an integer"):
+        check_grid("decode.point", {"batch": [True], "kv_len": [8192]})
+
+
 def test_collect_refuses_a_path_without_a_sweep(tmp_path, capsys):
     assert cli.main(["sweep", "collect", str(tmp_path)]) == 2
     assert "not a sweep directory (no sweep.json)" in capsys.readouterr().err

@@ -1,0 +1,68 @@
+"""Notebook 03 end to end on a faked GPU, live: its two sweeps go through labkit.sweep as on the H200 (the grid
+checked first, each point written), with the GPU calls (bench_point, peer_rates, the correctness cases, the copy
+rate) replaced by host fakes; a grid the workload could not take stopped the live notebook at its first sweep."""
+import json
+
+import pandas as pd
+
+from ..conftest import ROOT
+from .test_sched_points import _fake_device
+
+NB = ROOT / "notebooks" / "03_decode.py"
+SMALL = {"batch": [1, 8], "kv_lens": [1024, 8192], "splits_at": [8, 8192], "iterations": 2}
+
+
+def _execute(params: dict) -> dict:
+    """Run notebook 03's source cell by cell in this process, ``params`` injected after its parameters cell."""
+    cells = NB.read_text().split("\n# %%")
+    ns: dict = {}
+    for i, cell in enumerate(cells):
+        exec(compile(cell if i == 0 else "# %%" + cell, str(NB), "exec"), ns)
+        if cell.startswith(' tags=["parameters"]'):
+            ns.update(params)
+    return ns
+
+
+def test_notebook_03_live_on_a_faked_gpu(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import labkit.session
+    from labkit.workloads.decode import bench, peers, study
+    from labkit.workloads.decode.plan import plan_call
+
+    _fake_device(monkeypatch)
+    monkeypatch.setattr(labkit.session, "gpu_status", lambda: (True, "a faked GPU (test)"))
+    asked = []
+
+    def fake_point(batch, kv_len, head_dim, *, heads_q=32, heads_kv=8, page_size=64, splits=None, iterations=20,
+                   mode="cold", **overrides):
+        asked.append((batch, kv_len, splits))
+        g = bench.geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim,
+                               page_size=page_size)
+        plan = plan_call(g, splits=splits)
+        nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
+        return bench._row(batch, kv_len, head_dim, heads_q, heads_kv, plan, 3e-6 + nbytes / 4e12 * plan.splits ** 0.1,
+                          mode)
+
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(peers, "peer_rates", lambda *a, **k: {"sdpa_cudnn": 3.5, "sdpa_flash": 3.0,
+                                                             "fa3": "fa3_fwd: not importable (test)",
+                                                             "labkit_beside_peers": 3.4})
+    monkeypatch.setattr(study, "correctness", lambda: [{"case": "faked", "splits": 1, "elements": 8,
+                                                        "max_abs_err": 1e-3, "within_bound": True,
+                                                        "unwritten_rows_untouched": True}])
+    monkeypatch.setattr(study, "copy_ceiling", lambda: {"TBps": 4.2})
+    ns = _execute({**SMALL, "source": "live", "out_dir": str(tmp_path)})
+
+    assert ns["session"].live
+    assert {p.stem for p in (tmp_path / "figs").glob("*.png")} == {"decode_bandwidth", "split_sweep"}
+    grid = json.loads((tmp_path / "data" / "sweeps" / "bandwidth" / "sweep.json").read_text())
+    assert grid["grid"]["peers"] == [True]  # a Python bool for a bool parameter, as the notebook passes it
+    table = pd.read_csv(tmp_path / "data" / "bandwidth.csv")
+    assert len(table) == 4 and (table["sdpa_cudnn"] == 3.5).all() and table["fa3"].isna().all()
+    assert set(table["peers_not_run"]) == {"fa3: fa3_fwd: not importable (test)"}
+    rows = ns["sweep_splits"]
+    pick = [r for r in rows if r["heuristic"]]
+    assert len(pick) == 1 and pick[0]["splits"] == 2 and pick[0]["kernel"] == "mma w8s2 cl2"  # the plan's own call
+    assert (8, 8192, None) in asked and all(s in (None, *range(1, 257)) for _, _, s in asked)
