@@ -185,13 +185,17 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
 
 
 def split_sweep(rows: list[dict], *, title: str = "split sweep", ax=None):
-    """K+V TB/s against the split count (log2 axis), the heuristic's choice marked."""
+    """K+V TB/s against the split count (log2 axis), the heuristic's choice marked; where the rows say which build
+    ran (``kernel``) and the plan's differs from the other counts', the legend names both."""
     fig, ax = _axes(ax, figsize=(6, 3.6))
     xs, ys = [r["splits"] for r in rows], [r["TBps"] for r in rows]
-    ax.plot(xs, ys, "o-", color="C0", label="measured")
-    pick = [(r["splits"], r["TBps"]) for r in rows if r.get("heuristic")]
-    if pick:
-        ax.plot(*zip(*pick), "*", color="C5", markersize=14, label="heuristic's choice", zorder=3)
+    picked = [r for r in rows if r.get("heuristic")]
+    others = sorted({str(r["kernel"]) for r in rows if not r.get("heuristic") and r.get("kernel")})
+    own = [str(r["kernel"]) for r in picked if r.get("kernel") and [str(r["kernel"])] != others]
+    ax.plot(xs, ys, "o-", color="C0", label="measured" + (f" ({', '.join(others)})" if own and others else ""))
+    if picked:
+        ax.plot([r["splits"] for r in picked], [r["TBps"] for r in picked], "*", color="C5", markersize=14,
+                label="heuristic's choice" + (f" ({own[0]})" if own else ""), zorder=3)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("KV splits per (sequence, KV head)")
     ax.set_ylabel("K + V read rate [TB/s]")

@@ -57,3 +57,14 @@ def test_decode_bandwidth_shows_labkit_in_the_peers_rounds_beside_them():
     assert len(dots.get_xdata()) >= 10
     cudnn = sorted(r["sdpa_cudnn"] for r in rows if "sdpa_cudnn" in r)
     assert sorted(by_label["torch SDPA cuDNN"].get_ydata()) == cudnn
+
+
+def test_split_sweep_names_the_plans_build_where_it_differs():
+    """8 x 8k d128: the plan's 2 splits run 8 warps in a cluster, the other counts the 4-warp build; the legend says
+    so, and says nothing extra where every count ran one build."""
+    rows = [{"splits": s, "TBps": t, "kernel": k, "heuristic": h} for s, t, k, h in
+            [(1, 2.6, "mma w4s3", False), (2, 3.45, "mma w8s2 cl2", True), (4, 3.41, "mma w4s3", False)]]
+    labels = plot.split_sweep(rows).axes[0].get_legend_handles_labels()[1]
+    assert labels == ["measured (mma w4s3)", "heuristic's choice (mma w8s2 cl2)"]
+    same = [{**r, "kernel": "mma w4s3"} for r in rows]
+    assert plot.split_sweep(same).axes[0].get_legend_handles_labels()[1] == ["measured", "heuristic's choice"]
