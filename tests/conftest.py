@@ -26,3 +26,15 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def seed_report_path() -> Path:
     return ROOT / "data" / "sage2_report_seed.json"
+
+
+def execute_notebook_source(path: Path, params: dict) -> dict:
+    """Run a notebook's percent-format source cell by cell in this process, ``params`` injected after its parameters
+    cell (the notebook tests fake the GPU calls in this process, which papermill's kernel would not see)."""
+    cells = path.read_text().split("\n# %%")
+    ns: dict = {}
+    for i, cell in enumerate(cells):
+        exec(compile(cell if i == 0 else "# %%" + cell, str(path), "exec"), ns)
+        if cell.startswith(' tags=["parameters"]'):
+            ns.update(params)
+    return ns

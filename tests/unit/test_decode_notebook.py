@@ -5,7 +5,7 @@ import json
 
 import pandas as pd
 
-from ..conftest import ROOT
+from ..conftest import ROOT, execute_notebook_source
 from .test_sched_points import _fake_device
 
 NB = ROOT / "notebooks" / "03_decode.py"
@@ -13,14 +13,7 @@ SMALL = {"batch": [1, 8], "kv_lens": [1024, 8192], "splits_at": [8, 8192], "iter
 
 
 def _execute(params: dict) -> dict:
-    """Run notebook 03's source cell by cell in this process, ``params`` injected after its parameters cell."""
-    cells = NB.read_text().split("\n# %%")
-    ns: dict = {}
-    for i, cell in enumerate(cells):
-        exec(compile(cell if i == 0 else "# %%" + cell, str(NB), "exec"), ns)
-        if cell.startswith(' tags=["parameters"]'):
-            ns.update(params)
-    return ns
+    return execute_notebook_source(NB, params)
 
 
 def test_notebook_03_live_on_a_faked_gpu(tmp_path, monkeypatch):

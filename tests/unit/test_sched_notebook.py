@@ -12,7 +12,7 @@ from labkit import notebooks
 from labkit.errors import LabkitError
 from labkit.session import Session
 
-from ..conftest import ROOT
+from ..conftest import ROOT, execute_notebook_source
 from .test_sched_points import FakePlan, _fake_device, uniform_timeline
 
 NB = ROOT / "notebooks" / "04_cta_scheduling.py"
@@ -71,14 +71,7 @@ def test_default_tail_points_are_the_seeds():
 
 
 def _execute(params: dict) -> dict:
-    """Run notebook 04's source cell by cell in this process, ``params`` injected after its parameters cell."""
-    cells = NB.read_text().split("\n# %%")
-    ns: dict = {}
-    for i, cell in enumerate(cells):
-        exec(compile(cell if i == 0 else "# %%" + cell, str(NB), "exec"), ns)
-        if cell.startswith(' tags=["parameters"]'):
-            ns.update(params)
-    return ns
+    return execute_notebook_source(NB, params)
 
 
 SMALL = {"shape": [1, 4352, 10, 128], "q_lens": [4224, 4225, 4352], "kv_lens": [4288, 4289, 4352],
