@@ -186,13 +186,15 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
 
 def split_sweep(rows: list[dict], *, title: str = "split sweep", ax=None):
     """K+V TB/s against the split count (log2 axis), the heuristic's choice marked; where the rows say which build
-    ran (``kernel``) and the plan's differs from the other counts', the legend names both."""
+    ran (``kernel``) and the plan's differs from the other counts', the legend names both and the line joins only
+    the other counts."""
     fig, ax = _axes(ax, figsize=(6, 3.6))
-    xs, ys = [r["splits"] for r in rows], [r["TBps"] for r in rows]
     picked = [r for r in rows if r.get("heuristic")]
     others = sorted({str(r["kernel"]) for r in rows if not r.get("heuristic") and r.get("kernel")})
     own = [str(r["kernel"]) for r in picked if r.get("kernel") and [str(r["kernel"])] != others]
-    ax.plot(xs, ys, "o-", color="C0", label="measured" + (f" ({', '.join(others)})" if own and others else ""))
+    line = [r for r in rows if not (own and r.get("heuristic"))]
+    ax.plot([r["splits"] for r in line], [r["TBps"] for r in line], "o-", color="C0",
+            label="measured" + (f" ({', '.join(others)})" if own and others else ""))
     if picked:
         ax.plot([r["splits"] for r in picked], [r["TBps"] for r in picked], "*", color="C5", markersize=14,
                 label="heuristic's choice" + (f" ({own[0]})" if own else ""), zorder=3)

@@ -32,17 +32,15 @@ def sage2_occupancy(head_dim: int = 128, *, arch: str = "sm_90", timeline: bool 
 
 def _decode_plan(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int, *,
                  sms: int = 132, arch: str = "sm_90", splits: int | None = None):
-    """The geometry and the ``CallPlan`` (build, splits) the decode runner launches for this call: the plan's own
-    where ``splits`` is None or the plan's count (a given count can take another build: 8 x 8k d128 runs 2 splits
-    of 8 warps in a cluster, while 2 splits asked for run the 4-warp build)."""
+    """The geometry and the ``CallPlan`` (build, splits) the decode runner launches for this call: ``splits`` None
+    is the plan's own call; a count is that count with the build ``plan_call`` gives it, which can differ from the
+    plan's own build at the same count (8 x 8k d128: the plan runs 2 splits of 8 warps in a cluster, while 2 splits
+    asked for run the 4-warp build)."""
     from ..workloads.decode.plan import plan_call
     from ..workloads.decode.run import geometry_for
 
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    plan = plan_call(g, sms=sms, arch=arch)
-    if splits is not None and splits != plan.splits:
-        plan = plan_call(g, sms=sms, arch=arch, splits=splits)
-    return g, plan
+    return g, plan_call(g, sms=sms, arch=arch, splits=splits)
 
 
 def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
@@ -127,21 +125,20 @@ def decode_splits(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int 
 
 def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int = 128, heads_q: int = 32,
                  heads_kv: int = 8, page_size: int = 64, sms: int = 132, ctas_per_sm: int | None = None) -> LaunchModel:
-    """The model of one decode call (``splits`` None: the heuristic's; ``ctas_per_sm`` None: that of the build the
-    plan takes for this call, which changes with the batch and the split count)."""
-    if splits is None:
-        splits = decode_splits(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv,
-                               page_size=page_size, sms=sms)
+    """The model of one decode call (``splits`` None: the plan's own call; a count: as ``_decode_plan``;
+    ``ctas_per_sm`` None: that of the build the plan takes for this call, which changes with the batch and the split
+    count)."""
     g, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, splits=splits)
     kb = plan.kernel
-    return decode_launch(batch, kv_len, splits, heads_kv=heads_kv, tokens_per_stage=kb.tokens_per_stage, sms=sms,
+    return decode_launch(batch, kv_len, plan.splits, heads_kv=heads_kv, tokens_per_stage=kb.tokens_per_stage, sms=sms,
                          ctas_per_sm=ctas_per_sm or plan.ctas_per_sm, row_blocks=kb.row_blocks(g))
 
 
 def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
                  heads_kv: int = 8, page_size: int = 64, launches: int = 3) -> dict:
     """``launches`` instrumented decode calls (``labkit.workloads.decode.run.decode_timeline``) beside the model;
-    ``splits`` None: the heuristic's count."""
+    ``splits`` None: the plan's own call (its count and build); a count: that count with the build ``plan_call``
+    gives it."""
     from ..device import describe
     from ..workloads.decode import run as decode_run
 
@@ -149,12 +146,12 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     dev = describe()
     heuristic = decode_splits(batch, kv_len, sms=dev.sm_count, **geo)
-    used = splits or heuristic  # the model and the launch take the same count, and so the same build
-    occ = decode_occupancy(batch, kv_len, arch=dev.arch, sms=dev.sm_count, splits=used, **geo)
-    model = decode_model(batch, kv_len, used, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm, **geo)
+    used = _decode_plan(batch, kv_len, sms=dev.sm_count, arch=dev.arch, splits=splits, **geo)[1].splits
+    # the model, the occupancy and the launch take the same `splits`, and so the same call
+    occ = decode_occupancy(batch, kv_len, arch=dev.arch, sms=dev.sm_count, splits=splits, **geo)
+    model = decode_model(batch, kv_len, splits, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm, **geo)
     timelines = [decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
-                                            page_size=page_size, splits=None if used == heuristic else used)
-                 for _ in range(launches)]  # the heuristic's count: the plan's own call, whatever its build
+                                            page_size=page_size, splits=splits) for _ in range(launches)]
     return {"batch": batch, "kv_len": kv_len, "splits": used, "heuristic_splits": heuristic,
             "registers": occ.registers_per_thread, "limiter": occ.limiter, **model.to_dict(),
             **_measured(model, timelines)}
@@ -172,11 +169,9 @@ def sage2_timeline(shape, q_len: int, kv_len: int):
 
 def decode_timeline(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
                     heads_kv: int = 8, page_size: int = 64):
-    """One instrumented decode call as a ``Timeline`` (``splits`` None: the heuristic's count on this GPU)."""
-    from ..device import describe
+    """One instrumented decode call as a ``Timeline`` (``splits`` None: the plan's own call on this GPU, its count
+    and build; a count: that count with the build ``plan_call`` gives it)."""
     from ..workloads.decode import run as decode_run
 
-    geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
-    used = splits or decode_splits(batch, kv_len, sms=describe().sm_count, **geo)
     return decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
-                                      page_size=page_size, splits=used)
+                                      page_size=page_size, splits=splits)

@@ -48,7 +48,7 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
                   or isinstance(v, int) and not isinstance(v, bool) and (kind is not bool or v in (0, 1))
                   or isinstance(v, float) and kind is float)
             if kind is not None and not ok:
-                expected = {int: "an integer", float: "a number", bool: "0 or 1"}[kind]
+                expected = {int: "an integer", float: "a number", bool: "0 or 1 (True or False)"}[kind]
                 raise ArgumentError(f"--grid {axis}={v!r}: workload {name} takes {expected} there")
 
 
@@ -65,8 +65,10 @@ def demo_sleep(ms: float = 10, fail: str = "", **params) -> dict:
 def decode_point(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, iterations: int = 20,
                  heads_q: int = 32, heads_kv: int = 8, page_size: int = 64, peers: bool = False,
                  max_kv_bytes: float = 9e9) -> dict:
-    """One paged-decode timing (GPU): labkit.workloads.decode.bench.bench_point, ``splits`` 0 = the
-    heuristic's (``splits_used`` says which); ``peers``: the peers' TB/s on the same shape beside it.
+    """One paged-decode timing (GPU): labkit.workloads.decode.bench.bench_point, ``splits`` 0 = the plan's own
+    call (``splits_used`` says its count); a count is that count with the build ``plan_call`` gives it, which can
+    differ from the plan's own build at the same count (8 x 8k d128: 2 splits asked for run 4 warps, the plan's 2
+    run 8 in a cluster); ``peers``: the peers' TB/s on the same shape beside it.
     A point over ``max_kv_bytes`` of K+V is skipped (``skipped`` says why) rather than failed."""
     from ..workloads.decode.bench import bench_point
 
@@ -97,7 +99,7 @@ def sage2_timeline(shape: list, q_len: int, kv_len: int, launches: int = 3) -> d
 def decode_timeline(batch: int, kv_len: int, splits: int = 0, head_dim: int = 128, heads_q: int = 32,
                     heads_kv: int = 8, page_size: int = 64, launches: int = 3) -> dict:
     """Instrumented paged-decode calls (GPU) beside the model (labkit.sched.measure.decode_point);
-    ``splits`` 0 = the heuristic's count."""
+    ``splits`` 0 = the plan's own call; a count, as for decode.point."""
     from ..sched.measure import decode_point
 
     return decode_point(int(batch), int(kv_len), int(splits) or None, head_dim=int(head_dim), heads_q=int(heads_q),

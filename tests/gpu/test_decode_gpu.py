@@ -71,7 +71,8 @@ def test_tensor_core_builds_match_exact_attention(name, warps, stages, keys, cha
 @pytest.mark.parametrize(("name", "build"), [
     ("g6_d256_p64_seed", dict(warps=8, stages=1)), ("g6_d256_p64_seed", dict(warps=8, dim_warps=2, stages=1)),
     ("g6_d256_interleaved", {}), ("g1_d128_p16", {}), ("g1_d128_p16", dict(warps=8, dim_warps=2, stages=2)),
-    ("g8_d128_p32", dict(stages=1, qk_chains=1)), ("g4_d128_p64_long", {})])
+    ("g8_d128_p32", dict(stages=1, qk_chains=1)), ("g4_d128_p64_long", {}),
+    ("g4_d128_p64_long", dict(warps=8, stages=2)), ("g1_d128_p16", dict(warps=8, stages=2))])  # the d128 plan's pair
 def test_cluster_split_reduction_matches_exact_attention(name, build, splits):
     """Splits that combine in a thread-block cluster (distributed shared memory, no global partials) give
     the same answers, with short sequences whose splits hold no keys; cold and graph-replayed calls too."""
@@ -263,6 +264,16 @@ def test_timeline_records_every_cta_of_the_call():
     assert (tl.records[:, 3] >= tl.records[:, 2]).all() and (tl.records[:, 5] > tl.records[:, 4]).all()
     stats = tl.stats()
     assert 0 < stats.slot_efficiency <= 1 and stats.ctas == 80
+
+
+def test_the_plans_clustered_splits_at_batch_8_match_exact_attention():
+    """Batch 8 x 8k d128 (64 units): the plan's own call, 2 splits of one 8-warp CTA per SM in a cluster of 2, against
+    exact attention on ragged lengths (the first sequence full, others from 4097 tokens up), every element checked."""
+    g = DecodeGeometry(8, 32, 8, 128, 64, 128, 8 * 128)
+    x = make_inputs(g, seq_lens=[8192, 4097, 8191, 6000, 8129, 4160, 7777, 8000], seed=29)
+    run = run_decode(x)
+    assert (run.splits, run.plan["warps"], run.plan["cluster_splits"]) == (2, 8, 2)
+    _check(x, run)
 
 
 def test_cta_scheduling_point_runs_the_plans_own_cluster_call():

@@ -523,6 +523,21 @@ def test_call_plan_combines_splits_in_a_cluster_where_one_cta_fills_an_sm(tmp_pa
             manifest_dict(geometry, 3, "x.cubin", "0" * 64, kernel=k)
 
 
+def test_clustered_pair_of_splits_yields_to_the_callers_knobs():
+    """8 x 8k d128: the plan's own call is 2 splits of 8 warps in a cluster; cluster=True asks for the same; any build
+    knob or split count of the caller's keeps the 4-warp build (the call the caller described)."""
+    g = geometry_for(8, 8192)
+    label = lambda p: (p.kernel.warps, p.kernel.stages, p.splits, p.kernel.cluster_splits, p.ctas_per_sm)  # noqa: E731
+    assert label(plan_call(g)) == label(plan_call(g, cluster=True)) == (8, 2, 2, 2, 1)
+    assert label(plan_call(g, cluster=False)) == (4, 3, 4, 0, 2)
+    assert label(plan_call(g, splits=2)) == (4, 3, 2, 0, 2)
+    assert label(plan_call(g, stages=2)) == (4, 2, 6, 0, 3)
+    ef = plan_call(g, kv_evict_first=True)
+    assert label(ef) == (4, 3, 4, 0, 2) and ef.kernel.kv_evict_first
+    assert label(plan_call(g, kv_evict_first=False)) == (4, 3, 4, 0, 2)
+    assert label(plan_call(g, sms=100)) == (4, 3, 3, 0, 2)  # 128 CTAs would not fit one wave of 100 SMs
+
+
 def test_cluster_overrides():
     g = DecodeGeometry(**SEED_LIKE)
     assert plan_call(g, cluster=False).kernel.cluster_splits == 0 and plan_call(g, cluster=False).splits == 11

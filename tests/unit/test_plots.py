@@ -64,7 +64,9 @@ def test_split_sweep_names_the_plans_build_where_it_differs():
     so, and says nothing extra where every count ran one build."""
     rows = [{"splits": s, "TBps": t, "kernel": k, "heuristic": h} for s, t, k, h in
             [(1, 2.6, "mma w4s3", False), (2, 3.45, "mma w8s2 cl2", True), (4, 3.41, "mma w4s3", False)]]
-    labels = plot.split_sweep(rows).axes[0].get_legend_handles_labels()[1]
-    assert labels == ["measured (mma w4s3)", "heuristic's choice (mma w8s2 cl2)"]
-    same = [{**r, "kernel": "mma w4s3"} for r in rows]
-    assert plot.split_sweep(same).axes[0].get_legend_handles_labels()[1] == ["measured", "heuristic's choice"]
+    ax = plot.split_sweep(rows).axes[0]
+    assert ax.get_legend_handles_labels()[1] == ["measured (mma w4s3)", "heuristic's choice (mma w8s2 cl2)"]
+    assert list(ax.lines[0].get_xdata()) == [1, 4]  # the line joins one build's counts; the plan's is the star
+    same = plot.split_sweep([{**r, "kernel": "mma w4s3"} for r in rows]).axes[0]
+    assert same.get_legend_handles_labels()[1] == ["measured", "heuristic's choice"]
+    assert list(same.lines[0].get_xdata()) == [1, 2, 4]

@@ -11,6 +11,8 @@ import pytest
 from labkit import notebooks
 from labkit.errors import LabkitError
 from labkit.session import Session
+from labkit.workloads.decode.plan import plan_call
+from labkit.workloads.decode.run import geometry_for
 
 from ..conftest import ROOT, execute_notebook_source
 from .test_sched_points import FakePlan, _fake_device, uniform_timeline
@@ -91,10 +93,13 @@ def test_notebook_04_live_on_a_faked_gpu_then_recorded(tmp_path, monkeypatch):
     _fake_device(monkeypatch)
     monkeypatch.setattr(sched, "_sage2_plan", lambda shape: FakePlan(shape))
     # uniform CTAs at the CTAs per SM of the build the plan takes for each call (1 at batch 8, 4 at 64)
-    # (splits None: the plan's own call, as decode_point asks for the heuristic's count)
-    monkeypatch.setattr(decode_run, "decode_timeline", lambda b, kv, d, *, heads_q, heads_kv, page_size, splits:
-                        uniform_timeline((splits or sched.decode_splits(b, kv)) * heads_kv * b,
-                                         ctas_per_sm=sched.decode_model(b, kv, splits).slots // 132), raising=False)
+    # (as the real one: splits None is the plan's own call, a count the build plan_call gives that count)
+    def fake_decode_timeline(b, kv, d, *, heads_q, heads_kv, page_size, splits):
+        plan = plan_call(geometry_for(b, kv, heads_q=heads_q, heads_kv=heads_kv, head_dim=d, page_size=page_size),
+                         splits=splits)
+        return uniform_timeline(plan.splits * heads_kv * b, ctas_per_sm=plan.ctas_per_sm)
+
+    monkeypatch.setattr(decode_run, "decode_timeline", fake_decode_timeline, raising=False)
     monkeypatch.setattr(labkit.session, "gpu_status", lambda: (True, "a faked GPU (test)"))
     live = _execute({**SMALL, "source": "live", "out_dir": str(tmp_path / "live")})
     assert live["session"].live
@@ -109,6 +114,12 @@ def test_notebook_04_live_on_a_faked_gpu_then_recorded(tmp_path, monkeypatch):
     dec = pd.read_csv(tmp_path / "live" / "data" / "decode_points.csv")
     assert dec["measured_minus_model"].abs().max() < 1e-12  # each point modelled with its own build's slots
     assert list(dec[dec["sweep"] == "batch"]["waves"]) == pytest.approx([128 / 264, 128 / 132, 512 / 528])
+    # the split sweep's counts run the build plan_call gives each (2 splits asked for: the 4-warp build, 2 per SM)
+    assert list(dec[dec["sweep"] == "splits"]["slots"]) == [264, 264, 264]
+    # the Gantt's call is the plan's own: its CTAs per SM are the occupancy table's decode row's
+    gantt_json = (tmp_path / "live" / "data" / "decode_timeline.json").read_text()
+    gantt = labkit.sched.Timeline.from_dict(json.loads(gantt_json))
+    assert gantt.ctas_per_sm == int(live["occ"]["ctas_per_sm"].iloc[-1]) == 1
 
     monkeypatch.setattr(labkit.session, "gpu_status", lambda: (False, "no GPU (test)"))
     monkeypatch.setattr(sched, "_sage2_plan", lambda shape: pytest.fail("recorded mode must not launch"))

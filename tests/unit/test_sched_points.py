@@ -11,6 +11,8 @@ import pytest
 from labkit.errors import ArgumentError, LabkitError
 from labkit.sched import Timeline, decode_launch, dense_lengths, sage2_launch
 from labkit.sched import measure as sched
+from labkit.workloads.decode.plan import plan_call
+from labkit.workloads.decode.run import geometry_for
 
 from ..conftest import ROOT
 
@@ -100,15 +102,19 @@ def test_decode_point_uses_the_decode_timeline_api_with_the_models_split_count(m
     calls = []
 
     def fake_decode_timeline(batch, kv_len, head_dim, *, heads_q=32, heads_kv=8, page_size=64, splits=None):
-        calls.append(splits)
-        return uniform_timeline((splits or sched.decode_splits(batch, kv_len)) * heads_kv * batch,
-                                ctas_per_sm=sched.decode_model(batch, kv_len, splits).slots // 132)
+        calls.append(splits)  # as the real one: None is the plan's own call, a count plan_call's build for it
+        plan = plan_call(geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim,
+                                      page_size=page_size), splits=splits)
+        return uniform_timeline(plan.splits * heads_kv * batch, ctas_per_sm=plan.ctas_per_sm)
 
     monkeypatch.setattr(decode_run, "decode_timeline", fake_decode_timeline, raising=False)
     p = sched.decode_point(8, 8192, None, launches=1)
     assert calls == [None] and p["heuristic_splits"] == p["splits"] == 2  # the plan's own call: 2 splits, a cluster
     assert p["ctas"] == p["splits"] * 8 * 8 and p["measured_slot_efficiency"] == pytest.approx(p["wave_efficiency"])
-    assert p["slots"] == 132  # one 8-warp CTA per SM, as the plan runs it (2 splits asked for would run 4 warps)
+    assert p["slots"] == 132  # one 8-warp CTA per SM, as the plan runs it
+    p2 = sched.decode_point(8, 8192, 2, launches=1)  # 2 splits asked for: the 4-warp build, two CTAs per SM
+    assert calls[-1] == 2 and p2["splits"] == 2 and p2["slots"] == 264
+    assert p2["measured_slot_efficiency"] == pytest.approx(p2["wave_efficiency"])
     p5 = sched.decode_point(8, 8192, 5, launches=1)
     assert p5["splits"] == 5 and p5["full_waves"] == 2 and p5["measured_waves"] == 2
     assert p5["measured_slot_efficiency"] == pytest.approx(320 / 528)
@@ -149,7 +155,7 @@ def test_decode_model_takes_the_slots_of_the_build_each_call_gets():
     from labkit.sched.measure import decode_model
 
     assert decode_model(8, 8192, None).slots == 132 and decode_model(4, 8192, None).slots == 264
-    assert decode_model(8, 8192, 4).slots == 264  # 4 splits asked for: the 4-warp build
+    assert decode_model(8, 8192, 4).slots == decode_model(8, 8192, 2).slots == 264  # counts asked for: 4 warps
     assert decode_model(64, 8192, None).slots == 528
     assert decode_model(64, 8192, None).waves == pytest.approx(512 / 528)
     assert decode_model(64, 8192, None, ctas_per_sm=2).slots == 264  # given, it is used

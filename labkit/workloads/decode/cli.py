@@ -3,6 +3,9 @@
 from ..._cliargs import int_in, output_dir, output_path
 from .build import MAX_SPLITS
 
+SPLITS_HELP = ("default: the plan's own count and build; a count given takes the default build for it (at 8 x 8k "
+               "d128 the plan runs 2 splits of 8 warps in a cluster, --splits 2 the 4-warp build)")
+
 
 def _build(args) -> int:
     from .build import build_plan
@@ -145,13 +148,13 @@ def register(sub) -> None:
                        required=default is None, help=what + ("" if default is None else f" (default {default})"))
     p.add_argument("--pool-pages", type=int_in(1, (1 << 31) - 1, what="--pool-pages"), default=None,
                    help="pages in the pool (default: batch x pages per sequence)")
-    p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help="default: the heuristic")
+    p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help=SPLITS_HELP)
     p.add_argument("--layout", choices=("plain", "interleaved"), default="plain")
     p.add_argument("--out", required=True, type=output_dir("--out"), help="directory for the cubin and the manifest")
     p.set_defaults(fn=_build)
     p = dp.add_parser("from-manifest", help="labkit's cubin and manifest for a trtllm-gen decode manifest's geometry")
     p.add_argument("file", help="a schema_version 4 trtllm-gen decode manifest (e.g. the seed's)")
-    p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help="default: the heuristic")
+    p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help=SPLITS_HELP)
     p.add_argument("--out", required=True, type=output_dir("--out"), help="directory for the cubin and the manifest")
     p.set_defaults(fn=_from_manifest)
     p = dp.add_parser("bench", help="KV TB/s over the sweep (GPU)")

@@ -233,7 +233,8 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
     data/runs/20261201T103600Z-decode_oracle): batch 1 x 8k 21.3 us at 16 splits (the pick), 25.4 at 8,
     23.6 at 32; batch 1 x 32k 50.4 at 16 (the pick), 52.9 at 33; batch 8 x 8k 81.0 at 4 (the pick), 81.3
     at 2; the seed-sized call, 2 x 704 tokens, 17.5 at 11 (the pick), 16.9 at 8, 23.6 at 2. Never more
-    splits than pages."""
+    splits than pages. (The plan can take another build and count: ``plan_call`` runs batch 8 x 8k d128 as 2
+    splits of one 8-warp CTA per SM in a cluster.)"""
     pages = g.max_pages if seq_pages is None else seq_pages
     min_tokens = min(2048, max(64, pages * g.page_size // 16))  # short sequences: latency wants splits
     min_pages = min_pages_per_split or max(1, min_tokens // g.page_size)

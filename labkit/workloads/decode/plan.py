@@ -82,8 +82,10 @@ PERSISTENT_MAX_TOKENS = 2048
 # Split calls whose units, in 2 splits of one 8-warp CTA per SM (128 tokens a stage, 2 stages), fill a wave run that
 # way, the 2 splits combined in a cluster, when units have at least this many tokens: the 4-warp plan (4 splits, two
 # CTAs per SM, global partials and a counter) ran 8 x 8k d128 78.45 us against 77.25 (-1.5 %) and 8 x 32k 252.3 against
-# 251.4 (-0.4 %) on the H200 (cold, p50, interleaved; data/runs/20261201T234900Z-decode_cluster_pairs). Shorter units
-# were not measured.
+# 251.4 (-0.4 %) on the H200 (cold, p50, interleaved; data/runs/20261201T234900Z-decode_cluster_pairs), then -1.0 and
+# -0.8 % (data/runs/20261202T000000Z-decode_bench). Measured there only: 32 q / 8 KV heads, page 64, one query token;
+# shorter units were not measured (so not taken), other page sizes, head groups and query lengths take the rule
+# unmeasured. A caller's build knobs (stages, warps, evict_first, ...) or split count keep the 4-warp plan.
 PAIR_SPLIT_MIN_TOKENS = 8192
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 
@@ -169,6 +171,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         pair_stages = stages or max(1, min(3, kb.stages * occupancy(kb, arch)))
         kb = kernel_build(g, variant="mma", stages=pair_stages, qk_chains=kb.qk_chains, warps=8, dim_warps=2,
                           timeline=timeline)
+    evict_given = kv_evict_first is not None
     if kv_evict_first is None:
         kv_evict_first = kv_bytes_read(g) <= EVICT_FIRST_MAX_L2 * l2_bytes
     kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
@@ -181,14 +184,16 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
         units = g.batch * g.heads_kv * kb.row_blocks(g)
-        if (per_sm > 1 and splits > 1 and cluster is None and not pairs and not persistent and kb.variant == "mma"
+        if (per_sm > 1 and splits > 1 and cluster in (None, True) and not pairs and not persistent
+                and kb.variant == "mma" and variant is None and row_warps is None and not evict_given
                 and stages is None and warps is None and keys_per_warp is None and dim_warps is None
                 and qk_chains is None and tail_units is None and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
                 and 2 * units <= sms and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL):
             # long units that two 8-warp CTAs each fill a wave with, one per SM: 2 splits in a cluster of 2
-            kb = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
-                                     kv_evict_first=kb.kv_evict_first)
-            per_sm, splits, cluster = occupancy(kb, arch), 2, True
+            paired = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
+                                         kv_evict_first=kb.kv_evict_first)
+            if occupancy(paired, arch) == 1:
+                kb, per_sm, splits, cluster = paired, 1, 2, True
     if cluster is None:
         cluster = False
         if per_sm == 1 and kb.variant == "mma" and given_splits is None:

@@ -84,7 +84,8 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
                     page_size: int = 64, splits: int | None = None, cold: bool = False, **overrides):
     """Per-CTA records of one call of the instrumented kernel (``-DLABKIT_TIMELINE``) at this shape, on
     random inputs over a shuffled pool (as the benchmark's), as a ``labkit.sched.Timeline``; ``splits`` None:
-    the heuristic's. Record ``cta`` = split + splits x (head-block + heads_kv x row-blocks x sequence), or the
+    the plan's own call (its count and build; a count asked for takes the build ``plan_call`` gives it). Record
+    ``cta`` = split + splits x (head-block + heads_kv x row-blocks x sequence), or the
     1-D grid's index with tail splits. The call runs twice, the second recorded (the first loads the module);
     ``cold``: after ``labkit.timing.flush_l2``, as the cold timing's samples."""
     from ...device import describe
