@@ -48,7 +48,7 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
                   or isinstance(v, int) and not isinstance(v, bool) and (kind is not bool or v in (0, 1))
                   or isinstance(v, float) and kind is float)
             if kind is not None and not ok:
-                expected = {int: "an integer", float: "a number", bool: "0 or 1 (True or False)"}[kind]
+                expected = {int: "an integer", float: "a number", bool: "0 or 1"}[kind]
                 raise ArgumentError(f"--grid {axis}={v!r}: workload {name} takes {expected} there")
 
 
