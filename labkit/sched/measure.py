@@ -46,7 +46,7 @@ def _decode_plan(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv:
 def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
                      page_size: int = 64, arch: str = "sm_90", sms: int = 132, splits: int | None = None) -> Occupancy:
     """The decode kernel's occupancy for the build this geometry gets (tensor-core or CUDA-core variant) at
-    ``splits`` (None: the heuristic's; the build can change with the split count)."""
+    ``splits`` (None: the plan's own call; a count: as ``_decode_plan``, whose build can change with the count)."""
     build = importlib.import_module("labkit.workloads.decode.build")  # the package re-exports a function `build`
     _, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, arch=arch, splits=splits)
     return build.occupancy(plan.kernel, arch)
@@ -129,9 +129,14 @@ def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int =
     ``ctas_per_sm`` None: that of the build the plan takes for this call, which changes with the batch and the split
     count)."""
     g, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, splits=splits)
+    return _launch_model(g, plan, kv_len, sms=sms, ctas_per_sm=ctas_per_sm)
+
+
+def _launch_model(g, plan, kv_len: int, *, sms: int, ctas_per_sm: int | None = None) -> LaunchModel:
+    """The wave model of ``plan``'s call on geometry ``g`` (``ctas_per_sm`` None: the plan's)."""
     kb = plan.kernel
-    return decode_launch(batch, kv_len, plan.splits, heads_kv=heads_kv, tokens_per_stage=kb.tokens_per_stage, sms=sms,
-                         ctas_per_sm=ctas_per_sm or plan.ctas_per_sm, row_blocks=kb.row_blocks(g))
+    return decode_launch(g.batch, kv_len, plan.splits, heads_kv=g.heads_kv, tokens_per_stage=kb.tokens_per_stage,
+                         sms=sms, ctas_per_sm=ctas_per_sm or plan.ctas_per_sm, row_blocks=kb.row_blocks(g))
 
 
 def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
@@ -145,11 +150,13 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     check_int(launches, what="launches", lo=1, hi=100)
     geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     dev = describe()
-    heuristic = decode_splits(batch, kv_len, sms=dev.sm_count, **geo)
-    used = _decode_plan(batch, kv_len, sms=dev.sm_count, arch=dev.arch, splits=splits, **geo)[1].splits
-    # the model, the occupancy and the launch take the same `splits`, and so the same call
-    occ = decode_occupancy(batch, kv_len, arch=dev.arch, sms=dev.sm_count, splits=splits, **geo)
-    model = decode_model(batch, kv_len, splits, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm, **geo)
+    build = importlib.import_module("labkit.workloads.decode.build")
+    # one plan for the model, the occupancy and the launch (which takes the same `splits`, and so the same call)
+    g, plan = _decode_plan(batch, kv_len, sms=dev.sm_count, arch=dev.arch, splits=splits, **geo)
+    heuristic = plan.splits if splits is None else decode_splits(batch, kv_len, sms=dev.sm_count, **geo)
+    used = plan.splits
+    occ = build.occupancy(plan.kernel, dev.arch)
+    model = _launch_model(g, plan, kv_len, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm)
     timelines = [decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
                                             page_size=page_size, splits=splits) for _ in range(launches)]
     return {"batch": batch, "kv_len": kv_len, "splits": used, "heuristic_splits": heuristic,

@@ -157,6 +157,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     if tail_units is not None or tail_splits is not None:
         _check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
+    # the caller described the build: the plan's own choices of build (the clustered pair below) stand aside
+    build_given = any(k is not None for k in (variant, row_warps, stages, warps, keys_per_warp, qk_chains, dim_warps,
+                                              kv_evict_first, tail_units))
     kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, dim_warps=dim_warps, timeline=timeline)
     kb = kernel_build(g, row_warps=row_warps, stages=stages, qk_chains=qk_chains, **kw)
     if stages is None and kb.variant == "mma":
@@ -171,7 +174,6 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         pair_stages = stages or max(1, min(3, kb.stages * occupancy(kb, arch)))
         kb = kernel_build(g, variant="mma", stages=pair_stages, qk_chains=kb.qk_chains, warps=8, dim_warps=2,
                           timeline=timeline)
-    evict_given = kv_evict_first is not None
     if kv_evict_first is None:
         kv_evict_first = kv_bytes_read(g) <= EVICT_FIRST_MAX_L2 * l2_bytes
     kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
@@ -184,10 +186,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
         units = g.batch * g.heads_kv * kb.row_blocks(g)
-        if (per_sm > 1 and splits > 1 and cluster in (None, True) and not pairs and not persistent
-                and kb.variant == "mma" and variant is None and row_warps is None and not evict_given
-                and stages is None and warps is None and keys_per_warp is None and dim_warps is None
-                and qk_chains is None and tail_units is None and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
+        if (not build_given and per_sm > 1 and splits > 1 and cluster in (None, True) and not pairs and not persistent
+                and kb.variant == "mma" and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
                 and 2 * units <= sms and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL):
             # long units that two 8-warp CTAs each fill a wave with, one per SM: 2 splits in a cluster of 2
             paired = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
