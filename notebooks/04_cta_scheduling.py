@@ -1,5 +1,11 @@
 # ---
 # jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -132,23 +138,25 @@ if do_sage2:
 if do_decode:
     dtl = session.measure("decode_timeline", sched.decode_timeline, decode_splits_batch, decode_kv_lens[0],
                           load=labkit.sched.Timeline.from_dict, **decode_geo)
-    fig = labkit.plot.cta_gantt(dtl, title=session.title(f"paged decode, batch {decode_splits_batch} x "
-                                                         f"{decode_kv_lens[0]} tokens, {len(dtl.records)} CTAs"))
+    # the plan's own call (split count and build) on this device: the titles name it
+    decode_call = sched.decode_call_label(decode_splits_batch, decode_kv_lens[0], sms=sms, **decode_geo)
+    call = f"paged decode, batch {decode_splits_batch} x {decode_kv_lens[0]} tokens ({decode_call})"
+    fig = labkit.plot.cta_gantt(dtl, title=session.title(f"{call}, {len(dtl.records)} CTAs"))
     session.save_figure(fig, "decode_gantt")
-    fig = labkit.plot.cta_activity(dtl, title=session.title(f"paged decode, batch {decode_splits_batch} x "
-                                                            f"{decode_kv_lens[0]}: CTAs resident, SMs going idle"))
+    fig = labkit.plot.cta_activity(dtl, title=session.title(f"{call}: CTAs resident, SMs going idle"))
     session.save_figure(fig, "decode_activity")
     # equal CTAs: those on SMs that read faster end first, and the call waits for the rest
-    fig = labkit.plot.sm_speed(dtl, title=session.title(f"paged decode, batch {decode_splits_batch} x "
-                                                        f"{decode_kv_lens[0]}: CTA duration by SM"))
+    fig = labkit.plot.sm_speed(dtl, title=session.title(f"{call}: CTA duration by SM"))
     session.save_figure(fig, "decode_sm_speed")
     display(pd.Series(dtl.stats().to_dict()).to_frame("measured"))
 
 # %% [markdown]
 # ## Decode: waves and efficiency against the split count and against the batch
 # One CTA per (split, KV head, sequence). Lines: the model at every split count and batch (the batch
-# sweep with the heuristic's split count for each), each with the CTAs per SM of the build that call gets
-# (at 8k tokens the plan's build holds 2, 3 or 4 CTAs per SM, depending on the batch); points: measured.
+# sweep with the plan's own call for each), each with the CTAs per SM of the build that call gets (at 8k
+# tokens on the H200 1, 2 or 4, depending on the batch; a count asked for in the split sweep takes the
+# build `plan_call` gives that count, which can differ from the plan's own at the same count); points:
+# measured. The table's `kernel` column names each point's build.
 
 # %%
 if do_decode:
@@ -175,6 +183,6 @@ if do_decode:
     heuristic = decode_points["splits"] == 0
     decode_points.loc[heuristic, "splits"] = decode_points.loc[heuristic, "heuristic_splits"]
     session.save_table(decode_points, "decode_points")
-    display(decode_points[["sweep", "batch", "kv_len", "splits", "heuristic_splits", "ctas", "waves",
+    display(decode_points[["sweep", "batch", "kv_len", "splits", "heuristic_splits", "kernel", "ctas", "waves",
                            "wave_efficiency", "measured_slot_efficiency", "measured_minus_model", "split_efficiency",
                            "measured_waves", "makespan_us"]])

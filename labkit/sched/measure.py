@@ -123,6 +123,16 @@ def decode_splits(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int 
     return _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms)[1].splits
 
 
+def decode_call_label(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
+                      heads_kv: int = 8, page_size: int = 64, sms: int = 132) -> str:
+    """``2 splits, mma w8s2 cl2``: the split count and build of this call (``splits`` as ``_decode_plan``), so that a
+    chart of one call says which call it is (no GPU: the build comes from NVRTC)."""
+    from ..workloads.decode.bench import kernel_label
+
+    _, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, splits=splits)
+    return f"{plan.splits} split{'s' if plan.splits > 1 else ''}, {kernel_label(plan.kernel)}"
+
+
 def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int = 128, heads_q: int = 32,
                  heads_kv: int = 8, page_size: int = 64, sms: int = 132, ctas_per_sm: int | None = None) -> LaunchModel:
     """The model of one decode call (``splits`` None: the plan's own call; a count: as ``_decode_plan``;
@@ -159,9 +169,11 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     model = _launch_model(g, plan, kv_len, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm)
     timelines = [decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
                                             page_size=page_size, splits=splits) for _ in range(launches)]
+    from ..workloads.decode.bench import kernel_label
+
     return {"batch": batch, "kv_len": kv_len, "splits": used, "heuristic_splits": heuristic,
-            "registers": occ.registers_per_thread, "limiter": occ.limiter, **model.to_dict(),
-            **_measured(model, timelines)}
+            "kernel": kernel_label(plan.kernel), "registers": occ.registers_per_thread, "limiter": occ.limiter,
+            **model.to_dict(), **_measured(model, timelines)}
 
 
 def sage2_timeline(shape, q_len: int, kv_len: int):

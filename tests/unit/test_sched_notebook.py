@@ -120,6 +120,9 @@ def test_notebook_04_live_on_a_faked_gpu_then_recorded(tmp_path, monkeypatch):
     gantt_json = (tmp_path / "live" / "data" / "decode_timeline.json").read_text()
     gantt = labkit.sched.Timeline.from_dict(json.loads(gantt_json))
     assert gantt.ctas_per_sm == int(live["occ"]["ctas_per_sm"].iloc[-1]) == 1
+    # and the charts of that call name it; the table names each point's build
+    assert live["decode_call"] == "2 splits, mma w8s2 cl2"
+    assert list(dec["kernel"]) == ["mma w4s3"] * 3 + ["mma w4s3ef", "mma w8s2 cl2", "mma w4s1c1"]
 
     monkeypatch.setattr(labkit.session, "gpu_status", lambda: (False, "no GPU (test)"))
     monkeypatch.setattr(sched, "_sage2_plan", lambda shape: pytest.fail("recorded mode must not launch"))
