@@ -131,8 +131,10 @@ if do_sage2:
 # ## Decode: one measured call, CTA by CTA (the split sweep's batch, heuristic splits)
 # The Gantt chart, the CTAs resident over the call with a tick where each SM went idle for good, and each SM's
 # median CTA duration. The CTAs of this call are equal, so SMs whose CTAs run shorter most likely read memory
-# faster (the Sage2 mainloop, bound by its math, shows none). On the H200 12-28 SMs did so by 9-17 %, with SMs
-# 34-39 and 78-83 among them nearly every time (README, decode). The call ends when the other SMs finish.
+# faster (the Sage2 mainloop, bound by its math, shows none). On the H200, with two CTAs per SM (4 splits of the
+# 4-warp build at 8 x 8k d128, the plan until 3cd9afd), 12-28 SMs did so by 9-17 %, with SMs 34-39 and 78-83
+# among them nearly every time, and the call ended when the other SMs finished; with one CTA per SM (the plan's
+# clustered pair) no SM has (README, decode).
 
 # %%
 if do_decode:
