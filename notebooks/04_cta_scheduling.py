@@ -142,13 +142,14 @@ if do_decode:
                           load=labkit.sched.Timeline.from_dict, **decode_geo)
     # the plan's own call (split count and build) on this device: the titles name it
     decode_call = sched.decode_call_label(decode_splits_batch, decode_kv_lens[0], sms=sms, **decode_geo)
-    call = f"paged decode, batch {decode_splits_batch} x {decode_kv_lens[0]} tokens ({decode_call})"
-    fig = labkit.plot.cta_gantt(dtl, title=session.title(f"{call}, {len(dtl.records)} CTAs"))
+    call = f"paged decode, batch {decode_splits_batch} x {decode_kv_lens[0]} tokens"
+    which = f"the plan's call: {decode_call}"
+    fig = labkit.plot.cta_gantt(dtl, title=session.title(f"{call}, {len(dtl.records)} CTAs\n{which}"))
     session.save_figure(fig, "decode_gantt")
-    fig = labkit.plot.cta_activity(dtl, title=session.title(f"{call}: CTAs resident, SMs going idle"))
+    fig = labkit.plot.cta_activity(dtl, title=session.title(f"{call}: CTAs resident, SMs going idle\n{which}"))
     session.save_figure(fig, "decode_activity")
     # equal CTAs: those on SMs that read faster end first, and the call waits for the rest
-    fig = labkit.plot.sm_speed(dtl, title=session.title(f"{call}: CTA duration by SM"))
+    fig = labkit.plot.sm_speed(dtl, title=session.title(f"{call}: CTA duration by SM\n{which}"))
     session.save_figure(fig, "decode_sm_speed")
     display(pd.Series(dtl.stats().to_dict()).to_frame("measured"))
 
