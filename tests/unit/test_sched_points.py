@@ -16,7 +16,8 @@ from labkit.workloads.decode.run import geometry_for
 
 from ..conftest import ROOT
 
-H200_DEVICE = next((ROOT / "data" / "runs").glob("*-00_device_and_timing")) / "data" / "device.json"
+# the oldest recorded H200 (glob order is the file system's): made before device.json kept the GPU's uuid
+H200_DEVICE = sorted((ROOT / "data" / "runs").glob("*-00_device_and_timing"))[0] / "data" / "device.json"
 
 
 def uniform_timeline(ctas: int, *, sms: int = 132, ctas_per_sm: int = 2, cta_ns: int = 1000) -> Timeline:
