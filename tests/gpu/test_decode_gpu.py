@@ -134,6 +134,28 @@ def test_tail_sweep_checks_times_and_records_the_drain():
     assert sweep.timelines["plan"].active_ctas(4).max() <= 132
 
 
+def test_compare_builds_checks_then_times_each_build_beside_the_plan(tmp_path, capsys):
+    """`labkit decode compare`: the plan and two other builds of 8 x 1k d128 (another split count; one 8-warp
+    CTA per SM), outputs checked against the plan's, timed interleaved; the report reads back."""
+    from labkit import cli
+    from labkit.workloads.decode import report
+    from labkit.workloads.decode.bench import compare_builds, parse_build
+
+    rows = compare_builds(8, 1024, 128, (parse_build("splits=2"), parse_build("warps=8,stages=2")), iterations=3)
+    assert [r["build"] for r in rows] == ["plan", "splits=2", "warps=8,stages=2"]
+    plan, two, wide = rows
+    assert plan["heuristic"] and plan["vs_plan"] == 0 and plan["max_diff"] == 0 and plan["bit_equal"]
+    assert two["splits"] == 2 and wide["kernel"].startswith("mma w8s2") and wide["ctas_per_sm"] == 1
+    assert all(0 <= r["max_diff"] < 0.05 and r["p50_us"] > 0 for r in rows)
+    out = tmp_path / "compare.json"
+    assert cli.main(["decode", "compare", "--batch", "8", "--kv-len", "1024", "--build", "stages=2",
+                     "--iterations", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "compare, batch 8 x 1024, d128" in printed and "stages=2" in printed and "vs_plan" in printed
+    sweep = report.load(out).split_sweeps["8x1024 d128 compare"]
+    assert [p.heuristic for p in sweep] == [True, False] and sweep[1].kernel.startswith("mma w4s2")
+
+
 def test_manifest_runner_on_a_built_decode_manifest_computes_attention(tmp_path):
     """``labkit manifest run DIR/decode_*.json``: the Runner with no fill of its own gives labkit's decode manifest
     valid inputs (full page-table rows over pool pages), and the call it times computes exact attention on them."""

@@ -155,12 +155,8 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
     against the plan's: the units before the tail bit for bit, the tail's within the split-reduction tolerance
     (2^-7 of the largest output). ``timelines``: then also record a cold call of the plan and of the fastest
     variant with the instrumented build."""
-    from contextlib import ExitStack
-
     from ...device import describe
     from ...errors import ArgumentError
-    from ...timing import interleave
-    from .inputs import bf16_to_f32
 
     shape = {"heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
@@ -174,15 +170,8 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
     if len(knobs) == 1:
         raise ArgumentError(f"tail sweep at batch {batch} x {kv_len} d{head_dim}: no tail can take more than the "
                             f"plan's {plan.splits} splits")
-    cp = cupy()
-    with ExitStack() as stack:
-        runners, plans, outs = {}, {}, {}
-        for name, kw in knobs.items():
-            runner, plans[name], _ = stack.enter_context(shape_runner(batch, kv_len, head_dim, **shape, **kw))
-            runner.buffers["out"].fill(0xFFFF)  # poison: every row must be written
-            runner.run_once()
-            outs[name] = bf16_to_f32(cp.asnumpy(runner.buffers["out"])).reshape(-1, heads_q // heads_kv, head_dim)
-            runners[name] = runner
+
+    def check(outs: dict) -> None:
         ref = outs["plan"]
         scale = float(np.abs(ref).max())
         for name, kw in knobs.items():
@@ -191,14 +180,8 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
                     and np.abs(outs[name] - ref).max() <= 2.0 ** -7 * scale):
                 raise AssertionError(f"tail sweep: {name} does not give the plan's output "
                                      f"(max difference {np.abs(outs[name] - ref).max():.3g})")
-        # the split units' counters reset themselves, so the calls repeat with no zeroing between them
-        timing = interleave({n: (lambda r=r: r.launch_call(0)) for n, r in runners.items()},
-                            iterations=iterations, warmup=1, mode="cold", order="shuffle")
-        for name, r in runners.items():
-            if not np.array_equal(bf16_to_f32(cp.asnumpy(r.buffers["out"])).reshape(ref.shape), outs[name]):
-                raise AssertionError(f"tail sweep: the timed calls of {name} wrote a different output")
-        runners.clear()
-        del runner, r  # the pools go back as each shape_runner closes
+
+    plans, timing, _ = _interleaved(batch, kv_len, head_dim, knobs, shape, iterations, check, what="tail sweep")
     rows = [{**_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, "cold"),
              "heuristic": name == "plan"} for name, t in timing.items()]
     fastest = min(timing, key=lambda n: timing[n].stats.p50_s)
@@ -209,6 +192,144 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
         for name in dict.fromkeys(("plan", fastest)):
             traces[name] = decode_timeline(batch, kv_len, head_dim, cold=True, **shape, **knobs[name])
     return TailSweep(rows, traces)
+
+
+def _interleaved(batch: int, kv_len: int, head_dim: int, knobs: dict, shape: dict, iterations: int, check, *,
+                 what: str) -> tuple[dict, dict, dict]:
+    """``(plans, timings, outputs)`` of the call built with each of ``knobs`` (name -> ``plan_call`` knobs): every
+    output poisoned, written once and given to ``check`` (which raises on a wrong one) before anything is timed, then
+    one cold sample of each per round in a shuffled order, on the same data; the outputs are read again afterwards,
+    and a build whose timed calls wrote anything else raises."""
+    from contextlib import ExitStack
+
+    from ...timing import interleave
+    from .inputs import bf16_to_f32
+
+    cp = cupy()
+    group = shape["heads_q"] // shape["heads_kv"]
+    with ExitStack() as stack:
+        runners, plans, outs = {}, {}, {}
+        for name, kw in knobs.items():
+            runner, plans[name], _ = stack.enter_context(shape_runner(batch, kv_len, head_dim, **shape, **kw))
+            runner.buffers["out"].fill(0xFFFF)  # poison: every row must be written
+            runner.run_once()
+            outs[name] = bf16_to_f32(cp.asnumpy(runner.buffers["out"])).reshape(-1, group, head_dim)
+            runners[name] = runner
+        check(outs)
+        # split units' counters and persistent CTAs' claims reset themselves: the calls repeat with no zeroing
+        timing = interleave({n: (lambda r=r: r.launch_call(0)) for n, r in runners.items()},
+                            iterations=iterations, warmup=1, mode="cold", order="shuffle")
+        for name, r in runners.items():
+            if not np.array_equal(bf16_to_f32(cp.asnumpy(r.buffers["out"])).reshape(outs[name].shape), outs[name]):
+                raise AssertionError(f"{what}: the timed calls of {name} wrote a different output")
+        runners.clear()
+        del runner, r  # the pools go back as each shape_runner closes
+    return plans, timing, outs
+
+
+BOOL_KNOBS = ("kv_evict_first", "cluster", "persistent")
+BUILD_KNOBS = ("splits", *OVERRIDES)
+
+
+def parse_build(spec: str) -> dict:
+    """``"warps=8,stages=2,persistent=1"`` as ``plan_call``'s knobs: ``variant`` mma or fma, ``kv_evict_first``,
+    ``cluster`` and ``persistent`` 0 or 1, the others positive integers (``splits`` 1..MAX_SPLITS); whether the
+    combination builds is ``plan_call``'s to say.
+
+    Raises:
+        ArgumentError: one line naming the spec, the knob and what was expected.
+    """
+    from ...errors import ArgumentError
+    from ...values import parse_int
+
+    knobs = {}
+    for item in spec.split(","):
+        key, eq, value = (t.strip() for t in item.partition("="))
+        where = f"build {spec!r}: {item.strip() or '(empty)'}"
+        if not eq or key not in BUILD_KNOBS:
+            raise ArgumentError(f"{where}: expected KNOB=VALUE with KNOB one of {', '.join(BUILD_KNOBS)}")
+        if key in knobs:
+            raise ArgumentError(f"{where}: {key} given twice")
+        if key == "variant":
+            if value not in ("mma", "fma"):
+                raise ArgumentError(f"{where}: expected variant=mma or variant=fma")
+            knobs[key] = value
+        elif key in BOOL_KNOBS:
+            if value not in ("0", "1"):
+                raise ArgumentError(f"{where}: expected {key}=0 or {key}=1")
+            knobs[key] = value == "1"
+        else:
+            top = MAX_SPLITS if key == "splits" else 1 << 16
+            knobs[key] = parse_int(value, what=f"build {spec!r}: {key}", lo=1, hi=top)
+    return knobs
+
+
+def build_name(knobs: dict) -> str:
+    """A build's knobs as ``parse_build`` reads them (``warps=8,stages=2,persistent=1``)."""
+    return ",".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in knobs.items())
+
+
+def plan_builds(batch: int, kv_len: int, head_dim: int, builds: tuple[dict, ...], *, heads_q: int = 32,
+                heads_kv: int = 8, page_size: int = 64) -> dict[str, dict]:
+    """``{"plan": {}, name: knobs, ...}`` for ``compare_builds``, every build planned and compiled for this call on
+    this GPU first (no kernel runs).
+
+    Raises:
+        ArgumentError: the call or a build that cannot run, named; a build given twice; none given.
+    """
+    from ...errors import ArgumentError, LabkitError
+
+    g = geometry_for(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size)
+    if kv_bytes_read(g) > MAX_KV_BYTES:
+        raise ArgumentError(f"compare at batch {batch} x {kv_len} d{head_dim}: {kv_bytes_read(g) / 1e9:.1f} GB of K/V "
+                            f"per call, and each build holds its own copy; at most {MAX_KV_BYTES / 1e9:.0f} GB")
+    knobs = {"plan": {}}
+    for kw in builds:
+        name = build_name(kw)
+        if name in knobs:
+            raise ArgumentError(f"build {name!r} given twice")
+        try:
+            plan_for_device(g, **kw)  # refuses a knob this call cannot take, and compiles the build
+        except LabkitError as exc:
+            raise ArgumentError(f"build {name!r} at batch {batch} x {kv_len} d{head_dim}: {exc}") from None
+        knobs[name] = kw
+    if len(knobs) == 1:
+        raise ArgumentError("compare: no build to time beside the plan")
+    return knobs
+
+
+def compare_builds(batch: int, kv_len: int, head_dim: int = 128, builds: tuple[dict, ...] = (), *, heads_q: int = 32,
+                   heads_kv: int = 8, page_size: int = 64, iterations: int = 40) -> list[dict]:
+    """The plan's own call against the same call built with each of ``builds`` (``plan_call`` knobs, e.g.
+    ``parse_build``'s), on the same data. Every build is planned (and compiled) before anything is allocated on the GPU;
+    every output is poisoned, then checked against the plan's before any timing: finite, and within 2^-7 of its largest
+    value (another split count or build sums in another order); then one cold sample of each per round in a shuffled
+    order. Rows: ``bench_point``'s, with ``build`` (``"plan"`` or the knobs), ``vs_plan`` (p50 / the plan's - 1),
+    ``max_diff`` and ``bit_equal`` against the plan's output; ``heuristic`` marks the plan.
+
+    Raises:
+        ArgumentError: as ``plan_builds``; nothing ran.
+        AssertionError: a build's output is not the plan's; nothing was timed.
+    """
+    shape = {"heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
+    knobs = plan_builds(batch, kv_len, head_dim, builds, **shape)
+    diffs = {}
+
+    def check(outs: dict) -> None:
+        ref = outs["plan"]
+        scale = float(np.abs(ref).max())
+        for name, out in outs.items():
+            diffs[name] = float(np.abs(out - ref).max()) if np.isfinite(out).all() else float("nan")
+            if not diffs[name] <= 2.0 ** -7 * scale:
+                raise AssertionError(f"compare: build {name!r} does not give the plan's output (max difference "
+                                     f"{diffs[name]:.3g}, allowed {2.0 ** -7 * scale:.3g})")
+
+    plans, timing, outs = _interleaved(batch, kv_len, head_dim, knobs, shape, iterations, check, what="compare")
+    base = timing["plan"].stats.p50_s
+    return [{**_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, "cold"),
+             "heuristic": name == "plan", "build": name, "ctas_per_sm": plans[name].ctas_per_sm,
+             "vs_plan": t.stats.p50_s / base - 1, "max_diff": diffs[name],
+             "bit_equal": bool(np.array_equal(outs[name], outs["plan"]))} for name, t in timing.items()]
 
 
 def check_once() -> float:
@@ -233,17 +354,20 @@ def check_once() -> float:
     return float(err.max())
 
 
-def render(rows: list[dict], title: str) -> str:
+def render(rows: list[dict], title: str, extra: tuple[str, ...] = ()) -> str:
+    """The rows as a text table under ``title``: the call's columns, the peers' where any row has them, then
+    ``extra`` (shown whole, as the kernel label)."""
     cols = ["batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps"]
-    extra = [c for c in ("heuristic", "labkit_beside_peers", "sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged",
-                         "x_best_peer")
-             if any(c in r for r in rows)]
+    more = [c for c in ("heuristic", "labkit_beside_peers", "sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged",
+                        "x_best_peer") if any(c in r for r in rows)] + [c for c in extra if c not in cols]
+    whole = {"kernel", *extra}
+
     def cell(r, c):
         if isinstance(r.get(c), float):
             return f"{r[c]:.2f}"
-        return str(r.get(c, "-")) if c == "kernel" else str(r.get(c, "-"))[:12]  # a peer's error stays short
+        return str(r.get(c, "-")) if c in whole else str(r.get(c, "-"))[:12]  # a peer's error stays short
 
-    width = {c: max([9] + [len(cell(r, c)) for r in rows]) for c in cols + extra}
-    lines = [title, "  ".join(f"{c:>{width[c]}}" for c in cols + extra)]
-    lines += ["  ".join(f"{cell(r, c):>{width[c]}}" for c in cols + extra) for r in rows]
+    width = {c: max([9] + [len(cell(r, c)) for r in rows]) for c in cols + more}
+    lines = [title, "  ".join(f"{c:>{width[c]}}" for c in cols + more)]
+    lines += ["  ".join(f"{cell(r, c):>{width[c]}}" for c in cols + more) for r in rows]
     return "\n".join(lines)

@@ -1,6 +1,8 @@
-"""``labkit decode build|bench``: thin shells over labkit.workloads.decode."""
+"""``labkit decode build|from-manifest|bench|compare``: thin shells over labkit.workloads.decode."""
 
-from ..._cliargs import int_in, output_dir, output_path
+import sys
+
+from ..._cliargs import int_in, output_dir, output_path, typed
 from .build import MAX_SPLITS
 
 SPLITS_HELP = ("default: the plan's own count and build; a count given takes the default build for it (at 8 x 8k "
@@ -136,6 +138,38 @@ def _bench(args) -> int:
     return 0
 
 
+def _compare(args) -> int:
+    from ...probes import copy_bandwidth
+    from ...provenance import collect
+    from .bench import check_once, compare_builds, plan_builds, render
+
+    b, n, d = args.batch, args.kv_len, args.head_dim
+    shape = {"heads_q": args.heads_q, "heads_kv": args.heads_kv, "page_size": args.page_size}
+    plan_builds(b, n, d, tuple(args.build), **shape)  # a call or build that cannot run is refused before any launch
+    print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
+    print(f"batch {b} x {n}, d{d}, {args.heads_q}/{args.heads_kv} heads, page {args.page_size}: the plan and "
+          f"{len(args.build)} build(s), outputs checked against the plan's, then {args.iterations} shuffled cold "
+          "rounds", flush=True)
+    try:
+        rows = compare_builds(b, n, d, tuple(args.build), **shape, iterations=args.iterations)
+    except AssertionError as exc:  # a build that computes something else: the finding, in one line; nothing timed
+        print(f"labkit: error: {exc}", file=sys.stderr)
+        return 1
+    shown = [{**r, "kernel": f"{r['kernel']} ({r['ctas_per_sm']}/SM)", "vs_plan": f"{r['vs_plan']:+.2%}",
+              "max_diff": f"{r['max_diff']:.3g}", "bit_equal": str(r["bit_equal"])} for r in rows]
+    print(render(shown, f"compare, batch {b} x {n}, d{d} (cold p50; vs_plan: p50 / the plan's - 1)",
+                 extra=("build", "vs_plan", "max_diff", "bit_equal")), flush=True)
+    if args.out is not None:
+        from .report import ROW_KEYS, write
+
+        copy = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"]
+        keep = (*ROW_KEYS, "heuristic")
+        write([], {f"{b}x{n} d{d} compare": [{k: r[k] for k in keep} for r in rows]}, copy,
+              {**collect(timing_mode="cold"), "compare_builds": [r["build"] for r in rows]}, args.out.path)
+        print(f"report: {args.out.path} (labkit report show|diff read it)")
+    return 0
+
+
 def register(sub) -> None:
     dp = sub.add_parser("decode", help="labkit's paged-KV decode kernel").add_subparsers(dest="sub", required=True)
     p = dp.add_parser("build", help="write the cubin and its schema_version 4 manifest (no GPU needed)")
@@ -174,3 +208,19 @@ def register(sub) -> None:
     p.add_argument("--variant", choices=("mma", "fma"), action="append",
                    help="time this kernel (tensor cores or CUDA cores) instead of the default; repeatable")
     p.set_defaults(fn=_bench)
+    from .bench import BUILD_KNOBS, parse_build
+
+    p = dp.add_parser("compare", help="the plan's call against other builds of it, interleaved on the same data (GPU)")
+    for name, default, what in (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequence"),
+                                ("heads-q", 32, "query heads"), ("heads-kv", 8, "KV heads"),
+                                ("head-dim", 128, "128 or 256"), ("page-size", 64, "tokens per page: 16, 32 or 64")):
+        p.add_argument(f"--{name}", type=int_in(1, (1 << 31) - 1, what=f"--{name}"), default=default,
+                       required=default is None, help=what + ("" if default is None else f" (default {default})"))
+    p.add_argument("--build", type=typed(parse_build, "build"), action="append", required=True,
+                   metavar="KNOB=VALUE[,...]",
+                   help=f"a build to time beside the plan's, e.g. warps=8,stages=2,persistent=1 (knobs: "
+                        f"{', '.join(BUILD_KNOBS)}); repeatable")
+    p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=40)
+    p.add_argument("--out", type=output_path("--out"), default=None,
+                   help="also write the rows as a decode report (labkit report show|diff)")
+    p.set_defaults(fn=_compare)

@@ -65,11 +65,11 @@ class DecodeReport:
         return pd.DataFrame([{**{k: v for k, v in asdict(p).items() if k != "peers"}, **p.peers} for p in self.points])
 
 
-_ROW_KEYS = ("batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps")
+ROW_KEYS = ("batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps")
 
 
 def _point(n: Node) -> DecodePoint:
-    n.obj(_ROW_KEYS, (*PEERS, "x_best_peer", "heuristic"))
+    n.obj(ROW_KEYS, (*PEERS, "x_best_peer", "heuristic"))
     peers = {}
     for name in PEERS:
         if (v := n.get(name)) is not None:

@@ -1,0 +1,97 @@
+"""`labkit decode compare` without a GPU: build specs parsed strictly, every build planned and compiled before any
+launch, bad input refused in one line."""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from labkit import cli
+from labkit.errors import ArgumentError
+from labkit.workloads.decode import bench
+from labkit.workloads.decode.bench import BUILD_KNOBS, build_name, parse_build, plan_builds, render
+
+from ..conftest import ROOT
+
+
+def _fake_h200(monkeypatch):
+    import labkit.device
+
+    record = sorted((ROOT / "data" / "runs").glob("*-00_device_and_timing"))[-1] / "data" / "device.json"
+    dev = labkit.device.DeviceInfo.from_dict(json.loads(record.read_text()))
+    monkeypatch.setattr(labkit.device, "describe", lambda *a, **k: dev)
+
+
+def test_parse_build_reads_each_kind_of_knob():
+    assert parse_build("warps=8,stages=2,persistent=1") == {"warps": 8, "stages": 2, "persistent": True}
+    assert parse_build(" splits = 4 , cluster=0 ,variant=mma") == {"splits": 4, "cluster": False, "variant": "mma"}
+    assert build_name(parse_build("kv_evict_first=1,qk_chains=1")) == "kv_evict_first=1,qk_chains=1"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("warps", "build 'warps': warps: expected KNOB=VALUE with KNOB one of splits, variant,"),
+    ("wraps=8", "build 'wraps=8': wraps=8: expected KNOB=VALUE"),
+    ("warps=8,", "build 'warps=8,': (empty): expected KNOB=VALUE"),
+    ("warps=x", "build 'warps=x': warps 'x': expected an integer"),
+    ("stages=0", "build 'stages=0': stages 0: expected 1..65536"),
+    ("splits=999", "build 'splits=999': splits 999: expected 1..256"),
+    ("persistent=yes", "build 'persistent=yes': persistent=yes: expected persistent=0 or persistent=1"),
+    ("variant=wgmma", "expected variant=mma or variant=fma"),
+    ("warps=8,warps=4", "build 'warps=8,warps=4': warps=4: warps given twice"),
+])
+def test_parse_build_names_the_spec_the_knob_and_what_was_expected(spec, message):
+    with pytest.raises(ArgumentError) as err:
+        parse_build(spec)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+KNOB_VALUES = {k: st.sampled_from(["mma", "fma"]) if k == "variant" else st.booleans() if k in bench.BOOL_KNOBS
+               else st.integers(1, 256) for k in BUILD_KNOBS}
+
+
+@given(st.dictionaries(st.sampled_from(BUILD_KNOBS), st.just(None), min_size=1).flatmap(
+    lambda d: st.fixed_dictionaries({k: KNOB_VALUES[k] for k in d})))
+def test_a_build_name_reads_back_as_its_knobs(knobs):
+    assert parse_build(build_name(knobs)) == knobs
+
+
+def test_plan_builds_refuses_what_cannot_run_naming_the_build(monkeypatch):
+    _fake_h200(monkeypatch)
+    knobs = plan_builds(64, 1024, 128, (parse_build("persistent=1,warps=8,stages=2"), parse_build("splits=2")))
+    assert knobs == {"plan": {}, "persistent=1,warps=8,stages=2": {"persistent": True, "warps": 8, "stages": 2},
+                     "splits=2": {"splits": 2}}
+    with pytest.raises(ArgumentError, match=r"build 'persistent=1,warps=8,stages=3' at batch 64 x 1024 d128: "
+                                            r"1184 \+ 276480 B of shared memory: sm_90 allows 232448 B per CTA"):
+        plan_builds(64, 1024, 128, (parse_build("persistent=1,warps=8,stages=3"),))
+    with pytest.raises(ArgumentError, match="build 'persistent=1,splits=2' .*persistent: CTAs claim whole units"):
+        plan_builds(64, 1024, 128, (parse_build("persistent=1,splits=2"),))
+    with pytest.raises(ArgumentError, match="build 'splits=2' given twice"):
+        plan_builds(64, 1024, 128, (parse_build("splits=2"), parse_build("splits=2")))
+    with pytest.raises(ArgumentError, match="no build to time beside the plan"):
+        plan_builds(64, 1024, 128, ())
+    with pytest.raises(ArgumentError, match=r"68\.7 GB of K/V per call, and each build holds its own copy"):
+        plan_builds(512, 32768, 128, (parse_build("splits=2"),))
+
+
+def test_compare_cli_refuses_bad_input_in_one_line_before_any_launch(monkeypatch, capsys):
+    _fake_h200(monkeypatch)
+    monkeypatch.setattr(bench, "check_once", lambda: pytest.fail("a kernel ran before the input was checked"))
+    call = ["decode", "compare", "--batch", "64", "--kv-len", "1024"]
+    for args, message in (
+            (["--build", "warps=x"], "argument --build: build 'warps=x': warps 'x': expected an integer"),
+            (["--build", "stages=2", "--head-dim", "100"], "head_dim 100: the decode kernel takes 128, 256"),
+            (["--build", "persistent=1,warps=8,stages=3"], "build 'persistent=1,warps=8,stages=3' at batch 64 x "
+                                                           "1024 d128: 1184 + 276480 B of shared memory"),
+            ([], "the following arguments are required: --build")):
+        assert cli.main(call + args) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err and err.count("\n") == 1, err
+
+
+def test_render_shows_extra_columns_whole():
+    row = {"batch": 64, "kv_len": 1024, "head_dim": 128, "heads": "32/8", "splits": 1, "kernel": "mma w8s2 P (1/SM)",
+           "mode": "cold", "kv_MB": 268.4, "p50_us": 78.3, "TBps": 3.43, "heuristic": False,
+           "build": "persistent=1,warps=8,stages=2", "vs_plan": "+1.09%"}
+    text = render([row], "compare", extra=("build", "vs_plan"))
+    assert "persistent=1,warps=8,stages=2" in text and "+1.09%" in text and "mma w8s2 P (1/SM)" in text
