@@ -95,3 +95,35 @@ def test_render_shows_extra_columns_whole():
            "build": "persistent=1,warps=8,stages=2", "vs_plan": "+1.09%"}
     text = render([row], "compare", extra=("build", "vs_plan"))
     assert "persistent=1,warps=8,stages=2" in text and "+1.09%" in text and "mma w8s2 P (1/SM)" in text
+
+
+def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeypatch, tmp_path, capsys):
+    """The CLI over faked measurements (the GPU half, compare_builds, runs in tests/gpu): the table, then a decode
+    report whose row is the plan's call and whose sweep holds every build."""
+    import labkit.probes
+    from labkit.workloads.decode import report
+
+    _fake_h200(monkeypatch)
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(labkit.probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4220.0}})
+
+    def fake_compare(b, n, d, builds, **kw):
+        knobs = plan_builds(b, n, d, builds, heads_q=kw["heads_q"], heads_kv=kw["heads_kv"],
+                            page_size=kw["page_size"])
+        return [{"batch": b, "kv_len": n, "head_dim": d, "heads": "32/8", "splits": 1, "kernel": label, "mode": "cold",
+                 "kv_MB": 268.4, "p50_us": us, "TBps": 268.4 / us, "heuristic": name == "plan", "build": name,
+                 "ctas_per_sm": per_sm, "vs_plan": us / 77.1 - 1, "max_diff": diff, "bit_equal": diff == 0}
+                for (name, _), (label, per_sm, us, diff) in zip(knobs.items(), [("mma w4s1c1", 4, 77.1, 0.0),
+                                                                                ("mma w8s2 P", 1, 78.6, 9.8e-4)])]
+
+    monkeypatch.setattr(bench, "compare_builds", fake_compare)
+    out = tmp_path / "compare.json"
+    assert cli.main(["decode", "compare", "--batch", "64", "--kv-len", "1024", "--build",
+                     "persistent=1,warps=8,stages=2", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "compare, batch 64 x 1024, d128" in printed and "+1.95%" in printed and "mma w8s2 P (1/SM)" in printed
+    r = report.load(out)
+    assert [p.kernel for p in r.points] == ["mma w4s1c1"]
+    assert [(p.kernel, p.heuristic) for p in r.split_sweeps["64x1024 d128 compare"]] == [
+        ("mma w4s1c1", True), ("mma w8s2 P", False)]
+    assert r.provenance["compare_builds"] == ["plan", "persistent=1,warps=8,stages=2"]
