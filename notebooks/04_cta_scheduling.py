@@ -141,7 +141,8 @@ if do_decode:
     dtl = session.measure("decode_timeline", sched.decode_timeline, decode_splits_batch, decode_kv_lens[0],
                           load=labkit.sched.Timeline.from_dict, **decode_geo)
     # the plan's own call (split count and build) on this device: the titles name it
-    decode_call = sched.decode_call_label(decode_splits_batch, decode_kv_lens[0], sms=sms, **decode_geo)
+    decode_call = sched.decode_call_label(decode_splits_batch, decode_kv_lens[0], sms=sms, arch=device.arch,
+                                          l2_bytes=device.l2_bytes, **decode_geo)
     call = f"paged decode, batch {decode_splits_batch} x {decode_kv_lens[0]} tokens"
     which = f"the plan's call: {decode_call}"
     fig = labkit.plot.cta_gantt(dtl, title=session.title(f"{call}, {len(dtl.records)} CTAs\n{which}"))

@@ -124,12 +124,17 @@ def decode_splits(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int 
 
 
 def decode_call_label(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
-                      heads_kv: int = 8, page_size: int = 64, sms: int = 132) -> str:
-    """``2 splits, mma w8s2 cl2``: the split count and build of this call (``splits`` as ``_decode_plan``), so that a
-    chart of one call says which call it is (no GPU: the build comes from NVRTC)."""
+                      heads_kv: int = 8, page_size: int = 64, sms: int = 132, arch: str = "sm_90",
+                      l2_bytes: int | None = None) -> str:
+    """``2 splits, mma w8s2 cl2``: the split count and build of the call ``decode_timeline`` records (``splits`` as
+    ``_decode_plan``; its instrumented build, which keeps per-unit CTAs), so that a chart of that call says which
+    call it is (no GPU: the build comes from NVRTC)."""
     from ..workloads.decode.bench import kernel_label
+    from ..workloads.decode.plan import H200_L2_BYTES, plan_call
+    from ..workloads.decode.run import geometry_for
 
-    _, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, splits=splits)
+    g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
+    plan = plan_call(g, sms=sms, arch=arch, l2_bytes=l2_bytes or H200_L2_BYTES, splits=splits, timeline=True)
     return f"{plan.splits} split{'s' if plan.splits > 1 else ''}, {kernel_label(plan.kernel)}"
 
 

@@ -66,12 +66,22 @@ def test_plan_builds_refuses_what_cannot_run_naming_the_build(monkeypatch):
         plan_builds(64, 1024, 128, (parse_build("persistent=1,warps=8,stages=3"),))
     with pytest.raises(ArgumentError, match="build 'persistent=1,splits=2' .*persistent: CTAs claim whole units"):
         plan_builds(64, 1024, 128, (parse_build("persistent=1,splits=2"),))
-    with pytest.raises(ArgumentError, match="build 'splits=2' given twice"):
+    with pytest.raises(ArgumentError, match=r"build 'splits=2' at batch 64 x 1024 d128 runs the same call as "
+                                            r"'splits=2' \(mma w4s1c1, 2 split\(s\)\): nothing to compare"):
         plan_builds(64, 1024, 128, (parse_build("splits=2"), parse_build("splits=2")))
+    # the plan's own call at 8 x 8k d128 is 8 warps, 2 stages, 2 splits in a cluster: the same knobs add nothing
+    with pytest.raises(ArgumentError, match=r"build 'stages=2,warps=8' .* runs the same call as 'plan' \(mma w8s2 cl2"):
+        plan_builds(8, 8192, 128, (parse_build("stages=2,warps=8"),))
+    # the launch's own checks run here too: one split per page at most (16 pages of 64 tokens)
+    with pytest.raises(ArgumentError, match="build 'splits=32' at batch 8 x 1024 d128: .*32.*1..16"):
+        plan_builds(8, 1024, 128, (parse_build("splits=32"),))
     with pytest.raises(ArgumentError, match="no build to time beside the plan"):
         plan_builds(64, 1024, 128, ())
-    with pytest.raises(ArgumentError, match=r"68\.7 GB of K/V per call, and each build holds its own copy"):
+    with pytest.raises(ArgumentError, match=r"68\.7 GB of K/V per call; at most 9 GB"):
         plan_builds(512, 32768, 128, (parse_build("splits=2"),))
+    with pytest.raises(ArgumentError, match=r"the plan and 14 build\(s\) each hold their own 8\.6 GB of K/V, more "
+                                            r"than 80 % of the GPU's 150 GB"):
+        plan_builds(256, 8192, 128, tuple(parse_build(f"splits={s}") for s in range(2, 16)))
 
 
 def test_compare_cli_refuses_bad_input_in_one_line_before_any_launch(monkeypatch, capsys):
@@ -83,6 +93,7 @@ def test_compare_cli_refuses_bad_input_in_one_line_before_any_launch(monkeypatch
             (["--build", "stages=2", "--head-dim", "100"], "head_dim 100: the decode kernel takes 128, 256"),
             (["--build", "persistent=1,warps=8,stages=3"], "build 'persistent=1,warps=8,stages=3' at batch 64 x "
                                                            "1024 d128: 1184 + 276480 B of shared memory"),
+            (["--build", "splits=32", "--batch", "8"], "build 'splits=32' at batch 8 x 1024 d128: "),
             ([], "the following arguments are required: --build")):
         assert cli.main(call + args) == 2
         err = capsys.readouterr().err
@@ -124,6 +135,62 @@ def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeyp
     assert "compare, batch 64 x 1024, d128" in printed and "+1.95%" in printed and "mma w8s2 P (1/SM)" in printed
     r = report.load(out)
     assert [p.kernel for p in r.points] == ["mma w4s1c1"]
-    assert [(p.kernel, p.heuristic) for p in r.split_sweeps["64x1024 d128 compare"]] == [
-        ("mma w4s1c1", True), ("mma w8s2 P", False)]
-    assert r.provenance["compare_builds"] == ["plan", "persistent=1,warps=8,stages=2"]
+    assert [(p.kernel, p.heuristic, p.build) for p in r.split_sweeps["64x1024 d128 compare"]] == [
+        ("mma w4s1c1", True, "plan"), ("mma w8s2 P", False, "persistent=1,warps=8,stages=2")]
+    # `labkit report show` lists the builds, each against the plan
+    assert cli.main(["report", "show", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "sweep 64x1024 d128 compare:" in shown
+    assert "*      1 mma w4s1c1    0.0771   3.48   +0.00%  plan" in shown
+    assert "mma w8s2 P    0.0786   3.41   +1.95%  persistent=1,warps=8,stages=2" in shown
+
+
+class _Stats:
+    def __init__(self, p50_s):
+        self.stats = type("S", (), {"p50_s": p50_s})()
+
+
+def _fake_interleaved(outputs: dict, p50_us: dict):
+    """compare_builds' GPU half: the given outputs go through compare's own check, as the real one's do."""
+    def run(batch, kv_len, head_dim, knobs, shape, iterations, check, *, what):
+        from labkit.workloads.decode.plan import plan_call
+        from labkit.workloads.decode.run import geometry_for
+
+        outs = {name: outputs[name] for name in knobs}
+        check(outs)
+        g = geometry_for(batch, kv_len, head_dim=head_dim, **shape)
+        return ({n: plan_call(g, **kw) for n, kw in knobs.items()}, {n: _Stats(p50_us[n] * 1e-6) for n in knobs},
+                outs)
+    return run
+
+
+def test_compare_builds_checks_each_output_against_the_plans(monkeypatch):
+    import numpy as np
+
+    _fake_h200(monkeypatch)
+    rng = np.random.default_rng(0)
+    plan = rng.standard_normal((64 * 8, 4, 128)).astype(np.float32)
+    near = plan + np.float32(2.0 ** -9)
+    builds = (parse_build("splits=2"), parse_build("persistent=1"))
+    times = {"plan": 77.0, "splits=2": 80.85, "persistent=1": 77.0}
+    monkeypatch.setattr(bench, "_interleaved", _fake_interleaved(
+        {"plan": plan, "splits=2": near, "persistent=1": plan.copy()}, times))
+    rows = bench.compare_builds(64, 1024, 128, builds)
+    assert [r["build"] for r in rows] == ["plan", "splits=2", "persistent=1"]
+    assert [r["heuristic"] for r in rows] == [True, False, False]
+    assert [r["bit_equal"] for r in rows] == [True, False, True]
+    assert rows[0]["max_diff"] == 0 and rows[1]["max_diff"] == pytest.approx(2.0 ** -9, rel=1e-3)
+    assert rows[1]["vs_plan"] == pytest.approx(0.05) and rows[1]["splits"] == 2 and rows[2]["kernel"].endswith(" P")
+    far = plan.copy()
+    far[3, 1, 7] += 0.05 * np.abs(plan).max()
+    unwritten = plan.copy()
+    unwritten[-1] = np.nan
+    for outs, message in (({"plan": plan, "splits=2": far, "persistent=1": plan},
+                           r"build 'splits=2' does not give the plan's output \(max difference"),
+                          ({"plan": plan, "splits=2": plan, "persistent=1": unwritten},
+                           r"build 'persistent=1' does not give the plan's output \(max difference nan"),
+                          ({"plan": unwritten, "splits=2": plan, "persistent=1": plan},
+                           "the plan's own output has 512 values that are not finite")):
+        monkeypatch.setattr(bench, "_interleaved", _fake_interleaved(outs, times))
+        with pytest.raises(AssertionError, match=message):
+            bench.compare_builds(64, 1024, 128, builds)

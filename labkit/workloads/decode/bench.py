@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from ...cuda import cupy
-from .build import MAX_SPLITS
+from .build import MAX_SPLITS, build_plan
 from .geometry import DecodeGeometry
-from .plan import OVERRIDES, TAIL_MAX_SPLITS, kv_bytes_read, plan_for_device
+from .plan import OVERRIDES, TAIL_MAX_SPLITS, kv_bytes_read, plan_call, plan_for_device
 from .run import decode_runner, geometry_for
 
 SWEEP = [(b, n, d) for d in (128, 256) for b in (1, 8, 64, 256) for n in (1024, 8192, 32768)]
@@ -271,30 +271,44 @@ def build_name(knobs: dict) -> str:
 
 def plan_builds(batch: int, kv_len: int, head_dim: int, builds: tuple[dict, ...], *, heads_q: int = 32,
                 heads_kv: int = 8, page_size: int = 64) -> dict[str, dict]:
-    """``{"plan": {}, name: knobs, ...}`` for ``compare_builds``, every build planned and compiled for this call on
-    this GPU first (no kernel runs).
+    """``{"plan": {}, name: knobs, ...}`` for ``compare_builds``: the plan and every build planned for this call on this
+    GPU and built as its launch will be (compiled, manifest written and checked: split count, grid), with no kernel
+    run. A build is ``plan_call``'s knobs, so any build knob sets aside the plan's own choices (its clustered pair,
+    its persistent CTAs) and ``splits`` alone takes that count's default build.
 
     Raises:
-        ArgumentError: the call or a build that cannot run, named; a build given twice; none given.
+        ArgumentError: the call or a build that cannot run, named; a build that runs the same call as the plan or as
+            another build; none given; more K/V than the GPU holds for one copy per build.
     """
+    from ...device import describe
     from ...errors import ArgumentError, LabkitError
 
     g = geometry_for(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size)
-    if kv_bytes_read(g) > MAX_KV_BYTES:
-        raise ArgumentError(f"compare at batch {batch} x {kv_len} d{head_dim}: {kv_bytes_read(g) / 1e9:.1f} GB of K/V "
-                            f"per call, and each build holds its own copy; at most {MAX_KV_BYTES / 1e9:.0f} GB")
-    knobs = {"plan": {}}
-    for kw in builds:
-        name = build_name(kw)
-        if name in knobs:
-            raise ArgumentError(f"build {name!r} given twice")
-        try:
-            plan_for_device(g, **kw)  # refuses a knob this call cannot take, and compiles the build
-        except LabkitError as exc:
-            raise ArgumentError(f"build {name!r} at batch {batch} x {kv_len} d{head_dim}: {exc}") from None
-        knobs[name] = kw
-    if len(knobs) == 1:
+    at = f"batch {batch} x {kv_len} d{head_dim}"
+    if not builds:
         raise ArgumentError("compare: no build to time beside the plan")
+    per_call = kv_bytes_read(g)
+    if per_call > MAX_KV_BYTES:
+        raise ArgumentError(f"compare at {at}: {per_call / 1e9:.1f} GB of K/V per call; at most "
+                            f"{MAX_KV_BYTES / 1e9:.0f} GB")
+    dev = describe()
+    if (len(builds) + 1) * per_call > 0.8 * dev.memory_bytes:
+        raise ArgumentError(f"compare at {at}: the plan and {len(builds)} build(s) each hold their own "
+                            f"{per_call / 1e9:.1f} GB of K/V, more than 80 % of the GPU's "
+                            f"{dev.memory_bytes / 1e9:.0f} GB")
+    knobs, plans = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, kw in (("plan", {}), *((build_name(kw), kw) for kw in builds)):
+            try:
+                plan = plan_call(g, sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes, **kw)
+                build_plan(g, plan, Path(tmp) / str(len(plans)), arch=dev.arch)  # the launch's own checks, on CPU
+            except LabkitError as exc:
+                raise ArgumentError(f"build {name!r} at {at}: {exc}") from None
+            same = next((other for other, p in plans.items() if p == plan), None)
+            if same is not None:
+                raise ArgumentError(f"build {name!r} at {at} runs the same call as {same!r} ("
+                                    f"{kernel_label(plan.kernel)}, {plan.splits} split(s)): nothing to compare")
+            knobs[name], plans[name] = kw, plan
     return knobs
 
 
@@ -317,6 +331,9 @@ def compare_builds(batch: int, kv_len: int, head_dim: int = 128, builds: tuple[d
 
     def check(outs: dict) -> None:
         ref = outs["plan"]
+        if not np.isfinite(ref).all():
+            raise AssertionError(f"compare: the plan's own output has {int((~np.isfinite(ref)).sum())} values that "
+                                 "are not finite (unwritten rows or NaN); nothing to check the builds against")
         scale = float(np.abs(ref).max())
         for name, out in outs.items():
             diffs[name] = float(np.abs(out - ref).max()) if np.isfinite(out).all() else float("nan")

@@ -155,18 +155,18 @@ def _compare(args) -> int:
     except AssertionError as exc:  # a build that computes something else: the finding, in one line; nothing timed
         print(f"labkit: error: {exc}", file=sys.stderr)
         return 1
-    shown = [{**r, "kernel": f"{r['kernel']} ({r['ctas_per_sm']}/SM)", "vs_plan": f"{r['vs_plan']:+.2%}",
-              "max_diff": f"{r['max_diff']:.3g}", "bit_equal": str(r["bit_equal"])} for r in rows]
+    shown = [{**{k: v for k, v in r.items() if k != "heuristic"}, "kernel": f"{r['kernel']} ({r['ctas_per_sm']}/SM)",
+              "vs_plan": f"{r['vs_plan']:+.2%}", "max_diff": f"{r['max_diff']:.3g}", "bit_equal": str(r["bit_equal"])}
+             for r in rows]
     print(render(shown, f"compare, batch {b} x {n}, d{d} (cold p50; vs_plan: p50 / the plan's - 1)",
                  extra=("build", "vs_plan", "max_diff", "bit_equal")), flush=True)
     if args.out is not None:
         from .report import ROW_KEYS, write
 
         copy = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"]
-        kept = [{k: r[k] for k in (*ROW_KEYS, "heuristic")} for r in rows]
+        kept = [{k: r[k] for k in (*ROW_KEYS, "heuristic", "build")} for r in rows]
         # the plan's call is the report's row (what `report diff` pairs across runs); every build is in its sweep
-        write(kept[:1], {f"{b}x{n} d{d} compare": kept}, copy,
-              {**collect(timing_mode="cold"), "compare_builds": [r["build"] for r in rows]}, args.out.path)
+        write(kept[:1], {f"{b}x{n} d{d} compare": kept}, copy, collect(timing_mode="cold"), args.out.path)
         print(f"report: {args.out.path} (labkit report show|diff read it)")
     return 0
 
@@ -220,7 +220,9 @@ def register(sub) -> None:
     p.add_argument("--build", type=typed(parse_build, "build"), action="append", required=True,
                    metavar="KNOB=VALUE[,...]",
                    help=f"a build to time beside the plan's, e.g. warps=8,stages=2,persistent=1 (knobs: "
-                        f"{', '.join(BUILD_KNOBS)}); repeatable")
+                        f"{', '.join(BUILD_KNOBS)}); repeatable. Knobs as plan_call takes them: any build knob sets "
+                        "aside the plan's own choices (its clustered pair, its persistent CTAs), and splits=N alone "
+                        "takes that count's default build; the kernel column shows what ran")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=40)
     p.add_argument("--out", type=output_path("--out"), default=None,
                    help="also write the rows as a decode report (labkit report show|diff)")

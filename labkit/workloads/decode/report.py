@@ -35,6 +35,7 @@ class DecodePoint:
     peers: dict  # peer -> TB/s (float) or why it did not run (str)
     heuristic: bool | None = None  # split sweeps: whether this is the heuristic's split count
     x_best_peer: float | None = None  # labkit_beside_peers (older reports: TBps) / the best peer's
+    build: str | None = None  # `decode compare`: the plan_call knobs of this row ("plan" for the plan's own call)
 
     @property
     def key(self) -> tuple:
@@ -69,7 +70,7 @@ ROW_KEYS = ("batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", 
 
 
 def _point(n: Node) -> DecodePoint:
-    n.obj(ROW_KEYS, (*PEERS, "x_best_peer", "heuristic"))
+    n.obj(ROW_KEYS, (*PEERS, "x_best_peer", "heuristic", "build"))
     peers = {}
     for name in PEERS:
         if (v := n.get(name)) is not None:
@@ -80,7 +81,8 @@ def _point(n: Node) -> DecodePoint:
                        kv_MB=n["kv_MB"].num(0), p50_us=n["p50_us"].num(0, 1e9), TBps=n["TBps"].num(0, 100),
                        peers=peers, heuristic=h.bool() if (h := n.get("heuristic")) is not None else None,
                        x_best_peer=(x.num(0, 1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-"
-                                    else None))
+                                    else None),
+                       build=b.str() if (b := n.get("build")) is not None else None)
 
 
 def from_node(n: Node) -> DecodeReport:
@@ -157,6 +159,15 @@ def show_table(r: DecodeReport) -> str:
         peers = " ".join(f"{k} {v:.2f}" for k, v in p.peers.items() if isinstance(v, float))
         lines.append(f"{p.batch:>6} {p.kv_len:>7} {p.head_dim:>4} {p.heads:>10} {p.splits:>6} {p.kernel:>{kw}} "
                      f"{p.mode:>5} {p.p50_us / 1e3:>9.4f} {p.TBps:>6.2f}  {peers}")
+    for key, sweep in r.split_sweeps.items():  # split, tail and compare sweeps: * marks the plan's own call
+        base = next((p.p50_us for p in sweep if p.heuristic), None)
+        sk = max([6, *(len(p.kernel) for p in sweep)])
+        lines += ["", f"sweep {key}:", f"  {'splits':>6} {'kernel':>{sk}} {'p50 ms':>9} {'TB/s':>6} "
+                                        f"{'vs plan':>8}  build"]
+        for p in sweep:
+            vs = f"{p.p50_us / base - 1:+8.2%}" if base else f"{'-':>8}"
+            lines.append(f"{'*' if p.heuristic else ' '} {p.splits:>6} {p.kernel:>{sk}} {p.p50_us / 1e3:>9.4f} "
+                         f"{p.TBps:>6.2f} {vs}  {p.build or ''}".rstrip())
     return "\n".join(lines)
 
 
