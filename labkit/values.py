@@ -145,10 +145,21 @@ def _path_argument(text, what: str, noun: str, check) -> Path:
 
 
 @dataclass(frozen=True)
-class OutputDir:
-    """A directory labkit will create (with its parents) or add files to: not an existing file."""
+class _PathValue:
+    """A checked path that prints and opens as the path itself."""
 
     path: Path
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+
+@dataclass(frozen=True)
+class OutputDir(_PathValue):
+    """A directory labkit will create (with its parents) or add files to: not an existing file."""
 
     @classmethod
     def parse(cls, text: str | Path, what: str = "output directory") -> "OutputDir":
@@ -161,18 +172,10 @@ class OutputDir:
 
         return cls(_path_argument(text, what, "directory", check))
 
-    def __str__(self) -> str:
-        return str(self.path)
-
-    def __fspath__(self) -> str:
-        return str(self.path)
-
 
 @dataclass(frozen=True)
-class OutputPath:
+class OutputPath(_PathValue):
     """A file labkit will write: a name, in an existing directory, not itself a directory."""
-
-    path: Path
 
     @classmethod
     def parse(cls, text: str | Path, what: str = "output") -> "OutputPath":
@@ -193,6 +196,3 @@ class OutputPath:
 
     def write_text(self, text: str) -> Path:
         return self.write_bytes(text.encode())
-
-    def __str__(self) -> str:
-        return str(self.path)

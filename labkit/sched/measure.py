@@ -31,16 +31,17 @@ def sage2_occupancy(head_dim: int = 128, *, arch: str = "sm_90", timeline: bool 
 
 
 def _decode_plan(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int, *,
-                 sms: int = 132, arch: str = "sm_90", splits: int | None = None):
+                 sms: int = 132, arch: str = "sm_90", splits: int | None = None, l2_bytes: int | None = None,
+                 timeline: bool = False):
     """The geometry and the ``CallPlan`` (build, splits) the decode runner launches for this call: ``splits`` None
     is the plan's own call; a count is that count with the build ``plan_call`` gives it, which can differ from the
     plan's own build at the same count (8 x 8k d128: the plan runs 2 splits of 8 warps in a cluster, while 2 splits
-    asked for run the 4-warp build)."""
-    from ..workloads.decode.plan import plan_call
+    asked for run the 4-warp build). ``timeline``: the instrumented call's plan (it keeps per-unit CTAs)."""
+    from ..workloads.decode.plan import H200_L2_BYTES, plan_call
     from ..workloads.decode.run import geometry_for
 
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    return g, plan_call(g, sms=sms, arch=arch, splits=splits)
+    return g, plan_call(g, sms=sms, arch=arch, l2_bytes=l2_bytes or H200_L2_BYTES, splits=splits, timeline=timeline)
 
 
 def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
@@ -129,12 +130,10 @@ def decode_call_label(batch: int, kv_len: int, splits: int | None = None, *, hea
     """``2 splits, mma w8s2 cl2``: the split count and build of the call ``decode_timeline`` records (``splits`` as
     ``_decode_plan``; its instrumented build, which keeps per-unit CTAs), so that a chart of that call says which
     call it is (no GPU: the build comes from NVRTC)."""
-    from ..workloads.decode.bench import kernel_label
-    from ..workloads.decode.plan import H200_L2_BYTES, plan_call
-    from ..workloads.decode.run import geometry_for
+    from ..workloads.decode.geometry import kernel_label
 
-    g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    plan = plan_call(g, sms=sms, arch=arch, l2_bytes=l2_bytes or H200_L2_BYTES, splits=splits, timeline=True)
+    _, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, arch=arch, splits=splits,
+                           l2_bytes=l2_bytes, timeline=True)
     return f"{plan.splits} split{'s' if plan.splits > 1 else ''}, {kernel_label(plan.kernel)}"
 
 
@@ -161,6 +160,7 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     gives it."""
     from ..device import describe
     from ..workloads.decode import run as decode_run
+    from ..workloads.decode.geometry import kernel_label
 
     check_int(launches, what="launches", lo=1, hi=100)
     geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
@@ -174,8 +174,6 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     model = _launch_model(g, plan, kv_len, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm)
     timelines = [decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
                                             page_size=page_size, splits=splits) for _ in range(launches)]
-    from ..workloads.decode.bench import kernel_label
-
     return {"batch": batch, "kv_len": kv_len, "splits": used, "heuristic_splits": heuristic,
             "kernel": kernel_label(plan.kernel), "registers": occ.registers_per_thread, "limiter": occ.limiter,
             **model.to_dict(), **_measured(model, timelines)}

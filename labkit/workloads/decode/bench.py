@@ -15,7 +15,7 @@ import numpy as np
 
 from ...cuda import cupy
 from .build import MAX_SPLITS, build_plan
-from .geometry import DecodeGeometry
+from .geometry import DecodeGeometry, kernel_label
 from .plan import OVERRIDES, TAIL_MAX_SPLITS, kv_bytes_read, plan_call, plan_for_device
 from .run import decode_runner, geometry_for
 
@@ -80,20 +80,6 @@ def _row(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, pl
     return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}",
             "splits": plan.splits, "kernel": kernel_label(plan.kernel) + tail,
             "kv_MB": nbytes / 1e6, "p50_us": p50_s * 1e6, "TBps": nbytes / p50_s / 1e12, "mode": mode}
-
-
-def kernel_label(kb) -> str:
-    """``mma w4s3``: variant, warps per CTA (``w8d2``: in pairs that split head_dim), stages, then ``k32`` for 32
-    keys per warp, ``c1`` for one Q K^T chain, ``ef`` for K/V loads with L2 evict_first, `` cl8`` for splits
-    combined in a cluster of 8, `` tail/4`` for a call's last units in 4 splits each and `` P`` for persistent CTAs
-    (``fma r2s2``: row warps instead of warps)."""
-    if kb.variant == "fma":
-        return f"fma r{kb.row_warps}s{kb.stages}"
-    pairs = f"d{kb.dim_warps}" if kb.dim_warps > 1 else ""
-    return (f"mma w{kb.warps}{pairs}s{kb.stages}" + (f"k{kb.keys_per_warp}" if kb.keys_per_warp != 16 else "")
-            + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else "") + ("ef" if kb.kv_evict_first else "")
-            + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else "")
-            + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else ""))
 
 
 LARGE_CALL_BYTES = 1e9  # from here one split already fills the GPU: a sweep stops at LARGE_CALL_SPLITS

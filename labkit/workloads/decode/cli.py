@@ -171,16 +171,23 @@ def _compare(args) -> int:
     return 0
 
 
+# a call's geometry: (option, default or None when required, help); the geometry checks each value against what the
+# kernel takes (head_dim 128/256, pages 16/32/64, ...)
+GEOMETRY = (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequence"), ("heads-q", 32, "query heads"),
+            ("heads-kv", 8, "KV heads"), ("head-dim", 128, "128 or 256"),
+            ("page-size", 64, "tokens per page: 16, 32 or 64"))
+
+
+def _call_arguments(p, options) -> None:
+    for name, default, what in options:
+        p.add_argument(f"--{name}", type=int_in(1, (1 << 31) - 1, what=f"--{name}"), default=default,
+                       required=default is None, help=what + ("" if default is None else f" (default {default})"))
+
+
 def register(sub) -> None:
     dp = sub.add_parser("decode", help="labkit's paged-KV decode kernel").add_subparsers(dest="sub", required=True)
     p = dp.add_parser("build", help="write the cubin and its schema_version 4 manifest (no GPU needed)")
-    # the geometry checks each value against what the kernel takes (head_dim 128/256, pages 16/32/64, ...)
-    for name, default, what in (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequence"),
-                                ("heads-q", 32, "query heads"), ("heads-kv", 8, "KV heads"),
-                                ("head-dim", 128, "128 or 256"), ("page-size", 64, "tokens per page: 16, 32 or 64"),
-                                ("max-q-len", 1, "query tokens per sequence, 1..8 (causal)")):
-        p.add_argument(f"--{name}", type=int_in(1, (1 << 31) - 1, what=f"--{name}"), default=default,
-                       required=default is None, help=what + ("" if default is None else f" (default {default})"))
+    _call_arguments(p, GEOMETRY + (("max-q-len", 1, "query tokens per sequence, 1..8 (causal)"),))
     p.add_argument("--pool-pages", type=int_in(1, (1 << 31) - 1, what="--pool-pages"), default=None,
                    help="pages in the pool (default: batch x pages per sequence)")
     p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help=SPLITS_HELP)
@@ -212,11 +219,7 @@ def register(sub) -> None:
     from .bench import BUILD_KNOBS, parse_build
 
     p = dp.add_parser("compare", help="the plan's call against other builds of it, interleaved on the same data (GPU)")
-    for name, default, what in (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequence"),
-                                ("heads-q", 32, "query heads"), ("heads-kv", 8, "KV heads"),
-                                ("head-dim", 128, "128 or 256"), ("page-size", 64, "tokens per page: 16, 32 or 64")):
-        p.add_argument(f"--{name}", type=int_in(1, (1 << 31) - 1, what=f"--{name}"), default=default,
-                       required=default is None, help=what + ("" if default is None else f" (default {default})"))
+    _call_arguments(p, GEOMETRY)
     p.add_argument("--build", type=typed(parse_build, "build"), action="append", required=True,
                    metavar="KNOB=VALUE[,...]",
                    help=f"a build to time beside the plan's, e.g. warps=8,stages=2,persistent=1 (knobs: "

@@ -243,3 +243,17 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
     units = g.batch * g.heads_kv * (kernel or kernel_build(g)).row_blocks(g)
     want = max(1, (sms * ctas_per_sm) // units)
     return max(1, min(want, pages // min_pages if pages >= min_pages else 1, 256))  # 256: MAX_SPLITS
+
+
+def kernel_label(kb) -> str:
+    """``mma w4s3``: variant, warps per CTA (``w8d2``: in pairs that split head_dim), stages, then ``k32`` for 32
+    keys per warp, ``c1`` for one Q K^T chain, ``ef`` for K/V loads with L2 evict_first, `` cl8`` for splits
+    combined in a cluster of 8, `` tail/4`` for a call's last units in 4 splits each and `` P`` for persistent CTAs
+    (``fma r2s2``: row warps instead of warps)."""
+    if kb.variant == "fma":
+        return f"fma r{kb.row_warps}s{kb.stages}"
+    pairs = f"d{kb.dim_warps}" if kb.dim_warps > 1 else ""
+    return (f"mma w{kb.warps}{pairs}s{kb.stages}" + (f"k{kb.keys_per_warp}" if kb.keys_per_warp != 16 else "")
+            + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else "") + ("ef" if kb.kv_evict_first else "")
+            + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else "")
+            + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else ""))
