@@ -185,14 +185,14 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
 
 
 def split_sweep(rows: list[dict], *, title: str = "split sweep", ax=None):
-    """K+V TB/s against the split count (log2 axis), the heuristic's choice marked; where the rows say which build
-    ran (``kernel``) and the plan's differs from the other counts', the legend names both and the line joins only
-    the other counts."""
+    """K+V TB/s against the split count (log2 axis): a line through the counts' own points, the heuristic's choice a
+    star at its count (a separate measurement, beside the line's point where both exist); where the rows say which
+    build ran (``kernel``) and the plan's differs from the line's, the legend names both."""
     fig, ax = _axes(ax, figsize=(6, 3.6))
     picked = [r for r in rows if r.get("heuristic")]
-    others = sorted({str(r["kernel"]) for r in rows if not r.get("heuristic") and r.get("kernel")})
+    line = [r for r in rows if not r.get("heuristic")]
+    others = sorted({str(r["kernel"]) for r in line if r.get("kernel")})
     own = [str(r["kernel"]) for r in picked if r.get("kernel") and [str(r["kernel"])] != others]
-    line = [r for r in rows if not (own and r.get("heuristic"))]
     ax.plot([r["splits"] for r in line], [r["TBps"] for r in line], "o-", color="C0",
             label="measured" + (f" ({', '.join(others)})" if own and others else ""))
     if picked:

@@ -60,13 +60,16 @@ def test_decode_bandwidth_shows_labkit_in_the_peers_rounds_beside_them():
 
 
 def test_split_sweep_names_the_plans_build_where_it_differs():
-    """8 x 8k d128: the plan's 2 splits run 8 warps in a cluster, the other counts the 4-warp build; the legend says
-    so, and says nothing extra where every count ran one build."""
+    """8 x 8k d128: the plan's 2 splits run 8 warps in a cluster, the other counts the 4-warp build; the line keeps
+    its own 2-split point and the plan's is a star beside it; the legend names both builds, and nothing extra where
+    every count ran one build."""
     rows = [{"splits": s, "TBps": t, "kernel": k, "heuristic": h} for s, t, k, h in
-            [(1, 2.6, "mma w4s3", False), (2, 3.45, "mma w8s2 cl2", True), (4, 3.41, "mma w4s3", False)]]
+            [(1, 2.6, "mma w4s3", False), (2, 3.43, "mma w4s3", False), (2, 3.45, "mma w8s2 cl2", True),
+             (4, 3.41, "mma w4s3", False)]]
     ax = plot.split_sweep(rows).axes[0]
     assert ax.get_legend_handles_labels()[1] == ["measured (mma w4s3)", "heuristic's choice (mma w8s2 cl2)"]
-    assert list(ax.lines[0].get_xdata()) == [1, 4]  # the line joins one build's counts; the plan's is the star
+    assert list(ax.lines[0].get_xdata()) == [1, 2, 4] and list(ax.lines[0].get_ydata()) == [2.6, 3.43, 3.41]
+    assert list(ax.lines[1].get_xdata()) == [2] and list(ax.lines[1].get_ydata()) == [3.45]
     same = plot.split_sweep([{**r, "kernel": "mma w4s3"} for r in rows]).axes[0]
     assert same.get_legend_handles_labels()[1] == ["measured", "heuristic's choice"]
     assert list(same.lines[0].get_xdata()) == [1, 2, 4]

@@ -59,17 +59,17 @@ def split_counts(batch: int, kv_len: int, *, page_size: int = 64, head_dim: int 
 
 
 def split_rows(points) -> list[dict]:
-    """A split sweep's points (``decode.point`` rows, ``splits`` 0 = the heuristic) as the plot's rows: one per
-    split count, sorted, the heuristic's marked: its own point, also where a power of two had its count (the plan
-    may run another build there, e.g. a cluster)."""
+    """A split sweep's points (``decode.point`` rows, ``splits`` 0 = the heuristic) as the plot's rows, sorted by
+    split count: every power of two's own point, and the heuristic's marked at the count it picked. Where that count
+    is also a power of two both stay: the plan may run another build there (e.g. a cluster), and the line's own
+    point is the like-for-like comparison."""
     rows = [dict(r) for r in (points.to_dict("records") if hasattr(points, "to_dict") else points)]
     heuristic = [r for r in rows if r["splits"] == 0]
     if len(heuristic) != 1:
         raise ValueError(f"a split sweep holds {len(heuristic)} heuristic points (splits 0); expected 1")
-    pick = int(heuristic[0]["splits_used"])
-    out = {int(r["splits"]): {**r, "heuristic": False} for r in rows if r["splits"] != 0}
-    out[pick] = {**heuristic[0], "splits": pick, "heuristic": True}
-    return [out[k] for k in sorted(out)]
+    out = [{**r, "splits": int(r["splits"]), "heuristic": False} for r in rows if r["splits"] != 0]
+    out.append({**heuristic[0], "splits": int(heuristic[0]["splits_used"]), "heuristic": True})
+    return sorted(out, key=lambda r: (r["splits"], r["heuristic"]))
 
 
 def bandwidth_table(points):
