@@ -36,8 +36,7 @@ def _report_show(args) -> int:
         print(decode_report.show_table(decode_report.load(args.file)))
         return 0
     r = report.load(args.file)
-    print(f"{args.file}: q {list(r.q_shape)} k {list(r.k_shape)} v {list(r.v_shape)}, "
-          f"{r.iterations} iterations, report_version {r.report_version}")
+    print(f"{args.file}: {report.summary(r)}")
     print(report.phase_table(r))
     return 0
 

@@ -46,21 +46,45 @@ def _traits(r: Sage2Report) -> dict[str, str]:
     """What must match for two reports' times to be comparable, as text ('not recorded' if absent)."""
     sched = r.scheduler
     clocks = _field(r.provenance, "clocks", "sm_clock_hz")
-    device = _field(r.provenance, "device", "name")
+    mainloop = _field(r.metadata, "schedule", "mainloop")
     return {
         "shape": f"q {list(r.q_shape)} k {list(r.k_shape)} v {list(r.v_shape)}",
         "dtype": str(r.metadata.get("dtype", "not recorded")),
         "layout": str(r.metadata.get("layout", "not recorded")),
-        "device": str(device) if device is not None else "not recorded",
-        "schedule": (f"cta {sched.cta_q}x{sched.cta_k}, warp_q {sched.warp_q}, "
-                     f"{sched.explicit_pipeline_stages} stages, "
+        **provenance_traits(r.provenance),
+        "schedule": ((f"{mainloop} mainloop, " if mainloop else "") + f"cta {sched.cta_q}x{sched.cta_k}, "
+                     f"warp_q {sched.warp_q}, {sched.explicit_pipeline_stages} stages, "
                      f"pv_terms {_field(r.metadata, 'schedule', 'pv_terms') or 1}"),
         "clocks": f"SM {clocks / 1e6:.0f} MHz" if isinstance(clocks, (int, float)) and clocks > 0 else "not recorded",
     }
 
 
+def provenance_traits(provenance) -> dict[str, str]:
+    """The device's name, the GPU's uuid (machines of one kind differ by a few %) and the git sha of a run's
+    provenance, as text ('not recorded' where absent): what two reports' times must share to compare as code."""
+    name, uuid, sha = (_field(provenance, *keys) for keys in (("device", "name"), ("device", "uuid"), ("git_sha",)))
+    return {"device": str(name) if name else "not recorded", "gpu": str(uuid)[:12] if uuid else "not recorded",
+            "git": str(sha)[:12] if sha else "not recorded"}
+
+
+def where(traits: dict[str, str]) -> str:
+    """The device, GPU, clocks and git sha of a report's traits in a few words:
+    ``NVIDIA H200 (GPU-5b587789), SM 1980 MHz, git 9dc6c8f726c9``."""
+    device = ("device not recorded" if traits["device"] == "not recorded"
+              else traits["device"] + (f" ({traits['gpu']})" if traits["gpu"] != "not recorded" else ""))
+    clocks = "clocks not recorded" if traits["clocks"] == "not recorded" else traits["clocks"]
+    return f"{device}, {clocks}, git {traits['git']}"
+
+
+def summary(r: Sage2Report) -> str:
+    """What the report is a run of, in two lines: the shapes and iterations; where and how it ran."""
+    t = _traits(r)
+    return (f"{t['shape']}, {t['dtype']} {t['layout']}, {r.iterations} iterations, report_version {r.report_version}\n"
+            f"{where(t)}; {t['schedule']}")
+
+
 def differences(a: Sage2Report, b: Sage2Report) -> list[str]:
-    """One line per trait in which A and B differ (shape, dtype, layout, device, schedule, clocks)."""
+    """One line per trait in which A and B differ (shape, dtype, layout, device, GPU, git, schedule, clocks)."""
     ta, tb = _traits(a), _traits(b)
     return [f"{k}: A {ta[k]} | B {tb[k]}" for k in ta if ta[k] != tb[k]]
 
@@ -85,7 +109,8 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
     when the shapes differ, work-normalized throughput (raw time ratios would mean nothing)."""
     diffs = differences(a, b)
     head = ["A and B differ in:", *(f"  {d}" for d in diffs)] if diffs else ["A and B match in shape, dtype, "
-                                                                            "layout, device, schedule and clocks"]
+                                                                            "layout, device, GPU, git, schedule and "
+                                                                            "clocks"]
     same_shape = (a.q_shape, a.k_shape, a.v_shape) == (b.q_shape, b.k_shape, b.v_shape)
     rows = []
     top = set(a.top_level_phases())

@@ -87,7 +87,7 @@ BAD = [
     (["report", "show", "{tmp}/nope.json"], "No such file"),
     (["report", "show", "/dev/zero"], "character device"),
     (["report", "diff", REPORT], "required: b"),
-    (["report", "show", SEED], "not a labkit report: a Sage2 report has 'metadata'"),
+    (["report", "show", SEED], "not a labkit report: a Sage2 report (labkit sage2 profile --out) has 'metadata'"),
     (["decode", "build", "--batch", "1", "--kv-len", "64", "--splits", "300", "--out", "{tmp}"], "expected 1..256"),
     (["decode", "build", "--batch", "8", "--kv-len", "4096", "--out", REPORT], "is a file; expected a directory"),
     (["decode", "from-manifest", SEED, "--out", REPORT], "is a file; expected a directory"),

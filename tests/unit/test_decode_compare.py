@@ -140,9 +140,9 @@ def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeyp
     # `labkit report show` lists the builds, each against the plan
     assert cli.main(["report", "show", str(out)]) == 0
     shown = capsys.readouterr().out
-    assert "sweep 64x1024 d128 compare:" in shown
-    assert "*      1 mma w4s1c1    0.0771   3.48   +0.00%  plan" in shown
-    assert "mma w8s2 P    0.0786   3.41   +1.95%  persistent=1,warps=8,stages=2" in shown
+    assert "sweep 64x1024 d128 compare (* the plan's call; time vs plan: + is slower):" in shown
+    assert "*       1  mma w4s1c1   77.10  3.48        +0.00%  plan\n" in shown
+    assert "        1  mma w8s2 P   78.60  3.41        +1.95%  persistent=1,warps=8,stages=2\n" in shown
 
 
 class _Stats:

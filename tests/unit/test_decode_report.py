@@ -56,6 +56,33 @@ def test_cli_show_and_diff(tmp_path, capsys):
     assert "different kinds of report" in capsys.readouterr().err
 
 
+def test_show_gives_labkit_beside_the_peers_its_own_column_and_says_why_a_peer_did_not_run(tmp_path):
+    r = report.load(RECORDED[-1])
+    p = r.points[0]
+    peers = {"sdpa_cudnn": 1.5, "sdpa_flash": 1.2, "fa3": "fa3-fwd is not installed", "labkit_beside_peers": 1.6,
+             "flex_paged": "InductorError: SubprocException: An exception occurred\nName=triton_tem_fused_0"}
+    one = p.__class__(**{**p.__dict__, "peers": peers, "x_best_peer": 1.6 / 1.5, "p50_us": 18.82})
+    text = report.show_table(r.__class__(**{**r.__dict__, "points": (one,), "split_sweeps": {}}))
+    header, row = text.splitlines()[1:3]
+    assert header.split()[-9:] == ["us", "TB/s", "beside", "peers", "cudnn", "flash", "fa3", "flex", "x", "best",
+                                   "peer"][-9:]
+    assert row.split()[-8:] == ["18.82", f"{p.TBps:.2f}", "1.60", "1.50", "1.20", "-", "-", "1.067"]
+    assert "  fa3 at 1 x 1024 d128: fa3-fwd is not installed" in text
+    assert "  flex at 1 x 1024 d128: InductorError: SubprocException: An exception occurred\n" in text + "\n"
+    assert "Name=triton" not in text  # an exception's first line only
+
+
+def test_diff_names_another_gpu_and_says_what_that_means(tmp_path):
+    a = report.load(RECORDED[-1])
+    device = {**a.provenance["device"], "uuid": "GPU-00000000-1111"}
+    b = report.save(a.__class__(**{**a.__dict__, "provenance": {**a.provenance, "device": device}}),
+                    tmp_path / "b.json")
+    text = report.diff_table(a, report.load(b))
+    assert f"gpu: A {a.provenance['device']['uuid'][:12]} | B GPU-00000000" in text
+    assert "another GPU of the same kind" in text and "git:" not in text
+    assert f"same: {a.points[0].kernel} s{a.points[0].splits}" in text
+
+
 def test_write_validates_the_rows_it_is_given(tmp_path):
     doc = json.loads(RECORDED[-1].read_text())
     path = report.write(doc["rows"], doc["split_sweeps"], doc["copy_read_plus_write_GBps"], doc["provenance"],

@@ -21,7 +21,8 @@ def _other_shape(seed):
 
 def test_same_report_has_no_differences_and_unit_ratios(seed):
     text = report.diff_table(seed, seed)
-    assert text.splitlines()[0].startswith("A and B match in shape, dtype, layout, device, schedule and clocks")
+    assert text.splitlines()[0].startswith("A and B match in shape, dtype, layout, device, GPU, git, schedule and "
+                                           "clocks")
     assert "fused_mainloop" in text and "1.000x" in text
     lines = text.splitlines()  # as show lays it out: a group's members indented, then the total
     assert any(ln.startswith("  q_int8_quantization ") for ln in lines), text
@@ -44,6 +45,22 @@ def test_different_shapes_compare_work_normalized_throughput(seed):
     ops_b = 4 * 8 * 8192 * 8192 * 128 / other.phase_timings["fused_mainloop"].p50_s / 1e12
     assert cells[1] == "TOPS" and float(cells[2]) == pytest.approx(ops_a, abs=0.1)
     assert float(cells[3]) == pytest.approx(ops_b, abs=0.1)
+
+
+def test_diff_names_the_gpu_git_and_mainloop_of_each_run(seed):
+    def run(uuid, sha, mainloop):
+        return dataclasses.replace(seed, metadata={**seed.metadata, "schedule": {"mainloop": mainloop}},
+                                   provenance={"device": {"name": "NVIDIA H200", "uuid": uuid}, "git_sha": sha})
+
+    a = run("GPU-5b587789-f713", "4364d8a" + "0" * 33, "sm90")
+    b = run("GPU-f41f924e-2baa", "9dc6c8f" + "0" * 33, "seed")
+    diffs = report.differences(a, b)
+    assert "gpu: A GPU-5b587789 | B GPU-f41f924e" in diffs and "git: A 4364d8a00000 | B 9dc6c8f00000" in diffs
+    assert any(d.startswith("schedule: A sm90 mainloop,") and "| B seed mainloop," in d for d in diffs)
+    assert report.summary(a).splitlines()[1].startswith(
+        "NVIDIA H200 (GPU-5b587789), clocks not recorded, git 4364d8a00000; sm90 mainloop, cta")
+    assert report.summary(seed).splitlines()[1].startswith(
+        "device not recorded, clocks not recorded, git not recorded; cta")
 
 
 def test_cli_diff_names_the_shape_difference(seed, tmp_path, capsys, seed_report_path):

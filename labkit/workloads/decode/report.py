@@ -107,8 +107,9 @@ def is_decode_report(path: Path | str) -> bool:
     if isinstance(doc, dict) and ("metadata" in doc or "report_version" in doc):
         return False
     keys = ", ".join(list(doc)[:6]) if isinstance(doc, dict) else type(doc).__name__
-    raise FormatError("", f"not a labkit report: a Sage2 report has 'metadata' and 'phase_timings', a decode report "
-                      f"'decode_report_version'; this has {keys or 'nothing'}", source=str(path))
+    raise FormatError("", f"not a labkit report: a Sage2 report (labkit sage2 profile --out) has 'metadata' and "
+                      f"'phase_timings', a decode report (labkit decode bench|compare --out) 'decode_report_version'; "
+                      f"this has {keys or 'nothing'}", source=str(path))
 
 
 def load(path: Path | str) -> DecodeReport:
@@ -141,52 +142,88 @@ def write(rows: list[dict], split_sweeps: dict, copy_GBps: float, provenance: di
 
 
 def _traits(r: DecodeReport) -> dict[str, str]:
+    from ...report.tables import provenance_traits
+
     prov = r.provenance if isinstance(r.provenance, dict) else {}
-    device = prov.get("device") if isinstance(prov.get("device"), dict) else {}
     clocks = prov.get("clocks") if isinstance(prov.get("clocks"), dict) else {}
-    return {"device": str(device.get("name", "not recorded")), "git": str(prov.get("git_sha", "not recorded"))[:12],
+    return {**provenance_traits(prov),
             "clocks": f"SM {clocks['sm_clock_hz'] / 1e6:.0f} MHz" if isinstance(clocks.get("sm_clock_hz"), (int, float))
             else "not recorded", "copy": f"{r.copy_TBps:.2f} TB/s"}
 
 
+PEER_COLUMNS = {"sdpa_cudnn": "cudnn", "sdpa_flash": "flash", "fa3": "fa3", "flex_paged": "flex"}
+
+
+def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = ()) -> list[str]:
+    """Columns as wide as their widest cell; numbers flush right, the columns ``left`` (text) flush left."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    line = lambda cells: "  ".join(c.ljust(w) if i in left else c.rjust(w)  # noqa: E731
+                                   for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return [line(header), *(line(r) for r in rows)]
+
+
 def show_table(r: DecodeReport) -> str:
+    """The run (device, GPU, git, clocks, copy rate), one line per call: p50 [us] and TB/s, then, where the run
+    timed peers, labkit's TB/s in the peers' rounds, each peer's and labkit beside them / the best peer (peers that
+    did not run: "-", their reasons below); then each sweep against the plan's own call (*)."""
+    from ...report.tables import where
+
     t = _traits(r)
-    kw = max([6, *(len(p.kernel) for p in r.points)])  # build labels vary ("mma w4s3", "mma w8s1ef cl8")
-    lines = [f"decode report v{r.version}: {t['device']}, {t['clocks']}, git {t['git']}, copy {t['copy']} (read+write)",
-             f"{'batch':>6} {'kv_len':>7} {'d':>4} {'heads':>10} {'splits':>6} {'kernel':>{kw}} {'mode':>5} "
-             f"{'p50 ms':>9} {'TB/s':>6}  peers TB/s"]
+    head = [f"decode report v{r.version}: {where(t)}, copy {t['copy']} (read+write)"]
+    peers = [p for p in PEER_COLUMNS if any(p in q.peers for q in r.points)]
+    beside = any("labkit_beside_peers" in q.peers for q in r.points)
+    header = ["batch", "kv_len", "d", "heads", "splits", "kernel", "mode", "p50 us", "TB/s",
+              *(["beside peers"] if beside else []), *(PEER_COLUMNS[p] for p in peers),
+              *(["x best peer"] if peers else [])]
+    rows, not_run = [], []
     for p in r.points:
-        peers = " ".join(f"{k} {v:.2f}" for k, v in p.peers.items() if isinstance(v, float))
-        lines.append(f"{p.batch:>6} {p.kv_len:>7} {p.head_dim:>4} {p.heads:>10} {p.splits:>6} {p.kernel:>{kw}} "
-                     f"{p.mode:>5} {p.p50_us / 1e3:>9.4f} {p.TBps:>6.2f}  {peers}")
+        cells = [str(p.batch), str(p.kv_len), str(p.head_dim), p.heads, str(p.splits), p.kernel, p.mode,
+                 f"{p.p50_us:.2f}", f"{p.TBps:.2f}"]
+        for name in (["labkit_beside_peers"] if beside else []) + peers:
+            v = p.peers.get(name)
+            cells.append(f"{v:.2f}" if isinstance(v, float) else "-")
+            if isinstance(v, str):  # why it did not run; an exception's first line is enough here
+                why = v.strip().splitlines()[0] if v.strip() else "no reason recorded"
+                not_run.append(f"  {PEER_COLUMNS.get(name, name)} at {p.batch} x {p.kv_len} d{p.head_dim}: "
+                               + (why if len(why) <= 100 else why[:97] + "..."))
+        if peers:
+            cells.append(f"{p.x_best_peer:.3f}" if p.x_best_peer is not None else "-")
+        rows.append(cells)
+    lines = [*head, *_table(header, rows, left=(5,))]
+    if peers:
+        lines.append("TB/s of K+V read; 'beside peers' is labkit's call timed in the peers' shuffled rounds, and "
+                     "'x best peer' divides it by the fastest peer's")
+    if not_run:
+        lines += ["peers that did not run:", *not_run]
     for key, sweep in r.split_sweeps.items():  # split, tail and compare sweeps: * marks the plan's own call
         base = next((p.p50_us for p in sweep if p.heuristic), None)
-        sk = max([6, *(len(p.kernel) for p in sweep)])
-        lines += ["", f"sweep {key}:", f"  {'splits':>6} {'kernel':>{sk}} {'p50 ms':>9} {'TB/s':>6} "
-                                        f"{'vs plan':>8}  build"]
-        for p in sweep:
-            vs = f"{p.p50_us / base - 1:+8.2%}" if base else f"{'-':>8}"
-            lines.append(f"{'*' if p.heuristic else ' '} {p.splits:>6} {p.kernel:>{sk}} {p.p50_us / 1e3:>9.4f} "
-                         f"{p.TBps:>6.2f} {vs}  {p.build or ''}".rstrip())
+        rows = [["*" if p.heuristic else "", str(p.splits), p.kernel, f"{p.p50_us:.2f}", f"{p.TBps:.2f}",
+                 f"{p.p50_us / base - 1:+.2%}" if base else "-", p.build or ""] for p in sweep]
+        lines += ["", f"sweep {key} (* the plan's call; time vs plan: + is slower):",
+                  *_table(["", "splits", "kernel", "p50 us", "TB/s", "time vs plan", "build"], rows, left=(0, 2, 6))]
     return "\n".join(lines)
 
 
 def diff_table(a: DecodeReport, b: DecodeReport) -> str:
-    """What differs between the runs, then the calls both timed: p50 A and B [ms], B/A, TB/s of each."""
+    """What differs between the runs (device, GPU, git, clocks, copy rate), then the calls both timed: p50 of A
+    and B [us], B/A, TB/s of each and the builds ("same" where both ran one)."""
     ta, tb = _traits(a), _traits(b)
     diffs = [f"  {k}: A {ta[k]} | B {tb[k]}" for k in ta if ta[k] != tb[k]]
-    head = ["A and B differ in:", *diffs] if diffs else ["A and B match in device, git, clocks and copy rate"]
+    head = ["A and B differ in:", *diffs] if diffs else ["A and B match in device, GPU, git, clocks and copy rate"]
+    if ta["gpu"] != tb["gpu"]:
+        head.append("  (another GPU of the same kind: the same kernels differ by a few % from machine to machine)")
     bk = {p.key: p for p in b.points}
-    lines = [f"{'batch':>6} {'kv_len':>7} {'d':>4} {'heads':>10} {'mode':>5} {'A ms':>9} {'B ms':>9} {'B/A':>7} "
-             f"{'A TB/s':>7} {'B TB/s':>7}  kernels"]
-    only_a = []
+    rows, only_a = [], []
     for p in a.points:
         q = bk.pop(p.key, None)
         if q is None:
             only_a.append(p.key)
             continue
-        lines.append(f"{p.batch:>6} {p.kv_len:>7} {p.head_dim:>4} {p.heads:>10} {p.mode:>5} {p.p50_us / 1e3:>9.4f} "
-                     f"{q.p50_us / 1e3:>9.4f} {q.p50_us / p.p50_us:>6.3f}x {p.TBps:>7.2f} {q.TBps:>7.2f}  "
-                     f"{p.kernel} s{p.splits} | {q.kernel} s{q.splits}")
+        builds = (f"same: {p.kernel} s{p.splits}" if (p.kernel, p.splits) == (q.kernel, q.splits)
+                  else f"{p.kernel} s{p.splits} | {q.kernel} s{q.splits}")
+        rows.append([str(p.batch), str(p.kv_len), str(p.head_dim), p.heads, p.mode, f"{p.p50_us:.2f}",
+                     f"{q.p50_us:.2f}", f"{q.p50_us / p.p50_us:.3f}x", f"{p.TBps:.2f}", f"{q.TBps:.2f}", builds])
+    lines = _table(["batch", "kv_len", "d", "heads", "mode", "A us", "B us", "B/A", "A TB/s", "B TB/s", "builds"],
+                   rows, left=(10,)) if rows else ["no call in both"]
     tail = [f"only in A: {len(only_a)} calls", f"only in B: {len(bk)} calls"] if only_a or bk else []
     return "\n".join([*head, *lines, *tail])
