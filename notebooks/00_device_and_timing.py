@@ -63,6 +63,8 @@ session.save_figure(fig, "launch_overhead")
 # Host time per launch of an empty kernel, enqueued back to back: bare; inside labkit's NVTX
 # range; between a reused start/stop event pair; both (labkit's timed-launch path: target at most
 # 3 µs over bare); and NVTX with a fresh event pair per launch (what `time_gpu` once did).
+# These are host times, so they move with the host's CPU: read the added cost against the bare
+# launch of the same run (4.5 µs bare, +2.8 µs timed on the host of `data/runs/20261201T044127Z-*`).
 
 # %%
 timing_cost = session.measure("timing_overhead", labkit.probes.timing_overhead, launches,
@@ -70,6 +72,7 @@ timing_cost = session.measure("timing_overhead", labkit.probes.timing_overhead, 
 fig = labkit.plot.value_bars(timing_cost, xlabel="host time per launch [µs]",
                              title=session.title(f"Host cost of timing a launch, {launches} launches"))
 session.save_figure(fig, "timing_overhead")
+print(labkit.probes.timing_overhead_table({**timing_cost, "launches": launches}))
 
 # %% [markdown]
 # ## The Sage2 seed report
