@@ -165,6 +165,13 @@ class Node:
             raise self.fail(f"a number in [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]")
         return f
 
+    def positive(self, hi: float | None = None) -> float:
+        """A finite number above 0 (and at most ``hi``), as a float: a time or a rate that divides."""
+        f = self.num(None, hi)
+        if f <= 0:
+            raise self.fail("a number above 0" + (f" and at most {hi}" if hi is not None else ""))
+        return f
+
     def str(self, choices: tuple[str, ...] | None = None, *, max_len: int = 4096) -> str:
         if not isinstance(self.value, str):
             raise self.fail("a string")

@@ -395,6 +395,25 @@ def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
                      str(tmp_path)]) == 2
 
 
+@pytest.mark.parametrize("change, message", [
+    (lambda b: b["table"].update(shape=[22]),
+     "buffers.table.shape = [22]: expected the page table as [batch, max_pages]"),
+    (lambda b: b["kv"].update(dtype="f32"), "buffers.kv.dtype = 'f32': expected 'bf16'"),
+    (lambda b: b["seq"].update(dtype="bf16"), "buffers.seq.dtype = 'bf16': expected 'i32'"),
+])
+def test_from_manifest_refuses_a_table_or_dtype_its_kernel_cannot_read(change, message, tmp_path, capsys):
+    """Found by a CLI review: a 1-D page table was a ValueError traceback, and f32 K/V built a bf16 kernel."""
+    from labkit import cli
+
+    doc = json.loads((ROOT / "data" / "trtllm_gen_decode_manifest_v4.json").read_text())
+    change(doc["buffers"])
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    assert cli.main(["decode", "from-manifest", str(tmp_path / "m.json"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+    assert not (tmp_path / "out").exists()
+
+
 def test_from_manifest_names_a_call_buffer_that_is_not_declared(tmp_path, capsys):
     """Found by the mutated-manifest property: a call binding an undeclared buffer is one line, not a KeyError."""
     from labkit import cli

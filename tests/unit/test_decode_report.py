@@ -28,6 +28,9 @@ def test_the_recorded_benchmark_is_a_valid_report_that_round_trips(tmp_path):
     (lambda d: d["rows"][0].update(TBps=-1.0), r"rows\[0\].TBps"),
     (lambda d: d["rows"][0].update(mode="warm"), r"rows\[0\].mode"),
     (lambda d: d.pop("provenance"), "missing key 'provenance'"),
+    (lambda d: d["rows"][0].update(p50_us=0), r"rows\[0\].p50_us: = 0: expected a number above 0"),
+    (lambda d: d["rows"][0].update(head_dim=100), r"rows\[0\].head_dim: = 100: expected one of the kernels' head_dims"),
+    (lambda d: d["rows"][0].update(heads="a/b"), r"rows\[0\].heads: = 'a/b': expected query / KV heads"),
 ])
 def test_bad_reports_are_refused_naming_the_path(change, message, tmp_path):
     doc = json.loads(RECORDED[-1].read_text())

@@ -41,7 +41,15 @@ def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]
         raise ArgumentError(f"{m.source}: expected K and V as views of one interleaved kv[pages, 2, P, Hkv, 2, D] "
                             f"buffer (got {k_view.name} {list(k_view.shape)}, {v_view.name} {list(v_view.shape)})")
     pages, _, page_size, heads_kv, _, pool_dim = pool.shape
+    if len(table.shape) != 2:
+        raise ArgumentError(f"{m.source}: buffers.{table.name}.shape = {list(table.shape)}: expected the page table as "
+                            "[batch, max_pages]")
     batch, max_pages = table.shape
+    # labkit's kernel reads bf16 q, K/V and out and int32 indices: another dtype would be reinterpreted, not converted
+    for buf, dtype in ((q, "bf16"), (out, "bf16"), (pool, "bf16"), (table, "i32"), (seq, "i32"), (cuq, "i32")):
+        if buf.dtype != dtype:
+            raise ArgumentError(f"{m.source}: buffers.{buf.name}.dtype = {buf.dtype!r}: expected {dtype!r} (labkit's "
+                                f"decode kernel reads bf16 q, K/V and out, and i32 page table, seq lens and q offsets)")
     notes = [
         f"geometry: batch {batch}, {heads_q} q heads on {heads_kv} KV heads, head_dim {head_dim}, page {page_size}, "
         f"{max_pages} pages per sequence, a pool of {pages} pages ({pool.name}), q/out buffers of {tokens} rows",

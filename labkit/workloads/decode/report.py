@@ -7,11 +7,13 @@ peers' interleaved rounds), the split sweeps and the provenance of the run.
 """
 
 import json
+import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ..._json import Node, load_document
 from ...errors import FormatError
+from .geometry import HEAD_DIMS
 
 VERSION = 1
 # flex_paged and labkit_beside_peers (labkit's call timed in the peers' rounds) are absent from older reports
@@ -75,10 +77,16 @@ def _point(n: Node) -> DecodePoint:
     for name in PEERS:
         if (v := n.get(name)) is not None:
             peers[name] = v.str() if isinstance(v.value, str) else v.num(0, 100)
+    if (head_dim := n["head_dim"].int()) not in HEAD_DIMS:
+        raise n["head_dim"].fail(f"one of the kernels' head_dims, {', '.join(map(str, HEAD_DIMS))}")
+    heads = n["heads"].str()
+    if not re.fullmatch(r"[1-9]\d*/[1-9]\d*( .+)?", heads):
+        raise n["heads"].fail("query / KV heads, e.g. '32/8' (a suffix may name the geometry: '24/4 seed')")
     return DecodePoint(batch=n["batch"].int(1, 1 << 20), kv_len=n["kv_len"].int(1, 1 << 31),
-                       head_dim=n["head_dim"].int(1, 1024), heads=n["heads"].str(), splits=n["splits"].int(1, 65535),
-                       kernel=n["kernel"].str(), mode=n["mode"].str(("cold", "hot", "graph")),
-                       kv_MB=n["kv_MB"].num(0), p50_us=n["p50_us"].num(0, 1e9), TBps=n["TBps"].num(0, 100),
+                       head_dim=head_dim, heads=heads,
+                       splits=n["splits"].int(1, 65535), kernel=n["kernel"].str(),
+                       mode=n["mode"].str(("cold", "hot", "graph")), kv_MB=n["kv_MB"].positive(),
+                       p50_us=n["p50_us"].positive(1e9), TBps=n["TBps"].positive(100),
                        peers=peers, heuristic=h.bool() if (h := n.get("heuristic")) is not None else None,
                        x_best_peer=(x.num(0, 1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-"
                                     else None),
