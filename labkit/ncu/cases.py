@@ -11,8 +11,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .._json import load_document
-from ..errors import NcuError
+from .._json import Node, load_document
+from ..errors import ArgumentError, NcuError
 
 RANGE = "ncu"  # the outer NVTX range of every case: --nvtx-include labkit@ncu/
 SAGE2_KERNEL, DECODE_KERNEL = "attn_fwd", "paged_decode"  # kernel-name filters (regex)
@@ -68,8 +68,45 @@ class CasePlan:
 
     @classmethod
     def from_dict(cls, d: dict) -> "CasePlan":
-        return cls(tuple(Sage2Case(**{**c, "shape": tuple(c["shape"])}) for c in d["sage2"]),
-                   tuple(DecodeCase(**c) for c in d["decode"]), int(d["repeat"]))
+        return cls.from_node(Node(d))
+
+    @classmethod
+    def from_node(cls, n: Node) -> "CasePlan":
+        """Strictly, each case checked as its launch will take it (a Sage2 shape and lengths, a decode geometry the
+        kernels build), so a bad plan is one line naming its place before any workload is made."""
+        from ..values import Shape
+        from ..workloads.decode.run import geometry_for
+
+        n.obj(("sage2", "decode", "repeat"))
+        sage2 = []
+        for c in n["sage2"].list():
+            c.obj(("name", "group", "shape", "q_len", "kv_len"))
+            shape = c["shape"].ints(4, lo=1)
+            try:
+                s = Shape.of(shape)
+            except ArgumentError as exc:
+                raise c["shape"].error(str(exc)) from None
+            sage2.append(Sage2Case(c["name"].str(), c["group"].str(("seed", "q_tail", "kv_tail")), shape,
+                                   c["q_len"].int(1, s.seq_len), c["kv_len"].int(1, s.seq_len)))
+        decode = []
+        for c in n["decode"].list():
+            c.obj(("name", "batch", "kv_len", "head_dim", "heads_q", "heads_kv", "page_size"))
+            case = DecodeCase(c["name"].str(), c["batch"].int(1, 1 << 20), c["kv_len"].int(1, 1 << 31),
+                              *(c[k].int(1, 4096) for k in ("head_dim", "heads_q", "heads_kv", "page_size")))
+            try:
+                geometry_for(case.batch, case.kv_len, heads_q=case.heads_q, heads_kv=case.heads_kv,
+                             head_dim=case.head_dim, page_size=case.page_size)
+            except ArgumentError as exc:
+                raise c.error(str(exc)) from None
+            decode.append(case)
+        if any(c.shape != sage2[0].shape for c in sage2):
+            raise n["sage2"].error("the Sage2 cases of one plan share one prepared shape (the tail study's lengths "
+                                   f"are q_len and kv_len); got {sorted({c.shape for c in sage2})}")
+        names = [c.name for c in (*sage2, *decode)]
+        if len(set(names)) != len(names):
+            raise n.error(f"case names repeat ({', '.join(sorted({x for x in names if names.count(x) > 1}))}): each "
+                          "names an NVTX range and a report row")
+        return cls(tuple(sage2), tuple(decode), n["repeat"].int(1, 1000))
 
     def save(self, path: Path) -> Path:
         import json
@@ -79,10 +116,12 @@ class CasePlan:
 
     @classmethod
     def load(cls, path: Path | str) -> "CasePlan":
-        try:
-            return cls.from_dict(load_document(Path(path)).value)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise NcuError(f"{path}: not a case plan ({type(exc).__name__}: {exc})") from None
+        """Read a case plan (``labkit ncu cases``' SPEC).
+
+        Raises:
+            FormatError: one line naming the file, the JSON path and what was expected.
+        """
+        return cls.from_node(load_document(Path(path), what="case plan"))
 
 
 def sage2_cases(shape, q_tail=(), kv_tail=()) -> tuple[Sage2Case, ...]:

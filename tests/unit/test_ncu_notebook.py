@@ -9,7 +9,7 @@ import statistics
 import pytest
 
 from labkit import notebooks, session
-from labkit.errors import ArgumentError, LabkitError, NcuError
+from labkit.errors import ArgumentError, FormatError, LabkitError, NcuError
 from labkit.ncu import study, tables
 from labkit.ncu.cases import CasePlan, decode_cases, sage2_cases
 from labkit.ncu.summary import NcuSummary, attribution_of, counter_rows, rule_rows
@@ -34,8 +34,28 @@ def test_case_plan_is_checked_without_a_gpu(tmp_path):
     p = CasePlan(s, d, repeat=2)
     assert CasePlan.load(p.save(tmp_path / "c.json")) == p
     assert p.only(["sage2_seed", "decode_b1_kv1024"]).names == ["sage2_seed", "decode_b1_kv1024"]
-    (tmp_path / "bad.json").write_text('{"sage2": [{"name": 1}], "decode": [], "repeat": 1}')
-    with pytest.raises(NcuError, match="bad.json: not a case plan"):
+
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["sage2"][0].update(name=1), r"sage2\[0\]\.name: = 1: expected a string"),
+    (lambda d: d["sage2"][0].update(shape=[1, 2]), r"sage2\[0\]\.shape: = \[1, 2\]: expected a list of 4"),
+    (lambda d: d["sage2"][0].update(shape=[1, 37810, 56, 100]), r"sage2\[0\]\.shape: .*head_dim"),
+    (lambda d: d["sage2"][1].update(q_len=37811), r"sage2\[1\]\.q_len: = 37811: expected an integer in \[1, 37810\]"),
+    (lambda d: d["sage2"][1].update(shape=[1, 37810, 8, 128]), r"sage2: .*share one prepared shape"),
+    (lambda d: d["decode"][0].update(head_dim=100), r"decode\[0\]: .*head_dim 100"),
+    (lambda d: d["decode"][0].update(batch="x"), r"decode\[0\]\.batch: = 'x': expected an integer"),
+    (lambda d: d["decode"][1].update(name="sage2_seed"), r"case names repeat \(sage2_seed\)"),
+    (lambda d: d.update(repeat=0), r"repeat: = 0: expected an integer in \[1, 1000\]"),
+    (lambda d: d.update(extra=1), r"extra: unknown key"),
+])
+def test_a_bad_case_plan_is_one_line_naming_its_place(change, message, tmp_path):
+    """Found by a CLI review: a shape of two entries was a ValueError traceback, and a decode head_dim of 100 or a
+    repeat of 0 reached the GPU check; each is now refused where the plan is read."""
+    d = CasePlan(sage2_cases([1, 37810, 56, 128], [37760]), decode_cases([1], [1024, 8192])).to_dict()
+    change(d)
+    (tmp_path / "bad.json").write_text(json.dumps(d))
+    with pytest.raises(FormatError, match=message):
         CasePlan.load(tmp_path / "bad.json")
 
 
