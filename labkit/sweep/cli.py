@@ -10,7 +10,8 @@ def _run(args) -> int:
     if len(grid) != len(args.grid):
         from ..errors import ArgumentError
 
-        raise ArgumentError("--grid: an axis is given twice")
+        twice = sorted({name for name, _ in args.grid if [n for n, _ in args.grid].count(name) > 1})
+        raise ArgumentError(f"--grid {', '.join(twice)}: an axis is given twice (give its values in one --grid)")
     counts = run(args.out.path, args.workload, grid, executor=args.executor, workers=args.workers,
                  retry_failed=args.retry_failed)
     print(f"{args.out}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before, "
@@ -44,7 +45,8 @@ def register(sub) -> None:
     p = sp.add_parser("run", help="run or resume a sweep; each point is written as it finishes")
     p.add_argument("--workload", required=True, choices=names())
     p.add_argument("--grid", action="append", required=True, type=typed(parse_axis, "grid"),
-                   metavar="NAME=V1,V2", help="one axis (repeatable; the sweep is every combination)")
+                   metavar="NAME=V1,V2", help="one axis (repeatable; the sweep is every combination); list values "
+                                              "in brackets, e.g. shape=[1,1024,8,128],[1,2048,8,128]")
     p.add_argument("--out", required=True, type=output_dir("--out"), help="the sweep's directory (re-run it to resume)")
     p.add_argument("--executor", choices=("local", "processes", "dask"), default="local")
     p.add_argument("--workers", type=int_in(1, 1024, what="--workers"), default=1)

@@ -71,11 +71,24 @@ class SweepDir:
         self.manifest_path = self.path / "sweep.json"
 
     def manifest(self) -> dict:
+        """The sweep's sweep.json, read strictly (version, a known workload, a grid of non-empty lists).
+
+        Raises:
+            LabkitError: no sweep here; FormatError: a damaged sweep.json, naming its place.
+        """
         from .._json import load_document
+        from .workloads import names as workload_names
 
         if not self.manifest_path.is_file():
             raise LabkitError(f"{self.path}: not a sweep directory (no sweep.json)")
-        return load_document(self.manifest_path, what="sweep manifest").value
+        n = load_document(self.manifest_path, what="sweep manifest").obj(
+            ("sweep_version", "workload", "grid", "points"), ("provenance",))
+        n["sweep_version"].int(VERSION, VERSION)
+        n["workload"].str(tuple(workload_names()))
+        for _, axis in n["grid"].items(1):
+            axis.list(1)
+        n["points"].int(1)
+        return n.value
 
     def start(self, workload: str, grid: dict[str, list]) -> list[tuple[str, dict]]:
         """Write the manifest (or check it is the same sweep); return every point as (id, params)."""
@@ -97,12 +110,23 @@ class SweepDir:
         return points
 
     def records(self) -> dict[str, dict]:
-        """Every finished point's record by id (temporary files of points in flight are not records)."""
+        """Every finished point's record by id (temporary files of points in flight are not records), each read
+        strictly: a damaged point file is refused naming it, not counted as done or failed.
+
+        Raises:
+            FormatError: a point file that is not the record of the point its name says.
+        """
         from .._json import load_document
 
         out = {}
         for f in sorted(self.points_dir.glob("*.json")):
-            out[f.stem] = load_document(f, what="sweep point").value
+            n = load_document(f, what="sweep point").obj(("id", "params", "status", "result", "error"), any_keys=True)
+            if n["id"].str() != f.stem:
+                raise n["id"].error(f"= {n['id'].value!r}: expected the file's own point id {f.stem!r} (a stray or "
+                                    "renamed file; move it out of points/)")
+            n["params"].obj(any_keys=True)
+            n["status"].str(("ok", "failed"))
+            out[f.stem] = n.value
         return out
 
 
@@ -118,6 +142,10 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
     from . import executors, workloads
 
     workloads.check_grid(workload, grid)  # an unknown name or a grid it cannot take stops here, before any write
+    if workloads.needs_gpu(workload) and executor in ("local", "processes"):
+        from ..cuda import require_gpu
+
+        require_gpu(f"workload {workload}")  # every point would fail: say so once, before the sweep exists
     sweep = SweepDir(directory)
     points = sweep.start(workload, grid)
     done = sweep.records()

@@ -7,13 +7,25 @@ from collections.abc import Callable
 from ..errors import ArgumentError
 
 _REGISTRY: dict[str, Callable[..., dict]] = {}
+_CHECKS: dict[str, Callable[..., None]] = {}  # name -> a CPU check of one point's parameters (raises ArgumentError)
+_NEEDS_GPU: set[str] = set()
 
 
-def register(name: str):
+def register(name: str, *, check: Callable[..., None] | None = None, gpu: bool = False):
+    """Register a workload; ``check(**params)`` refuses a point's bad values without a GPU, before a sweep starts;
+    ``gpu``: its points need a CUDA GPU (a local sweep on a machine without one is refused up front)."""
     def wrap(fn):
         _REGISTRY[name] = fn
+        if check is not None:
+            _CHECKS[name] = check
+        if gpu:
+            _NEEDS_GPU.add(name)
         return fn
     return wrap
+
+
+def needs_gpu(name: str) -> bool:
+    return name in _NEEDS_GPU
 
 
 def get(name: str) -> Callable[..., dict]:
@@ -50,6 +62,39 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
             if kind is not None and not ok:
                 expected = {int: "an integer", float: "a number", bool: "0 or 1"}[kind]
                 raise ArgumentError(f"--grid {axis}={v!r}: workload {name} takes {expected} there")
+    if name in _CHECKS:
+        from .grid import expand
+
+        for point in expand(grid):
+            try:
+                _CHECKS[name](**point)
+            except ArgumentError as exc:
+                raise ArgumentError(f"workload {name}, point {point}: {exc}") from None
+
+
+def _decode_check(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, heads_q: int = 32,
+                  heads_kv: int = 8, page_size: int = 64, **_) -> None:
+    from ..workloads.decode.run import geometry_for
+
+    g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
+    if not 0 <= splits <= g.max_pages:
+        raise ArgumentError(f"splits {splits}: expected 0 (the plan's) .. {g.max_pages} (one per page)")
+
+
+def _sage2_check(shape, q_len: int | None = None, kv_len: int | None = None, schedule=None, **_) -> None:
+    from ..values import Shape
+
+    s = Shape.of(shape)
+    for what, n in (("q_len", q_len), ("kv_len", kv_len)):
+        if n is not None and not (isinstance(n, int) and 1 <= n <= s.seq_len):
+            raise ArgumentError(f"{what} {n!r}: expected 1..{s.seq_len} (the shape's N)")
+    if schedule is not None:
+        from ..workloads.sage2.schedule import Schedule
+
+        try:
+            Schedule(**schedule)
+        except TypeError as exc:  # not a mapping, or a field Schedule does not have
+            raise ArgumentError(f"schedule {schedule!r}: expected the fields of a Sage2 Schedule ({exc})") from None
 
 
 @register("demo.sleep")
@@ -61,7 +106,7 @@ def demo_sleep(ms: float = 10, fail: str = "", **params) -> dict:
     return {"ms": ms, **params, "pid": os.getpid(), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
-@register("decode.point")
+@register("decode.point", check=_decode_check, gpu=True)
 def decode_point(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, iterations: int = 20,
                  heads_q: int = 32, heads_kv: int = 8, page_size: int = 64, peers: bool = False,
                  max_kv_bytes: float = 9e9) -> dict:
@@ -86,7 +131,7 @@ def decode_point(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, 
     return row
 
 
-@register("sage2.timeline")
+@register("sage2.timeline", check=_sage2_check, gpu=True)
 def sage2_timeline(shape: list, q_len: int, kv_len: int, launches: int = 3) -> dict:
     """Instrumented Sage2 mainloop launches (GPU) at (q_len, kv_len) on ``shape``'s inputs: the wave/tile
     model beside the measured per-CTA timeline (labkit.sched.measure.sage2_point)."""
@@ -95,7 +140,7 @@ def sage2_timeline(shape: list, q_len: int, kv_len: int, launches: int = 3) -> d
     return sage2_point(shape, int(q_len), int(kv_len), launches=int(launches))
 
 
-@register("decode.timeline")
+@register("decode.timeline", check=_decode_check, gpu=True)
 def decode_timeline(batch: int, kv_len: int, splits: int = 0, head_dim: int = 128, heads_q: int = 32,
                     heads_kv: int = 8, page_size: int = 64, launches: int = 3) -> dict:
     """Instrumented paged-decode calls (GPU) beside the model (labkit.sched.measure.decode_point);
@@ -106,7 +151,7 @@ def decode_timeline(batch: int, kv_len: int, splits: int = 0, head_dim: int = 12
                         heads_kv=int(heads_kv), page_size=int(page_size), launches=int(launches))
 
 
-@register("sage2.tail_round")
+@register("sage2.tail_round", check=_sage2_check, gpu=True)
 def sage2_tail_round(shape: list, round_index: int, layout: str = "NHD", dtype: str = "bf16",
                      q_tails: list | None = None, kv_tails: list | None = None, seed: int = 0,
                      schedule: dict | None = None) -> dict:

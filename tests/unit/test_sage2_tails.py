@@ -36,8 +36,11 @@ def test_configurations_are_the_seeds_three_points_around_each_tile():
 
 
 def test_study_writes_one_file_per_round_and_resumes(tmp_path, monkeypatch):
+    import labkit.cuda
+
     calls: list[int] = []
     monkeypatch.setattr(tails, "tail_round", _fake_round(calls))
+    monkeypatch.setattr(labkit.cuda, "require_gpu", lambda what: None)  # the sweep asks for a GPU before it starts
     out = tmp_path / "tails"
     points = tails.tail_study(SHAPE, iterations=4, directory=out, progress=None)
     assert calls == [0, 1, 2, 3]
@@ -77,14 +80,14 @@ def test_the_sweep_workload_refuses_bad_parameters_before_any_gpu_work(tmp_path)
         tails.tail_grid([1, 1000, 4, 100], iterations=1, layout="NHD", dtype="bf16", q_tails=None, kv_tails=None,
                         seed=0)
     grid = tails.tail_grid(SHAPE, iterations=1, layout="NHD", dtype="bf16", q_tails=None, kv_tails=None, seed=0)
-    grid["shape"] = [[1, 1000, 4, 100]]  # a hand-written sweep.json: the workload checks it again
-    counts = sweep.run(tmp_path / "a", "sage2.tail_round", grid, progress=None)
-    assert counts["failed"] == 1
-    err = sweep.collect(tmp_path / "a")["error"].iloc[0]
-    assert err.startswith("ArgumentError: head_dim 100")
+    grid["shape"] = [[1, 1000, 4, 100]]  # a hand-written grid: the sweep checks every point before it starts
+    with pytest.raises(ArgumentError, match=r"workload sage2.tail_round, point .*: head_dim 100"):
+        sweep.run(tmp_path / "a", "sage2.tail_round", grid, progress=None)
+    assert not (tmp_path / "a").exists()
     grid = tails.tail_grid(SHAPE, iterations=1, layout="NHD", dtype="bf16", q_tails=None, kv_tails=None, seed=0)
     grid["schedule"] = [{"cta_q": 128, "tile": 3}]
-    sweep.run(tmp_path / "b", "sage2.tail_round", grid, progress=None)
-    assert "ArgumentError: schedule" in sweep.collect(tmp_path / "b")["error"].iloc[0]
+    with pytest.raises(ArgumentError, match=r"schedule .*'tile'"):
+        sweep.run(tmp_path / "b", "sage2.tail_round", grid, progress=None)
+    assert not (tmp_path / "b").exists()
     assert tails.tail_grid(SHAPE, iterations=2, layout="HND", dtype="fp16", q_tails=[5], kv_tails=None, seed=3,
                            schedule=Schedule(pv_terms=2))["schedule"] == [Schedule(pv_terms=2).to_dict()]

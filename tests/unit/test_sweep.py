@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -85,6 +86,64 @@ def test_cli(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("id,ms,status")
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms", "--out", str(tmp_path)]) == 2
     assert cli.main(["sweep", "status", str(tmp_path / "nope")]) == 2
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d, first: first.write_text("[1, 2]"), r"\$: = \[1, 2\]: expected an object"),
+    (lambda d, first: first.write_text('"str"'), r"\$: = 'str': expected an object"),
+    (lambda d, first: (d / "points" / "zzz.json").write_text('{"id": "x"}'), r"zzz.json: \$: missing key 'params'"),
+    (lambda d, first: first.write_text(json.dumps({**json.loads(first.read_text()), "status": "weird"})),
+     r"status: = 'weird': expected one of"),
+    (lambda d, first: first.write_text(json.dumps({**json.loads(first.read_text()), "id": "0" * 16})),
+     r"id: = '0000000000000000': expected the file's own point id"),
+    (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
+                                                                 "sweep_version": 2})), r"sweep_version: = 2"),
+    (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
+                                                                 "workload": "nope"})), r"workload: = 'nope'"),
+    (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
+                                                                 "grid": {}})), r"grid: = \{\}"),
+])
+def test_a_damaged_sweep_file_is_one_line_naming_it_in_status_collect_and_resume(damage, message, tmp_path, capsys):
+    """Found by a CLI review: a point file holding a list was an AttributeError in status and a TypeError in collect,
+    a stray file without params a KeyError, and resuming counted the damaged point as done."""
+    d = tmp_path / "sweep"
+    argv = ["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1,2", "--out", str(d)]
+    assert cli.main(argv) == 0
+    damage(d, sorted((d / "points").glob("*.json"))[0])
+    capsys.readouterr()
+    for command in (["sweep", "status", str(d)], ["sweep", "collect", str(d)], argv):
+        assert cli.main(command) == 2, command
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("labkit: error: ") and re.search(message, err[0]), (command, err)
+
+
+def test_grid_values_in_brackets_are_lists():
+    from labkit.sweep.grid import parse_axis
+
+    assert parse_axis("shape=[1,1024,8,128],[1,2048,8,128]") == ("shape", [[1, 1024, 8, 128], [1, 2048, 8, 128]])
+    assert parse_axis("shape=[1,1024,8,128]") == ("shape", [[1, 1024, 8, 128]])
+    with pytest.raises(ArgumentError, match="list values are JSON"):
+        parse_axis("shape=[1,1024,8")
+
+
+@pytest.mark.parametrize("grid, message", [
+    (["shape=[1,1024,8,128]", "q_len=1024", "kv_len=2048"], "point {'shape': [1, 1024, 8, 128], 'q_len': 1024, "
+                                                            "'kv_len': 2048}: kv_len 2048: expected 1..1024"),
+    (["shape=[1,1024,8,100]", "q_len=1", "kv_len=1"], "head_dim 100"),
+    (["shape=[1,2]", "q_len=1", "kv_len=1"], "shape [1, 2]: expected [B, N, H, D]"),
+    (["shape=[1,1024,8,128]", "q_len=1", "kv_len=1"], "workload sage2.timeline needs a CUDA GPU"),
+])
+def test_a_sage2_sweep_takes_shapes_from_the_cli_and_is_checked_whole_before_it_starts(grid, message, tmp_path,
+                                                                                      capsys):
+    """Found by a CLI review: a shape's commas split it into four points, so sage2.timeline could not run from the
+    CLI; and a GPU workload on a machine without one failed every point in a new directory instead of once."""
+    out = tmp_path / "sweep"
+    argv = ["sweep", "run", "--workload", "sage2.timeline", *[a for g in grid for a in ("--grid", g)],
+            "--out", str(out)]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("workload, grid, message", [
