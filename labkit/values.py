@@ -144,6 +144,20 @@ def _path_argument(text, what: str, noun: str, check) -> Path:
     return p
 
 
+def _check_writable(directory: Path, what: str, shown: str) -> None:
+    """Create and remove a file in ``directory``: a run that cannot write its result there is refused before it
+    starts, not after (permissions alone do not say it: root may write where the file system refuses, as /proc)."""
+    import os
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".labkit-write-check-", dir=directory)
+    except OSError as exc:
+        raise ArgumentError(f"{what} {shown}: cannot write in {str(directory)!r} ({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 @dataclass(frozen=True)
 class _PathValue:
     """A checked path that prints and opens as the path itself."""
@@ -169,6 +183,7 @@ class OutputDir(_PathValue):
             above = next(a for a in (p, *p.parents) if a.exists())
             if not above.is_dir():
                 raise ArgumentError(f"{what} {shown}: {str(above)!r} is not a directory")
+            _check_writable(above, what, shown)
 
         return cls(_path_argument(text, what, "directory", check))
 
@@ -184,6 +199,7 @@ class OutputPath(_PathValue):
                 raise ArgumentError(f"{what} {shown}: is a directory; expected a file name")
             if not p.parent.is_dir():
                 raise ArgumentError(f"{what} {shown}: directory {str(p.parent)!r} does not exist")
+            _check_writable(p.parent, what, shown)
 
         return cls(_path_argument(text, what, "file", check))
 

@@ -3,7 +3,7 @@
 import sys
 from pathlib import Path
 
-from .._cliargs import int_in
+from .._cliargs import existing_dir, int_in, output_path
 
 
 def _show(args) -> int:
@@ -60,7 +60,7 @@ def _run(args) -> int:
     if not target:
         raise NcuError("labkit ncu run: give the command to profile after --, e.g. -- labkit sage2 profile ..., "
                        "or --notebook NAME")
-    opts = NcuOptions(output=Path(args.out), nvtx_ranges=tuple(args.range or ()), preset=args.preset,
+    opts = NcuOptions(output=args.out.path, nvtx_ranges=tuple(args.range or ()), preset=args.preset,
                       clock_control=args.clock_control, source_folders=tuple(Path(s) for s in args.source_folder or ()),
                       kernel_name=args.kernel_name, launch_count=args.launch_count)
     done = profile(target, opts, progress=sys.stderr, timeout_s=args.timeout)
@@ -104,11 +104,13 @@ def register(sub) -> None:
     p.add_argument("--action", type=int_in(0, 1 << 20, what="--action"), default=None, help="one launch only")
     p.set_defaults(fn=_phases)
     p = sp.add_parser("run", help="profile a command under ncu (labkit's NVTX ranges, boost clocks)")
-    p.add_argument("--out", required=True, help="report path (the .ncu-rep and a .log beside it)")
+    p.add_argument("--out", required=True, type=output_path("--out"),
+                   help="report path (the .ncu-rep and a .log beside it)")
     p.add_argument("--range", action="append", help="labkit NVTX range path to profile (repeatable)")
     p.add_argument("--preset", choices=("timing", "sol", "source", "sched"), default="sol")
     p.add_argument("--clock-control", choices=("none", "base"), default="none")
-    p.add_argument("--source-folder", action="append", help="where ncu finds kernel sources")
+    p.add_argument("--source-folder", action="append", type=existing_dir("--source-folder"),
+                   help="where ncu finds kernel sources")
     p.add_argument("--kernel-name", default=None, help="only kernels of this name (ncu syntax, e.g. regex:attn_fwd)")
     p.add_argument("--launch-count", type=int_in(1, 1 << 31, what="--launch-count"), default=None,
                    help="profile at most N matching launches (a range that loops over a kernel thousands of times)")

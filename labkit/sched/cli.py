@@ -88,7 +88,11 @@ def _overhead(args) -> int:
 
     from .crosscheck import overhead
 
-    r = overhead(args.shape[0] if args.shape else _shapes(args)[0], iterations=args.iterations)
+    if args.shape and len(args.shape) > 1:
+        from ..errors import ArgumentError
+
+        raise ArgumentError(f"--shape: overhead times one shape; {len(args.shape)} given (run it once per shape)")
+    r = overhead(_shapes(args)[0], iterations=args.iterations)
     _print(r)
     if args.out is not None:
         args.out.path.write_text(json.dumps(r, indent=1) + "\n")
@@ -130,7 +134,7 @@ def register(sub) -> None:
     p.add_argument("--no-ncu", action="store_true", help="the launches alone, without ncu's counters")
     p.set_defaults(fn=_crosscheck)
     p = sp.add_parser("overhead", help="(GPU) plain vs -DLABKIT_TIMELINE mainloop, interleaved (target <= 1%%)")
-    p.add_argument("--shape", **shape, help="default: the seed shape")
+    p.add_argument("--shape", **shape, help="one shape (default: the seed shape)")
     p.add_argument("--iterations", type=int_in(1, 1000, what="--iterations"), default=10)
     p.add_argument("--out", type=output_path("--out"), default=None, help="also write the result as JSON")
     p.set_defaults(fn=_overhead)

@@ -6,6 +6,7 @@ thread's count rounded up to a multiple of 8); each CTA also takes 1 KB of share
 system; shared memory is allocated in 128-byte units.
 """
 
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -99,6 +100,12 @@ def occupancy(*, arch: str, threads_per_cta: int, registers_per_thread: int, sta
                      lim.max_ctas_per_sm, n, limiter, n * warps)
 
 
+def _family(arch: str) -> str:
+    """``sm_90a`` -> ``sm_90``: the SM whose limits a target's code runs under."""
+    m = re.match(r"sm_\d+", arch)
+    return m.group(0) if m else arch
+
+
 def cubin_occupancy(cubin: Path | str | bytes, *, kernel: str | None = None, arch: str | None = None,
                     threads_per_cta: int | None = None, dynamic_smem_bytes: int = 0) -> Occupancy:
     """Occupancy of an entry of a cubin: registers and static shared memory from its ELF, threads per
@@ -127,10 +134,16 @@ def cubin_occupancy(cubin: Path | str | bytes, *, kernel: str | None = None, arc
     e = info.entries[kernel]
     if e.registers is None:
         raise ArgumentError(f"{kernel}: the cubin records no register count (EIATTR_REGCOUNT)")
+    bound = e.max_threads[0] * e.max_threads[1] * e.max_threads[2] if e.max_threads is not None else None
     threads = threads_per_cta
     if threads is None:
-        if e.max_threads is None:
+        if bound is None:
             raise ArgumentError(f"{kernel} has no __launch_bounds__: give the threads per CTA")
-        threads = e.max_threads[0] * e.max_threads[1] * e.max_threads[2]
+        threads = bound
+    if bound is not None and threads > bound:  # the launch would fail: there is no occupancy to give
+        raise ArgumentError(f"{kernel}: {threads} threads per CTA is over its __launch_bounds__ of {bound}")
+    if arch is not None and info.target is not None and _family(arch) != _family(info.target):
+        raise ArgumentError(f"--arch {arch}: the cubin is built for {info.target}, and its registers and shared "
+                            "memory are that target's; compile it for the other architecture")
     return occupancy(arch=arch or info.target, threads_per_cta=threads, registers_per_thread=e.registers,
                      static_smem_bytes=e.static_smem_bytes, dynamic_smem_bytes=dynamic_smem_bytes)

@@ -91,13 +91,27 @@ BAD = [
     (["decode", "build", "--batch", "1", "--kv-len", "64", "--splits", "300", "--out", "{tmp}"], "expected 1..256"),
     (["decode", "build", "--batch", "8", "--kv-len", "4096", "--out", REPORT], "is a file; expected a directory"),
     (["decode", "from-manifest", SEED, "--out", REPORT], "is a file; expected a directory"),
-    (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc/labkit-x"], "/proc/labkit-x: No such"),
+    (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc/labkit-x"], "cannot write in '/proc'"),
     (["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", REPORT + "/x"], "is not a directory"),
     (["sched", "occupancy", "{tmp}/nope.cubin"], "cannot read the cubin (No such file"),
     (["sched", "occupancy", "{tmp}"], "is a directory; expected the cubin"),
     (["sched", "occupancy", REPORT], "sage2_report_seed.json: not a 64-bit little-endian ELF file"),
     (["nosuch"], "invalid choice"),
     ([], "required: cmd"),
+    # found by a CLI review: each was dropped silently, refused only after the GPU check, or written after the run
+    (["sage2", "profile", "--out", "{tmp}/r.json", "--schedule", "sm90", "--pv-terms", "2"],
+     "--schedule sm90 builds one P V term"),
+    (["decode", "compare", "--batch", "8", "--kv-len", "8192", "--build", "warps=3"],
+     "build 'warps=3' at batch 8 x 8192 d128: warps 3"),
+    (["decode", "compare", "--batch", "8", "--kv-len", "8192", "--build", "splits=200"],
+     "splits 200: expected 1..128 (at most one per page of the 128, and at most 256)"),
+    (["decode", "build", "--batch", "8", "--kv-len", "8192", "--pool-pages", "2000000000", "--out", "{tmp}/o"],
+     "holds 524.3 TB of K/V; at most 1.1 TB"),
+    (["sched", "overhead", "--shape", "1,1024,8,128", "--shape", "1,2048,8,128"], "overhead times one shape; 2 given"),
+    (["ncu", "run", "--out", "/proc/labkit-x", "--", "true"], "--out '/proc/labkit-x': cannot write in '/proc'"),
+    (["ncu", "run", "--out", "{tmp}", "--", "true"], "is a directory; expected a file name"),
+    (["ncu", "run", "--out", "{tmp}/r", "--source-folder", "{tmp}/nope", "--", "true"], "does not exist"),
+    (["bench", "--out", "/proc/labkit-x.json"], "cannot write in '/proc'"),
 ]
 
 

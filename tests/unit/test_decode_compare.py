@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labkit import cli
-from labkit.errors import ArgumentError
+from labkit.errors import ArgumentError, NoGPU
 from labkit.workloads.decode import bench
 from labkit.workloads.decode.bench import BUILD_KNOBS, build_name, parse_build, plan_builds, render
 
@@ -16,11 +16,14 @@ from ..conftest import ROOT
 
 
 def _fake_h200(monkeypatch):
+    import labkit.cuda
     import labkit.device
 
     record = sorted((ROOT / "data" / "runs").glob("*-00_device_and_timing"))[-1] / "data" / "device.json"
     dev = labkit.device.DeviceInfo.from_dict(json.loads(record.read_text()))
     monkeypatch.setattr(labkit.device, "describe", lambda *a, **k: dev)
+    monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (True, "a faked H200 (test)"))
+    monkeypatch.setattr(labkit.cuda, "require_gpu", lambda what: None)
 
 
 def test_parse_build_reads_each_kind_of_knob():
@@ -82,6 +85,19 @@ def test_plan_builds_refuses_what_cannot_run_naming_the_build(monkeypatch):
     with pytest.raises(ArgumentError, match=r"the plan and 14 build\(s\) each hold their own 8\.6 GB of K/V, more "
                                             r"than 80 % of the GPU's 150 GB"):
         plan_builds(256, 8192, 128, tuple(parse_build(f"splits={s}") for s in range(2, 16)))
+
+
+def test_without_a_gpu_the_builds_are_checked_for_the_h200_before_no_gpu_is_said():
+    """Found by a CLI review: on a machine without a GPU a knob the call cannot take was answered with 'needs a CUDA
+    GPU', since the GPU was described before any build was planned."""
+    from labkit.cuda import gpu_available
+
+    if gpu_available():
+        pytest.skip("this checks the machine without a GPU")
+    with pytest.raises(ArgumentError, match=r"build 'warps=3' at batch 8 x 8192 d128: warps 3"):
+        plan_builds(8, 8192, 128, (parse_build("warps=3"),))
+    with pytest.raises(NoGPU, match="decode compare needs a CUDA GPU"):
+        plan_builds(8, 8192, 128, (parse_build("splits=4"),))
 
 
 def test_compare_cli_refuses_bad_input_in_one_line_before_any_launch(monkeypatch, capsys):

@@ -76,3 +76,8 @@ def test_cli(capsys):
     assert "ctas_per_sm            1" in out and "waves                  2.0541" in out
     assert cli.main(["sched", "occupancy", str(SEED_CUBIN)]) == 2
     assert "pick one (--kernel NAME)" in capsys.readouterr().err
+    # found by a CLI review: a launch over __launch_bounds__ gave 0 CTAs per SM, and another SM's limits were used
+    assert cli.main(["sched", "occupancy", str(SEED_CUBIN), "--kernel", SEED_ENTRY, "--threads", "1024"]) == 2
+    assert "1024 threads per CTA is over its __launch_bounds__ of 512" in capsys.readouterr().err
+    assert cli.main(["sched", "occupancy", str(SEED_CUBIN), "--kernel", SEED_ENTRY, "--arch", "sm_90"]) == 2
+    assert "--arch sm_90: the cubin is built for sm_100" in capsys.readouterr().err

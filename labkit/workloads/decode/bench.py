@@ -277,8 +277,13 @@ def plan_builds(batch: int, kv_len: int, head_dim: int, builds: tuple[dict, ...]
     if per_call > MAX_KV_BYTES:
         raise ArgumentError(f"compare at {at}: {per_call / 1e9:.1f} GB of K/V per call; at most "
                             f"{MAX_KV_BYTES / 1e9:.0f} GB")
-    dev = describe()
-    if (len(builds) + 1) * per_call > 0.8 * dev.memory_bytes:
+    from ...cuda import gpu_status, require_gpu
+
+    # without a GPU the builds are still planned and built, for the H200 (plan_call's defaults), so a knob the call
+    # cannot take is named before "needs a CUDA GPU"
+    dev = describe() if gpu_status()[0] else None
+    target = dict(sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes) if dev else {}
+    if dev and (len(builds) + 1) * per_call > 0.8 * dev.memory_bytes:
         raise ArgumentError(f"compare at {at}: the plan and {len(builds)} build(s) each hold their own "
                             f"{per_call / 1e9:.1f} GB of K/V, more than 80 % of the GPU's "
                             f"{dev.memory_bytes / 1e9:.0f} GB")
@@ -286,8 +291,8 @@ def plan_builds(batch: int, kv_len: int, head_dim: int, builds: tuple[dict, ...]
     with tempfile.TemporaryDirectory() as tmp:
         for name, kw in (("plan", {}), *((build_name(kw), kw) for kw in builds)):
             try:
-                plan = plan_call(g, sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes, **kw)
-                build_plan(g, plan, Path(tmp) / str(len(plans)), arch=dev.arch)  # the launch's own checks, on CPU
+                plan = plan_call(g, **target, **kw)
+                build_plan(g, plan, Path(tmp) / str(len(plans)), arch=target.get("arch", "sm_90"))  # launch checks
             except LabkitError as exc:
                 raise ArgumentError(f"build {name!r} at {at}: {exc}") from None
             same = next((other for other, p in plans.items() if p == plan), None)
@@ -295,6 +300,7 @@ def plan_builds(batch: int, kv_len: int, head_dim: int, builds: tuple[dict, ...]
                 raise ArgumentError(f"build {name!r} at {at} runs the same call as {same!r} ("
                                     f"{kernel_label(plan.kernel)}, {plan.splits} split(s)): nothing to compare")
             knobs[name], plans[name] = kw, plan
+    require_gpu("decode compare")
     return knobs
 
 

@@ -55,7 +55,8 @@ def _check_splits(g: DecodeGeometry, splits: int, kb: KernelBuild) -> None:
     """``splits`` per (sequence, KV head): 1..one per page (and MAX_SPLITS); a cluster build's exact count."""
     top = min(g.max_pages, MAX_SPLITS)
     if isinstance(splits, bool) or not isinstance(splits, int) or not 1 <= splits <= top:
-        raise ArgumentError(f"splits {splits!r}: expected 1..{top} (at most one per page, and {MAX_SPLITS})")
+        raise ArgumentError(f"splits {splits!r}: expected 1..{top} (at most one per page of the "
+                            f"{g.max_pages}, and at most {MAX_SPLITS})")
     if kb.persistent_ctas and splits != 1:
         raise ArgumentError(f"a persistent build takes whole units: 1 split, not {splits}")
     if kb.cluster_splits > 1 and kb.cluster_splits != splits:

@@ -267,8 +267,8 @@ def _check_tail(g: DecodeGeometry, tail_units, tail_splits, cluster) -> None:
     if isinstance(tail_units, bool) or not isinstance(tail_units, int) or tail_units < 1:
         raise ArgumentError(f"tail_units {tail_units!r}: expected a positive count of the call's last units")
     if isinstance(tail_splits, bool) or not isinstance(tail_splits, int) or not 2 <= tail_splits <= top:
-        raise ArgumentError(f"tail_splits {tail_splits!r}: expected 2..{top} (at most one per page, and "
-                            f"{TAIL_MAX_SPLITS})")
+        raise ArgumentError(f"tail_splits {tail_splits!r}: expected 2..{top} (at most one per page of the "
+                            f"{g.max_pages}, and at most {TAIL_MAX_SPLITS})")
     if cluster:
         raise ArgumentError("tail_units: a cluster combines a fixed number of splits per unit; tails take none")
 

@@ -42,6 +42,9 @@ def _profile(args) -> int:
 
     shape: Shape = args.shape
     q_tails, kv_tails = shape.lengths(args.q_tail, "--q-tail"), shape.lengths(args.kv_tail, "--kv-tail")
+    if args.schedule == "sm90" and args.pv_terms != 1:
+        raise ArgumentError("--schedule sm90 builds one P V term (its tiles are fixed): drop --pv-terms, or profile "
+                            "the seed schedule with --pv-terms 2")
     r = profile(shape, layout=args.layout, dtype=args.dtype, warmup=args.warmup, iterations=args.iterations,
                 q_tails=q_tails, kv_tails=kv_tails, tail_iterations=args.tail_iterations, seed=args.seed,
                 schedule=Schedule.sm90() if args.schedule == "sm90" else Schedule(pv_terms=args.pv_terms),
