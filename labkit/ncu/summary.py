@@ -146,8 +146,10 @@ class NcuSummary:
                 raise NcuError(f"summary {where}: expected {what}")
 
         need(isinstance(d, dict), "$", "an object (a notebook 05 ncu_summary.json)")
-        if d.get("version") != VERSION:
-            raise NcuError(f"summary version {d.get('version')!r}: expected {VERSION}")
+        if "version" not in d:
+            raise NcuError(f"summary $: missing key 'version' (a notebook 05 ncu_summary.json has version {VERSION})")
+        if d["version"] != VERSION:
+            raise NcuError(f"summary version {d['version']!r}: expected {VERSION}")
         missing = [k for k in ("device", "ncu", "cases", "timings", "counters", "rules", "attributions", "reports")
                    if k not in d]
         if missing:
@@ -157,8 +159,9 @@ class NcuSummary:
             need(isinstance(d[key], kind), key, f"a JSON {'object' if kind is dict else 'list'}")
         for case, t in d["timings"].items():
             need(isinstance(t, dict) and all(isinstance(t.get(k), (int, float)) and not isinstance(t.get(k), bool)
-                                             for k in ("p50_ns", "min_ns", "max_ns")),
-                 f"timings.{case}", "p50_ns, min_ns and max_ns numbers")
+                                             for k in ("p50_ns", "min_ns", "max_ns"))
+                 and t["p50_ns"] > 0 and 0 < t["min_ns"] <= t["p50_ns"] <= t["max_ns"],
+                 f"timings.{case}", "p50_ns, min_ns and max_ns numbers, 0 < min <= p50 <= max")
         for name, r in d["reports"].items():
             need(isinstance(r, dict) and isinstance(r.get("bytes"), int) and not isinstance(r["bytes"], bool),
                  f"reports.{name}.bytes", "an integer")
@@ -176,7 +179,8 @@ class NcuSummary:
             need(isinstance(row, dict), f"counters[{i}]", "an object")
             for k in ("case", "kernel"):
                 need(isinstance(row.get(k), str), f"counters[{i}].{k}", "a string")
-            need(isinstance(row.get("duration_ns"), (int, float)), f"counters[{i}].duration_ns", "a number")
+            need(_number(row.get("duration_ns")) and row["duration_ns"] > 0, f"counters[{i}].duration_ns",
+                 "a number above 0")
         for i, a in enumerate(d["attributions"]):
             need(isinstance(a, dict), f"attributions[{i}]", "an object")
             for k in ("case", "source"):

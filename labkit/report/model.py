@@ -185,7 +185,9 @@ def from_node(root: Node) -> Sage2Report:
     else:
         raise root["report_version"].fail(f"0 (seed format, no key) or {CURRENT_VERSION}")
     shapes = {k: root[k].ints(4, lo=1, hi=I32[1]) for k in ("q_shape", "k_shape", "v_shape")}
-    phases = {name: _stats(node) for name, node in root["phase_timings"].items()}
+    phases = {name: _stats(node) for name, node in root["phase_timings"].items(1)}
+    if "fused_mainloop" not in phases:  # every report times the mainloop; its tables and diffs are about it
+        raise root["phase_timings"].error(f"missing key 'fused_mainloop' (has: {', '.join(phases)})")
     fused = {name: node.str() for name, node in root["fused_mainloop_phases"].items()}
     dec = root["manual_decomposition_vs_public_sage2"].obj(("equal", "max_abs", "mean_abs"))
     prov = None

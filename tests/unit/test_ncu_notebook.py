@@ -68,8 +68,9 @@ def fixture_summary(tmp_path_factory):
     rep = ncu.load(FIXTURE / "rep_main.ncu-rep")
     counters = counter_rows(rep, NAMES, outer="bench")
     ncu_ns = {c: statistics.median(r["duration_ns"] for r in counters if r["case"] == c) for c in NAMES}
-    timings = {c: {"p50_ns": v / (1.02 if c == "fused_line" else 0.997), "min_ns": v, "max_ns": v * 1.01,
-                   "count": 10, "clock_dropped": False} for c, v in ncu_ns.items()}
+    p50 = {c: v / (1.02 if c == "fused_line" else 0.997) for c, v in ncu_ns.items()}
+    timings = {c: {"p50_ns": t, "min_ns": t * 0.99, "max_ns": t * 1.01, "count": 10, "clock_dropped": False}
+               for c, t in p50.items()}
     att = attribution_of("fused_line", FIXTURE / "fused_kernel.cu", [rep, rep], outer="bench")
     att = type(att)(att.case, att.source, att.markers, (att.runs[0], _second_launch(rep)), None)
     plain = tmp_path_factory.mktemp("src") / "plain_kernel.cu"
@@ -195,6 +196,10 @@ def test_stall_reasons_ordered_by_samples_over_the_kernel(fixture_summary):
     (lambda d: {**d, "counters": {}}, "summary counters: expected a JSON list"),
     (lambda d: (d["counters"][2].pop("kernel"), d)[1], "summary counters[2].kernel: expected a string"),
     (lambda d: (d["counters"][0].update(duration_ns="9"), d)[1], "counters[0].duration_ns: expected a number"),
+    (lambda d: (d["counters"][0].update(duration_ns=0), d)[1], "counters[0].duration_ns: expected a number above 0"),
+    (lambda d: (d["timings"]["sage2_seed"].update(p50_ns=0), d)[1],
+     "summary timings.sage2_seed: expected p50_ns, min_ns and max_ns numbers, 0 < min <= p50 <= max"),
+    (lambda d: (d.pop("version"), d)[1], "summary $: missing key 'version'"),
     (lambda d: (d["attributions"][0]["runs"][1]["share"].pop(), d)[1],
      "attributions[0].runs[1]: expected phases, samples and share lists of one length"),
 ])

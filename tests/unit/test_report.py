@@ -55,6 +55,8 @@ def _mutate(seed_report_path, fn):
     (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("min_s", 1.0), "phase_timings.fused_mainloop",
      "min_s <= p50_s"),
     (lambda d: d.__setitem__("report_version", 7), "report_version", "expected 0"),
+    (lambda d: d["phase_timings"].pop("fused_mainloop"), "phase_timings", "missing key 'fused_mainloop'"),
+    (lambda d: d.__setitem__("phase_timings", {}), "phase_timings", "expected"),
 ])
 def test_malformed_reports_name_the_path(seed_report_path, mutation, path, expected):
     with pytest.raises(FormatError) as err:

@@ -114,7 +114,9 @@ def is_decode_report(path: Path | str) -> bool:
         return True
     if isinstance(doc, dict) and ("metadata" in doc or "report_version" in doc):
         return False
-    keys = ", ".join(list(doc)[:6]) if isinstance(doc, dict) else type(doc).__name__
+    json_kind = {type(None): "null", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+                 float: "a number"}
+    keys = ", ".join(list(doc)[:6]) if isinstance(doc, dict) else f"no keys: it is {json_kind.get(type(doc), 'JSON')}"
     raise FormatError("", f"not a labkit report: a Sage2 report (labkit sage2 profile --out) has 'metadata' and "
                       f"'phase_timings', a decode report (labkit decode bench|compare --out) 'decode_report_version'; "
                       f"this has {keys or 'nothing'}", source=str(path))
