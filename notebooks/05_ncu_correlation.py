@@ -79,10 +79,13 @@ counters
 #
 # Why decode calls read shorter under ncu: the events' cold-L2 flush is a memset (as NVBench's), so the
 # call starts with an L2 full of dirty lines that its reads must write back, while ncu's cache control
-# leaves L2 clean; and the events add their own ~3 us (notebook 00's overhead probe). Measured on the
-# H200 (`data/runs/*-flush_check`): flushing by a read pass instead of the memset took 1 x 8192 from
-# 21.3 to 18.1 us and 64 x 8192 from 503 to 492 us; the rest of the 64 x 8192 gap (~10 us, 2 %) is not
-# explained yet. The Sage2 mainloop (120 ms) agrees within 1 %.
+# leaves L2 clean; and the events add their own ~3 us (notebook 00's overhead probe). How much the dirty
+# lines cost was measured once, on the H200 at git 77efa9b with that day's kernels
+# (`data/runs/20261201T061700Z-flush_check`): flushing by a read pass instead of the memset took 1 x 8192
+# from 21.3 to 18.1 us and 64 x 8192 from 503 to 492 us, against ncu's 476-483 us there; the rest of that
+# gap was not explained. The table below is this run's own gap. The Sage2 mainloop (about 120 ms) agrees
+# with ncu to about 1 % either way, so a flag there sits at the threshold's edge: read it against the
+# case's event min..max.
 
 # %%
 gaps = tables.event_vs_ncu(summary)
