@@ -74,7 +74,7 @@ fig = labkit.plot.decode_bandwidth(table.to_dict("records"), copy["TBps"], title
     f"Paged decode, {heads[0]}/{heads[1]} heads, head_dim {head_dim}, page {page_size}, cold L2"))
 session.save_figure(fig, "decode_bandwidth")
 session.save_table(table, "bandwidth")
-table
+study.shown(table)  # TB/s of K+V read for labkit and each peer; data/bandwidth.csv keeps every column
 
 # %% [markdown]
 # ## Split sweep: time against the split count, and the heuristic's choice

@@ -604,3 +604,21 @@ def test_bandwidth_table_keeps_numbers_numeric():
     assert list(t["splits"]) == [16, 1] and str(t["splits"].dtype) == "Int64" and "skipped" not in t
     assert t["flex_paged"].dtype == float and pd.isna(t["flex_paged"].iloc[0]) and t["flex_paged"].iloc[1] == 4.19
     assert list(t["peers_not_run"]) == ["flex_paged: InductorError: out of resources", ""]
+
+
+def test_the_notebooks_bandwidth_view_leaves_out_what_every_row_repeats():
+    """Found by a notebook review: notebook 03's table had 22 columns, elided, with head_dim, page_size, heads and
+    iterations pushing out the kernel; the CSV keeps them."""
+    import pandas as pd
+
+    from labkit.workloads.decode import study
+
+    table = pd.DataFrame({"batch": [1, 8], "kv_len": [8192, 8192], "head_dim": [128, 128], "splits": [16, 2],
+                          "splits_used": [16, 2], "kernel": ["mma w4s3ef", "mma w8s2 cl2"],
+                          "p50_us": [19.0561, 77.4881], "TBps": [1.76083, 3.46422], "sdpa_cudnn": [1.5912, 3.5061]})
+    view = study.shown(table)
+    assert list(view.columns) == ["batch", "kv_len", "splits", "kernel", "p50_us", "TBps", "sdpa_cudnn"]
+    assert view["p50_us"].tolist() == [19.06, 77.49] and view["TBps"].tolist() == [1.761, 3.464]
+    one = study.shown(table.iloc[:1])  # one row: nothing repeats across rows, so every column stays
+    assert list(one.columns) == ["batch", "kv_len", "head_dim", "splits", "kernel", "p50_us", "TBps", "sdpa_cudnn"]
+    assert "splits_used" in study.shown(table.assign(splits_used=[16, 4]))

@@ -94,6 +94,23 @@ def bandwidth_table(points):
     return table.drop(columns=[c for c in ("skipped",) if c in table])
 
 
+def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kernel", "p50_us", "TBps")):
+    """``table`` as a notebook shows it: columns that hold one value in every row left out (the figure's title and
+    the parameters say them; the saved CSV keeps them), ``splits_used`` where it repeats ``splits``, and numbers
+    rounded to what the timing resolves (us to 0.01, TB/s to 0.001)."""
+    out = table.copy()
+    if "splits_used" in out and "splits" in out and (out["splits_used"] == out["splits"]).all():
+        out = out.drop(columns=["splits_used"])
+    constant = [c for c in out.columns if c not in keep and out[c].astype(str).nunique() <= 1] if len(out) > 1 else []
+    out = out.drop(columns=constant)
+    for col in out.columns:
+        if col.endswith("_us"):
+            out[col] = out[col].round(2)
+        elif out[col].dtype.kind == "f":
+            out[col] = out[col].round(3)
+    return out
+
+
 def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> list[dict]:
     """The seed's manifest and labkit's own for the seed's geometry, both checked statically."""
     from ...manifest import check, load
