@@ -230,7 +230,7 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
     ax.invert_yaxis()
     ax.set_xlim(0, (df["end_ns"].max() - t0) / 1e3)
     ax.set_xlabel("time since the first CTA started [us]")
-    shown = "" if len(rows) == len(every) else f" ({len(rows)} of {len(every)}, the latest waves first)"
+    shown = "" if len(rows) == len(every) else f" ({len(rows)} of {len(every)}: those in the latest waves)"
     ax.set_ylabel(f"SM.slot{shown}")
     ax.set_title(title)
     n_waves = int(df["wave"].max()) + 1
@@ -285,9 +285,11 @@ def sm_speed(timeline, *, title: str = "CTA duration by SM", fast: float | None 
     ax.plot(sm.index[quick], us[quick], "o", color="C1", markersize=4.5,
             label=f"{sms(quick.sum())} under {fast:g} x the median"
                   + (f" (median {float(us[quick].median()) / mid - 1:+.0%})" if quick.any() else ""))
-    ax.axhline(mid, color="0.35", linestyle="--", linewidth=1, label=f"median over SMs: {mid:.1f} us")
+    ax.axhline(mid, color="0.35", linestyle="--", linewidth=1, label=f"median over SMs: {mid:.1f} us "
+                                                                      f"(dotted: {fast:g} x)")
     ax.set_xlim(-1, timeline.sms)
-    ax.set_ylim(0, 1.25 * float(us.max()))
+    ax.axhline(fast * mid, color="C1", linestyle=":", linewidth=1)
+    ax.set_ylim(0.9 * min(float(us.min()), fast * mid), 1.1 * float(us.max()))  # the spread is the point: zoom in
     ax.set_xlabel("SM id")
     ax.set_ylabel("median CTA duration [us]")
     ax.set_title(title, fontsize=10)

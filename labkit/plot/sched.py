@@ -32,10 +32,14 @@ def efficiency_vs(model, measured, *, x: str, xlabel: str, title: str = "", log2
         ax.ticklabel_format(axis="x", useOffset=False, style="plain")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("efficiency [1]")
-    ax.set_ylim(min(0.0 if d["efficiency"].min() < 0.5 else 0.5, ax.get_ylim()[0]), 1.02)
+    shown = [d["efficiency"], d["wave_efficiency"]] + ([m["measured_slot_efficiency"], m["measured_efficiency"]]
+                                                       if measured is not None and len(measured) else [])
+    low = min(float(v.min()) for v in shown)
+    margin = max(0.005, 0.15 * (1.0 - low))  # zoomed to the data: 0.98 against 0.99 must show
+    ax.set_ylim(max(0.0, low - margin), 1.0 + margin / 2)
     if title:
         ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=6, loc="lower left")
+    ax.legend(fontsize=6, loc="best")  # the measured points may sit anywhere
     return fig
 
 

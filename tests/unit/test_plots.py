@@ -73,3 +73,26 @@ def test_split_sweep_names_the_plans_build_where_it_differs():
     same = plot.split_sweep([{**r, "kernel": "mma w4s3"} for r in rows]).axes[0]
     assert same.get_legend_handles_labels()[1] == ["measured", "heuristic's choice"]
     assert list(same.lines[0].get_xdata()) == [1, 2, 4]
+
+
+def test_scheduling_charts_zoom_to_their_data():
+    """Found by a notebook review: an efficiency axis from 0.5 to 1 drew measured 0.985-0.993 against a model of
+    0.99 as one dot, and per-SM durations of 61-65 us on an axis from 0 as a flat line."""
+    import numpy as np
+    import pandas as pd
+
+    from labkit.plot.sched import efficiency_vs
+    from labkit.sched import Timeline
+
+    model = pd.DataFrame({"q_len": [37700, 37760, 37810], "efficiency": [0.986, 0.994, 0.992],
+                          "wave_efficiency": [0.99, 0.997, 0.997], "full_waves": [63, 63, 63]})
+    measured = pd.DataFrame({"q_len": [37760, 37810], "measured_slot_efficiency": [0.992, 0.991],
+                             "measured_efficiency": [0.989, 0.985]})
+    lo, hi = efficiency_vs(model, measured, x="q_len", xlabel="q_len").axes[0].get_ylim()
+    assert 0.97 < lo < 0.985 and 1.0 < hi < 1.01
+    rng = np.random.default_rng(0)
+    us = rng.uniform(61, 65, size=128)
+    recs = [(i, i, 0, int(u * 1e3), 0, int(u * 1.98e3)) for i, u in enumerate(us)]
+    ax = plot.sm_speed(Timeline(recs, sms=132, ctas_per_sm=1)).axes[0]
+    lo, hi = ax.get_ylim()
+    assert 50 < lo < 61 and 65 < hi < 75
