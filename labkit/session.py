@@ -306,8 +306,15 @@ class Session:
         return png
 
     def save_table(self, df, name: str) -> Path:
+        """``df`` as ``data/<name>.csv``; a plain row number is left out (it read back as 'Unnamed: 0'), a labelled
+        index (a phase, a case) is kept as the first column, under its name or 'index'."""
+        import pandas as pd
+
         path = self.out_dir / "data" / f"{name}.csv"
-        df.to_csv(path)
+        if isinstance(df.index, pd.RangeIndex) and df.index.name is None:
+            df.to_csv(path, index=False)
+        else:
+            df.to_csv(path, index_label=[n if n is not None else "index" for n in df.index.names])
         return path
 
 

@@ -114,6 +114,7 @@ precision
 
 # %%
 sched = pd.DataFrame({"labkit": dataclasses.asdict(ours.scheduler), "seed": dataclasses.asdict(seed.scheduler)})
+sched.index.name = "field"
 session.save_table(sched, "scheduler")
 sched
 

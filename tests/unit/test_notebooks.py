@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 from labkit import cli, notebooks
@@ -68,6 +69,8 @@ def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_
         assert f"figs/{fig}.png" in res.figures
     for d in data:
         assert (res.run_dir / "data" / d).is_file()
+    for table in (res.run_dir / "data").glob("*.csv"):  # each reloads with its own columns, no row-number column
+        assert not [c for c in pd.read_csv(table).columns if c.startswith("Unnamed")], table.name
     assert (tmp_path / "latest").resolve() == res.run_dir.resolve()
 
 
