@@ -116,7 +116,8 @@ def register(sub) -> None:
     p = sp.add_parser("waves", help="waves, last-wave fill and efficiency of a grid")
     p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), required=True)
     p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132)
-    p.add_argument("--ctas-per-sm", type=int_in(1, 64, what="--ctas-per-sm"), required=True)
+    p.add_argument("--ctas-per-sm", type=int_in(1, 32, what="--ctas-per-sm"), required=True,
+                   help="resident CTAs per SM, 1..32 (an SM of sm_80..sm_100 holds at most 32)")
     p.set_defaults(fn=_waves)
     p = sp.add_parser("timeline", help="waves and efficiency of a recorded per-CTA timeline; a Perfetto trace")
     p.add_argument("file", help="a timeline JSON (labkit.sched.Timeline.save)")

@@ -52,9 +52,13 @@ class Timeline:
         if (rec[:, 2:] < 0).any() or (rec[:, 2:] >= 1 << 62).any():  # u64 stamps read as i64; sums must not wrap
             raise ArgumentError("timeline stamps outside 0..2**62: not %globaltimer / clock64 readings")
         if (rec[:, 3] < rec[:, 2]).any():
-            raise ArgumentError(f"{int((rec[:, 3] < rec[:, 2]).sum())} CTAs end before they start: not a timeline")
+            first = int(np.argmax(rec[:, 3] < rec[:, 2]))
+            raise ArgumentError(f"records[{first}]: {int((rec[:, 3] < rec[:, 2]).sum())} CTA(s) end before they "
+                                "start, this the first: not a timeline")
         if (rec[:, 1] < 0).any() or (rec[:, 1] >= sms).any():
-            raise ArgumentError(f"SM ids {rec[:, 1].min()}..{rec[:, 1].max()}: expected 0..{sms - 1}")
+            first = int(np.argmax((rec[:, 1] < 0) | (rec[:, 1] >= sms)))
+            raise ArgumentError(f"records[{first}]: SM id {rec[first, 1]} (ids {rec[:, 1].min()}..{rec[:, 1].max()}): "
+                                f"expected 0..{sms - 1}")
         self.sms, self.ctas_per_sm = sms, ctas_per_sm
         self.records = rec
         self.slot, self.wave = self._place()
@@ -177,7 +181,10 @@ class Timeline:
         if n["fields"].value != list(FIELDS):
             raise n["fields"].fail(f"the fields {list(FIELDS)}")
         records = [r.ints(len(FIELDS), 0) for r in n["records"].list(1)]
-        return cls(records, sms=n["sms"].int(1, 4096), ctas_per_sm=n["ctas_per_sm"].int(1, 64))
+        try:
+            return cls(records, sms=n["sms"].int(1, 4096), ctas_per_sm=n["ctas_per_sm"].int(1, 64))
+        except ArgumentError as exc:  # the file and where in it
+            raise n.error(str(exc)) from None
 
     @classmethod
     def load(cls, path: Path | str) -> "Timeline":

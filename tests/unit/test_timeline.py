@@ -72,7 +72,8 @@ def test_per_sm_finds_the_sms_whose_equal_ctas_run_shorter():
     ax = fig.axes[0]
     assert list(ax.lines[1].get_xdata()) == [2] and ax.lines[1].get_ydata()[0] == pytest.approx(0.08)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["3 SMs", "1 SM under 0.95 x the median (median -20%)", "median over SMs: 0.1 us"], labels
+    assert labels == ["3 SMs", "1 SM under 0.95 x the median (median -20%)",
+                      "median over SMs: 0.1 us (dotted: 0.95 x)"], labels
 
 
 def test_chrome_trace_and_gantt(tmp_path):
@@ -86,7 +87,7 @@ def test_chrome_trace_and_gantt(tmp_path):
     assert len(ax.collections) == 16 and ax.get_xlim()[1] == pytest.approx(tl.stats().makespan_ns / 1e3)
     colours = {tuple(c) for bars in ax.collections for c in bars.get_facecolors()}
     assert len(colours) == 3, "the last wave's 10 CTAs are drawn, not only the first 16 SMs"
-    assert "16 of 132, the latest waves first" in ax.get_ylabel()
+    assert "16 of 132: those in the latest waves" in ax.get_ylabel()
     fig = plot.cta_activity(tl, bins=3)
     ax = fig.axes[0]
     assert list(ax.lines[0].get_ydata()) == [132, 132, 10] and ax.lines[1].get_ydata()[0] == 132  # CTAs, slots
@@ -115,7 +116,12 @@ def test_save_load_and_cli(tmp_path, capsys):
     bad["records"][0] = [0, 0, 10, 5, 0, 0]
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     assert cli.main(["sched", "timeline", str(tmp_path / "bad.json")]) == 2
-    assert "end before they start" in capsys.readouterr().err
+    err = capsys.readouterr().err  # the file, then the record
+    assert f"{tmp_path / 'bad.json'}: $: records[0]: 1 CTA(s) end before they start" in err
+    bad["records"][0] = [0, 999, 5, 10, 0, 0]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    assert cli.main(["sched", "timeline", str(tmp_path / "bad.json")]) == 2
+    assert f"bad.json: $: records[0]: SM id 999 (ids 0..999): expected 0..{bad['sms'] - 1}" in capsys.readouterr().err
 
 
 def test_the_timer_step_comes_from_the_launch_own_stamps():
