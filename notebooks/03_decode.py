@@ -88,4 +88,4 @@ sweep_splits = study.split_rows(session.sweep(
 fig = labkit.plot.split_sweep(sweep_splits, title=session.title(
     f"Split sweep, batch {splits_at[0]} x {splits_at[1]} tokens, head_dim {head_dim}"))
 session.save_figure(fig, "split_sweep")
-pd.DataFrame(sweep_splits)
+study.shown(pd.DataFrame(sweep_splits))
