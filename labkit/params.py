@@ -80,9 +80,22 @@ class _Number(Param):
 
 
 class Int(_Number):
-    """An integer in ``lo..hi``. ``3.5``, ``True`` and ``'abc'`` are refused."""
+    """An integer in ``lo..hi`` (and a multiple of ``multiple_of``). ``3.5``, ``True`` and ``'abc'`` are refused."""
 
     noun = "an integer"
+
+    def __init__(self, lo=None, hi=None, *, multiple_of: int = 1, **kw):
+        super().__init__(lo, hi, **kw)
+        self.multiple_of = multiple_of
+
+    def describe(self) -> str:
+        return super().describe() + (f", a multiple of {self.multiple_of}" if self.multiple_of > 1 else "")
+
+    def check(self, value: Any):
+        value = super().check(value)
+        if value % self.multiple_of:
+            raise self.fail(value)
+        return value
 
     def _from_text(self, text: str) -> int:
         return int(text.strip().replace("_", ""), 10)

@@ -103,3 +103,13 @@ def test_api_overrides_are_checked_by_type_too(tmp_path):
     with pytest.raises(ParameterError, match="has no parameter 'copy_mb'.*copy_mib \\(an integer in 1..16384"):
         notebooks.run("00", {"copy_mb": 5}, out_root=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_int_can_require_a_multiple():
+    """Found by a CLI review: notebook 01's proof_cols said 'x 4 B must be a multiple of 16' and took 5."""
+    cols = Int(4, 65536, multiple_of=4)
+    assert cols.parse("1000") == 1000 and cols.describe() == "an integer in 4..65536, a multiple of 4"
+    with pytest.raises(ParameterError):
+        cols.parse("5")
+    with pytest.raises(ParameterError):
+        cols.check(1002)
