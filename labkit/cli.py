@@ -47,13 +47,13 @@ def _report_diff(args) -> int:
     from .workloads.decode import report as decode_report
 
     kinds = [decode_report.is_decode_report(f) for f in (args.a, args.b)]
-    print(f"A = {args.a}\nB = {args.b}")
     if kinds[0] != kinds[1]:
         raise LabkitError("A and B are different kinds of report (one decode, one Sage2): nothing to compare")
-    if kinds[0]:
-        print(decode_report.diff_table(decode_report.load(args.a), decode_report.load(args.b)))
+    if kinds[0]:  # both read before anything is printed: a bad file is the only line
+        table = decode_report.diff_table(decode_report.load(args.a), decode_report.load(args.b))
     else:
-        print(report.diff_table(report.load(args.a), report.load(args.b)))
+        table = report.diff_table(report.load(args.a), report.load(args.b))
+    print(f"A = {args.a}\nB = {args.b}\n{table}")
     return 0
 
 
