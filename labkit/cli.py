@@ -77,7 +77,6 @@ def _nb_run(args) -> int:
     from . import notebooks
 
     params = notebooks.parse_parameters(args.name, dict(args.param or []))
-    print(f"running {notebooks.resolve(args.name).stem} ...", file=sys.stderr, flush=True)
     res = notebooks.run(args.name, params, record=args.record, progress=sys.stderr)
     notebooks.print_result(res)
     return 0 if res.ok else 1
@@ -88,7 +87,6 @@ def _nb_run_all(args) -> int:
 
     failed = 0
     for name in notebooks.list_notebooks():
-        print(f"running {name} ...", file=sys.stderr, flush=True)
         res = notebooks.run(name, record=args.record, progress=sys.stderr)
         notebooks.print_result(res)
         failed += not res.ok

@@ -251,9 +251,12 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     overrides = check_parameters(source.stem, dict(params or {}))
     declared = parameters(source.stem)
     effective = {**{k: p.default for k, p in declared.items()}, **overrides}
-    mode, recorded = plan_source(source.stem, effective, declared)  # refuses before anything runs
+    shown_root = Path(effective["recorded_root"]) if effective.get("recorded_root") else None  # the notebook's own
+    mode, recorded = plan_source(source.stem, effective, declared, shown_root)  # refuses before anything runs
     if record and mode != "live":
         raise LabkitError(f"--record keeps real GPU runs only; {source.stem} would run {mode.upper()} here (no GPU)")
+    if progress is not None:  # after the checks: a refused run prints its one line and nothing else
+        print(f"running {source.stem} ...", file=progress, flush=True)
     root = runs_root(out_root)
     run_dir = new_run_dir(root, source.stem)
     input_nb = to_ipynb(source, run_dir / f"{source.stem}.input.ipynb")

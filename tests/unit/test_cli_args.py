@@ -112,6 +112,8 @@ BAD = [
     (["ncu", "run", "--out", "{tmp}", "--", "true"], "is a directory; expected a file name"),
     (["ncu", "run", "--out", "{tmp}/r", "--source-folder", "{tmp}/nope", "--", "true"], "does not exist"),
     (["bench", "--out", "/proc/labkit-x.json"], "cannot write in '/proc'"),
+    (["nb", "run", "05", "-p", "source", "recorded", "-p", "recorded_root", "{tmp}/nope"],
+     "no valid recorded run of 05_ncu_correlation under"),  # not a FAILED run that then says it showed data/runs
 ]
 
 
