@@ -9,6 +9,7 @@ manifest is reported in full and never crashes the packer. Kernel-family rules l
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 from .._json import I32, I64, U32
 from . import families, tensormap
@@ -272,7 +273,8 @@ def _check_tensormaps(m: Manifest, op: Op, li: int, launch: Launch, bound: tuple
 
 def _find_modules(m: Manifest, res: CheckResult, device, cubin_dirs: tuple) -> None:
     used = {la.module for op in m.ops.values() for la in op.launches}
-    dirs = search_dirs(cubin_dirs)
+    beside = (Path(m.source).parent,) if m.source and Path(m.source).is_file() else ()  # a built manifest's cubin
+    dirs = search_dirs((*cubin_dirs, *beside))
     for name in sorted(used & set(m.modules)):
         try:
             lm = find(m.modules[name], dirs)

@@ -387,8 +387,10 @@ def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
     assert "page dim: the seed's K/V maps say 0 pages" in out and "cu_seqlens_q: the seed never packs it" in out
     assert "splits: 8 per (sequence, KV head)" in out and "combined in a thread-block cluster of 8" in out
     path = next(tmp_path.glob("decode_*.json"))
-    res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
+    assert f"check it with: labkit manifest check {path}\n" in out
+    res = manifest.check(manifest.load(path))  # the cubin beside the manifest is found with no --cubin-dir
     assert res.ok, [str(i) for i in res.issues]
+    assert cli.main(["manifest", "check", str(path), "--no-device"]) == 0 and "can run" in capsys.readouterr().out
     m = manifest.load(path)
     assert m.buffers["kv"].shape == (22, 2, 64, 4, 2, 256) and m.buffers["q"].shape == (64, 24, 256)
     assert cli.main(["decode", "from-manifest", str(ROOT / "data" / "sage2_report_seed.json"), "--out",

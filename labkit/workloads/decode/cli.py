@@ -19,7 +19,7 @@ def _build(args) -> int:
                        args.batch * pages if args.pool_pages is None else args.pool_pages, args.max_q_len, args.layout)
     plan = plan_call(g, splits=args.splits)
     path = build_plan(g, plan, args.out.path)
-    print(f"{path}\n  {describe_plan(plan)}; check it with: labkit manifest check {path} --cubin-dir {args.out}")
+    print(f"{path}\n  {describe_plan(plan)}; check it with: labkit manifest check {path}")
     return 0
 
 
@@ -29,7 +29,7 @@ def _from_manifest(args) -> int:
 
     path, notes = from_manifest(load(args.file), args.out.path, splits=args.splits)
     print("\n".join(f"- {n}" for n in notes))
-    print(f"{path}\n  check it with: labkit manifest check {path} --cubin-dir {args.out}")
+    print(f"{path}\n  check it with: labkit manifest check {path}")
     return 0
 
 
