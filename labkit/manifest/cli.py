@@ -104,12 +104,13 @@ def register(sub) -> None:
     mp = sub.add_parser("manifest", help="schema_version 4 launch manifests").add_subparsers(dest="sub", required=True)
 
     def common(p):
-        p.add_argument("file")
-        p.add_argument("--program", default=None)
+        p.add_argument("file", help="a schema_version 4 launch manifest (JSON)")
+        p.add_argument("--program", default=None, help="which of its programs (default: the first)")
         p.add_argument("--var", action="append", metavar="NAME=N", type=typed(parse_var, "var"),
                        help="value of a manifest var (default: its max)")
         p.add_argument("--cubin-dir", action="append", default=[], type=existing_dir("--cubin-dir"),
-                       help="another directory to search for cubins")
+                       help="another directory to search for cubins (data/cubins/ and the manifest's own directory "
+                            "are searched too)")
 
     p = mp.add_parser("check", help="validation report and launch plan; exit 0 if it can run, 2 if not")
     common(p)
@@ -117,7 +118,8 @@ def register(sub) -> None:
     p.set_defaults(fn=_check)
     p = mp.add_parser("pack", help="write the exact parameter bytes")
     common(p)
-    p.add_argument("--out", required=True, type=output_path("--out"))
+    p.add_argument("--out", required=True, type=output_path("--out"),
+                   help="the parameter block's file (a program of several calls: OUT.0.bin, OUT.1.bin, ...)")
     p.set_defaults(fn=_pack)
     p = mp.add_parser("run", help="run the program and print per-call statistics")
     common(p)

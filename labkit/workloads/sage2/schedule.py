@@ -78,7 +78,7 @@ class Schedule:
 
     @classmethod
     def parse_list(cls, text: str) -> list["Schedule"]:
-        """Comma-separated ``CTA_Q/CTA_K/WARP_Q/PV_TERMS`` entries (``128/64/32/1,64/64/16/2``)."""
+        """Comma-separated schedules, each seed, sm90 or CTA_Q/CTA_K/WARP_Q/PV_TERMS (e.g. seed,128/64/32/2,sm90)."""
         return [cls.parse(item) for item in text.split(",")]
 
     @property
