@@ -2,13 +2,12 @@
 recorded path rendered from a synthetic summary in a temporary runs root (nothing is written to data/runs)."""
 
 import base64
-import functools
 import json
 import statistics
 
 import pytest
 
-from labkit import notebooks, session
+from labkit import notebooks
 from labkit.errors import ArgumentError, FormatError, LabkitError, NcuError
 from labkit.ncu import study, tables
 from labkit.ncu.cases import CasePlan, decode_cases, sage2_cases
@@ -131,10 +130,9 @@ def _recorded(root, summary):
 
 
 @needs_fixture
-def test_recorded_path_renders_every_figure(fixture_summary, tmp_path, monkeypatch):
+def test_recorded_path_renders_every_figure(fixture_summary, tmp_path):
     recorded = tmp_path / "recorded"
     run = _recorded(recorded, fixture_summary)
-    monkeypatch.setattr(session, "plan_source", functools.partial(session.plan_source, root=recorded))
     res = notebooks.run("05", {"source": "recorded", "recorded_root": str(recorded)}, out_root=tmp_path / "out",
                         timeout_s=600)
     assert res.ok, res.error
@@ -163,10 +161,11 @@ def test_live_needs_ncu_and_says_why_in_one_line(tmp_path, monkeypatch):
     assert not (tmp_path / "ncu").exists()  # refused before anything was written or launched
 
 
-def test_recorded_mode_without_a_recording_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(session, "plan_source", functools.partial(session.plan_source, root=tmp_path))
-    with pytest.raises(LabkitError, match="no valid recorded run of 05_ncu_correlation"):
+def test_recorded_mode_without_a_recording_is_refused(tmp_path):
+    """The notebook's own recorded_root is where the runner looks before anything runs."""
+    with pytest.raises(LabkitError, match=f"no valid recorded run of 05_ncu_correlation under {tmp_path}"):
         notebooks.run("05", {"source": "recorded", "recorded_root": str(tmp_path)}, out_root=tmp_path / "o")
+    assert not (tmp_path / "o").exists()
 
 
 @needs_fixture
