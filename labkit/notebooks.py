@@ -249,10 +249,12 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     pm = _deps.require("papermill")
     source = resolve(name)
     overrides = check_parameters(source.stem, dict(params or {}))
+    if overrides.get("recorded_root"):  # the kernel runs in the run's folder: a relative path would move with it
+        overrides["recorded_root"] = str(Path(overrides["recorded_root"]).resolve())
     declared = parameters(source.stem)
     effective = {**{k: p.default for k, p in declared.items()}, **overrides}
-    shown_root = Path(effective["recorded_root"]) if effective.get("recorded_root") else None  # the notebook's own
-    mode, recorded = plan_source(source.stem, effective, declared, shown_root)  # refuses before anything runs
+    recorded_root = Path(effective["recorded_root"]) if effective.get("recorded_root") else None
+    mode, recorded = plan_source(source.stem, effective, declared, recorded_root)  # refuses before anything runs
     if record and mode != "live":
         raise LabkitError(f"--record keeps real GPU runs only; {source.stem} would run {mode.upper()} here (no GPU)")
     if progress is not None:  # after the checks: a refused run prints its one line and nothing else

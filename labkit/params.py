@@ -86,6 +86,8 @@ class Int(_Number):
 
     def __init__(self, lo=None, hi=None, *, multiple_of: int = 1, **kw):
         super().__init__(lo, hi, **kw)
+        if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) or multiple_of < 1:
+            raise ValueError(f"Int(multiple_of={multiple_of!r}): expected an integer >= 1")
         self.multiple_of = multiple_of
 
     def describe(self) -> str:

@@ -311,8 +311,8 @@ class Session:
         import pandas as pd
 
         path = self.out_dir / "data" / f"{name}.csv"
-        if isinstance(df.index, pd.RangeIndex) and df.index.name is None:
-            df.to_csv(path, index=False)
+        if df.index.name is None and df.index.nlevels == 1 and pd.api.types.is_integer_dtype(df.index):
+            df.to_csv(path, index=False)  # row numbers, also of a filtered or sorted frame
         else:
             df.to_csv(path, index_label=[n if n is not None else "index" for n in df.index.names])
         return path

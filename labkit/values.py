@@ -9,6 +9,7 @@ GPU work. ``None`` means "the default" everywhere, tested with ``is None``.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -147,7 +148,6 @@ def _path_argument(text, what: str, noun: str, check) -> Path:
 def _check_writable(directory: Path, what: str, shown: str) -> None:
     """Create and remove a file in ``directory``: a run that cannot write its result there is refused before it
     starts, not after (permissions alone do not say it: root may write where the file system refuses, as /proc)."""
-    import os
     import tempfile
 
     try:
@@ -183,7 +183,8 @@ class OutputDir(_PathValue):
             above = next(a for a in (p, *p.parents) if a.exists())
             if not above.is_dir():
                 raise ArgumentError(f"{what} {shown}: {str(above)!r} is not a directory")
-            _check_writable(above, what, shown)
+            if above != p:  # it must be created: the probe says whether it can be (an existing one may only be read,
+                _check_writable(above, what, shown)  # a finished sweep resumed to print its counts)
 
         return cls(_path_argument(text, what, "directory", check))
 
@@ -193,13 +194,21 @@ class OutputPath(_PathValue):
     """A file labkit will write: a name, in an existing directory, not itself a directory."""
 
     @classmethod
-    def parse(cls, text: str | Path, what: str = "output") -> "OutputPath":
+    def parse(cls, text: str | Path, what: str = "output", *, parents: bool = False) -> "OutputPath":
+        """``parents``: the writer creates missing parent directories (ncu's report path), so they may be missing."""
         def check(p: Path, shown: str) -> None:
             if p.is_dir():
                 raise ArgumentError(f"{what} {shown}: is a directory; expected a file name")
-            if not p.parent.is_dir():
+            if not p.parent.is_dir() and not parents:
                 raise ArgumentError(f"{what} {shown}: directory {str(p.parent)!r} does not exist")
-            _check_writable(p.parent, what, shown)
+            if p.exists():  # written in place (a file, /dev/null): its own permission is what counts
+                if not os.access(p, os.W_OK):
+                    raise ArgumentError(f"{what} {shown}: not writable")
+            else:  # created: probe the directory it goes in, or the nearest one that exists
+                above = next(a for a in p.parents if a.exists())
+                if not above.is_dir():
+                    raise ArgumentError(f"{what} {shown}: {str(above)!r} is not a directory")
+                _check_writable(above, what, shown)
 
         return cls(_path_argument(text, what, "file", check))
 

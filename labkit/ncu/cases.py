@@ -67,10 +67,6 @@ class CasePlan:
                 "repeat": self.repeat}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "CasePlan":
-        return cls.from_node(Node(d))
-
-    @classmethod
     def from_node(cls, n: Node) -> "CasePlan":
         """Strictly, each case checked as its launch will take it (a Sage2 shape and lengths, a decode geometry the
         kernels build), so a bad plan is one line naming its place before any workload is made."""

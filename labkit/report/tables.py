@@ -3,11 +3,13 @@
 from .model import Sage2Report
 
 
-def _fmt_table(header: list[str], rows: list[list[str]]) -> str:
+def fmt_table(header: list[str], rows: list[list[str]], *, left: tuple[int, ...] = (0,), rule: bool = True) -> str:
+    """Columns as wide as their widest cell: numbers flush right, the columns ``left`` (text) flush left; ``rule``:
+    a line of dashes under the header."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
-                                   for i, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+    line = lambda cells: "  ".join(c.ljust(w) if i in left else c.rjust(w)  # noqa: E731
+                                   for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return "\n".join([line(header), *([line(["-" * w for w in widths])] if rule else []), *(line(r) for r in rows)])
 
 
 def phase_table(r: Sage2Report) -> str:
@@ -21,7 +23,7 @@ def phase_table(r: Sage2Report) -> str:
         share = f"{100 * st.p50_s / total:.1f}%" if total > 0 else "-"  # every p50 zero: no shares
         rows.append([label, str(st.count), f"{st.p50_s * 1e3:.3f}", f"{st.p90_s * 1e3:.3f}", share])
     rows.append(["total (top-level p50)", "", f"{total * 1e3:.3f}", "", "100.0%" if total > 0 else "-"])
-    return _fmt_table(["phase", "count", "p50 ms", "p90 ms", "share"], rows)
+    return fmt_table(["phase", "count", "p50 ms", "p90 ms", "share"], rows)
 
 
 def _layout(r: Sage2Report) -> str:
@@ -46,13 +48,13 @@ def _traits(r: Sage2Report) -> dict[str, str]:
     """What must match for two reports' times to be comparable, as text ('not recorded' if absent)."""
     sched = r.scheduler
     clocks = _field(r.provenance, "clocks", "sm_clock_hz")
-    mainloop = _field(r.metadata, "schedule", "mainloop")
+    mainloop = _field(r.metadata, "schedule", "mainloop") or "seed"  # reports before the sm90 build ran the seed's
     return {
         "shape": f"q {list(r.q_shape)} k {list(r.k_shape)} v {list(r.v_shape)}",
         "dtype": str(r.metadata.get("dtype", "not recorded")),
         "layout": str(r.metadata.get("layout", "not recorded")),
         **provenance_traits(r.provenance),
-        "schedule": ((f"{mainloop} mainloop, " if mainloop else "") + f"cta {sched.cta_q}x{sched.cta_k}, "
+        "schedule": (f"{mainloop} mainloop, cta {sched.cta_q}x{sched.cta_k}, "
                      f"warp_q {sched.warp_q}, {sched.explicit_pipeline_stages} stages, "
                      f"pv_terms {_field(r.metadata, 'schedule', 'pv_terms') or 1}"),
         "clocks": f"SM {clocks / 1e6:.0f} MHz" if isinstance(clocks, (int, float)) and clocks > 0 else "not recorded",
@@ -79,7 +81,9 @@ def where(traits: dict[str, str]) -> str:
 def summary(r: Sage2Report) -> str:
     """What the report is a run of, in two lines: the shapes and iterations; where and how it ran."""
     t = _traits(r)
-    return (f"{t['shape']}, {t['dtype']} {t['layout']}, {r.iterations} iterations, report_version {r.report_version}\n"
+    kind = (f"{t['dtype']} {t['layout']}" if "not recorded" not in (t["dtype"], t["layout"])
+            else f"dtype {t['dtype']}, layout {t['layout']}")
+    return (f"{t['shape']}, {kind}, {r.iterations} iterations, report_version {r.report_version}\n"
             f"{where(t)}; {t['schedule']}")
 
 
@@ -125,7 +129,7 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
                  for name, sb in b.phase_timings.items() if name not in a.phase_timings]
         ta, tb = (sum(r.phase_timings[p].p50_s for p in r.top_level_phases()) for r in (a, b))
         rows.append(["total (top-level p50)", f"{ta * 1e3:.3f}", f"{tb * 1e3:.3f}", f"{tb / ta:.3f}x" if ta else "-"])
-        return "\n".join([*head, _fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows)])
+        return "\n".join([*head, fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows)])
     wa, wb = phase_work(a), phase_work(b)
     rate = lambda w, st: "-" if st is None or st.p50_s == 0 else f"{w[0] / st.p50_s:.1f}"  # noqa: E731
     for name, sa in a.phase_timings.items():
@@ -135,7 +139,7 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
         rows.append([shown(name), wa[name][1], ra, rb, ratio])
     note = ("shapes differ: raw times are not comparable, so this compares work-normalized throughput "
             "(mainloop: 4 B H Nq Nkv D ops per second; other phases: their 16-bit input bytes per second)")
-    return "\n".join([*head, note, _fmt_table(["phase", "unit", "A", "B", "B/A"], rows)])
+    return "\n".join([*head, note, fmt_table(["phase", "unit", "A", "B", "B/A"], rows)])
 
 
 def tail_table(r: Sage2Report):

@@ -71,20 +71,19 @@ class SweepDir:
         self.manifest_path = self.path / "sweep.json"
 
     def manifest(self) -> dict:
-        """The sweep's sweep.json, read strictly (version, a known workload, a grid of non-empty lists).
+        """The sweep's sweep.json, read strictly (version, a workload's name, a grid of non-empty lists).
 
         Raises:
             LabkitError: no sweep here; FormatError: a damaged sweep.json, naming its place.
         """
         from .._json import load_document
-        from .workloads import names as workload_names
 
         if not self.manifest_path.is_file():
             raise LabkitError(f"{self.path}: not a sweep directory (no sweep.json)")
         n = load_document(self.manifest_path, what="sweep manifest").obj(
             ("sweep_version", "workload", "grid", "points"), ("provenance",))
         n["sweep_version"].int(VERSION, VERSION)
-        n["workload"].str(tuple(workload_names()))
+        n["workload"].str()  # a name only: a workload registered at run time is not known to a later reader
         for _, axis in n["grid"].items(1):
             axis.list(1)
         n["points"].int(1)
@@ -142,11 +141,14 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
     from . import executors, workloads
 
     workloads.check_grid(workload, grid)  # an unknown name or a grid it cannot take stops here, before any write
-    if workloads.needs_gpu(workload) and executor in ("local", "processes"):
-        from ..cuda import require_gpu
-
-        require_gpu(f"workload {workload}")  # every point would fail: say so once, before the sweep exists
     sweep = SweepDir(directory)
+    if workloads.needs_gpu(workload) and executor in ("local", "processes"):
+        done = sweep.records() if sweep.manifest_path.is_file() else {}
+        if any(point_id(p) not in done or (retry_failed and done[point_id(p)]["status"] != "ok")
+               for p in expand(grid)):
+            from ..cuda import require_gpu
+
+            require_gpu(f"workload {workload}")  # every point would fail: say so once, before the sweep exists
     points = sweep.start(workload, grid)
     done = sweep.records()
     todo = [(pid, p) for pid, p in points

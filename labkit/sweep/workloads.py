@@ -73,21 +73,35 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
 
 
 def _decode_check(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, heads_q: int = 32,
-                  heads_kv: int = 8, page_size: int = 64, **_) -> None:
+                  heads_kv: int = 8, page_size: int = 64, max_kv_bytes: float = 9e9, **_) -> None:
+    from ..workloads.decode.build import MAX_SPLITS
+    from ..workloads.decode.geometry import PAGE_SIZES
     from ..workloads.decode.run import geometry_for
 
+    for what, v in (("batch", batch), ("kv_len", kv_len), ("heads_q", heads_q), ("heads_kv", heads_kv)):
+        if v < 1:
+            raise ArgumentError(f"{what} {v}: expected at least 1")
+    if page_size not in PAGE_SIZES:
+        raise ArgumentError(f"page_size {page_size}: expected one of {', '.join(map(str, PAGE_SIZES))}")
+    if 2 * batch * kv_len * heads_kv * head_dim * 2 > float(max_kv_bytes):
+        return  # the workload skips it, saying why: not an error of the sweep
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    if not 0 <= splits <= g.max_pages:
-        raise ArgumentError(f"splits {splits}: expected 0 (the plan's) .. {g.max_pages} (one per page)")
+    top = min(g.max_pages, MAX_SPLITS)
+    if not 0 <= splits <= top:
+        raise ArgumentError(f"splits {splits}: expected 0 (the plan's) .. {top} (one per page, at most {MAX_SPLITS})")
 
 
-def _sage2_check(shape, q_len: int | None = None, kv_len: int | None = None, schedule=None, **_) -> None:
+def _sage2_check(shape, q_len: int | None = None, kv_len: int | None = None, schedule=None, q_tails=None,
+                 kv_tails=None, **_) -> None:
     from ..values import Shape
 
     s = Shape.of(shape)
     for what, n in (("q_len", q_len), ("kv_len", kv_len)):
         if n is not None and not (isinstance(n, int) and 1 <= n <= s.seq_len):
             raise ArgumentError(f"{what} {n!r}: expected 1..{s.seq_len} (the shape's N)")
+    for what, lengths in (("q_tails", q_tails), ("kv_tails", kv_tails)):
+        if lengths:  # None or [] leave the study's default
+            s.lengths(list(lengths), what)
     if schedule is not None:
         from ..workloads.sage2.schedule import Schedule
 

@@ -106,7 +106,7 @@ BAD = [
     (["decode", "compare", "--batch", "8", "--kv-len", "8192", "--build", "splits=200"],
      "splits 200: expected 1..128 (at most one per page of the 128, and at most 256)"),
     (["decode", "build", "--batch", "8", "--kv-len", "8192", "--pool-pages", "2000000000", "--out", "{tmp}/o"],
-     "holds 524.3 TB of K/V; at most 1.1 TB"),
+     "a pool of 2000000000 pages is a 262.1 TB buffer; at most 1.1 TB"),
     (["sched", "overhead", "--shape", "1,1024,8,128", "--shape", "1,2048,8,128"], "overhead times one shape; 2 given"),
     (["ncu", "run", "--out", "/proc/labkit-x", "--", "true"], "--out '/proc/labkit-x': cannot write in '/proc'"),
     (["ncu", "run", "--out", "{tmp}", "--", "true"], "is a directory; expected a file name"),

@@ -85,6 +85,10 @@ def test_diff_names_another_gpu_and_says_what_that_means(tmp_path):
     assert f"gpu: A {a.provenance['device']['uuid'][:12]} | B GPU-00000000" in text
     assert "another GPU of the same kind" in text and "git:" not in text
     assert f"same: {a.points[0].kernel} s{a.points[0].splits}" in text
+    h100 = {**device, "name": "NVIDIA H100 80GB HBM3"}  # another kind of GPU: no such note
+    c = report.save(a.__class__(**{**a.__dict__, "provenance": {**a.provenance, "device": h100}}), tmp_path / "c.json")
+    assert "device: A NVIDIA H200 | B NVIDIA H100" in (t := report.diff_table(a, report.load(c)))
+    assert "another GPU of the same kind" not in t
 
 
 def test_write_validates_the_rows_it_is_given(tmp_path):

@@ -35,7 +35,6 @@ def test_case_plan_is_checked_without_a_gpu(tmp_path):
     assert p.only(["sage2_seed", "decode_b1_kv1024"]).names == ["sage2_seed", "decode_b1_kv1024"]
 
 
-
 @pytest.mark.parametrize("change, message", [
     (lambda d: d["sage2"][0].update(name=1), r"sage2\[0\]\.name: = 1: expected a string"),
     (lambda d: d["sage2"][0].update(shape=[1, 2]), r"sage2\[0\]\.shape: = \[1, 2\]: expected a list of 4"),
@@ -159,6 +158,18 @@ def test_live_needs_ncu_and_says_why_in_one_line(tmp_path, monkeypatch):
     with pytest.raises(NcuError, match=r"ncu\) not found"):
         study.measure(study.plan([1, 1024, 4, 128], [], [], [1], [1024]), out_dir=tmp_path)
     assert not (tmp_path / "ncu").exists()  # refused before anything was written or launched
+
+
+@needs_fixture
+def test_a_relative_recorded_root_is_the_callers(fixture_summary, tmp_path, monkeypatch):
+    """A review: the kernel runs in the run's folder, so a relative recorded_root checked from the caller's folder
+    failed in cell 3; the runner passes it on resolved."""
+    run = _recorded(tmp_path / "recorded", fixture_summary)
+    monkeypatch.chdir(tmp_path)
+    res = notebooks.run("05", {"source": "recorded", "recorded_root": "recorded"}, out_root=tmp_path / "out",
+                        timeout_s=600)
+    assert res.ok, res.error
+    assert res.recorded_from == str(run)
 
 
 def test_recorded_mode_without_a_recording_is_refused(tmp_path):

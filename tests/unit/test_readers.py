@@ -216,3 +216,32 @@ def test_values_refuse_what_the_cli_refuses(tmp_path):
         profile((1, 64, 1, 64), q_tails=[65])
     with pytest.raises(ArgumentError, match="is a directory"):
         OutputPath.parse(tmp_path)
+
+
+def test_output_paths_probe_only_where_something_is_created(tmp_path, monkeypatch):
+    """A review of the write probe: an existing directory may be only read (a finished sweep resumed for its
+    counts), an existing file is written in place (its own permission counts, /dev/null), and a report path whose
+    writer makes its parents (ncu run --out) may name a folder that does not exist yet."""
+    from labkit import values
+    from labkit.errors import ArgumentError
+    from labkit.values import OutputDir, OutputPath
+
+    probed = []
+    monkeypatch.setattr(values, "_check_writable", lambda d, what, shown: probed.append(d))
+    (tmp_path / "done").mkdir()
+    (tmp_path / "old.json").write_text("{}")
+    OutputDir.parse(tmp_path / "done")
+    OutputPath.parse(tmp_path / "old.json")
+    OutputPath.parse("/dev/null")
+    assert probed == []
+    OutputDir.parse(tmp_path / "new" / "deeper")
+    OutputPath.parse(tmp_path / "new.json")
+    assert probed == [tmp_path, tmp_path]
+    with pytest.raises(ArgumentError, match="does not exist"):
+        OutputPath.parse(tmp_path / "missing" / "rep")
+    OutputPath.parse(tmp_path / "missing" / "rep", parents=True)
+    assert probed[-1] == tmp_path
+    monkeypatch.undo()
+    assert not list(tmp_path.glob(".labkit-write-check-*"))
+    OutputPath.parse(tmp_path / "new.json")  # the real probe leaves nothing behind
+    assert not list(tmp_path.glob(".labkit-write-check-*"))

@@ -90,8 +90,8 @@ def test_cli_show_prints_the_phase_table(seed_report_path):
     out = _cli("report", "show", str(seed_report_path))
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].endswith(", 10 iterations, report_version 0")  # the seed's own file: no provenance
-    assert lines[1].startswith("device not recorded, clocks not recorded, git not recorded; cta 128x64")
+    assert lines[0].endswith(", dtype not recorded, layout not recorded, 10 iterations, report_version 0")
+    assert lines[1].startswith("device not recorded, clocks not recorded, git not recorded; seed mainloop, cta 128x64")
     assert lines[2].split() == ["phase", "count", "p50", "ms", "p90", "ms", "share"]
     row = next(line for line in lines if line.startswith("fused_mainloop"))
     assert row.split() == ["fused_mainloop", "10", "237.089", "237.755", "92.0%"]

@@ -60,7 +60,10 @@ def test_diff_names_the_gpu_git_and_mainloop_of_each_run(seed):
     assert report.summary(a).splitlines()[1].startswith(
         "NVIDIA H200 (GPU-5b587789), clocks not recorded, git 4364d8a00000; sm90 mainloop, cta")
     assert report.summary(seed).splitlines()[1].startswith(
-        "device not recorded, clocks not recorded, git not recorded; cta")
+        "device not recorded, clocks not recorded, git not recorded; seed mainloop, cta")
+    older = dataclasses.replace(a, metadata={**seed.metadata, "schedule": {}})  # before the sm90 build was recorded
+    assert not [d for d in report.differences(older, run("GPU-5b587789-f713", "4364d8a" + "0" * 33, "seed"))
+                if d.startswith("schedule")]
 
 
 def test_cli_diff_names_the_shape_difference(seed, tmp_path, capsys, seed_report_path):

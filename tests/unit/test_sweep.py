@@ -99,7 +99,7 @@ def test_cli(tmp_path, capsys):
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
                                                                  "sweep_version": 2})), r"sweep_version: = 2"),
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
-                                                                 "workload": "nope"})), r"workload: = 'nope'"),
+                                                                 "workload": 3})), r"workload: = 3: expected a string"),
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
                                                                  "grid": {}})), r"grid: = \{\}"),
 ])
@@ -117,6 +117,12 @@ def test_a_damaged_sweep_file_is_one_line_naming_it_in_status_collect_and_resume
         assert len(err) == 1 and err[0].startswith("labkit: error: ") and re.search(message, err[0]), (command, err)
 
 
+def _gpu() -> bool:
+    from labkit.cuda import gpu_available
+
+    return gpu_available()
+
+
 def test_grid_values_in_brackets_are_lists():
     from labkit.sweep.grid import parse_axis
 
@@ -131,7 +137,8 @@ def test_grid_values_in_brackets_are_lists():
                                                             "'kv_len': 2048}: kv_len 2048: expected 1..1024"),
     (["shape=[1,1024,8,100]", "q_len=1", "kv_len=1"], "head_dim 100"),
     (["shape=[1,2]", "q_len=1", "kv_len=1"], "shape [1, 2]: expected [B, N, H, D]"),
-    (["shape=[1,1024,8,128]", "q_len=1", "kv_len=1"], "workload sage2.timeline needs a CUDA GPU"),
+    pytest.param(["shape=[1,1024,8,128]", "q_len=1", "kv_len=1"], "workload sage2.timeline needs a CUDA GPU",
+                 marks=pytest.mark.skipif(_gpu(), reason="on a GPU machine this sweep runs")),
 ])
 def test_a_sage2_sweep_takes_shapes_from_the_cli_and_is_checked_whole_before_it_starts(grid, message, tmp_path,
                                                                                       capsys):
@@ -181,3 +188,31 @@ def test_a_grid_from_python_takes_booleans_for_a_bool_parameter():
 def test_collect_refuses_a_path_without_a_sweep(tmp_path, capsys):
     assert cli.main(["sweep", "collect", str(tmp_path)]) == 2
     assert "not a sweep directory (no sweep.json)" in capsys.readouterr().err
+
+
+def test_review_fixes_the_per_point_check_skips_what_the_workload_skips_and_resume_needs_no_gpu(tmp_path, monkeypatch,
+                                                                                                capsys):
+    """A review of the up-front checks: a point over the byte cap is the workload's to skip, not the sweep's to
+    refuse; a page_size of 0 is one line, not a ZeroDivisionError; a finished GPU sweep resumes without a GPU."""
+    import labkit.cuda
+    from labkit.sweep import workloads
+
+    workloads.check_grid("decode.point", {"batch": [1, 4096], "kv_len": [1048576]})  # 4096 x 1M is skipped later
+    with pytest.raises(ArgumentError, match=r"point \{'batch': 1, 'kv_len': 1024, 'page_size': 0\}: page_size 0"):
+        workloads.check_grid("decode.point", {"batch": [1], "kv_len": [1024], "page_size": [0]})
+    with pytest.raises(ArgumentError, match=r"splits 300: expected 0 \(the plan's\) \.\. 256"):
+        workloads.check_grid("decode.point", {"batch": [1], "kv_len": [1 << 20], "splits": [300]})
+
+    @workloads.register("test.gpu_echo", gpu=True)
+    def gpu_echo(x: int) -> dict:  # a GPU workload that needs none, to run the sweep's bookkeeping here
+        return {"x": x}
+
+    argv = ["sweep", "run", "--workload", "test.gpu_echo", "--grid", "x=1,2", "--out", str(tmp_path / "s")]
+    if not labkit.cuda.gpu_available():
+        assert cli.main(argv) == 2 and "workload test.gpu_echo needs a CUDA GPU" in capsys.readouterr().err
+    monkeypatch.setattr(labkit.cuda, "require_gpu", lambda what: None)
+    assert cli.main(argv) == 0
+    monkeypatch.undo()
+    assert cli.main(argv) == 0 and "0 ok, 0 failed, 2 done before" in capsys.readouterr().out  # nothing left to run
+    workloads._REGISTRY.pop("test.gpu_echo")
+    workloads._NEEDS_GPU.discard("test.gpu_echo")

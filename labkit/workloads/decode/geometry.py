@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ...errors import ArgumentError
 
 HEAD_DIMS = (128, 256)
-MAX_POOL_BYTES = 1 << 40  # K and V together; the manifest reader takes at most this per buffer (manifest/parse.py)
+MAX_POOL_BYTES = 1 << 40  # per pool buffer: the manifest reader takes at most this per buffer (manifest/parse.py)
 PAGE_SIZES = (16, 32, 64)
 LAYOUTS = ("plain", "interleaved")  # [pages, Hkv, P, D] K and V pools; trtllm-gen's kv[pages, 2, P, Hkv, 2, D]
 WARPS = 4  # per CTA; the tensor-core kernel also builds with 8 (KernelBuild.warps)
@@ -70,10 +70,11 @@ class DecodeGeometry:
             raise ArgumentError(f"decode geometry: layout {self.layout!r}: expected one of {', '.join(LAYOUTS)}")
         if self.max_pages * self.page_size >= 1 << 31 or self.num_pages >= 1 << 31:
             raise ArgumentError("decode geometry: page counts must stay below 2**31")
-        pool_bytes = self.num_pages * self.heads_kv * self.page_size * self.head_dim * 2 * 2  # K and V, bf16
-        if pool_bytes > MAX_POOL_BYTES:
-            raise ArgumentError(f"decode geometry: a pool of {self.num_pages} pages holds {pool_bytes / 1e12:.1f} TB "
-                                f"of K/V; at most {MAX_POOL_BYTES / 1e12:.1f} TB (a manifest buffer's limit)")
+        kv_bytes = self.num_pages * self.heads_kv * self.page_size * self.head_dim * 2  # K or V, bf16
+        buffer_bytes = kv_bytes * (2 if self.layout == "interleaved" else 1)  # plain: K and V are two buffers
+        if buffer_bytes > MAX_POOL_BYTES:
+            raise ArgumentError(f"decode geometry: a pool of {self.num_pages} pages is a {buffer_bytes / 1e12:.1f} TB "
+                                f"buffer; at most {MAX_POOL_BYTES / 1e12:.1f} TB (a manifest buffer's limit)")
 
     @property
     def group(self) -> int:

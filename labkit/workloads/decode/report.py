@@ -164,19 +164,11 @@ def _traits(r: DecodeReport) -> dict[str, str]:
 PEER_COLUMNS = {"sdpa_cudnn": "cudnn", "sdpa_flash": "flash", "fa3": "fa3", "flex_paged": "flex"}
 
 
-def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...] = ()) -> list[str]:
-    """Columns as wide as their widest cell; numbers flush right, the columns ``left`` (text) flush left."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    line = lambda cells: "  ".join(c.ljust(w) if i in left else c.rjust(w)  # noqa: E731
-                                   for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    return [line(header), *(line(r) for r in rows)]
-
-
 def show_table(r: DecodeReport) -> str:
     """The run (device, GPU, git, clocks, copy rate), one line per call: p50 [us] and TB/s, then, where the run
     timed peers, labkit's TB/s in the peers' rounds, each peer's and labkit beside them / the best peer (peers that
     did not run: "-", their reasons below); then each sweep against the plan's own call (*)."""
-    from ...report.tables import where
+    from ...report.tables import fmt_table, where
 
     t = _traits(r)
     head = [f"decode report v{r.version}: {where(t)}, copy {t['copy']} (read+write)"]
@@ -199,7 +191,7 @@ def show_table(r: DecodeReport) -> str:
         if peers:
             cells.append(f"{p.x_best_peer:.3f}" if p.x_best_peer is not None else "-")
         rows.append(cells)
-    lines = [*head, *_table(header, rows, left=(5,))]
+    lines = [*head, *fmt_table(header, rows, left=(5,), rule=False).splitlines()]
     if peers:
         lines.append("TB/s of K+V read; 'beside peers' is labkit's call timed in the peers' shuffled rounds, and "
                      "'x best peer' divides it by the fastest peer's")
@@ -210,17 +202,20 @@ def show_table(r: DecodeReport) -> str:
         rows = [["*" if p.heuristic else "", str(p.splits), p.kernel, f"{p.p50_us:.2f}", f"{p.TBps:.2f}",
                  f"{p.p50_us / base - 1:+.2%}" if base else "-", p.build or ""] for p in sweep]
         lines += ["", f"sweep {key} (* the plan's call; time vs plan: + is slower):",
-                  *_table(["", "splits", "kernel", "p50 us", "TB/s", "time vs plan", "build"], rows, left=(0, 2, 6))]
+                  *fmt_table(["", "splits", "kernel", "p50 us", "TB/s", "time vs plan", "build"], rows, left=(0, 2, 6),
+                            rule=False).splitlines()]
     return "\n".join(lines)
 
 
 def diff_table(a: DecodeReport, b: DecodeReport) -> str:
     """What differs between the runs (device, GPU, git, clocks, copy rate), then the calls both timed: p50 of A
     and B [us], B/A, TB/s of each and the builds ("same" where both ran one)."""
+    from ...report.tables import fmt_table
+
     ta, tb = _traits(a), _traits(b)
     diffs = [f"  {k}: A {ta[k]} | B {tb[k]}" for k in ta if ta[k] != tb[k]]
     head = ["A and B differ in:", *diffs] if diffs else ["A and B match in device, GPU, git, clocks and copy rate"]
-    if ta["gpu"] != tb["gpu"]:
+    if ta["gpu"] != tb["gpu"] and ta["device"] == tb["device"] and "not recorded" not in (ta["gpu"], tb["gpu"]):
         head.append("  (another GPU of the same kind: the same kernels differ by a few % from machine to machine)")
     bk = {p.key: p for p in b.points}
     rows, only_a = [], []
@@ -233,7 +228,7 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
                   else f"{p.kernel} s{p.splits} | {q.kernel} s{q.splits}")
         rows.append([str(p.batch), str(p.kv_len), str(p.head_dim), p.heads, p.mode, f"{p.p50_us:.2f}",
                      f"{q.p50_us:.2f}", f"{q.p50_us / p.p50_us:.3f}x", f"{p.TBps:.2f}", f"{q.TBps:.2f}", builds])
-    lines = _table(["batch", "kv_len", "d", "heads", "mode", "A us", "B us", "B/A", "A TB/s", "B TB/s", "builds"],
-                   rows, left=(10,)) if rows else ["no call in both"]
+    lines = fmt_table(["batch", "kv_len", "d", "heads", "mode", "A us", "B us", "B/A", "A TB/s", "B TB/s", "builds"],
+                      rows, left=(10,), rule=False).splitlines() if rows else ["no call in both"]
     tail = [f"only in A: {len(only_a)} calls", f"only in B: {len(bk)} calls"] if only_a or bk else []
     return "\n".join([*head, *lines, *tail])
