@@ -145,6 +145,14 @@ def _path_argument(text, what: str, noun: str, check) -> Path:
     return p
 
 
+def _nearest_existing_dir(p: Path, what: str, shown: str, *, include_self: bool = False) -> Path:
+    """The nearest of ``p``'s parents (or ``p`` itself) that exists; it must be a directory."""
+    above = next(a for a in ((p,) if include_self else ()) + tuple(p.parents) if a.exists())
+    if not above.is_dir():
+        raise ArgumentError(f"{what} {shown}: {str(above)!r} is not a directory")
+    return above
+
+
 def _check_writable(directory: Path, what: str, shown: str) -> None:
     """Create and remove a file in ``directory``: a run that cannot write its result there is refused before it
     starts, not after (permissions alone do not say it: root may write where the file system refuses, as /proc)."""
@@ -180,9 +188,7 @@ class OutputDir(_PathValue):
         def check(p: Path, shown: str) -> None:
             if p.exists() and not p.is_dir():
                 raise ArgumentError(f"{what} {shown}: is a file; expected a directory")
-            above = next(a for a in (p, *p.parents) if a.exists())
-            if not above.is_dir():
-                raise ArgumentError(f"{what} {shown}: {str(above)!r} is not a directory")
+            above = _nearest_existing_dir(p, what, shown, include_self=True)
             if above != p:  # it must be created: the probe says whether it can be (an existing one may only be read,
                 _check_writable(above, what, shown)  # a finished sweep resumed to print its counts)
 
@@ -205,10 +211,7 @@ class OutputPath(_PathValue):
                 if not os.access(p, os.W_OK):
                     raise ArgumentError(f"{what} {shown}: not writable")
             else:  # created: probe the directory it goes in, or the nearest one that exists
-                above = next(a for a in p.parents if a.exists())
-                if not above.is_dir():
-                    raise ArgumentError(f"{what} {shown}: {str(above)!r} is not a directory")
-                _check_writable(above, what, shown)
+                _check_writable(_nearest_existing_dir(p, what, shown), what, shown)
 
         return cls(_path_argument(text, what, "file", check))
 

@@ -142,17 +142,18 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
 
     workloads.check_grid(workload, grid)  # an unknown name or a grid it cannot take stops here, before any write
     sweep = SweepDir(directory)
-    if workloads.needs_gpu(workload) and executor in ("local", "processes"):
-        done = sweep.records() if sweep.manifest_path.is_file() else {}
-        if any(point_id(p) not in done or (retry_failed and done[point_id(p)]["status"] != "ok")
-               for p in expand(grid)):
-            from ..cuda import require_gpu
 
-            require_gpu(f"workload {workload}")  # every point would fail: say so once, before the sweep exists
+    def left(done: dict) -> list[tuple[str, dict]]:  # the points to run: not done, or failed and retried
+        return [(pid, p) for pid, p in ((point_id(p), p) for p in expand(grid))
+                if pid not in done or (retry_failed and done[pid]["status"] != "ok")]
+
+    if (workloads.needs_gpu(workload) and executor in ("local", "processes")
+            and left(sweep.records() if sweep.manifest_path.is_file() else {})):
+        from ..cuda import require_gpu
+
+        require_gpu(f"workload {workload}")  # every point would fail: say so once, before the sweep exists
     points = sweep.start(workload, grid)
-    done = sweep.records()
-    todo = [(pid, p) for pid, p in points
-            if pid not in done or (retry_failed and done[pid].get("status") != "ok")]
+    todo = left(sweep.records())
     counts = {"total": len(points), "skipped": len(points) - len(todo), "ok": 0, "failed": 0}
     started = time.time()
     for i, rec in enumerate(executors.run(executor, str(sweep.path), workload, todo, workers=workers,

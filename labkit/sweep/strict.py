@@ -17,25 +17,25 @@ def read_sweep(directory: Path | str, workload: str, grid: dict[str, list]):
     """
     import pandas as pd
 
-    from .._json import load_document
-
     sweep = SweepDir(directory)
     m = sweep.manifest()
     if m.get("workload") != workload or m.get("grid") != grid:
         raise LabkitError(f"{sweep.manifest_path}: a sweep of {m.get('workload')} over {m.get('grid')}, "
                           f"not of {workload} over {grid}")
+    records = sweep.records()  # each file read strictly, its id its name's
     rows = []
     for params in expand(grid):
         pid = point_id(params)
         f = sweep.points_dir / f"{pid}.json"
-        if not f.is_file():
+        rec = records.get(pid)
+        if rec is None:
             raise LabkitError(f"{f}: missing; point {params} of the sweep has no record (run the sweep again to "
                               "finish it)")
-        rec = load_document(f, what="sweep point").obj(("id", "params", "status", "result", "error"), any_keys=True)
-        if rec["id"].value != pid or rec["params"].value != params:
-            raise LabkitError(f"{f}: holds point {rec['params'].value!r}, expected {params!r}")
-        if rec["status"].str() != "ok":
-            raise LabkitError(f"{f}: point {params} failed: {rec['error'].value}")
-        result = rec["result"].obj(any_keys=True).value
-        rows.append({**params, **{k: v for k, v in result.items() if k not in params}})
+        if rec["params"] != params:
+            raise LabkitError(f"{f}: holds point {rec['params']!r}, expected {params!r}")
+        if rec["status"] != "ok":
+            raise LabkitError(f"{f}: point {params} failed: {rec['error']}")
+        if not isinstance(rec["result"], dict):
+            raise LabkitError(f"{f}: result = {rec['result']!r}: expected an object")
+        rows.append({**params, **{k: v for k, v in rec["result"].items() if k not in params}})
     return pd.DataFrame(rows)

@@ -72,6 +72,11 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
                 raise ArgumentError(f"workload {name}, point {point}: {exc}") from None
 
 
+def _kv_bytes(batch, kv_len, heads_kv, head_dim) -> int:
+    """K+V bytes a decode point reads (bf16): what ``max_kv_bytes`` caps."""
+    return 2 * int(batch) * int(kv_len) * int(heads_kv) * int(head_dim) * 2
+
+
 def _decode_check(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, heads_q: int = 32,
                   heads_kv: int = 8, page_size: int = 64, max_kv_bytes: float = 9e9, **_) -> None:
     from ..workloads.decode.build import MAX_SPLITS
@@ -83,7 +88,7 @@ def _decode_check(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0,
             raise ArgumentError(f"{what} {v}: expected at least 1")
     if page_size not in PAGE_SIZES:
         raise ArgumentError(f"page_size {page_size}: expected one of {', '.join(map(str, PAGE_SIZES))}")
-    if 2 * batch * kv_len * heads_kv * head_dim * 2 > float(max_kv_bytes):
+    if _kv_bytes(batch, kv_len, heads_kv, head_dim) > float(max_kv_bytes):
         return  # the workload skips it, saying why: not an error of the sweep
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
     top = min(g.max_pages, MAX_SPLITS)
@@ -131,7 +136,7 @@ def decode_point(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, 
     A point over ``max_kv_bytes`` of K+V is skipped (``skipped`` says why) rather than failed."""
     from ..workloads.decode.bench import bench_point
 
-    nbytes = 2 * int(batch) * int(kv_len) * int(heads_kv) * int(head_dim) * 2
+    nbytes = _kv_bytes(batch, kv_len, heads_kv, head_dim)
     if nbytes > float(max_kv_bytes):
         return {"skipped": f"{nbytes / 1e9:.1f} GB of K+V is over {float(max_kv_bytes) / 1e9:.0f} GB"}
     row = bench_point(int(batch), int(kv_len), int(head_dim), heads_q=int(heads_q), heads_kv=int(heads_kv),

@@ -14,10 +14,12 @@ from pathlib import Path
 from ..._json import Node, load_document
 from ...errors import FormatError
 from .geometry import HEAD_DIMS
+from .peers import PEERS as BENCHED_PEERS
 
 VERSION = 1
+PEER_COLUMNS = dict(zip(BENCHED_PEERS, ("cudnn", "flash", "fa3", "flex")))  # show's short headers
 # flex_paged and labkit_beside_peers (labkit's call timed in the peers' rounds) are absent from older reports
-PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged", "labkit_beside_peers")
+PEERS = (*BENCHED_PEERS, "labkit_beside_peers")
 
 
 @dataclass(frozen=True)
@@ -159,9 +161,6 @@ def _traits(r: DecodeReport) -> dict[str, str]:
     return {**provenance_traits(prov),
             "clocks": f"SM {clocks['sm_clock_hz'] / 1e6:.0f} MHz" if isinstance(clocks.get("sm_clock_hz"), (int, float))
             else "not recorded", "copy": f"{r.copy_TBps:.2f} TB/s"}
-
-
-PEER_COLUMNS = {"sdpa_cudnn": "cudnn", "sdpa_flash": "flash", "fa3": "fa3", "flex_paged": "flex"}
 
 
 def show_table(r: DecodeReport) -> str:
