@@ -345,3 +345,46 @@ def test_peers_run_on_labkits_own_kv_and_agree_with_its_output():
     assert isinstance(rates["labkit_beside_peers"], float) and rates["labkit_beside_peers"] > 0
     assert all(isinstance(rates[p], (float, str)) for p in ("sdpa_cudnn", "sdpa_flash", "fa3"))
 
+
+
+@pytest.mark.parametrize(("warps", "stages", "keys", "chains"), [
+    (4, 1, 16, 1), (4, 3, 16, 2), (8, 2, 16, 2), (4, 2, 32, 2), (8, 1, 32, 1)])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_swapped_operand_builds_match_exact_attention(name, warps, stages, keys, chains):
+    """K and V on the mma's 16-wide side, the rows on its 8-wide side (8 per CTA: G = 6 and 8 fill one row block,
+    G = 1 leaves 7 rows padding), the softmax across lanes, P^T by movmatrix: exact attention within the bound for
+    every case's ragged lengths, in 1, 3 and up to 16 splits."""
+    g, lens = CASES[name]
+    build = dict(variant="mma", swap_ab=True, warps=warps, stages=stages, keys_per_warp=keys, qk_chains=chains)
+    try:
+        kernel_build(g, **{k: v for k, v in build.items()})
+    except ArgumentError as e:
+        pytest.skip(str(e))  # d256: 256-token stages do not fit a CTA
+    x = make_inputs(g, seq_lens=lens, seed=37)
+    for s in sorted({1, 3, min(g.max_pages, 16)}):
+        run = run_decode(x, splits=s, **build)
+        assert run.plan.get("swap_ab") and run.splits == s
+        _check(x, run)
+
+
+@pytest.mark.parametrize("scenario", ["cluster", "persistent", "tail", "row_blocks", "causal", "plan"])
+def test_swapped_operands_through_every_split_path(scenario):
+    """The swapped build through the cluster reduction, persistent CTAs, tail splits, row blocks of 8 (16 heads x
+    8 tokens: 16 blocks per KV head, ragged q_lens), the causal mask of multi-token queries, and the plan's own
+    choices; cold and graph calls write the same output (the counters reset themselves)."""
+    knobs = dict(variant="mma", swap_ab=True)
+    if scenario in ("row_blocks", "causal"):
+        g = (DecodeGeometry(3, 32, 2, 128, 32, 12, 40, max_q_len=8) if scenario == "row_blocks"
+             else DecodeGeometry(3, 16, 4, 128, 32, 10, 40, max_q_len=4))
+        x = make_inputs(g, seq_lens=[333, 8, 97], q_lens=[8, 1, 5] if scenario == "row_blocks" else [1, 4, 2], seed=41)
+        knobs["splits"] = 4
+    else:
+        g, lens = CASES["g4_d128_p64_long" if scenario != "persistent" else "g8_d128_p32"]
+        x = make_inputs(g, seq_lens=lens, seed=43)
+        knobs.update({"cluster": dict(splits=4, cluster=True, warps=8, stages=2), "persistent": dict(persistent=True),
+                      "tail": dict(splits=2, tail_units=5, tail_splits=8), "plan": {}}[scenario])
+    run = run_decode(x, **knobs)
+    assert run.plan.get("swap_ab")
+    _check(x, run)
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, iterations=3, mode=mode, **knobs))

@@ -135,3 +135,66 @@ def test_timeline_build_keeps_the_plans_ctas_per_sm_without_spills(tmp_path, mon
         cubin = compile_cubin(src, arch="sm_90", options=(*kb.options(), "--ptxas-options=-v"))
         assert cubin_occupancy(cubin.image, dynamic_smem_bytes=kb.dynamic_smem_bytes).ctas_per_sm == per_sm
         assert "0 bytes spill stores, 0 bytes spill loads" in cubin.log, cubin.log
+
+
+def _without_nested_switch(source_text: str, switch: str) -> str:
+    """Each ``#if SWITCH`` block replaced by its ``#else`` part (or nothing), with other conditionals nested in it."""
+    out, stack = [], []  # per open conditional: (is the switch's, in its else part)
+    for line in source_text.splitlines(keepends=True):
+        word = line.strip().split(" ")[0]
+        if word in ("#if", "#ifdef", "#ifndef"):
+            stack.append([line.strip() == f"#if {switch}", False])
+            if stack[-1][0]:
+                continue
+        elif word == "#else" and stack[-1][0]:
+            stack[-1][1] = True
+            continue
+        elif word == "#endif":
+            if stack.pop()[0]:
+                continue
+        if all(else_part for own, else_part in stack if own):
+            out.append(line)
+    return "".join(out)
+
+
+def _without_swap(source_text: str) -> str:
+    """The tensor-core kernel as it would read without the swapped operands: its ``#if SWAP_AB`` blocks, its ``if
+    constexpr (SWAP_AB)`` q load and its ``SWAP_AB ?`` choices gone."""
+    text = _without_nested_switch(source_text, "SWAP_AB")
+    text = re.sub(r"if constexpr \(SWAP_AB\) \{.*?\} else (if constexpr \(Q_IN_REGISTERS\))", r"\1", text, flags=re.S)
+    text = re.sub(r"^static_assert\(!SWAP_AB.*\n|^\s*unsigned q_b\[.*\n", "", text, flags=re.M)
+    text = text.replace("SWAP_AB || ", "").replace(" && !SWAP_AB", "")
+    text = re.sub(r"SWAP_AB \? [^:;]+ : ", "", text)
+    code = re.sub(r"//.*", "", text)
+    assert "SWAP_AB" not in code.replace("#ifndef SWAP_AB", "").replace("#define SWAP_AB 0", "")
+    assert "transpose_8x8(" not in code.split("transpose_8x8(unsigned x)")[1]
+    return text
+
+
+@pytest.mark.parametrize("knobs", [dict(stages=1, qk_chains=1), dict(warps=8, dim_warps=2, stages=3),
+                                   dict(stages=2, cluster_splits=4), dict(stages=1, persistent_ctas=132)],
+                         ids=["one-stage", "pairs", "cluster", "persistent"])
+def test_tensor_core_kernel_without_swapped_operands_is_the_code_without_them(knobs, tmp_path, monkeypatch):
+    """Swapped operands live in their own blocks and choices: builds without them compile to the machine code of the
+    source with those taken out (the measured builds keep their timings); with them to other code, in fewer registers
+    and no spills at head_dim 128."""
+    import dataclasses
+
+    g = DecodeGeometry(64, 32, 8, 256 if knobs.get("warps") == 8 else 128, 64, 16, 1024)
+    extra = {k: knobs.pop(k) for k in ("cluster_splits", "persistent_ctas") if k in knobs}
+    kb = dataclasses.replace(kernel_build(g, variant="mma", **knobs), **extra)
+    src = kernel_path(decode_package.__file__, kb.source)
+    now = compile_cubin(src, arch="sm_90", options=kb.options())
+    bare = compile_cubin(src, arch="sm_90", options=kb.options(), code=_without_swap(src.read_text()))
+    assert _text(now.image) == _text(bare.image)
+    if kb.dim_warps == 1:
+        monkeypatch.setenv("LABKIT_CACHE", str(tmp_path))  # a cached cubin keeps no ptxas log
+        swapped = dataclasses.replace(kb, swap_ab=True, rows_per_warp=8)
+        image = compile_cubin(src, arch="sm_90", options=(*swapped.options(), "--ptxas-options=-v"))
+        assert _text(image.image) != _text(now.image)
+        used = read_cubin(image.image).entries["paged_decode"]
+        assert "0 bytes spill stores" in image.log, image.log
+        assert used.registers <= read_cubin(now.image).entries["paged_decode"].registers
+    else:
+        with pytest.raises(CompileError, match="swapped operands: each warp takes all of head_dim"):
+            compile_cubin(src, arch="sm_90", options=(*kb.options(), "-DSWAP_AB=1"))
