@@ -213,7 +213,7 @@ def _interleaved(batch: int, kv_len: int, head_dim: int, knobs: dict, shape: dic
     return plans, timing, outs
 
 
-BOOL_KNOBS = ("kv_evict_first", "cluster", "persistent", "swap_ab")
+BOOL_KNOBS = ("kv_evict_first", "cluster", "persistent")
 BUILD_KNOBS = ("splits", *OVERRIDES)
 
 

@@ -128,7 +128,6 @@ class KernelBuild:
     tail_splits: int = 0  # -DTAIL_SPLITS=n (mma, no clusters): the call's last CallPlan.tail_units units in n splits
     min_ctas: int = 0  # -DMIN_CTAS=n (mma): __launch_bounds__' CTAs per SM, so registers allow n (0: no bound)
     persistent_ctas: int = 0  # n > 0 (mma, -DPERSISTENT=1): n CTAs claim whole units from a counter, one stage ring
-    swap_ab: bool = False  # -DSWAP_AB=1 (mma, dim_warps 1): S^T = K Q^T, O^T += V^T P^T; 8 rows per CTA (mma's n)
 
     @property
     def threads(self) -> int:
@@ -172,8 +171,7 @@ class KernelBuild:
                     *((f"-DDIM_WARPS={self.dim_warps}",) if self.dim_warps > 1 else ()),
                     *((f"-DTAIL_SPLITS={self.tail_splits}",) if self.tail_splits > 1 else ()),
                     *((f"-DMIN_CTAS={self.min_ctas}",) if self.min_ctas else ()),
-                    *(("-DPERSISTENT=1",) if self.persistent_ctas else ()),
-                    *(("-DSWAP_AB=1",) if self.swap_ab else ()))
+                    *(("-DPERSISTENT=1",) if self.persistent_ctas else ()))
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 
@@ -185,17 +183,15 @@ MAX_DYNAMIC_SMEM = 200 * 1024  # sm_90 gives a CTA 227 KB; the rest is left for 
 
 def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: int | None = None,
                  stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
-                 qk_chains: int | None = None, dim_warps: int | None = None, swap_ab: bool = False,
-                 timeline: bool = False) -> KernelBuild:
+                 qk_chains: int | None = None, dim_warps: int | None = None, timeline: bool = False) -> KernelBuild:
     """Tensor cores (``mma``) for at most 16 rows, else CUDA cores (``fma``): there
     warps split the rows when one warp would hold too many (registers) or a stage would not fit, and
     the others split the keys, 32 each. Stages fill up to ``STAGE_BUDGET`` bytes (2..4 of them).
     Rows beyond what one CTA holds (``MAX_ROWS``; up to 16 heads x 8 tokens = 128) go to row blocks:
     more CTAs over the same keys (``KernelBuild.row_blocks``). ``stages``, ``warps``, ``keys_per_warp`` and
-    ``qk_chains`` (the last three ``mma`` only) override the defaults, for tuning. ``swap_ab`` (``mma``, one warp per
-    key range): K and V take the tensor core's 16-wide side and the rows its 8-wide one, 8 rows per CTA."""
+    ``qk_chains`` (the last three ``mma`` only) override the defaults, for tuning."""
     if variant is None:
-        variant = "mma" if (g.rows <= 16 or swap_ab) and row_warps is None else "fma"
+        variant = "mma" if g.rows <= 16 and row_warps is None else "fma"
     if variant not in VARIANTS:
         raise ArgumentError(f"kernel variant {variant!r}: expected one of {', '.join(VARIANTS)}")
     if warps is not None and (variant != "mma" or warps not in (4, 8)):
@@ -210,12 +206,9 @@ def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: in
                                   or (dim_warps == 2 and (warps != 8 or keys_per_warp not in (None, 16)))):
         raise ArgumentError(f"dim_warps {dim_warps!r}: the tensor-core (mma) kernel takes 1, or 2 with warps=8 and "
                             f"16 keys per warp (variant {variant}, warps {warps}, keys_per_warp {keys_per_warp})")
-    if swap_ab and (variant != "mma" or (dim_warps or 1) != 1):
-        raise ArgumentError(f"swap_ab: a tensor-core (mma) build whose warps each take all of head_dim (variant "
-                            f"{variant}, dim_warps {dim_warps})")
     if variant == "mma":
-        kb = KernelBuild("mma", 8 if swap_ab else 16, 1, keys_per_warp or 16, 2, g.head_dim, g.page_size,
-                         warps or WARPS, qk_chains or 2, dim_warps=dim_warps or 1, swap_ab=bool(swap_ab))
+        kb = KernelBuild("mma", 16, 1, keys_per_warp or 16, 2, g.head_dim, g.page_size, warps or WARPS, qk_chains or 2,
+                         dim_warps=dim_warps or 1)
     else:
         rows = min(1 << max(0, math.ceil(math.log2(g.rows))), MAX_ROWS[g.head_dim])  # a power of two: 1 ... 64
         per_warp_cap = 16 if g.head_dim == 128 else 8
@@ -261,8 +254,7 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
 def kernel_label(kb) -> str:
     """``mma w4s3``: variant, warps per CTA (``w8d2``: in pairs that split head_dim), stages, then ``k32`` for 32
     keys per warp, ``c1`` for one Q K^T chain, ``ef`` for K/V loads with L2 evict_first, `` cl8`` for splits
-    combined in a cluster of 8, `` tail/4`` for a call's last units in 4 splits each, `` P`` for persistent CTAs and
-    `` swap`` for K and V on the tensor core's 16-wide side
+    combined in a cluster of 8, `` tail/4`` for a call's last units in 4 splits each and `` P`` for persistent CTAs
     (``fma r2s2``: row warps instead of warps)."""
     if kb.variant == "fma":
         return f"fma r{kb.row_warps}s{kb.stages}"
@@ -270,5 +262,4 @@ def kernel_label(kb) -> str:
     return (f"mma w{kb.warps}{pairs}s{kb.stages}" + (f"k{kb.keys_per_warp}" if kb.keys_per_warp != 16 else "")
             + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else "") + ("ef" if kb.kv_evict_first else "")
             + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else "")
-            + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else "")
-            + (" swap" if kb.swap_ab else ""))
+            + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else ""))

@@ -59,7 +59,7 @@ from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
-             "cluster", "tail_units", "tail_splits", "persistent", "swap_ab")
+             "cluster", "tail_units", "tail_splits", "persistent")
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
@@ -110,9 +110,8 @@ class CallPlan:
         k = self.kernel
         tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
         persistent = {"persistent_ctas": k.persistent_ctas} if k.persistent_ctas else {}
-        swap = {"swap_ab": True} if k.swap_ab else {}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
-                "qk_chains": k.qk_chains, **persistent, **swap,
+                "qk_chains": k.qk_chains, **persistent,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
                 "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl, **tail}
 
@@ -123,8 +122,7 @@ def describe_plan(plan: CallPlan) -> str:
     extras = [f"splits combined in a cluster of {k.cluster_splits}" if k.cluster_splits > 1 else "",
               "K/V L2 evict_first" if k.kv_evict_first else "", "PDL" if plan.pdl else "",
               f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else "",
-              f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else "",
-              "K and V on the mma's 16-wide side (8 rows per CTA)" if k.swap_ab else ""]
+              f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     head = [f"{plan.splits} splits", f"{warps} x {k.stages} stages", f"{plan.ctas_per_sm} CTAs per SM"]
     return ", ".join(head + [e for e in extras if e])
@@ -152,23 +150,19 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
-              persistent: bool | None = None, swap_ab: bool | None = None, timeline: bool = False) -> CallPlan:
+              persistent: bool | None = None, timeline: bool = False) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice. ``tail_units`` and ``tail_splits`` (together, tensor cores, no cluster): the call's last
     ``tail_units`` units run in ``tail_splits`` splits each, more than the others' ``splits``, after those have
     started (an A/B knob: the plan itself does not split tails). ``persistent`` (tensor cores, q in registers, one
-    split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring across them. ``swap_ab``
-    (tensor cores): every build the plan takes puts K and V on the mma's 16-wide side, 8 rows per CTA (no warp
-    pairs: each warp takes all of head_dim)."""
+    split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring across them."""
     if tail_units is not None or tail_splits is not None:
         _check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
     # the caller described the build: the plan's own choices of build (the clustered pair below) stand aside
     build_given = any(k is not None for k in (variant, row_warps, stages, warps, keys_per_warp, qk_chains, dim_warps,
                                               kv_evict_first, tail_units))
-    swap = bool(swap_ab)
-    kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, dim_warps=dim_warps, swap_ab=swap,
-              timeline=timeline)
+    kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, dim_warps=dim_warps, timeline=timeline)
     kb = kernel_build(g, row_warps=row_warps, stages=stages, qk_chains=qk_chains, **kw)
     if stages is None and kb.variant == "mma":
         for chains in (1, 2) if qk_chains is None else (qk_chains,):
@@ -177,7 +171,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 kb = one
                 break
     pairs = (kb.variant == "mma" and g.head_dim in PAIR_HEAD_DIMS and warps is None and keys_per_warp is None
-             and dim_warps is None and not swap)
+             and dim_warps is None)
     if pairs:  # as many K/V bytes in flight per SM as the 4-warp build would hold, in one CTA
         pair_stages = stages or max(1, min(3, kb.stages * occupancy(kb, arch)))
         kb = kernel_build(g, variant="mma", stages=pair_stages, qk_chains=kb.qk_chains, warps=8, dim_warps=2,
@@ -198,8 +192,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 and kb.variant == "mma" and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
                 and 2 * units <= sms and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL):
             # long units that two 8-warp CTAs each fill a wave with, one per SM: 2 splits in a cluster of 2
-            paired = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, swap_ab=swap,
-                                                      timeline=timeline),
+            paired = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
                                          kv_evict_first=kb.kv_evict_first)
             if occupancy(paired, arch) == 1:
                 kb, per_sm, splits, cluster = paired, 1, 2, True
@@ -212,7 +205,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                   and warps is None):
                 # a short call that would take more splits than a cluster holds: 8 one-stage CTAs of 8 warps
                 kb = kernel_build(g, warps=8, stages=1, qk_chains=qk_chains, keys_per_warp=keys_per_warp,
-                                  dim_warps=2 if pairs else dim_warps, swap_ab=swap, timeline=timeline)
+                                  dim_warps=2 if pairs else dim_warps, timeline=timeline)
                 kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
                 splits, cluster = max(CLUSTER_SIZES), True
     if cluster:

@@ -21,10 +21,6 @@
 // dims from all n through distributed shared memory: no global partials, fence or counter (the seed-sized
 // call in a graph: 12.0 -> 9.5 us with 8 one-stage 8-warp CTAs; labkit.workloads.decode.plan says when).
 // More rows than 16 (up to 16 heads x 8 tokens): row blocks of 16, grid y = heads_kv x row blocks.
-// SWAP_AB 1 (DIM_WARPS 1): the operands trade places, S^T = K Q^T and O^T += V^T P^T, so the stage's keys and the
-// head's dims fill mma's 16-wide m and a CTA's (at most 8) rows its n: half the mmas of the 16-row layout, where
-// a GQA-4 call pads 4 rows to 16. C holds (key g | g + 8, rows 2t, 2t + 1) of S^T; a lane's softmax rows are its O
-// columns, so alpha needs no exchange; P^T's B fragments come from S^T's C by movmatrix.trans. Row blocks of 8.
 // TAIL_SPLITS n (2..16, no clusters): a 1-D grid of the units in p.head_splits splits each first, then the last units
 // of the call in n (more) splits each, so the CTAs the hardware starts last are short and the last wave drains
 // sooner (a plan knob for A/Bs; labkit.workloads.decode.plan says whether the plan uses it).
@@ -71,9 +67,6 @@
 #else
 #define LAUNCH_BOUNDS __launch_bounds__(THREADS)
 #endif
-#ifndef SWAP_AB  // 1: keys and dims take mma's m, the rows (up to 8 per CTA) its n
-#define SWAP_AB 0
-#endif
 #ifndef QK_CHAINS  // 2: odd k-steps of Q K^T accumulate apart (shorter dependent chains, more registers)
 #define QK_CHAINS 2
 #endif
@@ -87,7 +80,7 @@
 #endif
 
 constexpr int THREADS = WARPS * 32;
-constexpr int MAX_ROWS = SWAP_AB ? 8 : 16;  // rows per CTA: mma's m (16) or, swapped, its n (8)
+constexpr int MAX_ROWS = 16;
 constexpr int PARTS = HEAD_DIM / 64;
 constexpr int KEY_WARPS = WARPS / DIM_WARPS;     // warps over a stage's keys
 constexpr int WARP_DIMS = HEAD_DIM / DIM_WARPS;  // the dims of Q K^T and O one warp takes
@@ -103,22 +96,19 @@ constexpr unsigned MERGE_AT = PERSISTENT ? STAGES * SLOT_BYTES : 0;  // the next
 constexpr int UNIT_QUEUE = 8;  // PERSISTENT: claimed units in flight between thread 0 and the warps (<= STAGES + 2)
 constexpr int NT_S = KEYS_PER_WARP / 8;   // S n-tiles (8 keys each)
 constexpr int NT_O = WARP_DIMS / 8;       // O n-tiles (8 dims each)
-constexpr int MT_S = KEYS_PER_WARP / 16;  // SWAP_AB: S^T m-tiles (16 keys each)
-constexpr int MT_O = WARP_DIMS / 16;      // SWAP_AB: O^T m-tiles (16 dims each)
 constexpr int KS_Q = WARP_DIMS / 16;      // k-steps of Q K^T
 static_assert(HEAD_DIM == 128 || HEAD_DIM == 256, "head_dim 128 or 256");
 constexpr int Q_STRIDE = HEAD_DIM + 8;    // bf16 per staged q row: +16 B keeps ldmatrix conflict-free
 // head_dim 128: Q's A fragments stay in 32 registers for the whole call (a lone CTA, e.g. batch 1,
 // ran 2x slower with q staged in shared memory); head_dim 256 with 4 warps needs those registers for O (a warp
 // pair's 128 dims each hold theirs).
-constexpr bool Q_IN_REGISTERS = SWAP_AB || WARP_DIMS <= 128;  // swapped, q is B: half the registers
+constexpr bool Q_IN_REGISTERS = WARP_DIMS <= 128;
 static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per warp");
 static_assert(WARPS == 4 || WARPS == 8, "4 or 8 warps");
 static_assert(!PERSISTENT || (TAIL_SPLITS == 0 && CLUSTER_SPLITS == 0 && Q_IN_REGISTERS && STAGES + 2 <= UNIT_QUEUE),
               "persistent CTAs: whole units (no tail or cluster splits), q in registers, a queue of STAGES + 2");
 static_assert(TAIL_SPLITS == 0 || (TAIL_SPLITS >= 2 && TAIL_SPLITS <= 16 && CLUSTER_SPLITS == 0),
               "tail splits: 2..16, without split clusters");
-static_assert(!SWAP_AB || DIM_WARPS == 1, "swapped operands: each warp takes all of head_dim");
 static_assert(DIM_WARPS == 1 || (DIM_WARPS == 2 && WARPS == 8 && KEYS_PER_WARP == 16), "dim pairs: 8 warps, 16 keys");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
@@ -145,12 +135,6 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const void* 
 __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
     unsigned r;
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-// an 8 x 8 bf16 tile in the warp's fragment layout (lane 4g + t: row g, cols 2t, 2t + 1), transposed
-__device__ __forceinline__ unsigned transpose_8x8(unsigned x) {
-    unsigned r;
-    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(r) : "r"(x));
     return r;
 }
 #if TAIL_SPLITS
@@ -364,22 +348,8 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     // Q as A fragments: {(g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)} of each k-step. head_dim 128:
     // straight from global memory into registers, once; head_dim 256: staged in shared memory (zero past
     // `rows`) and read by ldmatrix per chunk.
-    unsigned q_regs[Q_IN_REGISTERS && !SWAP_AB ? KS_Q : 1][4];
-    unsigned q_b[SWAP_AB ? KS_Q : 1][2];  // SWAP_AB: Q^T as B, {(k 2t, n g), (k 2t + 8, n g)} of each k-step
-    if constexpr (SWAP_AB) {
-        const int qr = row0 + g;
-#if PERSISTENT
-        const unsigned* src = reinterpret_cast<const unsigned*>(q_area + g * HEAD_DIM * 2);
-#else
-        const unsigned* src = reinterpret_cast<const unsigned*>(
-            p.q + ((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM);
-#endif
-#pragma unroll
-        for (int ks = 0; ks < KS_Q; ++ks) {
-            q_b[ks][0] = g < rows ? src[(16 * ks + 2 * t) / 2] : 0u;
-            q_b[ks][1] = g < rows ? src[(16 * ks + 8 + 2 * t) / 2] : 0u;
-        }
-    } else if constexpr (Q_IN_REGISTERS) {
+    unsigned q_regs[Q_IN_REGISTERS ? KS_Q : 1][4];
+    if constexpr (Q_IN_REGISTERS) {
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
             const int row = g + 8 * half, qr = row0 + row;
@@ -405,10 +375,9 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
             *reinterpret_cast<uint4*>(q_s + row * Q_STRIDE + d) = w;
         }
     }
-    // rows g and g + 8; SWAP_AB: O^T m-tiles, rows 2t and 2t + 1 (and l is this lane's keys' share until the merge)
-    float o[SWAP_AB ? MT_O : NT_O][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
+    float o[NT_O][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows g and g + 8
 #pragma unroll
-    for (int n = 0; n < (SWAP_AB ? MT_O : NT_O); ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+    for (int n = 0; n < NT_O; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
     __syncthreads();  // barriers initialised and q staged before anyone reads them
     const unsigned short* q_row = q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 8 * (lane / 16) + d0;
 
@@ -419,7 +388,7 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     int row_limit[2];
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-        const int row = SWAP_AB ? 2 * t + half : g + 8 * half;
+        const int row = g + 8 * half;
         row_limit[half] = row < rows ? last_pos_base + (row0 + row) / G : -1;
         asm volatile("" : "+r"(row_limit[half]));  // kept in a register, not recomputed per stage
     }
@@ -443,84 +412,6 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                 }
                 __syncwarp();
             }
-#if SWAP_AB
-            // PHASE: qk
-            // S^T = K Q^T: a 16-key m-tile's A for one k-step by one ldmatrix.x4 (keys down, dims across)
-            float sc[MT_S][4], sc_odd[MT_S][4];
-#pragma unroll
-            for (int mt = 0; mt < MT_S; ++mt)
-#pragma unroll
-                for (int i = 0; i < 4; ++i) sc[mt][i] = sc_odd[mt][i] = 0.f;
-#pragma unroll
-            for (int mt = 0; mt < MT_S; ++mt)
-#pragma unroll
-                for (int ks = 0; ks < KS_Q; ++ks) {
-                    unsigned ka[4];
-                    ldmatrix_x4(ka, kt_own + tile_offset(t0 + 16 * mt + lane % 8 + 8 * ((lane / 8) & 1),
-                                                         16 * ks + 8 * (lane / 16)));
-                    mma_bf16(ks % 2 ? QK_ODD[mt] : sc[mt], ka, q_b[ks][0], q_b[ks][1]);
-                }
-#if QK_CHAINS == 2
-#pragma unroll
-            for (int mt = 0; mt < MT_S; ++mt)
-#pragma unroll
-                for (int i = 0; i < 4; ++i) sc[mt][i] += sc_odd[mt][i];
-#endif
-            // PHASE: online_softmax
-            // a row's keys sit in the 8 lanes of its t (g = 0..7), two per m-tile each
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-                const int row = 2 * t + e;
-                float mx = -INFINITY;
-#pragma unroll
-                for (int mt = 0; mt < MT_S; ++mt)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int key = 16 * mt + g + 8 * h;
-#if PERSISTENT
-                        const bool seen = (key < n_keys) & (pos0 + key <= row_limit[e]);
-#else
-                        const bool seen = key < n_keys && row < rows && pos0 + key <= last_pos_base + (row0 + row) / G;
-#endif
-                        sc[mt][2 * h + e] = seen ? sc[mt][2 * h + e] * scale_log2 : -INFINITY;
-                        mx = fmaxf(mx, sc[mt][2 * h + e]);
-                    }
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 8));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 16));
-                const float m_new = fmaxf(m[e], mx);
-                const float alpha = m_new == -INFINITY ? 1.f : exp2f(m[e] - m_new);
-                float sum = 0.f;
-#pragma unroll
-                for (int mt = 0; mt < MT_S; ++mt)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const float x = sc[mt][2 * h + e];
-                        const float w = x == -INFINITY ? 0.f : exp2f(x - m_new);
-                        sc[mt][2 * h + e] = w;
-                        sum += w;
-                    }
-                l[e] = fmaf(l[e], alpha, sum);
-                m[e] = m_new;
-#pragma unroll
-                for (int n = 0; n < MT_O; ++n) { o[n][e] *= alpha; o[n][2 + e] *= alpha; }
-            }
-            // PHASE: pv
-            // O^T += V^T P^T: P^T's B from S^T's C (keys g | g + 8 x rows 2t, 2t + 1) by transposing 8 x 8 tiles;
-            // V^T's A by ldmatrix.x4.trans (dims down, keys across), one m-tile of 16 dims each
-#pragma unroll
-            for (int ks = 0; ks < MT_S; ++ks) {
-                const unsigned pb0 = transpose_8x8(pack_bf16(sc[ks][0], sc[ks][1]));
-                const unsigned pb1 = transpose_8x8(pack_bf16(sc[ks][2], sc[ks][3]));
-                const int key = t0 + 16 * ks + lane % 8 + 8 * (lane / 16);
-#pragma unroll
-                for (int mt = 0; mt < MT_O; ++mt) {
-                    unsigned va[4];
-                    ldmatrix_x4_trans(va, vt_own + tile_offset(key, 16 * mt + 8 * ((lane / 8) & 1)));
-                    mma_bf16(o[mt], va, pb0, pb1);
-                }
-            }
-#else
             // PHASE: qk
             // S = Q K^T: each 8-key n-tile's B for two k-steps by one ldmatrix.x4
             // QK_CHAINS 2: odd k-steps accumulate apart from even ones (sc_odd), two half-length chains of
@@ -627,7 +518,6 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                     mma_bf16(o[2 * np + 1], pa, vb[2], vb[3]);
                 }
             }
-#endif
         }
         // PHASE: stage_release
         __syncthreads();  // stage s is free again
@@ -642,27 +532,13 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 
     // ---- the warps meet in shared memory, [warp][row][dim] ---------------------------------------
     // PHASE: merge_and_store
-    float* merge_o = reinterpret_cast<float*>(smem + MERGE_AT);  // [KEY_WARPS][MAX_ROWS][HEAD_DIM]
-    float* merge_ml = merge_o + KEY_WARPS * MAX_ROWS * HEAD_DIM; // [KEY_WARPS][MAX_ROWS][2]
-#if SWAP_AB
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {  // a row's sum over the 8 lanes of its t; its O^T column to [row][dim]
-        l[e] += __shfl_xor_sync(0xffffffffu, l[e], 4);
-        l[e] += __shfl_xor_sync(0xffffffffu, l[e], 8);
-        l[e] += __shfl_xor_sync(0xffffffffu, l[e], 16);
-        const int row = 2 * t + e;
-        if (row >= rows) continue;
-        float* dst = merge_o + (kw * MAX_ROWS + row) * HEAD_DIM;
-#pragma unroll
-        for (int n = 0; n < MT_O; ++n) { dst[16 * n + g] = o[n][e]; dst[16 * n + g + 8] = o[n][2 + e]; }
-        if (g == 0) { merge_ml[(kw * MAX_ROWS + row) * 2] = m[e]; merge_ml[(kw * MAX_ROWS + row) * 2 + 1] = l[e]; }
-    }
-#else
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 1);
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 2);
     }
+    float* merge_o = reinterpret_cast<float*>(smem + MERGE_AT);  // [KEY_WARPS][MAX_ROWS][HEAD_DIM]
+    float* merge_ml = merge_o + KEY_WARPS * MAX_ROWS * HEAD_DIM; // [KEY_WARPS][MAX_ROWS][2]
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
         const int row = g + 8 * half;
@@ -672,7 +548,6 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
         for (int n = 0; n < NT_O; ++n) *reinterpret_cast<float2*>(dst + 8 * n + 2 * t) = make_float2(o[n][2 * half], o[n][2 * half + 1]);
         if (t == 0 && dh == 0) { merge_ml[(kw * MAX_ROWS + row) * 2] = m[half]; merge_ml[(kw * MAX_ROWS + row) * 2 + 1] = l[half]; }
     }
-#endif
     __syncthreads();
     const long long group_at = ((long long)b * p.heads_kv + hkv) * row_blocks + rb;
     // Each thread merges (row, 4 dims): every warp's (m, l, o) loaded at once, then combined in warp order (the
