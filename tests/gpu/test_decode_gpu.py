@@ -345,3 +345,23 @@ def test_peers_run_on_labkits_own_kv_and_agree_with_its_output():
     assert isinstance(rates["labkit_beside_peers"], float) and rates["labkit_beside_peers"] > 0
     assert all(isinstance(rates[p], (float, str)) for p in ("sdpa_cudnn", "sdpa_flash", "fa3"))
 
+
+
+@pytest.mark.parametrize("order", ["climbing", "falling"])
+@pytest.mark.parametrize("name", ["g4_d128_p64_long", "g6_d256_p64_seed", "g8_d128_p32"])
+def test_softmax_rescales_when_scores_climb_and_holds_when_they_fall(name, order):
+    """The stage loop moves a row's running max only when a stage's max passes it by more than 2^8 in P: keys scaled
+    up page by page along each sequence (scores climbing to ~+-100, so the max moves many times, by more and by less
+    than the threshold) and down (the first stage's max stands, later P far below it) give exact attention."""
+    from labkit.workloads.decode.inputs import _bf16, bf16_to_f32
+
+    g, lens = CASES[name]
+    x = make_inputs(g, seq_lens=lens, seed=47, share_pages=False)
+    k = bf16_to_f32(x.k)
+    for b in range(g.batch):
+        pages = x.page_table[b, :-(-int(x.seq_lens[b]) // g.page_size)]
+        ramp = np.linspace(0.2, 30.0, len(pages)) if order == "climbing" else np.linspace(30.0, 0.2, len(pages))
+        k[pages] *= ramp[:, None, None, None].astype(np.float32)
+    x.k[...] = _bf16(k)
+    for s in sorted({1, 3, min(g.max_pages, 16)}):
+        _check(x, run_decode(x, splits=s))

@@ -67,6 +67,9 @@
 #else
 #define LAUNCH_BOUNDS __launch_bounds__(THREADS)
 #endif
+#ifndef LEAN_SOFTMAX  // 0: every key masked, O rescaled at every stage; 1: lazy rescale; 2: and unmasked full stages
+#define LEAN_SOFTMAX 1
+#endif
 #ifndef QK_CHAINS  // 2: odd k-steps of Q K^T accumulate apart (shorter dependent chains, more registers)
 #define QK_CHAINS 2
 #endif
@@ -80,6 +83,7 @@
 #endif
 
 constexpr int THREADS = WARPS * 32;
+constexpr float RESCALE_LOG2 = 8.f;  // LEAN_SOFTMAX: P stays under 2^8 between rescales of a row's O
 constexpr int MAX_ROWS = 16;
 constexpr int PARTS = HEAD_DIM / 64;
 constexpr int KEY_WARPS = WARPS / DIM_WARPS;     // warps over a stage's keys
@@ -382,6 +386,7 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     const unsigned short* q_row = q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 8 * (lane / 16) + d0;
 
     const int last_pos_base = seq_len - q_len;
+    const int first_limit = last_pos_base + row0 / G;  // the last key the block's first row sees: the lowest limit
 #if PERSISTENT
     // the last key each of this thread's rows sees (causal; -1: a padding row), once per unit: computed inside the
     // stage loop, the division by G and the short-circuit tests made the softmax the persistent loop's bottleneck
@@ -465,6 +470,75 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                 for (int i = 0; i < 4; ++i) sc[nt][i] += s_half[kw][1 - dh][nt * 4 + i][lane];
 #endif
             // PHASE: online_softmax
+#if LEAN_SOFTMAX
+            // A stage whose keys every row sees (all in the sequence, none past the first row's causal limit, the
+            // lowest) takes no mask; rows past `rows` have zero q and are never stored.
+#if LEAN_SOFTMAX == 2
+            const bool all_seen = n_keys == KEYS_PER_WARP && pos0 + KEYS_PER_WARP - 1 <= first_limit;  // warp-uniform
+#else
+            constexpr bool all_seen = false;
+#endif
+            float mx[2];
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int row = g + 8 * half;
+                mx[half] = -INFINITY;
+                if (all_seen) {
+#pragma unroll
+                    for (int nt = 0; nt < NT_S; ++nt)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            sc[nt][2 * half + e] *= scale_log2;
+                            mx[half] = fmaxf(mx[half], sc[nt][2 * half + e]);
+                        }
+                } else {
+#pragma unroll
+                    for (int nt = 0; nt < NT_S; ++nt)
+#pragma unroll
+                        for (int e = 0; e < 2; ++e) {
+                            const int key = 8 * nt + 2 * t + e;
+#if PERSISTENT
+                            const bool seen = (key < n_keys) & (pos0 + key <= row_limit[half]);
+#else
+                            const bool seen = key < n_keys && row < rows && pos0 + key <= last_pos_base + (row0 + row) / G;
+#endif
+                            sc[nt][2 * half + e] = seen ? sc[nt][2 * half + e] * scale_log2 : -INFINITY;
+                            mx[half] = fmaxf(mx[half], sc[nt][2 * half + e]);
+                        }
+                }
+                mx[half] = fmaxf(mx[half], __shfl_xor_sync(0xffffffffu, mx[half], 1));
+                mx[half] = fmaxf(mx[half], __shfl_xor_sync(0xffffffffu, mx[half], 2));
+            }
+            // Lazy rescale: a row's running max moves only when a stage's max passes it by more than RESCALE_LOG2, so
+            // P = exp2(s - m) stays under 2^RESCALE_LOG2 (bf16 and the fp32 sums hold that) and most stages skip O's
+            // rescale (64 multiplies a lane at head_dim 128). Softmax does not depend on m: the same output up to
+            // rounding. A warp pair (DIM_WARPS 2) holds the same S, so both warps decide alike.
+            if (__any_sync(0xffffffffu, (mx[0] > m[0] + RESCALE_LOG2) | (mx[1] > m[1] + RESCALE_LOG2))) {
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const float m_new = fmaxf(m[half], mx[half]);
+                    const float alpha = m_new == -INFINITY ? 1.f : exp2f(m[half] - m_new);
+                    l[half] *= alpha;
+                    m[half] = m_new;
+#pragma unroll
+                    for (int n = 0; n < NT_O; ++n) { o[n][2 * half] *= alpha; o[n][2 * half + 1] *= alpha; }
+                }
+            }
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const float m_use = m[half] == -INFINITY ? 0.f : m[half];  // no key yet: every s is -inf, P is 0
+                float sum = 0.f;
+#pragma unroll
+                for (int nt = 0; nt < NT_S; ++nt)
+#pragma unroll
+                    for (int e = 0; e < 2; ++e) {
+                        const float w = exp2f(sc[nt][2 * half + e] - m_use);
+                        sc[nt][2 * half + e] = w;
+                        sum += w;
+                    }
+                l[half] += sum;
+            }
+#else
             // online softmax: a row's 16 or 32 keys sit in the 4 lanes of its quad
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
@@ -502,6 +576,7 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 #pragma unroll
                 for (int n = 0; n < NT_O; ++n) { o[n][2 * half] *= alpha; o[n][2 * half + 1] *= alpha; }
             }
+#endif
             // PHASE: pv
             // O += P V: two S n-tiles make one A operand (16 keys); ldmatrix.x4.trans gives two O n-tiles
 #pragma unroll
