@@ -4,7 +4,9 @@
 // (bf16 in and out, fp32 exp2 online softmax), for up to 16 rows (q tokens x q heads per KV head).
 // Each warp owns KEYS_PER_WARP keys of every stage and all 16 (padded) rows:
 //   S = Q K^T   mma.m16n8k16 bf16 -> fp32; A = Q by ldmatrix (staged once, padded rows), B = K rows by ldmatrix
-//   P = exp2(S * scale*log2e - m) per row; the S accumulators become P.V's A operand in registers
+//   P = exp2(S * scale*log2e - m) per row; the S accumulators become P.V's A operand in registers. m moves (and O
+//   is rescaled) only when a stage's max passes it by more than 2^8 in P: 1-2 % faster short calls on the H200
+//   (1 x 8k d128 19.02 -> 18.58 us), level or faster at every other bench point (data/runs/20261202T042300Z-decode_lazy_rescale)
 //   O += P V    mma.m16n8k16; B = V by ldmatrix.trans (keys are the k dimension)
 // Fragment layouts (PTX ISA, mma.m16n8k16): lane = 4 * g + t; C holds (row g | g + 8, col 2t, 2t + 1);
 // A holds (row g | g + 8, k 2t, 2t + 1 | + 8); B holds (k 2t, 2t + 1 | + 8, col g).
@@ -67,9 +69,6 @@
 #else
 #define LAUNCH_BOUNDS __launch_bounds__(THREADS)
 #endif
-#ifndef LEAN_SOFTMAX  // 0: every key masked, O rescaled at every stage; 1: lazy rescale; 2: and unmasked full stages
-#define LEAN_SOFTMAX 1
-#endif
 #ifndef QK_CHAINS  // 2: odd k-steps of Q K^T accumulate apart (shorter dependent chains, more registers)
 #define QK_CHAINS 2
 #endif
@@ -83,7 +82,7 @@
 #endif
 
 constexpr int THREADS = WARPS * 32;
-constexpr float RESCALE_LOG2 = 8.f;  // LEAN_SOFTMAX: P stays under 2^8 between rescales of a row's O
+constexpr float RESCALE_LOG2 = 8.f;  // P stays under 2^8 between rescales of a row's O (the stage loop's softmax)
 constexpr int MAX_ROWS = 16;
 constexpr int PARTS = HEAD_DIM / 64;
 constexpr int KEY_WARPS = WARPS / DIM_WARPS;     // warps over a stage's keys
@@ -386,7 +385,6 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     const unsigned short* q_row = q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 8 * (lane / 16) + d0;
 
     const int last_pos_base = seq_len - q_len;
-    const int first_limit = last_pos_base + row0 / G;  // the last key the block's first row sees: the lowest limit
 #if PERSISTENT
     // the last key each of this thread's rows sees (causal; -1: a padding row), once per unit: computed inside the
     // stage loop, the division by G and the short-circuit tests made the softmax the persistent loop's bottleneck
@@ -470,42 +468,24 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                 for (int i = 0; i < 4; ++i) sc[nt][i] += s_half[kw][1 - dh][nt * 4 + i][lane];
 #endif
             // PHASE: online_softmax
-#if LEAN_SOFTMAX
-            // A stage whose keys every row sees (all in the sequence, none past the first row's causal limit, the
-            // lowest) takes no mask; rows past `rows` have zero q and are never stored.
-#if LEAN_SOFTMAX == 2
-            const bool all_seen = n_keys == KEYS_PER_WARP && pos0 + KEYS_PER_WARP - 1 <= first_limit;  // warp-uniform
-#else
-            constexpr bool all_seen = false;
-#endif
             float mx[2];
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
                 const int row = g + 8 * half;
                 mx[half] = -INFINITY;
-                if (all_seen) {
 #pragma unroll
-                    for (int nt = 0; nt < NT_S; ++nt)
+                for (int nt = 0; nt < NT_S; ++nt)
 #pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            sc[nt][2 * half + e] *= scale_log2;
-                            mx[half] = fmaxf(mx[half], sc[nt][2 * half + e]);
-                        }
-                } else {
-#pragma unroll
-                    for (int nt = 0; nt < NT_S; ++nt)
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            const int key = 8 * nt + 2 * t + e;
+                    for (int e = 0; e < 2; ++e) {
+                        const int key = 8 * nt + 2 * t + e;
 #if PERSISTENT
-                            const bool seen = (key < n_keys) & (pos0 + key <= row_limit[half]);
+                        const bool seen = (key < n_keys) & (pos0 + key <= row_limit[half]);
 #else
-                            const bool seen = key < n_keys && row < rows && pos0 + key <= last_pos_base + (row0 + row) / G;
+                        const bool seen = key < n_keys && row < rows && pos0 + key <= last_pos_base + (row0 + row) / G;
 #endif
-                            sc[nt][2 * half + e] = seen ? sc[nt][2 * half + e] * scale_log2 : -INFINITY;
-                            mx[half] = fmaxf(mx[half], sc[nt][2 * half + e]);
-                        }
-                }
+                        sc[nt][2 * half + e] = seen ? sc[nt][2 * half + e] * scale_log2 : -INFINITY;
+                        mx[half] = fmaxf(mx[half], sc[nt][2 * half + e]);
+                    }
                 mx[half] = fmaxf(mx[half], __shfl_xor_sync(0xffffffffu, mx[half], 1));
                 mx[half] = fmaxf(mx[half], __shfl_xor_sync(0xffffffffu, mx[half], 2));
             }
@@ -538,45 +518,6 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                     }
                 l[half] += sum;
             }
-#else
-            // online softmax: a row's 16 or 32 keys sit in the 4 lanes of its quad
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int row = g + 8 * half;
-                float mx = -INFINITY;
-#pragma unroll
-                for (int nt = 0; nt < NT_S; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const int key = 8 * nt + 2 * t + e;
-#if PERSISTENT
-                        const bool seen = (key < n_keys) & (pos0 + key <= row_limit[half]);
-#else
-                        const bool seen = key < n_keys && row < rows && pos0 + key <= last_pos_base + (row0 + row) / G;
-#endif
-                        sc[nt][2 * half + e] = seen ? sc[nt][2 * half + e] * scale_log2 : -INFINITY;
-                        mx = fmaxf(mx, sc[nt][2 * half + e]);
-                    }
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                const float m_new = fmaxf(m[half], mx);
-                const float alpha = m_new == -INFINITY ? 1.f : exp2f(m[half] - m_new);
-                float sum = 0.f;
-#pragma unroll
-                for (int nt = 0; nt < NT_S; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const float x = sc[nt][2 * half + e];
-                        const float w = x == -INFINITY ? 0.f : exp2f(x - m_new);
-                        sc[nt][2 * half + e] = w;
-                        sum += w;
-                    }
-                l[half] = fmaf(l[half], alpha, sum);
-                m[half] = m_new;
-#pragma unroll
-                for (int n = 0; n < NT_O; ++n) { o[n][2 * half] *= alpha; o[n][2 * half + 1] *= alpha; }
-            }
-#endif
             // PHASE: pv
             // O += P V: two S n-tiles make one A operand (16 keys); ldmatrix.x4.trans gives two O n-tiles
 #pragma unroll
