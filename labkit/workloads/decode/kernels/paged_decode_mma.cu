@@ -69,9 +69,6 @@
 #else
 #define LAUNCH_BOUNDS __launch_bounds__(THREADS)
 #endif
-#ifndef STAGE_MASK  // A/B: 0 the mask as before; 1 one compare per key; 2 and the scale folded into exp2
-#define STAGE_MASK 0
-#endif
 #ifndef QK_CHAINS  // 2: odd k-steps of Q K^T accumulate apart (shorter dependent chains, more registers)
 #define QK_CHAINS 2
 #endif
@@ -388,7 +385,7 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     const unsigned short* q_row = q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 8 * (lane / 16) + d0;
 
     const int last_pos_base = seq_len - q_len;
-#if PERSISTENT || STAGE_MASK
+#if PERSISTENT
     // the last key each of this thread's rows sees (causal; -1: a padding row), once per unit: computed inside the
     // stage loop, the division by G and the short-circuit tests made the softmax the persistent loop's bottleneck
     int row_limit[2];
@@ -471,33 +468,6 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                 for (int i = 0; i < 4; ++i) sc[nt][i] += s_half[kw][1 - dh][nt * 4 + i][lane];
 #endif
             // PHASE: online_softmax
-#if STAGE_MASK
-            // A row's limit is at most seq_len - 1, so one compare per key masks both the sequence's end and the causal
-            // limit: key 8 nt + 2t + e is seen when 8 nt + e <= room. STAGE_MASK 2: the max on raw S (scale > 0 keeps
-            // the order) and the scale folded into exp2's argument, one FFMA per key.
-            float mx[2];
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-                const int room = row_limit[half] - pos0 - 2 * t;
-                mx[half] = -INFINITY;
-#pragma unroll
-                for (int nt = 0; nt < NT_S; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-#if STAGE_MASK == 2
-                        sc[nt][2 * half + e] = 8 * nt + e <= room ? sc[nt][2 * half + e] : -INFINITY;
-#else
-                        sc[nt][2 * half + e] = 8 * nt + e <= room ? sc[nt][2 * half + e] * scale_log2 : -INFINITY;
-#endif
-                        mx[half] = fmaxf(mx[half], sc[nt][2 * half + e]);
-                    }
-                mx[half] = fmaxf(mx[half], __shfl_xor_sync(0xffffffffu, mx[half], 1));
-                mx[half] = fmaxf(mx[half], __shfl_xor_sync(0xffffffffu, mx[half], 2));
-#if STAGE_MASK == 2
-                mx[half] *= scale_log2;
-#endif
-            }
-#else
             float mx[2];
 #pragma unroll
             for (int half = 0; half < 2; ++half) {
@@ -519,7 +489,6 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                 mx[half] = fmaxf(mx[half], __shfl_xor_sync(0xffffffffu, mx[half], 1));
                 mx[half] = fmaxf(mx[half], __shfl_xor_sync(0xffffffffu, mx[half], 2));
             }
-#endif
             // Lazy rescale: a row's running max moves only when a stage's max passes it by more than RESCALE_LOG2, so
             // P = exp2(s - m) stays under 2^RESCALE_LOG2 (bf16 and the fp32 sums hold that) and most stages skip O's
             // rescale (64 multiplies a lane at head_dim 128). Softmax does not depend on m: the same output up to
@@ -543,11 +512,7 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                 for (int nt = 0; nt < NT_S; ++nt)
 #pragma unroll
                     for (int e = 0; e < 2; ++e) {
-#if STAGE_MASK == 2
-                        const float w = exp2f(fmaf(sc[nt][2 * half + e], scale_log2, -m_use));
-#else
                         const float w = exp2f(sc[nt][2 * half + e] - m_use);
-#endif
                         sc[nt][2 * half + e] = w;
                         sum += w;
                     }
