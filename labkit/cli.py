@@ -3,6 +3,7 @@
 Errors labkit raises on purpose print one line (``labkit: error: ...``) and exit 2.
 """
 
+import argparse
 import json
 import sys
 
@@ -73,10 +74,20 @@ def _nb_params(args) -> int:
     return 0
 
 
+def _params_once(pairs: list[list[str]] | None) -> dict[str, str]:
+    """``-p KEY VALUE`` pairs as a dict; a key given twice is refused (argparse would keep the last one silently)."""
+    params: dict[str, str] = {}
+    for key, value in pairs or []:
+        if key in params:
+            raise LabkitError(f"-p {key} given twice ({params[key]!r}, then {value!r}): give each parameter once")
+        params[key] = value
+    return params
+
+
 def _nb_run(args) -> int:
     from . import notebooks
 
-    params = notebooks.parse_parameters(args.name, dict(args.param or []))
+    params = notebooks.parse_parameters(args.name, _params_once(args.param))
     res = notebooks.run(args.name, params, record=args.record, progress=sys.stderr)
     notebooks.print_result(res)
     return 0 if res.ok else 1
@@ -124,11 +135,27 @@ def _bench(args) -> int:
     return 0
 
 
+class _Version(argparse.Action):
+    """``--version``: ``labkit 0.1.0 (git <sha>)``, the sha that names the code a recorded run came from (asked of git
+    only when the flag is given)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, help="print labkit's version and git sha, then exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from . import __version__
+        from .provenance import git_sha
+
+        print(f"labkit {__version__} (git {git_sha()})")
+        parser.exit()
+
+
 def build_parser() -> Parser:
     from .values import Shape
     from .workloads.sage2.schedule import Schedule
 
     p = Parser(prog="labkit", description="GPU attention-kernel profiling helpers.")
+    p.add_argument("--version", action=_Version)
     sub = p.add_subparsers(dest="cmd", required=True)
 
     d = sub.add_parser("device", help="describe the GPU (or say there is none)")

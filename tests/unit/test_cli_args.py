@@ -114,6 +114,7 @@ BAD = [
     (["bench", "--out", "/proc/labkit-x.json"], "cannot write in '/proc'"),
     (["nb", "run", "05", "-p", "source", "recorded", "-p", "recorded_root", "{tmp}/nope"],
      "no valid recorded run of 05_ncu_correlation under"),  # not a FAILED run that then says it showed data/runs
+    (["nb", "run", "03", "-p", "batch", "8", "-p", "batch", "64"], "-p batch given twice ('8', then '64')"),
 ]
 
 
@@ -186,3 +187,13 @@ def test_schedule_defaults_and_explicit_lengths(capsys):
     assert cli.main(S + ["--q-len", "37761"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert (d["q_len"], d["kv_len"], d["tail"]["q_tail_rows"]) == (37761, 37810, 1)
+
+
+def test_version_names_the_package_and_the_git_sha(capsys, monkeypatch):
+    import labkit
+
+    monkeypatch.setenv("LABKIT_GIT_SHA", "0123abcd")
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"labkit {labkit.__version__} (git 0123abcd)\n"

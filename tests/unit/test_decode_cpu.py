@@ -70,6 +70,18 @@ def test_inputs_use_shuffled_shared_pages_and_ragged_lengths():
     assert not np.array_equal(used, np.sort(used))  # not the identity order
 
 
+@pytest.mark.parametrize(("seq_lens", "q_lens", "expected"), [
+    ([333, 8, 97], [1, 3, 2], "seq_lens[0] = 333: expected 1..320 (q_len..max_pages x page_size = 10 x 32)"),
+    ([300, 8], [1, 3, 2], "seq_lens shape [2] / q_lens shape [3]: expected [3] each"),
+    ([300, 8, 9], [1, 5, 2], "cu_seqlens_q[2] - cu_seqlens_q[1] = 5: expected 1..4 query tokens")])
+def test_inputs_refuse_lengths_the_table_cannot_hold(seq_lens, q_lens, expected):
+    """Lengths are checked before the page table is filled: one line naming the value, not a NumPy broadcast error."""
+    g = DecodeGeometry(3, 16, 4, 128, 32, 10, 40, max_q_len=4)
+    with pytest.raises(ArgumentError) as err:
+        make_inputs(g, seq_lens=seq_lens, q_lens=q_lens)
+    assert expected in str(err.value)
+
+
 def test_reference_on_cases_with_known_answers():
     g = DecodeGeometry(batch=2, heads_q=4, heads_kv=2, head_dim=128, page_size=16, max_pages=4, num_pages=8)
     x = make_inputs(g, seq_lens=[1, 40], seed=2)

@@ -83,8 +83,13 @@ def make_inputs(g: DecodeGeometry, *, seq_lens=None, q_lens=None, seed: int = 0,
         seq_lens = rng.integers(1, g.max_kv_len + 1, g.batch)
         seq_lens[0] = g.max_kv_len
     q_lens = np.full(g.batch, g.max_q_len) if q_lens is None else np.asarray(q_lens)
+    if np.shape(seq_lens) != (g.batch,) or q_lens.shape != (g.batch,):
+        raise ArgumentError(f"seq_lens shape {list(np.shape(seq_lens))} / q_lens shape {list(q_lens.shape)}: expected "
+                            f"[{g.batch}] each (one per sequence)")
     seq_lens = np.maximum(np.asarray(seq_lens), q_lens).astype(np.int32)
     cu = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    # the lengths and q tokens first (an empty table passes the page checks): a length past the table is one line
+    check_call(g, np.zeros((g.batch, g.max_pages), np.int32), seq_lens, cu)
     pages_used = -(-seq_lens // g.page_size)
     order = rng.permutation(g.num_pages)
     table = np.full((g.batch, g.max_pages), -1, np.int32)  # entries past a sequence's pages are never read
