@@ -346,7 +346,6 @@ def test_peers_run_on_labkits_own_kv_and_agree_with_its_output():
     assert all(isinstance(rates[p], (float, str)) for p in ("sdpa_cudnn", "sdpa_flash", "fa3"))
 
 
-
 @pytest.mark.parametrize("order", ["climbing", "falling"])
 @pytest.mark.parametrize("name", ["g4_d128_p64_long", "g6_d256_p64_seed", "g8_d128_p32"])
 def test_softmax_rescales_when_scores_climb_and_holds_when_they_fall(name, order):
