@@ -37,6 +37,9 @@ decode_kv_lens: IntList(1, 1048576) = [8192]  # decode KV tokens per sequence
 decode_batches: IntList(1, 4096) = [1, 2, 4, 8, 16, 32, 64, 128]  # decode batch sweep (heuristic splits)
 decode_splits: IntList(1, 256) = [1, 2, 3, 4, 6, 8, 16, 32]  # decode split sweep
 decode_splits_batch: Int(1, 4096) = 8  # batch of the split sweep
+decode_head_dim: Choice("128", "256") = "128"  # decode head_dim
+decode_heads: IntList(1, 256, length=2) = [32, 8]  # decode query heads, KV heads
+decode_page_size: Choice("16", "32", "64") = "64"  # decode tokens per KV page
 launches: Int(1, 100) = 3  # instrumented launches per point (the one with the median slot efficiency is kept)
 
 # %%
@@ -47,15 +50,22 @@ import labkit
 from labkit.sched import measure as sched
 from labkit.sched import model
 from labkit.session import Session
+from labkit.workloads.decode.run import geometry_for
 
 labkit.setup_logging("WARNING")
 session = Session.start("04_cta_scheduling", source=source, out_dir=out_dir, parameters={
     "workload": workload, "shape": shape, "q_lens": q_lens, "kv_lens": kv_lens, "gantt_q_len": gantt_q_len,
     "decode_kv_lens": decode_kv_lens, "decode_batches": decode_batches, "decode_splits": decode_splits,
-    "decode_splits_batch": decode_splits_batch, "launches": launches})
+    "decode_splits_batch": decode_splits_batch, "decode_head_dim": decode_head_dim, "decode_heads": decode_heads,
+    "decode_page_size": decode_page_size, "launches": launches})
 batch, n, heads, head_dim = shape
 do_sage2, do_decode = workload in ("sage2", "both"), workload in ("decode", "both")
-decode_geo = {"head_dim": 128, "heads_q": 32, "heads_kv": 8, "page_size": 64}
+decode_geo = {"head_dim": int(decode_head_dim), "heads_q": decode_heads[0], "heads_kv": decode_heads[1],
+              "page_size": int(decode_page_size)}
+decode_name = f"paged decode d{decode_head_dim}, {decode_heads[0]}/{decode_heads[1]} heads, page {decode_page_size}"
+if do_decode:  # the geometry's own rules (query heads a multiple of KV heads, ...) before anything is built or run
+    for b in sorted({decode_splits_batch, *decode_batches}):
+        geometry_for(b, max(decode_kv_lens), **decode_geo)
 
 # %% [markdown]
 # ## Occupancy of each kernel, from its cubin
@@ -143,7 +153,7 @@ if do_decode:
     # the plan's own call (split count and build) on this device: the titles name it
     decode_call = sched.decode_call_label(decode_splits_batch, decode_kv_lens[0], sms=sms, arch=device.arch,
                                           l2_bytes=device.l2_bytes, **decode_geo)
-    call = f"paged decode, batch {decode_splits_batch} x {decode_kv_lens[0]} tokens"
+    call = f"{decode_name}, batch {decode_splits_batch} x {decode_kv_lens[0]} tokens"
     which = f"the plan's call: {decode_call}"
     fig = labkit.plot.cta_gantt(dtl, title=session.title(f"{call}, {len(dtl.records)} CTAs\n{which}"))
     session.save_figure(fig, "decode_gantt")
@@ -177,7 +187,7 @@ if do_decode:
                                    for b in all_batches], batch=all_batches)
         fig = labkit.plot.decode_sched(split_model, split_sweep[split_sweep["kv_len"] == kv], batch_model,
                                        batch_sweep[batch_sweep["kv_len"] == kv], title=session.title(
-                                           f"paged decode, {kv} tokens per sequence (split sweep at batch "
+                                           f"{decode_name}, {kv} tokens per sequence (split sweep at batch "
                                            f"{decode_splits_batch})"))
         session.save_figure(fig, f"decode_sched_{kv}")
     decode_points = pd.concat([split_sweep.assign(sweep="splits"), batch_sweep.assign(sweep="batch")],
