@@ -146,11 +146,18 @@ def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int =
     return _launch_model(g, plan, kv_len, sms=sms, ctas_per_sm=ctas_per_sm)
 
 
-def _launch_model(g, plan, kv_len: int, *, sms: int, ctas_per_sm: int | None = None) -> LaunchModel:
-    """The wave model of ``plan``'s call on geometry ``g`` (``ctas_per_sm`` None: the plan's)."""
+def _launch_model(g, plan, kv_len: int, *, sms: int, ctas_per_sm: int | None = None, arch: str = "sm_90"
+                  ) -> LaunchModel:
+    """The wave model of ``plan``'s call on geometry ``g`` (``ctas_per_sm`` None: the plan's); a call whose splits form
+    clusters has only the CTAs the GPU holds in whole clusters as slots."""
+    from ..workloads.decode.plan import cluster_ctas
+
     kb = plan.kernel
+    per_sm = ctas_per_sm or plan.ctas_per_sm
+    resident = (min(sms * per_sm, cluster_ctas(kb.cluster_splits, sms, arch) * per_sm) if kb.cluster_splits > 1
+                else None)
     return decode_launch(g.batch, kv_len, plan.splits, heads_kv=g.heads_kv, tokens_per_stage=kb.tokens_per_stage,
-                         sms=sms, ctas_per_sm=ctas_per_sm or plan.ctas_per_sm, row_blocks=kb.row_blocks(g))
+                         sms=sms, ctas_per_sm=per_sm, row_blocks=kb.row_blocks(g), resident=resident)
 
 
 def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
@@ -171,7 +178,7 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     heuristic = plan.splits if splits is None else decode_splits(batch, kv_len, sms=dev.sm_count, **geo)
     used = plan.splits
     occ = build.occupancy(plan.kernel, dev.arch)
-    model = _launch_model(g, plan, kv_len, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm)
+    model = _launch_model(g, plan, kv_len, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm, arch=dev.arch)
     timelines = [decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
                                             page_size=page_size, splits=splits) for _ in range(launches)]
     return {"batch": batch, "kv_len": kv_len, "splits": used, "heuristic_splits": heuristic,

@@ -42,8 +42,8 @@ class LaunchModel:
 
 
 def _launch(kind: str, ctas: int, sms: int, ctas_per_sm: int, q_eff: float, kv_eff: float,
-            split_eff: float) -> LaunchModel:
-    w = waves(ctas, sms, ctas_per_sm)
+            split_eff: float, resident: int | None = None) -> LaunchModel:
+    w = waves(ctas, sms, ctas_per_sm, resident=resident)
     last = ctas - (w.full_waves - 1) * w.slots
     return LaunchModel(kind, ctas, sms, ctas_per_sm, w.slots, w.waves, w.full_waves, last, w.efficiency, q_eff, kv_eff,
                        split_eff, w.efficiency * q_eff * kv_eff * split_eff)
@@ -60,15 +60,16 @@ def sage2_launch(batch: int, heads: int, q_len: int, kv_len: int, *, sms: int, c
 
 
 def decode_launch(batch: int, kv_len: int, splits: int, *, heads_kv: int, tokens_per_stage: int, sms: int,
-                  ctas_per_sm: int, row_blocks: int = 1) -> LaunchModel:
-    """A paged-decode call's grid (splits, heads_kv x row_blocks, batch), every sequence ``kv_len`` tokens long."""
+                  ctas_per_sm: int, row_blocks: int = 1, resident: int | None = None) -> LaunchModel:
+    """A paged-decode call's grid (splits, heads_kv x row_blocks, batch), every sequence ``kv_len`` tokens long;
+    ``resident``: the CTAs the GPU holds at once when fewer than its slots (a call whose splits form clusters)."""
     for name, v in (("batch", batch), ("kv_len", kv_len), ("splits", splits), ("heads_kv", heads_kv),
                     ("tokens_per_stage", tokens_per_stage), ("row_blocks", row_blocks)):
         check_int(v, what=name, lo=1)
     stages = math.ceil(kv_len / tokens_per_stage)
     longest = math.ceil(stages / splits)
     return _launch("decode", splits * heads_kv * row_blocks * batch, sms, ctas_per_sm, 1.0,
-                   tile_efficiency(kv_len, tokens_per_stage), stages / (splits * longest))
+                   tile_efficiency(kv_len, tokens_per_stage), stages / (splits * longest), resident)
 
 
 def dense_lengths(points, *, step: int, span: int | None = None) -> list[int]:

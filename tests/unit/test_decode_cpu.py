@@ -536,6 +536,11 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
     (geometry_for(8, 4096), (4, 3), 4, 0),   # shorter units: not measured that way
     (geometry_for(256, 1024, head_dim=256), (8, 2), 1, 0),  # one split: persistent CTAs, no cluster
     (geometry_for(8, 1024, head_dim=256, page_size=16), (8, 2), 2, 2),
+    # 4 splits of 32 units: 128 CTAs in clusters of 4, but the H200 holds 30 such clusters (120 CTAs): no cluster
+    (geometry_for(4, 8192, head_dim=256), (8, 2), 4, 0),
+    (geometry_for(4, 1024, head_dim=256), (8, 2), 4, 0),
+    (geometry_for(8, 8192, head_dim=256, heads_q=24, heads_kv=4), (8, 2), 4, 0),
+    (geometry_for(2, 1024, head_dim=256), (8, 2), 8, 0),  # 16 units x 8 one-stage CTAs = 128 > 15 clusters of 8
 ])
 def test_call_plan_combines_splits_in_a_cluster_where_one_cta_fills_an_sm(tmp_path, geometry, shape, splits, cluster):
     plan = plan_call(geometry, sms=132)
@@ -636,3 +641,25 @@ def test_the_notebooks_bandwidth_view_leaves_out_what_every_row_repeats():
     one = study.shown(table.iloc[:1])  # one row: nothing repeats across rows, so every column stays
     assert list(one.columns) == ["batch", "kv_len", "head_dim", "splits", "kernel", "p50_us", "TBps", "sdpa_cudnn"]
     assert "splits_used" in study.shown(table.assign(splits_used=[16, 4]))
+
+
+def test_clusters_that_the_gpu_cannot_hold_at_once_are_left_out_and_modelled_as_a_second_wave():
+    """A cluster sits whole in a GPC: the H200 holds 66 clusters of 2 but only 30 of 4 and 15 of 8 (one CTA per SM).
+    The plan combines splits in a cluster only when all of them fit at once; a call that asks for more anyway is
+    modelled with those CTAs as its slots, so 128 CTAs in clusters of 4 take two waves, as the H200 ran them."""
+    from labkit.sched import waves
+    from labkit.sched.measure import _launch_model
+    from labkit.workloads.decode.plan import cluster_ctas
+
+    assert [cluster_ctas(n) for n in (2, 4, 8)] == [132, 120, 120]
+    assert cluster_ctas(4, sms=100, arch="sm_90") == 100 and cluster_ctas(8, sms=100, arch="sm_90") == 96
+    g = geometry_for(4, 8192, head_dim=256)
+    asked = plan_call(g, splits=4, cluster=True)  # the caller's cluster: kept, and modelled as it runs
+    assert asked.kernel.cluster_splits == 4 and asked.ctas_per_sm == 1
+    model = _launch_model(g, asked, 8192, sms=132)
+    assert (model.ctas, model.slots, model.full_waves, model.last_wave_ctas) == (128, 120, 2, 8)
+    fits = _launch_model(geometry_for(8, 8192), plan_call(geometry_for(8, 8192)), 8192, sms=132)
+    assert (fits.ctas, fits.slots, fits.full_waves) == (128, 132, 1)  # clusters of 2: all 132 SMs
+    assert waves(128, 132, 1, resident=120).full_waves == 2
+    with pytest.raises(ArgumentError, match="resident = 200: expected 1..132"):
+        waves(128, 132, 1, resident=200)

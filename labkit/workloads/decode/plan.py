@@ -90,6 +90,20 @@ PERSISTENT_MAX_TOKENS = 2048
 # unmeasured. A caller's build knobs (stages, warps, evict_first, ...) or split count keep the 4-warp plan.
 PAIR_SPLIT_MIN_TOKENS = 8192
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
+# Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2,
+# 30 of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
+# data/runs/20261202T045700Z-decode_cluster_fit). A call whose clustered CTAs are more waits for a second wave: 4 x 8k
+# d256 as 4 splits in clusters of 4 (128 CTAs) ran 108.8 us, the same splits without a cluster 78.1 (-28 %), and
+# 8 x 8k d256 with 24/4 heads -28 %, 4 x 1k d256 -25 %, 4 x 32k d256 -31 %.
+H200_CLUSTER_CTAS = {2: 132, 4: 120, 8: 120}
+
+
+def cluster_ctas(size: int, sms: int = 132, arch: str = "sm_90") -> int:
+    """CTAs in clusters of ``size``, one per SM, that the GPU holds at once: as measured on the H200 (sm_90, 132 SMs);
+    elsewhere unmeasured, taken as every SM (rounded down to whole clusters)."""
+    if arch == "sm_90" and sms == 132:
+        return H200_CLUSTER_CTAS[size]
+    return sms - sms % size
 
 
 @dataclass(frozen=True)
@@ -198,11 +212,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 kb, per_sm, splits, cluster = paired, 1, 2, True
     if cluster is None:
         cluster = False
+        units = g.batch * g.heads_kv * kb.row_blocks(g)
         if per_sm == 1 and kb.variant == "mma" and given_splits is None:
-            if splits in CLUSTER_SIZES:
+            if splits in CLUSTER_SIZES and units * splits <= cluster_ctas(splits, sms, arch):
                 cluster = True
             elif (splits > max(CLUSTER_SIZES) and g.max_kv_len <= CLUSTER_SHORT_TOKENS and stages is None
-                  and warps is None):
+                  and warps is None and units * max(CLUSTER_SIZES) <= cluster_ctas(max(CLUSTER_SIZES), sms, arch)):
                 # a short call that would take more splits than a cluster holds: 8 one-stage CTAs of 8 warps
                 kb = kernel_build(g, warps=8, stages=1, qk_chains=qk_chains, keys_per_warp=keys_per_warp,
                                   dim_warps=2 if pairs else dim_warps, timeline=timeline)
