@@ -117,6 +117,9 @@ def _show(params: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in params.items()) or "defaults"
 
 
+OFFERED_RUNS = 3  # recorded runs a refusal names, newest first
+
+
 def plan_source(notebook: str, values: dict, declared: dict | None, root: Path | None = None
                 ) -> tuple[str, RecordedRun | None]:
     """Live or recorded, and which recorded run; refuses what cannot be answered honestly.
@@ -149,11 +152,13 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
         detail = f"; skipped: {' | '.join(problems)}" if problems else ""
         raise LabkitError(f"recorded mode ({why}): no valid recorded run of {notebook} under "
                           f"{root or _env.data_dir() / 'runs'}{detail}; run it once on a GPU with --record")
+    newest = valid[::-1][:OFFERED_RUNS]  # the line stays readable when many runs were recorded
     offered = " | ".join(f"{r.path.name}: " + _show({k: r.parameters.get(k, '(not recorded)') for k in measured
-                                                      if r.parameters.get(k) != measured[k]}) for r in valid)
-    wanted = _show({k: v for k, v in measured.items() if any(r.parameters.get(k) != v for r in valid)})
+                                                      if r.parameters.get(k) != measured[k]}) for r in newest)
+    older = f" | and {len(valid) - len(newest)} older" if len(valid) > len(newest) else ""
+    wanted = _show({k: v for k, v in measured.items() if any(r.parameters.get(k) != v for r in newest)})
     raise LabkitError(f"recorded mode ({why}): no recorded run of {notebook} was measured with {wanted}; "
-                      f"recorded: {offered}. Use the recorded values, or run on a GPU")
+                      f"recorded: {offered}{older}. Use the recorded values, or run on a GPU")
 
 
 class Session:

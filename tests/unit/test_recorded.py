@@ -58,6 +58,17 @@ def test_parameters_no_run_answers_are_refused_with_the_recorded_sets(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+def test_a_refusal_names_the_three_newest_recorded_runs_and_counts_the_rest(tmp_path):
+    for month in range(1, 7):
+        _record(tmp_path, f"2026{month:02d}01T000000Z", params={"n": month})
+    with pytest.raises(LabkitError) as err:
+        Session.start("nbx", source="recorded", out_dir=tmp_path / "o", parameters={"n": 9}, runs_root=tmp_path)
+    msg = str(err.value)
+    named = re.findall(r"(2026\d{4}T000000Z)-nbx: n=", msg)
+    assert named == ["20260601T000000Z", "20260501T000000Z", "20260401T000000Z"], msg
+    assert "| and 3 older." in msg and "\n" not in msg
+
+
 def test_no_valid_run_names_each_file_and_problem(tmp_path):
     run = _record(tmp_path, "20260101T000000Z")
     (run / "run.json").write_bytes(b"\xff\xfe not json")
