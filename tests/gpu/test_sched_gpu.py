@@ -42,3 +42,40 @@ def test_occupancy_model_matches_the_driver():
     err, n = driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(func, 128, 32768)
     assert err == driver.CUresult.CUDA_SUCCESS
     assert n == model.ctas_per_sm, (n, model)
+
+
+@pytest.mark.parametrize("size", [2, 4, 8])
+def test_the_plans_cluster_table_matches_the_driver(size):
+    """plan.cluster_ctas says how many CTAs in clusters of ``size`` (one per SM) the GPU holds at once; the driver's
+    cuOccupancyMaxActiveClusters for the 1-CTA-per-SM decode build agrees on this GPU (the table is the H200's)."""
+    import cupy as cp
+    from cuda.bindings import driver
+
+    from labkit.cuda import check, load_function
+    from labkit.device import describe
+    from labkit.workloads.decode.build import compile_kernel
+    from labkit.workloads.decode.plan import cluster_ctas, plan_call
+    from labkit.workloads.decode.run import geometry_for
+
+    dev = describe()
+    kb = plan_call(geometry_for(8, 8192, head_dim=256), splits=size, cluster=True, sms=dev.sm_count,
+                   arch=dev.arch).kernel
+    func, _module = load_function(compile_kernel(kb, dev.arch).image, "paged_decode", kb.dynamic_smem_bytes)
+    cfg = driver.CUlaunchConfig()
+    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = size, 8, 8
+    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = kb.threads, 1, 1
+    cfg.sharedMemBytes = kb.dynamic_smem_bytes
+    cfg.hStream = driver.CUstream(cp.cuda.get_current_stream().ptr)
+    cfg.numAttrs = 0
+    clusters = check(driver.cuOccupancyMaxActiveClusters(func, cfg), "cuOccupancyMaxActiveClusters")
+    assert clusters * size == cluster_ctas(size, dev.sm_count, dev.arch), (clusters, size)
+
+
+def test_a_call_whose_clusters_would_not_all_fit_runs_in_one_wave():
+    """4 x 8k d256: 4 splits of 32 units are 128 CTAs, more than the 120 the H200 holds in clusters of 4; the plan
+    leaves the cluster out, and the measured call takes one wave, as the model says (it had taken two)."""
+    from labkit.sched import measure as sched
+
+    p = sched.decode_point(4, 8192, None, head_dim=256, launches=1)
+    assert "cl" not in p["kernel"] and p["ctas"] == 128
+    assert p["full_waves"] == p["measured_waves"] == 1, p
