@@ -16,7 +16,9 @@ stage against the deeper default at batch 256 x 1k d256 510 vs 575 us, 64 x 1k d
 tail) 171, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1 vs 21.5.
 
 Clusters: when one CTA fills an SM, a unit's splits (2, 4 or 8) combine in a thread-block cluster
-(distributed shared memory) instead of through global partials, a fence and a counter; a short call (at
+(distributed shared memory) instead of through global partials, a fence and a counter, if the GPU holds all of the
+call's clusters at once (``cluster_ctas``: clusters sit whole in a GPC, so 120 of the H200's 132 SMs take clusters
+of 4 or 8; 128 CTAs in clusters of 4 ran a second wave, 25-31 % slower than without); a short call (at
 most ``CLUSTER_SHORT_TOKENS`` per sequence) that would take more than 8 splits runs 8 one-stage CTAs of 8
 warps as one cluster. Measured on the H200 (p50, interleaved; data/runs/20261201T124600Z-decode_clusters):
 the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256
