@@ -74,11 +74,12 @@ def _nb_params(args) -> int:
     return 0
 
 
-def _params_once(pairs: list[list[str]] | None) -> dict[str, str]:
-    """``-p KEY VALUE`` pairs as a dict; a key given twice is refused (argparse would keep the last one silently)."""
+def _params_once(pairs: list[list[str]] | None, known) -> dict[str, str]:
+    """``-p KEY VALUE`` pairs as a dict; a parameter of ``known`` given twice is refused (argparse would keep the last
+    one silently); an unknown name is left for the parameter check, which lists the notebook's parameters."""
     params: dict[str, str] = {}
     for key, value in pairs or []:
-        if key in params:
+        if key in params and key in known:
             raise LabkitError(f"-p {key} given twice ({params[key]!r}, then {value!r}): give each parameter once")
         params[key] = value
     return params
@@ -87,7 +88,7 @@ def _params_once(pairs: list[list[str]] | None) -> dict[str, str]:
 def _nb_run(args) -> int:
     from . import notebooks
 
-    params = notebooks.parse_parameters(args.name, _params_once(args.param))
+    params = notebooks.parse_parameters(args.name, _params_once(args.param, notebooks.parameters(args.name)))
     res = notebooks.run(args.name, params, record=args.record, progress=sys.stderr)
     notebooks.print_result(res)
     return 0 if res.ok else 1

@@ -191,6 +191,28 @@ class IntList(Param):
             raise self.fail(value) from None
 
 
+class DecodeHeads(IntList):
+    """Query heads, KV heads of a decode call: two integers in 1..256 that the decode kernel takes (query heads a
+    multiple of KV heads, 1..16 per KV head; ``labkit.workloads.decode.geometry.check_heads``), so a notebook refuses
+    a head group before any cell runs."""
+
+    def __init__(self, **kw):
+        super().__init__(1, 256, length=2, **kw)
+
+    def describe(self) -> str:
+        return "query heads, KV heads: 2 integers in 1..256, 1..16 query heads per KV head"
+
+    def check(self, value: Any) -> list[int]:
+        from .workloads.decode.geometry import check_heads
+
+        heads = super().check(value)
+        try:
+            check_heads(*heads)
+        except ArgumentError as exc:
+            raise ParameterError(f"= {heads!r}: {str(exc).removeprefix('decode geometry: ')}") from None
+        return heads
+
+
 class Sage2Shape(Param):
     """B,N,H,D of q = k = v: the library's own ``labkit.values.Shape`` (head_dim 64..128 in steps of 8),
     so a notebook refuses exactly what ``labkit sage2 --shape`` and ``profile()`` refuse."""
@@ -281,4 +303,4 @@ class File(Text):
         return value
 
 
-TYPES = {cls.__name__: cls for cls in (Int, Float, Text, Choice, IntList, Sage2Shape, IntDict, File)}
+TYPES = {cls.__name__: cls for cls in (Int, Float, Text, Choice, IntList, DecodeHeads, Sage2Shape, IntDict, File)}

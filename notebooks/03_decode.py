@@ -16,7 +16,7 @@
 # in the same shuffled rounds as labkit's call: the black dots), and a split sweep.
 
 # %% tags=["parameters"]
-from labkit.params import Choice, File, Int, IntList, Text  # parameter types: `labkit nb params 03` lists them
+from labkit.params import Choice, DecodeHeads, File, Int, IntList, Text  # types: `labkit nb params 03` lists them
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
@@ -24,7 +24,7 @@ batch: IntList(1, 4096) = [1, 8, 64, 256]  # sequences per call, swept
 kv_lens: IntList(1, 1048576) = [1024, 8192, 32768]  # KV tokens per sequence, swept (points over 9 GB skipped)
 head_dim: Choice("128", "256") = "128"  # head_dim of the sweep
 page_size: Choice("16", "32", "64") = "64"  # tokens per KV page
-heads: IntList(1, 256, length=2) = [32, 8]  # query heads, KV heads
+heads: DecodeHeads() = [32, 8]  # query heads, KV heads
 splits_at: IntList(1, 1048576, length=2) = [8, 8192]  # batch, kv_len of the split sweep
 iterations: Int(1, 1000) = 20  # timed calls per point
 seed_manifest: File(measured=False, reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # the user's manifest

@@ -24,7 +24,7 @@
 # finishes (`labkit.sweep`).
 
 # %% tags=["parameters"]
-from labkit.params import Choice, Int, IntList, Sage2Shape, Text  # parameter types: `labkit nb params 04`
+from labkit.params import Choice, DecodeHeads, Int, IntList, Sage2Shape, Text  # parameter types: `labkit nb params 04`
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
@@ -38,7 +38,7 @@ decode_batches: IntList(1, 4096) = [1, 2, 4, 8, 16, 32, 64, 128]  # decode batch
 decode_splits: IntList(1, 256) = [1, 2, 3, 4, 6, 8, 16, 32]  # decode split sweep
 decode_splits_batch: Int(1, 4096) = 8  # batch of the split sweep
 decode_head_dim: Choice("128", "256") = "128"  # decode head_dim
-decode_heads: IntList(1, 256, length=2) = [32, 8]  # decode query heads, KV heads
+decode_heads: DecodeHeads() = [32, 8]  # decode query heads, KV heads
 decode_page_size: Choice("16", "32", "64") = "64"  # decode tokens per KV page
 launches: Int(1, 100) = 3  # instrumented launches per point (the one with the median slot efficiency is kept)
 
@@ -63,7 +63,7 @@ do_sage2, do_decode = workload in ("sage2", "both"), workload in ("decode", "bot
 decode_geo = {"head_dim": int(decode_head_dim), "heads_q": decode_heads[0], "heads_kv": decode_heads[1],
               "page_size": int(decode_page_size)}
 decode_name = f"paged decode d{decode_head_dim}, {decode_heads[0]}/{decode_heads[1]} heads, page {decode_page_size}"
-if do_decode:  # the geometry's own rules (query heads a multiple of KV heads, ...) before anything is built or run
+if do_decode:  # the rest of the geometry's rules (the head group is decode_heads' own check) before anything runs
     for b in sorted({decode_splits_batch, *decode_batches}):
         geometry_for(b, max(decode_kv_lens), **decode_geo)
 
@@ -141,10 +141,10 @@ if do_sage2:
 # ## Decode: one measured call, CTA by CTA (the split sweep's batch, heuristic splits)
 # The Gantt chart, the CTAs resident over the call with a tick where each SM went idle for good, and each SM's
 # median CTA duration. The CTAs of this call are equal, so SMs whose CTAs run shorter most likely read memory
-# faster (the Sage2 mainloop, bound by its math, shows none). On the H200, with two CTAs per SM (4 splits of the
-# 4-warp build at 8 x 8k d128, the plan until 3cd9afd), 12-28 SMs did so by 9-17 %, with SMs 34-39 and 78-83
-# among them nearly every time, and the call ended when the other SMs finished; with one CTA per SM (the plan's
-# clustered pair) no SM has (README, decode).
+# faster (the Sage2 mainloop, bound by its math, shows none). On the H200 at the default geometry (8 x 8k d128,
+# 32/8 heads), with two CTAs per SM (4 splits of the 4-warp build, the plan until 3cd9afd), 12-28 SMs did so by
+# 9-17 %, with SMs 34-39 and 78-83 among them nearly every time, and the call ended when the other SMs finished;
+# with one CTA per SM (the plan's clustered pair) no SM has (README, decode).
 
 # %%
 if do_decode:
@@ -166,11 +166,12 @@ if do_decode:
 
 # %% [markdown]
 # ## Decode: waves and efficiency against the split count and against the batch
-# One CTA per (split, KV head, sequence). Lines: the model at every split count and batch (the batch
-# sweep with the plan's own call for each), each with the CTAs per SM of the build that call gets (at 8k
-# tokens on the H200 1, 2 or 4, depending on the batch; a count asked for in the split sweep takes the
-# build `plan_call` gives that count, which can differ from the plan's own at the same count); points:
-# measured. The table's `kernel` column names each point's build.
+# One CTA per (split, KV head, row block, sequence). Lines: the model at every split count and batch (the batch
+# sweep with the plan's own call for each), each with the CTAs per SM of the build that call gets (at the default
+# geometry, 8k tokens on the H200: 1, 2 or 4, depending on the batch; a count asked for in the split sweep takes
+# the build `plan_call` gives that count, which can differ from the plan's own at the same count); a call whose
+# splits form clusters (`cl` in its kernel) takes its waves from the CTAs the GPU holds in whole clusters, 120 of
+# the H200's 132 SMs in clusters of 4 or 8; points: measured. The table's `kernel` column names each point's build.
 
 # %%
 if do_decode:

@@ -149,7 +149,7 @@ def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int =
 def _launch_model(g, plan, kv_len: int, *, sms: int, ctas_per_sm: int | None = None, arch: str = "sm_90"
                   ) -> LaunchModel:
     """The wave model of ``plan``'s call on geometry ``g`` (``ctas_per_sm`` None: the plan's); a call whose splits form
-    clusters has only the CTAs the GPU holds in whole clusters as slots."""
+    clusters takes its waves from the CTAs the GPU holds in whole clusters."""
     from ..workloads.decode.plan import cluster_ctas
 
     kb = plan.kernel

@@ -44,7 +44,7 @@ class LaunchModel:
 def _launch(kind: str, ctas: int, sms: int, ctas_per_sm: int, q_eff: float, kv_eff: float,
             split_eff: float, resident: int | None = None) -> LaunchModel:
     w = waves(ctas, sms, ctas_per_sm, resident=resident)
-    last = ctas - (w.full_waves - 1) * w.slots
+    last = ctas - (w.full_waves - 1) * (resident or w.slots)
     return LaunchModel(kind, ctas, sms, ctas_per_sm, w.slots, w.waves, w.full_waves, last, w.efficiency, q_eff, kv_eff,
                        split_eff, w.efficiency * q_eff * kv_eff * split_eff)
 

@@ -26,17 +26,19 @@ class Waves:
 
 
 def waves(ctas: int, sms: int, ctas_per_sm: int, *, resident: int | None = None) -> Waves:
-    """``resident``: fewer CTAs than ``sms x ctas_per_sm`` that the GPU holds at once (clusters sit whole in a GPC)."""
+    """``resident``: fewer CTAs than ``sms x ctas_per_sm`` that the GPU holds at once (clusters sit whole in a GPC):
+    they set the waves and the last wave's fill; the efficiency stays a share of all the slots, as a timeline
+    measures it."""
     for name, v in (("ctas", ctas), ("sms", sms), ("ctas_per_sm", ctas_per_sm)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ArgumentError(f"{name} = {v!r}: expected an integer >= 1")
-    slots = sms * ctas_per_sm
+    slots = held = sms * ctas_per_sm
     if resident is not None:
         if isinstance(resident, bool) or not isinstance(resident, int) or not 1 <= resident <= slots:
             raise ArgumentError(f"resident = {resident!r}: expected 1..{slots} (sms x ctas_per_sm)")
-        slots = resident
-    n = math.ceil(ctas / slots)
-    return Waves(ctas, sms, ctas_per_sm, slots, ctas / slots, n, (ctas - (n - 1) * slots) / slots,
+        held = resident
+    n = math.ceil(ctas / held)
+    return Waves(ctas, sms, ctas_per_sm, slots, ctas / held, n, (ctas - (n - 1) * held) / held,
                  ctas / (n * slots))
 
 

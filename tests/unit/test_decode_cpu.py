@@ -645,8 +645,9 @@ def test_the_notebooks_bandwidth_view_leaves_out_what_every_row_repeats():
 
 def test_clusters_that_the_gpu_cannot_hold_at_once_are_left_out_and_modelled_as_a_second_wave():
     """A cluster sits whole in a GPC: the H200 holds 66 clusters of 2 but only 30 of 4 and 15 of 8 (one CTA per SM).
-    The plan combines splits in a cluster only when all of them fit at once; a call that asks for more anyway is
-    modelled with those CTAs as its slots, so 128 CTAs in clusters of 4 take two waves, as the H200 ran them."""
+    The plan combines splits in a cluster only when all of them fit at once; a call that asks for more anyway takes
+    its waves from those CTAs, so 128 CTAs in clusters of 4 take two, as the H200 ran them; the efficiency stays a
+    share of all 132 slots, as a timeline measures it."""
     from labkit.sched import waves
     from labkit.sched.measure import _launch_model
     from labkit.workloads.decode.plan import cluster_ctas
@@ -657,7 +658,11 @@ def test_clusters_that_the_gpu_cannot_hold_at_once_are_left_out_and_modelled_as_
     asked = plan_call(g, splits=4, cluster=True)  # the caller's cluster: kept, and modelled as it runs
     assert asked.kernel.cluster_splits == 4 and asked.ctas_per_sm == 1
     model = _launch_model(g, asked, 8192, sms=132)
-    assert (model.ctas, model.slots, model.full_waves, model.last_wave_ctas) == (128, 120, 2, 8)
+    assert (model.ctas, model.slots, model.full_waves, model.last_wave_ctas) == (128, 132, 2, 8)
+    assert model.waves == pytest.approx(128 / 120) and model.wave_efficiency == pytest.approx(128 / 264)
+    seed = plan_call(DecodeGeometry(**SEED_LIKE))  # 64 CTAs in clusters of 8: they fit, one wave of 132 slots
+    fit8 = _launch_model(DecodeGeometry(**SEED_LIKE), seed, 704, sms=132)
+    assert (fit8.full_waves, fit8.wave_efficiency) == (1, pytest.approx(64 / 132))
     fits = _launch_model(geometry_for(8, 8192), plan_call(geometry_for(8, 8192)), 8192, sms=132)
     assert (fits.ctas, fits.slots, fits.full_waves) == (128, 132, 1)  # clusters of 2: all 132 SMs
     assert waves(128, 132, 1, resident=120).full_waves == 2

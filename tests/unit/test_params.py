@@ -4,7 +4,7 @@ import pytest
 
 from labkit import cli, notebooks
 from labkit.errors import LabkitError, ParameterError
-from labkit.params import Choice, File, Int, IntDict, IntList, Sage2Shape, Text
+from labkit.params import Choice, DecodeHeads, File, Int, IntDict, IntList, Sage2Shape, Text
 
 
 def test_types_parse_command_line_strings():
@@ -30,6 +30,20 @@ def test_types_refuse_with_the_value_and_what_was_expected(kind, text):
     with pytest.raises(ParameterError) as err:
         kind.parse(text)
     assert str(err.value).startswith("= ") and ("expected " in str(err.value) or "take" in str(err.value))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("32,7", "= [32, 7]: heads_q 32 is not a multiple of heads_kv 7"),
+    ("8,32", "= [8, 32]: heads_q 8 is not a multiple of heads_kv 32"),
+    ("64,2", "= [64, 2]: 32 query heads per KV head: expected 1..16"),
+    ("32", "= [32]: expected query heads, KV heads"), ("0,8", "= [0, 8]: expected query heads, KV heads")])
+def test_decode_heads_take_the_kernels_head_groups_only(text, expected):
+    """A decode head group is checked by the decode geometry's own rule when the parameter is parsed: before any cell
+    of notebook 03 or 04 runs (a bad group had failed in notebook 04's first cell, on the GPU)."""
+    assert DecodeHeads().parse("24,4") == [24, 4] and DecodeHeads().check([32, 8]) == [32, 8]
+    with pytest.raises(ParameterError) as err:
+        DecodeHeads().parse(text)
+    assert str(err.value).startswith(expected), str(err.value)
 
 
 @pytest.mark.parametrize("value", [True, 3.0, "3", None, [3]])

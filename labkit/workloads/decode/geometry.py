@@ -20,6 +20,15 @@ MAX_ROWS = {128: 64, 256: 32}  # rows (q tokens x q heads per kv head) a CTA hol
 STAGE_BUDGET = 96 * 1024  # bytes of K/V stages in flight per CTA: two CTAs fit an SM (228 KB)
 
 
+def check_heads(heads_q: int, heads_kv: int) -> None:
+    """The kernel's rule for a head group: query heads a multiple of KV heads, 1..16 of them per KV head (the one
+    check of it, for a geometry and for a notebook's parameter alike)."""
+    if heads_q % heads_kv:
+        raise ArgumentError(f"decode geometry: heads_q {heads_q} is not a multiple of heads_kv {heads_kv}")
+    if not 1 <= heads_q // heads_kv <= 16:
+        raise ArgumentError(f"decode geometry: {heads_q // heads_kv} query heads per KV head: expected 1..16")
+
+
 @dataclass(frozen=True)
 class DecodeGeometry:
     """One decode call.
@@ -59,11 +68,7 @@ class DecodeGeometry:
         if self.page_size not in PAGE_SIZES:
             raise ArgumentError(f"decode geometry: page_size {self.page_size}: expected one of "
                                 f"{', '.join(map(str, PAGE_SIZES))}")
-        if self.heads_q % self.heads_kv:
-            raise ArgumentError(f"decode geometry: heads_q {self.heads_q} is not a multiple of heads_kv "
-                                f"{self.heads_kv}")
-        if not 1 <= self.group <= 16:
-            raise ArgumentError(f"decode geometry: {self.group} query heads per KV head: expected 1..16")
+        check_heads(self.heads_q, self.heads_kv)
         if not 1 <= self.max_q_len <= 8:
             raise ArgumentError(f"decode geometry: max_q_len {self.max_q_len}: expected 1..8")
         if self.layout not in LAYOUTS:

@@ -18,7 +18,7 @@ tail) 171, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1 vs 21.5.
 Clusters: when one CTA fills an SM, a unit's splits (2, 4 or 8) combine in a thread-block cluster
 (distributed shared memory) instead of through global partials, a fence and a counter, if the GPU holds all of the
 call's clusters at once (``cluster_ctas``: clusters sit whole in a GPC, so 120 of the H200's 132 SMs take clusters
-of 4 or 8; 128 CTAs in clusters of 4 ran a second wave, 25-31 % slower than without); a short call (at
+of 4 or 8; 128 CTAs in clusters of 4 ran a second wave and took 33-45 % longer than without); a short call (at
 most ``CLUSTER_SHORT_TOKENS`` per sequence) that would take more than 8 splits runs 8 one-stage CTAs of 8
 warps as one cluster. Measured on the H200 (p50, interleaved; data/runs/20261201T124600Z-decode_clusters):
 the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256
@@ -94,9 +94,9 @@ PAIR_SPLIT_MIN_TOKENS = 8192
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2,
 # 30 of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
-# data/runs/20261202T045700Z-decode_cluster_fit). A call whose clustered CTAs are more waits for a second wave: 4 x 8k
-# d256 as 4 splits in clusters of 4 (128 CTAs) ran 108.8 us, the same splits without a cluster 78.1 (-28 %), and
-# 8 x 8k d256 with 24/4 heads -28 %, 4 x 1k d256 -25 %, 4 x 32k d256 -31 %.
+# data/runs/20261202T045000Z-decode_cluster_fit). A call whose clustered CTAs are more waits for a second wave: 4 x 8k
+# d256 as 4 splits in clusters of 4 (128 CTAs) ran 108.8 us, the same splits without a cluster 78.1 (-28 % of the
+# time), and 8 x 8k d256 with 24/4 heads -28 %, 4 x 1k d256 -25 %, 4 x 32k d256 -31 %.
 H200_CLUSTER_CTAS = {2: 132, 4: 120, 8: 120}
 
 
@@ -206,7 +206,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         units = g.batch * g.heads_kv * kb.row_blocks(g)
         if (not build_given and per_sm > 1 and splits > 1 and cluster in (None, True) and not pairs and not persistent
                 and kb.variant == "mma" and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
-                and 2 * units <= sms and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL):
+                and 2 * units <= cluster_ctas(2, sms, arch) and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL):
             # long units that two 8-warp CTAs each fill a wave with, one per SM: 2 splits in a cluster of 2
             paired = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
                                          kv_evict_first=kb.kv_evict_first)

@@ -5,7 +5,7 @@
 // Each warp owns KEYS_PER_WARP keys of every stage and all 16 (padded) rows:
 //   S = Q K^T   mma.m16n8k16 bf16 -> fp32; A = Q by ldmatrix (staged once, padded rows), B = K rows by ldmatrix
 //   P = exp2(S * scale*log2e - m) per row; the S accumulators become P.V's A operand in registers. m moves (and O
-//   is rescaled) only when a stage's max passes it by more than 2^8 in P: 1-2 % faster short calls on the H200
+//   is rescaled) only when a stage's max passes it by more than 2^8 in P: 1-2.4 % faster short calls on the H200
 //   (1 x 8k d128 19.02 -> 18.58 us), level or faster at every other bench point
 //   (data/runs/20261202T042300Z-decode_lazy_rescale)
 //   O += P V    mma.m16n8k16; B = V by ldmatrix.trans (keys are the k dimension)
