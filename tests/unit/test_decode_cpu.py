@@ -73,7 +73,12 @@ def test_inputs_use_shuffled_shared_pages_and_ragged_lengths():
 @pytest.mark.parametrize(("seq_lens", "q_lens", "expected"), [
     ([333, 8, 97], [1, 3, 2], "seq_lens[0] = 333: expected 1..320 (q_len..max_pages x page_size = 10 x 32)"),
     ([300, 8], [1, 3, 2], "seq_lens shape [2] / q_lens shape [3]: expected [3] each"),
-    ([300, 8, 9], [1, 5, 2], "cu_seqlens_q[2] - cu_seqlens_q[1] = 5: expected 1..4 query tokens")])
+    ([300, 8, 9], [1, 5, 2], "cu_seqlens_q[2] - cu_seqlens_q[1] = 5: expected 1..4 query tokens"),
+    ([0, 8, 9], [1, 3, 2], "seq_lens[0] = 0: expected 1..2147483647"),
+    ([2 ** 32 + 5, 8, 9], [1, 3, 2], "seq_lens[0] = 4294967301: expected 1..2147483647"),
+    ([100.7, 8, 9], [1, 3, 2], "seq_lens [100.7, 8.0, 9.0]: expected integers"),
+    ([100, 8, 9], [1.5, 1.5, 1], "q_lens [1.5, 1.5, 1.0]: expected integers"),
+    (["100", "8", "9"], [1, 3, 2], "seq_lens ['100', '8', '9']: expected integers")])
 def test_inputs_refuse_lengths_the_table_cannot_hold(seq_lens, q_lens, expected):
     """Lengths are checked before the page table is filled: one line naming the value, not a NumPy broadcast error."""
     g = DecodeGeometry(3, 16, 4, 128, 32, 10, 40, max_q_len=4)

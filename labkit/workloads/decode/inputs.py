@@ -86,7 +86,13 @@ def make_inputs(g: DecodeGeometry, *, seq_lens=None, q_lens=None, seed: int = 0,
     if np.shape(seq_lens) != (g.batch,) or q_lens.shape != (g.batch,):
         raise ArgumentError(f"seq_lens shape {list(np.shape(seq_lens))} / q_lens shape {list(q_lens.shape)}: expected "
                             f"[{g.batch}] each (one per sequence)")
-    seq_lens = np.maximum(np.asarray(seq_lens), q_lens).astype(np.int32)
+    for name, lens in (("seq_lens", np.asarray(seq_lens)), ("q_lens", q_lens)):  # before any cast can wrap or cut
+        if lens.dtype.kind not in "iu":
+            raise ArgumentError(f"{name} {lens.tolist()!r}: expected integers")
+        bad = np.flatnonzero((lens < 1) | (lens > np.iinfo(np.int32).max))
+        if bad.size:
+            raise ArgumentError(f"{name}[{int(bad[0])}] = {int(lens[bad[0]])}: expected 1..{np.iinfo(np.int32).max}")
+    seq_lens = np.maximum(np.asarray(seq_lens), q_lens).astype(np.int32)  # a sequence holds its own query tokens
     cu = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
     # the lengths and q tokens first (an empty table passes the page checks): a length past the table is one line
     check_call(g, np.zeros((g.batch, g.max_pages), np.int32), seq_lens, cu)
