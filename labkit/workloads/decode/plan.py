@@ -201,9 +201,11 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         kb, per_sm = _persistent(kb, sms, arch)
         splits, cluster = 1, False
     given_splits = splits
+    # (sequence, KV head, row block) units: every build the plan may still switch to below keeps this one's variant,
+    # and so its rows per block
+    units = g.batch * g.heads_kv * kb.row_blocks(g)
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
-        units = g.batch * g.heads_kv * kb.row_blocks(g)
         if (not build_given and per_sm > 1 and splits > 1 and cluster in (None, True) and not pairs and not persistent
                 and kb.variant == "mma" and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
                 and 2 * units <= cluster_ctas(2, sms, arch) and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL):
@@ -214,7 +216,6 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 kb, per_sm, splits, cluster = paired, 1, 2, True
     if cluster is None:
         cluster = False
-        units = g.batch * g.heads_kv * kb.row_blocks(g)
         if per_sm == 1 and kb.variant == "mma" and given_splits is None:
             if splits in CLUSTER_SIZES and units * splits <= cluster_ctas(splits, sms, arch):
                 cluster = True
@@ -246,7 +247,6 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                                 f"{kb.variant}")
         if tail_splits <= splits:
             raise ArgumentError(f"tail_splits {tail_splits}: expected more than the other units' {splits} splits")
-        units = g.batch * g.heads_kv * kb.row_blocks(g)  # of this build: its warps set the rows per block
         if tail_units > units:
             raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
                                 "block) units)")
