@@ -57,3 +57,19 @@ def test_notebook_sources_carry_no_outputs_and_one_parameters_cell():
         assert len(tagged) == 1, src.name
         assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), src.name
         assert "def " not in "".join(c.source for c in nb.cells if c.cell_type == "code"), src.name
+
+
+def test_package_data_takes_every_file_the_kernels_and_styles_need():
+    """Every non-Python file under labkit/ (kernel sources, the headers they #include, the plot style) matches a
+    package-data glob, so a wheel (not only an editable install) compiles its kernels: the .cuh headers had been
+    left out of it."""
+    import subprocess
+    import tomllib
+
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["labkit"]
+    tracked = subprocess.run(["git", "ls-files", "labkit"], cwd=ROOT, capture_output=True, text=True, check=True)
+    data = [p.removeprefix("labkit/") for p in tracked.stdout.split() if not p.endswith(".py")]
+    assert any(p.endswith(".cuh") for p in data) and any(p.endswith(".mplstyle") for p in data)
+    shipped = {str(f.relative_to(ROOT / "labkit")) for g in globs for f in (ROOT / "labkit").glob(g)}
+    missing = [p for p in data if p not in shipped]
+    assert not missing, missing
