@@ -74,6 +74,20 @@ def load_function(image: bytes, entry: str, dynamic_smem_bytes: int = 0):
     return func, module
 
 
+def _launch_config(grid: tuple[int, int, int], block: tuple[int, int, int], shared_mem: int, attrs: list):
+    """A ``CUlaunchConfig`` on CuPy's current stream with launch attributes ``attrs``."""
+    cu = _deps.require("cuda.bindings.driver")
+    cfg = cu.CUlaunchConfig()
+    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
+    cfg.sharedMemBytes = shared_mem
+    cfg.hStream = cu.CUstream(cupy().cuda.get_current_stream().ptr)
+    if attrs:
+        cfg.attrs = attrs
+    cfg.numAttrs = len(attrs)
+    return cfg
+
+
 def launch(func, grid: tuple[int, int, int], block: tuple[int, int, int], shared_mem: int, params, what: str, *,
            pdl: bool = False) -> None:
     """``cuLaunchKernelEx`` on CuPy's current stream; ``params``: a ctypes array of one pointer to the packed
@@ -82,16 +96,23 @@ def launch(func, grid: tuple[int, int, int], block: tuple[int, int, int], shared
     import ctypes
 
     cu = _deps.require("cuda.bindings.driver")
-    cfg = cu.CUlaunchConfig()
-    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
-    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
-    cfg.sharedMemBytes = shared_mem
-    cfg.hStream = cu.CUstream(cupy().cuda.get_current_stream().ptr)
-    cfg.numAttrs = 0
+    attrs = []
     if pdl:
         attr = cu.CUlaunchAttribute()
         attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
         attr.value.programmaticStreamSerializationAllowed = 1
-        cfg.attrs = [attr]
-        cfg.numAttrs = 1
+        attrs.append(attr)
+    cfg = _launch_config(grid, block, shared_mem, attrs)
     check(cu.cuLaunchKernelEx(cfg, func, ctypes.addressof(params), 0), f"cuLaunchKernelEx({what})")
+
+
+def max_active_clusters(func, cluster: int, block: int, shared_mem: int, what: str) -> int:
+    """How many clusters of ``cluster`` CTAs of ``func`` (``block`` threads, ``shared_mem`` dynamic bytes) the GPU
+    holds at once (``cuOccupancyMaxActiveClusters``). A cluster sits whole in one GPC, so this can be fewer than the
+    SMs over ``cluster``; a kernel with compile-time cluster dims must be asked with the same ``cluster``."""
+    cu = _deps.require("cuda.bindings.driver")
+    attr = cu.CUlaunchAttribute()
+    attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster, 1, 1
+    cfg = _launch_config((cluster, 1, 1), (block, 1, 1), shared_mem, [attr])
+    return int(check(cu.cuOccupancyMaxActiveClusters(func, cfg), f"cuOccupancyMaxActiveClusters({what})"))

@@ -32,16 +32,18 @@ def sage2_occupancy(head_dim: int = 128, *, arch: str = "sm_90", timeline: bool 
 
 def _decode_plan(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int, *,
                  sms: int = 132, arch: str = "sm_90", splits: int | None = None, l2_bytes: int | None = None,
-                 timeline: bool = False):
+                 timeline: bool = False, cluster_fit: dict[int, int] | None = None):
     """The geometry and the ``CallPlan`` (build, splits) the decode runner launches for this call: ``splits`` None
     is the plan's own call; a count is that count with the build ``plan_call`` gives it, which can differ from the
     plan's own build at the same count (8 x 8k d128: the plan runs 2 splits of 8 warps in a cluster, while 2 splits
-    asked for run the 4-warp build). ``timeline``: the instrumented call's plan (it keeps per-unit CTAs)."""
+    asked for run the 4-warp build). ``timeline``: the instrumented call's plan (it keeps per-unit CTAs);
+    ``cluster_fit``: the clusters the GPU holds (``labkit.sched.clusters``; None: the H200's)."""
     from ..workloads.decode.plan import H200_L2_BYTES, plan_call
     from ..workloads.decode.run import geometry_for
 
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    return g, plan_call(g, sms=sms, arch=arch, l2_bytes=l2_bytes or H200_L2_BYTES, splits=splits, timeline=timeline)
+    return g, plan_call(g, sms=sms, arch=arch, l2_bytes=l2_bytes or H200_L2_BYTES, splits=splits, timeline=timeline,
+                        cluster_fit=cluster_fit)
 
 
 def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
@@ -146,18 +148,14 @@ def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int =
     return _launch_model(g, plan, kv_len, sms=sms, ctas_per_sm=ctas_per_sm)
 
 
-def _launch_model(g, plan, kv_len: int, *, sms: int, ctas_per_sm: int | None = None, arch: str = "sm_90"
-                  ) -> LaunchModel:
+def _launch_model(g, plan, kv_len: int, *, sms: int, ctas_per_sm: int | None = None) -> LaunchModel:
     """The wave model of ``plan``'s call on geometry ``g`` (``ctas_per_sm`` None: the plan's); a call whose splits form
-    clusters takes its waves from the CTAs the GPU holds in whole clusters."""
-    from ..workloads.decode.plan import cluster_ctas
-
+    clusters takes its waves from the CTAs the GPU holds in whole clusters (``plan.cluster_resident_ctas``)."""
     kb = plan.kernel
     per_sm = ctas_per_sm or plan.ctas_per_sm
-    resident = (min(sms * per_sm, cluster_ctas(kb.cluster_splits, sms, arch) * per_sm) if kb.cluster_splits > 1
-                else None)
     return decode_launch(g.batch, kv_len, plan.splits, heads_kv=g.heads_kv, tokens_per_stage=kb.tokens_per_stage,
-                         sms=sms, ctas_per_sm=per_sm, row_blocks=kb.row_blocks(g), resident=resident)
+                         sms=sms, ctas_per_sm=per_sm, row_blocks=kb.row_blocks(g),
+                         resident=plan.cluster_resident_ctas // plan.ctas_per_sm * per_sm or None)
 
 
 def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,
@@ -168,17 +166,19 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     from ..device import describe
     from ..workloads.decode import run as decode_run
     from ..workloads.decode.geometry import kernel_label
+    from .clusters import resident_cluster_ctas
 
     check_int(launches, what="launches", lo=1, hi=100)
     geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     dev = describe()
     build = importlib.import_module("labkit.workloads.decode.build")
     # one plan for the model, the occupancy and the launch (which takes the same `splits`, and so the same call)
-    g, plan = _decode_plan(batch, kv_len, sms=dev.sm_count, arch=dev.arch, splits=splits, **geo)
+    g, plan = _decode_plan(batch, kv_len, sms=dev.sm_count, arch=dev.arch, splits=splits,
+                           cluster_fit=resident_cluster_ctas(dev.index), **geo)
     heuristic = plan.splits if splits is None else decode_splits(batch, kv_len, sms=dev.sm_count, **geo)
     used = plan.splits
     occ = build.occupancy(plan.kernel, dev.arch)
-    model = _launch_model(g, plan, kv_len, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm, arch=dev.arch)
+    model = _launch_model(g, plan, kv_len, sms=dev.sm_count, ctas_per_sm=occ.ctas_per_sm)
     timelines = [decode_run.decode_timeline(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv,
                                             page_size=page_size, splits=splits) for _ in range(launches)]
     return {"batch": batch, "kv_len": kv_len, "splits": used, "heuristic_splits": heuristic,

@@ -1,7 +1,6 @@
 """`labkit decode compare` without a GPU: build specs parsed strictly, every build planned and compiled before any
 launch, bad input refused in one line."""
 
-import json
 
 import pytest
 from hypothesis import given
@@ -12,18 +11,14 @@ from labkit.errors import ArgumentError, NoGPU
 from labkit.workloads.decode import bench
 from labkit.workloads.decode.bench import BUILD_KNOBS, build_name, parse_build, plan_builds, render
 
-from ..conftest import ROOT
+from .test_sched_points import _fake_device
 
 
 def _fake_h200(monkeypatch):
     import labkit.cuda
-    import labkit.device
 
-    record = sorted((ROOT / "data" / "runs").glob("*-00_device_and_timing"))[-1] / "data" / "device.json"
-    dev = labkit.device.DeviceInfo.from_dict(json.loads(record.read_text()))
-    monkeypatch.setattr(labkit.device, "describe", lambda *a, **k: dev)
+    _fake_device(monkeypatch)
     monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (True, "a faked H200 (test)"))
-    monkeypatch.setattr(labkit.cuda, "require_gpu", lambda what: None)
 
 
 def test_parse_build_reads_each_kind_of_knob():

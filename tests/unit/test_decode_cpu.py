@@ -673,3 +673,41 @@ def test_clusters_that_the_gpu_cannot_hold_at_once_are_left_out_and_modelled_as_
     assert waves(128, 132, 1, resident=120).full_waves == 2
     with pytest.raises(ArgumentError, match="resident = 200: expected 1..132"):
         waves(128, 132, 1, resident=200)
+
+
+def test_the_plan_takes_the_clusters_the_gpu_said_it_holds():
+    """``plan_for_device`` asks the GPU how many clusters it holds (``cluster_fit``); a GPU whose GPCs hold fewer
+    clusters of 8 than the seed-sized call's 64 CTAs gets no cluster, and a clustered call's resident CTAs (the wave
+    model's) are the GPU's count, not the H200 table's."""
+    from labkit.sched.measure import _launch_model
+    from labkit.workloads.decode.plan import cluster_ctas
+
+    seed = DecodeGeometry(**SEED_LIKE)
+    h200 = plan_call(seed)
+    assert h200.kernel.cluster_splits == 8 and h200.cluster_resident_ctas == 120
+    same = plan_call(seed, cluster_fit={2: 132, 4: 120, 8: 120})
+    assert same == h200  # the H200's answer is its table
+    small = plan_call(seed, cluster_fit={2: 132, 4: 120, 8: 56})
+    assert small.kernel.cluster_splits == 0 and small.cluster_resident_ctas == 0
+    assert cluster_ctas(8, fit={8: 56}) == 56
+    pair = plan_call(geometry_for(8, 8192), cluster_fit={2: 130, 4: 120, 8: 120})  # 128 CTAs in pairs still fit
+    assert pair.kernel.cluster_splits == 2 and pair.cluster_resident_ctas == 130
+    assert plan_call(geometry_for(8, 8192), cluster_fit={2: 120, 4: 120, 8: 120}).kernel.cluster_splits == 0
+    asked = plan_call(geometry_for(4, 8192, head_dim=256), splits=4, cluster=True, cluster_fit={2: 132, 4: 64, 8: 64})
+    model = _launch_model(geometry_for(4, 8192, head_dim=256), asked, 8192, sms=132)
+    assert asked.cluster_resident_ctas == 64 and model.full_waves == 2 and model.waves == pytest.approx(2.0)
+
+
+def test_plan_for_device_asks_the_gpu_for_its_clusters(monkeypatch):
+    """plan_for_device hands the GPU's cluster answer (labkit.sched.clusters) to the plan, with its SMs, arch and L2."""
+    from labkit import device
+    from labkit.sched import clusters
+    from labkit.workloads.decode import plan as plan_mod
+
+    fake = dataclasses.replace(device.DeviceInfo.from_dict(json.loads(
+        (ROOT / "data/runs/20261202T043700Z-decode_bench/bench.json").read_text())["provenance"]["device"]), index=0)
+    monkeypatch.setattr(device, "describe", lambda index=0: fake)
+    monkeypatch.setattr(clusters, "resident_cluster_ctas", lambda index=0: {2: 132, 4: 120, 8: 56})
+    assert plan_mod.plan_for_device(DecodeGeometry(**SEED_LIKE)).kernel.cluster_splits == 0
+    monkeypatch.setattr(clusters, "resident_cluster_ctas", lambda index=0: {2: 132, 4: 120, 8: 120})
+    assert plan_mod.plan_for_device(DecodeGeometry(**SEED_LIKE)) == plan_call(DecodeGeometry(**SEED_LIKE))

@@ -58,12 +58,16 @@ def test_dense_lengths_cross_each_point_and_its_neighbours():
 
 
 def _fake_device(monkeypatch):
+    """A recorded H200 in place of the GPU: its description, its cluster counts, and no refusal for want of one."""
     import labkit.cuda
     import labkit.device
+    import labkit.sched.clusters
+    from labkit.workloads.decode.plan import H200_CLUSTER_CTAS
 
     dev = labkit.device.DeviceInfo.from_dict(json.loads(H200_DEVICE.read_text()))
     monkeypatch.setattr(labkit.device, "describe", lambda *a, **k: dev)
     monkeypatch.setattr(labkit.cuda, "require_gpu", lambda what: None)  # a sweep of GPU workloads asks first
+    monkeypatch.setattr(labkit.sched.clusters, "resident_cluster_ctas", lambda index=0: dict(H200_CLUSTER_CTAS))
     return dev
 
 

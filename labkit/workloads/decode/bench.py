@@ -278,11 +278,13 @@ def plan_builds(batch: int, kv_len: int, head_dim: int, builds: tuple[dict, ...]
         raise ArgumentError(f"compare at {at}: {per_call / 1e9:.1f} GB of K/V per call; at most "
                             f"{MAX_KV_BYTES / 1e9:.0f} GB")
     from ...cuda import gpu_status, require_gpu
+    from ...sched.clusters import resident_cluster_ctas
 
     # without a GPU the builds are still planned and built, for the H200 (plan_call's defaults), so a knob the call
     # cannot take is named before "needs a CUDA GPU"
     dev = describe() if gpu_status()[0] else None
-    target = dict(sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes) if dev else {}
+    target = dict(sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes,
+                  cluster_fit=resident_cluster_ctas(dev.index)) if dev else {}
     if dev and (len(builds) + 1) * per_call > 0.8 * dev.memory_bytes:
         raise ArgumentError(f"compare at {at}: the plan and {len(builds)} build(s) each hold their own "
                             f"{per_call / 1e9:.1f} GB of K/V, more than 80 % of the GPU's "

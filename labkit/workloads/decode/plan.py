@@ -18,7 +18,8 @@ tail) 171, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1 vs 21.5.
 Clusters: when one CTA fills an SM, a unit's splits (2, 4 or 8) combine in a thread-block cluster
 (distributed shared memory) instead of through global partials, a fence and a counter, if the GPU holds all of the
 call's clusters at once (``cluster_ctas``: clusters sit whole in a GPC, so 120 of the H200's 132 SMs take clusters
-of 4 or 8; 128 CTAs in clusters of 4 ran a second wave and took 33-45 % longer than without); a short call (at
+of 4 or 8; 128 CTAs in clusters of 4 ran a second wave and took 33-45 % longer than without; ``plan_for_device``
+asks the GPU at hand, ``labkit.sched.clusters``); a short call (at
 most ``CLUSTER_SHORT_TOKENS`` per sequence) that would take more than 8 splits runs 8 one-stage CTAs of 8
 warps as one cluster. Measured on the H200 (p50, interleaved; data/runs/20261201T124600Z-decode_clusters):
 the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256
@@ -55,6 +56,7 @@ seed-sized call in a CUDA graph 9.6 -> 8.3; 64 x 1k level. At head_dim 128 the p
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...errors import ArgumentError
@@ -100,9 +102,12 @@ H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 H200_CLUSTER_CTAS = {2: 132, 4: 120, 8: 120}
 
 
-def cluster_ctas(size: int, sms: int = 132, arch: str = "sm_90") -> int:
-    """CTAs in clusters of ``size``, one per SM, that the GPU holds at once: as measured on the H200 (sm_90, 132 SMs);
-    elsewhere unmeasured, taken as every SM (rounded down to whole clusters)."""
+def cluster_ctas(size: int, sms: int = 132, arch: str = "sm_90", fit: Mapping[int, int] | None = None) -> int:
+    """CTAs in clusters of ``size``, one per SM, that the GPU holds at once: ``fit[size]`` where the GPU was asked
+    (``labkit.sched.clusters.resident_cluster_ctas``, as ``plan_for_device`` does); else as measured on the H200
+    (sm_90, 132 SMs), and elsewhere taken as every SM (rounded down to whole clusters), which is unmeasured."""
+    if fit is not None:
+        return fit[size]
     if arch == "sm_90" and sms == 132:
         return H200_CLUSTER_CTAS[size]
     return sms - sms % size
@@ -121,6 +126,7 @@ class CallPlan:
     ctas_per_sm: int
     pdl: bool = False
     tail_units: int = 0  # the call's last units, run in kernel.tail_splits splits each (the others in `splits`)
+    cluster_resident_ctas: int = 0  # a clustered call: its CTAs the GPU holds at once in whole clusters (0: no cluster)
 
     def to_dict(self) -> dict:
         k = self.kernel
@@ -166,12 +172,15 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
-              persistent: bool | None = None, timeline: bool = False) -> CallPlan:
+              persistent: bool | None = None, timeline: bool = False,
+              cluster_fit: Mapping[int, int] | None = None) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
-    override the choice. ``tail_units`` and ``tail_splits`` (together, tensor cores, no cluster): the call's last
-    ``tail_units`` units run in ``tail_splits`` splits each, more than the others' ``splits``, after those have
-    started (an A/B knob: the plan itself does not split tails). ``persistent`` (tensor cores, q in registers, one
-    split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring across them."""
+    override the choice. ``cluster_fit``: {cluster size: CTAs in such clusters the GPU holds at once}, as the GPU
+    answered (None: ``cluster_ctas``'s table). ``tail_units`` and ``tail_splits`` (together, tensor cores, no
+    cluster): the call's last ``tail_units`` units run in ``tail_splits`` splits each, more than the others'
+    ``splits``, after those have started (an A/B knob: the plan itself does not split tails). ``persistent`` (tensor
+    cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring
+    across them."""
     if tail_units is not None or tail_splits is not None:
         _check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
@@ -208,7 +217,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
         if (not build_given and per_sm > 1 and splits > 1 and cluster in (None, True) and not pairs and not persistent
                 and kb.variant == "mma" and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
-                and 2 * units <= cluster_ctas(2, sms, arch) and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL):
+                and 2 * units <= cluster_ctas(2, sms, arch, cluster_fit)
+                and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL):
             # long units that two 8-warp CTAs each fill a wave with, one per SM: 2 splits in a cluster of 2
             paired = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
                                          kv_evict_first=kb.kv_evict_first)
@@ -217,10 +227,11 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     if cluster is None:
         cluster = False
         if per_sm == 1 and kb.variant == "mma" and given_splits is None:
-            if splits in CLUSTER_SIZES and units * splits <= cluster_ctas(splits, sms, arch):
+            if splits in CLUSTER_SIZES and units * splits <= cluster_ctas(splits, sms, arch, cluster_fit):
                 cluster = True
             elif (splits > max(CLUSTER_SIZES) and g.max_kv_len <= CLUSTER_SHORT_TOKENS and stages is None
-                  and warps is None and units * max(CLUSTER_SIZES) <= cluster_ctas(max(CLUSTER_SIZES), sms, arch)):
+                  and warps is None
+                  and units * max(CLUSTER_SIZES) <= cluster_ctas(max(CLUSTER_SIZES), sms, arch, cluster_fit)):
                 # a short call that would take more splits than a cluster holds: 8 one-stage CTAs of 8 warps
                 kb = kernel_build(g, warps=8, stages=1, qk_chains=qk_chains, keys_per_warp=keys_per_warp,
                                   dim_warps=2 if pairs else dim_warps, timeline=timeline)
@@ -257,7 +268,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         # timeline shows the call as the plan runs it (NVRTC: no spills at the bench's plans)
         kb = dataclasses.replace(kb, min_ctas=per_sm)
         per_sm = occupancy(kb, arch)
-    return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0)
+    resident = (min(sms * per_sm, cluster_ctas(kb.cluster_splits, sms, arch, cluster_fit) * per_sm)
+                if kb.cluster_splits > 1 else 0)
+    return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0, cluster_resident_ctas=resident)
 
 
 def _persistent(kb: KernelBuild, sms: int, arch: str) -> tuple[KernelBuild, int]:
@@ -291,8 +304,10 @@ def _check_tail(g: DecodeGeometry, tail_units, tail_splits, cluster) -> None:
 
 
 def plan_for_device(g: DecodeGeometry, **overrides) -> CallPlan:
-    """``plan_call`` for the current GPU's SM count and architecture."""
+    """``plan_call`` for the current GPU: its SM count, architecture, L2 size and the clusters it holds at once."""
     from ...device import describe
+    from ...sched.clusters import resident_cluster_ctas
 
     dev = describe()
-    return plan_call(g, sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes, **overrides)
+    return plan_call(g, sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes,
+                     cluster_fit=resident_cluster_ctas(dev.index), **overrides)

@@ -10,7 +10,7 @@ from ...timing import Timing
 from .build import build_plan
 from .geometry import DecodeGeometry
 from .inputs import DecodeInputs, bf16_to_f32, check_call
-from .plan import plan_call
+from .plan import plan_for_device
 
 
 @dataclass(frozen=True)
@@ -34,10 +34,8 @@ def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, tim
     from ...manifest.runner import Runner
 
     require_gpu("the decode kernel")
-    dev = describe()
-    plan = plan_call(g, splits=splits, sms=dev.sm_count, arch=dev.arch, l2_bytes=dev.l2_bytes, timeline=timeline,
-                     **overrides)
-    path = build_plan(g, plan, directory, arch=dev.arch)
+    plan = plan_for_device(g, splits=splits, timeline=timeline, **overrides)
+    path = build_plan(g, plan, directory, arch=describe().arch)
     return Runner(load(path), cubin_dirs=(directory,), fill=fill), plan
 
 
