@@ -199,6 +199,21 @@ def _cell_titles(cells: list) -> tuple[list[int], dict[int, str]]:
     return code, titles
 
 
+def _raise_if_kernel_failed(exc: Exception, run_dir: Path) -> None:
+    """A LabkitError for a kernel that is not installed or died before it started (``exc`` from papermill); the run
+    directory, which holds nothing yet, goes."""
+    from jupyter_client.kernelspec import NoSuchKernel
+
+    if not isinstance(exc, NoSuchKernel) and not (isinstance(exc, RuntimeError) and "Kernel died" in str(exc)):
+        return
+    shutil.rmtree(run_dir, ignore_errors=True)
+    if isinstance(exc, NoSuchKernel):
+        raise LabkitError("the notebooks run on a Jupyter 'python3' kernel and this Python has none (pip install "
+                          "ipykernel, or make env)") from None
+    raise LabkitError(f"the notebook's Jupyter kernel died before it ran a cell ({exc}); "
+                      f"see why with: {sys.executable} -m ipykernel_launcher --version") from None
+
+
 def _progress_engine(label: str, stream):
     """A papermill engine that prints one line as each cell starts (a live run takes minutes). Cells are counted
     in the notebook as it runs, with papermill's injected parameters: the numbers match a failure's cell."""
@@ -269,6 +284,10 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
         engine = _progress_engine(source.stem, progress)
     config = Config()
     config.KernelManager.transport = "ipc"  # ipykernel >= 7.3 warns on every TCP start
+    # jupyter_client interrupts the kernel (SIGINT) before it asks it to shut down; a kernel still in a message
+    # handler then logged "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel." into the run's output, one run in
+    # three. A cell's own errors are in the executed notebook and in RunResult, not in the kernel's log.
+    config.NotebookClient.extra_arguments = ["--IPKernelApp.log_level=CRITICAL"]
     error = None
     logging.getLogger("papermill").setLevel(logging.ERROR)  # its parameter warnings: checked above, by type
     with _kernel_environment():
@@ -279,6 +298,9 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
                                 execution_timeout=timeout_s, engine_name=engine, config=config)
         except pm.PapermillExecutionError as exc:
             error = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
+        except Exception as exc:  # no kernel to run the cells in: the environment's fault, said in one line
+            _raise_if_kernel_failed(exc, run_dir)
+            raise
     input_nb.unlink()
     session = run_dir / "data" / "session.json"
     from ._json import load_document

@@ -100,6 +100,31 @@ def test_output_root_that_is_a_file_is_one_line_error(tmp_path, monkeypatch, cap
     assert err[-1].startswith("labkit: error: LABKIT_OUT") and "Traceback" not in "".join(err)
 
 
+@pytest.mark.parametrize("failure, said", [
+    ("none", "the notebooks run on a Jupyter 'python3' kernel and this Python has none (pip install ipykernel, or "
+             "make env)"),
+    ("died", "the notebook's Jupyter kernel died before it ran a cell (Kernel died before replying to kernel_info); "
+             "see why with: ")])
+def test_a_kernel_that_is_missing_or_dies_at_start_is_one_line_and_leaves_no_run(failure, said, tmp_path, monkeypatch,
+                                                                                 capsys):
+    """An environment without ipykernel, or a kernel that dies before its first reply, had ended `labkit nb run` in a
+    traceback and left an empty run directory behind."""
+    import papermill
+    from jupyter_client.kernelspec import NoSuchKernel
+
+    def no_kernel(*args, **kwargs):
+        if failure == "none":
+            raise NoSuchKernel("python3")
+        raise RuntimeError("Kernel died before replying to kernel_info")
+
+    monkeypatch.setattr(papermill, "execute_notebook", no_kernel)
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
+    assert cli.main(["nb", "run", "01"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("labkit: error: " + said)
+    assert "Traceback" not in "".join(err) and not list(tmp_path.glob("*-01_decode_manifest"))
+
+
 def test_cli_run_prints_progress_mode_and_files(tmp_path):
     """The real user path: a subprocess, as `make run` starts it."""
     env = {**os.environ, "LABKIT_OUT": str(tmp_path)}
@@ -111,6 +136,7 @@ def test_cli_run_prints_progress_mode_and_files(tmp_path):
     assert re.search(r"cell 1/\d+ \[ *[\d.]+ s\] parameters\n.*cell 2/\d+ \[ *[\d.]+ s\] parameters given\n",
                      out.stderr), out.stderr
     assert "running over TCP" not in out.stderr and "Traceback" not in out.stderr
+    assert "[IPKernelApp]" not in out.stderr  # the kernel's own log (an interrupt at shutdown) is not the user's
     lines = out.stdout.splitlines()
     assert lines[0].startswith("00_device_and_timing: ok; RECORDED, showing data/runs/")
     assert any(ln.strip().startswith("notebook: ") and ln.endswith("00_device_and_timing.ipynb") for ln in lines)
