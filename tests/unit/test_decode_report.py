@@ -218,3 +218,30 @@ def test_gather_contiguous_follows_the_page_table():
     for b in range(batch):
         for n in range(kv_len):
             np.testing.assert_array_equal(got[b, n], pool[table[b, n // ps], :, n % ps, :])
+
+
+def test_a_variant_times_every_point_of_the_sweep_with_that_kernel(tmp_path, monkeypatch):
+    """``--variant mma`` had timed the d128 points only (from when the tensor-core kernel was d128 only) and skipped
+    the nine d256 points without a word; each point, and the seed call, now takes each asked-for kernel."""
+    from labkit import probes, provenance
+    from labkit.workloads.decode import bench
+
+    calls = []
+
+    def fake_point(batch, kv_len, head_dim, variant=None, mode="cold", **kw):
+        calls.append((batch, kv_len, head_dim, variant, mode))
+        nbytes = 2 * batch * kv_len * 8 * head_dim * 2
+        return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": 1,
+                "kernel": f"{variant} w4s1", "mode": mode, "kv_MB": nbytes / 1e6, "p50_us": nbytes / 4e6,
+                "TBps": 4.0}
+
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: {"device": {"name": "fake"}, "git_sha": "0" * 40})
+    assert cli.main(["decode", "bench", "--variant", "mma", "--variant", "fma", "--out", str(tmp_path / "b.json")]) == 0
+    sweep = [(b, n, d) for b, n, d in bench.SWEEP if 2 * b * n * 8 * d * 2 <= bench.MAX_KV_BYTES]
+    for v in ("mma", "fma"):
+        assert [c[:3] for c in calls if c[3] == v and c[0:2] != (2, 704)] == sweep
+        assert [c[4] for c in calls if c[3] == v and c[0:2] == (2, 704)] == ["cold", "graph"]
+    assert any(c[2] == 256 and c[3] == "mma" for c in calls)

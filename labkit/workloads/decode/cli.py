@@ -67,10 +67,9 @@ def _bench(args) -> int:
     points = [(b, n, d) for b, n, d in points if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES]
     variants = []  # the build knob of each row, for the peers' rounds
     for b, n, d in points:
-        for v in args.variant or (None,):
-            if v != "mma" or d == 128:
-                timed(bench_point(b, n, d, iterations=args.iterations, variant=v))
-                variants.append({} if v is None else {"variant": v})
+        for v in args.variant or (None,):  # every point takes either kernel (the mma one was d128 only at first)
+            timed(bench_point(b, n, d, iterations=args.iterations, variant=v))
+            variants.append({} if v is None else {"variant": v})
     if args.peers:
         from .peers import PEERS, peer_rates
 
@@ -84,9 +83,10 @@ def _bench(args) -> int:
         notes = {p: r[p] for r in rows for p in PEERS if p in r and not isinstance(r[p], float)}  # flex: some points
         for p, why in notes.items():
             print(f"peer {p}: {why}")
-    for mode in ("cold", "graph"):  # the seed-sized call, and its launch-bound replay in a CUDA graph
-        timed({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations, mode=mode),
-               "heads": "24/4 seed"})
+    for v in args.variant or (None,):
+        for mode in ("cold", "graph"):  # the seed-sized call, and its launch-bound replay in a CUDA graph
+            timed({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations, mode=mode,
+                                 variant=v), "heads": "24/4 seed"})
     print(render(rows, "paged decode, page 64, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
     if args.sweep_splits:
         at = {"1x8192": (1, 8192, 128, 32, 8), "8x8192": (8, 8192, 128, 32, 8), "1x1024": (1, 1024, 128, 32, 8)}
