@@ -59,6 +59,11 @@ class Timeline:
             first = int(np.argmax((rec[:, 1] < 0) | (rec[:, 1] >= sms)))
             raise ArgumentError(f"records[{first}]: SM id {rec[first, 1]} (ids {rec[:, 1].min()}..{rec[:, 1].max()}): "
                                 f"expected 0..{sms - 1}")
+        ids, counts = np.unique(rec[:, 0], return_counts=True)
+        if (counts > 1).any():
+            twice = ids[counts > 1]
+            raise ArgumentError(f"records: CTA {int(twice[0])} recorded {int(counts[counts > 1][0])} times "
+                                f"({len(twice)} CTA id(s) more than once): a timeline records each CTA once")
         self.sms, self.ctas_per_sm = sms, ctas_per_sm
         self.records = rec
         self.slot, self.wave = self._place()
@@ -110,13 +115,14 @@ class Timeline:
             last_end[key] = max(last_end.get(key, t0), rec[i, 3])
         idle = sum(t1 - e for e in last_end.values()) + (slots - len(last_end)) * makespan
         waves = int(self.wave.max()) + 1
-        used = per_sm_busy[per_sm_busy > 0]
+        used = per_sm_busy[per_sm_busy > 0]  # none when every CTA took less than the timer's step
         return TimelineStats(
-            ctas=len(rec), sms_used=len(used), slots=slots, makespan_ns=makespan, busy_ns=float(busy.sum()),
+            ctas=len(rec), sms_used=len(np.unique(rec[:, 1])), slots=slots, makespan_ns=makespan,
+            busy_ns=float(busy.sum()),
             slot_efficiency=float(busy.sum() / (slots * makespan)) if makespan else 1.0,
             sm_efficiency=float(resident / (self.sms * makespan)) if makespan else 1.0, waves=waves,
             ctas_per_wave=tuple(int((self.wave == w).sum()) for w in range(waves)),
-            last_wave_idle_slot_ns=float(idle), sm_imbalance=float(used.max() / used.mean()),
+            last_wave_idle_slot_ns=float(idle), sm_imbalance=float(used.max() / used.mean()) if used.size else 1.0,
             timer_step_ns=self.timer_step_ns)
 
     def active_ctas(self, bins: int = 20) -> np.ndarray:

@@ -141,3 +141,27 @@ def test_recorded_h200_timelines_show_the_32_ns_globaltimer():
     files = sorted((ROOT / "data" / "runs").glob("*-decode_timelines/timeline_*.json"))
     assert files, "no recorded decode timelines in data/runs"
     assert {Timeline.load(f).timer_step_ns for f in files} == {32}
+
+
+def test_ctas_shorter_than_the_timer_step_and_a_cta_recorded_twice(tmp_path, capsys):
+    """Found by a review: a timeline whose CTAs all start and end in the same timer step (the reader takes them: a
+    coarse %globaltimer can do that) ended `labkit sched timeline` in a traceback; and a CTA recorded twice was taken
+    as two CTAs."""
+    from labkit import cli
+
+    rec = _spin(10)
+    rec[:, 3] = rec[:, 2]
+    s = Timeline(rec, sms=132, ctas_per_sm=1).stats()
+    assert (s.ctas, s.sms_used, s.busy_ns, s.sm_imbalance) == (10, 10, 0.0, 1.0)
+    Timeline(rec, sms=132, ctas_per_sm=1).save(tmp_path / "zero.json")
+    assert cli.main(["sched", "timeline", str(tmp_path / "zero.json")]) == 0
+    assert "ctas                   10" in capsys.readouterr().out
+    twice = _spin(10)
+    twice[4, 0] = 3
+    with pytest.raises(ArgumentError, match=r"records: CTA 3 recorded 2 times \(1 CTA id\(s\) more than once\)"):
+        Timeline(twice, sms=132, ctas_per_sm=1)
+    doc = json.loads((tmp_path / "zero.json").read_text())
+    doc["records"][4][0] = 3
+    (tmp_path / "twice.json").write_text(json.dumps(doc))
+    assert cli.main(["sched", "timeline", str(tmp_path / "twice.json")]) == 2
+    assert "twice.json: $: records: CTA 3 recorded 2 times" in capsys.readouterr().err
