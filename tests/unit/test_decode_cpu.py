@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -401,8 +402,11 @@ def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
                      "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "24 q heads on 4 KV heads, head_dim 256, page 64" in out and "a pool of 22 pages" in out
-    assert "page dim: the seed's K/V maps say 0 pages" in out and "cu_seqlens_q: the seed never packs it" in out
-    assert "splits: 8 per (sequence, KV head)" in out and "combined in a thread-block cluster of 8" in out
+    assert "page dim: the input's K/V maps say 0 pages (trtllm-gen fills mNumPagesInMemPool = 44)" in out
+    assert "cu_seqlens_q: the input never packs it (offset 936 stays null)" in out
+    assert "q tokens per sequence: 1 in the input (its mMaxSeqLenQ)" in out
+    assert "splits: 8 per (sequence, KV head) (the input's grid.x = 38), combined in a thread-block cluster of 8" in out
+    assert "the input's own check: 0 error(s), 5 warning(s) (labkit manifest check " in out
     path = next(tmp_path.glob("decode_*.json"))
     assert f"check it with: labkit manifest check {path}\n" in out
     res = manifest.check(manifest.load(path))  # the cubin beside the manifest is found with no --cubin-dir
@@ -711,3 +715,26 @@ def test_plan_for_device_asks_the_gpu_for_its_clusters(monkeypatch):
     assert plan_mod.plan_for_device(DecodeGeometry(**SEED_LIKE)).kernel.cluster_splits == 0
     monkeypatch.setattr(clusters, "resident_cluster_ctas", lambda index=0: {2: 132, 4: 120, 8: 120})
     assert plan_mod.plan_for_device(DecodeGeometry(**SEED_LIKE)) == plan_call(DecodeGeometry(**SEED_LIKE))
+
+
+def test_from_manifest_notes_say_what_the_input_holds(tmp_path, capsys):
+    """Found by a review: the notes were the seed's facts whatever the input (grid.x = 38, 0 pages in the K/V maps),
+    and an input its own check refuses went through without a word. They are read from the input's parameter block,
+    and its own check is counted."""
+    from labkit import cli
+
+    seed = json.loads((ROOT / "data" / "trtllm_gen_decode_manifest_v4.json").read_text())
+    launch = seed["ops"]["decode"]["impl"]["launches"][0]
+    launch["grid"][0] = 20
+    fields = launch["args"][0]["pack"]["fields"]
+    for f in fields:
+        if f["at"] in (128, 384):
+            f["tensormap"]["dims"][3] = 22
+    launch["args"][0]["pack"]["fields"] = [f for f in fields if f["at"] != 1144]  # no mMaxSeqLenQ
+    seed["modules"][next(iter(seed["modules"]))]["sha256"] = "0" * 64
+    (tmp_path / "in.json").write_text(json.dumps(seed))
+    assert cli.main(["decode", "from-manifest", str(tmp_path / "in.json"), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "page dim: the input's K/V maps say 22 pages" in out and "(the input's grid.x = 20)" in out
+    assert "q tokens per sequence: the input sets none" in out
+    assert re.search(r"the input's own check: [1-9]\d* error\(s\), \d+ warning\(s\) \(labkit manifest check ", out), out

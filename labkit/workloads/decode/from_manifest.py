@@ -9,7 +9,8 @@ the seed's known defects.
 from pathlib import Path
 
 from ...errors import ArgumentError
-from ...manifest.model import BufArg, Manifest
+from ...manifest.families import K
+from ...manifest.model import BufArg, I32Field, Manifest, ParamField, TensorMapField
 from .build import build_plan
 from .geometry import DecodeGeometry
 from .plan import plan_call
@@ -53,12 +54,7 @@ def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]
     notes = [
         f"geometry: batch {batch}, {heads_q} q heads on {heads_kv} KV heads, head_dim {head_dim}, page {page_size}, "
         f"{max_pages} pages per sequence, a pool of {pages} pages ({pool.name}), q/out buffers of {tokens} rows",
-        f"page dim: the seed's K/V maps say 0 pages (trtllm-gen fills mNumPagesInMemPool = 2 x pool); "
-        f"labkit's maps use the pool's real {pages} pages, so an id past them reads zeros; calls are checked "
-        f"against {pages}",
-        f"cu_seqlens_q: the seed never packs it (offset 936 stays null, one q token per sequence assumed); "
-        f"labkit packs {cuq.name} and reads each sequence's q tokens through it",
-        "q tokens per sequence: 1 (the seed's mMaxSeqLenQ); labkit takes up to 8 with a causal mask",
+        *_defect_notes(m, program.calls[0].op, pages, cuq.name),
     ]
     if pool_dim != head_dim or seq.shape != (batch,) or cuq.shape != (batch + 1,):
         raise ArgumentError(f"{m.source}: pool head_dim {pool_dim}, seq {list(seq.shape)}, cu_seqlens_q "
@@ -67,13 +63,51 @@ def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]
     return g, tokens, notes
 
 
+def _defect_notes(m: Manifest, op: str, pages: int, cuq: str) -> list[str]:
+    """What the input's own parameter block says about trtllm-gen's known defects (its K/V maps' page dim, the
+    never-packed cu_seqlens_q, the q tokens per sequence), read from its first launch, and how labkit's call
+    handles each."""
+    launch = m.ops[op].launches[0] if op in m.ops and m.ops[op].launches else None
+    fields = {f.at: f for f in launch.args[0].fields} if launch is not None and launch.args else {}
+    maps = [fields.get(K["tmaK"]), fields.get(K["tmaV"])]
+    page_dims = sorted({f.dims[-1] for f in maps if isinstance(f, TensorMapField)})
+    in_pool = fields.get(K["mNumPagesInMemPool"])
+    filled = f" (trtllm-gen fills mNumPagesInMemPool = {in_pool.value})" if isinstance(in_pool, I32Field) else ""
+    said = (f"the input's K/V maps say {' and '.join(map(str, page_dims))} pages{filled}" if page_dims
+            else "the input has no K/V tensor maps at offsets 128 and 384")
+    packed = isinstance(fields.get(K["ptrCumSeqLensQ"]), ParamField)
+    max_q = fields.get(K["mMaxSeqLenQ"])
+    return [
+        f"page dim: {said}; labkit's maps use the pool's real {pages} pages, so an id past them reads zeros; calls "
+        f"are checked against {pages}",
+        f"cu_seqlens_q: the input {'packs it at offset 936' if packed else 'never packs it (offset 936 stays null)'}; "
+        f"labkit packs {cuq} and reads each sequence's q tokens through it",
+        "q tokens per sequence: "
+        + (f"{max_q.value} in the input (its mMaxSeqLenQ)" if isinstance(max_q, I32Field) else "the input sets none")
+        + "; labkit takes up to 8 with a causal mask",
+    ]
+
+
 def from_manifest(seed: Manifest, directory: Path | str, *, splits: int | None = None) -> tuple[Path, list[str]]:
-    """Write labkit's cubin and manifest for the seed's geometry into ``directory``; return (path, notes)."""
+    """Write labkit's cubin and manifest for the seed's geometry into ``directory``; return (path, notes), the last
+    note the input's own static check (its errors and warnings do not stop the re-targeting: only its geometry is
+    taken)."""
+    from ...manifest import check
+
     g, q_rows, notes = geometry_from_manifest(seed)
     plan = plan_call(g, splits=splits)
     s = plan.splits
     path = build_plan(g, plan, directory, q_rows=q_rows)
-    notes.append(f"splits: {s} per (sequence, KV head) (the seed's grid.x = 38 CTAs, most of them idle at this length)"
+    program = next(iter(seed.programs.values()))
+    op = seed.ops.get(program.calls[0].op)
+    grid = op.launches[0].grid if op is not None and op.launches else None
+    notes.append(f"splits: {s} per (sequence, KV head)"
+                 + (f" (the input's grid.x = {grid[0]})" if grid is not None else "")
                  + (f", combined in a thread-block cluster of {s} (distributed shared memory, no global partials)"
                     if plan.kernel.cluster_splits > 1 else ""))
+    own = check(seed)
+    errors = sum(i.severity == "error" for i in own.issues)
+    warnings = sum(i.severity == "warning" for i in own.issues)
+    notes.append(f"the input's own check: {errors} error(s), {warnings} warning(s)"
+                 + (f" (labkit manifest check {seed.source} lists them)" if errors or warnings else ""))
     return path, notes
