@@ -295,8 +295,9 @@ class Session:
         shutil.copytree(src, target, dirs_exist_ok=True)
         return df
 
-    def save_figure(self, fig, name: str) -> Path:
-        """Write ``figs/<name>.png`` and ``.svg`` and show that PNG in the notebook (any backend)."""
+    def save_figure(self, fig, name: str) -> None:
+        """Write ``figs/<name>.png`` and ``.svg`` and show that PNG in the notebook (any backend). Returns nothing: as
+        a cell's last line, a returned path had been echoed under the figure."""
         from .plot import save
 
         png = save(fig, self.out_dir / "figs" / name)
@@ -308,7 +309,6 @@ class Session:
                 display(Image(data=png.read_bytes(), format="png"))
         except ImportError:
             pass
-        return png
 
     def save_table(self, df, name: str) -> Path:
         """``df`` as ``data/<name>.csv``; a plain row number is left out (it read back as 'Unnamed: 0'), a labelled

@@ -16,9 +16,34 @@ def _plt():
     return plt
 
 
+def _fit_titles(fig) -> None:
+    """Break every title (the axes' and the figure's) that would run past the figure's edge at spaces, into lines of
+    about equal length (titles that name the geometry and the device run long; a title centred over axes that sit
+    right of long tick labels is cut at the right edge first)."""
+    import textwrap
+
+    fig.canvas.draw()  # the layout places the axes, and so where a title sits, at draw time
+    renderer = fig.canvas.get_renderer()
+    right = fig.bbox.width
+    titles = [ax.title for ax in fig.axes] + ([fig._suptitle] if getattr(fig, "_suptitle", None) else [])
+    for t in titles:
+        text = t.get_text()
+        if not text:
+            continue
+        box = t.get_window_extent(renderer)
+        room = 0.97 * 2 * min((box.x0 + box.x1) / 2, right - (box.x0 + box.x1) / 2)  # centred where it is
+        if box.width > room > 0:
+            lines = text.split("\n")
+            longest = max(map(len, lines))
+            n = math.ceil(box.width / room)
+            chars = max(20, math.ceil(longest / n) + 4)
+            t.set_text("\n".join(textwrap.fill(line, chars) if len(line) > chars else line for line in lines))
+
+
 def save(fig, path: Path | str) -> Path:
-    """Write ``path``.png and .svg (byte-stable metadata), then close the figure."""
+    """Write ``path``.png and .svg (byte-stable metadata, titles that fit), then close the figure."""
     plt = _plt()
+    _fit_titles(fig)
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(p.with_suffix(".png"), metadata={"Software": None})

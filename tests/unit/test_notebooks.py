@@ -59,6 +59,8 @@ def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_
     outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
     assert "RECORDED mode" in "".join(outputs[0].get("text", "")) and res.recorded_from in "".join(outputs[0]["text"])
     assert not [o for o in outputs if o["output_type"] == "error"]
+    shown = "".join("".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
+    assert "PosixPath(" not in shown  # a cell ending in save_figure had echoed the path under its figure
     embedded = [base64.b64decode(o["data"]["image/png"]) for o in outputs if "image/png" in o.get("data", {})]
     figs, data = OUTPUTS[name]
     assert len(embedded) == len(figs)  # every saved figure is shown, once

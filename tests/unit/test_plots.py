@@ -96,3 +96,23 @@ def test_scheduling_charts_zoom_to_their_data():
     ax = plot.sm_speed(Timeline(recs, sms=132, ctas_per_sm=1)).axes[0]
     lo, hi = ax.get_ylim()
     assert 50 < lo < 61 and 65 < hi < 75
+
+
+def test_a_long_title_breaks_to_fit_the_figure_when_saved(seed, tmp_path):
+    """Found by a review: notebook 00's phase chart (axes right of long phase names) and notebook 04's activity chart
+    had their titles cut at the figure's right edge; save breaks a title that would not fit at spaces."""
+    long = ("Sage2 phases, q=k=v [1, 37810, 56, 128]: seed report (device not recorded), "
+            "and more words that run on past the edge")
+    fig = plot.phase_dots({"seed": seed}, title=long)
+    plot.save(fig, tmp_path / "dots")
+    title = fig.axes[0].title
+    assert "\n" in title.get_text() and title.get_text().replace("\n", " ") == long
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)  # save closed the figure: draw it again to measure where the title sits
+    canvas.draw()
+    box = title.get_window_extent(canvas.get_renderer())
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.width
+    short = plot.phase_dots({"seed": seed}, title="Sage2 phases")
+    plot.save(short, tmp_path / "short")
+    assert short.axes[0].get_title() == "Sage2 phases"  # one that fits stays one line
