@@ -292,8 +292,11 @@ class File(Text):
         from ._env import repo_path
         from .errors import LabkitError
 
-        if not isinstance(value, str) or not value or not repo_path(value).is_file():
+        if not isinstance(value, str) or not value:
             raise self.fail(value)
+        if not repo_path(value).is_file():
+            what = "a directory" if repo_path(value).is_dir() else "no such file"
+            raise ParameterError(f"= {value!r}: {what} ({repo_path(value)}); expected {self.describe()}")
         if self.reads:
             what, module, name = READERS[self.reads]
             try:

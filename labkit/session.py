@@ -149,6 +149,8 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
         if all(k in run.parameters and run.parameters[k] == v for k, v in measured.items()):
             return "recorded", run
     if not valid:
+        if root is not None and not Path(root).is_dir():
+            raise LabkitError(f"recorded mode ({why}): recorded_root {root}: no such directory")
         detail = f"; skipped: {' | '.join(problems)}" if problems else ""
         raise LabkitError(f"recorded mode ({why}): no valid recorded run of {notebook} under "
                           f"{root or _env.data_dir() / 'runs'}{detail}; run it once on a GPU with --record")
@@ -156,7 +158,11 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
     offered = " | ".join(f"{r.path.name}: " + _show({k: r.parameters.get(k, '(not recorded)') for k in measured
                                                       if r.parameters.get(k) != measured[k]}) for r in newest)
     older = f" | and {len(valid) - len(newest)} older" if len(valid) > len(newest) else ""
-    wanted = _show({k: v for k, v in measured.items() if any(r.parameters.get(k) != v for r in newest)})
+    differ = {k: v for k, v in measured.items() if any(r.parameters.get(k) != v for r in newest)}
+    # what the user chose: defaults that older runs did not record stay in the per-run list, not in what was asked
+    defaults = _canonical({k: declared[k].default for k in differ if k in declared}, declared) if declared else {}
+    chosen = {k: v for k, v in differ.items() if k not in defaults or defaults[k] != v}
+    wanted = _show(chosen or differ)
     raise LabkitError(f"recorded mode ({why}): no recorded run of {notebook} was measured with {wanted}; "
                       f"recorded: {offered}{older}. Use the recorded values, or run on a GPU")
 

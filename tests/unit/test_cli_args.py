@@ -113,7 +113,7 @@ BAD = [
     (["ncu", "run", "--out", "{tmp}/r", "--source-folder", "{tmp}/nope", "--", "true"], "does not exist"),
     (["bench", "--out", "/proc/labkit-x.json"], "cannot write in '/proc'"),
     (["nb", "run", "05", "-p", "source", "recorded", "-p", "recorded_root", "{tmp}/nope"],
-     "no valid recorded run of 05_ncu_correlation under"),  # not a FAILED run that then says it showed data/runs
+     "/nope: no such directory"),  # not a FAILED run that then says it showed data/runs
     (["nb", "run", "03", "-p", "batch", "8", "-p", "batch", "64"], "-p batch given twice ('8', then '64')"),
     (["nb", "run", "04", "-p", "decode_heads", "32,7"], "decode_heads = [32, 7]: heads_q 32 is not a multiple of"),
 ]

@@ -159,6 +159,26 @@ def test_cli_refuses_parameters_no_recorded_run_answers(tmp_path, monkeypatch, c
     assert "02_sage2_phases: iterations=10" in err and list(tmp_path.iterdir()) == []
 
 
+def test_a_refusal_names_what_the_user_chose_and_a_missing_folder_or_file(tmp_path, monkeypatch, capsys):
+    """Found by a review: `-p workload sage2` was refused as measured with workload='sage2', decode_head_dim='128',
+    decode_heads=[32, 8], ... (defaults that older runs did not record), and a missing file or recorded_root was
+    called a wrong format or an empty folder."""
+    from labkit.cuda import gpu_status
+
+    if gpu_status()[0]:
+        pytest.skip("with a GPU the run is live")
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
+    assert cli.main(["nb", "run", "04", "-p", "workload", "sage2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "was measured with workload='sage2'; recorded: " in err, err
+    assert cli.main(["nb", "run", "05", "-p", "recorded_root", str(tmp_path / "nope")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"recorded_root {tmp_path / 'nope'}: no such directory")
+    assert cli.main(["nb", "run", "03", "-p", "seed_manifest", str(tmp_path / "nope.json")]) == 2
+    assert (f"parameter seed_manifest = '{tmp_path / 'nope.json'}': no such file ({tmp_path / 'nope.json'}); expected "
+            "a schema_version 4 launch manifest") in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_nb_params_lists_types_and_defaults(capsys):
     assert cli.main(["nb", "params", "00"]) == 0
     out = capsys.readouterr().out
