@@ -738,3 +738,24 @@ def test_from_manifest_notes_say_what_the_input_holds(tmp_path, capsys):
     assert "page dim: the input's K/V maps say 22 pages" in out and "(the input's grid.x = 20)" in out
     assert "q tokens per sequence: the input sets none" in out
     assert re.search(r"the input's own check: [1-9]\d* error\(s\), \d+ warning\(s\) \(labkit manifest check ", out), out
+
+
+@pytest.mark.parametrize("geometry, through_global", [
+    (SEED_LIKE, False),  # 8 splits in a cluster of 8: they meet in distributed shared memory
+    (dict(batch=1, kv_len=8192, head_dim=128), True),  # 16 splits: partials, counters and the last CTA's reduction
+    (dict(batch=64, kv_len=1024, head_dim=256), False),  # one split, persistent CTAs: counter[0] for their claims
+    (dict(batch=64, kv_len=1024, head_dim=128), False),  # one split
+])
+def test_a_call_declares_split_scratch_only_where_its_splits_meet_in_global_memory(tmp_path, geometry, through_global):
+    """Found by a review: the clustered seed-sized call declared (and the runner allocated and zeroed) 1 MiB of split
+    partials it never touches; a call now declares them only where its splits meet through global memory."""
+    g = DecodeGeometry(**geometry) if "heads_q" in geometry else geometry_for(**geometry)
+    plan = plan_call(g)
+    assert (plan.kernel.cluster_splits > 1) == (geometry is SEED_LIKE)
+    scratch = manifest.load(build_plan(g, plan, tmp_path)).ops["decode"].scratch
+    groups = g.batch * g.heads_kv * plan.kernel.row_blocks(g)
+    if through_global:
+        assert scratch["counter"].shape == (groups,)
+        assert scratch["partial_o"].shape == (groups, plan.splits, plan.kernel.max_rows, g.head_dim)
+    else:
+        assert {n: s.shape for n, s in scratch.items()} == {"counter": (1,), "partial_o": (1,), "partial_ml": (1,)}

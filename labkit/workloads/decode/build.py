@@ -111,6 +111,9 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
     ctas = tail_ctas or kb.persistent_ctas or splits * g.heads_kv * blocks * g.batch
     one_d = tail_ctas or kb.persistent_ctas  # a 1-D grid: no "seqs" dimension
     stored_splits = kb.tail_splits or splits  # partials per unit
+    # split partials, their counters: only where splits meet through global memory (a cluster's meet in shared memory;
+    # persistent CTAs claim units from counter[0])
+    through_global = stored_splits > 1 and kb.cluster_splits <= 1
     timeline = {"timeline": {"dtype": "u64", "shape": [ctas, 6]}} if kb.timeline else {}
     return {
         "schema_version": 4,
@@ -129,10 +132,12 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
             "params": ["out buffer<bf16>", "in buffer<bf16>", "in buffer<bf16>", "in buffer<bf16>",
                        "in buffer<i32>", "in buffer<i32>", "in buffer<i32>"],
             "impl": {
-                "scratch": {
-                    "counter": {"dtype": "u32", "shape": [groups]},
-                    "partial_o": {"dtype": "f32", "shape": [groups, stored_splits, kb.max_rows, g.head_dim]},
-                    "partial_ml": {"dtype": "f32", "shape": [groups, stored_splits, kb.max_rows, 2]},
+                "scratch": {  # one element each where nothing goes through global memory (the ABI keeps the pointers)
+                    "counter": {"dtype": "u32", "shape": [groups] if through_global else [1]},
+                    "partial_o": {"dtype": "f32", "shape": [groups, stored_splits, kb.max_rows, g.head_dim]
+                                  if through_global else [1]},
+                    "partial_ml": {"dtype": "f32", "shape": [groups, stored_splits, kb.max_rows, 2]
+                                   if through_global else [1]},
                     **timeline,
                 },
                 "launches": [{

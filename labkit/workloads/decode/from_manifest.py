@@ -70,7 +70,7 @@ def _defect_notes(m: Manifest, op: str, pages: int, cuq: str) -> list[str]:
     launch = m.ops[op].launches[0] if op in m.ops and m.ops[op].launches else None
     fields = {f.at: f for f in launch.args[0].fields} if launch is not None and launch.args else {}
     maps = [fields.get(K["tmaK"]), fields.get(K["tmaV"])]
-    page_dims = sorted({f.dims[-1] for f in maps if isinstance(f, TensorMapField)})
+    page_dims = sorted({f.dims[-1] for f in maps if isinstance(f, TensorMapField) and f.dims})
     in_pool = fields.get(K["mNumPagesInMemPool"])
     filled = f" (trtllm-gen fills mNumPagesInMemPool = {in_pool.value})" if isinstance(in_pool, I32Field) else ""
     said = (f"the input's K/V maps say {' and '.join(map(str, page_dims))} pages{filled}" if page_dims
