@@ -103,8 +103,11 @@ def efficiency_table(s: NcuSummary):
                      "labkit_cta_efficiency": model.efficiency if model else math.nan,
                      "tail_rule_speedup_pct": tail["speedup_pct"].max() if len(tail) else math.nan,
                      "tail_rule": "; ".join(tail["title"].fillna("")) if len(tail) else "not reported",
+                     # titles, not rule ids: ncu's three imbalance rules share the id WorkloadImbalance
                      "imbalance_rules": "; ".join(f"{a} ({b:.1f}%)" if b == b and b is not None else str(a)
-                                                  for a, b in zip(other["rule"], other["speedup_pct"]))
+                                                  for a, b in zip(other["title"].where(other["title"] != "",
+                                                                                       other["rule"]),
+                                                                  other["speedup_pct"]))
                      if len(other) else "not reported"})
     return pd.DataFrame(rows)
 

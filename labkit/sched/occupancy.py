@@ -113,6 +113,8 @@ def cubin_occupancy(cubin: Path | str | bytes, *, kernel: str | None = None, arc
     unless given."""
     from ..manifest.elf import read_cubin
 
+    if arch is not None:
+        limits_for(arch)  # a name labkit knows the limits of, before the cubin is read
     if isinstance(cubin, bytes):
         info = read_cubin(cubin)
     else:  # a regular file only: a FIFO or a directory is refused, not waited on

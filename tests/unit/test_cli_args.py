@@ -14,6 +14,7 @@ from ..conftest import ROOT
 
 SEED = str(ROOT / "data" / "trtllm_gen_decode_manifest_v4.json")
 REPORT = str(ROOT / "data" / "sage2_report_seed.json")
+SEED_CUBIN = str(next((ROOT / "data" / "cubins").glob("*.cubin")))
 S = ["sage2", "schedule", "--shape", "1,37810,56,128"]
 
 # (argv, text the one error line must contain); {tmp} is a fresh directory
@@ -96,6 +97,9 @@ BAD = [
     (["sched", "occupancy", "{tmp}/nope.cubin"], "cannot read the cubin (No such file"),
     (["sched", "occupancy", "{tmp}"], "is a directory; expected the cubin"),
     (["sched", "occupancy", REPORT], "sage2_report_seed.json: not a 64-bit little-endian ELF file"),
+    (["sched", "occupancy", SEED_CUBIN, "--arch", "banana"], "arch 'banana': labkit knows the limits of sm_80, sm_89"),
+    (["decode", "build", "--batch", "8", "--kv-len", "4096", "--max-q-len", "0", "--out", "{tmp}/b"],
+     "--max-q-len 0: expected 1..8"),
     (["nosuch"], "invalid choice"),
     ([], "required: cmd"),
     # found by a CLI review: each was dropped silently, refused only after the GPU check, or written after the run
@@ -161,6 +165,19 @@ def test_real_user_path_is_one_line(argv):
     out = _labkit(*argv)
     assert out.returncode == 2 and out.stdout == "", out
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("labkit: error: "), out.stderr
+
+
+@pytest.mark.parametrize("argv", [["sage2", "profile", "--out", "{tmp}/r.json"],
+                                  ["decode", "bench", "--quick"], ["manifest", "run", SEED, "--var", "tokens=2"]])
+def test_a_gpu_command_without_a_gpu_says_so_in_one_line(argv, tmp_path):
+    """Found by a review: sage2 profile printed its first progress line before it asked for the GPU."""
+    from labkit.cuda import gpu_available
+
+    if gpu_available():
+        pytest.skip("has a GPU")
+    out = _labkit(*[a.replace("{tmp}", str(tmp_path)) for a in argv], timeout=120)
+    assert out.returncode == 2 and out.stdout == "", out
+    assert out.stderr.count("\n") == 1 and "needs a CUDA GPU" in out.stderr, out.stderr
 
 
 @pytest.mark.parametrize("command", [["manifest", "check", "--no-device"], ["sched", "occupancy"]])

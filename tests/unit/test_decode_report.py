@@ -72,8 +72,21 @@ def test_show_gives_labkit_beside_the_peers_its_own_column_and_says_why_a_peer_d
                                    "peer"][-9:]
     assert row.split()[-8:] == ["18.82", f"{p.TBps:.2f}", "1.60", "1.50", "1.20", "-", "-", "1.067"]
     assert "  fa3 at 1 x 1024 d128: fa3-fwd is not installed" in text
-    assert "  flex at 1 x 1024 d128: InductorError: SubprocException: An exception occurred\n" in text + "\n"
-    assert "Name=triton" not in text  # an exception's first line only
+    # the reason on one line: a first line that ends in ':' said nothing alone (found by a review)
+    assert "  flex at 1 x 1024 d128: InductorError: SubprocException: An exception occurred Name=triton_tem_fused_0\n" \
+        in text + "\n"
+
+
+def test_why_a_peer_did_not_run_keeps_the_last_line_of_a_long_message():
+    """Inductor wraps a subprocess's traceback: its first line says an exception occurred, its last line which."""
+    from labkit.workloads.decode.peers import _why
+
+    exc = RuntimeError("SubprocException: An exception occurred in a subprocess:\n\n"
+                       "Traceback (most recent call last):\n  File x.py, line 3\n"
+                       "OutOfResources: out of resource: shared memory, Required: 262144")
+    assert _why(exc) == ("RuntimeError: SubprocException: An exception occurred in a subprocess: ... "
+                         "OutOfResources: out of resource: shared memory, Required: 262144")
+    assert _why(ValueError("x" * 500)).endswith("...") and len(_why(ValueError("x" * 500))) == 200
 
 
 def test_diff_names_another_gpu_and_says_what_that_means(tmp_path):

@@ -4,6 +4,7 @@ recorded path rendered from a synthetic summary in a temporary runs root (nothin
 import base64
 import json
 import statistics
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ from labkit.ncu import study, tables
 from labkit.ncu.cases import CasePlan, decode_cases, sage2_cases
 from labkit.ncu.summary import NcuSummary, attribution_of, counter_rows, rule_rows
 
-from ..conftest import SHARED
+from ..conftest import ROOT, SHARED
 
 FIXTURE = SHARED / "fixtures" / "ncu"
 needs_fixture = pytest.mark.skipif(not (FIXTURE / "rep_main.ncu-rep").is_file(), reason="no shared ncu fixture")
@@ -225,3 +226,15 @@ def test_summary_cli_refuses_a_damaged_summary_in_one_line(damage, message, tmp_
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"labkit: error: {bad}: ") and message in err[0]
     assert cli.main(["ncu", "summary", str(recorded)]) == 0 and "event p50 vs ncu" in capsys.readouterr().out
+
+
+def test_the_efficiency_table_names_each_imbalance_rule_by_its_title():
+    """Found by a review: ncu's SMs, SMSPs, L1 and L2 slice imbalance rules share the id WorkloadImbalance, and the
+    table listed that id three or four times per launch; it lists their titles (the recorded live run's summary)."""
+    import glob
+
+    f = sorted(glob.glob(str(ROOT / "data" / "runs" / "*-05_ncu_correlation" / "data" / "ncu_summary.json")))[-1]
+    eff = tables.efficiency_table(NcuSummary.from_dict(json.loads(Path(f).read_text()))).set_index("case")
+    rules = eff.loc["decode_b1_kv8192", "imbalance_rules"]
+    assert "SMs Workload Imbalance (" in rules and "SMSPs Workload Imbalance (" in rules, rules
+    assert "WorkloadImbalance (" not in rules

@@ -179,15 +179,16 @@ GEOMETRY = (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequen
 
 
 def _call_arguments(p, options) -> None:
-    for name, default, what in options:
-        p.add_argument(f"--{name}", type=int_in(1, (1 << 31) - 1, what=f"--{name}"), default=default,
-                       required=default is None, help=what + ("" if default is None else f" (default {default})"))
+    for name, default, what, *top in options:  # top: the option's own bound, where the geometry has one
+        p.add_argument(f"--{name}", type=int_in(1, top[0] if top else (1 << 31) - 1, what=f"--{name}"),
+                       default=default, required=default is None,
+                       help=what + ("" if default is None else f" (default {default})"))
 
 
 def register(sub) -> None:
     dp = sub.add_parser("decode", help="labkit's paged-KV decode kernel").add_subparsers(dest="sub", required=True)
     p = dp.add_parser("build", help="write the cubin and its schema_version 4 manifest (no GPU needed)")
-    _call_arguments(p, GEOMETRY + (("max-q-len", 1, "query tokens per sequence, 1..8 (causal)"),))
+    _call_arguments(p, GEOMETRY + (("max-q-len", 1, "query tokens per sequence, 1..8 (causal)", 8),))
     p.add_argument("--pool-pages", type=int_in(1, (1 << 31) - 1, what="--pool-pages"), default=None,
                    help="pages in the pool (default: batch x pages per sequence)")
     p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help=SPLITS_HELP)

@@ -90,7 +90,7 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
 
         calls["fa3"] = lambda: flash_attn_func(q, k, v, num_splits=0)  # 0: its own split heuristic
     except Exception as exc:  # noqa: BLE001 - an optional peer: say why it is missing
-        out["fa3"] = f"not available ({type(exc).__name__}: {str(exc)[:60]})"
+        out["fa3"] = f"not available ({_why(exc)})"
     fns = {"labkit_beside_peers": lambda: runner.launch_call(0)}  # its split counter resets itself
     for name, call in calls.items():
         try:  # a first call outside the timing: a peer refusing a shape is a result, not a failure
@@ -99,13 +99,23 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
             cp.cuda.get_current_stream().synchronize()
             fns[name] = run
         except Exception as exc:  # noqa: BLE001
-            out[name] = f"{type(exc).__name__}: {str(exc)[:60]}"
+            out[name] = _why(exc)
     timing = interleave(fns, iterations=iterations, warmup=1, mode="cold", order="shuffle")
     if not bool(cp.all(runner.buffers["out"] == first)):
         raise AssertionError("decode: the calls timed beside the peers wrote a different output than the first")
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
     out.update({name: nbytes / t.stats.p50_s / 1e12 for name, t in timing.items()})
     return out
+
+
+def _why(exc: Exception, limit: int = 200) -> str:
+    """Why a peer did not run, in one line: the exception's type, its message's first line and, for a long message
+    (Inductor wraps a subprocess's traceback), its last line, where the cause is."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    text = f"{type(exc).__name__}: " + (lines[0] if lines else "")
+    if len(lines) > 1:
+        text += f" ... {lines[-1]}"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int,
@@ -139,5 +149,5 @@ def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: 
         torch.cuda.synchronize()
         t = time_gpu(_on_timing_stream(call), name="peer/flex_paged", iterations=iterations, min_time_s=0.1)
     except Exception as exc:  # noqa: BLE001 - a peer refusing a shape is a result, not a failure
-        return f"{type(exc).__name__}: {str(exc)[:80]}"
+        return _why(exc)
     return 2 * batch * kv_len * heads_kv * head_dim * 2 / t.stats.p50_s / 1e12

@@ -183,8 +183,8 @@ def show_table(r: DecodeReport) -> str:
         for name in (["labkit_beside_peers"] if beside else []) + peers:
             v = p.peers.get(name)
             cells.append(f"{v:.2f}" if isinstance(v, float) else "-")
-            if isinstance(v, str):  # why it did not run; an exception's first line is enough here
-                why = v.strip().splitlines()[0] if v.strip() else "no reason recorded"
+            if isinstance(v, str):  # why it did not run, on one line ("...in a subprocess:" says nothing alone)
+                why = " ".join(ln.strip() for ln in v.splitlines() if ln.strip()) or "no reason recorded"
                 not_run.append(f"  {PEER_COLUMNS.get(name, name)} at {p.batch} x {p.kv_len} d{p.head_dim}: "
                                + (why if len(why) <= 100 else why[:97] + "..."))
         if peers:

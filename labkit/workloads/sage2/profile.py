@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ... import _env
-from ...cuda import cupy
+from ...cuda import cupy, require_gpu
 from ...errors import ArgumentError
 from ...provenance import collect
 from ...report.model import DecompositionCheck, Sage2Report, TailPoint
@@ -60,6 +60,7 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
     if tails is not None and [(t.sweep, t.q_len, t.kv_len) for t in tails] != configs:
         raise ArgumentError(f"tails: {[(t.sweep, t.q_len, t.kv_len) for t in tails]} are not this study's "
                             f"configurations {configs}")
+    require_gpu("sage2 profile")  # before the first progress line: a refusal is one line
     cp = cupy()
     b, n, h, d = shape
     _log(f"inputs {list(shape)} {layout} {dtype}, seed {seed}")
