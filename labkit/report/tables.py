@@ -1,5 +1,7 @@
 """Plain-text tables of reports for the terminal (``labkit report show/diff``)."""
 
+import math
+
 from .model import Sage2Report
 
 
@@ -93,6 +95,9 @@ def differences(a: Sage2Report, b: Sage2Report) -> list[str]:
     return [f"{k}: A {ta[k]} | B {tb[k]}" for k in ta if ta[k] != tb[k]]
 
 
+NO_INPUT_WORK = ("v_scale_fp8_quantization",)  # the seed's phase that only writes V's scales
+
+
 def phase_work(r: Sage2Report) -> dict[str, tuple[float, str]]:
     """Work per call of each phase: (amount, unit per second). Mainloop: 4 B H Nq Nkv D operations
     (TOPS); the others: bytes of the 16-bit tensor they read (GB/s)."""
@@ -103,6 +108,8 @@ def phase_work(r: Sage2Report) -> dict[str, tuple[float, str]]:
     for name in r.phase_timings:
         if name == "fused_mainloop":
             out[name] = (4 * b * hq * nq * nkv * d / 1e12, "TOPS")
+        elif name in NO_INPUT_WORK:  # no 16-bit tensor read to divide by its time (it came out at ~30x HBM's rate)
+            out[name] = (math.nan, "-")
         else:
             out[name] = ((q_bytes if name.startswith("q") else kv_bytes) / 1e9, "GB/s")
     return out
@@ -131,7 +138,7 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
         rows.append(["total (top-level p50)", f"{ta * 1e3:.3f}", f"{tb * 1e3:.3f}", f"{tb / ta:.3f}x" if ta else "-"])
         return "\n".join([*head, fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows)])
     wa, wb = phase_work(a), phase_work(b)
-    rate = lambda w, st: "-" if st is None or st.p50_s == 0 else f"{w[0] / st.p50_s:.1f}"  # noqa: E731
+    rate = lambda w, st: "-" if st is None or st.p50_s == 0 or w[0] != w[0] else f"{w[0] / st.p50_s:.1f}"  # noqa: E731
     for name, sa in a.phase_timings.items():
         sb = b.phase_timings.get(name)
         ra, rb = rate(wa[name], sa), rate(wb.get(name, (0, "")), sb)

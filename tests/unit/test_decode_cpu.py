@@ -604,10 +604,10 @@ def test_decode_build_cli_says_how_the_call_runs(tmp_path, capsys):
     args = ["decode", "build", "--batch", "2", "--kv-len", "704", "--heads-q", "24", "--heads-kv", "4"]
     assert cli.main([*args, "--head-dim", "256", "--out", str(tmp_path / "seed")]) == 0
     out = capsys.readouterr().out
-    assert ("8 splits, 8 warps (pairs split head_dim) x 1 stages, 1 CTAs per SM, splits combined in a cluster of 8, "
+    assert ("8 splits, 8 warps (pairs split head_dim) x 1 stage, 1 CTA per SM, splits combined in a cluster of 8, "
             "K/V L2 evict_first, PDL" in out)
     assert cli.main(["decode", "build", "--batch", "64", "--kv-len", "8192", "--out", str(tmp_path / "big")]) == 0
-    assert "1 splits, 4 warps x 1 stages, 4 CTAs per SM; check it" in capsys.readouterr().out
+    assert "1 split, 4 warps x 1 stage, 4 CTAs per SM; check it" in capsys.readouterr().out
     assert cli.main([*args, "--head-dim", "100", "--out", str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err
     assert "head_dim 100: the decode kernel takes 128, 256" in err and "Traceback" not in err

@@ -146,7 +146,9 @@ def describe_plan(plan: CallPlan) -> str:
               f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else "",
               f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
-    head = [f"{plan.splits} splits", f"{warps} x {k.stages} stages", f"{plan.ctas_per_sm} CTAs per SM"]
+    plural = lambda n, what: f"{n} {what}" + ("" if n == 1 else "s")  # noqa: E731
+    head = [plural(plan.splits, "split"), f"{warps} x {plural(k.stages, 'stage')}",
+            f"{plural(plan.ctas_per_sm, 'CTA')} per SM"]
     return ", ".join(head + [e for e in extras if e])
 
 
