@@ -58,7 +58,8 @@ def _bench(args) -> int:
 
     def timed(row: dict) -> dict:
         print(f"  [{len(rows) + 1}] batch {row['batch']} x {row['kv_len']}, d{row['head_dim']}, {row['heads']}, "
-              f"{row['splits']} split{'s' if row['splits'] != 1 else ''}, {row['mode']}: {row['p50_us']:.2f} us, {row['TBps']:.2f} TB/s", flush=True)
+              f"{row['splits']} split{'s' if row['splits'] != 1 else ''}, {row['mode']}: {row['p50_us']:.2f} us, "
+              f"{row['TBps']:.2f} TB/s", flush=True)
         rows.append(row)
         save()
         return row
