@@ -128,7 +128,8 @@ def test_the_bench_keeps_what_it_measured_when_a_later_point_fails(tmp_path, mon
         t = 20e-6 * batch
         nbytes = 2 * batch * kv_len * 8 * head_dim * 2
         return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": 4,
-                "kernel": "mma/1", "mode": "cold", "kv_MB": nbytes / 1e6, "p50_us": t * 1e6, "TBps": nbytes / t / 1e12}
+                "kernel": "mma/1", "mode": kw.get("mode", "cold"), "kv_MB": nbytes / 1e6, "p50_us": t * 1e6,
+                "TBps": nbytes / t / 1e12}
 
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
     monkeypatch.setattr(bench, "bench_point", fake_point)
@@ -258,3 +259,23 @@ def test_a_variant_times_every_point_of_the_sweep_with_that_kernel(tmp_path, mon
         assert [c[:3] for c in calls if c[3] == v and c[0:2] != (2, 704)] == sweep
         assert [c[4] for c in calls if c[3] == v and c[0:2] == (2, 704)] == ["cold", "graph"]
     assert any(c[2] == 256 and c[3] == "mma" for c in calls)
+
+
+def test_a_report_times_each_call_once_and_diff_pairs_the_same_kernel_variant(tmp_path, capsys):
+    """Found by a review: a report with the same call twice was read, and report diff paired A's row with B's last
+    duplicate without a word. A call is its shape, mode and kernel variant (a bench with --variant mma --variant fma
+    times each shape once per variant), and the reader refuses a second row of one call."""
+    doc = json.loads(RECORDED[-1].read_text())
+    doc["rows"].append(dict(doc["rows"][1]))
+    (tmp_path / "dup.json").write_text(json.dumps(doc))
+    assert cli.main(["report", "show", str(tmp_path / "dup.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"rows[{len(doc['rows']) - 1}]: the call of rows[1] again (batch 1 x 8192, d128, 32/8, cold, mma): " in err
+    doc["rows"][-1]["kernel"] = "fma r2s2"  # the same shape in the other kernel: another call
+    doc["rows"][-1]["p50_us"] *= 3
+    (tmp_path / "fma.json").write_text(json.dumps(doc))
+    both = report.load(tmp_path / "fma.json")
+    text = report.diff_table(both, report.load(RECORDED[-1]))
+    row = next(ln for ln in text.splitlines() if ln.split()[:2] == ["1", "8192"] and "mma" in ln)
+    assert " 1.000x " in row  # the mma row paired with the mma row, not with the slower fma one
+    assert "only in A: 1 calls" in text

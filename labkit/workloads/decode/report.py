@@ -42,8 +42,14 @@ class DecodePoint:
     build: str | None = None  # `decode compare`: the plan_call knobs of this row ("plan" for the plan's own call)
 
     @property
+    def variant(self) -> str:
+        """The kernel variant (``mma``, ``fma``) its label starts with (older labels: ``mma/1``)."""
+        return self.kernel.split()[0].split("/")[0] if self.kernel.strip() else ""
+
+    @property
     def key(self) -> tuple:
-        return self.batch, self.kv_len, self.head_dim, self.heads, self.mode
+        """The call a row times: a bench with two --variant times each shape twice, one row per kernel variant."""
+        return self.batch, self.kv_len, self.head_dim, self.heads, self.mode, self.variant
 
 
 @dataclass(frozen=True)
@@ -99,8 +105,16 @@ def from_node(n: Node) -> DecodeReport:
     n.obj(("decode_report_version", "copy_read_plus_write_GBps", "rows", "split_sweeps", "provenance"))
     n["decode_report_version"].int(VERSION, VERSION)
     sweeps = {k: tuple(_point(p) for p in v.list(1)) for k, v in n["split_sweeps"].items()}
+    points, seen = [], {}
+    for i, row in enumerate(n["rows"].list(1)):
+        p = _point(row)
+        if p.key in seen:  # report diff pairs rows by their call: a second row of one call is not a run's
+            raise row.error(f"the call of rows[{seen[p.key]}] again (batch {p.batch} x {p.kv_len}, d{p.head_dim}, "
+                            f"{p.heads}, {p.mode}, {p.variant}): expected one row per call")
+        seen[p.key] = i
+        points.append(p)
     return DecodeReport(copy_TBps=n["copy_read_plus_write_GBps"].num(0, 1e5) / 1e3,
-                        points=tuple(_point(p) for p in n["rows"].list(1)), split_sweeps=sweeps,
+                        points=tuple(points), split_sweeps=sweeps,
                         provenance=n["provenance"].obj(any_keys=True).value)
 
 
