@@ -144,6 +144,20 @@ def check_parameters(name: str, values: dict[str, Any]) -> dict[str, Any]:
     return _by_type(name, values, parse=False)
 
 
+def check_together(name: str, values: dict[str, Any]) -> None:
+    """Each parameter against the others (``values``: every one, defaults and overrides, each checked): a tail
+    length past the shape's N fails here, before any cell, not in the cell that would sweep it.
+
+    Raises:
+        ParameterError: naming the parameter, its value and the bound.
+    """
+    for key, p in parameters(name).items():
+        try:
+            p.type.check_beside(values[key], values)
+        except ParameterError as exc:
+            raise ParameterError(f"notebook {resolve(name).stem}: parameter {key} {exc}") from None
+
+
 def to_ipynb(source: Path, target: Path) -> Path:
     """Convert a percent source to an output-free ``.ipynb`` (parameters tag kept)."""
     jupytext = _deps.require("jupytext")
@@ -268,6 +282,7 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
         overrides["recorded_root"] = str(Path(overrides["recorded_root"]).resolve())
     declared = parameters(source.stem)
     effective = {**{k: p.default for k, p in declared.items()}, **overrides}
+    check_together(source.stem, effective)
     recorded_root = Path(effective["recorded_root"]) if effective.get("recorded_root") else None
     mode, recorded = plan_source(source.stem, effective, declared, recorded_root)  # refuses before anything runs
     if record and mode != "live":

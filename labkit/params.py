@@ -44,6 +44,37 @@ class Param:
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
         return ParameterError(f"= {shown}: expected {self.describe()}")
 
+    def check_beside(self, value: Any, values: dict) -> None:
+        """Checks against the other parameters' values (``values``: every one, checked), before any cell runs;
+        none by default."""
+
+
+def _at_most(ref: str | None, values: dict) -> int | None:
+    """The bound ``ref`` names among ``values``: ``"shape[1]"`` (an item of a list parameter) or ``"n"``."""
+    if ref is None:
+        return None
+    name, _, index = ref.partition("[")
+    value = values[name]
+    return value[int(index.rstrip("]"))] if index else value
+
+
+class _AtMost:
+    """``at_most="shape[1]"``: every integer at most that item of another parameter (a length at most the shape's N):
+    checked before any cell runs, where a cell would have failed with the run half done."""
+
+    at_most: str | None = None
+
+    def _bound_text(self) -> str:
+        return f", at most {self.at_most}" if self.at_most else ""
+
+    def check_beside(self, value: Any, values: dict) -> None:
+        bound = _at_most(self.at_most, values)
+        items = value if isinstance(value, (list, tuple)) else [value]
+        if bound is not None and any(v > bound for v in items):
+            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            raise ParameterError(f"= {shown}: expected {'values' if items is value else 'a value'} at most "
+                                 f"{self.at_most} = {bound}")
+
 
 def _range(lo, hi) -> str:
     if lo is not None and hi is not None:
@@ -79,19 +110,21 @@ class _Number(Param):
         return self._canonical(value)
 
 
-class Int(_Number):
-    """An integer in ``lo..hi`` (and a multiple of ``multiple_of``). ``3.5``, ``True`` and ``'abc'`` are refused."""
+class Int(_AtMost, _Number):
+    """An integer in ``lo..hi`` (and a multiple of ``multiple_of``; at most another parameter's item ``at_most``).
+    ``3.5``, ``True`` and ``'abc'`` are refused."""
 
     noun = "an integer"
 
-    def __init__(self, lo=None, hi=None, *, multiple_of: int = 1, **kw):
+    def __init__(self, lo=None, hi=None, *, multiple_of: int = 1, at_most: str | None = None, **kw):
         super().__init__(lo, hi, **kw)
         if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) or multiple_of < 1:
             raise ValueError(f"Int(multiple_of={multiple_of!r}): expected an integer >= 1")
-        self.multiple_of = multiple_of
+        self.multiple_of, self.at_most = multiple_of, at_most
 
     def describe(self) -> str:
-        return super().describe() + (f", a multiple of {self.multiple_of}" if self.multiple_of > 1 else "")
+        return (super().describe() + (f", a multiple of {self.multiple_of}" if self.multiple_of > 1 else "")
+                + self._bound_text())
 
     def check(self, value: Any):
         value = super().check(value)
@@ -158,18 +191,19 @@ def _literal(text: str):
         return None
 
 
-class IntList(Param):
-    """A non-empty list of integers in ``lo..hi``; on the command line ``1,2,3`` or ``[1, 2, 3]``."""
+class IntList(_AtMost, Param):
+    """A non-empty list of integers in ``lo..hi`` (each at most another parameter's item ``at_most``); on the command
+    line ``1,2,3`` or ``[1, 2, 3]``."""
 
     def __init__(self, lo: int | None = None, hi: int | None = None, *, length: int | None = None,
-                 max_items: int = 64, **kw):
+                 max_items: int = 64, at_most: str | None = None, **kw):
         super().__init__(**kw)
         self.item = Int(lo, hi)
-        self.length, self.max_items = length, max_items
+        self.length, self.max_items, self.at_most = length, max_items, at_most
 
     def describe(self) -> str:
         count = f"{self.length}" if self.length else f"1..{self.max_items}"
-        return f"a list of {count} integers" + _range(self.item.lo, self.item.hi)
+        return f"a list of {count} integers" + _range(self.item.lo, self.item.hi) + self._bound_text()
 
     def parse(self, text: str) -> list[int]:
         value = _literal(text) if text.strip().startswith("[") else None

@@ -88,6 +88,11 @@ BAD_OVERRIDES = [
      "data/sage2_report_seed.json: $: missing key 'schema_version'"),
     ("02", "seed_report", "data/trtllm_gen_decode_manifest_v4.json", "expected a Sage2 report; "),
     ("00", "copy_mb", "5", "has no parameter 'copy_mb'"),
+    # lengths against the shape's N, before any cell (a cell had failed there on a GPU; found by a review)
+    ("02", "q_tail", "37760,99999", "parameter q_tail = [37760, 99999]: expected values at most shape[1] = 37810"),
+    ("04", "gantt_q_len", "99999999", "parameter gantt_q_len = 99999999: expected a value at most shape[1] = 37810"),
+    ("04", "shape", "1,1000,8,128",
+     "parameter q_lens = [37760, 37761, 37810]: expected values at most shape[1] = 1000"),
 ]
 
 
@@ -127,3 +132,16 @@ def test_an_int_can_require_a_multiple():
         cols.parse("5")
     with pytest.raises(ParameterError):
         cols.check(1002)
+
+
+def test_a_length_can_be_bounded_by_another_parameter():
+    lens = IntList(1, at_most="shape[1]")
+    assert lens.describe() == "a list of 1..64 integers >= 1, at most shape[1]"
+    lens.check_beside([4, 64], {"shape": [1, 64, 8, 128]})
+    with pytest.raises(ParameterError, match=r"= \[4, 65\]: expected values at most shape\[1\] = 64"):
+        lens.check_beside([4, 65], {"shape": [1, 64, 8, 128]})
+    one = Int(1, at_most="n")
+    one.check_beside(3, {"n": 3})
+    with pytest.raises(ParameterError, match="= 4: expected a value at most n = 3"):
+        one.check_beside(4, {"n": 3})
+    Int(1).check_beside(10**9, {})  # no bound: nothing to check
