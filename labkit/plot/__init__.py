@@ -234,13 +234,24 @@ def split_sweep(rows: list[dict], *, title: str = "split sweep", ax=None):
 def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, ax=None):
     """One row per (SM, slot), one bar per CTA coloured by its wave; time in us from the first start, over the
     whole launch. At most ``max_rows`` rows (an H200 launch has up to 132 x k of them): those whose last CTA ran
-    in the latest wave first, since the tail is what the chart is for, then by SM."""
+    in the latest wave first, since the tail is what the chart is for; where that wave has more rows than are left,
+    half of them the rows that ended last and half those that ended first (a one-wave call's slow and fast SMs, not
+    the lowest SM ids)."""
     df = timeline.frame()
     t0 = df["start_ns"].min()
-    last_wave = df.groupby(["sm", "slot"])["wave"].max()
-    ranked = sorted(last_wave.items(), key=lambda kv: (-kv[1], kv[0]))
-    rows = sorted((int(s), int(k)) for (s, k), _ in ranked[:max_rows])
-    every = ranked
+    by_row = df.groupby(["sm", "slot"]).agg(wave=("wave", "max"), end=("end_ns", "max"))
+    every, picked, split = list(by_row.index), [], False
+    for _, tier in sorted(by_row.groupby("wave"), key=lambda kv: -kv[0]):
+        left = max_rows - len(picked)
+        if left <= 0:
+            break
+        if len(tier) > left:  # the ends of this wave: those that finished last and first
+            ordered = list(tier.sort_values(["end"]).index)
+            picked += ordered[len(ordered) - (left - left // 2):] + ordered[:left // 2]
+            split = True
+        else:
+            picked += list(tier.index)
+    rows = sorted((int(s), int(k)) for s, k in picked)
     at = {r: i for i, r in enumerate(rows)}
     fig, ax = _axes(ax, figsize=(9, 1 + 0.14 * len(rows)))
     for (sm, slot), d in df.groupby(["sm", "slot"]):
@@ -255,7 +266,8 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
     ax.invert_yaxis()
     ax.set_xlim(0, (df["end_ns"].max() - t0) / 1e3)
     ax.set_xlabel("time since the first CTA started [us]")
-    shown = "" if len(rows) == len(every) else f" ({len(rows)} of {len(every)}: those in the latest waves)"
+    shown = ("" if len(rows) == len(every) else f" ({len(rows)} of {len(every)}: the latest waves"
+             + (", those that ended last and first)" if split else ")"))
     ax.set_ylabel(f"SM.slot{shown}")
     ax.set_title(title)
     n_waves = int(df["wave"].max()) + 1

@@ -87,7 +87,7 @@ def test_chrome_trace_and_gantt(tmp_path):
     assert len(ax.collections) == 16 and ax.get_xlim()[1] == pytest.approx(tl.stats().makespan_ns / 1e3)
     colours = {tuple(c) for bars in ax.collections for c in bars.get_facecolors()}
     assert len(colours) == 3, "the last wave's 10 CTAs are drawn, not only the first 16 SMs"
-    assert "16 of 132: those in the latest waves" in ax.get_ylabel()
+    assert "16 of 132: the latest waves, those that ended last and first" in ax.get_ylabel()
     fig = plot.cta_activity(tl, bins=3)
     ax = fig.axes[0]
     assert list(ax.lines[0].get_ydata()) == [132, 132, 10] and ax.lines[1].get_ydata()[0] == 132  # CTAs, slots
@@ -165,3 +165,14 @@ def test_ctas_shorter_than_the_timer_step_and_a_cta_recorded_twice(tmp_path, cap
     (tmp_path / "twice.json").write_text(json.dumps(doc))
     assert cli.main(["sched", "timeline", str(tmp_path / "twice.json")]) == 2
     assert "twice.json: $: records: CTA 3 recorded 2 times" in capsys.readouterr().err
+
+
+def test_a_one_wave_gantt_shows_the_slots_that_ended_first_and_last():
+    """Found by a review: a one-wave call of 128 CTAs drew SMs 0-63 by id and hid the fast SMs the next chart
+    points at; the rows kept are the half that ended last and the half that ended first."""
+    fast = {88, 89, 102, 103, 114, 115}
+    rec = [(sm, sm, 0, (95 if sm in fast else 100) * 1000 + sm, 0, 0) for sm in range(128)]
+    fig = plot.cta_gantt(Timeline(np.array(rec), sms=132, ctas_per_sm=1), max_rows=16)
+    shown = {int(t.get_text().split()[1].split(".")[0]) for t in fig.axes[0].get_yticklabels()}
+    assert fast <= shown and set(range(120, 128)) <= shown and len(shown) == 16
+    assert "16 of 128: the latest waves, those that ended last and first" in fig.axes[0].get_ylabel()
