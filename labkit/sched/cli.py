@@ -3,7 +3,6 @@
 from .._cliargs import int_in, output_dir, output_path, typed
 from ..values import Shape
 
-
 # printed names where the field's reads otherwise: full_waves is ceil(waves), the waves a launch takes, which the
 # recorded files keep under that name; "full" read as whole waves (63 for 62.79, 1 for 0.97)
 SHOWN_AS = {"full_waves": "waves_taken"}
