@@ -3,8 +3,8 @@
 from .._cliargs import int_in, output_dir, output_path, typed
 from ..values import Shape
 
-# printed names where the field's reads otherwise: full_waves is ceil(waves), the waves a launch takes, which the
-# recorded files keep under that name; "full" read as whole waves (63 for 62.79, 1 for 0.97)
+# names printed in place of a field's that misleads: full_waves is ceil(waves), the waves a launch takes (the API and
+# the recorded files keep that name), but read as whole waves: 63 for 62.79, 1 for 0.97
 SHOWN_AS = {"full_waves": "waves_taken"}
 
 
