@@ -49,7 +49,7 @@ print(render_check(result, None, "static check: the device comes below"))
 
 # %%
 plan = result.plans[0]
-title = f"{plan.entry[:60]}\nparameter block: {plan.pack_size} B (from the manifest, no GPU)"
+title = f"{plan.entry}\nparameter block: {plan.pack_size} B (from the manifest, no GPU)"
 fig = labkit.plot.param_block(plan.rows, plan.pack_size, title=title)
 session.save_figure(fig, "param_block")
 fields = field_frame(result)
