@@ -19,6 +19,12 @@ from typing import Any
 from .errors import ArgumentError, ParameterError
 
 
+def _shown(value: Any) -> str:
+    """A value as an error names it: its repr, cut at 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class Param:
     """Base: ``parse(text)`` for CLI strings, ``check(value)`` for Python values."""
 
@@ -40,9 +46,7 @@ class Param:
         raise NotImplementedError
 
     def fail(self, value: Any) -> ParameterError:
-        shown = repr(value)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        return ParameterError(f"= {shown}: expected {self.describe()}")
+        return ParameterError(f"= {_shown(value)}: expected {self.describe()}")
 
     def check_beside(self, value: Any, values: dict) -> None:
         """Checks against the other parameters' values (``values``: every one, checked), before any cell runs;
@@ -71,8 +75,7 @@ class _AtMost:
         bound = _at_most(self.at_most, values)
         items = value if isinstance(value, (list, tuple)) else [value]
         if bound is not None and any(v > bound for v in items):
-            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-            raise ParameterError(f"= {shown}: expected {'values' if items is value else 'a value'} at most "
+            raise ParameterError(f"= {_shown(value)}: expected {'values' if items is value else 'a value'} at most "
                                  f"{self.at_most} = {bound}")
 
 
