@@ -103,6 +103,17 @@ def declared_parameters(name: str) -> dict[str, Parameter]:
         except ParameterError as exc:
             raise LabkitError(f"{where}: default of {node.target.id} {exc}") from None
         out[node.target.id] = Parameter(node.target.id, kind, default, comments.get(node.end_lineno, ""))
+        bound = getattr(kind, "at_most", None)  # another parameter's item, declared above this one
+        if bound is not None:
+            ref, _, index = bound.partition("[")
+            try:
+                if ref not in out or (index and not isinstance(out[ref].default, list)):
+                    raise ValueError
+                params._at_most(bound, {k: p.default for k, p in out.items()})
+            except (IndexError, ValueError, TypeError):
+                what = "an item of a list parameter" if index else "a parameter"
+                raise LabkitError(f"{where}: {node.target.id}'s at_most={bound!r}: expected {what} declared above "
+                                  "it") from None
     return out
 
 
@@ -151,11 +162,16 @@ def check_together(name: str, values: dict[str, Any]) -> None:
     Raises:
         ParameterError: naming the parameter, its value and the bound.
     """
+    problems = []
     for key, p in parameters(name).items():
         try:
             p.type.check_beside(values[key], values)
-        except ParameterError as exc:
-            raise ParameterError(f"notebook {resolve(name).stem}: parameter {key} {exc}") from None
+        except ParameterError as exc:  # a default that no longer fits (a smaller shape) is named as one
+            default = " (the default)" if values[key] == p.type.check(p.default) else ""
+            value, _, expected = str(exc).partition(": ")
+            problems.append(f"parameter {key} {value}{default}: {expected}")
+    if problems:  # all at once: a smaller shape can leave several lengths past its N
+        raise ParameterError(f"notebook {resolve(name).stem}: " + "; ".join(problems))
 
 
 def to_ipynb(source: Path, target: Path) -> Path:
@@ -213,12 +229,13 @@ def _cell_titles(cells: list) -> tuple[list[int], dict[int, str]]:
     return code, titles
 
 
-def _raise_if_kernel_failed(exc: Exception, run_dir: Path) -> None:
-    """A LabkitError for a kernel that is not installed or died before it started (``exc`` from papermill); the run
-    directory, which holds nothing yet, goes."""
+def _raise_if_kernel_did_not_start(exc: Exception, run_dir: Path) -> None:
+    """A LabkitError for a kernel that is not installed or died before its first reply (``exc`` from papermill): the
+    run directory, which holds nothing yet, goes. A kernel that dies in a cell is the run's failure, not this."""
     from jupyter_client.kernelspec import NoSuchKernel
 
-    if not isinstance(exc, NoSuchKernel) and not (isinstance(exc, RuntimeError) and "Kernel died" in str(exc)):
+    died_at_start = isinstance(exc, RuntimeError) and str(exc) == "Kernel died before replying to kernel_info"
+    if not isinstance(exc, NoSuchKernel) and not died_at_start:
         return
     shutil.rmtree(run_dir, ignore_errors=True)
     if isinstance(exc, NoSuchKernel):
@@ -313,9 +330,14 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
                                 execution_timeout=timeout_s, engine_name=engine, config=config)
         except pm.PapermillExecutionError as exc:
             error = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
-        except Exception as exc:  # no kernel to run the cells in: the environment's fault, said in one line
-            _raise_if_kernel_failed(exc, run_dir)
-            raise
+        except Exception as exc:
+            _raise_if_kernel_did_not_start(exc, run_dir)  # the environment's fault, said in one line
+            from nbclient.exceptions import DeadKernelError
+
+            if not isinstance(exc, DeadKernelError):
+                raise
+            # in a cell (a segfault, the OOM killer): the run failed; what it wrote so far stays
+            error = f"the kernel died in a cell ({exc}); the executed notebook ends where it stopped"
     input_nb.unlink()
     session = run_dir / "data" / "session.json"
     from ._json import load_document
@@ -341,8 +363,10 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
                      recorded_to=recorded_to)
 
 
-def print_result(res: RunResult, stream=sys.stdout) -> None:
-    """What a ``make run`` user needs: status, live or recorded (from which run), files written."""
+def print_result(res: RunResult, stream=None) -> None:
+    """What a ``make run`` user needs: status, live or recorded (from which run), files written (to ``stream``, or
+    the current ``sys.stdout``)."""
+    stream = stream or sys.stdout
     status = "ok" if res.ok else f"FAILED ({res.error})"
     where = "LIVE on this GPU" if res.mode == "live" else f"RECORDED, showing {res.recorded_from}"
     print(f"{res.notebook.stem}: {status}; {where}", file=stream)

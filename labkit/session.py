@@ -206,6 +206,7 @@ class Session:
             if missing:
                 raise ParameterError(f"Session.start({notebook!r}): pass the measured parameters {missing} too")
             values = {**{k: p.default for k, p in declared.items() if k != "out_dir"}, **values}
+            notebooks.check_together(notebook, values)  # in JupyterLab too: a tail past the shape's N stops here
         mode, recorded = plan_source(notebook, values, declared, runs_root)
         out = Path(out_dir) if out_dir else rundirs.new_run_dir(rundirs.runs_root(), notebook)
         (out / "data").mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -125,6 +126,27 @@ def test_a_kernel_that_is_missing_or_dies_at_start_is_one_line_and_leaves_no_run
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("labkit: error: " + said)
     assert "Traceback" not in "".join(err) and not list(tmp_path.glob("*-01_decode_manifest"))
+
+
+def test_a_kernel_that_dies_in_a_cell_fails_the_run_and_keeps_what_it_wrote(tmp_path, monkeypatch, capsys):
+    """Found by a review of the start-up check: nbclient's DeadKernelError (a segfault or the OOM killer in a cell)
+    says 'Kernel died' too, and the run directory with the data measured so far had been deleted as if the kernel
+    had never started."""
+    import papermill
+    from nbclient.exceptions import DeadKernelError
+
+    def dies_in_cell_4(*args, cwd, **kwargs):
+        (Path(cwd) / "data").mkdir(exist_ok=True)
+        (Path(cwd) / "data" / "measured.json").write_text("{}")
+        raise DeadKernelError("Kernel died")
+
+    monkeypatch.setattr(papermill, "execute_notebook", dies_in_cell_4)
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
+    assert cli.main(["nb", "run", "01"]) == 1
+    out, err = capsys.readouterr()
+    run_dir = next(tmp_path.glob("*-01_decode_manifest"))
+    assert (run_dir / "data" / "measured.json").is_file() and (run_dir / "run.json").is_file()
+    assert "the kernel died in a cell (Kernel died)" in out + err and "Traceback" not in err
 
 
 def test_cli_run_prints_progress_mode_and_files(tmp_path):

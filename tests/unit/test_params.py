@@ -1,5 +1,7 @@
 """Typed notebook parameters: parsed by their declared type, refused before any cell runs."""
 
+import re
+
 import pytest
 
 from labkit import cli, notebooks
@@ -70,6 +72,12 @@ def test_malformed_parameters_cell_names_the_line(tmp_path):
     src.write_text('# %% tags=["parameters"]\nx: Int(1, 5) = 9  # out of range\n')
     with pytest.raises(LabkitError, match=r"99_bad.py:2: default of x = 9: expected an integer in 1..5"):
         notebooks.declared_parameters(str(src))
+    # a bound naming a parameter that is not there had been a KeyError at run time (found by a review)
+    for bound in ("shpe[1]", "shape[7]", "n[0]"):
+        src.write_text(f'# %% tags=["parameters"]\nshape: IntList(1) = [1, 64]  # s\nn: Int(1) = 4  # n\n'
+                       f'lens: IntList(1, at_most="{bound}") = [4]  # lengths\n')
+        with pytest.raises(LabkitError, match=rf"99_bad.py:4: lens's at_most='{re.escape(bound)}': expected "):
+            notebooks.declared_parameters(str(src))
 
 
 BAD_OVERRIDES = [
@@ -92,7 +100,8 @@ BAD_OVERRIDES = [
     ("02", "q_tail", "37760,99999", "parameter q_tail = [37760, 99999]: expected values at most shape[1] = 37810"),
     ("04", "gantt_q_len", "99999999", "parameter gantt_q_len = 99999999: expected a value at most shape[1] = 37810"),
     ("04", "shape", "1,1000,8,128",
-     "parameter q_lens = [37760, 37761, 37810]: expected values at most shape[1] = 1000"),
+     "parameter q_lens = [37760, 37761, 37810] (the default): expected values at most shape[1] = 1000; parameter "
+     "kv_lens = [37760, 37761, 37810] (the default): expected values at most shape[1] = 1000"),
 ]
 
 
@@ -145,3 +154,16 @@ def test_a_length_can_be_bounded_by_another_parameter():
     with pytest.raises(ParameterError, match="= 4: expected a value at most n = 3"):
         one.check_beside(4, {"n": 3})
     Int(1).check_beside(10**9, {})  # no bound: nothing to check
+
+
+def test_a_session_started_in_jupyterlab_checks_the_parameters_against_each_other_too(tmp_path):
+    """Found by a review: only `labkit nb run` checked them; a notebook run cell by cell in JupyterLab
+    (Session.start) took q_lens past the shape's N and went on to pick live or recorded mode."""
+    from labkit.session import Session
+
+    params = {k: p.default for k, p in notebooks.parameters("04").items()}
+    params.update(shape=[1, 100, 56, 128], source="recorded")
+    with pytest.raises(ParameterError, match=r"parameter q_lens = \[37760, 37761, 37810\] \(the default\): expected "
+                                             r"values at most shape\[1\] = 100; parameter kv_lens "):
+        Session.start("04_cta_scheduling", out_dir=tmp_path / "o", parameters=params)
+    assert not (tmp_path / "o").exists()
