@@ -331,9 +331,11 @@ class File(Text):
 
         if not isinstance(value, str) or not value:
             raise self.fail(value)
-        if not repo_path(value).is_file():
-            what = "a directory" if repo_path(value).is_dir() else "no such file"
-            raise ParameterError(f"= {value!r}: {what} ({repo_path(value)}); expected {self.describe()}")
+        path = repo_path(value)
+        if not path.is_file():
+            what = ("a directory" if path.is_dir() else "not a regular file" if path.exists() else "no such file")
+            tried = "" if str(path) == value else f" ({path})"  # a relative path: where it was looked for
+            raise ParameterError(f"= {value!r}: {what}{tried}; expected {self.describe()}")  # the whole path
         if self.reads:
             what, module, name = READERS[self.reads]
             try:

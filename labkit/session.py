@@ -150,7 +150,8 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
             return "recorded", run
     if not valid:
         if root is not None and not Path(root).is_dir():
-            raise LabkitError(f"recorded mode ({why}): recorded_root {root}: no such directory")
+            what = "not a directory" if Path(root).exists() else "no such directory"
+            raise LabkitError(f"recorded mode ({why}): recorded_root {root}: {what}")
         detail = f"; skipped: {' | '.join(problems)}" if problems else ""
         raise LabkitError(f"recorded mode ({why}): no valid recorded run of {notebook} under "
                           f"{root or _env.data_dir() / 'runs'}{detail}; run it once on a GPU with --record")

@@ -59,11 +59,13 @@ class Timeline:
             first = int(np.argmax((rec[:, 1] < 0) | (rec[:, 1] >= sms)))
             raise ArgumentError(f"records[{first}]: SM id {rec[first, 1]} (ids {rec[:, 1].min()}..{rec[:, 1].max()}): "
                                 f"expected 0..{sms - 1}")
-        ids, counts = np.unique(rec[:, 0], return_counts=True)
+        ids, first, counts = np.unique(rec[:, 0], return_index=True, return_counts=True)
         if (counts > 1).any():
-            twice = ids[counts > 1]
-            raise ArgumentError(f"records: CTA {int(twice[0])} recorded {int(counts[counts > 1][0])} times "
-                                f"({len(twice)} CTA id(s) more than once): a timeline records each CTA once")
+            cta = int(ids[counts > 1][0])
+            again = int(np.flatnonzero(rec[:, 0] == cta)[1])
+            raise ArgumentError(f"records[{again}]: CTA {cta} again (records[{int(first[counts > 1][0])}]; "
+                                f"{int((counts > 1).sum())} CTA id(s) recorded more than once): a timeline records "
+                                "each CTA once")
         self.sms, self.ctas_per_sm = sms, ctas_per_sm
         self.records = rec
         self.slot, self.wave = self._place()
@@ -115,14 +117,15 @@ class Timeline:
             last_end[key] = max(last_end.get(key, t0), rec[i, 3])
         idle = sum(t1 - e for e in last_end.values()) + (slots - len(last_end)) * makespan
         waves = int(self.wave.max()) + 1
-        used = per_sm_busy[per_sm_busy > 0]  # none when every CTA took less than the timer's step
+        used = per_sm_busy[np.unique(rec[:, 1])]  # the SMs that ran a CTA, busy for less than a timer step or not
         return TimelineStats(
-            ctas=len(rec), sms_used=len(np.unique(rec[:, 1])), slots=slots, makespan_ns=makespan,
+            ctas=len(rec), sms_used=len(used), slots=slots, makespan_ns=makespan,
             busy_ns=float(busy.sum()),
             slot_efficiency=float(busy.sum() / (slots * makespan)) if makespan else 1.0,
             sm_efficiency=float(resident / (self.sms * makespan)) if makespan else 1.0, waves=waves,
             ctas_per_wave=tuple(int((self.wave == w).sum()) for w in range(waves)),
-            last_wave_idle_slot_ns=float(idle), sm_imbalance=float(used.max() / used.mean()) if used.size else 1.0,
+            last_wave_idle_slot_ns=float(idle),
+            sm_imbalance=float(used.max() / used.mean()) if used.mean() > 0 else 1.0,
             timer_step_ns=self.timer_step_ns)
 
     def active_ctas(self, bins: int = 20) -> np.ndarray:

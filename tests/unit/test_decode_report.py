@@ -278,4 +278,11 @@ def test_a_report_times_each_call_once_and_diff_pairs_the_same_kernel_variant(tm
     text = report.diff_table(both, report.load(RECORDED[-1]))
     row = next(ln for ln in text.splitlines() if ln.split()[:2] == ["1", "8192"] and "mma" in ln)
     assert " 1.000x " in row  # the mma row paired with the mma row, not with the slower fma one
-    assert "only in A: 1 calls" in text
+    assert "only in A: 1 call\n" in text + "\n"
+    for r in doc["rows"]:  # a report of the other kernel alone still pairs call by call, the builds column says so
+        r["kernel"] = "fma r2s2"
+    doc["rows"].pop()
+    (tmp_path / "fma_only.json").write_text(json.dumps(doc))
+    text = report.diff_table(report.load(RECORDED[-1]), report.load(tmp_path / "fma_only.json"))
+    assert "no call in both" not in text and "only in" not in text
+    assert " | fma r2s2 s" in next(ln for ln in text.splitlines() if ln.split()[:2] == ["1", "8192"])

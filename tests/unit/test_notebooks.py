@@ -196,8 +196,16 @@ def test_a_refusal_names_what_the_user_chose_and_a_missing_folder_or_file(tmp_pa
     assert cli.main(["nb", "run", "05", "-p", "recorded_root", str(tmp_path / "nope")]) == 2
     assert capsys.readouterr().err.strip().endswith(f"recorded_root {tmp_path / 'nope'}: no such directory")
     assert cli.main(["nb", "run", "03", "-p", "seed_manifest", str(tmp_path / "nope.json")]) == 2
-    assert (f"parameter seed_manifest = '{tmp_path / 'nope.json'}': no such file ({tmp_path / 'nope.json'}); expected "
-            "a schema_version 4 launch manifest") in capsys.readouterr().err
+    assert (f"parameter seed_manifest = '{tmp_path / 'nope.json'}': no such file; expected a schema_version 4 launch "
+            "manifest") in capsys.readouterr().err
+    assert cli.main(["nb", "run", "03", "-p", "seed_manifest", "nope.json"]) == 2  # relative: where it was looked for
+    assert f"= 'nope.json': no such file ({ROOT / 'nope.json'}); expected" in capsys.readouterr().err
+    assert cli.main(["nb", "run", "03", "-p", "seed_manifest", "/dev/null"]) == 2
+    assert "= '/dev/null': not a regular file; expected" in capsys.readouterr().err
+    (tmp_path / "afile").write_text("x")
+    assert cli.main(["nb", "run", "05", "-p", "recorded_root", str(tmp_path / "afile")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"recorded_root {tmp_path / 'afile'}: not a directory")
+    (tmp_path / "afile").unlink()
     assert list(tmp_path.iterdir()) == []
 
 

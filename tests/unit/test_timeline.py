@@ -158,13 +158,17 @@ def test_ctas_shorter_than_the_timer_step_and_a_cta_recorded_twice(tmp_path, cap
     assert "ctas                   10" in capsys.readouterr().out
     twice = _spin(10)
     twice[4, 0] = 3
-    with pytest.raises(ArgumentError, match=r"records: CTA 3 recorded 2 times \(1 CTA id\(s\) more than once\)"):
+    with pytest.raises(ArgumentError, match=r"records\[4\]: CTA 3 again \(records\[3\]; 1 CTA id\(s\) recorded more "):
         Timeline(twice, sms=132, ctas_per_sm=1)
+    half = _spin(10)
+    half[:5, 3] = half[:5, 2]  # half the SMs' CTAs shorter than a timer step: the imbalance counts those SMs too
+    s = Timeline(half, sms=132, ctas_per_sm=1).stats()
+    assert s.sms_used == 10 and s.sm_imbalance == pytest.approx(2.0)
     doc = json.loads((tmp_path / "zero.json").read_text())
     doc["records"][4][0] = 3
     (tmp_path / "twice.json").write_text(json.dumps(doc))
     assert cli.main(["sched", "timeline", str(tmp_path / "twice.json")]) == 2
-    assert "twice.json: $: records: CTA 3 recorded 2 times" in capsys.readouterr().err
+    assert "twice.json: $: records[4]: CTA 3 again (records[3];" in capsys.readouterr().err
 
 
 def test_a_one_wave_gantt_shows_the_slots_that_ended_first_and_last():

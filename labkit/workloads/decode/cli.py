@@ -34,10 +34,14 @@ def _from_manifest(args) -> int:
 
 
 def _bench(args) -> int:
+    from ...errors import ArgumentError
     from ...probes import copy_bandwidth
     from ...provenance import collect
     from .bench import MAX_KV_BYTES, SWEEP, bench_point, check_once, render, split_sweep, tail_sweep
 
+    twice = next((v for i, v in enumerate(args.variant or ()) if v in args.variant[:i]), None)
+    if twice is not None:  # before the GPU: one row per call, and a report keeps each once
+        raise ArgumentError(f"--variant {twice} given twice: each kernel variant is timed once")
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
     copy = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"]
     print(f"copy 1 GiB device to device: {copy / 1e3:.2f} TB/s read+write", flush=True)
@@ -147,6 +151,11 @@ def _compare(args) -> int:
     b, n, d = args.batch, args.kv_len, args.head_dim
     shape = {"heads_q": args.heads_q, "heads_kv": args.heads_kv, "page_size": args.page_size}
     plan_builds(b, n, d, tuple(args.build), **shape)  # a call or build that cannot run is refused before any launch
+    from ...errors import ArgumentError
+
+    twice = next((v for i, v in enumerate(args.variant or ()) if v in args.variant[:i]), None)
+    if twice is not None:  # before the GPU: one row per call, and a report keeps each once
+        raise ArgumentError(f"--variant {twice} given twice: each kernel variant is timed once")
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
     print(f"batch {b} x {n}, d{d}, {args.heads_q}/{args.heads_kv} heads, page {args.page_size}: the plan and "
           f"{len(args.build)} build(s), outputs checked against the plan's, then {args.iterations} shuffled cold "

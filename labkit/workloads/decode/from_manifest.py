@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ...errors import ArgumentError
 from ...manifest.families import K
-from ...manifest.model import BufArg, I32Field, Manifest, ParamField, TensorMapField
+from ...manifest.model import BufArg, I32Field, Launch, Manifest, ParamField, TensorMapField
 from .build import build_plan
 from .geometry import DecodeGeometry
 from .plan import plan_call
@@ -54,7 +54,7 @@ def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]
     notes = [
         f"geometry: batch {batch}, {heads_q} q heads on {heads_kv} KV heads, head_dim {head_dim}, page {page_size}, "
         f"{max_pages} pages per sequence, a pool of {pages} pages ({pool.name}), q/out buffers of {tokens} rows",
-        *_defect_notes(m, program.calls[0].op, pages, cuq.name),
+        *_defect_notes(_first_launch(m), pages, cuq.name),
     ]
     if pool_dim != head_dim or seq.shape != (batch,) or cuq.shape != (batch + 1,):
         raise ArgumentError(f"{m.source}: pool head_dim {pool_dim}, seq {list(seq.shape)}, cu_seqlens_q "
@@ -63,11 +63,15 @@ def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]
     return g, tokens, notes
 
 
-def _defect_notes(m: Manifest, op: str, pages: int, cuq: str) -> list[str]:
-    """What the input's own parameter block says about trtllm-gen's known defects (its K/V maps' page dim, the
-    never-packed cu_seqlens_q, the q tokens per sequence), read from its first launch, and how labkit's call
-    handles each."""
-    launch = m.ops[op].launches[0] if op in m.ops and m.ops[op].launches else None
+def _first_launch(m: Manifest) -> Launch | None:
+    """The first launch of the op that the first program's first call runs (None: the op declares none)."""
+    op = m.ops.get(next(iter(m.programs.values())).calls[0].op)
+    return op.launches[0] if op is not None and op.launches else None
+
+
+def _defect_notes(launch: Launch | None, pages: int, cuq: str) -> list[str]:
+    """What the input's own parameter block (its first launch's) says about trtllm-gen's known defects: its K/V maps'
+    page dim, the never-packed cu_seqlens_q, the q tokens per sequence; and how labkit's call handles each."""
     fields = {f.at: f for f in launch.args[0].fields} if launch is not None and launch.args else {}
     maps = [fields.get(K["tmaK"]), fields.get(K["tmaV"])]
     page_dims = sorted({f.dims[-1] for f in maps if isinstance(f, TensorMapField) and f.dims})
@@ -84,7 +88,8 @@ def _defect_notes(m: Manifest, op: str, pages: int, cuq: str) -> list[str]:
         f"labkit packs {cuq} and reads each sequence's q tokens through it",
         "q tokens per sequence: "
         + (f"{max_q.value} in the input (its mMaxSeqLenQ)" if isinstance(max_q, I32Field) else "the input sets none")
-        + "; labkit takes up to 8 with a causal mask",
+        + "; labkit's call here is built for 1 (its kernel takes up to 8 with a causal mask: labkit decode build "
+        "--max-q-len)",
     ]
 
 
@@ -98,11 +103,9 @@ def from_manifest(seed: Manifest, directory: Path | str, *, splits: int | None =
     plan = plan_call(g, splits=splits)
     s = plan.splits
     path = build_plan(g, plan, directory, q_rows=q_rows)
-    program = next(iter(seed.programs.values()))
-    op = seed.ops.get(program.calls[0].op)
-    grid = op.launches[0].grid if op is not None and op.launches else None
+    launch = _first_launch(seed)
     notes.append(f"splits: {s} per (sequence, KV head)"
-                 + (f" (the input's grid.x = {grid[0]})" if grid is not None else "")
+                 + (f" (the input's grid.x = {launch.grid[0]})" if launch is not None else "")
                  + (f", combined in a thread-block cluster of {s} (distributed shared memory, no global partials)"
                     if plan.kernel.cluster_splits > 1 else ""))
     own = check(seed)

@@ -231,9 +231,14 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
     if ta["gpu"] != tb["gpu"] and ta["device"] == tb["device"] and "not recorded" not in (ta["gpu"], tb["gpu"]):
         head.append("  (another GPU of the same kind: the same kernels differ by a few % from machine to machine)")
     bk = {p.key: p for p in b.points}
+    by_shape: dict[tuple, list] = {}  # a call's shape and mode -> B's rows of it (one per kernel variant)
+    for q in b.points:
+        by_shape.setdefault(q.key[:-1], []).append(q.key)
     rows, only_a = [], []
     for p in a.points:
         q = bk.pop(p.key, None)
+        if q is None and len(same := [k for k in by_shape.get(p.key[:-1], []) if k in bk]) == 1:
+            q = bk.pop(same[0])  # another kernel at the same call: the builds column says which
         if q is None:
             only_a.append(p.key)
             continue
@@ -243,5 +248,6 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
                      f"{q.p50_us:.2f}", f"{q.p50_us / p.p50_us:.3f}x", f"{p.TBps:.2f}", f"{q.TBps:.2f}", builds])
     lines = fmt_table(["batch", "kv_len", "d", "heads", "mode", "A us", "B us", "B/A", "A TB/s", "B TB/s", "builds"],
                       rows, left=(10,), rule=False).splitlines() if rows else ["no call in both"]
-    tail = [f"only in A: {len(only_a)} calls", f"only in B: {len(bk)} calls"] if only_a or bk else []
+    calls = lambda n: f"{n} call" + ("" if n == 1 else "s")  # noqa: E731
+    tail = [f"only in A: {calls(len(only_a))}", f"only in B: {calls(len(bk))}"] if only_a or bk else []
     return "\n".join([*head, *lines, *tail])
