@@ -37,13 +37,30 @@ def _decode_plan(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv:
     is the plan's own call; a count is that count with the build ``plan_call`` gives it, which can differ from the
     plan's own build at the same count (8 x 8k d128: the plan runs 2 splits of 8 warps in a cluster, while 2 splits
     asked for run the 4-warp build). ``timeline``: the instrumented call's plan (it keeps per-unit CTAs);
-    ``cluster_fit``: the clusters the GPU holds (``labkit.sched.clusters``; None: the H200's)."""
+    ``cluster_fit``: the clusters the GPU holds (None: this GPU's answer where ``sms`` and ``arch`` are this GPU's,
+    as the launched call's plan asks; else ``plan.cluster_ctas``'s table)."""
     from ..workloads.decode.plan import H200_L2_BYTES, plan_call
     from ..workloads.decode.run import geometry_for
 
+    if cluster_fit is None:
+        cluster_fit = _this_gpus_clusters(sms, arch)
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
     return g, plan_call(g, sms=sms, arch=arch, l2_bytes=l2_bytes or H200_L2_BYTES, splits=splits, timeline=timeline,
                         cluster_fit=cluster_fit)
+
+
+def _this_gpus_clusters(sms: int, arch: str) -> dict[int, int] | None:
+    """The clusters the GPU at hand holds, where ``sms`` and ``arch`` describe it (a model of this GPU's call then
+    plans it as the launch does); None without a GPU or for another GPU."""
+    from ..cuda import gpu_status
+
+    if not gpu_status()[0]:
+        return None
+    from ..device import describe
+    from .clusters import resident_cluster_ctas
+
+    dev = describe()
+    return resident_cluster_ctas(dev.index) if (dev.sm_count, dev.arch) == (sms, arch) else None
 
 
 def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,
@@ -166,15 +183,13 @@ def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim
     from ..device import describe
     from ..workloads.decode import run as decode_run
     from ..workloads.decode.geometry import kernel_label
-    from .clusters import resident_cluster_ctas
 
     check_int(launches, what="launches", lo=1, hi=100)
     geo = {"head_dim": head_dim, "heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     dev = describe()
     build = importlib.import_module("labkit.workloads.decode.build")
     # one plan for the model, the occupancy and the launch (which takes the same `splits`, and so the same call)
-    g, plan = _decode_plan(batch, kv_len, sms=dev.sm_count, arch=dev.arch, splits=splits,
-                           cluster_fit=resident_cluster_ctas(dev.index), **geo)
+    g, plan = _decode_plan(batch, kv_len, sms=dev.sm_count, arch=dev.arch, splits=splits, **geo)
     heuristic = plan.splits if splits is None else decode_splits(batch, kv_len, sms=dev.sm_count, **geo)
     used = plan.splits
     occ = build.occupancy(plan.kernel, dev.arch)

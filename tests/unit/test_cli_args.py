@@ -100,6 +100,8 @@ BAD = [
     (["sched", "occupancy", SEED_CUBIN, "--arch", "banana"], "arch 'banana': labkit knows the limits of sm_80, sm_89"),
     (["decode", "build", "--batch", "8", "--kv-len", "4096", "--max-q-len", "0", "--out", "{tmp}/b"],
      "--max-q-len 0: expected 1..8"),
+    (["decode", "bench", "--variant", "mma", "--variant", "fma", "--variant", "mma"],
+     "--variant mma given twice: each kernel variant is timed once"),
     (["nosuch"], "invalid choice"),
     ([], "required: cmd"),
     # found by a CLI review: each was dropped silently, refused only after the GPU check, or written after the run

@@ -151,11 +151,6 @@ def _compare(args) -> int:
     b, n, d = args.batch, args.kv_len, args.head_dim
     shape = {"heads_q": args.heads_q, "heads_kv": args.heads_kv, "page_size": args.page_size}
     plan_builds(b, n, d, tuple(args.build), **shape)  # a call or build that cannot run is refused before any launch
-    from ...errors import ArgumentError
-
-    twice = next((v for i, v in enumerate(args.variant or ()) if v in args.variant[:i]), None)
-    if twice is not None:  # before the GPU: one row per call, and a report keeps each once
-        raise ArgumentError(f"--variant {twice} given twice: each kernel variant is timed once")
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
     print(f"batch {b} x {n}, d{d}, {args.heads_q}/{args.heads_kv} heads, page {args.page_size}: the plan and "
           f"{len(args.build)} build(s), outputs checked against the plan's, then {args.iterations} shuffled cold "
