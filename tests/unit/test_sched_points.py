@@ -183,3 +183,20 @@ def test_device_info_reads_records_with_and_without_the_gpu_uuid():
         DeviceInfo.from_dict({**old, "uuid": 7})
     with pytest.raises(LabkitError, match="serial"):
         DeviceInfo.from_dict({**old, "serial": "x"})
+
+
+def test_a_model_of_this_gpus_call_plans_with_the_clusters_this_gpu_holds(monkeypatch):
+    """Found by a review: notebook 04 labelled and modelled its decode call with the H200 table while the launched
+    call's plan asked the GPU; on a GPU with fewer clusters of 8 the title would name a cluster the call did not run."""
+    import labkit.cuda
+    import labkit.sched.clusters
+    from labkit.sched import measure
+
+    dev = _fake_device(monkeypatch)
+    monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (True, "a faked H200 (test)"))
+    monkeypatch.setattr(labkit.sched.clusters, "resident_cluster_ctas", lambda index=0: {2: 132, 4: 120, 8: 56})
+    seed = dict(head_dim=256, heads_q=24, heads_kv=4, page_size=64)
+    _, here = measure._decode_plan(2, 704, sms=dev.sm_count, arch=dev.arch, **seed)
+    assert here.kernel.cluster_splits == 0  # 64 CTAs in clusters of 8 do not fit in 56
+    _, other = measure._decode_plan(2, 704, sms=100, arch=dev.arch, **seed)  # another GPU: the table, every SM
+    assert other.kernel.cluster_splits == 8
