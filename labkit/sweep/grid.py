@@ -21,7 +21,7 @@ def parse_axis(text: str) -> tuple[str, list]:
         except ValueError as exc:
             raise ArgumentError(f"grid axis {text!r}: list values are JSON, e.g. shape=[1,1024,8,128],[1,2048,8,128] "
                                 f"({exc})") from None
-        return name, out
+        return name, _once_and_finite(text, out)
     out = []
     for v in values.split(","):
         v = v.strip()
@@ -35,7 +35,25 @@ def parse_axis(text: str) -> tuple[str, list]:
                 continue
         else:
             out.append(v)
-    return name, out
+    return name, _once_and_finite(text, out)
+
+
+def _once_and_finite(text: str, values: list) -> list:
+    """An axis's values, each once and finite: a repeated value ran its point twice, and a nan or inf was written to
+    sweep.json, which its strict reader then refused, leaving the sweep unreadable."""
+    import json
+    import math
+
+    bad = next((v for v in values if isinstance(v, float) and not math.isfinite(v)), None)
+    if bad is not None:
+        raise ArgumentError(f"grid axis {text!r}: {bad}: expected finite numbers")
+    seen = []
+    for v in values:
+        key = json.dumps(v, sort_keys=True)
+        if key in seen:
+            raise ArgumentError(f"grid axis {text!r}: {v!r} given twice: each point runs once")
+        seen.append(key)
+    return values
 
 
 def expand(grid: dict[str, list]) -> list[dict]:
@@ -43,6 +61,8 @@ def expand(grid: dict[str, list]) -> list[dict]:
     if not grid:
         raise ArgumentError("a sweep needs at least one grid axis")
     names = list(grid)
+    for n in names:  # a grid given in Python (a notebook's Session.sweep), as the command line's
+        _once_and_finite(n, list(grid[n]))
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
 
 

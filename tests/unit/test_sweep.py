@@ -216,3 +216,17 @@ def test_review_fixes_the_per_point_check_skips_what_the_workload_skips_and_resu
     assert cli.main(argv) == 0 and "0 ok, 0 failed, 2 done before" in capsys.readouterr().out  # nothing left to run
     workloads._REGISTRY.pop("test.gpu_echo")
     workloads._NEEDS_GPU.discard("test.gpu_echo")
+
+
+def test_a_grid_value_is_finite_and_given_once(tmp_path, capsys):
+    """Found by a review: nan and inf ran and were written to sweep.json, whose strict reader then refused it (status,
+    collect and resume all failed); a repeated value ran its point twice and status counted it once."""
+    for grid, said in ((["ms=10", "tag=inf,nan"], "inf: expected finite numbers"), (["ms=10,10"], "10 given twice"),
+                       (["ms=10", "shape=[1,2],[1,2]"], "[1, 2] given twice")):
+        with pytest.raises(ArgumentError, match=re.escape(said)):
+            sweep.parse_axis(grid[-1])
+        argv = ["sweep", "run", "--workload", "demo.sleep", *[a for g in grid for a in ("--grid", g)]]
+        assert cli.main([*argv, "--out", str(tmp_path / "s")]) == 2
+        assert said in capsys.readouterr().err and not (tmp_path / "s").exists()
+    with pytest.raises(ArgumentError, match="grid axis 'ms': 5 given twice"):
+        sweep.expand({"ms": [5, 5]})
