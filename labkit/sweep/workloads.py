@@ -97,10 +97,15 @@ def _decode_check(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0,
 
 
 def _sage2_check(shape, q_len: int | None = None, kv_len: int | None = None, schedule=None, q_tails=None,
-                 kv_tails=None, **_) -> None:
-    from ..values import Shape
+                 kv_tails=None, launches: int = 3, round_index: int = 0, layout: str = "NHD", dtype: str = "bf16",
+                 seed: int = 0, **_) -> None:
+    from ..values import Shape, check_int
+    from ..workloads.sage2.profile import check_options
 
     s = Shape.of(shape)
+    check_int(launches, what="launches", lo=1, hi=100)
+    check_int(round_index, what="round_index", lo=0)
+    check_options(layout=layout, dtype=dtype, seed=seed)  # as sage2 profile checks them, before any GPU work
     for what, n in (("q_len", q_len), ("kv_len", kv_len)):
         if n is not None and not (isinstance(n, int) and 1 <= n <= s.seq_len):
             raise ArgumentError(f"{what} {n!r}: expected 1..{s.seq_len} (the shape's N)")
@@ -110,6 +115,9 @@ def _sage2_check(shape, q_len: int | None = None, kv_len: int | None = None, sch
     if schedule is not None:
         from ..workloads.sage2.schedule import Schedule
 
+        if not isinstance(schedule, dict):  # a grid's text value: `argument after ** must be a mapping` said nothing
+            raise ArgumentError(f"schedule {schedule!r}: expected an object of Sage2 Schedule fields, e.g. "
+                                'schedule={"cta_q":128}')
         try:
             Schedule(**schedule)
         except TypeError as exc:  # not a mapping, or a field Schedule does not have

@@ -159,7 +159,14 @@ def test_a_sage2_sweep_takes_shapes_from_the_cli_and_is_checked_whole_before_it_
     ("decode.point", ["batch=1", "kv_len=1k"], "--grid kv_len='1k': workload decode.point takes an integer"),
     ("decode.point", ["batch=1", "kv_len=64", "peers=yes"], "--grid peers='yes': workload decode.point takes 0 or 1"),
     ("decode.point", ["batch=1", "kv_len=64", "peers=True"], "--grid peers='True': workload decode.point takes 0 or 1"),
-    ("decode.point", ["batch=1", "kv_len=64", "nope=1"], "--grid nope: workload decode.point has no such parameter")])
+    ("decode.point", ["batch=1", "kv_len=64", "nope=1"], "--grid nope: workload decode.point has no such parameter"),
+    # each point's Sage2 options as sage2 profile checks them (found by a review: they had failed at every point)
+    ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "layout=XYZ"], "layout 'XYZ': expected one of"),
+    ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "dtype=int3"], "dtype 'int3': expected bf16"),
+    ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=-3"], "round_index -3: expected >= 0"),
+    ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "schedule=x"],
+     "schedule 'x': expected an object of Sage2 Schedule fields"),
+    ("sage2.timeline", ["shape=[1,1024,8,128]", "q_len=10", "kv_len=10", "launches=0"], "launches 0: expected 1..100")])
 def test_a_grid_the_workload_cannot_take_is_refused_before_the_sweep_exists(workload, grid, message, tmp_path,
                                                                            capsys):
     """Once written, a sweep directory is tied to its grid: a typo found by the first point would have to be deleted
