@@ -152,6 +152,10 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
         from ..cuda import require_gpu
 
         require_gpu(f"workload {workload}")  # every point would fail: say so once, before the sweep exists
+    if executor == "dask" and client is None:
+        from .. import _deps
+
+        _deps.require("distributed")  # a missing extra is said before the sweep directory is tied to the grid
     points = sweep.start(workload, grid)
     todo = left(sweep.records())
     counts = {"total": len(points), "skipped": len(points) - len(todo), "ok": 0, "failed": 0}
