@@ -63,7 +63,7 @@ def _check(args) -> int:
 
 def _pack(args) -> int:
     m, res = _checked(args)
-    res.raise_if_errors()  # before a GPU is touched: a broken manifest fails the same way everywhere
+    res.raise_if_errors("nothing written")  # before a GPU is touched: a broken manifest fails the same way everywhere
     device, reason = _device()
     if device is not None:
         from .runner import Runner

@@ -77,10 +77,12 @@ class CheckResult:
 
         return plan_launches(self)
 
-    def raise_if_errors(self) -> None:
+    def raise_if_errors(self, outcome: str = "nothing launched") -> None:
+        """ManifestError naming the file, the errors and what did not happen (``outcome``: pack writes nothing)."""
         errs = self.errors
         if errs:
-            raise ManifestError(f"{len(errs)} error(s), nothing launched: " + "; ".join(map(str, errs)))
+            where = f"{self.manifest.source}: " if self.manifest.source else ""
+            raise ManifestError(f"{where}{len(errs)} error(s), {outcome}: " + " | ".join(map(str, errs)))
 
 
 def _launch_path(op: str, li: int) -> str:

@@ -64,6 +64,8 @@ BAD = [
     (["sage2", "profile"], "required: --out"),
     (["manifest", "pack", SEED, "--out", "{tmp}/missing/x.bin"], "does not exist"),
     (["manifest", "pack", SEED, "--out", "{tmp}"], "is a directory"),
+    (["manifest", "pack", str(ROOT / "tests" / "data" / "manifests" / "wrong_sha256.json"), "--out", "{tmp}/x.bin"],
+     "wrong_sha256.json: 1 error(s), nothing written: error: modules."),  # pack launches nothing (found by a review)
     (["manifest", "pack", SEED, "--out", ""], "empty file name"),
     (["manifest", "pack", SEED, "--var", "seqs=99999999999", "--out", "{tmp}/x.bin"], "value 99999999999"),
     (["manifest", "check", SEED, "--var", "seqs=99999999999", "--no-device"], "cannot run"),
