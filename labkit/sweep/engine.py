@@ -124,6 +124,9 @@ class SweepDir:
                 raise n["id"].error(f"= {n['id'].value!r}: expected the file's own point id {f.stem!r} (a stray or "
                                     "renamed file; move it out of points/)")
             n["params"].obj(any_keys=True)
+            if point_id(n["params"].value) != f.stem:  # the id is its parameters' hash: edited params are not its point
+                raise n["params"].error(f"= {n['params'].value!r}: not the parameters of point {f.stem} (edited "
+                                        "by hand?); run the point again: delete the file and resume the sweep")
             n["status"].str(("ok", "failed"))
             out[f.stem] = n.value
         return out
@@ -184,13 +187,18 @@ def status(directory: Path | str) -> dict:
 
 
 def collect(directory: Path | str):
-    """One row per finished point: its parameters, status, error, the result's fields, and where it ran."""
+    """One row per finished point of the grid, in the grid's order: its parameters, status, error, the result's
+    fields, and where it ran (a record of another grid in points/ is not this sweep's, as status counts it)."""
     import pandas as pd
 
     sweep = SweepDir(directory)
-    sweep.manifest()  # a path that holds no sweep is refused, as status refuses it
+    grid = sweep.manifest()["grid"]  # a path that holds no sweep is refused, as status refuses it
+    recs = sweep.records()
     rows = []
-    for pid, r in sweep.records().items():
+    for pid in (point_id(p) for p in expand(grid)):
+        if pid not in recs:
+            continue
+        r = recs[pid]
         row = {"id": pid, **r["params"], "status": r.get("status"), "error": r.get("error"),
                "elapsed_s": r.get("elapsed_s"), "gpu_uuid": r.get("gpu_uuid"), "pid": r.get("pid")}
         result = r.get("result") or {}

@@ -250,3 +250,26 @@ def test_a_dask_sweep_without_distributed_is_refused_before_the_sweep_exists(tmp
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--executor", "dask",
                      "--out", str(out)]) == 2
     assert "distributed is not installed" in capsys.readouterr().err and not out.exists()
+
+
+def test_point_files_are_this_grids_points_and_collect_follows_the_grid(tmp_path, capsys):
+    """Found by a review: a point file with hand-edited params was counted ok and collected as edited; a record of
+    another grid copied into points/ was collected though status did not count it; rows came in hash order; and an
+    empty sweep printed pandas' 'Empty DataFrame'."""
+    out = tmp_path / "s"
+    sweep.run(out, "demo.sleep", {"ms": [3, 1, 2]}, progress=None)
+    assert list(sweep.collect(out)["ms"]) == [3, 1, 2]  # the grid's order
+    stray = tmp_path / "t"
+    sweep.run(stray, "demo.sleep", {"ms": [7]}, progress=None)
+    for f in (stray / "points").glob("*.json"):
+        (out / "points" / f.name).write_text(f.read_text())
+    assert list(sweep.collect(out)["ms"]) == [3, 1, 2] and sweep.status(out)["ok"] == 3
+    f = next((out / "points").glob("*.json"))
+    doc = json.loads(f.read_text())
+    doc["params"]["ms"] = 999
+    f.write_text(json.dumps(doc))
+    assert cli.main(["sweep", "status", str(out)]) == 2
+    assert "params: = {'ms': 999}: not the parameters of point" in capsys.readouterr().err
+    sweep.SweepDir(tmp_path / "e").start("demo.sleep", {"ms": [1]})
+    assert cli.main(["sweep", "collect", str(tmp_path / "e")]) == 0
+    assert "no point has finished yet" in capsys.readouterr().out
