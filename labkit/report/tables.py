@@ -138,12 +138,14 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
         rows.append(["total (top-level p50)", f"{ta * 1e3:.3f}", f"{tb * 1e3:.3f}", f"{tb / ta:.3f}x" if ta else "-"])
         return "\n".join([*head, fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows)])
     wa, wb = phase_work(a), phase_work(b)
-    rate = lambda w, st: "-" if st is None or st.p50_s == 0 or w[0] != w[0] else f"{w[0] / st.p50_s:.1f}"  # noqa: E731
+    rate = lambda w, st: None if st is None or st.p50_s == 0 or w[0] != w[0] else w[0] / st.p50_s  # noqa: E731
+    shown_rate = lambda v: "-" if v is None else f"{v:.4g}"  # 4 significant digits: 0.035 TOPS is not 0.0  # noqa: E731
     for name, sa in a.phase_timings.items():
         sb = b.phase_timings.get(name)
         ra, rb = rate(wa[name], sa), rate(wb.get(name, (0, "")), sb)
-        ratio = f"{float(rb) / float(ra):.3f}x" if "-" not in (ra, rb) and float(ra) > 0 else "-"
-        rows.append([shown(name), wa[name][1], ra, rb, ratio])
+        r = rb / ra if ra and rb is not None else None  # from the unrounded rates
+        ratio = "-" if r is None else f"{r:.3f}x" if r >= 0.001 else f"{r:.3g}x"
+        rows.append([shown(name), wa[name][1], shown_rate(ra), shown_rate(rb), ratio])
     note = ("shapes differ: raw times are not comparable, so this compares work-normalized throughput "
             "(mainloop: 4 B H Nq Nkv D ops per second; other phases: their 16-bit input bytes per second)")
     return "\n".join([*head, note, fmt_table(["phase", "unit", "A", "B", "B/A"], rows)])

@@ -83,3 +83,13 @@ def test_tail_table_is_in_ms_with_both_efficiencies(seed):
     assert df["mainloop_p50_ms"].iloc[0] == pytest.approx(seed.tail_study[0].mainloop.p50_s * 1e3)
     kv = df[df["sweep"] == "kv_tail_fixed_q"].set_index("kv_len")["kv_tile_efficiency"]
     assert kv[37760] == pytest.approx(37760 / (590 * 64)) and kv[37761] == pytest.approx(37761 / (591 * 64))
+
+
+def test_small_rates_keep_their_digits_and_their_ratio(seed):
+    """Found by a review: a rate of 0.035 TOPS printed as 0.0 and its ratio as '-' (the ratio came from the rounded
+    text)."""
+    slow = {k: dataclasses.replace(v, p50_s=v.p50_s * 1e4) for k, v in seed.phase_timings.items()}
+    other = dataclasses.replace(_other_shape(seed), phase_timings=slow)
+    row = next(ln for ln in report.diff_table(seed, other).splitlines() if ln.startswith("fused_mainloop")).split()
+    assert row[3] != "0.0" and float(row[3]) > 0 and row[4].endswith("x")
+    assert float(row[4][:-1]) == pytest.approx(float(row[3]) / float(row[2]), rel=2e-3)
