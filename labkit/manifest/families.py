@@ -103,10 +103,14 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
         what = f"ops.{op.name}.params[{cu_params[0]}]" if cu_params else path(K["ptrCumSeqLensQ"])
         msg = ("cu_seqlens_q is declared but never packed (ptrCumSeqLensQ at 936 stays null): the kernel assumes "
                f"every sequence has mMaxSeqLenQ = {maxq} query token(s)")
-        if None not in (maxq, total, batch) and total != batch * maxq:
+        if None not in (maxq, total, batch) and total > batch * maxq:
             msg += (f"; mSumOfSeqLensQ = {total} but mBatchSize x mMaxSeqLenQ = {batch * maxq}: query rows "
                     f"{batch * maxq}..{total - 1} of out stay unwritten (pass --var so they agree, or pack a pointer "
                     "at 936 with mMaxSeqLenQ = max q_len)")
+        elif None not in (maxq, total, batch) and total < batch * maxq:  # rows 2..0 had been named unwritten
+            msg += (f"; mSumOfSeqLensQ = {total} but mBatchSize x mMaxSeqLenQ = {batch * maxq}: the kernel writes "
+                    f"query rows {total}..{batch * maxq - 1}, which the call's {total} query token(s) do not own "
+                    "(pass --var so they agree)")
         issues.append(Issue("warning", what, msg))
     pool = val(K["mNumPagesInMemPool"])
     for at in (K["tmaK"], K["tmaV"]):

@@ -170,3 +170,13 @@ def test_manifest_cli_run_without_gpu_is_clean(capsys):
     assert cli.main(["manifest", "run", str(SEED)]) == 2
     err = capsys.readouterr().err
     assert "needs a CUDA GPU" in err and err.count("\n") == 1
+
+
+def test_the_seeds_query_rows_are_named_both_ways_round(capsys):
+    """Fewer query tokens than sequences x mMaxSeqLenQ had been reported as 'query rows 2..0 of out stay
+    unwritten' (found by a review): the kernel writes rows the call does not own; more tokens leave rows unwritten."""
+    assert cli.main(["manifest", "check", str(SEED), "--var", "tokens=1", "--var", "seqs=2", "--no-device"]) == 0
+    assert ("mBatchSize x mMaxSeqLenQ = 2: the kernel writes query rows 1..1, which the call's 1 query token(s) do "
+            "not own") in capsys.readouterr().out
+    assert cli.main(["manifest", "check", str(SEED), "--var", "tokens=5", "--var", "seqs=2", "--no-device"]) == 0
+    assert "mBatchSize x mMaxSeqLenQ = 2: query rows 2..4 of out stay unwritten" in capsys.readouterr().out
