@@ -43,11 +43,13 @@ class DeviceInfo:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "DeviceInfo":
-        """Validate a ``to_dict`` document (a recorded run's ``device.json``) field by field."""
+    def from_dict(cls, d) -> "DeviceInfo":
+        """Validate a ``to_dict`` document (a recorded run's ``device.json``, or a ``Node`` within a report, whose
+        errors then name their place in it) field by field."""
         from ._json import Node
 
-        n = Node(d).obj([f.name for f in dataclasses.fields(cls) if f.name != "uuid"], optional=["uuid"])
+        keys = [f.name for f in dataclasses.fields(cls) if f.name != "uuid"]
+        n = (d if isinstance(d, Node) else Node(d)).obj(keys, optional=["uuid"])
         optional_int = lambda k: None if n[k].value is None else n[k].int(0)  # noqa: E731
         return cls(index=n["index"].int(0), name=n["name"].str(),
                    compute_capability=n["compute_capability"].ints(2, 0),

@@ -70,3 +70,33 @@ def collect(*, timing_mode: str | None = None) -> dict:
 
 
 PROVENANCE_KEYS = ("created_utc", "host", "git_sha", "timing_mode", "device", "gpu_status", "clocks", "versions")
+
+
+def read(node, *, any_keys: bool = False) -> dict:
+    """A report's ``provenance`` (``collect``'s keys; ``any_keys``: a decode report's notes beside them), each value
+    checked: a device is null or a whole device description, clocks null or positive integers, versions strings
+    (or null: not installed). A
+    wrong one had shown as 'not recorded' and made report diff name a difference that is the file's fault.
+
+    Raises:
+        FormatError: the key and what was expected.
+    """
+    n = node.obj(PROVENANCE_KEYS, any_keys=any_keys)
+    n["created_utc"].str()
+    n["host"].str()
+    n["gpu_status"].str()
+    for key in ("git_sha", "timing_mode"):
+        if n[key].value is not None:
+            n[key].str()
+    if n["device"].value is not None:
+        from .device import DeviceInfo
+
+        DeviceInfo.from_dict(n["device"])
+    if n["clocks"].value is not None:
+        for _, hz in n["clocks"].items():
+            if hz.value is not None:
+                hz.int(1)
+    for _, version in n["versions"].items():
+        if version.value is not None:  # null: the package is not installed
+            version.str()
+    return n.value

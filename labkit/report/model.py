@@ -6,7 +6,7 @@ Files are read and written by ``io.py``, which imports this module (never the re
 from dataclasses import dataclass, fields
 
 from .._json import I32, Node
-from ..provenance import PROVENANCE_KEYS
+from ..provenance import read as read_provenance
 from ..timing.stats import STAT_FIELDS, Stats
 
 # Regions timed as one region around their members (the seed times both levels).
@@ -192,7 +192,7 @@ def from_node(root: Node) -> Sage2Report:
     dec = root["manual_decomposition_vs_public_sage2"].obj(("equal", "max_abs", "mean_abs"))
     prov = None
     if version >= 1:
-        prov = root["provenance"].obj(PROVENANCE_KEYS).value
+        prov = read_provenance(root["provenance"])
     return Sage2Report(
         metadata=root["metadata"].obj(any_keys=True).value,
         **shapes,

@@ -11,6 +11,7 @@ from labkit.workloads.decode import report
 from ..conftest import ROOT
 
 RECORDED = sorted((ROOT / "data" / "runs").glob("*-decode_bench/bench.json"))
+RECORDED_PROVENANCE = json.loads(RECORDED[-1].read_text())["provenance"]  # what a bench on the H200 writes
 
 
 def test_the_recorded_benchmark_is_a_valid_report_that_round_trips(tmp_path):
@@ -134,7 +135,7 @@ def test_the_bench_keeps_what_it_measured_when_a_later_point_fails(tmp_path, mon
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
     monkeypatch.setattr(bench, "bench_point", fake_point)
     monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
-    monkeypatch.setattr(provenance, "collect", lambda **kw: {"device": {"name": "fake"}, "git_sha": "0" * 40})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
     out = tmp_path / "bench.json"
     out.write_text(RECORDED[-1].read_text())  # an earlier, complete report at the same path stays whole
     with pytest.raises(RuntimeError, match="illegal memory access"):
@@ -171,7 +172,7 @@ def test_sweep_splits_all_sweeps_every_point_and_names_the_worst(tmp_path, monke
     monkeypatch.setattr(bench, "bench_point", fake_point)
     monkeypatch.setattr(bench, "split_sweep", fake_sweep)
     monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
-    monkeypatch.setattr(provenance, "collect", lambda **kw: {"device": {"name": "fake"}, "git_sha": "0" * 40})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
     assert cli.main(["decode", "bench", "--quick", "--sweep-splits", "all", "--out", str(tmp_path / "r.json")]) == 0
     assert swept == [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128), (2, 704, 256)]
     out = capsys.readouterr().out
@@ -203,7 +204,7 @@ def test_peers_compare_against_labkits_call_in_the_same_rounds(tmp_path, monkeyp
     monkeypatch.setattr(bench, "bench_point", fake_point)
     monkeypatch.setattr(peers, "peer_rates", fake_rates)
     monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
-    monkeypatch.setattr(provenance, "collect", lambda **kw: {"device": {"name": "fake"}, "git_sha": "0" * 40})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
     assert cli.main(["decode", "bench", "--quick", "--peers", "--out", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out
     assert out.count("peer fa3: not available") == 1 and "labkit_beside_peers" in out
@@ -252,7 +253,7 @@ def test_a_variant_times_every_point_of_the_sweep_with_that_kernel(tmp_path, mon
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
     monkeypatch.setattr(bench, "bench_point", fake_point)
     monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
-    monkeypatch.setattr(provenance, "collect", lambda **kw: {"device": {"name": "fake"}, "git_sha": "0" * 40})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
     assert cli.main(["decode", "bench", "--variant", "mma", "--variant", "fma", "--out", str(tmp_path / "b.json")]) == 0
     sweep = [(b, n, d) for b, n, d in bench.SWEEP if 2 * b * n * 8 * d * 2 <= bench.MAX_KV_BYTES]
     for v in ("mma", "fma"):

@@ -1,5 +1,6 @@
 import dataclasses
 import json
+import re
 import subprocess
 import sys
 
@@ -9,7 +10,7 @@ from labkit import report
 from labkit.errors import FormatError
 from labkit.provenance import collect
 
-from ..conftest import SHARED
+from ..conftest import ROOT, SHARED
 
 
 def test_seed_round_trips_byte_for_byte(seed_report_path):
@@ -80,6 +81,24 @@ def test_version1_requires_provenance(seed_report_path):
     text = _mutate(seed_report_path, lambda d: d.__setitem__("report_version", 1))
     with pytest.raises(FormatError, match="missing key 'provenance'"):
         report.loads(text)
+
+
+@pytest.mark.parametrize("key, value, said", [
+    ("clocks", {"sm_clock_hz": -5, "sm_clock_max_hz": None},
+     "provenance.clocks.sm_clock_hz: = -5: expected an integer"),
+    ("device", "H200", "provenance.device: = 'H200': expected an object"),
+    ("device", {"name": "H200"}, "provenance.device: missing key 'index'"),
+    ("versions", {"torch": 2.11}, "provenance.versions.torch: = 2.11: expected a string"),
+])
+def test_provenance_values_are_read_strictly(key, value, said):
+    """Found by a review: a negative clock read as 'clocks not recorded', a device given as a string as 'device not
+    recorded', and report diff named a difference that was the file's fault."""
+    recorded = sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/report.json"))[-1]
+    doc = json.loads(recorded.read_text())
+    report.loads(json.dumps(doc))
+    doc["provenance"][key] = value
+    with pytest.raises(FormatError, match=re.escape(said)):
+        report.loads(json.dumps(doc))
 
 
 def _cli(*args):

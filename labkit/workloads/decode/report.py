@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..._json import Node, load_document
 from ...errors import FormatError
+from ...provenance import read as read_provenance
 from .geometry import HEAD_DIMS
 from .peers import PEERS as BENCHED_PEERS
 
@@ -115,7 +116,7 @@ def from_node(n: Node) -> DecodeReport:
         points.append(p)
     return DecodeReport(copy_TBps=n["copy_read_plus_write_GBps"].num(0, 1e5) / 1e3,
                         points=tuple(points), split_sweeps=sweeps,
-                        provenance=n["provenance"].obj(any_keys=True).value)
+                        provenance=read_provenance(n["provenance"], any_keys=True))
 
 
 def is_decode_report(path: Path | str) -> bool:
