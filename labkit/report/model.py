@@ -141,6 +141,27 @@ _SWEEPS = ("q_tail_fixed_kv", "kv_tail_fixed_q", "custom")
 MAX_SECONDS = 86400.0  # one timed region of a day or more is not a measurement
 
 
+def _check_labkit_metadata(n) -> None:
+    """The fields labkit writes into a report's metadata and reads back (diff names them): dtype and layout from
+    their choices, the schedule a Sage2 Schedule (a seed report's metadata is the user's own, not checked). An
+    ``int3`` dtype or a schedule of strings had been shown, and diffed, as written."""
+    from ..workloads.sage2.profile import LAYOUTS
+
+    if n.get("dtype") is not None:
+        n["dtype"].str(("bf16", "fp16"))
+    if n.get("layout") is not None:
+        n["layout"].str(tuple(LAYOUTS))
+    if n.get("schedule") is not None:  # its fields and their kinds; the rules of the day (sm90's tiles) changed since
+        from dataclasses import fields as dataclass_fields
+
+        from ..workloads.sage2.schedule import Schedule
+
+        names = [f.name for f in dataclass_fields(Schedule)]
+        sched = n["schedule"].obj((), names)  # older reports lack the later fields (mainloop)
+        for name, field in sched.items():
+            field.str(("seed", "sm90")) if name == "mainloop" else field.int(1)
+
+
 def _stats(n: Node) -> Stats:
     n.obj(STAT_FIELDS)
     count = n["count"].int(1, I32[1])
@@ -193,8 +214,11 @@ def from_node(root: Node) -> Sage2Report:
     prov = None
     if version >= 1:
         prov = read_provenance(root["provenance"])
+    metadata = root["metadata"].obj(any_keys=True)
+    if version >= 1:
+        _check_labkit_metadata(metadata)
     return Sage2Report(
-        metadata=root["metadata"].obj(any_keys=True).value,
+        metadata=metadata.value,
         **shapes,
         warmup=root["warmup"].int(0, I32[1]),
         iterations=root["iterations"].int(1, I32[1]),

@@ -101,6 +101,23 @@ def test_provenance_values_are_read_strictly(key, value, said):
         report.loads(json.dumps(doc))
 
 
+
+@pytest.mark.parametrize("key, value, said", [
+    ("dtype", "int3", "metadata.dtype: = 'int3': expected one of bf16, fp16"),
+    ("layout", "nhd", "metadata.layout: = 'nhd': expected one of NHD, HND"),
+    ("schedule", {"cta_q": "x"}, "metadata.schedule.cta_q: = 'x': expected an integer"),
+    ("schedule", {"tiles": 3}, "metadata.schedule.tiles"),
+])
+def test_the_metadata_labkit_writes_is_read_back_strictly(key, value, said):
+    """Found by a review: an int3 dtype was printed as written, and a schedule of strings made report diff say the
+    schedules matched. A seed report's metadata stays the user's own."""
+    recorded = sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/report.json"))[-1]
+    doc = json.loads(recorded.read_text())
+    doc["metadata"][key] = value
+    with pytest.raises(FormatError, match=re.escape(said)):
+        report.loads(json.dumps(doc))
+
+
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "labkit", *args], capture_output=True, text=True)
 
