@@ -84,4 +84,5 @@ def find(module: Module, dirs: list[Path]) -> LoadedModule:
         raise ModuleError(f"modules.{module.name}.sha256: {show_path(p)} has {what}, the manifest expects "
                           f"{module.sha256}")
     raise ModuleError(f"modules.{module.name}: no cubin with sha256 {module.sha256[:16]}... ({module.source}) in "
-                      f"{', '.join(str(d) for d in dirs)}; put it in data/cubins/ or pass --cubin-dir")
+                      f"{', '.join(str(d) for d in dirs)}; put it in data/cubins/, pass --cubin-dir, or install "
+                      "FlashInfer's cubins: pip install 'labkit[cubins]'")

@@ -180,3 +180,11 @@ def test_the_seeds_query_rows_are_named_both_ways_round(capsys):
             "not own") in capsys.readouterr().out
     assert cli.main(["manifest", "check", str(SEED), "--var", "tokens=5", "--var", "seqs=2", "--no-device"]) == 0
     assert "mBatchSize x mMaxSeqLenQ = 2: query rows 2..4 of out stay unwritten" in capsys.readouterr().out
+
+
+def test_a_missing_cubin_names_the_extra_that_ships_the_seeds(capsys):
+    """The README lists the labkit[cubins] extra (FlashInfer's cubins) as a place cubins come from; the refusal names
+    it too (found by a review)."""
+    assert cli.main(["manifest", "check", str(ROOT / "tests" / "data" / "manifests" / "missing_cubin.json"),
+                     "--no-device"]) == 2
+    assert "or install FlashInfer's cubins: pip install 'labkit[cubins]'" in capsys.readouterr().out
