@@ -7,11 +7,14 @@ from .._cliargs import existing_dir, int_in, output_path
 
 
 def _show(args) -> int:
-    from ..errors import NcuError
+    from ..errors import ArgumentError, NcuError
     from . import kernels, load, rules
 
+    names = [m.strip() for m in args.metrics.split(",")] if args.metrics else []
+    if any(not m for m in names):  # before the report is read: ',,' had been looked up as a metric named ''
+        raise ArgumentError(f"--metrics {args.metrics!r}: an empty name; expected full metric names, comma-separated")
     ctx = load(args.report)
-    extra = {m: m for m in (args.metrics.split(",") if args.metrics else [])}
+    extra = {m: m for m in names}
     for m in extra:  # a typo would print a column of None
         if all(act.metric_by_name(m) is None for _, _, act in ctx.actions):
             raise NcuError(f"--metrics {m}: no profiled kernel in {args.report} has it (ncu --query-metrics lists "

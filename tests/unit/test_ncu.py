@@ -97,6 +97,8 @@ def test_cli(tmp_path, capsys, monkeypatch):
     assert "range 0 action 0: fused_line" in out and "softmax" in out and "23245" in out
     assert cli.main(["ncu", "show", str(FIXTURE), "--rules"]) == 0
     assert "bench/fused_line" in capsys.readouterr().out
+    assert cli.main(["ncu", "show", str(FIXTURE), "--metrics", ",,"]) == 2  # had looked up a metric named ''
+    assert "--metrics ',,': an empty name; expected full metric names" in capsys.readouterr().err
     bogus = tmp_path / "x.ncu-rep"
     bogus.write_text("not a report")
     assert cli.main(["ncu", "show", str(bogus)]) == 2
