@@ -75,8 +75,8 @@ PROVENANCE_KEYS = ("created_utc", "host", "git_sha", "timing_mode", "device", "g
 def read(node, *, any_keys: bool = False) -> dict:
     """A report's ``provenance`` (``collect``'s keys; ``any_keys``: a decode report's notes beside them), each value
     checked: a device is null or a whole device description, clocks null or positive integers, versions strings
-    (or null: not installed). A
-    wrong one had shown as 'not recorded' and made report diff name a difference that is the file's fault.
+    (or null: not installed). A wrong one had shown as 'not recorded' and made report diff name a difference that
+    is the file's fault.
 
     Raises:
         FormatError: the key and what was expected.
