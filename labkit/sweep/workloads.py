@@ -184,15 +184,9 @@ def sage2_tail_round(shape: list, round_index: int, layout: str = "NHD", dtype: 
                      schedule: dict | None = None) -> dict:
     """One interleaved round of the Sage2 tail study (GPU; labkit.workloads.sage2.tails.tail_round):
     every configuration's mainloop once, cold L2, the order rotated by ``round_index``."""
-    from ..errors import ArgumentError
     from ..workloads.sage2.schedule import Schedule
     from ..workloads.sage2.tails import tail_round
 
-    if schedule is not None and not isinstance(schedule, dict):
-        raise ArgumentError(f"schedule {schedule!r}: expected the fields of a Sage2 Schedule")
-    try:
-        sched = Schedule(**(schedule or {}))
-    except TypeError as exc:
-        raise ArgumentError(f"schedule {schedule!r}: {exc}") from None
+    sched = Schedule(**(schedule or {}))  # an object of Schedule fields: _sage2_check refused anything else up front
     return tail_round(shape, round_index=round_index, layout=layout, dtype=dtype, q_tails=q_tails, kv_tails=kv_tails,
                       seed=seed, schedule=sched)
