@@ -25,7 +25,6 @@ def test_parse_build_reads_each_kind_of_knob():
     assert parse_build("warps=8,stages=2,persistent=1") == {"warps": 8, "stages": 2, "persistent": True}
     assert parse_build(" splits = 4 , cluster=0 ,variant=mma") == {"splits": 4, "cluster": False, "variant": "mma"}
     assert build_name(parse_build("kv_evict_first=1,qk_chains=1")) == "kv_evict_first=1,qk_chains=1"
-    assert parse_build("stagger_cycles=0,splits=4") == {"stagger_cycles": 0, "splits": 4}  # 0: the ring at once
 
 
 @pytest.mark.parametrize("spec, message", [

@@ -533,44 +533,6 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
         assert compile_kernel(plan.kernel).image != compile_kernel(plan_call(g, kv_evict_first=False).kernel).image
 
 
-@pytest.mark.parametrize(("batch", "kv_len", "head_dim", "stagger"), [
-    (1, 8192, 128, 400),     # 16 splits of 8 stages, one wave
-    (1, 32768, 128, 400),
-    (8, 8192, 128, 400),     # 2 splits in a cluster of 2
-    (1, 1024, 128, 0),       # 16 splits of one stage each: nothing to stagger
-    (64, 8192, 128, 0),      # one split
-    (1, 8192, 256, 0),       # head_dim 256 lost (plan.STAGGER_CYCLES)
-])
-def test_call_plan_staggers_the_rings_of_one_wave_of_split_ctas(tmp_path, batch, kv_len, head_dim, stagger):
-    """Split calls at head_dim 128 whose CTAs run in one wave issue their ring's later stages 400 cycles apart; the
-    build compiles it in and names the cubin for it, the plan says so, and an override (0: at once) wins."""
-    from labkit.workloads.decode.build import compile_kernel
-
-    g = geometry_for(batch, kv_len, head_dim=head_dim)
-    plan = plan_call(g, sms=132)
-    assert plan.kernel.stagger_cycles == stagger and plan.to_dict().get("stagger_cycles", 0) == stagger
-    assert (f"-DSTAGGER_CYCLES={stagger}" in plan.kernel.options()) is bool(stagger)
-    assert ("first stages 400 cycles apart" in describe_plan(plan)) is bool(stagger)
-    assert plan_call(g, stagger_cycles=0).kernel.stagger_cycles == 0
-    assert plan_call(g, stagger_cycles=1000).kernel.stagger_cycles == 1000
-    if stagger:
-        source = json.loads(build_plan(g, plan, tmp_path).read_text())["modules"]["decode"]["source"]
-        assert f"_st{stagger}_" in source
-        assert compile_kernel(plan.kernel).image != compile_kernel(plan_call(g, stagger_cycles=0).kernel).image
-
-
-def test_stagger_cycles_refused_in_one_line():
-    g = geometry_for(1, 8192)
-    for bad in (-1, 1 << 17, True, 1.5):
-        with pytest.raises(ArgumentError, match=rf"stagger_cycles {re.escape(repr(bad))}: expected 0\.\.65536 SM"):
-            plan_call(g, stagger_cycles=bad)
-    with pytest.raises(ArgumentError, match="stagger_cycles 400: a tensor-core .* this call builds fma"):
-        plan_call(g, variant="fma", stagger_cycles=400)
-    with pytest.raises(ArgumentError, match="this call builds mma persistent"):
-        plan_call(g, persistent=True, stagger_cycles=400)
-    assert plan_call(g, variant="fma").kernel.stagger_cycles == 0
-
-
 @pytest.mark.parametrize(("geometry", "shape", "splits", "cluster"), [
     (DecodeGeometry(**SEED_LIKE), (8, 1), 8, 8),      # 704 tokens would take 11 splits: 8 one-stage 8-warp CTAs
     (geometry_for(1, 1024, head_dim=256), (8, 1), 8, 8),

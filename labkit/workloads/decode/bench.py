@@ -219,8 +219,8 @@ BUILD_KNOBS = ("splits", *OVERRIDES)
 
 def parse_build(spec: str) -> dict:
     """``"warps=8,stages=2,persistent=1"`` as ``plan_call``'s knobs: ``variant`` mma or fma, ``kv_evict_first``,
-    ``cluster`` and ``persistent`` 0 or 1, ``stagger_cycles`` 0 or more, the others positive integers (``splits``
-    1..MAX_SPLITS); whether the combination builds is ``plan_call``'s to say.
+    ``cluster`` and ``persistent`` 0 or 1, the others positive integers (``splits`` 1..MAX_SPLITS); whether the
+    combination builds is ``plan_call``'s to say.
 
     Raises:
         ArgumentError: one line naming the spec, the knob and what was expected.
@@ -246,8 +246,7 @@ def parse_build(spec: str) -> dict:
             knobs[key] = value == "1"
         else:
             top = MAX_SPLITS if key == "splits" else 1 << 16
-            knobs[key] = parse_int(value, what=f"build {spec!r}: {key}", lo=0 if key == "stagger_cycles" else 1,
-                                   hi=top)
+            knobs[key] = parse_int(value, what=f"build {spec!r}: {key}", lo=1, hi=top)
     return knobs
 
 

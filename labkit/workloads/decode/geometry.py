@@ -133,7 +133,6 @@ class KernelBuild:
     tail_splits: int = 0  # -DTAIL_SPLITS=n (mma, no clusters): the call's last CallPlan.tail_units units in n splits
     min_ctas: int = 0  # -DMIN_CTAS=n (mma): __launch_bounds__' CTAs per SM, so registers allow n (0: no bound)
     persistent_ctas: int = 0  # n > 0 (mma, -DPERSISTENT=1): n CTAs claim whole units from a counter, one stage ring
-    stagger_cycles: int = 0  # -DSTAGGER_CYCLES=n (mma, not persistent): the ring's first stages issued n cycles apart
 
     @property
     def threads(self) -> int:
@@ -177,8 +176,7 @@ class KernelBuild:
                     *((f"-DDIM_WARPS={self.dim_warps}",) if self.dim_warps > 1 else ()),
                     *((f"-DTAIL_SPLITS={self.tail_splits}",) if self.tail_splits > 1 else ()),
                     *((f"-DMIN_CTAS={self.min_ctas}",) if self.min_ctas else ()),
-                    *(("-DPERSISTENT=1",) if self.persistent_ctas else ()),
-                    *((f"-DSTAGGER_CYCLES={self.stagger_cycles}",) if self.stagger_cycles else ()))
+                    *(("-DPERSISTENT=1",) if self.persistent_ctas else ()))
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 
@@ -269,5 +267,4 @@ def kernel_label(kb) -> str:
     return (f"mma w{kb.warps}{pairs}s{kb.stages}" + (f"k{kb.keys_per_warp}" if kb.keys_per_warp != 16 else "")
             + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else "") + ("ef" if kb.kv_evict_first else "")
             + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else "")
-            + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else "")
-            + (f" st{kb.stagger_cycles}" if kb.stagger_cycles else ""))
+            + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else ""))

@@ -44,10 +44,6 @@ Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (`
 CTA per SM that claims whole units from a counter and keeps its stage ring across them; longer units measured level,
 head_dim 128 (four per-unit CTAs per SM overlap already) slower. Timelines and tail sweeps keep per-unit CTAs.
 
-Staggered rings (``STAGGER_CYCLES``): a head_dim 128 split call whose CTAs run in one wave issues each CTA's first
-stage at once and its later ones 400 SM cycles apart, so that DRAM serves every CTA's first stage before the others'
-later ones: about 1 % faster at batch 1 and 8 on the H200; head_dim 256 lost. ``stagger_cycles`` overrides (0: at once).
-
 Warp pairs at head_dim 256: the 4-warp build's stage loop was bound by its math there (thread 0 of a CTA
 waited 150 of every ~3200 cycles at 8 x 32k; the build with the math compiled out read 3-11 % faster), so
 head_dim 256 runs 8 warps in which each pair takes the same 16 keys of a stage and half of head_dim
@@ -67,7 +63,7 @@ from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
-             "cluster", "tail_units", "tail_splits", "persistent", "stagger_cycles")
+             "cluster", "tail_units", "tail_splits", "persistent")
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
@@ -97,14 +93,6 @@ PERSISTENT_MAX_TOKENS = 2048
 # shorter units were not measured (so not taken), other page sizes, head groups and query lengths take the rule
 # unmeasured. A caller's build knobs (stages, warps, evict_first, ...) or split count keep the 4-warp plan.
 PAIR_SPLIT_MIN_TOKENS = 8192
-# A split call's CTAs, in one wave, issue their ring's first stage at once and each later one STAGGER_CYCLES SM cycles
-# after the one before, so that every CTA's first stage is ahead of the others' later ones in DRAM's queues. H200,
-# cold, p50, interleaved, two rounds (data/runs/20261202T081000Z-decode_stagger): 1 x 8k d128 -1.5 / -1.3 %,
-# 1 x 32k -1.1 / -1.4 %, 8 x 8k -0.8 / -1.0 %, 8 x 1k -1.2 / +0.2 %; 800 and 1600 cycles gained less; at head_dim
-# 256 it lost (1 x 8k +0.8 / +1.2 %), so head_dim 256 fills its ring at once. Bit-identical outputs.
-STAGGER_CYCLES = 400
-STAGGER_HEAD_DIMS = (128,)
-STAGGER_MAX_CYCLES = 1 << 16
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2,
 # 30 of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
@@ -144,11 +132,10 @@ class CallPlan:
         k = self.kernel
         tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
         persistent = {"persistent_ctas": k.persistent_ctas} if k.persistent_ctas else {}
-        stagger = {"stagger_cycles": k.stagger_cycles} if k.stagger_cycles else {}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
                 "qk_chains": k.qk_chains, **persistent,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
-                "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl, **tail, **stagger}
+                "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl, **tail}
 
 
 def describe_plan(plan: CallPlan) -> str:
@@ -157,8 +144,7 @@ def describe_plan(plan: CallPlan) -> str:
     extras = [f"splits combined in a cluster of {k.cluster_splits}" if k.cluster_splits > 1 else "",
               "K/V L2 evict_first" if k.kv_evict_first else "", "PDL" if plan.pdl else "",
               f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else "",
-              f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else "",
-              f"first stages {k.stagger_cycles} cycles apart" if k.stagger_cycles else ""]
+              f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     plural = lambda n, what: f"{n} {what}" + ("" if n == 1 else "s")  # noqa: E731
     head = [plural(plan.splits, "split"), f"{warps} x {plural(k.stages, 'stage')}",
@@ -189,7 +175,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
               persistent: bool | None = None, timeline: bool = False,
-              cluster_fit: Mapping[int, int] | None = None, stagger_cycles: int | None = None) -> CallPlan:
+              cluster_fit: Mapping[int, int] | None = None) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice. ``cluster_fit``: {cluster size: CTAs in such clusters the GPU holds at once}, as the GPU
     answered (None: ``cluster_ctas``'s table). ``tail_units`` and ``tail_splits`` (together, tensor cores, no
@@ -284,27 +270,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         # timeline shows the call as the plan runs it (NVRTC: no spills at the bench's plans)
         kb = dataclasses.replace(kb, min_ctas=per_sm)
         per_sm = occupancy(kb, arch)
-    kb = dataclasses.replace(kb, stagger_cycles=_stagger(g, kb, splits, per_sm, sms, units, stagger_cycles))
     resident = (min(sms * per_sm, cluster_ctas(kb.cluster_splits, sms, arch, cluster_fit) * per_sm)
                 if kb.cluster_splits > 1 else 0)
     return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0, cluster_resident_ctas=resident)
-
-
-def _stagger(g: DecodeGeometry, kb: KernelBuild, splits: int, per_sm: int, sms: int, units: int,
-             given: int | None) -> int:
-    """SM cycles between the ring's first stages: ``given`` (0: all at once), else ``STAGGER_CYCLES`` for a head_dim
-    128 tensor-core call of several stages whose split CTAs run in one wave, else 0."""
-    if given is not None:
-        if isinstance(given, bool) or not isinstance(given, int) or not 0 <= given <= STAGGER_MAX_CYCLES:
-            raise ArgumentError(f"stagger_cycles {given!r}: expected 0..{STAGGER_MAX_CYCLES} SM cycles")
-        if given and (kb.variant != "mma" or kb.persistent_ctas):
-            raise ArgumentError(f"stagger_cycles {given}: a tensor-core (mma) build of one CTA per split staggers its "
-                                f"ring; this call builds {kb.variant}{' persistent' if kb.persistent_ctas else ''}")
-        return given
-    one_wave = units * splits <= sms * per_sm
-    split_stages = -(-(-(-g.max_kv_len // kb.tokens_per_stage)) // splits)  # a split's stages: one has none to stagger
-    return (STAGGER_CYCLES if kb.variant == "mma" and g.head_dim in STAGGER_HEAD_DIMS and kb.stages > 1 and splits > 1
-            and split_stages > 1 and not kb.persistent_ctas and not kb.tail_splits and one_wave else 0)
 
 
 def _persistent(kb: KernelBuild, sms: int, arch: str) -> tuple[KernelBuild, int]:

@@ -32,12 +32,8 @@
 // stream of stages across them, a unit's q rows riding its first stage; the warps merge in a region of their own
 // while the next unit loads. No CTA start or pipeline fill per unit, and a faster SM claims more units (64 x 1k d256:
 // 142.3 -> 138.5 us on the H200; labkit.workloads.decode.plan says when).
-// STAGGER_CYCLES n (per-unit CTAs): thread 0 issues the ring's first stage at once and each later one n SM cycles after
-// the one before (while q loads), so that every CTA's first stage is ahead of the others' later ones in DRAM's queues
-// (one wave of split CTAs at head_dim 128: about 1 % faster; labkit.workloads.decode.plan says when).
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
-// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, STAGGER_CYCLES, LABKIT_TIMELINE and KV_EVICT_FIRST
-// (paged_decode.cuh).
+// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh).
 // Launch: grid (splits, heads_kv x row blocks, batch), or (head units x head_splits + tail units x TAIL_SPLITS) with
 // TAIL_SPLITS, or (CTAs) with PERSISTENT; block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge) (PERSISTENT:
 // 1024 + STAGES * (stage + q rows) + merge).
@@ -65,9 +61,6 @@
 #endif
 #ifndef TAIL_SPLITS  // n > 1: grid x = head units x p.head_splits, then tail units x n, over (sequence, KV head, row block)
 #define TAIL_SPLITS 0
-#endif
-#ifndef STAGGER_CYCLES  // n > 0: the ring's later stages follow its first n SM cycles apart, not at once
-#define STAGGER_CYCLES 0
 #endif
 #ifndef PERSISTENT  // 1: gridDim.x CTAs claim whole (sequence, KV head, row block) units from a counter, one split each
 #define PERSISTENT 0
@@ -344,7 +337,7 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 #pragma unroll
         for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&full[s])));
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (int s = 0; s < (STAGGER_CYCLES ? 1 : STAGES) && s < my_stages; ++s)
+        for (int s = 0; s < STAGES && s < my_stages; ++s)
             load_stage(p, &full[s], smem + s * SLOT_BYTES, hkv, table, (stage_begin + s) * TOKENS_PER_STAGE,
                        valid_pages);
     }
@@ -389,20 +382,6 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     float o[NT_O][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};  // rows g and g + 8
 #pragma unroll
     for (int n = 0; n < NT_O; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
-#if STAGGER_CYCLES && !PERSISTENT
-    // the later stages of the ring follow the first STAGGER_CYCLES apart (q's loads are out by now), so that every
-    // CTA's first stage is ahead of all CTAs' later ones in DRAM's queues
-    if (threadIdx.x == 0) {
-        long long at = clock64();
-        for (int s = 1; s < STAGES && s < my_stages; ++s) {
-            at += STAGGER_CYCLES;
-            while (clock64() < at) {
-            }
-            load_stage(p, &full[s], smem + s * SLOT_BYTES, hkv, table, (stage_begin + s) * TOKENS_PER_STAGE,
-                       valid_pages);
-        }
-    }
-#endif
     __syncthreads();  // barriers initialised and q staged before anyone reads them
     const unsigned short* q_row = q_s + (lane % 8 + 8 * ((lane / 8) & 1)) * Q_STRIDE + 8 * (lane / 16) + d0;
 
