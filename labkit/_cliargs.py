@@ -2,6 +2,7 @@
 and ``type=`` adapters over the validated values of ``labkit.values``."""
 
 import argparse
+import re
 from collections.abc import Callable
 
 from .errors import ArgumentError, LabkitError
@@ -14,6 +15,12 @@ class UsageError(LabkitError):
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser that raises UsageError instead of printing usage and exiting, so every
     refusal reaches the CLI's one-line ``labkit: error: ...`` and exit 2. Sub-parsers inherit it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # a value that starts with a minus and a digit ("--shape -1,37810,56,128") is a value, so that its own check
+        # names it; argparse takes only a plain negative number for one (labkit has no option named like a number)
+        self._negative_number_matcher = re.compile(r"^-\d")
 
     def error(self, message: str):
         raise UsageError(f"{self.prog}: {message}")

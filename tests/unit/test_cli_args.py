@@ -35,6 +35,9 @@ BAD = [
     (S + ["--q-len", "1.5"], "expected an integer"),
     (S + ["--pv-terms", "3"], "invalid choice"),
     (S + ["--schedule", "sm90", "--cta-q", "64"], "fixed tiles (192 q x 128 keys per CTA"),
+    # a value that starts with a minus: its own check, not argparse's "expected one argument"
+    (["sage2", "schedule", "--shape", "-1,37810,56,128"], "--shape: batch -1: expected 1..65535"),
+    (["sage2", "schedule", "--shape", "-1"], "--shape: shape '-1'"),
     (["sage2", "schedule", "--shape", "1,100,1,7"], "head_dim 7"),
     (["sage2", "schedule", "--shape", "1,100,1,100"], "head_dim 100"),
     (["sage2", "schedule", "--shape", "1,100,1,127"], "head_dim 127"),
