@@ -3,7 +3,8 @@
 trtllm-gen FMHA (FlashInfer v0.6.12-0.6.17 KernelParams, 1280 B, artifact 158f6fa): field
 offsets and rules from the project's trtllm-gen manifest brief (sections 3, 4 and 7). These
 come out as warnings with the field they concern: the manifest is still packable, but the
-kernel would compute something other than what the manifest claims.
+kernel would compute something other than what the manifest claims. A call that would make the
+kernel read or write past a buffer it indexes by sequence (page table, KV lengths, O) is an error.
 """
 
 import math
@@ -14,10 +15,11 @@ from .issues import Issue
 from .model import I32Field, Manifest, ParamField, TensorMapField
 
 # KernelParams offsets (v0.6.13 layout)
-K = dict(tmaK=128, tmaV=384, ptrCumSeqLensQ=936, mBatchSize=1116, mMaxSeqLenQ=1144, mMaxNumCtasQ=1152,
+K = dict(tmaK=128, tmaV=384, ptrO=912, ptrCumSeqLensQ=936, ptrPageIdxKv=1000, ptrSeqLensKv=1080, mBatchSize=1116,
+         mMaxSeqLenQ=1144, mMaxNumCtasQ=1152,
          mMaxNumCtasKv=1156, mNumHeadsKv=1164, mNumHeadsQ=1168, mNumHeadsQPerKv=1172, divisor=1176, divM=1180,
          divAdd=1184, divShift=1188, mNumHiddenEltsO=1192, mNumPagesInMemPool=1200, mNumTokensPerCtaQ=1204,
-         mScaleSoftmaxLog2=1220, mSumOfSeqLensQ=1244)
+         mMaxNumPagesPerSeqKv=1160, mScaleSoftmaxLog2=1220, mSumOfSeqLensQ=1244)
 HEAD_DIM = 256
 
 
@@ -112,6 +114,25 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
                     f"query rows {total}..{batch * maxq - 1}, which the call's {total} query token(s) do not own "
                     "(pass --var so they agree)")
         issues.append(Issue("warning", what, msg))
+    # the buffers the kernel indexes by sequence and query row: past their ends it reads or writes other memory
+    pages, maxq = val(K["mMaxNumPagesPerSeqKv"]), val(K["mMaxSeqLenQ"])
+    if batch is not None:
+        reach = {"ptrPageIdxKv": (pages, 4, "reads", f"mBatchSize {batch} x mMaxNumPagesPerSeqKv {pages} page ids"),
+                 "ptrSeqLensKv": (1, 4, "reads", f"mBatchSize {batch} KV lengths"),
+                 "ptrO": (None if None in (maxq, hq) else maxq * hq * HEAD_DIM, 2, "writes",
+                          f"mBatchSize {batch} x mMaxSeqLenQ {maxq} query rows of mNumHeadsQ {hq} x {HEAD_DIM} bf16")}
+        for name, (per_seq, esize, verb, what) in reach.items():
+            f = by_at.get(K[name], (None, None))[1]
+            if per_seq is None or not isinstance(f, ParamField) or f.param >= len(lc.bound):
+                continue
+            arg = lc.bound[f.param]
+            buf = ctx.manifest.buffers.get(getattr(arg, "buf", None))
+            if buf is None:
+                continue
+            need, there = batch * per_seq * esize, buf.nbytes - arg.offset
+            if need > there:
+                warn(K[name], f"{name}: the kernel {verb} {need} B ({what}) of {arg.buf} from byte {arg.offset}, "
+                              f"but {arg.buf} has {there} B there", "error")
     pool = val(K["mNumPagesInMemPool"])
     for at in (K["tmaK"], K["tmaV"]):
         if at in by_at and isinstance(by_at[at][1], TensorMapField):

@@ -12,6 +12,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .._json import I32, I64, U32
+from ..errors import ArgumentError
 from . import families, tensormap
 from .issues import Issue, ManifestError
 from .model import (
@@ -184,13 +185,26 @@ def _check_launch(m: Manifest, op: Op, li: int, launch: Launch, values: dict[str
             if entry.max_threads and bx * by * bz > entry.max_threads[0] * entry.max_threads[1] * entry.max_threads[2]:
                 issues.append(Issue("error", f"{lp}.block", f"{list(launch.block)} exceeds the kernel's "
                                                             f"maxntid {list(entry.max_threads)}"))
+    need = launch.shared_mem + (static or 0)
     if device is not None:
-        need = launch.shared_mem + (static or 0)
         if need > device.smem_per_block_optin_bytes:
             issues.append(Issue("error", f"{lp}.shared_mem",
                                 f"{launch.shared_mem} + {static or 0} static = {need} B exceeds {device.name}'s "
                                 f"{device.smem_per_block_optin_bytes} B"))
+    elif lm is not None and (cap := _smem_optin(lm.info.target)) is not None and need > cap:
+        issues.append(Issue("error", f"{lp}.shared_mem", f"{launch.shared_mem} + {static or 0} static = {need} B "
+                                                         f"exceeds the {cap} B a CTA of {lm.info.target} may take"))
     return (grid[0], grid[1], grid[2]), static
+
+
+def _smem_optin(target: str) -> int | None:
+    """Shared memory a CTA of ``target`` may opt into (None: an architecture labkit has no table for)."""
+    from ..sched.occupancy import limits_for
+
+    try:
+        return limits_for(target).max_smem_per_cta_bytes
+    except ArgumentError:
+        return None
 
 
 def _check_call(m: Manifest, pname: str, ci: int, call, op: Op, values: dict[str, int], issues: list[Issue]) -> tuple:

@@ -188,3 +188,42 @@ def test_a_missing_cubin_names_the_extra_that_ships_the_seeds(capsys):
     assert cli.main(["manifest", "check", str(ROOT / "tests" / "data" / "manifests" / "missing_cubin.json"),
                      "--no-device"]) == 2
     assert "or install FlashInfer's cubins: pip install 'labkit[cubins]'" in capsys.readouterr().out
+
+
+def _seed_changed(tmp_path, change) -> str:
+    doc = json.loads(SEED.read_text())
+    change(doc)
+    path = tmp_path / "changed.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def _launch0(doc):
+    return doc["ops"]["decode"]["impl"]["launches"][0]
+
+
+def test_a_call_that_reads_past_the_page_table_or_writes_past_out_cannot_run(tmp_path, capsys):
+    """The family knows what the kernel indexes by sequence: 4 sequences over a 2-row page table and 2 KV
+    lengths, or 2 x 40 query rows into 64 rows of out, are errors (no launch), each naming the field, the bytes and
+    the buffer."""
+    seqs4 = _seed_changed(tmp_path, lambda d: d["vars"]["seqs"].update(max=4))
+    assert cli.main(["manifest", "check", seqs4, "--var", "seqs=4", "--var", "tokens=4", "--no-device"]) == 2
+    out = capsys.readouterr().out
+    assert ("pack.fields[5]: ptrPageIdxKv: the kernel reads 176 B (mBatchSize 4 x mMaxNumPagesPerSeqKv 11 page ids) "
+            "of table from byte 0, but table has 88 B there") in out
+    assert "ptrSeqLensKv: the kernel reads 16 B (mBatchSize 4 KV lengths) of seq from byte 0, but seq has 8 B" in out
+    assert "verdict: CANNOT run: 2 error(s)" in out
+    assert check(load(seqs4), vars={"seqs": 2, "tokens": 2}).ok  # the table's own 2 rows are fine
+
+    def q_len_40(doc):
+        next(f for f in _launch0(doc)["args"][0]["pack"]["fields"] if f["at"] == 1144)["i32"] = 40
+    errs = [str(e) for e in check(load(_seed_changed(tmp_path, q_len_40)), vars={"tokens": 2}).errors]
+    assert len(errs) == 1 and ("ptrO: the kernel writes 983040 B (mBatchSize 2 x mMaxSeqLenQ 40 query rows of "
+                               "mNumHeadsQ 24 x 256 bf16) of out from byte 0, but out has 786432 B there") in errs[0]
+
+
+def test_shared_memory_over_the_cubins_architecture_is_refused_without_a_gpu(tmp_path, capsys):
+    big = _seed_changed(tmp_path, lambda d: _launch0(d).update(shared_mem=240000))
+    assert cli.main(["manifest", "check", big, "--var", "tokens=2", "--no-device"]) == 2
+    assert ("error: ops.decode.impl.launches[0].shared_mem: 240000 + 1024 static = 241024 B exceeds the 232448 B a "
+            "CTA of sm_100f may take") in capsys.readouterr().out
