@@ -16,10 +16,10 @@ from .model import I32Field, Manifest, ParamField, TensorMapField
 
 # KernelParams offsets (v0.6.13 layout)
 K = dict(tmaK=128, tmaV=384, ptrO=912, ptrCumSeqLensQ=936, ptrPageIdxKv=1000, ptrSeqLensKv=1080, mBatchSize=1116,
-         mMaxSeqLenQ=1144, mMaxNumCtasQ=1152,
-         mMaxNumCtasKv=1156, mNumHeadsKv=1164, mNumHeadsQ=1168, mNumHeadsQPerKv=1172, divisor=1176, divM=1180,
-         divAdd=1184, divShift=1188, mNumHiddenEltsO=1192, mNumPagesInMemPool=1200, mNumTokensPerCtaQ=1204,
-         mMaxNumPagesPerSeqKv=1160, mScaleSoftmaxLog2=1220, mSumOfSeqLensQ=1244)
+         mMaxSeqLenQ=1144, mMaxNumCtasQ=1152, mMaxNumCtasKv=1156, mMaxNumPagesPerSeqKv=1160, mNumHeadsKv=1164,
+         mNumHeadsQ=1168, mNumHeadsQPerKv=1172, divisor=1176, divM=1180, divAdd=1184, divShift=1188,
+         mNumHiddenEltsO=1192, mNumPagesInMemPool=1200, mNumTokensPerCtaQ=1204, mScaleSoftmaxLog2=1220,
+         mSumOfSeqLensQ=1244)
 HEAD_DIM = 256
 
 
