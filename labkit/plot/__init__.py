@@ -4,6 +4,7 @@ import math
 from pathlib import Path
 
 from .. import _deps
+from .._text import counted
 
 STYLE = Path(__file__).with_name("perf.mplstyle")
 
@@ -315,12 +316,9 @@ def sm_speed(timeline, *, title: str = "CTA duration by SM", fast: float | None 
     mid = float(us.median())
     quick = sm["vs_median"] < fast
 
-    def sms(n) -> str:
-        return f"{int(n)} SM{'' if n == 1 else 's'}"
-
-    ax.plot(sm.index[~quick], us[~quick], "o", color="C0", markersize=3.5, label=sms((~quick).sum()))
+    ax.plot(sm.index[~quick], us[~quick], "o", color="C0", markersize=3.5, label=counted(int((~quick).sum()), "SM"))
     ax.plot(sm.index[quick], us[quick], "o", color="C1", markersize=4.5,
-            label=f"{sms(quick.sum())} under {fast:g} x the median"
+            label=f"{counted(int(quick.sum()), 'SM')} under {fast:g} x the median"
                   + (f" (median {float(us[quick].median()) / mid - 1:+.0%})" if quick.any() else ""))
     ax.axhline(mid, color="0.35", linestyle="--", linewidth=1, label=f"median over SMs: {mid:.1f} us "
                                                                       f"(dotted: {fast:g} x)")

@@ -10,6 +10,7 @@ import functools
 import importlib
 import statistics
 
+from .._text import counted
 from ..values import Shape, check_int
 from .model import LaunchModel, decode_launch, sage2_launch
 from .occupancy import Occupancy, cubin_occupancy
@@ -153,7 +154,7 @@ def decode_call_label(batch: int, kv_len: int, splits: int | None = None, *, hea
 
     _, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, arch=arch, splits=splits,
                            l2_bytes=l2_bytes, timeline=True)
-    return f"{plan.splits} split{'s' if plan.splits > 1 else ''}, {kernel_label(plan.kernel)}"
+    return f"{counted(plan.splits, 'split')}, {kernel_label(plan.kernel)}"
 
 
 def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int = 128, heads_q: int = 32,

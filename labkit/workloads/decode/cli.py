@@ -3,6 +3,7 @@
 import sys
 
 from ..._cliargs import int_in, output_dir, output_path, typed
+from ..._text import counted
 from .build import MAX_SPLITS
 
 SPLITS_HELP = ("default: the plan's own count and build; a count given takes the default build for it (at 8 x 8k "
@@ -62,7 +63,7 @@ def _bench(args) -> int:
 
     def timed(row: dict) -> dict:
         print(f"  [{len(rows) + 1}] batch {row['batch']} x {row['kv_len']}, d{row['head_dim']}, {row['heads']}, "
-              f"{row['splits']} split{'s' if row['splits'] != 1 else ''}, {row['mode']}: {row['p50_us']:.2f} us, "
+              f"{counted(row['splits'], 'split')}, {row['mode']}: {row['p50_us']:.2f} us, "
               f"{row['TBps']:.2f} TB/s", flush=True)
         rows.append(row)
         save()

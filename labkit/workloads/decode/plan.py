@@ -59,6 +59,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..._text import counted
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
@@ -146,9 +147,8 @@ def describe_plan(plan: CallPlan) -> str:
               f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else "",
               f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
-    plural = lambda n, what: f"{n} {what}" + ("" if n == 1 else "s")  # noqa: E731
-    head = [plural(plan.splits, "split"), f"{warps} x {plural(k.stages, 'stage')}",
-            f"{plural(plan.ctas_per_sm, 'CTA')} per SM"]
+    head = [counted(plan.splits, "split"), f"{warps} x {counted(k.stages, 'stage')}",
+            f"{counted(plan.ctas_per_sm, 'CTA')} per SM"]
     return ", ".join(head + [e for e in extras if e])
 
 

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ..._json import Node, load_document
+from ..._text import counted
 from ...errors import FormatError
 from ...provenance import read as read_provenance
 from .geometry import HEAD_DIMS
@@ -249,6 +250,6 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
                      f"{q.p50_us:.2f}", f"{q.p50_us / p.p50_us:.3f}x", f"{p.TBps:.2f}", f"{q.TBps:.2f}", builds])
     lines = fmt_table(["batch", "kv_len", "d", "heads", "mode", "A us", "B us", "B/A", "A TB/s", "B TB/s", "builds"],
                       rows, left=(10,), rule=False).splitlines() if rows else ["no call in both"]
-    calls = lambda n: f"{n} call" + ("" if n == 1 else "s")  # noqa: E731
-    tail = [f"only in A: {calls(len(only_a))}", f"only in B: {calls(len(bk))}"] if only_a or bk else []
+    tail = ([f"only in A: {counted(len(only_a), 'call')}", f"only in B: {counted(len(bk), 'call')}"]
+            if only_a or bk else [])
     return "\n".join([*head, *lines, *tail])
