@@ -129,9 +129,12 @@ def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeyp
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
     monkeypatch.setattr(labkit.probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4220.0}})
 
+    planned = []
+    monkeypatch.setattr(bench, "plan_builds", lambda *a, **k: planned.append(plan_builds(*a, **k)) or planned[-1])
+
     def fake_compare(b, n, d, builds, **kw):
-        knobs = plan_builds(b, n, d, builds, heads_q=kw["heads_q"], heads_kv=kw["heads_kv"],
-                            page_size=kw["page_size"])
+        knobs = kw["planned"]  # the CLI's own plan, refused or not before the reference check: not planned twice
+        assert knobs is planned[0] and list(knobs) == ["plan", "persistent=1,warps=8,stages=2"]
         return [{"batch": b, "kv_len": n, "head_dim": d, "heads": "32/8", "splits": 1, "kernel": label, "mode": "cold",
                  "kv_MB": 268.4, "p50_us": us, "TBps": 268.4 / us, "heuristic": name == "plan", "build": name,
                  "ctas_per_sm": per_sm, "vs_plan": us / 77.1 - 1, "max_diff": diff, "bit_equal": diff == 0}
@@ -143,6 +146,7 @@ def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeyp
     assert cli.main(["decode", "compare", "--batch", "64", "--kv-len", "1024", "--build",
                      "persistent=1,warps=8,stages=2", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
+    assert len(planned) == 1
     assert "compare, batch 64 x 1024, d128" in printed and "+1.95%" in printed and "mma w8s2 P (1/SM)" in printed
     r = report.load(out)
     assert [p.kernel for p in r.points] == ["mma w4s1c1"]

@@ -307,20 +307,22 @@ def plan_builds(batch: int, kv_len: int, head_dim: int, builds: tuple[dict, ...]
 
 
 def compare_builds(batch: int, kv_len: int, head_dim: int = 128, builds: tuple[dict, ...] = (), *, heads_q: int = 32,
-                   heads_kv: int = 8, page_size: int = 64, iterations: int = 40) -> list[dict]:
+                   heads_kv: int = 8, page_size: int = 64, iterations: int = 40,
+                   planned: dict[str, dict] | None = None) -> list[dict]:
     """The plan's own call against the same call built with each of ``builds`` (``plan_call`` knobs, e.g.
     ``parse_build``'s), on the same data. Every build is planned (and compiled) before anything is allocated on the GPU;
     every output is poisoned, then checked against the plan's before any timing: finite, and within 2^-7 of its largest
     value (another split count or build sums in another order); then one cold sample of each per round in a shuffled
     order. Rows: ``bench_point``'s, with ``build`` (``"plan"`` or the knobs), ``vs_plan`` (p50 / the plan's - 1),
-    ``max_diff`` and ``bit_equal`` against the plan's output; ``heuristic`` marks the plan.
+    ``max_diff`` and ``bit_equal`` against the plan's output; ``heuristic`` marks the plan. ``planned``: what
+    ``plan_builds`` returned for these arguments, when the caller has planned them already (the CLI, to refuse first).
 
     Raises:
         ArgumentError: as ``plan_builds``; nothing ran.
         AssertionError: a build's output is not the plan's; nothing was timed.
     """
     shape = {"heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
-    knobs = plan_builds(batch, kv_len, head_dim, builds, **shape)
+    knobs = planned if planned is not None else plan_builds(batch, kv_len, head_dim, builds, **shape)
     diffs = {}
 
     def check(outs: dict) -> None:

@@ -151,13 +151,13 @@ def _compare(args) -> int:
 
     b, n, d = args.batch, args.kv_len, args.head_dim
     shape = {"heads_q": args.heads_q, "heads_kv": args.heads_kv, "page_size": args.page_size}
-    plan_builds(b, n, d, tuple(args.build), **shape)  # a call or build that cannot run is refused before any launch
+    planned = plan_builds(b, n, d, tuple(args.build), **shape)  # a call or build that cannot run: refused first
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
     print(f"batch {b} x {n}, d{d}, {args.heads_q}/{args.heads_kv} heads, page {args.page_size}: the plan and "
           f"{len(args.build)} build(s), outputs checked against the plan's, then {args.iterations} shuffled cold "
           "rounds", flush=True)
     try:
-        rows = compare_builds(b, n, d, tuple(args.build), **shape, iterations=args.iterations)
+        rows = compare_builds(b, n, d, tuple(args.build), **shape, iterations=args.iterations, planned=planned)
     except AssertionError as exc:  # a build that computes something else: the finding, in one line; nothing timed
         print(f"labkit: error: {exc}", file=sys.stderr)
         return 1
