@@ -22,6 +22,7 @@ from labkit.workloads.decode import (
     run_decode,
 )
 from labkit.workloads.decode.build import build_plan
+from labkit.workloads.decode.geometry import kernel_label
 from labkit.workloads.decode.inputs import _bf16, bf16_to_f32
 from labkit.workloads.decode.plan import describe_plan, plan_call, wave_fill
 
@@ -258,14 +259,39 @@ def test_kernel_build_and_split_heuristic():
     (256, 8192, 128, 1, 1, 1, 4),
     (8, 4096, 128, 3, 2, 4, 2),    # 64 units: split them, long CTAs want stages
     (16, 8192, 128, 3, 2, 2, 2),   # 128 units: 2 splits of one CTA per SM would take two waves
-    (1, 8192, 128, 3, 2, 16, 2),
+    (1, 8192, 128, 3, 2, 16, 2),   # (without its cluster of 8)
     (1, 32768, 128, 3, 2, 16, 2),  # 2048 tokens per split: one CTA per SM
 ])
 def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_dim, stages, chains, splits, per_sm):
-    plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim), sms=132)
+    no_cluster = {"cluster": False} if batch == 1 else {}  # batch 1 runs 8 splits in a cluster (the test below)
+    plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim), sms=132, **no_cluster)
     assert (plan.kernel.variant, plan.kernel.warps, plan.kernel.dim_warps) == ("mma", 4, 1)
     assert (plan.kernel.stages, plan.kernel.qk_chains, plan.splits, plan.ctas_per_sm) == (stages, chains, splits,
                                                                                             per_sm)
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "head_dim", "heads_kv", "label"), [
+    (1, 1024, 128, 8, "mma w8s1ef cl8"),   # short: one 128-token stage per CTA (two 4-warp CTAs per SM had kept it out)
+    (1, 2048, 128, 8, "mma w8s2ef cl8"),   # a stage per 128 tokens of a split, up to 3
+    (1, 8192, 128, 8, "mma w8s3ef cl8"),
+    (1, 32768, 128, 8, "mma w8s3ef cl8"),
+    (1, 1024, 256, 8, "mma w8d2s1ef cl8"),  # short at head_dim 256: warp pairs, as before
+    (1, 8192, 256, 8, "mma w8d2s2ef"),      # long at head_dim 256: 16 splits without a cluster (1 x 32k lost 5 %)
+    (1, 8192, 128, 4, "mma w4s3ef"),        # 4 units: 32 CTAs in clusters would leave three quarters of the SMs idle
+    (2, 8192, 128, 8, "mma w4s3ef"),        # 16 units: 128 clustered CTAs, more than the 120 the H200 holds
+])
+def test_call_plan_runs_a_few_units_as_clusters_of_8(batch, kv_len, head_dim, heads_kv, label):
+    """A call that would take more than 8 splits runs 8 one-per-SM CTAs of 8 warps per unit as a cluster, when its
+    clusters all fit at once and, past 1024 tokens (head_dim 128 only), fill more than half of them."""
+    g = geometry_for(batch, kv_len, head_dim=head_dim, heads_q=4 * heads_kv, heads_kv=heads_kv)
+    plan = plan_call(g, sms=132)
+    assert kernel_label(plan.kernel) == label
+    if "cl8" in label:
+        assert (plan.splits, plan.ctas_per_sm, plan.cluster_resident_ctas) == (8, 1, 120)
+        assert describe_plan(plan).endswith("splits combined in a cluster of 8, K/V L2 evict_first, PDL")
+    assert plan_call(g, sms=132, splits=16).kernel.cluster_splits == 0  # a count given keeps its default build
+    if batch == 2:  # a GPU that holds all 128 clustered CTAs at once takes them
+        assert kernel_label(plan_call(g, sms=132, cluster_fit={2: 132, 4: 128, 8: 128}).kernel) == "mma w8s3ef cl8"
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "four_warps", "stages", "chains", "splits"), [
@@ -362,8 +388,8 @@ def test_call_plan_keeps_what_the_caller_gives():
 def test_pdl_where_one_cta_fills_an_sm(tmp_path):
     seed_sized = plan_call(DecodeGeometry(**SEED_LIKE))  # d256, two stages: one CTA per SM
     assert seed_sized.ctas_per_sm == 1 and seed_sized.pdl
-    one_by_8k = plan_call(geometry_for(1, 8192))  # two CTAs per SM: the next call's would land beside them
-    assert one_by_8k.ctas_per_sm == 2 and not one_by_8k.pdl
+    eight_by_1k = plan_call(geometry_for(8, 1024))  # two CTAs per SM: the next call's would land beside them
+    assert eight_by_1k.ctas_per_sm == 2 and not eight_by_1k.pdl
     g = DecodeGeometry(**SEED_LIKE)
     for pdl in (True, False):
         path = build(g, seed_sized.splits, tmp_path / str(pdl), kernel=seed_sized.kernel, pdl=pdl)
@@ -740,18 +766,20 @@ def test_from_manifest_notes_say_what_the_input_holds(tmp_path, capsys):
     assert re.search(r"the input's own check: [1-9]\d* error\(s\), \d+ warning\(s\) \(labkit manifest check ", out), out
 
 
-@pytest.mark.parametrize("geometry, through_global", [
-    (SEED_LIKE, False),  # 8 splits in a cluster of 8: they meet in distributed shared memory
-    (dict(batch=1, kv_len=8192, head_dim=128), True),  # 16 splits: partials, counters and the last CTA's reduction
-    (dict(batch=64, kv_len=1024, head_dim=256), False),  # one split, persistent CTAs: counter[0] for their claims
-    (dict(batch=64, kv_len=1024, head_dim=128), False),  # one split
+@pytest.mark.parametrize("geometry, through_global, clustered", [
+    (SEED_LIKE, False, True),  # 8 splits in a cluster of 8: they meet in distributed shared memory
+    (dict(batch=1, kv_len=8192, head_dim=128), False, True),
+    (dict(batch=2, kv_len=8192, head_dim=128), True, False),  # 16 splits: partials, counters, the last CTA's reduce
+    (dict(batch=64, kv_len=1024, head_dim=256), False, False),  # one split, persistent CTAs: counter[0], their claims
+    (dict(batch=64, kv_len=1024, head_dim=128), False, False),  # one split
 ])
-def test_a_call_declares_split_scratch_only_where_its_splits_meet_in_global_memory(tmp_path, geometry, through_global):
+def test_a_call_declares_split_scratch_only_where_its_splits_meet_in_global_memory(tmp_path, geometry, through_global,
+                                                                                    clustered):
     """Found by a review: the clustered seed-sized call declared (and the runner allocated and zeroed) 1 MiB of split
     partials it never touches; a call now declares them only where its splits meet through global memory."""
     g = DecodeGeometry(**geometry) if "heads_q" in geometry else geometry_for(**geometry)
     plan = plan_call(g)
-    assert (plan.kernel.cluster_splits > 1) == (geometry is SEED_LIKE)
+    assert (plan.kernel.cluster_splits > 1) is clustered
     scratch = manifest.load(build_plan(g, plan, tmp_path)).ops["decode"].scratch
     groups = g.batch * g.heads_kv * plan.kernel.row_blocks(g)
     if through_global:

@@ -113,7 +113,8 @@ def test_notebook_04_live_on_a_faked_gpu_then_recorded(tmp_path, monkeypatch):
     assert {lim.strip() for row in live["occ"]["limiter"] for lim in row.split(",")} >= {"registers", "shared_memory"}
     dec = pd.read_csv(tmp_path / "live" / "data" / "decode_points.csv")
     assert dec["measured_minus_model"].abs().max() < 1e-12  # each point modelled with its own build's slots
-    assert list(dec[dec["sweep"] == "batch"]["waves"]) == pytest.approx([128 / 264, 128 / 132, 512 / 528])
+    # batch 1: 8 splits in clusters of 8, 64 CTAs of the 120 the H200 holds in such clusters
+    assert list(dec[dec["sweep"] == "batch"]["waves"]) == pytest.approx([64 / 120, 128 / 132, 512 / 528])
     # the split sweep's counts run the build plan_call gives each (2 splits asked for: the 4-warp build, 2 per SM)
     assert list(dec[dec["sweep"] == "splits"]["slots"]) == [264, 264, 264]
     # the Gantt's call is the plan's own: its CTAs per SM are the occupancy table's decode row's
@@ -122,7 +123,7 @@ def test_notebook_04_live_on_a_faked_gpu_then_recorded(tmp_path, monkeypatch):
     assert gantt.ctas_per_sm == int(live["occ"]["ctas_per_sm"].iloc[-1]) == 1
     # and the charts of that call name it; the table names each point's build
     assert live["decode_call"] == "2 splits, mma w8s2 cl2"
-    assert list(dec["kernel"]) == ["mma w4s3"] * 3 + ["mma w4s3ef", "mma w8s2 cl2", "mma w4s1c1"]
+    assert list(dec["kernel"]) == ["mma w4s3"] * 3 + ["mma w8s3ef cl8", "mma w8s2 cl2", "mma w4s1c1"]
 
     monkeypatch.setattr(labkit.session, "gpu_status", lambda: (False, "no GPU (test)"))
     monkeypatch.setattr(sched, "_sage2_plan", lambda shape: pytest.fail("recorded mode must not launch"))

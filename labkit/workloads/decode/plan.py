@@ -19,12 +19,14 @@ Clusters: when one CTA fills an SM, a unit's splits (2, 4 or 8) combine in a thr
 (distributed shared memory) instead of through global partials, a fence and a counter, if the GPU holds all of the
 call's clusters at once (``cluster_ctas``: clusters sit whole in a GPC, so 120 of the H200's 132 SMs take clusters
 of 4 or 8; 128 CTAs in clusters of 4 ran a second wave and took 33-45 % longer than without; ``plan_for_device``
-asks the GPU at hand, ``labkit.sched.clusters``); a short call (at
-most ``CLUSTER_SHORT_TOKENS`` per sequence) that would take more than 8 splits runs 8 one-stage CTAs of 8
-warps as one cluster. Measured on the H200 (p50, interleaved; data/runs/20261201T124600Z-decode_clusters):
-the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256
-33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it out: builds with two
-CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a GPC).
+asks the GPU at hand, ``labkit.sched.clusters``); a call that would take more than 8 splits runs 8 CTAs of 8 warps
+per unit, one per SM, as one cluster (one 128-token stage each for a short call of at most ``CLUSTER_SHORT_TOKENS``
+per sequence; up to 3 for a longer one at ``CLUSTER_LONG_HEAD_DIMS``, whose clusters must also fill more than half of
+what the GPU holds: batch 1 x 8k and 32k d128, 1-4 % faster). Measured on the H200 (p50, interleaved;
+data/runs/20261201T124600Z-decode_clusters): the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2),
+1 x 1k d256 10.3 -> 9.2, 8 x 1k d256 33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so the plan
+leaves it out: builds with two CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs
+must share a GPC).
 At head_dim 128 a split call whose units have at least ``PAIR_SPLIT_MIN_TOKENS`` tokens and, in 2 splits of one
 8-warp CTA per SM (128 tokens a stage), fill a wave, runs that way, its 2 splits in a cluster: 8 x 8k d128 78.45 ->
 77.25 us, 8 x 32k 252.3 -> 251.4 against 4 splits of 4 warps at 2 CTAs per SM
@@ -68,6 +70,13 @@ OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_cha
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
+# Longer calls at these head dims take the cluster of 8 too (3 stages of 128 tokens per CTA) when their clusters fill
+# more than half of what the GPU holds at once. H200, cold, p50, interleaved, three rounds on each of two machines
+# (data/runs/20261202T083900Z-decode_batch1_cluster8): against 16 splits of two 4-warp CTAs per SM, 1 x 8k d128
+# -4.2 / -2.3 / -4.1 % and -0.9 / -1.3 / +0.1 %, 1 x 32k -3.3 / -2.2 / -3.9 % and +0.2 / -1.3 / -0.6 %; at head_dim 256
+# (warp pairs) 1 x 8k -2.0 / -1.4 / +0.4 % but 1 x 32k +5 %, so not there. The short rule's one-stage cluster at
+# 1 x 1k d128 (two 4-warp CTAs per SM had kept it out): -4.8 / -5.1 / -5.3 %.
+CLUSTER_LONG_HEAD_DIMS = (128,)
 PAIR_HEAD_DIMS = (256,)  # head dims whose tensor-core calls run the warp-pair build (dim_warps=2)
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
 # K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not
@@ -228,17 +237,24 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 kb, per_sm, splits, cluster = paired, 1, 2, True
     if cluster is None:
         cluster = False
-        if per_sm == 1 and kb.variant == "mma" and given_splits is None:
-            if splits in CLUSTER_SIZES and units * splits <= cluster_ctas(splits, sms, arch, cluster_fit):
+        big = max(CLUSTER_SIZES)
+        big_fit = cluster_ctas(big, sms, arch, cluster_fit)
+        if kb.variant == "mma" and given_splits is None:
+            if per_sm == 1 and splits in CLUSTER_SIZES and units * splits <= cluster_ctas(splits, sms, arch,
+                                                                                          cluster_fit):
                 cluster = True
-            elif (splits > max(CLUSTER_SIZES) and g.max_kv_len <= CLUSTER_SHORT_TOKENS and stages is None
-                  and warps is None
-                  and units * max(CLUSTER_SIZES) <= cluster_ctas(max(CLUSTER_SIZES), sms, arch, cluster_fit)):
-                # a short call that would take more splits than a cluster holds: 8 one-stage CTAs of 8 warps
-                kb = kernel_build(g, warps=8, stages=1, qk_chains=qk_chains, keys_per_warp=keys_per_warp,
-                                  dim_warps=2 if pairs else dim_warps, timeline=timeline)
-                kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
-                splits, cluster = max(CLUSTER_SIZES), True
+            elif (splits > big and stages is None and warps is None and units * big <= big_fit
+                  and (g.max_kv_len <= CLUSTER_SHORT_TOKENS
+                       or (g.head_dim in CLUSTER_LONG_HEAD_DIMS and 2 * units * big > big_fit))):
+                # a call that would take more splits than a cluster holds, whose units' clusters fit at once: 8 CTAs of
+                # 8 warps per unit, one per SM, as one cluster; as many 128-token stages as a split has, up to 3
+                tokens = -(-g.max_kv_len // big)
+                wide = kernel_build(g, warps=8, stages=min(3, -(-tokens // 128)), qk_chains=qk_chains,
+                                    keys_per_warp=keys_per_warp, dim_warps=2 if pairs else dim_warps,
+                                    timeline=timeline)
+                wide = dataclasses.replace(wide, kv_evict_first=bool(kv_evict_first))
+                if occupancy(wide, arch) == 1:  # two to an SM, a cluster would take half the SMs (8 x 1k d128)
+                    kb, per_sm, splits, cluster = wide, 1, big, True
     if cluster:
         if kb.variant != "mma" or splits not in CLUSTER_SIZES:
             sizes = ", ".join(map(str, CLUSTER_SIZES))
