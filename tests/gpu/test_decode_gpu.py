@@ -298,6 +298,21 @@ def test_the_plans_clustered_splits_at_batch_8_match_exact_attention():
     _check(x, run)
 
 
+@pytest.mark.parametrize(("pages", "seq_len", "stages"), [(16, 1024, 1), (16, 961, 1), (128, 8192, 3), (128, 8000, 3),
+                                                     (512, 32768, 3)])
+def test_the_plans_clusters_of_8_at_batch_1_match_exact_attention(pages, seq_len, stages):
+    """Batch 1 at d128 (8 units): the plan's own call, 8 splits of one 8-warp CTA per SM in a cluster of 8 (one
+    stage up to 1024 tokens, else three), against exact attention, every element checked; ragged lengths end inside a
+    split's last stage; timed cold and in a graph, the same output."""
+    g = DecodeGeometry(1, 32, 8, 128, 64, pages, pages + 7)  # spare pages: the shuffled table skips some
+    x = make_inputs(g, seq_lens=[seq_len], seed=pages + seq_len)
+    run = run_decode(x)
+    assert (run.splits, run.plan["warps"], run.plan["stages"], run.plan["cluster_splits"]) == (8, 8, stages, 8)
+    _check(x, run)
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, iterations=3, mode=mode))
+
+
 def test_cta_scheduling_point_runs_the_plans_own_cluster_call():
     """At batch 8 x 8k d128 the plan runs 2 splits of one 8-warp CTA per SM in a cluster of 2; the CTA-scheduling
     point at the heuristic's count times that call (a timeline build of the cluster), not 2 splits of the 4-warp
