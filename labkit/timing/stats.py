@@ -35,7 +35,8 @@ class Stats:
         if not np.all(np.isfinite(x)):
             raise ValueError("Stats samples contain NaN or inf")
         p50, p90, p95, p99 = np.percentile(x, [50, 90, 95, 99], method="linear")
-        return cls(count=int(x.size), mean_s=float(x.mean()), p50_s=float(p50), p90_s=float(p90),
+        mean = min(max(float(x.mean()), float(x.min())), float(x.max()))  # equal samples' mean rounds an ulp past them
+        return cls(count=int(x.size), mean_s=mean, p50_s=float(p50), p90_s=float(p90),
                    p95_s=float(p95), p99_s=float(p99), min_s=float(x.min()), max_s=float(x.max()))
 
     def to_dict(self) -> dict:

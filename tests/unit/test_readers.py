@@ -6,12 +6,14 @@ import json
 import os
 import struct
 
+import numpy as np
 import pytest
 
 from labkit import report
 from labkit._json import MAX_DEPTH, read_bytes, read_json
 from labkit.errors import ArgumentError, FormatError
 from labkit.manifest import check, loads, read_cubin
+from labkit.timing.stats import STAT_FIELDS, Stats
 from labkit.values import OutputPath, Shape
 
 from ..conftest import ROOT
@@ -188,6 +190,20 @@ def test_report_refuses(edit, path, text):
         report.loads(_report(edit), source="r.json")
     msg = str(e.value)
     assert msg.startswith(f"r.json: {path}") and text in msg, msg
+
+
+def test_a_mean_of_equal_samples_an_ulp_past_them_reads_and_is_no_longer_written():
+    """Found on the H200: three equal samples of 5.152e-06 s averaged to one ulp above them, and the strict reader
+    refused the report that profile had just saved. Stats clamps the mean; the reader allows a few ulps."""
+    x = 5.152000114321708e-06
+    assert float(np.mean([x] * 3)) > x  # the rounding itself
+    st = Stats.from_samples([x] * 3)
+    assert st.min_s == st.mean_s == st.max_s == x
+
+    def ulp_past(d):
+        d["phase_timings"]["fused_mainloop"].update({k: x for k in STAT_FIELDS if k != "count"},
+                                                    mean_s=5.152000114321709e-06)
+    assert report.loads(_report(ulp_past)).phase_timings["fused_mainloop"].mean_s == 5.152000114321709e-06
 
 
 def test_all_zero_p50_tables_do_not_divide_by_zero():
