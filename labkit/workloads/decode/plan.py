@@ -72,7 +72,7 @@ CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the sp
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
 # Longer calls at these head dims take the cluster of 8 too (3 stages of 128 tokens per CTA) when their clusters fill
 # more than half of what the GPU holds at once. H200, cold, p50, interleaved, three rounds on each of two machines
-# (data/runs/20261202T083900Z-decode_batch1_cluster8): against 16 splits of two 4-warp CTAs per SM, 1 x 8k d128
+# (data/runs/20261202T083500Z-decode_batch1_cluster8): against 16 splits of two 4-warp CTAs per SM, 1 x 8k d128
 # -4.2 / -2.3 / -4.1 % and -0.9 / -1.3 / +0.1 %, 1 x 32k -3.3 / -2.2 / -3.9 % and +0.2 / -1.3 / -0.6 %; at head_dim 256
 # (warp pairs) 1 x 8k -2.0 / -1.4 / +0.4 % but 1 x 32k +5 %, so not there. The short rule's one-stage cluster at
 # 1 x 1k d128 (two 4-warp CTAs per SM had kept it out): -4.8 / -5.1 / -5.3 %.
