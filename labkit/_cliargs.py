@@ -18,9 +18,9 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # a value that starts with a minus and a digit ("--shape -1,37810,56,128") is a value, so that its own check
-        # names it; argparse takes only a plain negative number for one (labkit has no option named like a number)
-        self._negative_number_matcher = re.compile(r"^-\d")
+        # a value that starts with a minus and a digit ("--shape -1,37810,56,128", "-.5") is a value, so that its own
+        # check names it; argparse takes only a plain negative number for one (labkit has no option named like a number)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str):
         raise UsageError(f"{self.prog}: {message}")

@@ -19,7 +19,7 @@ K = dict(tmaK=128, tmaV=384, ptrO=912, ptrCumSeqLensQ=936, ptrPageIdxKv=1000, pt
          mMaxSeqLenQ=1144, mMaxNumCtasQ=1152, mMaxNumCtasKv=1156, mMaxNumPagesPerSeqKv=1160, mNumHeadsKv=1164,
          mNumHeadsQ=1168, mNumHeadsQPerKv=1172, divisor=1176, divM=1180, divAdd=1184, divShift=1188,
          mNumHiddenEltsO=1192, mNumPagesInMemPool=1200, mNumTokensPerCtaQ=1204, mScaleSoftmaxLog2=1220,
-         mSumOfSeqLensQ=1244)
+         mSumOfSeqLensQ=1244, mUseBlockSparseAttention=1252)  # 1252: two bools, mUsesSharedPagedKvIdx in byte 1253
 HEAD_DIM = 256
 
 
@@ -115,21 +115,30 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
                     "(pass --var so they agree)")
         issues.append(Issue("warning", what, msg))
     # the buffers the kernel indexes by sequence and query row: past their ends it reads or writes other memory
-    pages, maxq = val(K["mMaxNumPagesPerSeqKv"]), val(K["mMaxSeqLenQ"])
+    pages, maxq, total = val(K["mMaxNumPagesPerSeqKv"]), val(K["mMaxSeqLenQ"]), val(K["mSumOfSeqLensQ"])
+    shared = ((val(K["mUseBlockSparseAttention"]) or 0) >> 8) & 0xFF  # byte 1253: K and V share one page-id row
+    tables = 1 if shared else 2
+    # query rows written: mMaxSeqLenQ per sequence, or mSumOfSeqLensQ in all where cu_seqlens_q is packed
+    varlen = K["ptrCumSeqLensQ"] in by_at
+    rows, rows_what = ((total, f"mSumOfSeqLensQ {total} query rows") if varlen else
+                       (None if None in (batch, maxq) else batch * maxq,
+                        f"mBatchSize {batch} x mMaxSeqLenQ {maxq} query rows"))
     if batch is not None:
-        reach = {"ptrPageIdxKv": (pages, 4, "reads", f"mBatchSize {batch} x mMaxNumPagesPerSeqKv {pages} page ids"),
-                 "ptrSeqLensKv": (1, 4, "reads", f"mBatchSize {batch} KV lengths"),
-                 "ptrO": (None if None in (maxq, hq) else maxq * hq * HEAD_DIM, 2, "writes",
-                          f"mBatchSize {batch} x mMaxSeqLenQ {maxq} query rows of mNumHeadsQ {hq} x {HEAD_DIM} bf16")}
-        for name, (per_seq, esize, verb, what) in reach.items():
+        reach = {"ptrPageIdxKv": (None if pages is None else batch * tables * pages * 4, "reads",
+                                  f"mBatchSize {batch} x {'' if shared else '2 (K, V) x '}mMaxNumPagesPerSeqKv {pages} "
+                                  "page ids"),
+                 "ptrSeqLensKv": (batch * 4, "reads", f"mBatchSize {batch} KV lengths"),
+                 "ptrO": (None if None in (rows, hq) else rows * hq * HEAD_DIM * 2, "writes",
+                          f"{rows_what} of mNumHeadsQ {hq} x {HEAD_DIM} bf16")}
+        for name, (need, verb, what) in reach.items():
             f = by_at.get(K[name], (None, None))[1]
-            if per_seq is None or not isinstance(f, ParamField) or f.param >= len(lc.bound):
+            if need is None or not isinstance(f, ParamField) or f.param >= len(lc.bound):
                 continue
             arg = lc.bound[f.param]
             buf = ctx.manifest.buffers.get(getattr(arg, "buf", None))
             if buf is None:
                 continue
-            need, there = batch * per_seq * esize, buf.nbytes - arg.offset
+            there = buf.nbytes - arg.offset
             if need > there:
                 warn(K[name], f"{name}: the kernel {verb} {need} B ({what}) of {arg.buf} from byte {arg.offset}, "
                               f"but {arg.buf} has {there} B there", "error")

@@ -222,3 +222,10 @@ def test_version_names_the_package_and_the_git_sha(capsys, monkeypatch):
         cli.main(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out == f"labkit {labkit.__version__} (git 0123abcd)\n"
+
+
+def test_a_value_may_start_with_a_minus_and_a_point():
+    """'-.5' stays a value (argparse's own pattern takes it; labkit's wider one must too)."""
+    args = cli.build_parser().parse_args(["sage2", "precision", "--k-bias", "-.5"])
+    assert args.k_bias == -0.5
+    assert cli.build_parser().parse_args(["sage2", "precision", "--k-bias", "-1e-3"]).k_bias == -0.001

@@ -294,6 +294,21 @@ def test_call_plan_runs_a_few_units_as_clusters_of_8(batch, kv_len, head_dim, he
         assert kernel_label(plan_call(g, sms=132, cluster_fit={2: 132, 4: 128, 8: 128}).kernel) == "mma w8s3ef cl8"
 
 
+def test_the_clusters_of_8_stand_aside_for_build_knobs_and_longer_queries():
+    """Found by a review: with keys_per_warp=32 the cluster rule's 3 stages of 256 tokens did not fit a CTA, so the
+    knob was refused at batch 1. A build knob keeps the 4-warp plan (as every plan choice stands aside for one), more
+    than one query token too (unmeasured); asking for a cluster without a count takes the plan's 8."""
+    g = geometry_for(1, 8192)
+    assert kernel_label(plan_call(g, keys_per_warp=32).kernel) == "mma w4s2k32ef"
+    assert kernel_label(plan_call(g, qk_chains=1).kernel) == "mma w4s3c1ef"
+    assert plan_call(geometry_for(1, 8192, max_q_len=4)).kernel.cluster_splits == 0
+    assert plan_call(geometry_for(1, 1024, max_q_len=4)).kernel.cluster_splits == 0
+    asked = plan_call(g, cluster=True)
+    assert (kernel_label(asked.kernel), asked.splits) == ("mma w8s3ef cl8", 8)
+    with pytest.raises(ArgumentError, match=r"this call has 16 split\(s\) \(variant mma\): give splits=2, 4, 8"):
+        plan_call(g, cluster=True, splits=16)
+
+
 @pytest.mark.parametrize(("batch", "kv_len", "four_warps", "stages", "chains", "splits"), [
     (256, 1024, (1, 1, 3), 3, 1, 1),  # the 4-warp plan: one stage x 3 CTAs per SM (2048 units, 86 % of 6 waves)
     (64, 1024, (1, 2, 2), 2, 2, 1),   # one stage x 2 CTAs per SM (two chains' registers)

@@ -227,3 +227,22 @@ def test_shared_memory_over_the_cubins_architecture_is_refused_without_a_gpu(tmp
     assert cli.main(["manifest", "check", big, "--var", "tokens=2", "--no-device"]) == 2
     assert ("error: ops.decode.impl.launches[0].shared_mem: 240000 + 1024 static = 241024 B exceeds the 232448 B a "
             "CTA of sm_100f may take") in capsys.readouterr().out
+
+
+def test_the_families_buffer_extents_follow_cu_seqlens_q_and_the_shared_page_table(tmp_path):
+    """With cu_seqlens_q packed (936) the kernel writes mSumOfSeqLensQ rows of out, not mBatchSize x mMaxSeqLenQ:
+    40 + 24 query tokens fill out's 64 rows exactly (found by a review: this had been refused). Without the
+    shared-page-table bool (byte 1253) K and V each have a row of page ids per sequence: twice the table's 88 B."""
+    def varlen(doc):
+        fields = _launch0(doc)["args"][0]["pack"]["fields"]
+        next(f for f in fields if f["at"] == 1144)["i32"] = 40
+        fields.append({"at": 936, "param": 6})
+    res = check(load(_seed_changed(tmp_path, varlen)), vars={"seqs": 2, "tokens": 64})
+    assert res.ok, [str(e) for e in res.errors]
+    assert not any("ptrO" in str(i) for i in res.issues)
+
+    def separate_tables(doc):
+        next(f for f in _launch0(doc)["args"][0]["pack"]["fields"] if f["at"] == 1252)["i32"] = 0
+    errs = [str(e) for e in check(load(_seed_changed(tmp_path, separate_tables)), vars={"tokens": 2}).errors]
+    assert len(errs) == 1 and ("ptrPageIdxKv: the kernel reads 176 B (mBatchSize 2 x 2 (K, V) x mMaxNumPagesPerSeqKv "
+                               "11 page ids) of table from byte 0, but table has 88 B there") in errs[0]

@@ -15,18 +15,19 @@ stage against the deeper default at batch 256 x 1k d256 510 vs 575 us, 64 x 1k d
 64 x 1k d256 at 2 CTAs per SM 148 vs 159; where it loses: 64 x 1k d256 at 3 CTAs per SM (a 1.3-wave
 tail) 171, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1 vs 21.5.
 
-Clusters: when one CTA fills an SM, a unit's splits (2, 4 or 8) combine in a thread-block cluster
-(distributed shared memory) instead of through global partials, a fence and a counter, if the GPU holds all of the
-call's clusters at once (``cluster_ctas``: clusters sit whole in a GPC, so 120 of the H200's 132 SMs take clusters
-of 4 or 8; 128 CTAs in clusters of 4 ran a second wave and took 33-45 % longer than without; ``plan_for_device``
-asks the GPU at hand, ``labkit.sched.clusters``); a call that would take more than 8 splits runs 8 CTAs of 8 warps
-per unit, one per SM, as one cluster (one 128-token stage each for a short call of at most ``CLUSTER_SHORT_TOKENS``
-per sequence; up to 3 for a longer one at ``CLUSTER_LONG_HEAD_DIMS``, whose clusters must also fill more than half of
-what the GPU holds: batch 1 x 8k and 32k d128, 1-4 % faster). Measured on the H200 (p50, interleaved;
-data/runs/20261201T124600Z-decode_clusters): the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2),
-1 x 1k d256 10.3 -> 9.2, 8 x 1k d256 33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so the plan
-leaves it out: builds with two CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs
-must share a GPC).
+Clusters: when one CTA fills an SM, a unit's splits (2, 4 or 8) combine in a thread-block cluster (distributed shared
+memory) instead of through global partials, a fence and a counter, if the GPU holds all of the call's clusters at once
+(``cluster_ctas``: clusters sit whole in a GPC, so 120 of the H200's 132 SMs take clusters of 4 or 8; 128 CTAs in
+clusters of 4 ran a second wave and took 33-45 % longer than without; ``plan_for_device`` asks the GPU at hand,
+``labkit.sched.clusters``); a call that would take more than 8 splits runs 8 CTAs of 8 warps per unit, one per SM, as
+one cluster (one 128-token stage each for a short call of at most ``CLUSTER_SHORT_TOKENS`` per sequence; up to 3 for a
+longer one at ``CLUSTER_LONG_HEAD_DIMS``, whose clusters must also fill more than half of what the GPU holds: batch 1
+x 8k and 32k d128, up to 4 % faster, level on one machine; where the default build puts two CTAs on an SM, only at one
+query token and without build knobs, as measured). Measured on the H200 (p50, interleaved;
+data/runs/20261201T124600Z-decode_clusters): the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k
+d256 10.3 -> 9.2, 8 x 1k d256 33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it
+out: builds with two CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a
+GPC).
 At head_dim 128 a split call whose units have at least ``PAIR_SPLIT_MIN_TOKENS`` tokens and, in 2 splits of one
 8-warp CTA per SM (128 tokens a stage), fill a wave, runs that way, its 2 splits in a cluster: 8 x 8k d128 78.45 ->
 77.25 us, 8 x 32k 252.3 -> 251.4 against 4 splits of 4 warps at 2 CTAs per SM
@@ -235,31 +236,37 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                                          kv_evict_first=kb.kv_evict_first)
             if occupancy(paired, arch) == 1:
                 kb, per_sm, splits, cluster = paired, 1, 2, True
+    big = max(CLUSTER_SIZES)
+    big_fit = cluster_ctas(big, sms, arch, cluster_fit)
+    wide_kw = dict(qk_chains=qk_chains, keys_per_warp=keys_per_warp, dim_warps=2 if pairs else dim_warps,
+                   kv_evict_first=bool(kv_evict_first), timeline=timeline)
     if cluster is None:
         cluster = False
-        big = max(CLUSTER_SIZES)
-        big_fit = cluster_ctas(big, sms, arch, cluster_fit)
         if kb.variant == "mma" and given_splits is None:
+            short = g.max_kv_len <= CLUSTER_SHORT_TOKENS
             if per_sm == 1 and splits in CLUSTER_SIZES and units * splits <= cluster_ctas(splits, sms, arch,
                                                                                           cluster_fit):
                 cluster = True
             elif (splits > big and stages is None and warps is None and units * big <= big_fit
-                  and (g.max_kv_len <= CLUSTER_SHORT_TOKENS
-                       or (g.head_dim in CLUSTER_LONG_HEAD_DIMS and 2 * units * big > big_fit))):
+                  and ((short and per_sm == 1)
+                       or (not build_given and g.max_q_len == 1
+                           and (short or (g.head_dim in CLUSTER_LONG_HEAD_DIMS and 2 * units * big > big_fit))))):
                 # a call that would take more splits than a cluster holds, whose units' clusters fit at once: 8 CTAs of
-                # 8 warps per unit, one per SM, as one cluster; as many 128-token stages as a split has, up to 3
-                tokens = -(-g.max_kv_len // big)
-                wide = kernel_build(g, warps=8, stages=min(3, -(-tokens // 128)), qk_chains=qk_chains,
-                                    keys_per_warp=keys_per_warp, dim_warps=2 if pairs else dim_warps,
-                                    timeline=timeline)
-                wide = dataclasses.replace(wide, kv_evict_first=bool(kv_evict_first))
-                if occupancy(wide, arch) == 1:  # two to an SM, a cluster would take half the SMs (8 x 1k d128)
+                # 8 warps per unit, one per SM, as one cluster (where the default build puts two CTAs on an SM: as
+                # measured, one query token and the plan's own knobs)
+                wide = _cluster_of_8(g, arch, short=short, **wide_kw)
+                if wide is not None:
                     kb, per_sm, splits, cluster = wide, 1, big, True
+    elif cluster and given_splits is None and splits > big and kb.variant == "mma" and stages is None and warps is None:
+        # asked for a cluster, more splits than one holds: the plan's 8
+        wide = _cluster_of_8(g, arch, short=g.max_kv_len <= CLUSTER_SHORT_TOKENS, **wide_kw)
+        if wide is not None:
+            kb, per_sm, splits = wide, 1, big
     if cluster:
         if kb.variant != "mma" or splits not in CLUSTER_SIZES:
             sizes = ", ".join(map(str, CLUSTER_SIZES))
             raise ArgumentError(f"cluster: the splits of a unit combine in a cluster of {sizes} tensor-core CTAs; "
-                                f"this call has {splits} split(s) (variant {kb.variant})")
+                                f"this call has {splits} split(s) (variant {kb.variant}): give splits={sizes}")
         kb = dataclasses.replace(kb, cluster_splits=splits)
         per_sm = occupancy(kb, arch)
     if persistent is None:  # short units at head_dim 256, one split each: persistent CTAs claim them
@@ -289,6 +296,21 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     resident = (min(sms * per_sm, cluster_ctas(kb.cluster_splits, sms, arch, cluster_fit) * per_sm)
                 if kb.cluster_splits > 1 else 0)
     return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0, cluster_resident_ctas=resident)
+
+
+def _cluster_of_8(g: DecodeGeometry, arch: str, *, short: bool, kv_evict_first: bool, **knobs) -> KernelBuild | None:
+    """The 8-warp build whose 8 splits of a unit form a cluster of 8, one CTA per SM: one stage for a ``short`` call,
+    else as many as a split has, up to 3; None where no such build fits a CTA or it would put two on an SM (a cluster
+    would then take half the SMs: 8 x 1k d128 ran 20.7 -> 25.5 us)."""
+    big = max(CLUSTER_SIZES)
+    try:
+        one = kernel_build(g, warps=8, stages=1, **knobs)
+        split_stages = 1 if short else -(-(-(-g.max_kv_len // big)) // one.tokens_per_stage)
+        wide = dataclasses.replace(kernel_build(g, warps=8, stages=min(3, split_stages), **knobs),
+                                   kv_evict_first=kv_evict_first)
+    except ArgumentError:
+        return None
+    return wide if occupancy(wide, arch) == 1 else None
 
 
 def _persistent(kb: KernelBuild, sms: int, arch: str) -> tuple[KernelBuild, int]:
