@@ -298,14 +298,17 @@ def test_the_plans_clustered_splits_at_batch_8_match_exact_attention():
     _check(x, run)
 
 
-@pytest.mark.parametrize(("pages", "seq_len", "stages"), [(16, 1024, 1), (16, 961, 1), (128, 8192, 3), (128, 8000, 3),
-                                                     (512, 32768, 3)])
-def test_the_plans_clusters_of_8_at_batch_1_match_exact_attention(pages, seq_len, stages):
-    """Batch 1 at d128 (8 units): the plan's own call, 8 splits of one 8-warp CTA per SM in a cluster of 8 (one
+@pytest.mark.parametrize(("batch", "heads_kv", "page", "pages", "seq_lens", "stages"), [
+    (1, 8, 64, 16, [1024], 1), (1, 8, 64, 16, [961], 1), (1, 8, 64, 128, [8192], 3), (1, 8, 64, 128, [8000], 3),
+    (1, 8, 64, 512, [32768], 3),
+    (1, 8, 16, 512, [8191], 3), (1, 8, 32, 32, [1000], 1),  # other page sizes
+    (2, 4, 64, 128, [8192, 4097], 3), (1, 12, 64, 128, [7777], 3)])  # other head counts whose clusters fit
+def test_the_plans_clusters_of_8_at_batch_1_match_exact_attention(batch, heads_kv, page, pages, seq_lens, stages):
+    """A few d128 units (8 to 15): the plan's own call, 8 splits of one 8-warp CTA per SM in a cluster of 8 (one
     stage up to 1024 tokens, else three), against exact attention, every element checked; ragged lengths end inside a
     split's last stage; timed cold and in a graph, the same output."""
-    g = DecodeGeometry(1, 32, 8, 128, 64, pages, pages + 7)  # spare pages: the shuffled table skips some
-    x = make_inputs(g, seq_lens=[seq_len], seed=pages + seq_len)
+    g = DecodeGeometry(batch, 4 * heads_kv, heads_kv, 128, page, pages, batch * pages + 7)  # spare pages in the pool
+    x = make_inputs(g, seq_lens=seq_lens, seed=pages + seq_lens[0])
     run = run_decode(x)
     assert (run.splits, run.plan["warps"], run.plan["stages"], run.plan["cluster_splits"]) == (8, 8, stages, 8)
     _check(x, run)
