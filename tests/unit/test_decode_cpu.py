@@ -305,7 +305,7 @@ def test_the_clusters_of_8_stand_aside_for_build_knobs_and_longer_queries():
     assert plan_call(geometry_for(1, 1024, max_q_len=4)).kernel.cluster_splits == 0
     asked = plan_call(g, cluster=True)
     assert (kernel_label(asked.kernel), asked.splits) == ("mma w8s3ef cl8", 8)
-    with pytest.raises(ArgumentError, match=r"this call has 16 split\(s\) \(variant mma\): give splits=2, 4, 8"):
+    with pytest.raises(ArgumentError, match=r"this call has 16 split\(s\) \(variant mma\); give it 2, 4 or 8"):
         plan_call(g, cluster=True, splits=16)
 
 

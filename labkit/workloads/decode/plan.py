@@ -266,7 +266,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         if kb.variant != "mma" or splits not in CLUSTER_SIZES:
             sizes = ", ".join(map(str, CLUSTER_SIZES))
             raise ArgumentError(f"cluster: the splits of a unit combine in a cluster of {sizes} tensor-core CTAs; "
-                                f"this call has {splits} split(s) (variant {kb.variant}): give splits={sizes}")
+                                f"this call has {splits} split(s) (variant {kb.variant}); give it 2, 4 or 8")
         kb = dataclasses.replace(kb, cluster_splits=splits)
         per_sm = occupancy(kb, arch)
     if persistent is None:  # short units at head_dim 256, one split each: persistent CTAs claim them
