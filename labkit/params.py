@@ -52,6 +52,10 @@ class Param:
         """Checks against the other parameters' values (``values``: every one, checked), before any cell runs;
         none by default."""
 
+    def answers(self, recorded: Any, wanted: Any) -> bool:
+        """Whether a run recorded with ``recorded`` holds what ``wanted`` measures (recorded mode): the same value."""
+        return recorded == wanted
+
 
 def _at_most(ref: str | None, values: dict) -> int | None:
     """The bound ``ref`` names among ``values``: ``"shape[1]"`` (an item of a list parameter) or ``"n"``."""
@@ -172,11 +176,20 @@ class Text(Param):
 
 
 class Choice(Param):
-    """One of a few strings."""
+    """One of a few strings. ``covers``: {option: the options whose measurements a run of it also holds}, so that
+    recorded mode can answer ``"sage2"`` from a run of ``"both"``."""
 
-    def __init__(self, *options: str, **kw):
+    def __init__(self, *options: str, covers: dict[str, tuple[str, ...]] | None = None, **kw):
         super().__init__(**kw)
         self.options = options
+        self.covers = dict(covers or {})
+        for option, covered in self.covers.items():
+            if option not in options or not set(covered) <= set(options):
+                raise ArgumentError(f"Choice{options}: covers {option!r} -> {covered!r} names an option it does not "
+                                    "have")
+
+    def answers(self, recorded: Any, wanted: Any) -> bool:
+        return recorded == wanted or wanted in self.covers.get(recorded, ())
 
     def describe(self) -> str:
         return "one of " + ", ".join(self.options)

@@ -13,7 +13,7 @@ import dataclasses
 import json
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ class RecordedRun:
     device: str
     created_utc: str
     git_sha: str
+    covering: dict = field(default_factory=dict)  # {parameter: the recorded value that covers the one asked for}
 
     @property
     def label(self) -> str:
@@ -145,9 +146,13 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
     valid, problems = scan_recorded(notebook, root)
     why = "source='recorded'" if source == "recorded" else "no usable GPU here"
     valid = [dataclasses.replace(r, parameters=_canonical(r.parameters, declared)) for r in valid]
-    for run in reversed(valid):
-        if all(k in run.parameters and run.parameters[k] == v for k, v in measured.items()):
-            return "recorded", run
+    for exact in (True, False):  # the newest run measured with these values, else the newest that covers them
+        for run in reversed(valid):
+            if all(k in run.parameters and (run.parameters[k] == v or (
+                    not exact and declared is not None and declared[k].type.answers(run.parameters[k], v)))
+                   for k, v in measured.items()):
+                covering = {k: run.parameters[k] for k, v in measured.items() if run.parameters[k] != v}
+                return "recorded", dataclasses.replace(run, covering=covering)
     if not valid:
         if root is not None and not Path(root).is_dir():
             what = "not a directory" if Path(root).exists() else "no such directory"
@@ -242,9 +247,11 @@ class Session:
             return (f"labkit {self.notebook}: LIVE on {d.name} ({d.arch}, {d.sm_count} SMs); "
                     f"results -> {self.out_dir}")
         r = self.recorded
+        same = "with the same parameters"
+        if r.covering:  # a run of more than was asked for: the part asked for is shown
+            same += " except " + ", ".join(f"{k}={v!r}, which covers the {k} asked for" for k, v in r.covering.items())
         return (f"labkit {self.notebook}: RECORDED mode ({self.reason}). Showing the recorded run {r.label} "
-                f"(measured on {r.device}, {r.created_utc}, git {r.git_sha[:12]}) with the same parameters; "
-                f"not a new measurement.")
+                f"(measured on {r.device}, {r.created_utc}, git {r.git_sha[:12]}) {same}; not a new measurement.")
 
     def measure(self, key: str, fn, *args, load=None, **kwargs) -> Any:
         """Live: run ``fn`` and save its JSON result as ``data/<key>.json``. Recorded: read that file.

@@ -8,7 +8,7 @@ import pytest
 
 from labkit import notebooks, probes
 from labkit.device import DeviceInfo
-from labkit.errors import LabkitError, ParameterError
+from labkit.errors import ArgumentError, LabkitError, ParameterError
 from labkit.session import Session, plan_source, recorded_runs, scan_recorded
 
 from ..conftest import ROOT
@@ -67,6 +67,30 @@ def test_a_refusal_names_the_three_newest_recorded_runs_and_counts_the_rest(tmp_
     named = re.findall(r"(2026\d{4}T000000Z)-nbx: n=", msg)
     assert named == ["20260601T000000Z", "20260501T000000Z", "20260401T000000Z"], msg
     assert "| and 3 older." in msg and "\n" not in msg
+
+
+def test_a_run_of_more_answers_a_choice_it_covers_and_an_exact_run_comes_first(tmp_path):
+    """A Choice's ``covers``: a run of workload 'both' answers 'a' (the banner says so), an exact run of 'a' is
+    taken first even when older, and a run of 'a' never answers 'both'."""
+    from labkit.notebooks import Parameter
+    from labkit.params import Choice, Int
+
+    declared = {"n": Parameter("n", Int(1, 9), 1, ""),
+                "workload": Parameter("workload", Choice("a", "b", "both", covers={"both": ("a", "b")}), "both", "")}
+    asked = {"source": "recorded", "n": 1, "workload": "a"}
+    _record(tmp_path, "20260101T000000Z", params={"workload": "both"})
+    _, run = plan_source("nbx", asked, declared, tmp_path)
+    assert run.path.name == "20260101T000000Z-nbx" and run.covering == {"workload": "both"}
+    banner = Session("nbx", "recorded", tmp_path, run, "no GPU (test)").banner()
+    assert "with the same parameters except workload='both', which covers the workload asked for;" in banner
+    _record(tmp_path, "20250101T000000Z", params={"workload": "a"})
+    _, run = plan_source("nbx", asked, declared, tmp_path)
+    assert run.path.name == "20250101T000000Z-nbx" and run.covering == {}
+    shutil.rmtree(tmp_path / "20260101T000000Z-nbx")
+    with pytest.raises(LabkitError, match="was measured with workload='both'"):
+        plan_source("nbx", {**asked, "workload": "both"}, declared, tmp_path)
+    with pytest.raises(ArgumentError, match="covers 'c' -> .* names an option it does not have"):
+        Choice("a", "b", covers={"c": ("a",)})
 
 
 def test_no_valid_run_names_each_file_and_problem(tmp_path):

@@ -139,6 +139,13 @@ def test_notebook_04_live_on_a_faked_gpu_then_recorded(tmp_path, monkeypatch):
     assert {p.stem for p in (tmp_path / "rec" / "figs").glob("*.png")} == figs
     with pytest.raises(LabkitError, match="no recorded run of 04_cta_scheduling was measured with launches=2"):
         _execute({**SMALL, "launches": 2, "source": "recorded", "out_dir": str(tmp_path / "rec2")})
+    # the run of both workloads answers one of them: its Sage2 half, without the decode kernel's occupancy row
+    only = _execute({**SMALL, "workload": "sage2", "source": "recorded", "out_dir": str(tmp_path / "rec3")})
+    assert only["session"].recorded.covering == {"workload": "both"}
+    assert "except workload='both', which covers the workload asked for" in only["session"].banner()
+    assert {p.stem for p in (tmp_path / "rec3" / "figs").glob("*.png")} == {"sage2_gantt", "sage2_efficiency"}
+    assert list(pd.read_csv(tmp_path / "rec3" / "data" / "occupancy.csv")["kernel"]) == [
+        "sage2 mainloop", "sage2 mainloop, -DLABKIT_TIMELINE"]
 
 
 def test_crosscheck_join_reads_ncus_counters_by_range():
