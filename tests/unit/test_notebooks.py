@@ -190,9 +190,9 @@ def test_a_refusal_names_what_the_user_chose_and_a_missing_folder_or_file(tmp_pa
     if gpu_status()[0]:
         pytest.skip("with a GPU the run is live")
     monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
-    assert cli.main(["nb", "run", "04", "-p", "workload", "sage2"]) == 2
+    assert cli.main(["nb", "run", "04", "-p", "launches", "2"]) == 2  # (workload sage2 is now a run of both's half)
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "was measured with workload='sage2'; recorded: " in err, err
+    assert "was measured with launches=2; recorded: " in err, err
     assert cli.main(["nb", "run", "05", "-p", "recorded_root", str(tmp_path / "nope")]) == 2
     assert capsys.readouterr().err.strip().endswith(f"recorded_root {tmp_path / 'nope'}: no such directory")
     assert cli.main(["nb", "run", "03", "-p", "seed_manifest", str(tmp_path / "nope.json")]) == 2
