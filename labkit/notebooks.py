@@ -114,6 +114,11 @@ def declared_parameters(name: str) -> dict[str, Parameter]:
                 what = "an item of a list parameter" if index else "a parameter"
                 raise LabkitError(f"{where}: {node.target.id}'s at_most={bound!r}: expected {what} declared above "
                                   "it") from None
+        manifest = getattr(kind, "vars_of", None)  # a File(reads="manifest") parameter declared above this one
+        if manifest is not None and not (manifest in out and isinstance(out[manifest].type, params.File)
+                                         and out[manifest].type.reads == "manifest"):
+            raise LabkitError(f"{where}: {node.target.id}'s vars_of={manifest!r}: expected a File(reads=\"manifest\") "
+                              "parameter declared above it")
     return out
 
 

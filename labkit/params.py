@@ -290,14 +290,32 @@ class Sage2Shape(Param):
 
 
 class IntDict(Param):
-    """Names to integers in ``lo..hi``: ``tokens=2,seqs=4`` or ``{'tokens': 2}``."""
+    """Names to integers in ``lo..hi``: ``tokens=2,seqs=4`` or ``{'tokens': 2}``. ``vars_of="manifest"``: the
+    manifest another parameter names declares each name, and each value is within its 1..max (checked before any
+    cell: a recorded-mode notebook would otherwise only say that no run was recorded with them)."""
 
-    def __init__(self, lo: int | None = None, hi: int | None = None, **kw):
+    def __init__(self, lo: int | None = None, hi: int | None = None, *, vars_of: str | None = None, **kw):
         super().__init__(**kw)
         self.item = Int(lo, hi)
+        self.vars_of = vars_of
 
     def describe(self) -> str:
-        return "name=integer pairs (name=1,other=2)" + _range(self.item.lo, self.item.hi)
+        declared = f", vars the {self.vars_of} declares" if self.vars_of else ""
+        return "name=integer pairs (name=1,other=2)" + _range(self.item.lo, self.item.hi) + declared
+
+    def check_beside(self, value: Any, values: dict) -> None:
+        if self.vars_of is None:
+            return
+        from ._env import repo_path
+        from .manifest import load
+        from .manifest.validate import resolve_vars
+
+        issues: list = []
+        resolve_vars(load(repo_path(values[self.vars_of])), value, issues)
+        errors = [f"{i.path} {i.message}" for i in issues if i.severity == "error"]
+        if errors:
+            raise ParameterError(f"= {_shown(value)}: expected vars that {self.vars_of} = {values[self.vars_of]!r} "
+                                 f"declares, each in 1..its max; " + "; ".join(errors))
 
     def parse(self, text: str) -> dict[str, int]:
         if text.strip().startswith("{"):

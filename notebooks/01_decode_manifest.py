@@ -20,7 +20,7 @@ from labkit.params import Choice, File, Int, IntDict, Text  # parameter types: `
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
 manifest: File(reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # manifest to check
-manifest_vars: IntDict(1, 2147483647) = {"tokens": 2}  # values of manifest vars (name=N,...); others take their max
+manifest_vars: IntDict(1, 2147483647, vars_of="manifest") = {"tokens": 2}  # var values (name=N,...); others: their max
 iterations: Int(1, 100000) = 50  # timed samples per call
 proof_rows: Int(1, 1048576) = 4099  # proof kernel input rows (a tail on purpose)
 proof_cols: Int(4, 65536, multiple_of=4) = 1000  # proof kernel input columns (rows of x 4 B, a multiple of 16 B)

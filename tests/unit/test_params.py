@@ -78,6 +78,12 @@ def test_malformed_parameters_cell_names_the_line(tmp_path):
                        f'lens: IntList(1, at_most="{bound}") = [4]  # lengths\n')
         with pytest.raises(LabkitError, match=rf"99_bad.py:4: lens's at_most='{re.escape(bound)}': expected "):
             notebooks.declared_parameters(str(src))
+    for manifest in ("mani", "n"):  # not declared above, or not a manifest file
+        src.write_text(f'# %% tags=["parameters"]\nn: Int(1) = 4  # n\n'
+                       f'vs: IntDict(1, vars_of="{manifest}") = {{}}  # vars\n'
+                       f'mani: File(reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # m\n')
+        with pytest.raises(LabkitError, match=rf"99_bad.py:3: vs's vars_of='{manifest}': expected a File"):
+            notebooks.declared_parameters(str(src))
 
 
 BAD_OVERRIDES = [
@@ -91,6 +97,10 @@ BAD_OVERRIDES = [
     ("02", "layout", "nhd", "expected one of NHD, HND"),
     ("02", "q_tail", "a,b", "parameter q_tail = 'a,b'"),
     ("01", "manifest_vars", "tokens=x", "parameter manifest_vars"),
+    # vars against the manifest's own, before any cell (recorded mode had only said no run was recorded with them)
+    ("01", "manifest_vars", "tokens=99", "parameter manifest_vars = {'tokens': 99}: expected vars that manifest = "
+     "'data/trtllm_gen_decode_manifest_v4.json' declares, each in 1..its max; vars.tokens value 99 outside 1..max 64"),
+    ("01", "manifest_vars", "foo=3", "vars.foo not declared; declared vars: tokens"),
     ("01", "manifest", "missing.json", "expected a schema_version 4 launch manifest (absolute or from the repo root)"),
     ("03", "seed_manifest", "data/sage2_report_seed.json",
      "data/sage2_report_seed.json: $: missing key 'schema_version'"),
@@ -98,6 +108,7 @@ BAD_OVERRIDES = [
     ("00", "copy_mb", "5", "has no parameter 'copy_mb'"),
     # lengths against the shape's N, before any cell (a cell had failed there on a GPU; found by a review)
     ("02", "q_tail", "37760,99999", "parameter q_tail = [37760, 99999]: expected values at most shape[1] = 37810"),
+    ("05", "q_tail", "40000", "parameter q_tail = [40000]: expected values at most shape[1] = 37810"),
     ("04", "gantt_q_len", "99999999", "parameter gantt_q_len = 99999999: expected a value at most shape[1] = 37810"),
     ("04", "shape", "1,1000,8,128",
      "parameter q_lens = [37760, 37761, 37810] (the default): expected values at most shape[1] = 1000; parameter "
