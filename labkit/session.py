@@ -173,6 +173,14 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
                       f"recorded: {offered}{older}. Use the recorded values, or run on a GPU")
 
 
+def _show_every_column() -> None:
+    """A notebook's tables show all their columns: pandas' default of 20 hid two of notebook 05's 22 counters (the
+    SM and warp speed-of-light ones) behind '...'."""
+    from ._deps import require
+
+    require("pandas").set_option("display.max_columns", 64)
+
+
 class Session:
     """Where a notebook's numbers come from and where its files go."""
 
@@ -218,6 +226,7 @@ class Session:
         (out / "data").mkdir(parents=True, exist_ok=True)
         (out / "figs").mkdir(parents=True, exist_ok=True)
         s = cls(notebook, mode, out, recorded, gpu_status()[1])
+        _show_every_column()
         (out / "data" / "session.json").write_text(json.dumps(s.describe(), indent=2) + "\n")
         print(s.banner())
         return s

@@ -62,6 +62,8 @@ def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_
     assert not [o for o in outputs if o["output_type"] == "error"]
     shown = "".join("".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
     assert "PosixPath(" not in shown  # a cell ending in save_figure had echoed the path under its figure
+    tables = "".join("".join(o.get("data", {}).get("text/html", "")) for o in outputs)
+    assert "<th>...</th>" not in tables  # every column shown: pandas' 20 had hid two of 05's counters
     embedded = [base64.b64decode(o["data"]["image/png"]) for o in outputs if "image/png" in o.get("data", {})]
     figs, data = OUTPUTS[name]
     assert len(embedded) == len(figs)  # every saved figure is shown, once
