@@ -146,9 +146,9 @@ if do_sage2:
 # faster (the Sage2 mainloop, bound by its math, shows none). On the H200 at the default geometry (8 x 8k d128,
 # 32/8 heads), with two CTAs per SM (4 splits of the 4-warp build, the plan until 3cd9afd), 12-28 SMs did so by
 # 9-17 %, with SMs 34-39 and 78-83 among them nearly every time, and the call ended when the other SMs finished;
-# with one CTA per SM (the plan's clustered pair) the spread mostly went away: in five of six live runs on different
-# GPUs no SM's median CTA was under 0.95 of the median, in the sixth 6 SMs were 5 % faster (README, decode). The
-# last chart shows this run's SMs.
+# with one CTA per SM (the plan's clustered pair) the spread mostly went away: in most live runs on different GPUs
+# no SM's median CTA was under 0.95 of the median, in one 6 SMs were 5 % faster (README, decode). The last chart
+# and the line under the table show this run's SMs.
 
 # %%
 if do_decode:
@@ -167,6 +167,7 @@ if do_decode:
     fig = labkit.plot.sm_speed(dtl, title=session.title(f"{call}: CTA duration by SM\n{which}"))
     session.save_figure(fig, "decode_sm_speed")
     display(pd.Series(dtl.stats().to_dict()).to_frame("measured"))
+    print(dtl.fast_sms())
 
 # %% [markdown]
 # ## Decode: waves and efficiency against the split count and against the batch

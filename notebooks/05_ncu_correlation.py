@@ -12,9 +12,10 @@
 # The Sage2 mainloop at the seed shape (and a small q/kv tail study) and a paged-decode sweep, each
 # launch timed with CUDA events in this process (no profiler attached) and profiled under ncu in a
 # subprocess (`labkit ncu cases`, NVTX filter `labkit@ncu/`, one kernel name per run, `--clock-control
-# none` so both run at boost clocks). Then: the counters, event p50 against ncu's `gpu__time_duration`,
-# time against counters across each sweep, ncu's tail-effect and imbalance rules beside labkit's wave
-# model, and the fused kernels' time by `// PHASE:` from two SourceCounters runs.
+# none`: neither locks the clocks, and the counters table gives each launch's SM clock). Then: the
+# counters, event p50 against ncu's `gpu__time_duration`, time against counters across each sweep, ncu's
+# tail-effect and imbalance rules beside labkit's wave model, and the fused kernels' time by `// PHASE:`
+# from two SourceCounters runs.
 
 # %% tags=["parameters"]
 from labkit.params import Choice, Int, IntList, Sage2Shape, Text  # parameter types: `labkit nb params 05`
@@ -79,13 +80,13 @@ counters
 #
 # Why decode calls read shorter under ncu: the events' cold-L2 flush is a memset (as NVBench's), so the
 # call starts with an L2 full of dirty lines that its reads must write back, while ncu's cache control
-# leaves L2 clean; and the events add their own ~3 us (notebook 00's overhead probe). How much the dirty
-# lines cost was measured once, on the H200 at git 77efa9b with that day's kernels
-# (`data/runs/20261201T061700Z-flush_check`): flushing by a read pass instead of the memset took 1 x 8192
-# from 21.3 to 18.1 us and 64 x 8192 from 503 to 492 us, against ncu's 476-483 us there; the rest of that
-# gap was not explained. The table below is this run's own gap. The Sage2 mainloop (about 120 ms) agrees
-# with ncu to about 1 % either way, so a flag there sits at the threshold's edge: read it against the
-# case's event min..max.
+# leaves L2 clean; and an event pair also times the launch, which `gpu__time_duration` leaves out (notebook
+# 00's overhead probe measures it). How much the dirty lines cost was measured once, on the H200 at git
+# 77efa9b with that day's kernels (`data/runs/20261201T061700Z-flush_check`): flushing by a read pass
+# instead of the memset took 1 x 8192 from 21.3 to 18.1 us and 64 x 8192 from 503 to 492 us, against ncu's
+# 476-483 us there; the rest of that gap was not explained. The table below is this run's own gap, relative
+# and in us (`gap_us`: ncu minus event p50). The Sage2 mainloop (about 120 ms) agrees with ncu to about 1 %
+# either way, so a flag there sits at the threshold's edge: read it against the case's event min..max.
 
 # %%
 gaps = tables.event_vs_ncu(summary)

@@ -30,12 +30,12 @@ def group_of(s: NcuSummary) -> dict[str, str]:
 
 
 def event_vs_ncu(s: NcuSummary, *, limit: float = GAP_LIMIT, min_ns: float = GAP_MIN_NS):
-    """Per case: event p50, ncu's median ``gpu__time_duration`` over its launches, their relative gap, and
-    ``flagged`` when the gap passes ``limit`` for a kernel of at least ``min_ns``."""
+    """Per case: event p50, ncu's median ``gpu__time_duration`` over its launches, their gap (relative, and ncu
+    minus event in us), and ``flagged`` when the relative gap passes ``limit`` for a kernel of at least ``min_ns``."""
     pd = _pd()
     df = counter_table(s)
     if df.empty:
-        return pd.DataFrame(columns=["case", "kernel", "event_p50_us", "ncu_us", "gap", "flagged"])
+        return pd.DataFrame(columns=["case", "kernel", "event_p50_us", "ncu_us", "gap", "gap_us", "flagged"])
     ncu = df.groupby("case", sort=False).agg(kernel=("kernel", "first"), ncu_ns=("duration_ns", "median"),
                                              launches=("duration_ns", "size"))
     rows = []
@@ -46,7 +46,7 @@ def event_vs_ncu(s: NcuSummary, *, limit: float = GAP_LIMIT, min_ns: float = GAP
         rows.append({"case": case, "group": group_of(s).get(case, ""), "kernel": r["kernel"],
                      "event_p50_us": ev / 1e3, "event_min_us": t["min_ns"] / 1e3 if t else math.nan,
                      "event_max_us": t["max_ns"] / 1e3 if t else math.nan, "ncu_us": r["ncu_ns"] / 1e3,
-                     "launches": int(r["launches"]), "gap": gap,
+                     "launches": int(r["launches"]), "gap": gap, "gap_us": (r["ncu_ns"] - ev) / 1e3,
                      "flagged": bool(gap == gap and ev >= min_ns and abs(gap) > limit)})
     return pd.DataFrame(rows)
 

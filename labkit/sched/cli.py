@@ -35,27 +35,12 @@ def _waves(args) -> int:
     return 0
 
 
-def _ranges(ids) -> str:
-    """``24-25, 32-39, 42``: sorted integers as runs."""
-    runs: list[list[int]] = []
-    for i in sorted(int(x) for x in ids):
-        if runs and i == runs[-1][1] + 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
-
-
 def _timeline(args) -> int:
-    from .timeline import FAST_SM, Timeline
+    from .timeline import Timeline
 
     tl = Timeline.load(args.file)
     _print(tl.stats().to_dict())
-    per = tl.per_sm()
-    quick = per[per["vs_median"] < FAST_SM]
-    which = f" (ids {_ranges(quick.index)}; their median {quick['vs_median'].median() - 1:+.0%})" if len(quick) else ""
-    print(f"per SM: median CTA {per['median_cta_ns'].median() / 1e3:.1f} us; {len(quick)} SMs under {FAST_SM:g} x "
-          f"that{which}")
+    print(tl.fast_sms())
     if args.trace:
         print(f"trace: {tl.chrome_trace(args.trace.path)} (open in Perfetto or chrome://tracing)")
     return 0

@@ -22,6 +22,17 @@ FIELDS = ("cta", "sm", "start_ns", "end_ns", "clk0", "clk1")
 FAST_SM = 0.95  # an SM whose CTAs' median duration is under this share of the SMs' median (``per_sm``'s vs_median)
 
 
+def _ranges(ids) -> str:
+    """``24-25, 32-39, 42``: sorted integers as runs."""
+    runs: list[list[int]] = []
+    for i in sorted(int(x) for x in ids):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
+
+
 @dataclass(frozen=True)
 class TimelineStats:
     ctas: int
@@ -159,6 +170,16 @@ class Timeline:
         median = g["busy_ns"].median()
         return pd.DataFrame({"ctas": g.size(), "median_cta_ns": median, "vs_median": median / median.median(),
                              "busy_ns": g["busy_ns"].sum(), "idle_before_end_ns": end - g["end_ns"].max()})
+
+    def fast_sms(self) -> str:
+        """One line on ``per_sm``: the SMs' median CTA duration and the SMs whose CTAs run under ``FAST_SM`` x that
+        (``24-25, 32-39``), with their median against it."""
+        per = self.per_sm()
+        quick = per[per["vs_median"] < FAST_SM]
+        which = (f" (ids {_ranges(quick.index)}; their median {quick['vs_median'].median() - 1:+.0%})"
+                 if len(quick) else "")
+        return (f"per SM: median CTA {per['median_cta_ns'].median() / 1e3:.1f} us; {len(quick)} of {len(per)} SMs "
+                f"under {FAST_SM:g} x that{which}; the lowest {per['vs_median'].min():.3f} x")
 
     @property
     def timer_step_ns(self) -> int:

@@ -95,6 +95,8 @@ def test_tables_from_the_fixture(fixture_summary):
     gaps = tables.event_vs_ncu(s).set_index("case")
     assert gaps.loc["fused_line", "gap"] == pytest.approx(0.02) and gaps.loc["fused_line", "flagged"]
     assert gaps.loc["saxpy", "gap"] == pytest.approx(-0.003) and not gaps.loc["saxpy", "flagged"]
+    row = gaps.loc["fused_line"]
+    assert row["gap_us"] == pytest.approx(row["ncu_us"] - row["event_p50_us"]) and row["gap_us"] > 0
     assert gaps.loc["fused_line", "launches"] == 2
     eff = tables.efficiency_table(s).set_index("case")
     assert eff.loc["fused_line", "labkit_waves"] == pytest.approx(eff.loc["fused_line", "ncu_waves"])  # 1056 / 2112
