@@ -21,6 +21,7 @@ def _fit_titles(fig) -> None:
     """Break every title (the axes' and the figure's) that would run past the figure's edge at spaces, into lines of
     about equal length (titles that name the geometry and the device run long; a title centred over axes that sit
     right of long tick labels is cut at the right edge first)."""
+    import re
     import textwrap
 
     fig.canvas.draw()  # the layout places the axes, and so where a title sits, at draw time
@@ -38,6 +39,8 @@ def _fit_titles(fig) -> None:
             longest = max(map(len, lines))
             n = math.ceil(box.width / room)
             chars = max(20, math.ceil(longest / n) + 4)
+            # a product such as "8 x 8192" stays on one line (no-break spaces, which textwrap does not split at)
+            lines = [re.sub(r"(\d) x (\d)", "\\1\u00a0x\u00a0\\2", line) for line in lines]
             t.set_text("\n".join(textwrap.fill(line, chars) if len(line) > chars else line for line in lines))
 
 

@@ -63,6 +63,19 @@ def waves_vs(model, measured, *, x: str, xlabel: str, title: str = "", log2: boo
     return fig
 
 
+def _shared_legend(fig, axes) -> None:
+    """One legend under the panels (each label once) in place of one per panel: the lines fill every corner of
+    these panels, and a panel's own legend sat on the model's line."""
+    handles: dict = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, h)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(4, len(handles)),
+               fontsize=7, frameon=False)
+
+
 def sage2_sched(q_model, q_measured, kv_model, kv_measured, *, fixed: dict, title: str):
     """Two panels: efficiency against q_len (kv fixed) and against kv_len (q fixed)."""
     plt = _plt()
@@ -71,6 +84,7 @@ def sage2_sched(q_model, q_measured, kv_model, kv_measured, *, fixed: dict, titl
                   title=f"along q (kv_len {fixed['kv_len']}): CTAs change with ceil(q_len / cta_q)")
     efficiency_vs(kv_model, kv_measured, x="kv_len", xlabel="kv_len [tokens]", ax=axes[1],
                   title=f"along kv (q_len {fixed['q_len']}): CTAs fixed, k tiles change")
+    _shared_legend(fig, axes)
     fig.suptitle(title, fontsize=10)
     return fig
 
@@ -85,5 +99,6 @@ def decode_sched(split_model, split_measured, batch_model, batch_measured, *, ti
                                                         "batch [sequences] (heuristic splits)"))):
         waves_vs(model, measured, x=x, xlabel="", log2=True, ax=axes[0][col])
         efficiency_vs(model, measured, x=x, xlabel=label, log2=True, ax=axes[1][col])
+    _shared_legend(fig, axes.ravel())
     fig.suptitle(title, fontsize=10)
     return fig

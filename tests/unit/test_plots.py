@@ -116,3 +116,9 @@ def test_a_long_title_breaks_to_fit_the_figure_when_saved(seed, tmp_path):
     short = plot.phase_dots({"seed": seed}, title="Sage2 phases")
     plot.save(short, tmp_path / "short")
     assert short.axes[0].get_title() == "Sage2 phases"  # one that fits stays one line
+    # a shape such as "batch 8 x 8192" is not broken at its x (notebook 04's activity title had been)
+    for n in (30, 44, 60, 76):
+        shape = plot.phase_dots({"seed": seed}, title="w " * (n // 2) + "batch 8 x 8192 tokens: CTAs resident")
+        plot.save(shape, tmp_path / "shape")
+        lines = shape.axes[0].get_title().split("\n")
+        assert len(lines) > 1 and any("8\u00a0x\u00a08192" in line for line in lines), lines
