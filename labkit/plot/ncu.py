@@ -49,10 +49,12 @@ def time_vs_counters(df, counters, correlations=None, *, title: str = "time vs c
         part = df[df["group"] == g]
         for j, c in enumerate(counters):
             ax = axes[i][j]
-            ax.scatter(part[c].astype(float), part["event_p50_us"].astype(float), s=18, color=f"C{i}")
+            in_mb = c.endswith("_bytes")  # bytes in MB: raw counts had put a 1e9 offset on the axis
+            x = part[c].astype(float) / (1e6 if in_mb else 1.0)
+            ax.scatter(x, part["event_p50_us"].astype(float), s=18, color=f"C{i}")
             r = r_of.get((g, c), math.nan)
             ax.set_title(f"{g}\nr = {r:.2f}" if r == r else f"{g}\nr: n/a", fontsize=7)
-            ax.set_xlabel(c, fontsize=7)
+            ax.set_xlabel(f"{c} [MB]" if in_mb else c, fontsize=7)
             ax.tick_params(labelsize=6)
             if j == 0:
                 ax.set_ylabel("event p50 [us]", fontsize=7)
@@ -60,19 +62,41 @@ def time_vs_counters(df, counters, correlations=None, *, title: str = "time vs c
     return fig
 
 
+# ncu's warp stall reasons (smsp__pcsamp_warps_issue_stalled_*), each always drawn in the same colour (tab20 without
+# its greys, which mean "other"): the two kernels' stall charts had given "wait" two colours
+STALL_REASONS = ("long_scoreboard", "short_scoreboard", "wait", "selected", "not_selected", "barrier",
+                 "math_pipe_throttle", "mio_throttle", "lg_throttle", "dispatch_stall", "branch_resolving",
+                 "no_instructions", "imc_miss", "drain", "membar", "misc", "sleeping", "tex_throttle")
+
+
+def stall_color(reason: str):
+    """The colour of a stall reason in every figure; an unknown one takes a fixed colour from its name's CRC."""
+    import zlib
+
+    plt = _plt()
+    palette = [c for i, c in enumerate(plt.get_cmap("tab20").colors) if i not in (14, 15)]
+    if reason == "other":
+        return "0.7"
+    i = STALL_REASONS.index(reason) if reason in STALL_REASONS else zlib.crc32(reason.encode())
+    return palette[i % len(palette)]
+
+
 def phase_stalls(shares, *, top: int = 7, title: str = "stall reasons per phase", ax=None):
     """Stacked bars: per phase, each stall reason's percent of that phase's samples (``stall_shares``);
-    the ``top`` largest reasons overall, the rest as ``other``."""
+    the ``top`` largest reasons overall, the rest as ``other``; a phase without samples says so."""
     fig, ax = _axes(ax, figsize=(8, 1.4 + 0.45 * max(len(shares), 1)))
     keep = list(shares.columns[:top])
     data = shares[keep].copy()
     if len(shares.columns) > top:
         data["other"] = shares[shares.columns[top:]].sum(axis=1)
     left = [0.0] * len(data)
-    for i, c in enumerate(data.columns):
+    for c in data.columns:
         vals = list(data[c])
-        ax.barh(list(data.index), vals, left=left, color="0.7" if c == "other" else f"C{i % 8}", label=c, height=0.6)
+        ax.barh(list(data.index), vals, left=left, color=stall_color(c), label=c, height=0.6)
         left = [a + b for a, b in zip(left, vals)]
+    for phase, total in zip(data.index, left):
+        if total == 0:
+            ax.text(1, phase, "no samples", va="center", fontsize=7, color="0.4")
     ax.invert_yaxis()
     ax.set_xlabel("share of the phase's warp samples [%]")
     ax.set_xlim(0, 100)

@@ -122,3 +122,31 @@ def test_a_long_title_breaks_to_fit_the_figure_when_saved(seed, tmp_path):
         plot.save(shape, tmp_path / "shape")
         lines = shape.axes[0].get_title().split("\n")
         assert len(lines) > 1 and any("8\u00a0x\u00a08192" in line for line in lines), lines
+
+
+def test_a_stall_reason_has_one_colour_in_every_chart_and_an_empty_phase_says_so():
+    """Found by a review: notebook 05's two stall charts gave "wait" two colours (colours went by column order), and a
+    phase without samples was a bare row."""
+    import pandas as pd
+
+    sage2 = pd.DataFrame({"wait": [60.0, 0.0], "selected": [40.0, 0.0]}, index=["mainloop", "split_reduction"])
+    decode = pd.DataFrame({"long_scoreboard": [70.0], "selected": [20.0], "wait": [10.0]}, index=["stage_loop"])
+    colours = []
+    for shares in (sage2, decode):
+        fig = plot.phase_stalls(shares, title="t")
+        ax = fig.axes[0]
+        colours.append({c.get_label(): tuple(c.patches[0].get_facecolor()) for c in ax.containers})
+        assert [t.get_text() for t in ax.texts] == (["no samples"] if shares is sage2 else [])
+    assert colours[0]["wait"] == colours[1]["wait"] and colours[0]["selected"] == colours[1]["selected"]
+    assert len({*colours[1].values()}) == 3 and plot.ncu.stall_color("a_new_reason") == plot.ncu.stall_color(
+        "a_new_reason")
+
+
+def test_time_against_counters_shows_bytes_in_mb():
+    import pandas as pd
+
+    df = pd.DataFrame({"group": ["decode"] * 3, "dram_read_bytes": [4.2e6, 3.4e7, 2.7e8],
+                       "event_p50_us": [9.8, 18.9, 77.0]})
+    ax = plot.time_vs_counters(df, ["dram_read_bytes"]).axes[0]
+    assert ax.get_xlabel() == "dram_read_bytes [MB]"
+    assert sorted(ax.collections[0].get_offsets()[:, 0]) == pytest.approx([4.2, 34.0, 270.0])
