@@ -112,7 +112,9 @@ corr.pivot(index="counter", columns="group", values="pearson_r") if len(corr) el
 # %% [markdown]
 # ## ncu's tail-effect and imbalance rules beside labkit's wave model
 # labkit's CTA efficiency: ctas / (ceil(waves) x slots) with the launch's grid, SM count and CTAs per SM
-# (the tightest of ncu's occupancy limits), `labkit.sched.waves`.
+# (the tightest of ncu's occupancy limits), `labkit.sched.waves`. It does not see clusters: a decode call whose
+# splits form clusters of 8 fits only 120 of the H200's 132 SMs, which notebook 04's model counts. A rule column
+# reads "none fired" where no rule of that kind applied to the launch (or `sections` left out the one that has it).
 
 # %%
 eff = tables.efficiency_table(summary)

@@ -102,13 +102,14 @@ def efficiency_table(s: NcuSummary):
                      "last_wave_fill": model.last_wave_fill if model else math.nan,
                      "labkit_cta_efficiency": model.efficiency if model else math.nan,
                      "tail_rule_speedup_pct": tail["speedup_pct"].max() if len(tail) else math.nan,
-                     "tail_rule": "; ".join(tail["title"].fillna("")) if len(tail) else "not reported",
+                     # the summary keeps the rules that fired: none, or their sections were not collected
+                     "tail_rule": "; ".join(tail["title"].fillna("")) if len(tail) else "none fired",
                      # titles, not rule ids: ncu's three imbalance rules share the id WorkloadImbalance
                      "imbalance_rules": "; ".join(f"{a} ({b:.1f}%)" if b == b and b is not None else str(a)
                                                   for a, b in zip(other["title"].where(other["title"] != "",
                                                                                        other["rule"]),
                                                                   other["speedup_pct"]))
-                     if len(other) else "not reported"})
+                     if len(other) else "none fired"})
     return pd.DataFrame(rows)
 
 

@@ -101,7 +101,7 @@ def test_tables_from_the_fixture(fixture_summary):
     eff = tables.efficiency_table(s).set_index("case")
     assert eff.loc["fused_line", "labkit_waves"] == pytest.approx(eff.loc["fused_line", "ncu_waves"])  # 1056 / 2112
     assert eff.loc["saxpy", "labkit_waves"] == pytest.approx(eff.loc["saxpy", "ncu_waves"], abs=0.01)  # 248.24
-    assert eff.loc["fused_line", "tail_rule"] == "not reported"
+    assert eff.loc["fused_line", "tail_rule"] == "none fired"
     corr = tables.correlations(s)
     assert set(corr["group"]) == {"sage2 tail study", "decode sweep"}
     assert corr[corr["group"] == "decode sweep"]["pearson_r"].isna().all()  # one point: no correlation
