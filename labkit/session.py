@@ -174,11 +174,14 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
 
 
 def _show_every_column() -> None:
-    """A notebook's tables show all their columns: pandas' default of 20 hid two of notebook 05's 22 counters (the
-    SM and warp speed-of-light ones) behind '...'."""
+    """A notebook's tables show all their columns and whole notes: pandas' default of 20 columns hid two of notebook
+    05's 22 counters (the SM and warp speed-of-light ones) behind '...', and its 50 characters cut notebook 03's
+    reason why a peer did not run."""
     from ._deps import require
 
-    require("pandas").set_option("display.max_columns", 64)
+    pd = require("pandas")
+    pd.set_option("display.max_columns", 64)
+    pd.set_option("display.max_colwidth", 240)
 
 
 class Session:

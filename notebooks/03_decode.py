@@ -13,7 +13,8 @@
 # 16 query rows per KV head, CUDA cores beyond), run through the manifest runner like any cubin:
 # the seed's manifest beside ours, correctness against exact attention, K+V bandwidth beside a
 # 1 GiB copy's rate and the peers (torch SDPA, FlashAttention-3 on labkit's own K/V gathered contiguous, timed
-# in the same shuffled rounds as labkit's call: the black dots), and a split sweep.
+# in the same shuffled rounds as labkit's call: the black dots; torch's FlexAttention on a paged pool of its own,
+# compiled per shape, so at the five points only), and a split sweep.
 
 # %% tags=["parameters"]
 from labkit.params import Choice, DecodeHeads, File, Int, IntList, Text  # types: `labkit nb params 03` lists them
@@ -51,7 +52,7 @@ manifests
 
 # %% [markdown]
 # ## Correctness: every element against exact float64 attention
-# Shuffled page tables with a shared page, lengths 1 and page boundaries, GQA 1/6/8, both pool
+# Shuffled page tables with a shared page, lengths 1 and page boundaries, GQA 1/4/6/8, both pool
 # layouts, causal multi-token queries; one split and three. Bound per element:
 # 2^-8 (|ref| + sum p|v|) + 1e-3 (bf16 output, bf16 P in the tensor-core P.V).
 
@@ -63,7 +64,8 @@ checks
 # %% [markdown]
 # ## Bandwidth: K+V bytes read per second, beside a 1 GiB copy's rate and the peers
 # A labkit.sweep: each (batch, kv_len) point is written to `data/sweeps/bandwidth/` as it finishes, so an
-# interrupted run keeps what it measured and a re-run resumes. Points over 9 GB of K+V are skipped.
+# interrupted run keeps what it measured and a re-run resumes. Points over 9 GB of K+V are skipped (named under the
+# figure). `peers_not_run` says why a peer has no number at a point.
 
 # %%
 copy = session.measure("copy_ceiling", study.copy_ceiling)
@@ -73,11 +75,12 @@ table = study.bandwidth_table(points)
 fig = labkit.plot.decode_bandwidth(table.to_dict("records"), copy["TBps"], title=session.title(
     f"Paged decode, {heads[0]}/{heads[1]} heads, head_dim {head_dim}, page {page_size}, cold L2"))
 session.save_figure(fig, "decode_bandwidth")
+print("\n".join(study.skipped(points)))
 session.save_table(table, "bandwidth")
 study.shown(table)  # TB/s of K+V read for labkit and each peer; data/bandwidth.csv keeps every column
 
 # %% [markdown]
-# ## Split sweep: time against the split count, and the heuristic's choice
+# ## Split sweep: K+V TB/s against the split count, and the heuristic's choice
 
 # %%
 counts = study.split_counts(splits_at[0], splits_at[1], page_size=int(page_size), head_dim=int(head_dim),

@@ -660,19 +660,23 @@ def test_bandwidth_table_keeps_numbers_numeric():
     elsewhere, and split counts stay integers though skipped points (NaN) were in the sweep."""
     import pandas as pd
 
-    from labkit.workloads.decode.study import bandwidth_table
+    from labkit.workloads.decode.study import bandwidth_table, skipped
 
     points = pd.DataFrame([
-        {"batch": 1, "kv_len": 1024, "splits": 16.0, "splits_used": 16.0, "TBps": 0.4, "sdpa_cudnn": 0.38,
-         "flex_paged": "InductorError: out of resources", "skipped": None},
-        {"batch": 64, "kv_len": 8192, "splits": 1.0, "splits_used": 1.0, "TBps": 4.4, "sdpa_cudnn": 4.45,
-         "flex_paged": 4.19, "skipped": None},
-        {"batch": 512, "kv_len": 32768, "splits": None, "splits_used": None, "TBps": None, "sdpa_cudnn": None,
-         "flex_paged": None, "skipped": "34.4 GB of K+V is over 9 GB"}])
+        {"batch": 1, "kv_len": 8192, "head_dim": 128, "splits": 16.0, "splits_used": 16.0, "TBps": 0.4,
+         "sdpa_cudnn": 0.38, "flex_paged": "InductorError: out of resources", "skipped": None},
+        {"batch": 64, "kv_len": 8192, "head_dim": 128, "splits": 1.0, "splits_used": 1.0, "TBps": 4.4,
+         "sdpa_cudnn": 4.45, "flex_paged": 4.19, "skipped": None},
+        {"batch": 64, "kv_len": 1024, "head_dim": 128, "splits": 1.0, "splits_used": 1.0, "TBps": 3.5,
+         "sdpa_cudnn": 3.59, "flex_paged": None, "skipped": None},  # not a point Flex is compiled for
+        {"batch": 512, "kv_len": 32768, "head_dim": 128, "splits": None, "splits_used": None, "TBps": None,
+         "sdpa_cudnn": None, "flex_paged": None, "skipped": "34.4 GB of K+V is over 9 GB"}])
     t = bandwidth_table(points)
-    assert list(t["splits"]) == [16, 1] and str(t["splits"].dtype) == "Int64" and "skipped" not in t
+    assert list(t["splits"]) == [16, 1, 1] and str(t["splits"].dtype) == "Int64" and "skipped" not in t
     assert t["flex_paged"].dtype == float and pd.isna(t["flex_paged"].iloc[0]) and t["flex_paged"].iloc[1] == 4.19
-    assert list(t["peers_not_run"]) == ["flex_paged: InductorError: out of resources", ""]
+    assert list(t["peers_not_run"]) == ["flex_paged: InductorError: out of resources", "",
+                                        "flex_paged: run at the issue's 5 points only (compiled per shape)"]
+    assert skipped(points) == ["skipped: batch 512 x 32768: 34.4 GB of K+V is over 9 GB"]
 
 
 def test_the_notebooks_bandwidth_view_leaves_out_what_every_row_repeats():

@@ -78,7 +78,7 @@ def bandwidth_table(points):
     ``peers_not_run`` (a peer's row holds the reason as text, which would turn its column into text)."""
     import pandas as pd
 
-    from .peers import PEERS
+    from .peers import FLEX_POINTS, PEERS
 
     table = (points[points["skipped"].isna()] if "skipped" in points else points).copy()
     for col in ("splits", "splits_used"):
@@ -90,8 +90,21 @@ def bandwidth_table(points):
             if isinstance(v, str):
                 notes[i].append(f"{peer}: {v}")
         table[peer] = pd.to_numeric(table[peer], errors="coerce")
+    if {"flex_paged", "batch", "kv_len", "head_dim"} <= set(table):  # compiled per shape: run at FLEX_POINTS only
+        for i, (b, n, d, v) in enumerate(zip(table["batch"], table["kv_len"], table["head_dim"], table["flex_paged"])):
+            if (b, n, d) not in FLEX_POINTS and v != v:
+                notes[i].append(f"flex_paged: run at the issue's {len(FLEX_POINTS)} points only (compiled per shape)")
     table["peers_not_run"] = ["; ".join(n) for n in notes]
     return table.drop(columns=[c for c in ("skipped",) if c in table])
+
+
+def skipped(points) -> list[str]:
+    """One line per point of the bandwidth sweep that was not measured, and why (over the K+V bytes a point may
+    read)."""
+    if "skipped" not in points:
+        return []
+    rows = points[points["skipped"].notna()]
+    return [f"skipped: batch {b} x {n}: {why}" for b, n, why in zip(rows["batch"], rows["kv_len"], rows["skipped"])]
 
 
 def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kernel", "p50_us", "TBps")):
