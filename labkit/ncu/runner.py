@@ -111,6 +111,9 @@ def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, prog
     """
     if not target:
         raise NcuError("nothing to profile: give the command to run under ncu")
+    if opts.output.suffix not in ("", ".ncu-rep"):  # its .log, replaced below, would be some other file's name
+        raise NcuError(f"report path {str(opts.output)!r}: expected NAME or NAME.ncu-rep (ncu writes NAME.ncu-rep and "
+                       "NAME.log)")
     ncu, _ = check_ncu(ncu)
     cmd = argv(opts, list(target), ncu=ncu)
     log, report = opts.output.with_suffix(".log"), opts.output.with_suffix(".ncu-rep")

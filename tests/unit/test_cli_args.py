@@ -121,6 +121,9 @@ BAD = [
     (["sched", "overhead", "--shape", "1,1024,8,128", "--shape", "1,2048,8,128"], "overhead times one shape; 2 given"),
     (["ncu", "run", "--out", "/proc/labkit-x", "--", "true"], "--out '/proc/labkit-x': cannot write in '/proc'"),
     (["ncu", "run", "--out", "{tmp}", "--", "true"], "is a directory; expected a file name"),
+    # found by a review: ncu's log goes beside the report as NAME.log, which replaced an unrelated bench.log
+    (["ncu", "run", "--out", "{tmp}/bench.json", "--", "true"],
+     "/bench.json': ends in '.json'; expected no suffix or '.ncu-rep'"),
     (["ncu", "run", "--out", "{tmp}/r", "--source-folder", "{tmp}/nope", "--", "true"], "does not exist"),
     (["bench", "--out", "/proc/labkit-x.json"], "cannot write in '/proc'"),
     (["nb", "run", "05", "-p", "source", "recorded", "-p", "recorded_root", "{tmp}/nope"],
@@ -132,6 +135,18 @@ BAD = [
 
 def _fill(argv, tmp):
     return [a.replace("{tmp}", str(tmp)) for a in argv]
+
+
+def test_a_report_path_with_another_suffix_leaves_the_file_its_log_would_replace(tmp_path, capsys):
+    from labkit.errors import NcuError
+    from labkit.ncu.command import NcuOptions
+    from labkit.ncu.runner import profile
+
+    (tmp_path / "bench.log").write_text("the user's log")
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "bench.json"), "--", "true"]) == 2
+    with pytest.raises(NcuError, match=r"bench.json': expected NAME or NAME.ncu-rep"):
+        profile(["true"], NcuOptions(output=tmp_path / "bench.json"))
+    assert (tmp_path / "bench.log").read_text() == "the user's log"
 
 
 @pytest.mark.parametrize("argv, expected", BAD, ids=[" ".join(a)[:60] or "(none)" for a, _ in BAD])
