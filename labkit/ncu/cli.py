@@ -108,7 +108,7 @@ def register(sub) -> None:
     p.set_defaults(fn=_phases)
     p = sp.add_parser("run", help="profile a command under ncu (labkit's NVTX ranges, boost clocks)")
     p.add_argument("--out", required=True, type=output_path("--out", parents=True, suffixes=("", ".ncu-rep")),
-                   help="report path, NAME or NAME.ncu-rep: ncu writes NAME.ncu-rep and its log NAME.log (both replaced)")
+                   help="NAME or NAME.ncu-rep: ncu writes NAME.ncu-rep and its log NAME.log (both replaced)")
     p.add_argument("--range", action="append", help="labkit NVTX range path to profile (repeatable)")
     p.add_argument("--preset", choices=("timing", "sol", "source", "sched"), default="sol")
     p.add_argument("--clock-control", choices=("none", "base"), default="none")

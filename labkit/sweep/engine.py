@@ -12,6 +12,7 @@ import traceback
 from pathlib import Path
 
 from ..errors import ArgumentError, LabkitError
+from ..values import OutputDir
 from .grid import expand, point_id
 
 VERSION = 1
@@ -89,9 +90,13 @@ class SweepDir:
         n["points"].int(1)
         return n.value
 
-    def start(self, workload: str, grid: dict[str, list]) -> list[tuple[str, dict]]:
-        """Write the manifest (or check it is the same sweep); return every point as (id, params)."""
-        points = [(point_id(p), p) for p in expand(grid)]
+    def check_start(self, workload: str, grid: dict[str, list]) -> None:
+        """What ``start`` would refuse, found without writing anything (a caller with GPU work before its sweep asks
+        first): a file in the way, another sweep there, a directory that cannot take a new one.
+
+        Raises:
+            ArgumentError: naming the directory and what is in the way.
+        """
         if self.path.exists() and not self.path.is_dir():
             raise ArgumentError(f"sweep directory {self.path} is a file")
         if self.manifest_path.is_file():
@@ -100,6 +105,15 @@ class SweepDir:
                 raise ArgumentError(f"{self.path} holds a sweep of {old.get('workload')} over {old.get('grid')}; "
                                     "resume it with the same workload and grid, or use another directory")
         else:
+            OutputDir.parse(self.path, "sweep directory")  # a new one: it, or the directory it goes in, is writable
+            if self.path.is_dir() and not os.access(self.path, os.W_OK | os.X_OK):
+                raise ArgumentError(f"sweep directory {self.path}: not writable")
+
+    def start(self, workload: str, grid: dict[str, list]) -> list[tuple[str, dict]]:
+        """Write the manifest (or check it is the same sweep); return every point as (id, params)."""
+        points = [(point_id(p), p) for p in expand(grid)]
+        self.check_start(workload, grid)
+        if not self.manifest_path.is_file():
             from ..provenance import collect
 
             self.points_dir.mkdir(parents=True, exist_ok=True)

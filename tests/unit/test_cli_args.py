@@ -244,3 +244,17 @@ def test_a_value_may_start_with_a_minus_and_a_point():
     args = cli.build_parser().parse_args(["sage2", "precision", "--k-bias", "-.5"])
     assert args.k_bias == -0.5
     assert cli.build_parser().parse_args(["sage2", "precision", "--k-bias", "-1e-3"]).k_bias == -0.001
+
+
+def test_sage2_profile_checks_its_tail_dir_before_any_measurement(tmp_path, capsys):
+    """Found by a CLI review: --tail-dir was first used by the tail study, after minutes of phase timings, so a file
+    there or another sweep there lost everything measured; now refused with the other arguments, before the GPU."""
+    (tmp_path / "sage.json").write_text("{}")
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", str(tmp_path / "sw")]) == 0
+    capsys.readouterr()
+    for tail_dir, said in ((tmp_path / "sage.json", "sage.json': is a file; expected a directory"),
+                           (tmp_path / "sw", "sw holds a sweep of demo.sleep over {'ms': [1]}; resume it")):
+        assert cli.main(["sage2", "profile", "--out", str(tmp_path / "r.json"), "--tail-dir", str(tail_dir)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and said in err and "CUDA GPU" not in err, err
+    assert not (tmp_path / "r.json").exists()

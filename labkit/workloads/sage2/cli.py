@@ -6,7 +6,7 @@ GPU work, so a bad value is refused the same way with or without a GPU.
 
 import json
 
-from ..._cliargs import finite_float, int_in, output_path, typed
+from ..._cliargs import finite_float, int_in, output_dir, output_path, typed
 from ...errors import ArgumentError
 from ...values import Shape
 from .schedule import Schedule
@@ -48,7 +48,7 @@ def _profile(args) -> int:
     r = profile(shape, layout=args.layout, dtype=args.dtype, warmup=args.warmup, iterations=args.iterations,
                 q_tails=q_tails, kv_tails=kv_tails, tail_iterations=args.tail_iterations, seed=args.seed,
                 schedule=Schedule.sm90() if args.schedule == "sm90" else Schedule(pv_terms=args.pv_terms),
-                tail_dir=args.tail_dir)
+                tail_dir=args.tail_dir.path if args.tail_dir else None)
     save(r, args.out.path)
     print(phase_table(r))
     print(f"report: {args.out}")
@@ -90,7 +90,7 @@ def register(sub) -> None:
     p.add_argument("--tail-iterations", type=int_in(1, 10**6, what="--tail-iterations"), default=5)
     p.add_argument("--q-tail", default=None, help="q lengths 1..N, comma separated (default: the seed's kind)")
     p.add_argument("--kv-tail", default=None, help="kv lengths 1..N, comma separated")
-    p.add_argument("--tail-dir", default=None, metavar="DIR",
+    p.add_argument("--tail-dir", default=None, metavar="DIR", type=output_dir("--tail-dir"),
                    help="keep the tail study's rounds there as a labkit sweep: a re-run resumes (default: temporary)")
     p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
     p.add_argument("--schedule", choices=("seed", "sm90"), default="seed", help=SCHEDULE_HELP)

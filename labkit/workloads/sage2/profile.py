@@ -20,7 +20,7 @@ from .inputs import LAYOUTS, check_inputs, random_inputs, to_f32
 from .plan import Sage2Plan
 from .reference import CHECKSUM_DEFINITION, accuracy, attention_ref, checksum, to_bhnd
 from .schedule import Schedule, scheduler
-from .tails import tail_configs, tail_study
+from .tails import check_tail_dir, tail_configs, tail_study
 
 FUSED_PHASES = ("int8_qk", "scale_application", "online_softmax", "pv_accumulation", "final_normalization_and_output")
 
@@ -60,6 +60,9 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
     if tails is not None and [(t.sweep, t.q_len, t.kv_len) for t in tails] != configs:
         raise ArgumentError(f"tails: {[(t.sweep, t.q_len, t.kv_len) for t in tails]} are not this study's "
                             f"configurations {configs}")
+    if tails is None and tail_dir is not None:  # its sweep would otherwise be refused after the phase timings
+        check_tail_dir(tail_dir, shape, iterations=tail_iterations, layout=layout, dtype=dtype, q_tails=q_tails,
+                       kv_tails=kv_tails, seed=seed, schedule=schedule)
     require_gpu("sage2 profile")  # before the first progress line: a refusal is one line
     cp = cupy()
     b, n, h, d = shape

@@ -123,6 +123,22 @@ def tail_grid(shape, *, iterations: int, layout: str, dtype: str, q_tails: list[
             "schedule": [schedule.to_dict()]}
 
 
+def check_tail_dir(directory: Path | str, shape, *, iterations: int = 5, layout: str = "NHD", dtype: str = "bf16",
+                   q_tails: list[int] | None = None, kv_tails: list[int] | None = None, seed: int = 0,
+                   schedule: Schedule = Schedule()) -> None:
+    """That ``tail_study`` can keep its rounds in ``directory`` (a new sweep it may create, or this same study to
+    resume), checked without writing: ``sage2 profile`` measures for minutes before its tail study starts.
+
+    Raises:
+        ArgumentError: a file there, another sweep there, or a place that cannot be written.
+    """
+    from ...sweep.engine import SweepDir
+
+    grid = tail_grid(shape, iterations=iterations, layout=layout, dtype=dtype, q_tails=q_tails, kv_tails=kv_tails,
+                     seed=seed, schedule=schedule)
+    SweepDir(directory).check_start(WORKLOAD, grid)
+
+
 def tail_study(shape, *, iterations: int = 5, layout: str = "NHD", dtype: str = "bf16",
                q_tails: list[int] | None = None, kv_tails: list[int] | None = None, seed: int = 0,
                schedule: Schedule = Schedule(), directory: Path | str | None = None,
