@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import ArgumentError
 
 FIELDS = ("cta", "sm", "start_ns", "end_ns", "clk0", "clk1")
+MAX_SPAN_NS = 100e9  # the CTAs of one launch start within this of each other (%globaltimer, ns)
 FAST_SM = 0.95  # an SM whose CTAs' median duration is under this share of the SMs' median (``per_sm``'s vs_median)
 
 
@@ -56,12 +57,21 @@ class Timeline:
     """CTAs of one launch on ``sms`` SMs with ``ctas_per_sm`` slots each."""
 
     def __init__(self, records, *, sms: int, ctas_per_sm: int):
-        rec = np.asarray(records, dtype=np.int64)
+        try:
+            rec = np.asarray(records, dtype=np.int64)
+        except OverflowError:  # a stamp past int64 (numpy's own message was a traceback's)
+            raise ArgumentError("timeline stamps outside 0..2**62: not %globaltimer / clock64 readings") from None
         if rec.ndim != 2 or rec.shape[1] != len(FIELDS) or rec.shape[0] == 0:
             raise ArgumentError(f"timeline records of shape {list(rec.shape)}: expected [ctas, 6] "
                                 f"({', '.join(FIELDS)})")
         if (rec[:, 2:] < 0).any() or (rec[:, 2:] >= 1 << 62).any():  # u64 stamps read as i64; sums must not wrap
             raise ArgumentError("timeline stamps outside 0..2**62: not %globaltimer / clock64 readings")
+        far = np.abs(rec[:, 2] - np.median(rec[:, 2]))
+        if far.max() > MAX_SPAN_NS:  # e.g. a record left unwritten (zeros) among real stamps
+            i = int(np.argmax(far))
+            raise ArgumentError(f"records[{i}]: starts {far[i] / 1e9:.3g} s from the other CTAs' median start: not a "
+                                f"stamp of the same launch (an unwritten record?); a launch spans under "
+                                f"{MAX_SPAN_NS / 1e9:g} s")
         if (rec[:, 3] < rec[:, 2]).any():
             first = int(np.argmax(rec[:, 3] < rec[:, 2]))
             raise ArgumentError(f"records[{first}]: {int((rec[:, 3] < rec[:, 2]).sum())} CTA(s) end before they "

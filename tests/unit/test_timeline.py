@@ -44,6 +44,13 @@ def test_two_slots_per_sm_and_uneven_ctas():
         Timeline(rec, sms=2, ctas_per_sm=1)
     with pytest.raises(ArgumentError, match="end before they start"):
         Timeline(np.array([(0, 0, 10, 5, 0, 0)]), sms=1, ctas_per_sm=1)
+    # found by a CLI review: a stamp past int64 was numpy's traceback, and an unwritten (zero) record among real
+    # %globaltimer stamps made a launch of 57 years
+    with pytest.raises(ArgumentError, match=r"stamps outside 0..2\*\*62"):
+        Timeline([[0, 0, 2**70, 2**70 + 5, 0, 0]], sms=1, ctas_per_sm=1)
+    real = [(i, i, 1_796_158_545_689_815_104 + i, 1_796_158_545_689_884_288, 0, 0) for i in range(1, 4)]
+    with pytest.raises(ArgumentError, match=r"records\[0\]: starts 1.8e\+09 s from the other CTAs' median start"):
+        Timeline([(0, 0, 0, 10, 0, 0), *real], sms=4, ctas_per_sm=1)
 
 
 def test_active_ctas_and_how_the_sms_drain():
