@@ -78,7 +78,9 @@ def _kv_bytes(batch, kv_len, heads_kv, head_dim) -> int:
 
 
 def _decode_check(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0, heads_q: int = 32,
-                  heads_kv: int = 8, page_size: int = 64, max_kv_bytes: float = 9e9, **_) -> None:
+                  heads_kv: int = 8, page_size: int = 64, max_kv_bytes: float = 9e9, iterations: int = 20,
+                  launches: int = 3, **_) -> None:
+    from ..values import check_int
     from ..workloads.decode.build import MAX_SPLITS
     from ..workloads.decode.geometry import PAGE_SIZES
     from ..workloads.decode.run import geometry_for
@@ -86,6 +88,10 @@ def _decode_check(batch: int, kv_len: int, head_dim: int = 128, splits: int = 0,
     for what, v in (("batch", batch), ("kv_len", kv_len), ("heads_q", heads_q), ("heads_kv", heads_kv)):
         if v < 1:
             raise ArgumentError(f"{what} {v}: expected at least 1")
+    check_int(iterations, what="iterations", lo=1, hi=100_000)  # a point would fail on the GPU, each in turn
+    check_int(launches, what="launches", lo=1, hi=100)
+    if not float(max_kv_bytes) > 0:  # every point would be skipped, and the sweep exit 0
+        raise ArgumentError(f"max_kv_bytes {max_kv_bytes!r}: expected a number of bytes above 0")
     if page_size not in PAGE_SIZES:
         raise ArgumentError(f"page_size {page_size}: expected one of {', '.join(map(str, PAGE_SIZES))}")
     if _kv_bytes(batch, kv_len, heads_kv, head_dim) > float(max_kv_bytes):

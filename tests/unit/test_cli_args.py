@@ -99,6 +99,13 @@ BAD = [
     (["decode", "from-manifest", SEED, "--out", REPORT], "is a file; expected a directory"),
     (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc/labkit-x"], "cannot write in '/proc'"),
     (["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", REPORT + "/x"], "is not a directory"),
+    # found by a CLI review: each passed the up-front check and failed at every point on a GPU (or skipped them all)
+    (["sweep", "run", "--workload", "decode.point", "--grid", "batch=1", "--grid", "kv_len=1024", "--grid",
+      "iterations=0", "--out", "{tmp}/s"], "iterations 0: expected 1..100000"),
+    (["sweep", "run", "--workload", "decode.point", "--grid", "batch=1", "--grid", "kv_len=1024", "--grid",
+      "max_kv_bytes=-1", "--out", "{tmp}/s"], "max_kv_bytes -1: expected a number of bytes above 0"),
+    (["sweep", "run", "--workload", "decode.timeline", "--grid", "batch=1", "--grid", "kv_len=1024", "--grid",
+      "launches=0", "--out", "{tmp}/s"], "launches 0: expected 1..100"),
     (["sched", "occupancy", "{tmp}/nope.cubin"], "cannot read the cubin (No such file"),
     (["sched", "occupancy", "{tmp}"], "is a directory; expected the cubin"),
     (["sched", "occupancy", REPORT], "sage2_report_seed.json: not a 64-bit little-endian ELF file"),

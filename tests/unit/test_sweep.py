@@ -128,8 +128,10 @@ def test_grid_values_in_brackets_are_lists():
 
     assert parse_axis("shape=[1,1024,8,128],[1,2048,8,128]") == ("shape", [[1, 1024, 8, 128], [1, 2048, 8, 128]])
     assert parse_axis("shape=[1,1024,8,128]") == ("shape", [[1, 1024, 8, 128]])
-    with pytest.raises(ArgumentError, match="list values are JSON"):
+    with pytest.raises(ArgumentError, match="list and object values are JSON"):
         parse_axis("shape=[1,1024,8")
+    # found by a CLI review: the schedule error's own example, schedule={"cta_q":128}, had been refused
+    assert parse_axis('schedule={"cta_q":128},{"cta_q":64}') == ("schedule", [{"cta_q": 128}, {"cta_q": 64}])
 
 
 @pytest.mark.parametrize("grid, message", [
