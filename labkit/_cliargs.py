@@ -61,10 +61,12 @@ def output_path(what: str = "output", *, parents: bool = False,
     return typed(lambda t: OutputPath.parse(t, what, parents=parents, suffixes=suffixes), "path")
 
 
-def output_dir(what: str = "output directory") -> Callable[[str], object]:
+def output_dir(what: str = "output directory", *, writes: bool = False) -> Callable[[str], object]:
+    """A directory the command creates or adds to (``writes``: it always writes there, so an existing one must be
+    writable)."""
     from .values import OutputDir
 
-    return typed(lambda t: OutputDir.parse(t, what), "directory")
+    return typed(lambda t: OutputDir.parse(t, what, writes=writes), "directory")
 
 
 def existing_dir(what: str = "directory") -> Callable[[str], object]:

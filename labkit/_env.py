@@ -46,6 +46,15 @@ def batch_mode() -> bool:
     return getenv("LABKIT_BATCH") not in ("", "0")
 
 
+STDERR = "stderr"  # a ``progress=`` default: sys.stderr as it is when the call runs, not as it was at import
+
+
+def stream(progress):
+    """A ``progress=`` argument as the stream to print to: ``STDERR`` is today's sys.stderr (a default bound at
+    import kept a stream that pytest or a notebook had since closed); None stays None (silent)."""
+    return sys.stderr if isinstance(progress, str) and progress == STDERR else progress
+
+
 def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "") -> Iterator[T]:
     """Progress over ``iterable``: one line per item on stderr in batch mode (papermill, CI,
     where widget bars turn into noise), a single rewritten line interactively."""

@@ -184,13 +184,15 @@ class OutputDir(_PathValue):
     """A directory labkit will create (with its parents) or add files to: not an existing file."""
 
     @classmethod
-    def parse(cls, text: str | Path, what: str = "output directory") -> "OutputDir":
+    def parse(cls, text: str | Path, what: str = "output directory", *, writes: bool = False) -> "OutputDir":
+        """``writes``: the command always writes there, so an existing directory must be writable too (otherwise one
+        may only be read: a finished sweep resumed to print its counts)."""
         def check(p: Path, shown: str) -> None:
             if p.exists() and not p.is_dir():
                 raise ArgumentError(f"{what} {shown}: is a file; expected a directory")
             above = _nearest_existing_dir(p, what, shown, include_self=True)
-            if above != p:  # it must be created: the probe says whether it can be (an existing one may only be read,
-                _check_writable(above, what, shown)  # a finished sweep resumed to print its counts)
+            if above != p or writes:  # it must be created (or written): the probe says whether it can be
+                _check_writable(above, what, shown)
 
         return cls(_path_argument(text, what, "directory", check))
 

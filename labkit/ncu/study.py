@@ -10,6 +10,7 @@ has ``// PHASE:`` markers (skipped, with the reason kept, when it has none).
 import sys
 from pathlib import Path
 
+from .. import _env
 from ..errors import NcuError
 from .cases import DECODE_KERNEL, RANGE, SAGE2_KERNEL, CasePlan, decode_cases, launch, sage2_cases, time_cases
 from .command import NcuOptions
@@ -40,13 +41,14 @@ def _cases_target(p: CasePlan, spec: Path) -> list[str]:
     return [sys.executable, "-m", "labkit", "ncu", "cases", str(p.save(spec))]
 
 
-def measure(cases: CasePlan, *, out_dir, iterations: int = 10, sections=(), metrics=(), progress=sys.stderr,
+def measure(cases: CasePlan, *, out_dir, iterations: int = 10, sections=(), metrics=(), progress=_env.STDERR,
             timeout_s: float = 900.0) -> NcuSummary:
     """Time and profile ``cases``; reports go to ``out_dir/ncu/``.
 
     Raises:
         NcuError: ncu missing, too old or not allowed to read counters (before any GPU work), or a failed run.
     """
+    progress = _env.stream(progress)
     ok, ncu_line = available()
     if not ok:
         raise NcuError(ncu_line)
@@ -95,9 +97,9 @@ def measure(cases: CasePlan, *, out_dir, iterations: int = 10, sections=(), metr
                       tuple(atts), runs)
 
 
-def launch_spec(spec: Path | str, progress=sys.stderr) -> None:
+def launch_spec(spec: Path | str, progress=_env.STDERR) -> None:
     """``labkit ncu cases SPEC``: each case of a saved plan once, in its NVTX range (run under ncu)."""
-    launch(CasePlan.load(spec), progress=progress)
+    launch(CasePlan.load(spec), progress=_env.stream(progress))
 
 
 __all__ = ["Attribution", "REPORT_LIMIT", "launch_spec", "measure", "plan"]

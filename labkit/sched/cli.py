@@ -120,7 +120,7 @@ def register(sub) -> None:
     p.set_defaults(fn=_launches)
     p = sp.add_parser("crosscheck", help="(GPU, ncu) model vs timeline vs ncu's sm__cycles_active, sm__ctas_launched")
     p.add_argument("--shape", **shape, help="repeatable (default: the seed, one whole wave, a partial last wave)")
-    p.add_argument("--out", required=True, type=output_dir("--out"),
+    p.add_argument("--out", required=True, type=output_dir("--out", writes=True),
                    help="directory for the ncu report, the launches and crosscheck.csv")
     p.add_argument("--no-ncu", action="store_true", help="the launches alone, without ncu's counters")
     p.set_defaults(fn=_crosscheck)

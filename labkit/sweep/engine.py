@@ -6,11 +6,11 @@ the points already done, so a killed driver or worker loses only the points in f
 import json
 import os
 import socket
-import sys
 import time
 import traceback
 from pathlib import Path
 
+from .. import _env
 from ..errors import ArgumentError, LabkitError
 from ..values import OutputDir
 from .grid import expand, point_id
@@ -147,15 +147,18 @@ class SweepDir:
 
 
 def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor: str = "local", workers: int = 1,
-        retry_failed: bool = False, client=None, progress=sys.stderr) -> dict:
+        retry_failed: bool = False, client=None, progress=_env.STDERR) -> dict:
     """Run (or resume) a sweep. Returns counts: total, skipped (done before), ok, failed.
 
     Args:
         executor: ``local`` (in this process), ``processes`` (one process per worker; GPU i pinned to
             worker i), or ``dask`` (a LocalCluster, a LocalCUDACluster with dask-cuda and GPUs, or ``client``).
         retry_failed: run the points that failed before again (by default they are kept as failed).
+        progress: where the per-point lines go (None: nowhere; by default sys.stderr as it is now).
     """
     from . import executors, workloads
+
+    progress = _env.stream(progress)
 
     workloads.check_grid(workload, grid)  # an unknown name or a grid it cannot take stops here, before any write
     sweep = SweepDir(directory)

@@ -98,6 +98,9 @@ BAD = [
     (["decode", "build", "--batch", "8", "--kv-len", "4096", "--out", REPORT], "is a file; expected a directory"),
     (["decode", "from-manifest", SEED, "--out", REPORT], "is a file; expected a directory"),
     (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc/labkit-x"], "cannot write in '/proc'"),
+    # found by a CLI review: an existing directory that cannot be written was found after the compile
+    (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc"], "--out '/proc': cannot write in '/proc'"),
+    (["decode", "from-manifest", SEED, "--out", "/proc"], "--out '/proc': cannot write in '/proc'"),
     (["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", REPORT + "/x"], "is not a directory"),
     # found by a CLI review: each passed the up-front check and failed at every point on a GPU (or skipped them all)
     (["sweep", "run", "--workload", "decode.point", "--grid", "batch=1", "--grid", "kv_len=1024", "--grid",

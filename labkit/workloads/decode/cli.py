@@ -199,12 +199,14 @@ def register(sub) -> None:
                    help="pages in the pool (default: batch x pages per sequence)")
     p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help=SPLITS_HELP)
     p.add_argument("--layout", choices=("plain", "interleaved"), default="plain")
-    p.add_argument("--out", required=True, type=output_dir("--out"), help="directory for the cubin and the manifest")
+    p.add_argument("--out", required=True, type=output_dir("--out", writes=True),
+                   help="directory for the cubin and the manifest")
     p.set_defaults(fn=_build)
     p = dp.add_parser("from-manifest", help="labkit's cubin and manifest for a trtllm-gen decode manifest's geometry")
     p.add_argument("file", help="a schema_version 4 trtllm-gen decode manifest (e.g. the seed's)")
     p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help=SPLITS_HELP)
-    p.add_argument("--out", required=True, type=output_dir("--out"), help="directory for the cubin and the manifest")
+    p.add_argument("--out", required=True, type=output_dir("--out", writes=True),
+                   help="directory for the cubin and the manifest")
     p.set_defaults(fn=_from_manifest)
     p = dp.add_parser("bench", help="KV TB/s over the sweep (GPU)")
     p.add_argument("--quick", action="store_true", help="three points instead of the sweep")

@@ -7,11 +7,11 @@ the rounds it finished and a re-run resumes. ``tail_points`` folds the rounds in
 TailPoints (p50 / min / max over rounds per configuration).
 """
 
-import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from ... import _env
 from ...errors import LabkitError
 from ...report.model import TailPoint
 from ...timing import Stats, interleave
@@ -142,9 +142,11 @@ def check_tail_dir(directory: Path | str, shape, *, iterations: int = 5, layout:
 def tail_study(shape, *, iterations: int = 5, layout: str = "NHD", dtype: str = "bf16",
                q_tails: list[int] | None = None, kv_tails: list[int] | None = None, seed: int = 0,
                schedule: Schedule = Schedule(), directory: Path | str | None = None,
-               progress=sys.stderr) -> list[TailPoint]:
+               progress=_env.STDERR) -> list[TailPoint]:
     """Run (or resume) the rounds as a labkit.sweep in ``directory`` (a temporary one if None) and fold them."""
     from ...sweep import read_sweep, run
+
+    progress = _env.stream(progress)
 
     tail_configs(shape, q_tails, kv_tails, schedule)
     grid = tail_grid(shape, iterations=iterations, layout=layout, dtype=dtype, q_tails=q_tails, kv_tails=kv_tails,
