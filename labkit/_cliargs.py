@@ -23,6 +23,9 @@ class Parser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str):
+        sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is not None and message == f"the following arguments are required: {sub.dest}":  # not argparse's dest
+            message = f"expected a command: {', '.join(sub.choices)} ({self.prog} -h says what each does)"
         raise UsageError(f"{self.prog}: {message}")
 
 

@@ -304,7 +304,8 @@ def parse_text(text: str | bytes, source: str | None = None, *, allow_nonfinite:
         value = json.loads(text, object_pairs_hook=pairs, parse_int=parse_int, parse_float=parse_float,
                            parse_constant=parse_constant)
     except json.JSONDecodeError as exc:
-        raise FormatError("", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+        where = "" if exc.msg.endswith(" at") else " at"  # "Unterminated string starting at" names its place itself
+        raise FormatError("", f"not valid JSON: {exc.msg}{where} line {exc.lineno} column {exc.colno}",
                           source=source) from None
     except RecursionError:  # the depth scan should have caught it; never let it escape
         raise FormatError("", f"nested too deeply: expected at most {MAX_DEPTH} levels", source=source) from None

@@ -49,7 +49,9 @@ def _report_diff(args) -> int:
 
     kinds = [decode_report.is_decode_report(f) for f in (args.a, args.b)]
     if kinds[0] != kinds[1]:
-        raise LabkitError("A and B are different kinds of report (one decode, one Sage2): nothing to compare")
+        kind = ("decode", "Sage2")
+        raise LabkitError(f"A ({args.a}) is a {kind[not kinds[0]]} report and B ({args.b}) a {kind[not kinds[1]]} "
+                          "one: nothing to compare")
     if kinds[0]:  # both read before anything is printed: a bad file is the only line
         table = decode_report.diff_table(decode_report.load(args.a), decode_report.load(args.b))
     else:

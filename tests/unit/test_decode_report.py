@@ -58,7 +58,8 @@ def test_cli_show_and_diff(tmp_path, capsys):
     assert "A and B differ in:" in out and "git: A" in out and "1.000x" in out
     assert cli.main(["report", "diff", str(RECORDED[-1]), str(ROOT / "data" / "sage2_report_seed.json")]) == 2
     out, err = capsys.readouterr()
-    assert "different kinds of report" in err and out == ""  # nothing printed before the refusal
+    assert f"A ({RECORDED[-1]}) is a decode report and B (" in err and "sage2_report_seed.json) a Sage2 one" in err
+    assert out == ""  # nothing printed before the refusal
 
 
 def test_show_gives_labkit_beside_the_peers_its_own_column_and_says_why_a_peer_did_not_run(tmp_path):

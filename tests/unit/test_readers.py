@@ -37,6 +37,8 @@ def _refused(data: bytes, path: str, text: str, tmp_path):
     (b'{"a": "\xff"}', "$", "byte 0xff at offset 7 is not UTF-8"),
     ("{}".encode("utf-16"), "$", "UTF-16"),
     (b"\x00\x01\x02\x7fELF" * 10, "$", "not valid JSON"),
+    (b'{"a": "x', "$", "not valid JSON: Unterminated string starting at line 1 column 7"),  # not "at at"
+    (b'{"a": 1', "$", "not valid JSON: Expecting ',' delimiter at line 1 column 8"),
     (b"[" * 1000 + b"]" * 1000, "$", f"nested 1000 levels deep: expected at most {MAX_DEPTH}"),
     (b"[" * 990 + b"]" * 990, "$", "nested 990 levels"),
     (b'{"n": ' + b"7" * 5000 + b"}", "n", "an integer of 5000 digits"),
