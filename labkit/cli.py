@@ -180,13 +180,15 @@ def build_parser() -> Parser:
     s = nb.add_parser("params", help="show a notebook's parameters")
     s.add_argument("name", help="notebook name or unique prefix (e.g. 03)")
     s.set_defaults(fn=_nb_params)
-    s = nb.add_parser("run", help="run one notebook through papermill")
+    s = nb.add_parser("run", help="run one notebook through papermill into a new run directory under runs/ (or "
+                                  "$LABKIT_OUT)")
     s.add_argument("name", help="notebook name or unique prefix (e.g. 03)")
     s.add_argument("-p", "--param", nargs=2, action="append", metavar=("KEY", "VALUE"),
                    help="set a parameter (repeatable; labkit nb params NAME lists them)")
     s.add_argument("--record", action="store_true", help="keep run.json + data/ in data/runs/ (live runs only)")
     s.set_defaults(fn=_nb_run)
-    s = nb.add_parser("run-all", help="run every notebook with its defaults")
+    s = nb.add_parser("run-all", help="run every notebook with its defaults, each into a new run directory under runs/ "
+                                      "(or $LABKIT_OUT)")
     s.add_argument("--record", action="store_true", help="keep each live run in data/runs/ (live runs only)")
     s.set_defaults(fn=_nb_run_all)
     s = sub.add_parser("lab", help="JupyterLab on the notebooks (127.0.0.1, token kept)")
@@ -194,7 +196,8 @@ def build_parser() -> Parser:
     s.add_argument("--no-browser", action="store_true", help="do not open a browser (e.g. over ssh)")
     s.set_defaults(fn=_lab)
     s = sub.add_parser("bench", help="benchmark tables (GPU): Sage2 phases vs floors, mainloop vs torch SDPA")
-    s.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=typed(Shape.parse, "shape"), help="B,N,H,D")
+    s.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=typed(Shape.parse, "shape"),
+                   help="B,N,H,D (default 1,37810,56,128, the seed's)")
     s.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=10,
                    help="timed calls per row (default 10)")
     s.add_argument("--schedule", default=Schedule(), type=typed(Schedule.parse, "schedule"),

@@ -95,17 +95,20 @@ def register(sub) -> None:
     p = sp.add_parser("occupancy", help="CTAs per SM of a cubin's kernel and the limit that binds")
     p.add_argument("cubin")
     p.add_argument("--kernel", default=None, help="entry name (needed when the cubin has several)")
-    p.add_argument("--arch", default=None, help="limits of this SM (default: the cubin's target)")
+    p.add_argument("--arch", default=None, help="the SM whose limits apply: the cubin's own target (the default); "
+                   "a cubin runs on no other")
     p.add_argument("--threads", type=int_in(1, 1024, what="--threads"), default=None,
                    help="threads per CTA (default: the kernel's __launch_bounds__)")
     p.add_argument("--dynamic-smem", type=int_in(0, 1 << 20, what="--dynamic-smem"), default=0,
                    help="dynamic shared memory per CTA in bytes, as the launch asks for it (default 0)")
     p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), default=None, help="also the waves of a grid")
-    p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132)
+    p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132, help="SMs of the GPU (default 132, "
+                   "the H200's)")
     p.set_defaults(fn=_occupancy)
     p = sp.add_parser("waves", help="waves, last-wave fill and efficiency of a grid")
     p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), required=True)
-    p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132)
+    p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132, help="SMs of the GPU (default 132, "
+                   "the H200's)")
     p.add_argument("--ctas-per-sm", type=int_in(1, 32, what="--ctas-per-sm"), required=True,
                    help="resident CTAs per SM, 1..32 (an SM of sm_80..sm_100 holds at most 32)")
     p.set_defaults(fn=_waves)

@@ -6,10 +6,13 @@ from .._cliargs import int_in, output_dir, typed
 def _run(args) -> int:
     from . import run
 
-    grid = dict(args.grid)
-    if len(grid) != len(args.grid):
-        from ..errors import ArgumentError
+    from ..errors import ArgumentError
 
+    grid = dict(args.grid)
+    if args.workers > 1 and args.executor == "local":  # it would run one point at a time and say nothing
+        raise ArgumentError(f"--workers {args.workers}: the local executor runs one point at a time; use --executor "
+                            "processes or dask")
+    if len(grid) != len(args.grid):
         twice = sorted({name for name, _ in args.grid if [n for n, _ in args.grid].count(name) > 1})
         raise ArgumentError(f"--grid {', '.join(twice)}: an axis is given twice (give its values in one --grid)")
     counts = run(args.out.path, args.workload, grid, executor=args.executor, workers=args.workers,
@@ -51,8 +54,11 @@ def register(sub) -> None:
                    metavar="NAME=V1,V2", help="one axis (repeatable; the sweep is every combination); list values "
                                               "in brackets, e.g. shape=[1,1024,8,128],[1,2048,8,128]")
     p.add_argument("--out", required=True, type=output_dir("--out"), help="the sweep's directory (re-run it to resume)")
-    p.add_argument("--executor", choices=("local", "processes", "dask"), default="local")
-    p.add_argument("--workers", type=int_in(1, 1024, what="--workers"), default=1)
+    p.add_argument("--executor", choices=("local", "processes", "dask"), default="local",
+                   help="local: the points one after another in this process (default); processes: --workers "
+                   "processes, GPU i pinned to worker i; dask: a local Dask cluster of --workers")
+    p.add_argument("--workers", type=int_in(1, 1024, what="--workers"), default=1,
+                   help="workers of the processes or dask executor (default 1)")
     p.add_argument("--retry-failed", action="store_true", help="run the points that failed before again")
     p.set_defaults(fn=_run)
     p = sp.add_parser("status", help="points ok, failed and missing")

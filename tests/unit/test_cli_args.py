@@ -109,6 +109,8 @@ BAD = [
       "max_kv_bytes=-1", "--out", "{tmp}/s"], "max_kv_bytes -1: expected a number of bytes above 0"),
     (["sweep", "run", "--workload", "decode.timeline", "--grid", "batch=1", "--grid", "kv_len=1024", "--grid",
       "launches=0", "--out", "{tmp}/s"], "launches 0: expected 1..100"),
+    (["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--workers", "4", "--out", "{tmp}/s"],
+     "--workers 4: the local executor runs one point at a time; use --executor processes or dask"),
     (["sched", "occupancy", "{tmp}/nope.cubin"], "cannot read the cubin (No such file"),
     (["sched", "occupancy", "{tmp}"], "is a directory; expected the cubin"),
     (["sched", "occupancy", REPORT], "sage2_report_seed.json: not a 64-bit little-endian ELF file"),

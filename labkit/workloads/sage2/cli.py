@@ -82,7 +82,8 @@ def register(sub) -> None:
     p.set_defaults(fn=_schedule)
 
     p = sp.add_parser("profile", help="measure a Sage2 report (seed format + provenance) on this GPU")
-    p.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=SHAPE, help="B,N,H,D of q = k = v")
+    p.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=SHAPE,
+                   help="B,N,H,D of q = k = v (default 1,37810,56,128, the seed's)")
     p.add_argument("--out", required=True, type=output_path("--out"))
     _common(p)
     p.add_argument("--warmup", type=int_in(0, 10**6, what="--warmup"), default=3)
@@ -97,7 +98,8 @@ def register(sub) -> None:
     p.set_defaults(fn=_profile)
 
     p = sp.add_parser("precision", help="accuracy vs exact fp32 and mainloop time of several mainloop builds")
-    p.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=SHAPE, help="B,N,H,D of q = k = v")
+    p.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=SHAPE,
+                   help="B,N,H,D of q = k = v (default 1,37810,56,128, the seed's)")
     p.add_argument("--schedules", default=[Schedule(), Schedule(pv_terms=2)],
                    type=typed(Schedule.parse_list, "schedules"), help=Schedule.parse_list.__doc__)
     _common(p)
