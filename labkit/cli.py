@@ -115,8 +115,9 @@ def _lab(args) -> int:
     import os
 
     from ._env import repo_root
-    from .lab import lab_command
+    from .lab import check_port_free, lab_command
 
+    check_port_free(args.port)
     argv = lab_command(repo_root() / "notebooks", port=args.port, open_browser=not args.no_browser)
     os.environ.pop("MPLBACKEND", None)  # kernels inherit it: Agg would keep figures out of the notebooks
     os.execv(argv[0], argv)

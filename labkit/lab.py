@@ -17,6 +17,17 @@ from .errors import LabkitError
 HIDDEN = ["__pycache__", "*.pyc", "*.pyo", ".*", "[0-9][0-9]_*.py", "kernel-*", "jupytext.toml"]
 
 
+def check_port_free(port: int, host: str = "127.0.0.1") -> None:
+    """Refuse a port something already listens on, in one line (Jupyter would log some 20 lines, then exit 1)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise LabkitError(f"port {port} on {host} is taken ({exc.strerror}): give another with --port") from None
+
+
 def lab_command(notebook_dir: Path, *, port: int = 8888, token: str | None = None, open_browser: bool = True
                 ) -> list[str]:
     """The ``jupyter lab`` argv: bound to 127.0.0.1, token authentication on (a random token when

@@ -4,9 +4,8 @@ from .._cliargs import int_in, output_dir, typed
 
 
 def _run(args) -> int:
-    from . import run
-
     from ..errors import ArgumentError
+    from . import run
 
     grid = dict(args.grid)
     if args.workers > 1 and args.executor == "local":  # it would run one point at a time and say nothing

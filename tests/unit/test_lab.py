@@ -33,3 +33,19 @@ def test_the_file_browser_hides_the_percent_sources_not_the_notebooks():
     for src in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"):
         assert hidden(src.name) and not hidden(src.with_suffix(".ipynb").name)
     assert (ROOT / "notebooks" / "jupytext.toml").read_text().count('formats = "ipynb,py:percent"') == 1
+
+
+def test_a_taken_port_is_one_line_before_jupyter_starts(capsys):
+    """Found by a CLI review: Jupyter logged some 20 lines on a taken port, then exited 1."""
+    import socket
+
+    from labkit import cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert cli.main(["lab", "--no-browser", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"labkit: error: port {port} on 127.0.0.1 is taken (Address already in use): give another with "
+                   "--port\n")
