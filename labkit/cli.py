@@ -125,9 +125,11 @@ def _lab(args) -> int:
 
 
 def _bench(args) -> int:
+    from .cuda import require_gpu
     from .probes import timing_overhead, timing_overhead_table
     from .workloads.sage2.bench import bench, render
 
+    require_gpu("the Sage2 bench")  # named for what the user ran, not for its first step (the overhead probe)
     overhead = timing_overhead()
     print(timing_overhead_table(overhead), flush=True)
     result = bench(args.shape, iterations=args.iterations, schedule=args.schedule)

@@ -178,9 +178,12 @@ def _prepared(plan: CasePlan):
 
 def launch(plan: CasePlan, progress=None) -> None:
     """Each case ``plan.repeat`` times inside NVTX ``ncu/<name>`` (what runs under ncu)."""
-    from ..cuda import cupy
+    from ..cuda import cupy, require_gpu
     from ..timing import nvtx_range
 
+    if not plan.names:  # run under ncu, nothing launched would be "no kernel profiled" with no reason
+        raise ArgumentError("the case plan holds no cases: nothing to launch")
+    require_gpu("launching the cases")
     cp = cupy()
     outer = nvtx_range(RANGE)
     for c, fn, setup in _prepared(plan):

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cuda import require_gpu
 from ..errors import LabkitError
-from ..values import Shape
+from ..values import Shape, check_int
 from .measure import SAGE2_KERNEL
 
 # the seed shape (62.79 waves), one exact wave (66 q tiles x 4 heads = 264 CTAs), and a partial last wave
@@ -62,6 +63,8 @@ def launches(shapes, out: Path | str) -> list[dict]:
     from .measure import _sage2_plan, sage2_occupancy
     from .model import sage2_launch
 
+    shapes = [tuple(Shape.of(s)) for s in shapes]
+    require_gpu("the instrumented Sage2 launch")
     dev = describe()
     rows = []
     for shape in shapes:
@@ -107,7 +110,6 @@ def join(rows: list[dict], ncu_table=None) -> list[CrossCheck]:
 def crosscheck(shapes, out_dir: Path | str, *, ncu: bool = True) -> list[CrossCheck]:
     """``launches`` under ncu (``--nvtx-include labkit@sched/``, preset ``sched``) in a child process, then
     the join. ``ncu`` False: the launches in this process alone (no counters)."""
-    from ..cuda import require_gpu
     from ..errors import NcuError
     from ..ncu import NcuOptions, kernels, load
     from ..ncu.runner import available, profile
@@ -138,6 +140,8 @@ def overhead(shape=DEFAULT_SHAPES[0], *, iterations: int = 10) -> dict:
     from ..workloads.sage2.plan import Sage2Plan
 
     b, n, h, d = Shape.of(shape)
+    check_int(iterations, what="iterations", lo=1)
+    require_gpu("the timeline overhead A/B")
     q, k, v = random_inputs(b, n, n, h, h, d, layout="NHD", dtype="bf16", seed=0)
     x = check_inputs(q, k, v, layout="NHD")
     plain, timed = Sage2Plan(x), Sage2Plan(x, timeline=True)

@@ -203,9 +203,15 @@ def test_real_user_path_is_one_line(argv):
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("labkit: error: "), out.stderr
 
 
-@pytest.mark.parametrize("argv", [["sage2", "profile", "--out", "{tmp}/r.json"],
-                                  ["decode", "bench", "--quick"], ["manifest", "run", SEED, "--var", "tokens=2"]])
-def test_a_gpu_command_without_a_gpu_says_so_in_one_line(argv, tmp_path):
+@pytest.mark.parametrize("argv, what", [
+    (["sage2", "profile", "--out", "{tmp}/r.json"], "sage2 profile"), (["decode", "bench", "--quick"], None),
+    (["manifest", "run", SEED, "--var", "tokens=2"], None),
+    # found by a CLI review: these named an inner step ("the timing-overhead probe", "making Sage2 inputs")
+    (["bench"], "the Sage2 bench"), (["sage2", "precision"], "the Sage2 precision study"),
+    (["sched", "overhead"], "the timeline overhead A/B"),
+    (["sched", "launches", "--out", "{tmp}/l.json"], "the instrumented Sage2 launch"),
+    (["sched", "crosscheck", "--out", "{tmp}/cc"], "sched crosscheck")])
+def test_a_gpu_command_without_a_gpu_says_so_in_one_line(argv, what, tmp_path):
     """Found by a review: sage2 profile printed its first progress line before it asked for the GPU."""
     from labkit.cuda import gpu_available
 
@@ -213,7 +219,8 @@ def test_a_gpu_command_without_a_gpu_says_so_in_one_line(argv, tmp_path):
         pytest.skip("has a GPU")
     out = _labkit(*[a.replace("{tmp}", str(tmp_path)) for a in argv], timeout=120)
     assert out.returncode == 2 and out.stdout == "", out
-    assert out.stderr.count("\n") == 1 and "needs a CUDA GPU" in out.stderr, out.stderr
+    assert out.stderr.count("\n") == 1 and f"{what or ''} needs a CUDA GPU" in out.stderr, out.stderr
+    assert not any(tmp_path.iterdir())  # nothing made (crosscheck had left its --out directory)
 
 
 @pytest.mark.parametrize("command", [["manifest", "check", "--no-device"], ["sched", "occupancy"]])
@@ -272,3 +279,12 @@ def test_sage2_profile_checks_its_tail_dir_before_any_measurement(tmp_path, caps
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and said in err and "CUDA GPU" not in err, err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_ncu_cases_of_an_empty_plan_is_refused(tmp_path, capsys):
+    """Found by a CLI review: it exited 0 having launched nothing (under ncu: 'no kernel profiled', no reason)."""
+    from labkit.ncu.cases import CasePlan
+
+    spec = CasePlan().save(tmp_path / "empty.json")
+    assert cli.main(["ncu", "cases", str(spec)]) == 2
+    assert capsys.readouterr().err == "labkit: error: the case plan holds no cases: nothing to launch\n"

@@ -11,7 +11,7 @@ INT8 Q K^T alone costs about 1.3 %. The split leaves mostly the INT8 part.
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from ...cuda import cupy
+from ...cuda import cupy, require_gpu
 from ...errors import ArgumentError
 from ...timing import Stats, time_gpu
 from ...values import Shape, check_finite, check_int
@@ -62,6 +62,7 @@ def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: st
     schedules = list(schedules)
     if not schedules or not all(isinstance(s, Schedule) for s in schedules):
         raise ArgumentError(f"schedules {schedules!r}: expected one or more Schedule")
+    require_gpu("the Sage2 precision study")
     q, k, v = random_inputs(b, n, n, h, h, d, layout=layout, dtype=dtype, seed=seed, k_bias=k_bias, v_bias=v_bias)
     x = check_inputs(q, k, v, layout=layout)
     ref = None
