@@ -200,10 +200,34 @@ class NcuSummary:
                 need(isinstance(run.get("stalls"), dict) and all(
                     isinstance(v, dict) and all(_number(x) for x in v.values()) for v in run["stalls"].values()),
                      f"{at}.stalls", "an object of phase -> {reason: samples}")
+                need(_number(run.get("duration_ns")), f"{at}.duration_ns", "a number")
+        _check_consistent(d, need)
         atts = tuple(Attribution(a["case"], a["source"], tuple(a["markers"]), tuple(a["runs"]), a.get("skipped"))
                      for a in d["attributions"])
         return cls(d["device"], d["ncu"], dict(d["cases"]), dict(d["timings"]), tuple(d["counters"]),
                    tuple(d["rules"]), atts, dict(d["reports"]), d["version"])
+
+
+def _check_consistent(d: dict, need) -> None:
+    """The summary's parts against each other (found by a CLI review: each printed NaN rows or an empty table): its
+    cases as a case plan reads them, every counter row and timing of one of them, a timing for every profiled case,
+    and at least one profiled launch."""
+    from .._json import Node
+    from ..errors import FormatError
+    from .cases import CasePlan
+
+    try:
+        names = CasePlan.from_node(Node(d["cases"], "cases")).names
+    except FormatError as exc:
+        raise NcuError(f"summary {exc}") from None
+    shown = ", ".join(names) or "none"
+    need(len(d["counters"]) > 0, "counters", "at least one profiled launch")
+    for i, row in enumerate(d["counters"]):
+        need(row["case"] in names, f"counters[{i}].case", f"one of the summary's cases ({shown}), not {row['case']!r}")
+    for case in d["timings"]:
+        need(case in names, f"timings.{case}", f"a timing of one of the summary's cases ({shown})")
+    for case in dict.fromkeys(row["case"] for row in d["counters"]):
+        need(case in d["timings"], "timings", f"an entry for {case}, whose counters are here")
 
 
 def _number(x) -> bool:

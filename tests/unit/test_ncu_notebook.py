@@ -75,7 +75,11 @@ def fixture_summary(tmp_path_factory):
     plain = tmp_path_factory.mktemp("src") / "plain_kernel.cu"
     plain.write_text('extern "C" __global__ void k(float* x) { x[0] = 1.f; }\n')
     skipped = attribution_of("saxpy", plain, [], outer="bench")
-    cases = {"sage2": [{"name": n} for n in NAMES[:3]], "decode": [{"name": "saxpy"}], "repeat": 1}
+    sage2 = [{"name": n, "group": g, "shape": [1, 1024, 8, 128], "q_len": q, "kv_len": 1024}
+             for n, g, q in zip(NAMES[:3], ("seed", "q_tail", "q_tail"), (1024, 1000, 1001))]
+    decode = [{"name": "saxpy", "batch": 1, "kv_len": 1024, "head_dim": 128, "heads_q": 32, "heads_kv": 8,
+               "page_size": 64}]
+    cases = {"sage2": sage2, "decode": decode, "repeat": 1}  # as a case plan holds them (the summary reads it so)
     return NcuSummary("NVIDIA H200 (fixture)", "ncu 2025.3.1 (fixture)", cases, timings, tuple(counters),
                       tuple(rule_rows(rep, NAMES, outer="bench")), (att, skipped),
                       {"fixture": {"bytes": 1735776, "elapsed_s": 0.0, "command": "ncu ..."}})
@@ -215,6 +219,15 @@ def test_stall_reasons_ordered_by_samples_over_the_kernel(fixture_summary):
     (lambda d: (d.pop("version"), d)[1], "summary $: missing key 'version'"),
     (lambda d: (d["attributions"][0]["runs"][1]["share"].pop(), d)[1],
      "attributions[0].runs[1]: expected phases, samples and share lists of one length"),
+    # found by a CLI review: each had printed NaN rows, an empty table or nothing checked
+    (lambda d: {**d, "timings": {}}, "summary timings: expected an entry for sage2_seed, whose counters are here"),
+    (lambda d: {**d, "counters": []}, "summary counters: expected at least one profiled launch"),
+    (lambda d: (d["counters"][0].update(case="nope"), d)[1],
+     "summary counters[0].case: expected one of the summary's cases (sage2_seed, "),
+    (lambda d: (d["cases"]["sage2"][0].update(shape=[1, 2]), d)[1], "summary cases.sage2[0].shape"),
+    (lambda d: (d["cases"]["sage2"][1].update(q_len=-1), d)[1], "summary cases.sage2[1].q_len"),
+    (lambda d: (d["attributions"][0]["runs"][0].update(duration_ns="x"), d)[1],
+     "summary attributions[0].runs[0].duration_ns: expected a number"),
 ])
 def test_summary_cli_refuses_a_damaged_summary_in_one_line(damage, message, tmp_path, capsys):
     from labkit import cli
