@@ -79,6 +79,8 @@ class SweepDir:
         """
         from .._json import load_document
 
+        if not self.path.exists():
+            raise LabkitError(f"{self.path}: no such directory")
         if not self.manifest_path.is_file():
             raise LabkitError(f"{self.path}: not a sweep directory (no sweep.json)")
         n = load_document(self.manifest_path, what="sweep manifest").obj(
@@ -130,10 +132,15 @@ class SweepDir:
             FormatError: a point file that is not the record of the point its name says.
         """
         from .._json import load_document
+        from ..errors import FormatError
 
         out = {}
         for f in sorted(self.points_dir.glob("*.json")):
-            n = load_document(f, what="sweep point").obj(("id", "params", "status", "result", "error"), any_keys=True)
+            try:
+                doc = load_document(f, what="sweep point")
+            except FormatError as exc:  # written atomically, so damaged after: say how to go on
+                raise LabkitError(f"{exc}; to run the point again, delete the file and resume the sweep") from None
+            n = doc.obj(("id", "params", "status", "result", "error"), any_keys=True)
             if n["id"].str() != f.stem:
                 raise n["id"].error(f"= {n['id'].value!r}: expected the file's own point id {f.stem!r} (a stray or "
                                     "renamed file; move it out of points/)")

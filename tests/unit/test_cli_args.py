@@ -111,6 +111,8 @@ BAD = [
       "launches=0", "--out", "{tmp}/s"], "launches 0: expected 1..100"),
     (["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--workers", "4", "--out", "{tmp}/s"],
      "--workers 4: the local executor runs one point at a time; use --executor processes or dask"),
+    (["sage2", "precision", "--k-bias", "1e300"], "k_bias 1e+300: expected -10000..10000 (inputs stay finite in bf16)"),
+    (["sweep", "status", "{tmp}/nope"], "/nope: no such directory"),
     (["sched", "occupancy", "{tmp}/nope.cubin"], "cannot read the cubin (No such file"),
     (["sched", "occupancy", "{tmp}"], "is a directory; expected the cubin"),
     (["sched", "occupancy", REPORT], "sage2_report_seed.json: not a 64-bit little-endian ELF file"),

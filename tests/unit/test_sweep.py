@@ -96,6 +96,9 @@ def test_cli(tmp_path, capsys):
      r"status: = 'weird': expected one of"),
     (lambda d, first: first.write_text(json.dumps({**json.loads(first.read_text()), "id": "0" * 16})),
      r"id: = '0000000000000000': expected the file's own point id"),
+    # a truncated point file: how to go on (found by a CLI review)
+    (lambda d, first: first.write_text(first.read_text()[:20]),
+     r"not valid JSON: .*; to run the point again, delete the file and resume the sweep"),
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
                                                                  "sweep_version": 2})), r"sweep_version: = 2"),
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),

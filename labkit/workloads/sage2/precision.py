@@ -20,6 +20,8 @@ from .plan import Sage2Plan
 from .reference import accuracy, attention_ref, to_bhnd
 from .schedule import Schedule
 
+MAX_BIAS = 1e4  # |k_bias|, |v_bias|: N(0, 1) + bias stays finite in bf16 and fp16 (fp16's largest is 65504)
+
 
 @dataclass(frozen=True)
 class PrecisionPoint:
@@ -59,6 +61,10 @@ def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: st
     check_options(layout=layout, dtype=dtype, seed=seed)
     check_int(iterations, what="iterations", lo=1)
     k_bias, v_bias = check_finite(k_bias, what="k_bias"), check_finite(v_bias, what="v_bias")
+    for what, bias in (("k_bias", k_bias), ("v_bias", v_bias)):  # 1e300 had passed: the inputs became inf
+        if abs(bias) > MAX_BIAS:
+            raise ArgumentError(f"{what} {bias:g}: expected -{MAX_BIAS:g}..{MAX_BIAS:g} (inputs stay finite in "
+                                f"{dtype})")
     schedules = list(schedules)
     if not schedules or not all(isinstance(s, Schedule) for s in schedules):
         raise ArgumentError(f"schedules {schedules!r}: expected one or more Schedule")
