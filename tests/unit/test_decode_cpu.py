@@ -464,6 +464,9 @@ def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
      "buffers.table.shape = [22]: expected the page table as [batch, max_pages]"),
     (lambda b: b["kv"].update(dtype="f32"), "buffers.kv.dtype = 'f32': expected 'bf16'"),
     (lambda b: b["seq"].update(dtype="bf16"), "buffers.seq.dtype = 'bf16': expected 'i32'"),
+    # the geometry's refusal names the manifest value it came from (found by a CLI review)
+    (lambda b: b["kv"]["shape"].__setitem__(2, 48),
+     "decode geometry: page_size 48: expected one of 16, 32, 64 (from buffers.kv.shape[2])"),
 ])
 def test_from_manifest_refuses_a_table_or_dtype_its_kernel_cannot_read(change, message, tmp_path, capsys):
     """Found by a CLI review: a 1-D page table was a ValueError traceback, and f32 K/V built a bf16 kernel."""

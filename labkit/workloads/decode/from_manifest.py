@@ -6,6 +6,7 @@ schema_version 4 manifest over buffers of the same names and shapes, saying how 
 the seed's known defects.
 """
 
+import re
 from pathlib import Path
 
 from ...errors import ArgumentError
@@ -59,7 +60,15 @@ def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]
     if pool_dim != head_dim or seq.shape != (batch,) or cuq.shape != (batch + 1,):
         raise ArgumentError(f"{m.source}: pool head_dim {pool_dim}, seq {list(seq.shape)}, cu_seqlens_q "
                             f"{list(cuq.shape)} do not match q's head_dim {head_dim} and batch {batch}")
-    g = DecodeGeometry(batch, heads_q, heads_kv, head_dim, page_size, max_pages, pages, 1, "interleaved")
+    try:
+        g = DecodeGeometry(batch, heads_q, heads_kv, head_dim, page_size, max_pages, pages, 1, "interleaved")
+    except ArgumentError as exc:  # name the manifest's values the geometry came from, where the user can change them
+        where = {"batch": f"{table.name}.shape[0]", "heads_q": f"{q.name}.shape[1]", "head_dim": f"{q.name}.shape[2]",
+                 "page_size": f"{pool.name}.shape[2]", "heads_kv": f"{pool.name}.shape[3]",
+                 "max_pages": f"{table.name}.shape[1]", "num_pages": f"{pool.name}.shape[0]"}
+        named = [f"buffers.{path}" for field, path in where.items() if re.search(rf"\b{field}\b", str(exc))]
+        sources = f" (from {', '.join(named)})" if named else ""
+        raise ArgumentError(f"{m.source}: {exc}{sources}") from None
     return g, tokens, notes
 
 
