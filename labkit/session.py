@@ -173,6 +173,25 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
                       f"recorded: {offered}{older}. Use the recorded values, or run on a GPU")
 
 
+# what a recorded measurement depends on: the CUDA sources and the plans that choose the builds and launches
+KERNEL_PATHS = (":(glob)labkit/**/*.cu", ":(glob)labkit/**/*.cuh", "labkit/workloads/decode/plan.py",
+                "labkit/workloads/sage2/schedule.py")
+
+
+def kernel_commits_since(sha: str) -> int | None:
+    """Commits after ``sha`` up to HEAD that changed ``KERNEL_PATHS`` (None without git or where ``sha`` is not a
+    commit of this checkout): a notebook that renders a record from before them says so (notebook 02's sm90 view had
+    shown a mainloop two changes old, 10 % slower, as if current)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(_env.repo_root()), "rev-list", "--count", f"{sha}..HEAD", "--",
+                              *KERNEL_PATHS], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return int(out.stdout) if out.returncode == 0 and out.stdout.strip().isdigit() else None
+
+
 def _show_every_column() -> None:
     """A notebook's tables show all their columns and whole notes: pandas' default of 20 columns hid two of notebook
     05's 22 counters (the SM and warp speed-of-light ones) behind '...', and its 50 characters cut notebook 03's
@@ -262,8 +281,13 @@ class Session:
         same = "with the same parameters"
         if r.covering:  # a run of more than was asked for: the part asked for is shown
             same += " except " + ", ".join(f"{k}={v!r}, which covers the {k} asked for" for k, v in r.covering.items())
+        since = kernel_commits_since(r.git_sha)
+        stale = (f" labkit's kernels or call plans changed in {since} commit(s) since (git log {r.git_sha[:12]}..HEAD "
+                 f"-- {' '.join(KERNEL_PATHS[2:])} and the .cu files): re-record on a GPU to measure today's code."
+                 if since else "")
         return (f"labkit {self.notebook}: RECORDED mode ({self.reason}). Showing the recorded run {r.label} "
-                f"(measured on {r.device}, {r.created_utc}, git {r.git_sha[:12]}) {same}; not a new measurement.")
+                f"(measured on {r.device}, {r.created_utc}, git {r.git_sha[:12]}) {same}; not a new measurement."
+                + stale)
 
     def measure(self, key: str, fn, *args, load=None, **kwargs) -> Any:
         """Live: run ``fn`` and save its JSON result as ``data/<key>.json``. Recorded: read that file.

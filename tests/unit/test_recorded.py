@@ -47,6 +47,31 @@ def test_newest_valid_run_with_the_same_parameters_is_shown(tmp_path, capsys):
     assert any("session.mode" in p and "'live'" in p for p in problems)
 
 
+def test_a_record_from_before_a_kernel_change_says_so_in_the_banner(tmp_path, capsys):
+    """Found by a notebook review: notebook 02's sm90 view showed a record two mainloop changes old, 10 % slower, as if
+    it were today's code."""
+    import subprocess
+
+    from labkit.session import KERNEL_PATHS, kernel_commits_since
+
+    last = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%H", "--", *KERNEL_PATHS],
+                          capture_output=True, text=True)
+    if last.returncode != 0 or not last.stdout.strip() or kernel_commits_since(last.stdout.strip() + "^") is None:
+        pytest.skip("no git history of the kernel sources here (a shallow clone)")
+    before = last.stdout.strip() + "^"
+    for sha, stale in ((before, True), ("HEAD", False), ("0" * 40, False)):  # unknown to git: nothing said
+        run = _record(tmp_path / sha[:4], "20260101T000000Z")
+        doc = json.loads((run / "run.json").read_text())
+        doc["provenance"]["git_sha"] = sha
+        (run / "run.json").write_text(json.dumps(doc))
+        Session.start("nbx", source="recorded", out_dir=tmp_path / "out", parameters={"n": 1},
+                      runs_root=tmp_path / sha[:4])
+        banner = capsys.readouterr().out
+        assert ("labkit's kernels or call plans changed in" in banner and "commit(s) since (git log" in banner
+                and "re-record on a GPU to measure today's code." in banner) is stale, banner
+    assert kernel_commits_since(before) >= 1 and kernel_commits_since("HEAD") == 0
+
+
 def test_parameters_no_run_answers_are_refused_with_the_recorded_sets(tmp_path):
     _record(tmp_path, "20260101T000000Z", params={"n": 1})
     _record(tmp_path, "20260201T000000Z", params={"n": 2})
