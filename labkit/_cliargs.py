@@ -55,13 +55,11 @@ def finite_float(what: str = "value") -> Callable[[str], float]:
     return typed(lambda t: parse_float(t, what=what), "float")
 
 
-def output_path(what: str = "output", *, parents: bool = False,
-                suffixes: tuple[str, ...] | None = None) -> Callable[[str], object]:
-    """A file the command will write (``parents``: it creates missing parent directories itself; ``suffixes``: the
-    endings it may have)."""
+def output_path(what: str = "output", *, parents: bool = False) -> Callable[[str], object]:
+    """A file the command will write (``parents``: it creates missing parent directories itself)."""
     from .values import OutputPath
 
-    return typed(lambda t: OutputPath.parse(t, what, parents=parents, suffixes=suffixes), "path")
+    return typed(lambda t: OutputPath.parse(t, what, parents=parents), "path")
 
 
 def output_dir(what: str = "output directory", *, writes: bool = False) -> Callable[[str], object]:

@@ -202,16 +202,11 @@ class OutputPath(_PathValue):
     """A file labkit will write: a name, in an existing directory, not itself a directory."""
 
     @classmethod
-    def parse(cls, text: str | Path, what: str = "output", *, parents: bool = False,
-              suffixes: tuple[str, ...] | None = None) -> "OutputPath":
-        """``parents``: the writer creates missing parent directories (ncu's report path), so they may be missing;
-        ``suffixes``: the file name endings allowed ("" for none)."""
+    def parse(cls, text: str | Path, what: str = "output", *, parents: bool = False) -> "OutputPath":
+        """``parents``: the writer creates missing parent directories (ncu's report path), so they may be missing."""
         def check(p: Path, shown: str) -> None:
             if p.is_dir():
                 raise ArgumentError(f"{what} {shown}: is a directory; expected a file name")
-            if suffixes is not None and p.suffix not in suffixes:
-                ends = " or ".join(repr(x) if x else "no suffix" for x in suffixes)
-                raise ArgumentError(f"{what} {shown}: ends in {p.suffix!r}; expected {ends}")
             if not p.parent.is_dir() and not parents:
                 raise ArgumentError(f"{what} {shown}: directory {str(p.parent)!r} does not exist")
             if p.exists():  # written in place (a file, /dev/null): its own permission is what counts

@@ -63,12 +63,12 @@ def launches(shapes, out: Path | str) -> list[dict]:
     from .measure import _sage2_plan, sage2_occupancy
     from .model import sage2_launch
 
-    shapes = [tuple(Shape.of(s)) for s in shapes]
+    shapes = [tuple(Shape.of(s)) for s in shapes]  # every shape checked before the GPU is asked for
     require_gpu("the instrumented Sage2 launch")
     dev = describe()
     rows = []
     for shape in shapes:
-        b, n, h, d = shape = tuple(Shape.of(shape))
+        b, n, h, d = shape
         occ = sage2_occupancy(d, arch=dev.arch)
         plan = _sage2_plan(shape)
         plan.mainloop()  # warm-up, outside the profiled range

@@ -107,9 +107,7 @@ class SweepDir:
                 raise ArgumentError(f"{self.path} holds a sweep of {old.get('workload')} over {old.get('grid')}; "
                                     "resume it with the same workload and grid, or use another directory")
         else:
-            OutputDir.parse(self.path, "sweep directory")  # a new one: it, or the directory it goes in, is writable
-            if self.path.is_dir() and not os.access(self.path, os.W_OK | os.X_OK):
-                raise ArgumentError(f"sweep directory {self.path}: not writable")
+            OutputDir.parse(self.path, "sweep directory", writes=True)  # a new one: it, or where it goes, is writable
 
     def start(self, workload: str, grid: dict[str, list]) -> list[tuple[str, dict]]:
         """Write the manifest (or check it is the same sweep); return every point as (id, params)."""

@@ -139,7 +139,7 @@ BAD = [
     (["ncu", "run", "--out", "{tmp}", "--", "true"], "is a directory; expected a file name"),
     # found by a review: ncu's log goes beside the report as NAME.log, which replaced an unrelated bench.log
     (["ncu", "run", "--out", "{tmp}/bench.json", "--", "true"],
-     "/bench.json': ends in '.json'; expected no suffix or '.ncu-rep'"),
+     "/bench.json': expected NAME or NAME.ncu-rep (ncu writes NAME.ncu-rep and NAME.log)"),
     (["ncu", "run", "--out", "{tmp}/r", "--source-folder", "{tmp}/nope", "--", "true"], "does not exist"),
     (["bench", "--out", "/proc/labkit-x.json"], "cannot write in '/proc'"),
     (["nb", "run", "05", "-p", "source", "recorded", "-p", "recorded_root", "{tmp}/nope"],
