@@ -316,22 +316,6 @@ def test_the_plans_clusters_of_8_at_batch_1_match_exact_attention(batch, heads_k
         _check(x, run_decode(x, iterations=3, mode=mode))
 
 
-@pytest.mark.parametrize(("name", "knobs"), [
-    ("g4_d128_p64_long", {}), ("g4_d128_p64_long", dict(stages=1)), ("g8_d128_p32", dict(splits=3)),
-    ("g1_d128_p16", {}), ("g6_d256_p64_seed", dict(splits=1))])
-@pytest.mark.parametrize("ahead", [1, 5])
-def test_l2_prefetch_builds_give_the_plans_output(name, knobs, ahead):
-    """Prefetching stages into L2 moves no byte of the math: bit for bit the output of the same call without it, and
-    exact attention's, on ragged lengths whose last stages end inside a page (the prefetch stops at the sequence)."""
-    g, lens = CASES[name]
-    x = make_inputs(g, seq_lens=lens, seed=41)
-    plain = run_decode(x, **knobs)
-    fetching = run_decode(x, l2_prefetch=ahead, **knobs)
-    assert fetching.plan["l2_prefetch"] == ahead and fetching.splits == plain.splits
-    _check(x, fetching)
-    assert np.array_equal(fetching.out, plain.out, equal_nan=True)
-
-
 def test_cta_scheduling_point_runs_the_plans_own_cluster_call():
     """At batch 8 x 8k d128 the plan runs 2 splits of one 8-warp CTA per SM in a cluster of 2; the CTA-scheduling
     point at the heuristic's count times that call (a timeline build of the cluster), not 2 splits of the 4-warp

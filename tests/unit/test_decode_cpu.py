@@ -809,34 +809,3 @@ def test_a_call_declares_split_scratch_only_where_its_splits_meet_in_global_memo
         assert scratch["partial_o"].shape == (groups, plan.splits, plan.kernel.max_rows, g.head_dim)
     else:
         assert {n: s.shape for n, s in scratch.items()} == {"counter": (1,), "partial_o": (1,), "partial_ml": (1,)}
-
-
-@pytest.mark.parametrize(("batch", "kv_len", "head_dim"), [(1, 8192, 128), (64, 1024, 128), (8, 32768, 256)])
-def test_l2_prefetch_knob_changes_only_the_prefetch(batch, kv_len, head_dim):
-    """``l2_prefetch`` is an A/B knob on whatever build the plan picks: the same splits, cluster, stages and CTAs per SM
-    (a CTAs-per-SM bound keeps the registers in line), named in the label and the cubin's name."""
-    import dataclasses
-
-    g = geometry_for(batch, kv_len, head_dim=head_dim)
-    plan, fetching = plan_call(g), plan_call(g, l2_prefetch=2)
-    k = fetching.kernel
-    assert k.l2_prefetch == 2 and "-DL2_PREFETCH=2" in k.options() and "-DL2_PREFETCH=2" not in plan.kernel.options()
-    assert dataclasses.replace(k, l2_prefetch=0, min_ctas=plan.kernel.min_ctas) == plan.kernel
-    assert (fetching.splits, fetching.ctas_per_sm, fetching.pdl) == (plan.splits, plan.ctas_per_sm, plan.pdl)
-    assert kernel_label(k) == kernel_label(plan.kernel) + " pf2"
-
-
-def test_l2_prefetch_knob_is_checked():
-    g = geometry_for(1, 8192)
-    for bad in (-1, 9, True, 2.0):
-        with pytest.raises(ArgumentError, match=r"l2_prefetch .*: expected 1..8 stages ahead"):
-            plan_call(g, l2_prefetch=bad)
-    assert plan_call(g, l2_prefetch=0) == plan_call(g)  # 0: no prefetch
-    with pytest.raises(ArgumentError, match="l2_prefetch: a tensor-core build with per-unit CTAs prefetches; this call "
-                                            "builds mma with persistent CTAs"):
-        plan_call(geometry_for(64, 1024, head_dim=256), l2_prefetch=1, persistent=True)
-    with pytest.raises(ArgumentError, match="this call builds fma"):
-        plan_call(g, l2_prefetch=1, variant="fma")
-    # the plan would run persistent CTAs here; asked to prefetch, it keeps per-unit CTAs
-    short256 = geometry_for(64, 1024, head_dim=256)
-    assert plan_call(short256).kernel.persistent_ctas and not plan_call(short256, l2_prefetch=1).kernel.persistent_ctas

@@ -135,28 +135,3 @@ def test_timeline_build_keeps_the_plans_ctas_per_sm_without_spills(tmp_path, mon
         cubin = compile_cubin(src, arch="sm_90", options=(*kb.options(), "--ptxas-options=-v"))
         assert cubin_occupancy(cubin.image, dynamic_smem_bytes=kb.dynamic_smem_bytes).ctas_per_sm == per_sm
         assert "0 bytes spill stores, 0 bytes spill loads" in cubin.log, cubin.log
-
-
-@pytest.mark.parametrize("knobs", [dict(stages=1, qk_chains=1), dict(warps=8, stages=3, cluster_splits=8)],
-                         ids=["one-stage", "cluster"])
-def test_tensor_core_kernel_without_l2_prefetch_is_the_code_without_it(knobs):
-    """The L2 prefetch is compiled out at L2_PREFETCH 0: the plan's builds are the machine code of the source without
-    its statements (their measured timings stand), and a prefetching build is other code."""
-    import dataclasses
-
-    g = DecodeGeometry(1, 32, 8, 128, 64, 128, 128)
-    cluster = knobs.pop("cluster_splits", 0)
-    kb = dataclasses.replace(kernel_build(g, variant="mma", **knobs), cluster_splits=cluster, kv_evict_first=True)
-    src = kernel_path(decode_package.__file__, kb.source)
-    text = src.read_text()
-    bare_text = re.sub(r"\n[^\n]*for \(int s = STAGES; s < STAGES \+ L2_PREFETCH[^\n]*\n[^\n]*prefetch_stage[^\n]*", "",
-                       text)
-    bare_text = re.sub(r"\n[^\n]*if \(L2_PREFETCH && [^\n]*\n[^\n]*prefetch_stage[^\n]*", "", bare_text)
-    assert "prefetch_stage(p" not in bare_text
-    now = compile_cubin(src, arch="sm_90", options=kb.options())
-    bare = compile_cubin(src, arch="sm_90", options=kb.options(), code=bare_text)
-    assert _text(now.image) == _text(bare.image)
-    fetching = compile_cubin(src, arch="sm_90", options=dataclasses.replace(kb, l2_prefetch=2).options())
-    assert _text(fetching.image) != _text(now.image)
-    with pytest.raises(CompileError, match="L2 prefetch: per-unit CTAs only"):
-        compile_cubin(src, arch="sm_90", options=(*kb.options(), "-DL2_PREFETCH=2", "-DPERSISTENT=1"))

@@ -259,9 +259,8 @@ def plan_builds(batch: int, kv_len: int, head_dim: int, builds: tuple[dict, ...]
                 heads_kv: int = 8, page_size: int = 64) -> dict[str, dict]:
     """``{"plan": {}, name: knobs, ...}`` for ``compare_builds``: the plan and every build planned for this call on this
     GPU and built as its launch will be (compiled, manifest written and checked: split count, grid), with no kernel
-    run. A build is ``plan_call``'s knobs, so any build knob but ``l2_prefetch`` sets aside the plan's own choices (its
-    clustered pair, its persistent CTAs; ``l2_prefetch`` alone adds the prefetch to the plan's build, in per-unit
-    CTAs) and ``splits`` alone takes that count's default build.
+    run. A build is ``plan_call``'s knobs, so any build knob sets aside the plan's own choices (its clustered pair,
+    its persistent CTAs) and ``splits`` alone takes that count's default build.
 
     Raises:
         ArgumentError: the call or a build that cannot run, named; a build that runs the same call as the plan or as

@@ -205,7 +205,6 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
             f"{'_ef' if kb.kv_evict_first else ''}"
             f"{f'_c{kb.cluster_splits}' if kb.cluster_splits > 1 else ''}"
             f"{f'_t{kb.tail_splits}' if kb.tail_splits > 1 else ''}{'_persistent' if kb.persistent_ctas else ''}"
-            f"{f'_pf{kb.l2_prefetch}' if kb.l2_prefetch else ''}"
             f"{'_timeline' if kb.timeline else ''}_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()

@@ -232,11 +232,9 @@ def register(sub) -> None:
     p.add_argument("--build", type=typed(parse_build, "build"), action="append", required=True,
                    metavar="KNOB=VALUE[,...]",
                    help=f"a build to time beside the plan's, e.g. warps=8,stages=2,persistent=1 (knobs: "
-                        f"{', '.join(BUILD_KNOBS)}); repeatable. Knobs as plan_call takes them: any build knob but "
-                        "l2_prefetch sets aside the plan's own choices (its clustered pair, its persistent CTAs), "
-                        "l2_prefetch=N alone adds an L2 prefetch N stages ahead to the plan's build (per-unit CTAs "
-                        "where the plan runs persistent ones), and splits=N alone takes that count's default build; "
-                        "the kernel column shows what ran")
+                        f"{', '.join(BUILD_KNOBS)}); repeatable. Knobs as plan_call takes them: any build knob sets "
+                        "aside the plan's own choices (its clustered pair, its persistent CTAs), and splits=N alone "
+                        "takes that count's default build; the kernel column shows what ran")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=40)
     p.add_argument("--out", type=output_path("--out"), default=None,
                    help="also write the rows as a decode report (labkit report show|diff)")

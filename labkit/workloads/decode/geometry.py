@@ -133,7 +133,6 @@ class KernelBuild:
     tail_splits: int = 0  # -DTAIL_SPLITS=n (mma, no clusters): the call's last CallPlan.tail_units units in n splits
     min_ctas: int = 0  # -DMIN_CTAS=n (mma): __launch_bounds__' CTAs per SM, so registers allow n (0: no bound)
     persistent_ctas: int = 0  # n > 0 (mma, -DPERSISTENT=1): n CTAs claim whole units from a counter, one stage ring
-    l2_prefetch: int = 0  # -DL2_PREFETCH=n (mma, per-unit CTAs): stages n ahead of the shared-memory ring into L2
 
     @property
     def threads(self) -> int:
@@ -177,8 +176,7 @@ class KernelBuild:
                     *((f"-DDIM_WARPS={self.dim_warps}",) if self.dim_warps > 1 else ()),
                     *((f"-DTAIL_SPLITS={self.tail_splits}",) if self.tail_splits > 1 else ()),
                     *((f"-DMIN_CTAS={self.min_ctas}",) if self.min_ctas else ()),
-                    *(("-DPERSISTENT=1",) if self.persistent_ctas else ()),
-                    *((f"-DL2_PREFETCH={self.l2_prefetch}",) if self.l2_prefetch else ()))
+                    *(("-DPERSISTENT=1",) if self.persistent_ctas else ()))
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 
@@ -261,8 +259,7 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
 def kernel_label(kb) -> str:
     """``mma w4s3``: variant, warps per CTA (``w8d2``: in pairs that split head_dim), stages, then ``k32`` for 32
     keys per warp, ``c1`` for one Q K^T chain, ``ef`` for K/V loads with L2 evict_first, `` cl8`` for splits
-    combined in a cluster of 8, `` tail/4`` for a call's last units in 4 splits each, `` P`` for persistent CTAs and
-    `` pf2`` for stages prefetched into L2 two ahead of the shared-memory ring
+    combined in a cluster of 8, `` tail/4`` for a call's last units in 4 splits each and `` P`` for persistent CTAs
     (``fma r2s2``: row warps instead of warps)."""
     if kb.variant == "fma":
         return f"fma r{kb.row_warps}s{kb.stages}"
@@ -270,5 +267,4 @@ def kernel_label(kb) -> str:
     return (f"mma w{kb.warps}{pairs}s{kb.stages}" + (f"k{kb.keys_per_warp}" if kb.keys_per_warp != 16 else "")
             + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else "") + ("ef" if kb.kv_evict_first else "")
             + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else "")
-            + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else "")
-            + (f" pf{kb.l2_prefetch}" if kb.l2_prefetch else ""))
+            + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else ""))

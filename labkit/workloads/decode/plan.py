@@ -67,8 +67,7 @@ from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
-             "cluster", "tail_units", "tail_splits", "persistent", "l2_prefetch")
-L2_PREFETCH_MAX = 8  # stages ahead of the shared-memory ring a CTA may ask L2 for (L2_PREFETCH)
+             "cluster", "tail_units", "tail_splits", "persistent")
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
@@ -144,9 +143,8 @@ class CallPlan:
         k = self.kernel
         tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
         persistent = {"persistent_ctas": k.persistent_ctas} if k.persistent_ctas else {}
-        prefetch = {"l2_prefetch": k.l2_prefetch} if k.l2_prefetch else {}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
-                "qk_chains": k.qk_chains, **persistent, **prefetch,
+                "qk_chains": k.qk_chains, **persistent,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
                 "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl, **tail}
 
@@ -157,8 +155,7 @@ def describe_plan(plan: CallPlan) -> str:
     extras = [f"splits combined in a cluster of {k.cluster_splits}" if k.cluster_splits > 1 else "",
               "K/V L2 evict_first" if k.kv_evict_first else "", "PDL" if plan.pdl else "",
               f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else "",
-              f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else "",
-              f"L2 prefetch {counted(k.l2_prefetch, 'stage')} past the ring" if k.l2_prefetch else ""]
+              f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     head = [counted(plan.splits, "split"), f"{warps} x {counted(k.stages, 'stage')}",
             f"{counted(plan.ctas_per_sm, 'CTA')} per SM"]
@@ -187,7 +184,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
-              persistent: bool | None = None, l2_prefetch: int | None = None, timeline: bool = False,
+              persistent: bool | None = None, timeline: bool = False,
               cluster_fit: Mapping[int, int] | None = None) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice. ``cluster_fit``: {cluster size: CTAs in such clusters the GPU holds at once}, as the GPU
@@ -195,8 +192,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     cluster): the call's last ``tail_units`` units run in ``tail_splits`` splits each, more than the others'
     ``splits``, after those have started (an A/B knob: the plan itself does not split tails). ``persistent`` (tensor
     cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring
-    across them. ``l2_prefetch`` n (tensor cores, per-unit CTAs): the build also prefetches into L2 the stages n ahead
-    of its shared-memory ring; it changes no other choice of the plan."""
+    across them."""
     if tail_units is not None or tail_splits is not None:
         _check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
@@ -274,8 +270,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         kb = dataclasses.replace(kb, cluster_splits=splits)
         per_sm = occupancy(kb, arch)
     if persistent is None:  # short units at head_dim 256, one split each: persistent CTAs claim them
-        persistent = (pairs and splits == 1 and not cluster and tail_units is None and not l2_prefetch
-                      and given_splits is None
+        persistent = (pairs and splits == 1 and not cluster and tail_units is None and given_splits is None
                       and stages is None and qk_chains is None and not timeline
                       and g.max_kv_len <= PERSISTENT_MAX_TOKENS)
         if persistent:
@@ -292,14 +287,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
                                 "block) units)")
         kb = dataclasses.replace(kb, tail_splits=tail_splits)
-    if l2_prefetch:
-        if isinstance(l2_prefetch, bool) or not isinstance(l2_prefetch, int) or not 1 <= l2_prefetch <= L2_PREFETCH_MAX:
-            raise ArgumentError(f"l2_prefetch {l2_prefetch!r}: expected 1..{L2_PREFETCH_MAX} stages ahead")
-        if kb.variant != "mma" or kb.persistent_ctas:
-            raise ArgumentError(f"l2_prefetch: a tensor-core build with per-unit CTAs prefetches; this call builds "
-                                f"{kb.variant}{' with persistent CTAs' if kb.persistent_ctas else ''}")
-        kb = dataclasses.replace(kb, l2_prefetch=l2_prefetch)
-    if (kb.tail_splits or kb.timeline or kb.l2_prefetch) and kb.variant == "mma" and per_sm > 1:
+    if (kb.tail_splits or kb.timeline) and kb.variant == "mma" and per_sm > 1:
         # the tail mapping (8 x 8k d128: 150 -> 168 registers) and the timeline's stamps (64 x 1k d128: 128 -> 158,
         # 4 -> 3 CTAs per SM) cost registers; __launch_bounds__ keeps the plain build's CTAs per SM, so an A/B or a
         # timeline shows the call as the plan runs it (NVRTC: no spills at the bench's plans)

@@ -134,41 +134,6 @@ __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* 
     }
 }
 
-// L2_PREFETCH n (> 0): thread 0 also asks L2 for the stages n ahead of the shared-memory ring (TMA prefetch, no
-// barrier, no shared memory), so a CTA keeps more of its K/V requested than its stage slots hold. The prefetch takes
-// the loads' evict_first policy unless L2_PREFETCH_NO_HINT (an A/B knob).
-#ifndef L2_PREFETCH
-#define L2_PREFETCH 0
-#endif
-__device__ __forceinline__ void prefetch_stage(const Params& p, int head, const int* table, int tok0, int valid_pages) {
-    // PHASE: tma_issue
-#if KV_EVICT_FIRST && !defined(L2_PREFETCH_NO_HINT)
-    unsigned long long policy;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-#endif
-    const TensorMap* maps[2] = {&p.k_map, &p.v_map};
-#pragma unroll
-    for (int bx = 0; bx < BOXES; ++bx) {
-        const int tok = tok0 + bx * BOX_ROWS, j = tok / PAGE_SIZE;
-        if (j >= valid_pages) break;  // past the sequence: nothing to fetch
-        const int page = table[j];
-#pragma unroll
-        for (int t = 0; t < 2; ++t)
-#pragma unroll
-            for (int part = 0; part < PARTS; ++part) {
-#if KV_EVICT_FIRST && !defined(L2_PREFETCH_NO_HINT)
-                asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile.L2::cache_hint [%0, {%1, %2, %3, %4}], %5;"
-                             ::"l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64), "r"(tok % PAGE_SIZE),
-                               "r"(head), "r"(page), "l"(policy) : "memory");
-#else
-                asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];"
-                             ::"l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64), "r"(tok % PAGE_SIZE),
-                               "r"(head), "r"(page) : "memory");
-#endif
-            }
-    }
-}
-
 __device__ __forceinline__ void wait_bar(unsigned long long* bar, unsigned parity) {
     // PHASE: wait_kv
     unsigned ready = 0;

@@ -65,9 +65,6 @@
 #ifndef PERSISTENT  // 1: gridDim.x CTAs claim whole (sequence, KV head, row block) units from a counter, one split each
 #define PERSISTENT 0
 #endif
-#ifndef L2_PREFETCH  // n > 0: stages n ahead of the shared-memory ring are prefetched into L2 (paged_decode.cuh)
-#define L2_PREFETCH 0
-#endif
 #ifdef MIN_CTAS  // CTAs per SM the registers must allow (a tail-split build keeps its plain build's occupancy)
 #define LAUNCH_BOUNDS __launch_bounds__(THREADS, MIN_CTAS)
 #else
@@ -114,7 +111,6 @@ static_assert(KEYS_PER_WARP == 16 || KEYS_PER_WARP == 32, "16 or 32 keys per war
 static_assert(WARPS == 4 || WARPS == 8, "4 or 8 warps");
 static_assert(!PERSISTENT || (TAIL_SPLITS == 0 && CLUSTER_SPLITS == 0 && Q_IN_REGISTERS && STAGES + 2 <= UNIT_QUEUE),
               "persistent CTAs: whole units (no tail or cluster splits), q in registers, a queue of STAGES + 2");
-static_assert(!PERSISTENT || L2_PREFETCH == 0, "L2 prefetch: per-unit CTAs only");
 static_assert(TAIL_SPLITS == 0 || (TAIL_SPLITS >= 2 && TAIL_SPLITS <= 16 && CLUSTER_SPLITS == 0),
               "tail splits: 2..16, without split clusters");
 static_assert(DIM_WARPS == 1 || (DIM_WARPS == 2 && WARPS == 8 && KEYS_PER_WARP == 16), "dim pairs: 8 warps, 16 keys");
@@ -344,8 +340,6 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
         for (int s = 0; s < STAGES && s < my_stages; ++s)
             load_stage(p, &full[s], smem + s * SLOT_BYTES, hkv, table, (stage_begin + s) * TOKENS_PER_STAGE,
                        valid_pages);
-        for (int s = STAGES; s < STAGES + L2_PREFETCH && s < my_stages; ++s)  // none when L2_PREFETCH is 0
-            prefetch_stage(p, hkv, table, (stage_begin + s) * TOKENS_PER_STAGE, valid_pages);
     }
     constexpr int stream0 = 0;
 #endif
@@ -547,12 +541,9 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 #if PERSISTENT
         if (threadIdx.x == 0) produce();
 #else
-        if (threadIdx.x == 0 && it + STAGES < my_stages) {
+        if (threadIdx.x == 0 && it + STAGES < my_stages)
             load_stage(p, &full[s], smem + s * SLOT_BYTES, hkv, table,
                        (stage_begin + it + STAGES) * TOKENS_PER_STAGE, valid_pages);
-            if (L2_PREFETCH && it + STAGES + L2_PREFETCH < my_stages)
-                prefetch_stage(p, hkv, table, (stage_begin + it + STAGES + L2_PREFETCH) * TOKENS_PER_STAGE, valid_pages);
-        }
 #endif
     }
 
