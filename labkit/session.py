@@ -179,17 +179,23 @@ KERNEL_PATHS = (":(glob)labkit/**/*.cu", ":(glob)labkit/**/*.cuh", "labkit/workl
 
 
 def kernel_commits_since(sha: str) -> int | None:
-    """Commits after ``sha`` up to HEAD that changed ``KERNEL_PATHS`` (None without git or where ``sha`` is not a
-    commit of this checkout): a notebook that renders a record from before them says so (notebook 02's sm90 view had
-    shown a mainloop two changes old, 10 % slower, as if current)."""
+    """Commits after ``sha`` up to HEAD that changed ``KERNEL_PATHS``, or 0 where those files read at HEAD as they did
+    at ``sha`` (a change and its revert); None without git or where ``sha`` is not a commit of this checkout. A notebook
+    that renders a record from before such a change says so (notebook 02's sm90 view had shown a mainloop two changes
+    old, 10 % slower, as if current)."""
     import subprocess
 
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(_env.repo_root()), *args, "--", *KERNEL_PATHS], capture_output=True,
+                              text=True, timeout=20, stdin=subprocess.DEVNULL)
+
     try:
-        out = subprocess.run(["git", "-C", str(_env.repo_root()), "rev-list", "--count", f"{sha}..HEAD", "--",
-                              *KERNEL_PATHS], capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+        out = git("rev-list", "--count", f"{sha}..HEAD")
+        if out.returncode != 0 or not out.stdout.strip().isdigit():
+            return None
+        return int(out.stdout) if int(out.stdout) and git("diff", "--quiet", sha, "HEAD").returncode else 0
     except (OSError, subprocess.SubprocessError):
         return None
-    return int(out.stdout) if out.returncode == 0 and out.stdout.strip().isdigit() else None
 
 
 def _show_every_column() -> None:

@@ -230,3 +230,34 @@ def test_recorded_runs_answer_each_notebooks_defaults():
         values = {k: p.default for k, p in notebooks.parameters(name).items()}
         mode, run = plan_source(name, {**values, "source": "recorded"}, notebooks.declared_parameters(name))
         assert run is not None and run.path.parent == ROOT / "data" / "runs"
+
+
+def test_a_kernel_change_and_its_revert_leave_a_record_current(tmp_path, monkeypatch):
+    """A record is stale when the kernel sources differ from the ones it ran, not when commits merely touched them: an
+    A/B knob added and reverted (7f612f2, c39f510) had the banner call every record before it two changes old."""
+    import subprocess
+
+    from labkit import _env
+    from labkit.session import kernel_commits_since
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    kernel = tmp_path / "labkit" / "k.cu"
+    kernel.parent.mkdir()
+    git("init", "-q")
+    git("config", "user.email", "t@t"), git("config", "user.name", "t")
+    kernel.write_text("// v1\n")
+    git("add", "."), git("commit", "-qm", "v1")
+    recorded = git("rev-parse", "HEAD")
+    monkeypatch.setattr(_env, "repo_root", lambda: tmp_path)
+    kernel.write_text("// v2\n")
+    git("commit", "-qam", "v2")
+    assert kernel_commits_since(recorded) == 1
+    git("revert", "--no-edit", "HEAD")
+    assert kernel_commits_since(recorded) == 0  # two commits, the same source
+    kernel.write_text("// v3\n")
+    git("commit", "-qam", "v3")
+    assert kernel_commits_since(recorded) == 3
+    assert kernel_commits_since("0" * 40) is None
