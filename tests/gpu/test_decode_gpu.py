@@ -333,7 +333,8 @@ def test_cta_scheduling_point_runs_the_plans_own_cluster_call():
 
 def test_peers_run_on_labkits_own_kv_and_agree_with_its_output():
     """The bench's peers read labkit's K/V, gathered contiguous through its page table: torch SDPA (math, fp32)
-    on them gives labkit's output within the kernel's bound, and ``peer_rates`` times labkit beside them."""
+    on them gives labkit's output within the kernel's bound, and ``peer_rates`` times labkit beside them, each peer's
+    output checked against labkit's first."""
     torch = pytest.importorskip("torch")
     from labkit.cuda import cupy
     from labkit.workloads.decode.bench import shape_runner
@@ -359,9 +360,13 @@ def test_peers_run_on_labkits_own_kv_and_agree_with_its_output():
     mag = mag.transpose(1, 2).reshape(batch, hq, d).cpu().numpy()
     assert np.isfinite(out).all()
     assert (np.abs(out - ref) <= 2.0 ** -8 * (np.abs(ref) + mag) + 1e-3).all(), np.abs(out - ref).max()
-    rates = peer_rates(1, 1024, 128, iterations=3)
-    assert isinstance(rates["labkit_beside_peers"], float) and rates["labkit_beside_peers"] > 0
-    assert all(isinstance(rates[p], (float, str)) for p in ("sdpa_cudnn", "sdpa_flash", "fa3"))
+    # twice: the second visit finds cuDNN's graph cached, and its first call had read K/V still being gathered
+    for visit in range(2):
+        rates = peer_rates(8, 1024, 128, iterations=3)
+        assert isinstance(rates["labkit_beside_peers"], float) and rates["labkit_beside_peers"] > 0
+        for p in ("sdpa_cudnn", "sdpa_flash"):  # both run on the H200, and each output was checked against labkit's
+            assert isinstance(rates[p], float), (visit, p, rates[p])
+        assert isinstance(rates["fa3"], float) or rates["fa3"].startswith("not available"), rates["fa3"]
 
 
 @pytest.mark.parametrize("order", ["climbing", "falling"])

@@ -198,7 +198,8 @@ def test_peers_compare_against_labkits_call_in_the_same_rounds(tmp_path, monkeyp
                 "TBps": nbytes / t / 1e12}
 
     def fake_rates(batch, kv_len, head_dim, **kw):
-        return {"labkit_beside_peers": 3.0 + batch / 100, "sdpa_cudnn": 3.2, "sdpa_flash": 2.5,
+        flash = "wrong output: 3 of 262144 values differ from labkit's by more than 0.003 (max |diff| 0.4)"
+        return {"labkit_beside_peers": 3.0 + batch / 100, "sdpa_cudnn": 3.2, "sdpa_flash": flash if batch == 8 else 2.5,
                 "fa3": "not available (ImportError: no fa3_fwd_interface)"}
 
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
@@ -208,7 +209,8 @@ def test_peers_compare_against_labkits_call_in_the_same_rounds(tmp_path, monkeyp
     monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
     assert cli.main(["decode", "bench", "--quick", "--peers", "--out", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out
-    assert out.count("peer fa3: not available") == 1 and "labkit_beside_peers" in out
+    assert out.count("peer fa3: not available") == 1 and "labkit_beside_peers" in out  # at every point: said once
+    assert out.count("peer sdpa_flash at 8 x 8192 d128: wrong output: 3 of 262144 values") == 1
     r = report.load(tmp_path / "r.json")
     timed = [p for p in r.points if p.heads == "32/8"]
     assert [p.batch for p in timed] == [1, 8, 64]
@@ -288,3 +290,28 @@ def test_a_report_times_each_call_once_and_diff_pairs_the_same_kernel_variant(tm
     text = report.diff_table(report.load(RECORDED[-1]), report.load(tmp_path / "fma_only.json"))
     assert "no call in both" not in text and "only in" not in text
     assert " | fma r2s2 s" in next(ln for ln in text.splitlines() if ln.split()[:2] == ["1", "8192"])
+
+
+def test_a_peer_is_timed_only_when_its_output_is_labkits():
+    """Rounding differences pass; a peer that read other K/V, wrote NaN or another shape gets a one-line reason."""
+    import numpy as np
+
+    from labkit.workloads.decode.inputs import _bf16, bf16_to_f32
+    from labkit.workloads.decode.peers import PEER_TOLERANCE, output_disagreement
+
+    rng = np.random.default_rng(11)
+    exact = rng.standard_normal((8, 32, 128)).astype(np.float32) * 0.1
+    labkit = bf16_to_f32(_bf16(exact))
+    peer = bf16_to_f32(_bf16(exact + rng.standard_normal(exact.shape).astype(np.float32) * 1e-4))  # another rounding
+    assert output_disagreement(peer, labkit) is None
+    other = bf16_to_f32(_bf16(rng.standard_normal(exact.shape).astype(np.float32) * 0.1))  # other K/V's attention
+    why = output_disagreement(other, labkit)
+    assert why.startswith("wrong output: ") and "\n" not in why and "of 32768 values" in why
+    one_off = labkit.copy()
+    one_off[3, 7, 5] += 2 * PEER_TOLERANCE * np.abs(labkit).max()
+    assert "1 of 32768 values" in output_disagreement(one_off, labkit)
+    nan = labkit.copy()
+    nan[0, 0, 0] = np.nan
+    why = output_disagreement(nan, labkit)
+    assert "1 of 32768 values" in why and "max |diff| inf" in why
+    assert output_disagreement(labkit[:4], labkit) == "output shape [4, 32, 128], expected [8, 32, 128]"

@@ -86,9 +86,13 @@ def _bench(args) -> int:
             best = max((v for n, v in rates.items() if n in PEERS and isinstance(v, float)), default=None)
             row["x_best_peer"] = ours / best if best and isinstance(ours, float) else "-"  # same rounds, same data
             save()
-        notes = {p: r[p] for r in rows for p in PEERS if p in r and not isinstance(r[p], float)}  # flex: some points
-        for p, why in notes.items():
-            print(f"peer {p}: {why}")
+        reasons: dict[tuple[str, str], list[str]] = {}  # (peer, why it has no rate) -> the points it says so at
+        for r in rows:
+            for p in PEERS:
+                if p in r and not isinstance(r[p], float):
+                    reasons.setdefault((p, r[p]), []).append(f"{r['batch']} x {r['kv_len']} d{r['head_dim']}")
+        for (p, why), at in reasons.items():
+            print(f"peer {p}{'' if len(at) == len(rows) else ' at ' + ', '.join(at)}: {why}")
     for v in args.variant or (None,):
         for mode in ("cold", "graph"):  # the seed-sized call, and its launch-bound replay in a CUDA graph
             timed({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations, mode=mode,

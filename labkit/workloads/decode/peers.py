@@ -4,7 +4,8 @@ gathered contiguous through its page table, timed interleaved with labkit's call
 (cold L2; ``labkit_beside_peers`` is labkit's own rate there), and torch's FlexAttention on a paged
 pool of its own (a shuffled page table as the block mask's KV indices, one page per KV block;
 compiled once per shape, so only at ``FLEX_POINTS``), one query token, GQA. A peer that is absent or
-refuses the shape is reported as such."""
+refuses the shape is reported as such, and so is one whose output is not labkit's (``output_disagreement``,
+checked once before the timing): it is not timed."""
 
 from ...cuda import cupy
 from ...timing import interleave, time_gpu
@@ -13,14 +14,36 @@ PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged")
 FLEX_POINTS = {(1, 8192, 128), (8, 8192, 128), (64, 8192, 128), (64, 32768, 128), (64, 8192, 256)}  # the issue's
 
 
+# A peer's output may differ from labkit's by a few bf16 roundings of the same attention (2^-5 of the largest |value| is
+# four steps at the top binade); one that read the wrong K/V is off by the output's own size.
+PEER_TOLERANCE = 2.0 ** -5
+
+
 def _on_timing_stream(call):
-    """``call`` wrapped so torch launches on CuPy's current stream (the one time_gpu times)."""
+    """``call`` wrapped so torch launches on CuPy's current stream (the one time_gpu times); returns what it returns."""
     import torch
 
     def run():
         with torch.cuda.stream(torch.cuda.ExternalStream(cupy().cuda.get_current_stream().ptr)):
-            call()
+            return call()
     return run
+
+
+def output_disagreement(got, want) -> str | None:
+    """Why a peer's output ``got`` is not labkit's ``want`` on the same call, or None when it is: both float arrays of
+    one shape, compared element by element against ``PEER_TOLERANCE`` x labkit's largest |value|."""
+    import numpy as np
+
+    got, want = np.asarray(got, np.float32), np.asarray(want, np.float32)
+    if got.shape != want.shape:
+        return f"output shape {list(got.shape)}, expected {list(want.shape)}"
+    allowed = PEER_TOLERANCE * float(np.abs(want).max())
+    bad = ~(np.abs(got - want) <= allowed)  # NaN counts as bad
+    if not bad.any():
+        return None
+    worst = float(np.nanmax(np.where(np.isnan(got), np.inf, np.abs(got - want))))
+    return (f"wrong output: {int(bad.sum())} of {bad.size} values differ from labkit's by more than {allowed:.3g} "
+            f"(max |diff| {worst:.3g})")
 
 
 def peer_rates(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
@@ -66,10 +89,13 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    from .inputs import bf16_to_f32
+
     cp = cupy()
     out: dict[str, float | str] = {}
     runner.run_once()
     first = runner.buffers["out"].copy()
+    want = cp.asnumpy(bf16_to_f32(first)).reshape(batch, heads_q, head_dim)
 
     def as_torch(a):  # bf16 words -> a torch bf16 tensor on the same memory
         return torch.from_dlpack(a.view(cp.int16)).view(torch.bfloat16)
@@ -78,28 +104,41 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
     k, v = (as_torch(gather_contiguous(runner.buffers[n], table, batch, kv_len)) for n in ("k_pool", "v_pool"))
     q = as_torch(runner.buffers["q"]).view(batch, 1, heads_q, head_dim)
     qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))  # SDPA takes [B, H, N, D]
+    # The gather must be done before a peer's first call: torch launching on ExternalStream(CuPy's null stream) was
+    # measured to start before CuPy's gather had finished, where cuDNN's graph for the shape was cached (its first
+    # call of a revisited shape read half-copied K/V: data/runs/20261202T141300Z-decode_paging_cost)
+    cp.cuda.get_current_stream().synchronize()
 
     def sdpa(backend):
         with sdpa_kernel([backend]):
-            torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)
+            return torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, enable_gqa=True)[:, :, 0]
+
+    def fa3():
+        o = flash_attn_func(q, k, v, num_splits=0)  # 0: its own split heuristic
+        return (o[0] if isinstance(o, tuple) else o)[:, 0]  # some builds also return the softmax's log-sum-exp
 
     calls = {"sdpa_cudnn": lambda: sdpa(SDPBackend.CUDNN_ATTENTION),
              "sdpa_flash": lambda: sdpa(SDPBackend.FLASH_ATTENTION)}
     try:
         from fa3_fwd_interface import flash_attn_func
 
-        calls["fa3"] = lambda: flash_attn_func(q, k, v, num_splits=0)  # 0: its own split heuristic
+        calls["fa3"] = fa3
     except Exception as exc:  # noqa: BLE001 - an optional peer: say why it is missing
         out["fa3"] = f"not available ({_why(exc)})"
     fns = {"labkit_beside_peers": lambda: runner.launch_call(0)}  # its split counter resets itself
     for name, call in calls.items():
         try:  # a first call outside the timing: a peer refusing a shape is a result, not a failure
             run = _on_timing_stream(call)
-            run()
+            got = run()
             cp.cuda.get_current_stream().synchronize()
-            fns[name] = run
+            why = output_disagreement(got.float().cpu().numpy(), want)  # [batch, heads_q, head_dim]
         except Exception as exc:  # noqa: BLE001
             out[name] = _why(exc)
+            continue
+        if why:  # timed, it would be a rate for some other computation
+            out[name] = why
+        else:
+            fns[name] = run
     timing = interleave(fns, iterations=iterations, warmup=1, mode="cold", order="shuffle")
     if not bool(cp.all(runner.buffers["out"] == first)):
         raise AssertionError("decode: the calls timed beside the peers wrote a different output than the first")
