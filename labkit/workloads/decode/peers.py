@@ -20,11 +20,17 @@ PEER_TOLERANCE = 2.0 ** -5
 
 
 def _on_timing_stream(call):
-    """``call`` wrapped so torch launches on CuPy's current stream (the one time_gpu times); returns what it returns."""
+    """``call`` wrapped so torch launches on CuPy's current stream (the one time_gpu times); returns what it returns.
+    CuPy's null stream is left to torch's own default stream: torch on ``ExternalStream(0)`` was measured unordered
+    with the null stream's work, its kernels reading K/V CuPy was still gathering and its outputs read before they
+    were written (data/runs/20261202T141300Z-decode_paging_cost, ``repro_order*.log``)."""
     import torch
 
     def run():
-        with torch.cuda.stream(torch.cuda.ExternalStream(cupy().cuda.get_current_stream().ptr)):
+        ptr = cupy().cuda.get_current_stream().ptr
+        if not ptr:
+            return call()
+        with torch.cuda.stream(torch.cuda.ExternalStream(ptr)):
             return call()
     return run
 
@@ -104,10 +110,7 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
     k, v = (as_torch(gather_contiguous(runner.buffers[n], table, batch, kv_len)) for n in ("k_pool", "v_pool"))
     q = as_torch(runner.buffers["q"]).view(batch, 1, heads_q, head_dim)
     qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))  # SDPA takes [B, H, N, D]
-    # The gather must be done before a peer's first call: torch launching on ExternalStream(CuPy's null stream) was
-    # measured to start before CuPy's gather had finished, where cuDNN's graph for the shape was cached (its first
-    # call of a revisited shape read half-copied K/V: data/runs/20261202T141300Z-decode_paging_cost)
-    cp.cuda.get_current_stream().synchronize()
+    cp.cuda.get_current_stream().synchronize()  # the gather is complete before a peer reads it (_on_timing_stream)
 
     def sdpa(backend):
         with sdpa_kernel([backend]):
