@@ -116,3 +116,20 @@ def max_active_clusters(func, cluster: int, block: int, shared_mem: int, what: s
     attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster, 1, 1
     cfg = _launch_config((cluster, 1, 1), (block, 1, 1), shared_mem, [attr])
     return int(check(cu.cuOccupancyMaxActiveClusters(func, cfg), f"cuOccupancyMaxActiveClusters({what})"))
+
+
+def torch_on_cupy_stream(call):
+    """``call`` (torch work) wrapped so it runs on CuPy's current stream, the one labkit's timing records on; the
+    wrapper returns what ``call`` returns. CuPy's null stream is left to torch's own default stream: torch on
+    ``ExternalStream(0)`` was measured unordered with the null stream's work, reading inputs CuPy was still writing
+    and leaving outputs unwritten past a sync of it (data/runs/20261202T141300Z-decode_paging_cost)."""
+
+    def run():
+        import torch
+
+        ptr = cupy().cuda.get_current_stream().ptr
+        if not ptr:
+            return call()
+        with torch.cuda.stream(torch.cuda.ExternalStream(ptr)):
+            return call()
+    return run

@@ -218,3 +218,34 @@ def test_samples_start_after_the_callers_queued_work(cp, driver):
         interleave({"read": read}, iterations=1, warmup=0, mode="hot")
     cp.cuda.Device().synchronize()
     assert int(seen[0]) == 1
+
+
+def _ordering_seen(cp, wrap):
+    """What torch work wrapped by ``wrap`` sees of CuPy's work queued just before it, and what the caller reads of the
+    torch work's output right after synchronizing CuPy's current stream (labkit's peers do both)."""
+    import torch
+
+    flag = cp.zeros(1, dtype=cp.int32)
+    cp.RawKernel(SPIN_THEN_SET, "spin_then_set")((1,), (1,), (np.int64(100_000_000), flag))  # ~50 ms, then 1
+    seen = wrap(lambda: torch.from_dlpack(flag).clone())()  # torch reads CuPy's flag: 1 if it waited for the spin
+    out = torch.zeros(1, device="cuda", dtype=torch.int32)
+
+    def late_write():
+        torch.cuda._sleep(100_000_000)  # ~50 ms of spinning on the GPU, then the output is written
+        out.fill_(1)
+    wrap(late_write)()
+    cp.cuda.get_current_stream().synchronize()
+    written = int(out.cpu()[0])  # 1 if syncing CuPy's stream covered the torch work
+    torch.cuda.synchronize()
+    return int(seen.cpu()[0]), written
+
+
+@pytest.mark.parametrize("stream", ["null", "own"])
+def test_torch_on_cupy_stream_is_ordered_with_cupys_work(cp, stream):
+    """torch work launched through torch_on_cupy_stream runs after the CuPy work queued before it, and a sync of
+    CuPy's stream covers it, on CuPy's null stream (left to torch's own stream) as on a stream of its own."""
+    pytest.importorskip("torch")
+    from labkit.cuda import torch_on_cupy_stream
+
+    with (cp.cuda.Stream.null if stream == "null" else cp.cuda.Stream(non_blocking=True)):
+        assert _ordering_seen(cp, torch_on_cupy_stream) == (1, 1)

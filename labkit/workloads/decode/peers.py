@@ -7,7 +7,7 @@ compiled once per shape, so only at ``FLEX_POINTS``), one query token, GQA. A pe
 refuses the shape is reported as such, and so is one whose output is not labkit's (``output_disagreement``,
 checked once before the timing): it is not timed."""
 
-from ...cuda import cupy
+from ...cuda import cupy, torch_on_cupy_stream
 from ...timing import interleave, time_gpu
 
 PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged")
@@ -17,22 +17,6 @@ FLEX_POINTS = {(1, 8192, 128), (8, 8192, 128), (64, 8192, 128), (64, 32768, 128)
 # A peer's output may differ from labkit's by a few bf16 roundings of the same attention (2^-5 of the largest |value| is
 # four steps at the top binade); one that read the wrong K/V is off by the output's own size.
 PEER_TOLERANCE = 2.0 ** -5
-
-
-def _on_timing_stream(call):
-    """``call`` wrapped so torch launches on CuPy's current stream (the one time_gpu times); returns what it returns.
-    CuPy's null stream is left to torch's own default stream: torch on ``ExternalStream(0)`` was measured unordered
-    with the null stream's work, its kernels reading K/V CuPy was still gathering and its outputs read before they
-    were written (data/runs/20261202T141300Z-decode_paging_cost, ``repro_order*.log``)."""
-    import torch
-
-    def run():
-        ptr = cupy().cuda.get_current_stream().ptr
-        if not ptr:
-            return call()
-        with torch.cuda.stream(torch.cuda.ExternalStream(ptr)):
-            return call()
-    return run
 
 
 def output_disagreement(got, want) -> str | None:
@@ -110,7 +94,7 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
     k, v = (as_torch(gather_contiguous(runner.buffers[n], table, batch, kv_len)) for n in ("k_pool", "v_pool"))
     q = as_torch(runner.buffers["q"]).view(batch, 1, heads_q, head_dim)
     qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))  # SDPA takes [B, H, N, D]
-    cp.cuda.get_current_stream().synchronize()  # the gather is complete before a peer reads it (_on_timing_stream)
+    cp.cuda.get_current_stream().synchronize()  # the gather is complete before a peer reads it
 
     def sdpa(backend):
         with sdpa_kernel([backend]):
@@ -131,7 +115,7 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
     fns = {"labkit_beside_peers": lambda: runner.launch_call(0)}  # its split counter resets itself
     for name, call in calls.items():
         try:  # a first call outside the timing: a peer refusing a shape is a result, not a failure
-            run = _on_timing_stream(call)
+            run = torch_on_cupy_stream(call)
             got = run()
             cp.cuda.get_current_stream().synchronize()
             why = output_disagreement(got.float().cpu().numpy(), want)  # [batch, heads_q, head_dim]
@@ -189,7 +173,7 @@ def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: 
         call = lambda: flex(q, *pool, block_mask=mask, enable_gqa=True)  # noqa: E731
         call()  # compiles outside the timed region
         torch.cuda.synchronize()
-        t = time_gpu(_on_timing_stream(call), name="peer/flex_paged", iterations=iterations, min_time_s=0.1)
+        t = time_gpu(torch_on_cupy_stream(call), name="peer/flex_paged", iterations=iterations, min_time_s=0.1)
     except Exception as exc:  # noqa: BLE001 - a peer refusing a shape is a result, not a failure
         return _why(exc)
     return 2 * batch * kv_len * heads_kv * head_dim * 2 / t.stats.p50_s / 1e12

@@ -15,7 +15,7 @@ and timed beside it: the price of its precision.
 
 import math
 
-from ...cuda import cupy, require_gpu
+from ...cuda import cupy, require_gpu, torch_on_cupy_stream
 from ...errors import LabkitError
 from ...timing import interleave, time_gpu
 from ...values import Shape, check_int
@@ -60,13 +60,12 @@ def _torch_sdpa(x, backend_name: str, sm_scale: float):
         tq, tk, tv = (t.transpose(1, 2) for t in (tq, tk, tv))
     backend = getattr(SDPBackend, backend_name)
 
-    def run():
-        stream = torch.cuda.ExternalStream(cp.cuda.get_current_stream().ptr)
-        with torch.cuda.stream(stream), sdpa_kernel([backend]):
+    def sdpa():
+        with sdpa_kernel([backend]):
             torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, scale=sm_scale,
                                                              enable_gqa=x.heads_q != x.heads_kv)
 
-    return run
+    return torch_on_cupy_stream(sdpa)
 
 
 def _fa3(x, sm_scale: float, fp8: bool):
@@ -88,16 +87,14 @@ def _fa3(x, sm_scale: float, fp8: bool):
         kw = {"q_descale": desc[0], "k_descale": desc[1], "v_descale": desc[2]}
     result = {}
 
-    def run():
-        stream = torch.cuda.ExternalStream(cp.cuda.get_current_stream().ptr)
-        with torch.cuda.stream(stream):
-            o = flash_attn_func(tq, tk, tv, softmax_scale=sm_scale, **kw)
-            result["out"] = o[0] if isinstance(o, tuple) else o
+    def fa3():
+        o = flash_attn_func(tq, tk, tv, softmax_scale=sm_scale, **kw)
+        result["out"] = o[0] if isinstance(o, tuple) else o
 
     def output():
         return cp.from_dlpack(result["out"].float().contiguous())
 
-    return run, output
+    return torch_on_cupy_stream(fa3), output
 
 
 def _peer_rows(p, ops: int, iterations: int, ref, layout: str, main_alone) -> list[dict]:
