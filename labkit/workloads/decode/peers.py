@@ -94,7 +94,7 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
     k, v = (as_torch(gather_contiguous(runner.buffers[n], table, batch, kv_len)) for n in ("k_pool", "v_pool"))
     q = as_torch(runner.buffers["q"]).view(batch, 1, heads_q, head_dim)
     qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))  # SDPA takes [B, H, N, D]
-    cp.cuda.get_current_stream().synchronize()  # the gather is complete before a peer reads it
+    cp.cuda.get_current_stream().synchronize()  # the gather is done before any peer starts, whatever its stream
 
     def sdpa(backend):
         with sdpa_kernel([backend]):
