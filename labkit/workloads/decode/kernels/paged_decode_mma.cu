@@ -20,9 +20,10 @@
 // The warps' (max, sum, O) meet in shared memory in [row][dim] order (the call's rows only); then the CTA
 // stores the output (one split) or its partials, and the last CTA of the (sequence, kv head) reduces. With
 // CLUSTER_SPLITS n (2, 4, 8; the launch has exactly n splits) the n CTAs of a (sequence, kv head) are one
-// thread-block cluster instead: each keeps its merged (max, sum, O) in shared memory and combines 1/n of the
-// dims from all n through distributed shared memory: no global partials, fence or counter (the seed-sized
-// call in a graph: 12.0 -> 9.5 us with 8 one-stage 8-warp CTAs; labkit.workloads.decode.plan says when).
+// thread-block cluster instead: CTA c combines and stores 1/n of the dims, and each CTA pushes its merged O over
+// them and its (max, sum) into c's shared memory by st.async, counted on c's mbarrier: no global partials, fence or
+// counter (the seed-sized call in a graph: 12.0 -> 9.5 us with 8 one-stage 8-warp CTAs, 7.5 -> 6.8 pushed rather
+// than read through DSMEM behind release barriers; labkit.workloads.decode.plan says when).
 // More rows than 16 (up to 16 heads x 8 tokens): row blocks of 16, grid y = heads_kv x row blocks.
 // TAIL_SPLITS n (2..16, no clusters): a 1-D grid of the units in p.head_splits splits each first, then the last units
 // of the call in n (more) splits each, so the CTAs the hardware starts last are short and the last wave drains
@@ -178,16 +179,32 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned b
 #if CLUSTER_SPLITS > 1
 static_assert(CLUSTER_SPLITS == 2 || CLUSTER_SPLITS == 4 || CLUSTER_SPLITS == 8, "a portable cluster dividing HEAD_DIM");
 // PHASE: split_reduction
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-// a float at the same shared-memory offset in CTA `rank` of the cluster
-__device__ __forceinline__ float ld_cluster(const float* local, unsigned rank) {
+constexpr int SLICE = HEAD_DIM / CLUSTER_SPLITS;  // the dims each CTA of the cluster combines and stores
+// `local`'s shared-memory offset in CTA `rank` of the cluster
+__device__ __forceinline__ unsigned cluster_addr(const void* local, unsigned rank) {
     unsigned remote;
-    float v;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(local)), "r"(rank));
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-    return v;
+    return remote;
+}
+// 4 or 2 floats into another CTA's shared memory, counted in bytes on its mbarrier `remote_bar`
+__device__ __forceinline__ void st_async4(unsigned remote, float4 v, unsigned remote_bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
+                 ::"r"(remote), "r"(__float_as_uint(v.x)), "r"(__float_as_uint(v.y)), "r"(__float_as_uint(v.z)),
+                   "r"(__float_as_uint(v.w)), "r"(remote_bar) : "memory");
+}
+__device__ __forceinline__ void st_async2(unsigned remote, float a, float b, unsigned remote_bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1, %2}, [%3];"
+                 ::"r"(remote), "r"(__float_as_uint(a)), "r"(__float_as_uint(b)), "r"(remote_bar) : "memory");
+}
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wait_bar_cluster(unsigned long long* bar, unsigned parity) {
+    unsigned ready = 0;
+    while (!ready)
+        asm volatile("{ .reg .pred P; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%1], %2; "
+                     "selp.u32 %0, 1, 0, P; }" : "=r"(ready) : "r"(smem_addr(bar)), "r"(parity) : "memory");
 }
 #define CLUSTER_ATTR __cluster_dims__(CLUSTER_SPLITS, 1, 1)
 #else
@@ -200,7 +217,11 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     __shared__ alignas(8) unsigned long long full[STAGES];
     __shared__ int last_cta;
 #if CLUSTER_SPLITS > 1
-    __shared__ float cl_ml[MAX_ROWS][2];  // this CTA's (max, sum) per row, read by the whole cluster
+    // what the cluster's CTAs push here: each split's merged O over this CTA's dims and (max, sum) per row, and
+    // the barrier counting their bytes; apart from the stage ring, which a CTA may still use when a peer pushes
+    __shared__ alignas(16) float cl_in_o[CLUSTER_SPLITS][MAX_ROWS][SLICE];
+    __shared__ alignas(8) float cl_in_ml[CLUSTER_SPLITS][MAX_ROWS][2];
+    __shared__ alignas(8) unsigned long long cl_in_bar;
 #endif
     __shared__ alignas(16) unsigned short q_s[Q_IN_REGISTERS ? 8 : MAX_ROWS * Q_STRIDE];  // head_dim 256: q rows
 #if PERSISTENT
@@ -342,6 +363,13 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                        valid_pages);
     }
     constexpr int stream0 = 0;
+#endif
+#if CLUSTER_SPLITS > 1
+    if (threadIdx.x == 0) {  // after the first stages are asked for: the peers push only after their stage loops
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&cl_in_bar)));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cluster_arrive_relaxed();  // this CTA's barrier exists: the peers push once they have waited on this
 #endif
 #if PERSISTENT
     const int stream0 = stream;  // the unit's first stage: its q rows came with it
@@ -566,6 +594,9 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
         if (t == 0 && dh == 0) { merge_ml[(kw * MAX_ROWS + row) * 2] = m[half]; merge_ml[(kw * MAX_ROWS + row) * 2 + 1] = l[half]; }
     }
     __syncthreads();
+#if CLUSTER_SPLITS > 1
+    cluster_wait();  // every CTA of the cluster has initialised its barrier (they arrived at the start)
+#endif
     const long long group_at = ((long long)b * p.heads_kv + hkv) * row_blocks + rb;
     // Each thread merges (row, 4 dims): every warp's (m, l, o) loaded at once, then combined in warp order (the
     // same arithmetic per element as one dim at a time, so the same bits). One dim per item chained shared-memory
@@ -598,10 +629,12 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
             *reinterpret_cast<uint2*>(dst) =
                 make_uint2((unsigned)f32_to_bf16(any ? acc.x / ll : 0.f) | ((unsigned)f32_to_bf16(any ? acc.y / ll : 0.f) << 16),
                            (unsigned)f32_to_bf16(any ? acc.z / ll : 0.f) | ((unsigned)f32_to_bf16(any ? acc.w / ll : 0.f) << 16));
-        } else if (CLUSTER_SPLITS > 1) {  // into warp 0's slot, which only this thread reads
-            *reinterpret_cast<float4*>(merge_o + row * HEAD_DIM + d) = acc;
+        } else if (CLUSTER_SPLITS > 1) {
 #if CLUSTER_SPLITS > 1
-            if (d == 0) { cl_ml[row][0] = mm; cl_ml[row][1] = ll; }
+            // to the CTA that owns these dims, with the row's (max, sum) once per owner
+            const unsigned owner = (unsigned)(d / SLICE), at_bar = cluster_addr(&cl_in_bar, owner);
+            st_async4(cluster_addr(&cl_in_o[split][row][d % SLICE], owner), acc, at_bar);
+            if (d % SLICE == 0) st_async2(cluster_addr(&cl_in_ml[split][row][0], owner), mm, ll, at_bar);
 #endif
         } else {
             const long long at = (group_at * splits + split) * MAX_ROWS + row;
@@ -616,26 +649,33 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 #endif
     if (splits == 1) CTA_RETURN;
 #if CLUSTER_SPLITS > 1
-    // the cluster's CTAs (its splits) meet: CTA `split` combines dims [split, split + 1) x SLICE of every row
-    // from all of them in distributed shared memory, no global partials, fence or counter
-    cluster_sync();
-    constexpr int SLICE = HEAD_DIM / CLUSTER_SPLITS;
+    // the cluster's CTAs (its splits) meet: each pushed its merged O over CTA c's dims [c, c + 1) x SLICE and every
+    // row's (max, sum) into CTA c's shared memory by st.async; here once the barrier has counted their bytes. The
+    // pull this replaced (a cluster barrier with release, which ptxas makes a MEMBAR.GPU, DSMEM loads, a second
+    // barrier after the output's stores) cost 3-6 % of the batch-1 calls and 0.4-0.8 % of 8 x 8k d128
+    // (data/runs/20261202T154500Z-decode_cluster_push)
+    if (threadIdx.x == 0)
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                     ::"r"(smem_addr(&cl_in_bar)), "r"((unsigned)(CLUSTER_SPLITS * rows * (SLICE * 4 + 8))) : "memory");
+    wait_bar_cluster(&cl_in_bar, 0);
     for (int i = threadIdx.x; i < rows * SLICE; i += THREADS) {
-        const int row = i / SLICE, d = split * SLICE + i % SLICE, qr = row0 + row;
+        const int row = i / SLICE, dd = i % SLICE, d = split * SLICE + dd, qr = row0 + row;
         float ms[CLUSTER_SPLITS], mm = -INFINITY;
 #pragma unroll
-        for (int c = 0; c < CLUSTER_SPLITS; ++c) mm = fmaxf(mm, ms[c] = ld_cluster(&cl_ml[row][0], c));
+        for (int c = 0; c < CLUSTER_SPLITS; ++c) mm = fmaxf(mm, ms[c] = cl_in_ml[c][row][0]);
         float ll = 0.f, acc = 0.f;
 #pragma unroll
         for (int c = 0; c < CLUSTER_SPLITS; ++c) {
             const float f = ms[c] == -INFINITY ? 0.f : exp2f(ms[c] - mm);
-            ll = fmaf(ld_cluster(&cl_ml[row][1], c), f, ll);
-            acc = fmaf(ld_cluster(merge_o + row * HEAD_DIM + d, c), f, acc);
+            ll = fmaf(cl_in_ml[c][row][1], f, ll);
+            acc = fmaf(cl_in_o[c][row][dd], f, acc);
         }
         p.out[((long long)(q_begin + qr / G) * heads_q + hkv * G + qr % G) * HEAD_DIM + d] =
             f32_to_bf16(ll > 0.f ? acc / ll : 0.f);
     }
-    cluster_sync();  // no CTA leaves while the others still read its shared memory
+    // no CTA leaves before every push has landed: each arrives once its own have; relaxed, as nothing is published
+    cluster_arrive_relaxed();
+    cluster_wait();
     CTA_RETURN;
 #endif
     __syncthreads();
