@@ -288,13 +288,28 @@ def test_timeline_records_every_cta_of_the_call():
     assert 0 < stats.slot_efficiency <= 1 and stats.ctas == 80
 
 
-def test_the_plans_clustered_splits_at_batch_8_match_exact_attention():
-    """Batch 8 x 8k d128 (64 units): the plan's own call, 2 splits of one 8-warp CTA per SM in a cluster of 2, against
-    exact attention on ragged lengths (the first sequence full, others from 4097 tokens up), every element checked."""
-    g = DecodeGeometry(8, 32, 8, 128, 64, 128, 8 * 128)
-    x = make_inputs(g, seq_lens=[8192, 4097, 8191, 6000, 8129, 4160, 7777, 8000], seed=29)
+@pytest.mark.parametrize(("pages", "seq_lens"), [
+    (128, [8192, 4097, 8191, 6000, 8129, 4160, 7777, 8000]),
+    (16, [1024, 1, 1023, 640, 1000, 65, 513, 900])])  # 1k: the second split of 1, 65 and 513 tokens holds no key
+def test_the_plans_clustered_splits_at_batch_8_match_exact_attention(pages, seq_lens):
+    """Batch 8 d128 (64 units) of 8k and of 1k tokens: the plan's own call, 2 splits of one 8-warp CTA per SM in a
+    cluster of 2, against exact attention on ragged lengths, every element checked; timed cold, the same output."""
+    g = DecodeGeometry(8, 32, 8, 128, 64, pages, 8 * pages)
+    x = make_inputs(g, seq_lens=seq_lens, seed=29 + pages)
     run = run_decode(x)
     assert (run.splits, run.plan["warps"], run.plan["cluster_splits"]) == (2, 8, 2)
+    _check(x, run)
+    _check(x, run_decode(x, iterations=3, mode="cold"))
+
+
+def test_the_plans_clusters_of_8_at_batch_1_d256_match_exact_attention():
+    """1 x 8k d256 (8 units): the plan's own call, 8 splits of one 8-warp warp-pair CTA per SM with 3 stages in a
+    cluster of 8, against exact attention; a ragged length ending inside a split's last stage."""
+    g = DecodeGeometry(1, 32, 8, 256, 64, 128, 128 + 7)
+    x = make_inputs(g, seq_lens=[8000], seed=31)
+    run = run_decode(x)
+    assert (run.splits, run.plan["warps"], run.plan["dim_warps"], run.plan["stages"], run.plan["cluster_splits"]) == (
+        8, 8, 2, 3, 8)
     _check(x, run)
 
 

@@ -213,7 +213,8 @@ def test_tail_candidates_follow_the_last_wave():
     one_wave = geometry_for(64, 1024, head_dim=128)  # 512 units on 4 x 132 slots
     assert tail_candidates(one_wave, plan_call(one_wave, sms=132), 132) == [(u, s) for u in (128, 512) for s in (2, 4)]
     split = geometry_for(8, 4096, head_dim=128)  # 64 units in 4 splits: a quarter and a half, in 8 and 16
-    assert tail_candidates(split, plan_call(split, sms=132), 132) == [(u, s) for u in (16, 32) for s in (8, 16)]
+    four_warps = plan_call(split, sms=132, cluster=False)  # tails are the 4-warp build's (the plan's pair is clustered)
+    assert tail_candidates(split, four_warps, 132) == [(u, s) for u in (16, 32) for s in (8, 16)]
 
 
 @pytest.mark.parametrize("knobs, message", [
@@ -263,8 +264,8 @@ def test_kernel_build_and_split_heuristic():
     (1, 32768, 128, 3, 2, 16, 2),  # 2048 tokens per split: one CTA per SM
 ])
 def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_dim, stages, chains, splits, per_sm):
-    no_cluster = {"cluster": False} if batch == 1 else {}  # batch 1 runs 8 splits in a cluster (the test below)
-    plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim), sms=132, **no_cluster)
+    # without clusters: batch 1 runs 8 splits in a cluster, 8 x 4k 2 (the tests below)
+    plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim), sms=132, cluster=False)
     assert (plan.kernel.variant, plan.kernel.warps, plan.kernel.dim_warps) == ("mma", 4, 1)
     assert (plan.kernel.stages, plan.kernel.qk_chains, plan.splits, plan.ctas_per_sm) == (stages, chains, splits,
                                                                                             per_sm)
@@ -276,13 +277,15 @@ def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_d
     (1, 8192, 128, 8, "mma w8s3ef cl8"),
     (1, 32768, 128, 8, "mma w8s3ef cl8"),
     (1, 1024, 256, 8, "mma w8d2s1ef cl8"),  # short at head_dim 256: warp pairs, as before
-    (1, 8192, 256, 8, "mma w8d2s2ef"),      # long at head_dim 256: 16 splits without a cluster (1 x 32k lost 5 %)
+    (1, 8192, 256, 8, "mma w8d2s3ef cl8"),  # at head_dim 256 up to 8k tokens (with the partials pushed)
+    (1, 32768, 256, 8, "mma w8d2s2"),       # longer: 16 splits without a cluster (1 x 32k lost 3.5-5 %)
     (1, 8192, 128, 4, "mma w4s3ef"),        # 4 units: 32 CTAs in clusters would leave three quarters of the SMs idle
     (2, 8192, 128, 8, "mma w4s3ef"),        # 16 units: 128 clustered CTAs, more than the 120 the H200 holds
 ])
 def test_call_plan_runs_a_few_units_as_clusters_of_8(batch, kv_len, head_dim, heads_kv, label):
     """A call that would take more than 8 splits runs 8 one-per-SM CTAs of 8 warps per unit as a cluster, when its
-    clusters all fit at once and, past 1024 tokens (head_dim 128 only), fill more than half of them."""
+    clusters all fit at once and, past 1024 tokens (head_dim 128, and 256 up to 8k tokens), fill more than half of
+    them."""
     g = geometry_for(batch, kv_len, head_dim=head_dim, heads_q=4 * heads_kv, heads_kv=heads_kv)
     plan = plan_call(g, sms=132)
     assert kernel_label(plan.kernel) == label
@@ -314,7 +317,7 @@ def test_the_clusters_of_8_stand_aside_for_build_knobs_and_longer_queries():
     (64, 1024, (1, 2, 2), 2, 2, 1),   # one stage x 2 CTAs per SM (two chains' registers)
     (64, 32768, (1, 2, 2), 2, 2, 1),
     (8, 32768, (2, 2, 1), 2, 2, 2),   # two stages, one CTA per SM
-    (1, 8192, (2, 2, 1), 2, 2, 16),
+    (1, 32768, (2, 2, 1), 2, 2, 16),
 ])
 def test_call_plan_runs_warp_pairs_at_head_dim_256(batch, kv_len, four_warps, stages, chains, splits):
     g = geometry_for(batch, kv_len, head_dim=256)
@@ -403,8 +406,8 @@ def test_call_plan_keeps_what_the_caller_gives():
 def test_pdl_where_one_cta_fills_an_sm(tmp_path):
     seed_sized = plan_call(DecodeGeometry(**SEED_LIKE))  # d256, two stages: one CTA per SM
     assert seed_sized.ctas_per_sm == 1 and seed_sized.pdl
-    eight_by_1k = plan_call(geometry_for(8, 1024))  # two CTAs per SM: the next call's would land beside them
-    assert eight_by_1k.ctas_per_sm == 2 and not eight_by_1k.pdl
+    eight_by_512 = plan_call(geometry_for(8, 512))  # two CTAs per SM: the next call's would land beside them
+    assert eight_by_512.ctas_per_sm == 2 and not eight_by_512.pdl
     g = DecodeGeometry(**SEED_LIKE)
     for pdl in (True, False):
         path = build(g, seed_sized.splits, tmp_path / str(pdl), kernel=seed_sized.kernel, pdl=pdl)
@@ -581,12 +584,14 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
     (DecodeGeometry(**SEED_LIKE), (8, 1), 8, 8),      # 704 tokens would take 11 splits: 8 one-stage 8-warp CTAs
     (geometry_for(1, 1024, head_dim=256), (8, 1), 8, 8),
     (geometry_for(8, 1024, head_dim=256), (8, 2), 2, 2),  # one CTA per SM, 2 splits: a cluster of 2
-    (geometry_for(1, 8192, head_dim=256), (8, 2), 16, 0),  # 16 splits, too long for 8 one-stage CTAs
-    (geometry_for(8, 1024), (4, 3), 4, 0),               # two CTAs per SM: clusters measured slower
+    (geometry_for(1, 8192, head_dim=256), (8, 3), 8, 8),  # 8 one-per-SM CTAs of 3 stages (pushed partials)
+    (geometry_for(1, 32768, head_dim=256), (8, 2), 16, 0),  # 16 splits: its clusters of 8 measured slower
+    (geometry_for(8, 1024), (8, 2), 2, 2),               # 2 splits of one 8-warp CTA per SM, from 1k tokens a unit
     (geometry_for(8, 8192), (8, 2), 2, 2),   # long units: 2 splits of one 8-warp CTA per SM fill a wave, as a cluster
     (geometry_for(8, 32768), (8, 2), 2, 2),
     (geometry_for(7, 8192), (4, 3), 4, 0),   # 112 CTAs would fill 85 % of a wave less a little: the 4-warp plan
-    (geometry_for(8, 4096), (4, 3), 4, 0),   # shorter units: not measured that way
+    (geometry_for(8, 4096), (8, 2), 2, 2),
+    (geometry_for(8, 512), (4, 3), 4, 0),    # shorter units: not measured that way
     (geometry_for(256, 1024, head_dim=256), (8, 2), 1, 0),  # one split: persistent CTAs, no cluster
     (geometry_for(8, 1024, head_dim=256, page_size=16), (8, 2), 2, 2),
     # 4 splits of 32 units: 128 CTAs in clusters of 4, but the H200 holds 30 such clusters (120 CTAs): no cluster

@@ -21,17 +21,17 @@ memory) instead of through global partials, a fence and a counter, if the GPU ho
 clusters of 4 ran a second wave and took 33-45 % longer than without; ``plan_for_device`` asks the GPU at hand,
 ``labkit.sched.clusters``); a call that would take more than 8 splits runs 8 CTAs of 8 warps per unit, one per SM, as
 one cluster (one 128-token stage each for a short call of at most ``CLUSTER_SHORT_TOKENS`` per sequence; up to 3 for a
-longer one at ``CLUSTER_LONG_HEAD_DIMS``, whose clusters must also fill more than half of what the GPU holds: batch 1
-x 8k and 32k d128, up to 4 % faster, level on one machine; where the default build puts two CTAs on an SM, only at one
-query token and without build knobs, as measured). Measured on the H200 (p50, interleaved;
-data/runs/20261201T124600Z-decode_clusters): the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k
-d256 10.3 -> 9.2, 8 x 1k d256 33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it
-out: builds with two CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a
-GPC).
+longer one at the head dims and lengths of ``CLUSTER_LONG_MAX_TOKENS``, whose clusters must also fill more than half of
+what the GPU holds: batch 1 x 8k and 32k d128, up to 4 % faster, level on one machine, and 1 x 8k d256; where the
+default build puts two CTAs on an SM, only at one query token and without build knobs, as measured). Measured on the
+H200 (p50, interleaved; data/runs/20261201T124600Z-decode_clusters): the seed-sized call in a graph 12.0 -> 9.5 us (cold
+17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256 33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so
+the plan leaves it out: builds with two CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's
+CTAs must share a GPC).
 At head_dim 128 a split call whose units have at least ``PAIR_SPLIT_MIN_TOKENS`` tokens and, in 2 splits of one
 8-warp CTA per SM (128 tokens a stage), fill a wave, runs that way, its 2 splits in a cluster: 8 x 8k d128 78.45 ->
 77.25 us, 8 x 32k 252.3 -> 251.4 against 4 splits of 4 warps at 2 CTAs per SM
-(data/runs/20261201T234900Z-decode_cluster_pairs).
+(data/runs/20261201T234900Z-decode_cluster_pairs); with the partials pushed, 8 x 1k 18.9 -> 17.4-17.8 us.
 Clusters of 16 (non-portable) would take 16 splits in one: only 7 are resident on the H200, so 8 KV heads take
 two rounds (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_prologue_cluster16).
 One wave of CTAs with equal shares of all units' stages (across unit boundaries) ran 2-7 % slower than these
@@ -76,8 +76,12 @@ CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each f
 # (data/runs/20261202T083500Z-decode_batch1_cluster8): against 16 splits of two 4-warp CTAs per SM, 1 x 8k d128
 # -4.2 / -2.3 / -4.1 % and -0.9 / -1.3 / +0.1 %, 1 x 32k -3.3 / -2.2 / -3.9 % and +0.2 / -1.3 / -0.6 %; at head_dim 256
 # (warp pairs) 1 x 8k -2.0 / -1.4 / +0.4 % but 1 x 32k +5 %, so not there. The short rule's one-stage cluster at
-# 1 x 1k d128 (two 4-warp CTAs per SM had kept it out): -4.8 / -5.1 / -5.3 %.
-CLUSTER_LONG_HEAD_DIMS = (128,)
+# 1 x 1k d128 (two 4-warp CTAs per SM had kept it out): -4.8 / -5.1 / -5.3 %. Once the clusters pushed their partials
+# (st.async, data/runs/20261202T154500Z-decode_cluster_push) head_dim 256 took it up to 8k tokens: 1 x 8k d256
+# -3.4 / -4.0 / -4.1 % against its 16 splits, 1 x 32k still +3.5 to +4.4 %
+# (data/runs/20261202T160400Z-decode_push_plans).
+# {head_dim: the most tokens per sequence (None: no bound)}
+CLUSTER_LONG_MAX_TOKENS = {128: None, 256: 8192}
 PAIR_HEAD_DIMS = (256,)  # head dims whose tensor-core calls run the warp-pair build (dim_warps=2)
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
 # K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not
@@ -100,10 +104,14 @@ PERSISTENT_MAX_TOKENS = 2048
 # way, the 2 splits combined in a cluster, when units have at least this many tokens: the 4-warp plan (4 splits, two
 # CTAs per SM, global partials and a counter) ran 8 x 8k d128 78.45 us against 77.25 (-1.5 %) and 8 x 32k 252.3 against
 # 251.4 (-0.4 %) on the H200 (cold, p50, interleaved; data/runs/20261201T234900Z-decode_cluster_pairs), then -1.0 and
-# -0.8 % (data/runs/20261202T000000Z-decode_bench). Measured there only: 32 q / 8 KV heads, page 64, one query token;
-# shorter units were not measured (so not taken), other page sizes, head groups and query lengths take the rule
-# unmeasured. A caller's build knobs (stages, warps, evict_first, ...) or split count keep the 4-warp plan.
-PAIR_SPLIT_MIN_TOKENS = 8192
+# -0.8 % (data/runs/20261202T000000Z-decode_bench). Once the clusters pushed their partials (st.async,
+# data/runs/20261202T154500Z-decode_cluster_push) shorter units took it too: 8 x 1k d128 -5.9 to -7.7 %, 8 x 2k
+# -3.7 to -4.1 %, 8 x 4k -1.5 to -2.4 % (three rounds; 3 stages -0.9 to -4.7 %;
+# data/runs/20261202T160400Z-decode_push_plans).
+# Measured there only: 32 q / 8 KV heads, page 64, one query token; units under 1024 tokens were not measured (so not
+# taken), other page sizes, head groups and query lengths take the rule unmeasured. A caller's build knobs (stages,
+# warps, evict_first, ...) or split count keep the 4-warp plan.
+PAIR_SPLIT_MIN_TOKENS = 1024
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2,
 # 30 of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
@@ -250,7 +258,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             elif (splits > big and stages is None and warps is None and units * big <= big_fit
                   and ((short and per_sm == 1)
                        or (not build_given and g.max_q_len == 1
-                           and (short or (g.head_dim in CLUSTER_LONG_HEAD_DIMS and 2 * units * big > big_fit))))):
+                           and (short or (_cluster_long(g) and 2 * units * big > big_fit))))):
                 # a call that would take more splits than a cluster holds, whose units' clusters fit at once: 8 CTAs of
                 # 8 warps per unit, one per SM, as one cluster (where the default build puts two CTAs on an SM: as
                 # measured, one query token and the plan's own knobs)
@@ -296,6 +304,14 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     resident = (min(sms * per_sm, cluster_ctas(kb.cluster_splits, sms, arch, cluster_fit) * per_sm)
                 if kb.cluster_splits > 1 else 0)
     return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0, cluster_resident_ctas=resident)
+
+
+def _cluster_long(g: DecodeGeometry) -> bool:
+    """A longer call at a head dim that takes the cluster of 8 (``CLUSTER_LONG_MAX_TOKENS``)."""
+    if g.head_dim not in CLUSTER_LONG_MAX_TOKENS:
+        return False
+    bound = CLUSTER_LONG_MAX_TOKENS[g.head_dim]
+    return bound is None or g.max_kv_len <= bound
 
 
 def _cluster_of_8(g: DecodeGeometry, arch: str, *, short: bool, kv_evict_first: bool, **knobs) -> KernelBuild | None:
