@@ -135,17 +135,20 @@ def test_tail_sweep_checks_times_and_records_the_drain():
 
 
 def test_compare_builds_checks_then_times_each_build_beside_the_plan(tmp_path, capsys):
-    """`labkit decode compare`: the plan and two other builds of 8 x 1k d128 (another split count; one 8-warp
-    CTA per SM), outputs checked against the plan's, timed interleaved; the report reads back."""
+    """`labkit decode compare`: the plan (8 x 1k d128: a clustered pair of 8-warp CTAs) and two other builds (4
+    splits of the 4-warp build, two CTAs per SM; the pair with 3 stages), outputs checked against the plan's, timed
+    interleaved; the report reads back."""
     from labkit import cli
     from labkit.workloads.decode import report
     from labkit.workloads.decode.bench import compare_builds, parse_build
 
-    rows = compare_builds(8, 1024, 128, (parse_build("splits=2"), parse_build("warps=8,stages=2")), iterations=3)
-    assert [r["build"] for r in rows] == ["plan", "splits=2", "warps=8,stages=2"]
-    plan, two, wide = rows
+    rows = compare_builds(8, 1024, 128, (parse_build("splits=4"), parse_build("warps=8,stages=3")), iterations=3)
+    assert [r["build"] for r in rows] == ["plan", "splits=4", "warps=8,stages=3"]
+    plan, four, deep = rows
     assert plan["heuristic"] and plan["vs_plan"] == 0 and plan["max_diff"] == 0 and plan["bit_equal"]
-    assert two["splits"] == 2 and wide["kernel"].startswith("mma w8s2") and wide["ctas_per_sm"] == 1
+    assert plan["kernel"].startswith("mma w8s2") and plan["splits"] == 2 and plan["ctas_per_sm"] == 1
+    assert four["splits"] == 4 and four["kernel"].startswith("mma w4s3") and four["ctas_per_sm"] == 2
+    assert deep["kernel"].startswith("mma w8s3") and deep["ctas_per_sm"] == 1
     assert all(0 <= r["max_diff"] < 0.05 and r["p50_us"] > 0 for r in rows)
     out = tmp_path / "compare.json"
     assert cli.main(["decode", "compare", "--batch", "8", "--kv-len", "1024", "--build", "stages=2",
