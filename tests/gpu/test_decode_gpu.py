@@ -316,6 +316,24 @@ def test_the_plans_clusters_of_8_at_batch_1_d256_match_exact_attention():
     _check(x, run)
 
 
+@pytest.mark.parametrize(("batch", "heads_q", "heads_kv", "pages", "seq_lens"), [
+    (2, 24, 4, 11, [704, 65]),   # the seed's geometry: 88 tokens a split, the second split of 65 holds no key
+    (1, 32, 8, 16, [1024]), (1, 32, 8, 16, [961])])  # two 64-token stages a split; the last one's second partial
+def test_the_plans_short_clusters_of_8_at_d256_hold_both_stages_and_match_exact_attention(batch, heads_q, heads_kv,
+                                                                                          pages, seq_lens):
+    """A short d256 call (at most 1k tokens, 8 units or fewer): the plan's own call, 8 splits of one 8-warp warp-pair
+    CTA per SM in a cluster of 8, with 2 stages, so that a split's two 64-token stages load at once, against exact
+    attention, every element checked; timed cold and in a graph, the same output."""
+    g = DecodeGeometry(batch, heads_q, heads_kv, 256, 64, pages, batch * pages + 3)
+    x = make_inputs(g, seq_lens=seq_lens, seed=37 + seq_lens[-1])
+    run = run_decode(x)
+    assert (run.splits, run.plan["warps"], run.plan["dim_warps"], run.plan["stages"], run.plan["cluster_splits"]) == (
+        8, 8, 2, 2, 8)
+    _check(x, run)
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, iterations=3, mode=mode))
+
+
 @pytest.mark.parametrize(("batch", "heads_kv", "page", "pages", "seq_lens", "stages"), [
     (1, 8, 64, 16, [1024], 1), (1, 8, 64, 16, [961], 1), (1, 8, 64, 128, [8192], 3), (1, 8, 64, 128, [8000], 3),
     (1, 8, 64, 512, [32768], 3),

@@ -276,7 +276,7 @@ def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_d
     (1, 2048, 128, 8, "mma w8s2ef cl8"),   # a stage per 128 tokens of a split, up to 3
     (1, 8192, 128, 8, "mma w8s3ef cl8"),
     (1, 32768, 128, 8, "mma w8s3ef cl8"),
-    (1, 1024, 256, 8, "mma w8d2s1ef cl8"),  # short at head_dim 256: warp pairs, as before
+    (1, 1024, 256, 8, "mma w8d2s2ef cl8"),  # short at head_dim 256: warp pairs, the split's two 64-token stages at once
     (1, 8192, 256, 8, "mma w8d2s3ef cl8"),  # at head_dim 256 up to 8k tokens (with the partials pushed)
     (1, 32768, 256, 8, "mma w8d2s2"),       # longer: 16 splits without a cluster (1 x 32k lost 3.5-5 %)
     (1, 8192, 128, 4, "mma w4s3ef"),        # 4 units: 32 CTAs in clusters would leave three quarters of the SMs idle
@@ -581,8 +581,10 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
 
 
 @pytest.mark.parametrize(("geometry", "shape", "splits", "cluster"), [
-    (DecodeGeometry(**SEED_LIKE), (8, 1), 8, 8),      # 704 tokens would take 11 splits: 8 one-stage 8-warp CTAs
-    (geometry_for(1, 1024, head_dim=256), (8, 1), 8, 8),
+    # 704 tokens would take 11 splits: 8 8-warp CTAs, each with its split's two 64-token stages at once
+    (DecodeGeometry(**SEED_LIKE), (8, 2), 8, 8),
+    (geometry_for(1, 1024, head_dim=256), (8, 2), 8, 8),
+    (geometry_for(1, 1024), (8, 1), 8, 8),  # head_dim 128: a split is one 128-token stage
     (geometry_for(8, 1024, head_dim=256), (8, 2), 2, 2),  # one CTA per SM, 2 splits: a cluster of 2
     (geometry_for(1, 8192, head_dim=256), (8, 3), 8, 8),  # 8 one-per-SM CTAs of 3 stages (pushed partials)
     (geometry_for(1, 32768, head_dim=256), (8, 2), 16, 0),  # 16 splits: its clusters of 8 measured slower
@@ -653,7 +655,7 @@ def test_decode_build_cli_says_how_the_call_runs(tmp_path, capsys):
     args = ["decode", "build", "--batch", "2", "--kv-len", "704", "--heads-q", "24", "--heads-kv", "4"]
     assert cli.main([*args, "--head-dim", "256", "--out", str(tmp_path / "seed")]) == 0
     out = capsys.readouterr().out
-    assert ("8 splits, 8 warps (pairs split head_dim) x 1 stage, 1 CTA per SM, splits combined in a cluster of 8, "
+    assert ("8 splits, 8 warps (pairs split head_dim) x 2 stages, 1 CTA per SM, splits combined in a cluster of 8, "
             "K/V L2 evict_first, PDL" in out)
     assert cli.main(["decode", "build", "--batch", "64", "--kv-len", "8192", "--out", str(tmp_path / "big")]) == 0
     assert "1 split, 4 warps x 1 stage, 4 CTAs per SM; check it" in capsys.readouterr().out

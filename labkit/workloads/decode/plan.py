@@ -20,14 +20,15 @@ memory) instead of through global partials, a fence and a counter, if the GPU ho
 (``cluster_ctas``: clusters sit whole in a GPC, so 120 of the H200's 132 SMs take clusters of 4 or 8; 128 CTAs in
 clusters of 4 ran a second wave and took 33-45 % longer than without; ``plan_for_device`` asks the GPU at hand,
 ``labkit.sched.clusters``); a call that would take more than 8 splits runs 8 CTAs of 8 warps per unit, one per SM, as
-one cluster (one 128-token stage each for a short call of at most ``CLUSTER_SHORT_TOKENS`` per sequence; up to 3 for a
-longer one at the head dims and lengths of ``CLUSTER_LONG_MAX_TOKENS``, whose clusters must also fill more than half of
-what the GPU holds: batch 1 x 8k and 32k d128, up to 4 % faster, level on one machine, and 1 x 8k d256; where the
-default build puts two CTAs on an SM, only at one query token and without build knobs, as measured). Measured on the
-H200 (p50, interleaved; data/runs/20261201T124600Z-decode_clusters): the seed-sized call in a graph 12.0 -> 9.5 us (cold
-17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256 33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so
-the plan leaves it out: builds with two CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's
-CTAs must share a GPC).
+one cluster, each CTA with a stage for every 128 (head_dim 128) or 64 (256) tokens of its split, up to 3 (a short call
+of at most ``CLUSTER_SHORT_TOKENS`` per sequence; a longer one at the head dims and lengths of
+``CLUSTER_LONG_MAX_TOKENS``, whose clusters must also fill more than half of what the GPU holds: batch 1 x 8k and 32k
+d128, up to 4 % faster, level on one machine, and 1 x 8k d256; where the default build puts two CTAs on an SM, only at
+one query token and without build knobs, as measured). Measured on the H200 (p50, interleaved;
+data/runs/20261201T124600Z-decode_clusters): the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k
+d256 10.3 -> 9.2, 8 x 1k d256 33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it
+out: builds with two CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a
+GPC).
 At head_dim 128 a split call whose units have at least ``PAIR_SPLIT_MIN_TOKENS`` tokens and, in 2 splits of one
 8-warp CTA per SM (128 tokens a stage), fill a wave, runs that way, its 2 splits in a cluster: 8 x 8k d128 78.45 ->
 77.25 us, 8 x 32k 252.3 -> 251.4 against 4 splits of 4 warps at 2 CTAs per SM
@@ -71,6 +72,12 @@ OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_cha
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
+# A short call's split holds every stage it reads (at head_dim 256 a stage is 64 tokens, so 1k tokens in 8 splits take
+# 2): one stage in a one-stage ring left the second load waiting for the first stage's math. H200, cold, p50,
+# interleaved, three rounds (data/runs/20261202T173300Z-decode_stage_release): the seed call 11.8 -> 10.8-10.9 us
+# (-7.2 to -8.9 %; in a CUDA graph 6.84 -> 6.25), 1 x 1k d256 -8.4 to -10.0 %, 1 x 704 d256 -6.8 to -8.8 %,
+# bit-identical; releasing the stage before its math instead (its fragments in registers) gained about half as much,
+# and cost 1.5-3.5 % at the deeper rings of 1 x 8k, 1 x 32k and 8 x 1k d128.
 # Longer calls at these head dims take the cluster of 8 too (3 stages of 128 tokens per CTA) when their clusters fill
 # more than half of what the GPU holds at once. H200, cold, p50, interleaved, three rounds on each of two machines
 # (data/runs/20261202T083500Z-decode_batch1_cluster8): against 16 splits of two 4-warp CTAs per SM, 1 x 8k d128
@@ -262,12 +269,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 # a call that would take more splits than a cluster holds, whose units' clusters fit at once: 8 CTAs of
                 # 8 warps per unit, one per SM, as one cluster (where the default build puts two CTAs on an SM: as
                 # measured, one query token and the plan's own knobs)
-                wide = _cluster_of_8(g, arch, short=short, **wide_kw)
+                wide = _cluster_of_8(g, arch, **wide_kw)
                 if wide is not None:
                     kb, per_sm, splits, cluster = wide, 1, big, True
     elif cluster and given_splits is None and splits > big and kb.variant == "mma" and stages is None and warps is None:
         # asked for a cluster, more splits than one holds: the plan's 8
-        wide = _cluster_of_8(g, arch, short=g.max_kv_len <= CLUSTER_SHORT_TOKENS, **wide_kw)
+        wide = _cluster_of_8(g, arch, **wide_kw)
         if wide is not None:
             kb, per_sm, splits = wide, 1, big
     if cluster:
@@ -314,14 +321,15 @@ def _cluster_long(g: DecodeGeometry) -> bool:
     return bound is None or g.max_kv_len <= bound
 
 
-def _cluster_of_8(g: DecodeGeometry, arch: str, *, short: bool, kv_evict_first: bool, **knobs) -> KernelBuild | None:
-    """The 8-warp build whose 8 splits of a unit form a cluster of 8, one CTA per SM: one stage for a ``short`` call,
-    else as many as a split has, up to 3; None where no such build fits a CTA or it would put two on an SM (a cluster
-    would then take half the SMs: 8 x 1k d128 ran 20.7 -> 25.5 us)."""
+def _cluster_of_8(g: DecodeGeometry, arch: str, *, kv_evict_first: bool, **knobs) -> KernelBuild | None:
+    """The 8-warp build whose 8 splits of a unit form a cluster of 8, one CTA per SM, with as many stages as a split
+    has, up to 3 (a short call's whole split in flight at once, see ``CLUSTER_SHORT_TOKENS``); None where no such
+    build fits a CTA or it would put two on an SM (a cluster would then take half the SMs: 8 x 1k d128 ran 20.7 -> 25.5
+    us)."""
     big = max(CLUSTER_SIZES)
     try:
         one = kernel_build(g, warps=8, stages=1, **knobs)
-        split_stages = 1 if short else -(-(-(-g.max_kv_len // big)) // one.tokens_per_stage)
+        split_stages = -(-(-(-g.max_kv_len // big)) // one.tokens_per_stage)
         wide = dataclasses.replace(kernel_build(g, warps=8, stages=min(3, split_stages), **knobs),
                                    kv_evict_first=kv_evict_first)
     except ArgumentError:
