@@ -134,6 +134,22 @@ def test_measure_names_the_file_when_recorded_data_is_not_what_the_notebook_need
         s.measure("missing", lambda: None)
 
 
+def test_a_live_measurement_reaches_the_notebook_as_its_json_file_will_read(tmp_path):
+    """Notebook 05 failed live on the H200 (cell 4: 'summary cases.sage2[0].shape: = [1, 37810, 56, 128]: expected a
+    list') while its recorded runs rendered: live mode handed the strict reader the in-memory result, whose case
+    plan holds tuples. It now gets the JSON it wrote, as a recorded run reads it."""
+    from labkit._json import Node
+    from labkit.ncu.cases import CasePlan, sage2_cases
+
+    plan = CasePlan(sage2_cases([1, 1024, 4, 128], q_tail=[1000]))
+    assert isinstance(plan.to_dict()["sage2"][0]["shape"], tuple)  # what broke the live run
+    (tmp_path / "data").mkdir()
+    s = Session("nbx", "live", tmp_path, None, "test")
+    got = s.measure("plan", lambda: plan, load=lambda v: CasePlan.from_node(Node(v, "plan")))
+    assert got == plan
+    assert json.loads((tmp_path / "data" / "plan.json").read_text())["sage2"][0]["shape"] == [1, 1024, 4, 128]
+
+
 def test_session_checks_values_edited_in_jupyterlab(tmp_path):
     defaults = {k: p.default for k, p in notebooks.parameters("00").items() if k != "source"}
     with pytest.raises(ParameterError, match="parameter copy_mib = 'abc'"):
