@@ -317,7 +317,7 @@ def test_the_plans_clusters_of_8_at_batch_1_d256_match_exact_attention():
 
 
 @pytest.mark.parametrize(("batch", "heads_q", "heads_kv", "pages", "seq_lens"), [
-    (2, 24, 4, 11, [704, 65]),   # the seed's geometry: 88 tokens a split, the second split of 65 holds no key
+    (2, 24, 4, 11, [704, 65]),   # the seed's geometry: 88 tokens a split; 65 tokens leave 6 of 8 splits no key
     (1, 32, 8, 16, [1024]), (1, 32, 8, 16, [961])])  # two 64-token stages a split; the last one's second partial
 def test_the_plans_short_clusters_of_8_at_d256_hold_both_stages_and_match_exact_attention(batch, heads_q, heads_kv,
                                                                                           pages, seq_lens):
