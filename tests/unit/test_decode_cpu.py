@@ -385,6 +385,62 @@ def test_persistent_knob_is_checked():
         plan_call(g, persistent=True, warps=4)  # head_dim 256 in 4 warps stages q in shared memory
 
 
+def _map_offsets(dims, strides) -> set[int]:
+    """Byte offsets of every element a tensor map addresses (2-byte elements; strides of dims 1.. in bytes)."""
+    grids = np.meshgrid(*(np.arange(d) for d in dims), indexing="ij")
+    return set((sum(g * s for g, s in zip(grids, (2, *strides)))).ravel().tolist())
+
+
+@pytest.mark.parametrize("layout", ["plain", "interleaved"])
+@pytest.mark.parametrize(("geometry", "label"), [
+    (dict(batch=1, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=128, num_pages=128),
+     "mma w8s3ef cl8 wide"),
+    (SEED_LIKE, "mma w8d2s2ef cl8 wide"),
+    (dict(batch=64, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=16, num_pages=1024),
+     "mma w4s1c1 wide"),
+    (dict(batch=3, heads_q=16, heads_kv=2, head_dim=128, page_size=16, max_pages=9, num_pages=30), None)],
+    ids=["1x8k-d128", "seed", "64x1k-d128", "page16"])
+def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geometry, label, layout, tmp_path):
+    """wide_boxes=1 takes whatever build the plan picks, with 5-D tensor maps (64 dims, page rows, head_dim / 64
+    parts 128 B apart, heads, pages) whose boxes hold a page slice's every part: the maps address the pool's bytes
+    exactly as the 4-D ones do, and the manifest validates offline."""
+    import json
+
+    from labkit.workloads.decode.bench import parse_build
+    from labkit.workloads.decode.build import _maps
+
+    g = DecodeGeometry(**geometry, layout=layout)
+    plain, wide = plan_call(g), plan_call(g, wide_boxes=True)
+    assert dataclasses.replace(wide.kernel, wide_boxes=False) == plain.kernel
+    assert (wide.splits, wide.ctas_per_sm, wide.pdl) == (plain.splits, plain.ctas_per_sm, plain.pdl)
+    assert kernel_label(wide.kernel) == (label or kernel_label(plain.kernel) + " wide")
+    assert "wide boxes" in describe_plan(wide) and "wide" not in describe_plan(plain)
+    assert wide.to_dict()["wide_boxes"] is True and "wide_boxes" not in plain.to_dict()
+    path = build_plan(g, wide, tmp_path)
+    res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
+    assert res.ok, [str(i) for i in res.issues]
+    fields = json.loads(path.read_text())["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
+    parts = g.head_dim // 64
+    for tm in (fields[0]["tensormap"], fields[1]["tensormap"]):
+        assert tm["dims"] == [64, g.page_size, parts, g.heads_kv, g.num_pages]
+        assert tm["box"] == [64, wide.kernel.box_rows, parts, 1, 1] and tm["strides"][1] == 128
+    _, _, (dims4, strides4) = _maps(g)
+    _, _, (dims5, strides5) = _maps(g, wide_boxes=True)
+    assert _map_offsets(dims5[:3], strides5[:2]) == _map_offsets(dims4[:2], strides4[:1])  # a page slice's rows
+    assert strides5[2:] == strides4[1:] and dims5[3:] == dims4[2:]  # heads and pages as before
+    assert "_wide_" in " ".join(p.name for p in tmp_path.glob("*.cubin"))
+    assert parse_build("wide_boxes=1") == {"wide_boxes": True}
+
+
+def test_wide_boxes_refuse_the_cuda_core_build_and_pairs_over_short_pages():
+    with pytest.raises(ArgumentError,
+                       match=r"^wide_boxes: the tensor-core \(mma\) kernel's loads; this call builds fma$"):
+        plan_call(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8), wide_boxes=True)  # 8 heads x 8 tokens: CUDA cores
+    with pytest.raises(ArgumentError, match="^wide_boxes: warp pairs that split head_dim need a stage of one page "
+                                            "slice; this build's 64-token stages take 16-token pages$"):
+        plan_call(DecodeGeometry(2, 32, 8, 256, 16, 9, 30), wide_boxes=True)
+
+
 def test_call_plan_keeps_what_the_caller_gives():
     g = geometry_for(256, 1024, head_dim=256)
     assert plan_call(g, stages=2, splits=3).kernel.stages == 2 and plan_call(g, stages=2, splits=3).splits == 3

@@ -135,3 +135,39 @@ def test_timeline_build_keeps_the_plans_ctas_per_sm_without_spills(tmp_path, mon
         cubin = compile_cubin(src, arch="sm_90", options=(*kb.options(), "--ptxas-options=-v"))
         assert cubin_occupancy(cubin.image, dynamic_smem_bytes=kb.dynamic_smem_bytes).ctas_per_sm == per_sm
         assert "0 bytes spill stores, 0 bytes spill loads" in cubin.log, cubin.log
+
+
+def _without_wide_boxes(source_text: str, header_text: str) -> str:
+    """The tensor-core kernel with its header inlined and the wide-box (5-D tensor map) blocks taken out."""
+    text = _without_switch(source_text.replace('#include "paged_decode.cuh"', header_text), "WIDE_BOXES")
+    assert "load_box5(stage" not in text and "t / BOX_ROWS" not in text
+    return text
+
+
+@pytest.mark.parametrize("knobs", [dict(stages=1, qk_chains=1), dict(warps=8, dim_warps=2, stages=3),
+                                   dict(warps=8, stages=3, cluster_splits=8)], ids=["one-stage", "pairs", "cluster"])
+def test_tensor_core_kernel_without_wide_boxes_is_the_code_without_them(knobs):
+    """Wide boxes live in preprocessor blocks: builds without them compile to the machine code of the source without
+    those blocks (measured builds keep their timings), and with them to other code."""
+    import dataclasses
+
+    g = DecodeGeometry(64, 32, 8, 256 if knobs.get("dim_warps") == 2 else 128, 64, 16, 1024)
+    cluster = knobs.pop("cluster_splits", 0)
+    kb = dataclasses.replace(kernel_build(g, variant="mma", **knobs), cluster_splits=cluster)
+    src = kernel_path(decode_package.__file__, kb.source)
+    header = src.with_name("paged_decode.cuh").read_text()
+    now = compile_cubin(src, arch="sm_90", options=kb.options())
+    bare = compile_cubin(src, arch="sm_90", options=kb.options(), code=_without_wide_boxes(src.read_text(), header))
+    assert _text(now.image) == _text(bare.image)
+    wide = dataclasses.replace(kb, wide_boxes=True)
+    assert "-DWIDE_BOXES=1" in wide.options()
+    assert _text(compile_cubin(src, arch="sm_90", options=wide.options()).image) != _text(now.image)
+
+
+def test_wide_boxes_refuse_warp_pairs_over_pages_shorter_than_a_stage():
+    """Warp pairs address their half of head_dim as whole [part][token] rows of a stage: with wide boxes that holds
+    only where a stage is one page slice."""
+    kb = kernel_build(DecodeGeometry(2, 32, 8, 256, 16, 9, 30), variant="mma", warps=8, dim_warps=2, stages=2)
+    src = kernel_path(decode_package.__file__, kb.source)
+    with pytest.raises(CompileError, match="wide boxes: dim pairs only where a stage is one box"):
+        compile_cubin(src, arch="sm_90", options=(*kb.options(), "-DWIDE_BOXES=1"))

@@ -68,7 +68,7 @@ from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
-             "cluster", "tail_units", "tail_splits", "persistent")
+             "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes")
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
@@ -158,8 +158,9 @@ class CallPlan:
         k = self.kernel
         tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
         persistent = {"persistent_ctas": k.persistent_ctas} if k.persistent_ctas else {}
+        wide = {"wide_boxes": True} if k.wide_boxes else {}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
-                "qk_chains": k.qk_chains, **persistent,
+                "qk_chains": k.qk_chains, **persistent, **wide,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
                 "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl, **tail}
 
@@ -170,7 +171,8 @@ def describe_plan(plan: CallPlan) -> str:
     extras = [f"splits combined in a cluster of {k.cluster_splits}" if k.cluster_splits > 1 else "",
               "K/V L2 evict_first" if k.kv_evict_first else "", "PDL" if plan.pdl else "",
               f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else "",
-              f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else ""]
+              f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else "",
+              "one TMA load per page slice (wide boxes)" if k.wide_boxes else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     head = [counted(plan.splits, "split"), f"{warps} x {counted(k.stages, 'stage')}",
             f"{counted(plan.ctas_per_sm, 'CTA')} per SM"]
@@ -199,7 +201,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
-              persistent: bool | None = None, timeline: bool = False,
+              persistent: bool | None = None, wide_boxes: bool | None = None, timeline: bool = False,
               cluster_fit: Mapping[int, int] | None = None) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice. ``cluster_fit``: {cluster size: CTAs in such clusters the GPU holds at once}, as the GPU
@@ -207,7 +209,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     cluster): the call's last ``tail_units`` units run in ``tail_splits`` splits each, more than the others'
     ``splits``, after those have started (an A/B knob: the plan itself does not split tails). ``persistent`` (tensor
     cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring
-    across them."""
+    across them. ``wide_boxes`` (tensor cores; an A/B knob the plan leaves off): whatever build the plan picks, with
+    5-D tensor maps, so one TMA load takes a page slice's every 64-dim part (half the loads at head_dim 128, a quarter
+    at 256)."""
     if tail_units is not None or tail_splits is not None:
         _check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
@@ -302,6 +306,14 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
                                 "block) units)")
         kb = dataclasses.replace(kb, tail_splits=tail_splits)
+    if wide_boxes:
+        if kb.variant != "mma":
+            raise ArgumentError(f"wide_boxes: the tensor-core (mma) kernel's loads; this call builds {kb.variant}")
+        if kb.dim_warps > 1 and kb.tokens_per_stage != kb.box_rows:
+            raise ArgumentError(f"wide_boxes: warp pairs that split head_dim need a stage of one page slice; this "
+                                f"build's {kb.tokens_per_stage}-token stages take {g.page_size}-token pages")
+        kb = dataclasses.replace(kb, wide_boxes=True)
+        per_sm = occupancy(kb, arch)
     if (kb.tail_splits or kb.timeline) and kb.variant == "mma" and per_sm > 1:
         # the tail mapping (8 x 8k d128: 150 -> 168 registers) and the timeline's stamps (64 x 1k d128: 128 -> 158,
         # 4 -> 3 CTAs per SM) cost registers; __launch_bounds__ keeps the plain build's CTAs per SM, so an A/B or a

@@ -87,9 +87,18 @@ __device__ __forceinline__ float hi_bf16(unsigned w) { return __uint_as_float(w 
 
 // Byte offset of (token row t, dim d) in a stage tile: [PARTS][TOKENS_PER_STAGE][128 B], each 16-byte
 // chunk of a 128-byte row stored at chunk ^ (row % 8) (TMA's 128B swizzle; tiles are 1024-B aligned).
+// WIDE_BOXES (paged_decode_mma.cu): [BOXES][PARTS][BOX_ROWS][128 B], a box's parts together (the same when BOXES is 1).
+#ifndef WIDE_BOXES
+#define WIDE_BOXES 0
+#endif
 __device__ __forceinline__ unsigned tile_offset(int t, int d) {
     const int part = d / 64, chunk = (d % 64) / 8;
-    return (unsigned)(part * TOKENS_PER_STAGE + t) * 128u + (unsigned)((chunk ^ (t & 7)) * 16 + (d % 8) * 2);
+#if WIDE_BOXES
+    const unsigned row = (unsigned)(((t / BOX_ROWS) * PARTS + part) * BOX_ROWS + t % BOX_ROWS);
+#else
+    const unsigned row = (unsigned)(part * TOKENS_PER_STAGE + t);
+#endif
+    return row * 128u + (unsigned)((chunk ^ (t & 7)) * 16 + (d % 8) * 2);
 }
 
 // ---- TMA: one stage of K and V (BOXES page slices x PARTS 64-dim boxes each) --------------------
@@ -98,6 +107,28 @@ __device__ __forceinline__ unsigned tile_offset(int t, int d) {
 #ifndef KV_EVICT_FIRST
 #define KV_EVICT_FIRST 0
 #endif
+#if KV_EVICT_FIRST
+#define KV_POLICY policy
+#else
+#define KV_POLICY 0ull
+#endif
+// One 5-D box of a WIDE_BOXES map: 64 dims x BOX_ROWS tokens x PARTS parts of one page slice, [PARTS][BOX_ROWS][128 B]
+__device__ __forceinline__ void load_box5(unsigned char* dst, const TensorMap* map, int row, int head, int page,
+                                          unsigned long long* bar, unsigned long long policy) {
+#if KV_EVICT_FIRST
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;"
+        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(0), "r"(row), "r"(0), "r"(head),
+          "r"(page), "r"(smem_addr(bar)), "l"(policy) : "memory");
+#else
+    asm volatile(
+        "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
+        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(0), "r"(row), "r"(0), "r"(head),
+          "r"(page), "r"(smem_addr(bar)) : "memory");
+#endif
+}
 __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* bar, unsigned char* stage, int head,
                                            const int* table, int tok0, int valid_pages) {
     // PHASE: tma_issue
@@ -112,6 +143,13 @@ __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* 
     for (int bx = 0; bx < BOXES; ++bx) {
         const int tok = tok0 + bx * BOX_ROWS, j = tok / PAGE_SIZE;
         const int page = j < valid_pages ? table[j] : -1;  // past the sequence: an all-OOB box, zero filled
+#if WIDE_BOXES
+#pragma unroll
+        for (int t = 0; t < 2; ++t)
+            load_box5(stage + t * TILE_ELEMS * 2 + bx * PARTS * BOX_ROWS * 128, maps[t], tok % PAGE_SIZE, head, page,
+                      bar, KV_POLICY);
+        continue;
+#endif
 #pragma unroll
         for (int t = 0; t < 2; ++t)
 #pragma unroll

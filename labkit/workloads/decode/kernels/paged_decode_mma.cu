@@ -33,8 +33,13 @@
 // stream of stages across them, a unit's q rows riding its first stage; the warps merge in a region of their own
 // while the next unit loads. No CTA start or pipeline fill per unit, and a faster SM claims more units (64 x 1k d256:
 // 142.3 -> 138.5 us on the H200; labkit.workloads.decode.plan says when).
+// WIDE_BOXES 1 (an A/B knob; the plan leaves it off): 5-D tensor maps, so one TMA load takes a page slice's every 64-dim
+// part and a tile is [box][part][rows][128 B] (paged_decode.cuh). Bit-identical; on the H200 0.3-1.5 % faster at head_dim
+// 256 (the seed call in a graph 6.29 -> 6.07 us), level to +2 % at the short head_dim 128 calls
+// (data/runs/20261202T184700Z-decode_issue_anatomy).
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
-// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh).
+// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, WIDE_BOXES, LABKIT_TIMELINE and KV_EVICT_FIRST
+// (paged_decode.cuh).
 // Launch: grid (splits, heads_kv x row blocks, batch), or (head units x head_splits + tail units x TAIL_SPLITS) with
 // TAIL_SPLITS, or (CTAs) with PERSISTENT; block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge) (PERSISTENT:
 // 1024 + STAGES * (stage + q rows) + merge).
@@ -70,6 +75,9 @@
 #define LAUNCH_BOUNDS __launch_bounds__(THREADS, MIN_CTAS)
 #else
 #define LAUNCH_BOUNDS __launch_bounds__(THREADS)
+#endif
+#ifndef WIDE_BOXES  // 1: 5-D tensor maps; one TMA load per page slice takes every 64-dim part (paged_decode.cuh)
+#define WIDE_BOXES 0
 #endif
 #ifndef QK_CHAINS  // 2: odd k-steps of Q K^T accumulate apart (shorter dependent chains, more registers)
 #define QK_CHAINS 2
@@ -115,6 +123,7 @@ static_assert(!PERSISTENT || (TAIL_SPLITS == 0 && CLUSTER_SPLITS == 0 && Q_IN_RE
 static_assert(TAIL_SPLITS == 0 || (TAIL_SPLITS >= 2 && TAIL_SPLITS <= 16 && CLUSTER_SPLITS == 0),
               "tail splits: 2..16, without split clusters");
 static_assert(DIM_WARPS == 1 || (DIM_WARPS == 2 && WARPS == 8 && KEYS_PER_WARP == 16), "dim pairs: 8 warps, 16 keys");
+static_assert(!WIDE_BOXES || BOXES == 1 || DIM_WARPS == 1, "wide boxes: dim pairs only where a stage is one box");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
 #include "paged_decode.cuh"
