@@ -196,6 +196,27 @@ def test_persistent_ctas_match_exact_attention(name, build):
         _check(x, run_decode(x, variant="mma", persistent=True, iterations=3, mode=mode, **build))
 
 
+@pytest.mark.parametrize(("name", "splits", "build"), [
+    ("g1_d128_p16", 3, dict(stages=3)),  # 4 page slices per stage
+    ("g4_d128_p64_long", 8, dict(warps=8, stages=3, cluster=True)),  # the batch-1 plan's build: 2 slices per stage
+    ("g6_d256_p64_seed", None, {}),  # the plan's own: warp pairs in a cluster of 8
+    ("g6_d256_interleaved", 3, dict(stages=1)),  # the seed's pool through 5-D maps
+    ("g8_d128_p32", None, dict(variant="mma", persistent=True, stages=2))])
+def test_wide_boxes_match_exact_attention_and_the_4d_loads_bit_for_bit(name, splits, build):
+    """One 5-D TMA load per page slice (wide_boxes) puts the same bytes in the same places as one load per 64-dim part:
+    exact attention within the bound, the same bits as the build without it, and timed calls (cold, graph) that write
+    the same output."""
+    g, lens = CASES[name]
+    x = make_inputs(g, seq_lens=lens, seed=31)
+    wide = run_decode(x, splits=splits, wide_boxes=True, **build)
+    assert wide.plan["wide_boxes"] is True
+    _check(x, wide)
+    assert np.array_equal(wide.out, run_decode(x, splits=splits, **build).out, equal_nan=True)
+    for mode in ("cold", "graph"):
+        assert np.array_equal(run_decode(x, splits=splits, wide_boxes=True, iterations=3, mode=mode, **build).out,
+                              wide.out, equal_nan=True)
+
+
 @pytest.mark.parametrize(("head_dim", "stages"), [(128, 1), (128, 3), (256, 2)])
 def test_persistent_ctas_walk_many_short_units(head_dim, stages):
     """More units than CTAs, of 1 to 5 stages (sequences of 1, 63, 64, 65, 200, 300 tokens) and row blocks without
