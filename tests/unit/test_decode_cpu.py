@@ -276,9 +276,9 @@ def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_d
     (1, 2048, 128, 8, "mma w8s2ef cl8"),   # a stage per 128 tokens of a split, up to 3
     (1, 8192, 128, 8, "mma w8s3ef cl8"),
     (1, 32768, 128, 8, "mma w8s3ef cl8"),
-    (1, 1024, 256, 8, "mma w8d2s2ef cl8"),  # short at head_dim 256: warp pairs, the split's two 64-token stages at once
-    (1, 8192, 256, 8, "mma w8d2s3ef cl8"),  # at head_dim 256 up to 8k tokens (with the partials pushed)
-    (1, 32768, 256, 8, "mma w8d2s2"),       # longer: 16 splits without a cluster (1 x 32k lost 3.5-5 %)
+    (1, 1024, 256, 8, "mma w8d2s2ef cl8 wide"),  # short at head_dim 256: warp pairs, the split's two stages at once
+    (1, 8192, 256, 8, "mma w8d2s3ef cl8 wide"),  # at head_dim 256 up to 8k tokens (with the partials pushed)
+    (1, 32768, 256, 8, "mma w8d2s2 wide"),  # longer: 16 splits without a cluster (1 x 32k lost 3.5-5 %)
     (1, 8192, 128, 4, "mma w4s3ef"),        # 4 units: 32 CTAs in clusters would leave three quarters of the SMs idle
     (2, 8192, 128, 8, "mma w4s3ef"),        # 16 units: 128 clustered CTAs, more than the 120 the H200 holds
 ])
@@ -291,7 +291,8 @@ def test_call_plan_runs_a_few_units_as_clusters_of_8(batch, kv_len, head_dim, he
     assert kernel_label(plan.kernel) == label
     if "cl8" in label:
         assert (plan.splits, plan.ctas_per_sm, plan.cluster_resident_ctas) == (8, 1, 120)
-        assert describe_plan(plan).endswith("splits combined in a cluster of 8, K/V L2 evict_first, PDL")
+        assert describe_plan(plan).endswith("splits combined in a cluster of 8, K/V L2 evict_first, PDL"
+                                            + (", one TMA load per page slice (wide boxes)" if head_dim == 256 else ""))
     assert plan_call(g, sms=132, splits=16).kernel.cluster_splits == 0  # a count given keeps its default build
     if batch == 2:  # a GPU that holds all 128 clustered CTAs at once takes them
         assert kernel_label(plan_call(g, sms=132, cluster_fit={2: 132, 4: 128, 8: 128}).kernel) == "mma w8s3ef cl8"
@@ -371,7 +372,7 @@ def test_call_plan_runs_persistent_ctas_for_short_units_at_head_dim_256(batch, k
         assert "132 persistent CTAs claim the units" in describe_plan(plan) and plan.to_dict()["persistent_ctas"] == 132
         from labkit.workloads.decode.bench import kernel_label
 
-        assert kernel_label(k) == "mma w8d2s2 P"  # the bench's and the reports' label
+        assert kernel_label(k) == "mma w8d2s2 P wide"  # the bench's and the reports' label
         path = build_plan(g, plan, tmp_path)
         res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
         assert res.ok and res.plans[0].grid == (132, 1, 1) and res.plans[0].shared_mem == k.dynamic_smem_bytes
@@ -410,7 +411,8 @@ def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geomet
     from labkit.workloads.decode.build import _maps
 
     g = DecodeGeometry(**geometry, layout=layout)
-    plain, wide = plan_call(g), plan_call(g, wide_boxes=True)
+    plain, wide = plan_call(g, wide_boxes=False), plan_call(g, wide_boxes=True)
+    assert plan_call(g) == (wide if g.head_dim == 256 else plain)  # the plan's own choice: wide at head_dim 256
     assert dataclasses.replace(wide.kernel, wide_boxes=False) == plain.kernel
     assert (wide.splits, wide.ctas_per_sm, wide.pdl) == (plain.splits, plain.ctas_per_sm, plain.pdl)
     assert kernel_label(wide.kernel) == (label or kernel_label(plain.kernel) + " wide")
@@ -439,6 +441,17 @@ def test_wide_boxes_refuse_the_cuda_core_build_and_pairs_over_short_pages():
     with pytest.raises(ArgumentError, match="^wide_boxes: warp pairs that split head_dim need a stage of one page "
                                             "slice; this build's 64-token stages take 16-token pages$"):
         plan_call(DecodeGeometry(2, 32, 8, 256, 16, 9, 30), wide_boxes=True)
+
+
+@pytest.mark.parametrize(("geometry", "knobs"), [
+    (DecodeGeometry(2, 32, 8, 256, 16, 9, 30), {}),  # warp pairs over 16-token pages: a stage is 4 page slices
+    (DecodeGeometry(2, 32, 8, 256, 32, 9, 30), {}),  # and 2
+    (DecodeGeometry(8, 32, 8, 256, 64, 16, 128), dict(warps=4)),  # the 4-warp build: not what was measured
+    (DecodeGeometry(3, 16, 2, 256, 16, 9, 30, 8), {}),  # 8 heads x 8 tokens: CUDA cores
+    (DecodeGeometry(8, 32, 8, 128, 64, 16, 128), {})])  # head_dim 128: level to +2 % on the H200
+def test_the_plan_leaves_wide_boxes_off_where_they_were_not_measured_faster(geometry, knobs):
+    plan = plan_call(geometry, **knobs)
+    assert not plan.kernel.wide_boxes and "wide" not in kernel_label(plan.kernel), describe_plan(plan)
 
 
 def test_call_plan_keeps_what_the_caller_gives():

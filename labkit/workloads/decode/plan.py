@@ -90,6 +90,12 @@ CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each f
 # {head_dim: the most tokens per sequence (None: no bound)}
 CLUSTER_LONG_MAX_TOKENS = {128: None, 256: 8192}
 PAIR_HEAD_DIMS = (256,)  # head dims whose tensor-core calls run the warp-pair build (dim_warps=2)
+# Warp-pair builds at these head dims whose stage is one page slice load it with wide boxes (5-D tensor maps, one TMA
+# load per slice for all its 64-dim parts): bit-identical, and on the H200 (cold, p50, interleaved, three rounds;
+# data/runs/20261202T184700Z-decode_issue_anatomy) faster at every d256 point measured: the seed call -0.7 to -1.1 %
+# (in a CUDA graph 6.29 -> 6.07 us), 1 x 8k -0.2 to -1.5 %, 8 x 32k -0.1 to -0.45 %, 64 x 1k -0.5 %, 256 x 1k -0.4 %.
+# At head_dim 128 (half the loads) short calls ran level to +2 %, so not there.
+WIDE_BOX_HEAD_DIMS = (256,)
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
 # K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not
 # write back the dirty lines it would evict (the memset flush's, or a previous kernel's). H200, cold, p50
@@ -209,9 +215,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     cluster): the call's last ``tail_units`` units run in ``tail_splits`` splits each, more than the others'
     ``splits``, after those have started (an A/B knob: the plan itself does not split tails). ``persistent`` (tensor
     cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring
-    across them. ``wide_boxes`` (tensor cores; an A/B knob the plan leaves off): whatever build the plan picks, with
-    5-D tensor maps, so one TMA load takes a page slice's every 64-dim part (half the loads at head_dim 128, a quarter
-    at 256)."""
+    across them. ``wide_boxes`` (tensor cores): whatever build the plan picks, with 5-D tensor maps, so one TMA load
+    takes a page slice's every 64-dim part (half the loads at head_dim 128, a quarter at 256); None: on for the
+    warp-pair builds of ``WIDE_BOX_HEAD_DIMS`` whose stage is one page slice, False: off."""
     if tail_units is not None or tail_splits is not None:
         _check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
@@ -306,6 +312,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
                                 "block) units)")
         kb = dataclasses.replace(kb, tail_splits=tail_splits)
+    if wide_boxes is None:  # the plan's head_dim 256 builds: warp pairs over stages of one page slice
+        wide_boxes = (kb.variant == "mma" and g.head_dim in WIDE_BOX_HEAD_DIMS and kb.dim_warps > 1
+                      and kb.tokens_per_stage == kb.box_rows)
     if wide_boxes:
         if kb.variant != "mma":
             raise ArgumentError(f"wide_boxes: the tensor-core (mma) kernel's loads; this call builds {kb.variant}")
