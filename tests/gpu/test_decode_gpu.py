@@ -221,6 +221,29 @@ def test_wide_boxes_match_exact_attention_and_the_4d_loads_bit_for_bit(name, spl
                               wide.out, equal_nan=True)
 
 
+@pytest.mark.parametrize(("name", "splits", "build"), [
+    ("g1_d128_p16", 3, dict(stages=3)),  # 4 page slices per stage, ragged lengths 1 / 16 / 17 / 191
+    ("g1_d128_p16", 1, dict(warps=8, stages=1)),  # a one-stage ring: every stage a refill
+    ("g4_d128_p64_long", None, {}),  # 2 x 8k: the plan's 16 splits of the 4-warp build, 3 stages, on request
+    ("g8_d128_p32", 2, dict(warps=8, stages=2, cluster=True)),  # the clustered pair
+    ("g6_d256_interleaved", 3, dict(stages=3, wide_boxes=False))])  # the seed's pool, 4-D loads of warp pairs
+def test_page_prefetch_matches_exact_attention_and_the_plain_refills_bit_for_bit(name, splits, build):
+    """Thread 0 loading each refill's page ids a stage ahead puts the same pages in the same stages: exact attention
+    within the bound, the same bits as the build without it, and timed calls (cold, graph) that write the same
+    output."""
+    g, lens = CASES[name]
+    x = make_inputs(g, seq_lens=lens, seed=37)
+    ahead = run_decode(x, splits=splits, page_prefetch=True, **build)
+    assert ahead.plan["page_prefetch"] is True
+    _check(x, ahead)
+    plain = run_decode(x, splits=splits, page_prefetch=False, **build)
+    assert "page_prefetch" not in plain.plan
+    assert np.array_equal(ahead.out, plain.out, equal_nan=True)
+    for mode in ("cold", "graph"):
+        assert np.array_equal(run_decode(x, splits=splits, page_prefetch=True, iterations=3, mode=mode, **build).out,
+                              ahead.out, equal_nan=True)
+
+
 @pytest.mark.parametrize(("head_dim", "stages"), [(128, 1), (128, 3), (256, 2)])
 def test_persistent_ctas_walk_many_short_units(head_dim, stages):
     """More units than CTAs, of 1 to 5 stages (sequences of 1, 63, 64, 65, 200, 300 tokens) and row blocks without

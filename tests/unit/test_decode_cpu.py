@@ -272,10 +272,10 @@ def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_d
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "head_dim", "heads_kv", "label"), [
-    (1, 1024, 128, 8, "mma w8s1ef cl8"),   # short: one 128-token stage per CTA (two 4-warp CTAs per SM had kept it out)
-    (1, 2048, 128, 8, "mma w8s2ef cl8"),   # a stage per 128 tokens of a split, up to 3
-    (1, 8192, 128, 8, "mma w8s3ef cl8"),
-    (1, 32768, 128, 8, "mma w8s3ef cl8"),
+    (1, 1024, 128, 8, "mma w8s1ef cl8 pp"),  # short: one 128-token stage per CTA (two 4-warp CTAs per SM kept it out)
+    (1, 2048, 128, 8, "mma w8s2ef cl8 pp"),  # a stage per 128 tokens of a split, up to 3; page ids a stage ahead
+    (1, 8192, 128, 8, "mma w8s3ef cl8 pp"),
+    (1, 32768, 128, 8, "mma w8s3ef cl8 pp"),
     (1, 1024, 256, 8, "mma w8d2s2ef cl8 wide"),  # short at head_dim 256: warp pairs, the split's two stages at once
     (1, 8192, 256, 8, "mma w8d2s3ef cl8 wide"),  # at head_dim 256 up to 8k tokens (with the partials pushed)
     (1, 32768, 256, 8, "mma w8d2s2 wide"),  # longer: 16 splits without a cluster (1 x 32k lost 3.5-5 %)
@@ -291,11 +291,12 @@ def test_call_plan_runs_a_few_units_as_clusters_of_8(batch, kv_len, head_dim, he
     assert kernel_label(plan.kernel) == label
     if "cl8" in label:
         assert (plan.splits, plan.ctas_per_sm, plan.cluster_resident_ctas) == (8, 1, 120)
-        assert describe_plan(plan).endswith("splits combined in a cluster of 8, K/V L2 evict_first, PDL"
-                                            + (", one TMA load per page slice (wide boxes)" if head_dim == 256 else ""))
+        assert describe_plan(plan).endswith("splits combined in a cluster of 8, K/V L2 evict_first, PDL, "
+                                            + ("one TMA load per page slice (wide boxes)" if head_dim == 256
+                                               else "page ids a stage ahead"))
     assert plan_call(g, sms=132, splits=16).kernel.cluster_splits == 0  # a count given keeps its default build
     if batch == 2:  # a GPU that holds all 128 clustered CTAs at once takes them
-        assert kernel_label(plan_call(g, sms=132, cluster_fit={2: 132, 4: 128, 8: 128}).kernel) == "mma w8s3ef cl8"
+        assert kernel_label(plan_call(g, sms=132, cluster_fit={2: 132, 4: 128, 8: 128}).kernel) == "mma w8s3ef cl8 pp"
 
 
 def test_the_clusters_of_8_stand_aside_for_build_knobs_and_longer_queries():
@@ -308,7 +309,7 @@ def test_the_clusters_of_8_stand_aside_for_build_knobs_and_longer_queries():
     assert plan_call(geometry_for(1, 8192, max_q_len=4)).kernel.cluster_splits == 0
     assert plan_call(geometry_for(1, 1024, max_q_len=4)).kernel.cluster_splits == 0
     asked = plan_call(g, cluster=True)
-    assert (kernel_label(asked.kernel), asked.splits) == ("mma w8s3ef cl8", 8)
+    assert (kernel_label(asked.kernel), asked.splits) == ("mma w8s3ef cl8 pp", 8)
     with pytest.raises(ArgumentError, match=r"this call has 16 split\(s\) \(variant mma\); give it 2, 4 or 8"):
         plan_call(g, cluster=True, splits=16)
 
@@ -413,7 +414,8 @@ def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geomet
     g = DecodeGeometry(**geometry, layout=layout)
     plain, wide = plan_call(g, wide_boxes=False), plan_call(g, wide_boxes=True)
     assert plan_call(g) == (wide if g.head_dim == 256 else plain)  # the plan's own choice: wide at head_dim 256
-    assert dataclasses.replace(wide.kernel, wide_boxes=False) == plain.kernel
+    # the same build, its loads aside: page ids ahead (the 8-warp d128 plans) take 4-D loads, so wide boxes drop them
+    assert dataclasses.replace(wide.kernel, wide_boxes=False) == dataclasses.replace(plain.kernel, page_prefetch=False)
     assert (wide.splits, wide.ctas_per_sm, wide.pdl) == (plain.splits, plain.ctas_per_sm, plain.pdl)
     assert kernel_label(wide.kernel) == (label or kernel_label(plain.kernel) + " wide")
     assert "wide boxes" in describe_plan(wide) and "wide" not in describe_plan(plain)
@@ -452,6 +454,50 @@ def test_wide_boxes_refuse_the_cuda_core_build_and_pairs_over_short_pages():
 def test_the_plan_leaves_wide_boxes_off_where_they_were_not_measured_faster(geometry, knobs):
     plan = plan_call(geometry, **knobs)
     assert not plan.kernel.wide_boxes and "wide" not in kernel_label(plan.kernel), describe_plan(plan)
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "head_dim", "label"), [
+    (1, 8192, 128, "mma w8s3ef cl8 pp"), (8, 1024, 128, "mma w8s2ef cl2 pp"), (8, 32768, 128, "mma w8s2 cl2 pp"),
+    (64, 1024, 128, "mma w4s1c1"),  # 4 one-stage CTAs per SM: page ids ahead would cost one (128 -> 154 registers)
+    (2, 8192, 128, "mma w4s3ef"),  # 4-warp builds: not measured with it
+    (1, 8192, 256, "mma w8d2s3ef cl8 wide"), (64, 1024, 256, "mma w8d2s2 P wide")])  # wide boxes; persistent CTAs
+def test_the_plan_loads_page_ids_a_stage_ahead_in_its_8_warp_head_dim_128_builds(batch, kv_len, head_dim, label,
+                                                                                   tmp_path):
+    """Where the plan runs one 8-warp CTA per SM at head_dim 128, thread 0 loads each refill's page ids a stage ahead;
+    page_prefetch=0 gives the same build without (for an A/B), and the manifest validates offline."""
+    g = geometry_for(batch, kv_len, head_dim=head_dim)
+    plan = plan_call(g)
+    assert kernel_label(plan.kernel) == label
+    if not plan.kernel.page_prefetch:
+        assert "page_prefetch" not in plan.to_dict() and "page ids" not in describe_plan(plan)
+        if label == "mma w4s1c1":
+            from labkit.workloads.decode.plan import occupancy
+
+            assert occupancy(dataclasses.replace(plan.kernel, page_prefetch=True)) < plan.ctas_per_sm
+        return
+    plain = plan_call(g, page_prefetch=False)
+    assert dataclasses.replace(plan.kernel, page_prefetch=False) == plain.kernel
+    assert (plan.splits, plan.ctas_per_sm, plan.pdl) == (plain.splits, plain.ctas_per_sm, plain.pdl)
+    assert plan.to_dict()["page_prefetch"] is True and describe_plan(plan).endswith("page ids a stage ahead")
+    path = build_plan(g, plan, tmp_path)
+    res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
+    assert res.ok, [str(i) for i in res.issues]
+    assert "_pp_" in " ".join(p.name for p in tmp_path.glob("*.cubin"))
+    from labkit.workloads.decode.bench import parse_build
+
+    assert parse_build("page_prefetch=0") == {"page_prefetch": False}
+
+
+def test_page_prefetch_refuses_wide_boxes_persistent_ctas_and_the_cuda_core_build():
+    with pytest.raises(ArgumentError, match=r"^page_prefetch: the per-unit tensor-core \(mma\) build's 4-D loads; this "
+                                            r"call loads wide boxes$"):
+        plan_call(geometry_for(1, 8192, head_dim=256), page_prefetch=True)
+    with pytest.raises(ArgumentError, match="this call runs persistent CTAs$"):
+        plan_call(geometry_for(64, 1024, head_dim=256), page_prefetch=True, wide_boxes=False)
+    with pytest.raises(ArgumentError, match="this call builds fma$"):
+        plan_call(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8), page_prefetch=True)
+    four_d = plan_call(geometry_for(1, 8192, head_dim=256), page_prefetch=True, wide_boxes=False)  # on request
+    assert kernel_label(four_d.kernel) == "mma w8d2s3ef cl8 pp"
 
 
 def test_call_plan_keeps_what_the_caller_gives():

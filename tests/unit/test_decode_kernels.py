@@ -1,6 +1,6 @@
 """The decode kernels' compile-time switches: without the timeline switch the machine code is the kernel without
 the recorder (with it, per-CTA records at byte 352 of the same 384-byte parameter block); without tail splits
-and a CTAs-per-SM bound, the kernel without that code."""
+and a CTAs-per-SM bound, persistent CTAs, wide boxes or page ids ahead, the kernel without that code."""
 
 import re
 
@@ -171,3 +171,38 @@ def test_wide_boxes_refuse_warp_pairs_over_pages_shorter_than_a_stage():
     src = kernel_path(decode_package.__file__, kb.source)
     with pytest.raises(CompileError, match="wide boxes: dim pairs only where a stage is one box"):
         compile_cubin(src, arch="sm_90", options=(*kb.options(), "-DWIDE_BOXES=1"))
+
+
+def _without_page_prefetch(source_text: str, header_text: str) -> str:
+    """The tensor-core kernel with its header inlined and the page-ids-ahead blocks taken out."""
+    text = _without_switch(source_text.replace('#include "paged_decode.cuh"', header_text), "PAGE_PREFETCH")
+    assert "load_stage_pages" not in text and "next_pages" not in text
+    return text
+
+
+@pytest.mark.parametrize("knobs", [dict(stages=1, qk_chains=1), dict(warps=8, stages=3, cluster_splits=8),
+                                   dict(warps=8, dim_warps=2, stages=3), dict(stages=3, page_size=16)],
+                         ids=["one-stage", "cluster", "pairs", "page16"])
+def test_tensor_core_kernel_without_page_prefetch_is_the_code_without_it(knobs):
+    """Page ids a stage ahead live in preprocessor blocks: builds without them compile to the machine code of the
+    source without those blocks (the measured builds keep their timings), and with them to other code; they take 4-D
+    loads and per-unit CTAs only."""
+    import dataclasses
+
+    page = knobs.pop("page_size", 64)
+    g = DecodeGeometry(64, 32, 8, 256 if knobs.get("dim_warps") == 2 else 128, page, 16 * 64 // page, 1024)
+    cluster = knobs.pop("cluster_splits", 0)
+    kb = dataclasses.replace(kernel_build(g, variant="mma", **knobs), cluster_splits=cluster)
+    src = kernel_path(decode_package.__file__, kb.source)
+    header = src.with_name("paged_decode.cuh").read_text()
+    now = compile_cubin(src, arch="sm_90", options=kb.options())
+    bare = compile_cubin(src, arch="sm_90", options=kb.options(), code=_without_page_prefetch(src.read_text(), header))
+    assert _text(now.image) == _text(bare.image)
+    ahead = dataclasses.replace(kb, page_prefetch=True)
+    assert "-DPAGE_PREFETCH=1" in ahead.options()
+    assert _text(compile_cubin(src, arch="sm_90", options=ahead.options()).image) != _text(now.image)
+    for other in ("-DWIDE_BOXES=1", "-DPERSISTENT=1"):
+        if other == "-DWIDE_BOXES=1" and kb.dim_warps > 1 and kb.tokens_per_stage != kb.box_rows:
+            continue
+        with pytest.raises(CompileError, match="page prefetch: per-unit CTAs with 4-D boxes"):
+            compile_cubin(src, arch="sm_90", options=(*ahead.options(), other))

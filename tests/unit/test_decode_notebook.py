@@ -57,5 +57,5 @@ def test_notebook_03_live_on_a_faked_gpu(tmp_path, monkeypatch):
     assert set(table["peers_not_run"]) == {"fa3: fa3_fwd: not importable (test)"}
     rows = ns["sweep_splits"]
     pick = [r for r in rows if r["heuristic"]]
-    assert len(pick) == 1 and pick[0]["splits"] == 2 and pick[0]["kernel"] == "mma w8s2 cl2"  # the plan's own call
+    assert len(pick) == 1 and pick[0]["splits"] == 2 and pick[0]["kernel"] == "mma w8s2 cl2 pp"  # the plan's own call
     assert (8, 8192, None) in asked and all(s in (None, *range(1, 257)) for _, _, s in asked)

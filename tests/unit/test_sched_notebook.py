@@ -122,8 +122,8 @@ def test_notebook_04_live_on_a_faked_gpu_then_recorded(tmp_path, monkeypatch):
     gantt = labkit.sched.Timeline.from_dict(json.loads(gantt_json))
     assert gantt.ctas_per_sm == int(live["occ"]["ctas_per_sm"].iloc[-1]) == 1
     # and the charts of that call name it; the table names each point's build
-    assert live["decode_call"] == "2 splits, mma w8s2 cl2"
-    assert list(dec["kernel"]) == ["mma w4s3"] * 3 + ["mma w8s3ef cl8", "mma w8s2 cl2", "mma w4s1c1"]
+    assert live["decode_call"] == "2 splits, mma w8s2 cl2 pp"
+    assert list(dec["kernel"]) == ["mma w4s3"] * 3 + ["mma w8s3ef cl8 pp", "mma w8s2 cl2 pp", "mma w4s1c1"]
 
     monkeypatch.setattr(labkit.session, "gpu_status", lambda: (False, "no GPU (test)"))
     monkeypatch.setattr(sched, "_sage2_plan", lambda shape: pytest.fail("recorded mode must not launch"))

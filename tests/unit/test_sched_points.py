@@ -118,7 +118,7 @@ def test_decode_point_uses_the_decode_timeline_api_with_the_models_split_count(m
     p = sched.decode_point(8, 8192, None, launches=1)
     assert calls == [None] and p["heuristic_splits"] == p["splits"] == 2  # the plan's own call: 2 splits, a cluster
     assert p["ctas"] == p["splits"] * 8 * 8 and p["measured_slot_efficiency"] == pytest.approx(p["wave_efficiency"])
-    assert p["slots"] == 132 and p["kernel"] == "mma w8s2 cl2"  # one 8-warp CTA per SM, as the plan runs it
+    assert p["slots"] == 132 and p["kernel"] == "mma w8s2 cl2 pp"  # one 8-warp CTA per SM, as the plan runs it
     p2 = sched.decode_point(8, 8192, 2, launches=1)  # 2 splits asked for: the 4-warp build, two CTAs per SM
     assert calls[-1] == 2 and p2["splits"] == 2 and p2["slots"] == 264 and p2["kernel"] == "mma w4s3"
     assert p2["measured_slot_efficiency"] == pytest.approx(p2["wave_efficiency"])

@@ -210,7 +210,8 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
             f"{'_ef' if kb.kv_evict_first else ''}"
             f"{f'_c{kb.cluster_splits}' if kb.cluster_splits > 1 else ''}"
             f"{f'_t{kb.tail_splits}' if kb.tail_splits > 1 else ''}{'_persistent' if kb.persistent_ctas else ''}"
-            f"{'_wide' if kb.wide_boxes else ''}{'_timeline' if kb.timeline else ''}_{arch}.cubin")
+            f"{'_wide' if kb.wide_boxes else ''}{'_pp' if kb.page_prefetch else ''}{'_timeline' if kb.timeline else ''}"
+            f"_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"

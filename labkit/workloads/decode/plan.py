@@ -66,9 +66,10 @@ from dataclasses import dataclass
 from ..._text import counted
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
+from .loads import choose_loads
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
-             "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes")
+             "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes", "page_prefetch")
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
@@ -90,12 +91,6 @@ CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each f
 # {head_dim: the most tokens per sequence (None: no bound)}
 CLUSTER_LONG_MAX_TOKENS = {128: None, 256: 8192}
 PAIR_HEAD_DIMS = (256,)  # head dims whose tensor-core calls run the warp-pair build (dim_warps=2)
-# Warp-pair builds at these head dims whose stage is one page slice load it with wide boxes (5-D tensor maps, one TMA
-# load per slice for all its 64-dim parts): bit-identical, and on the H200 (cold, p50, interleaved, three rounds;
-# data/runs/20261202T184700Z-decode_issue_anatomy) faster at every d256 point measured: the seed call -0.7 to -1.1 %
-# (in a CUDA graph 6.29 -> 6.07 us), 1 x 8k -0.2 to -1.5 %, 8 x 32k -0.1 to -0.45 %, 64 x 1k -0.5 %, 256 x 1k -0.4 %.
-# At head_dim 128 (half the loads) short calls ran level to +2 %, so not there.
-WIDE_BOX_HEAD_DIMS = (256,)
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
 # K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not
 # write back the dirty lines it would evict (the memset flush's, or a previous kernel's). H200, cold, p50
@@ -165,8 +160,9 @@ class CallPlan:
         tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
         persistent = {"persistent_ctas": k.persistent_ctas} if k.persistent_ctas else {}
         wide = {"wide_boxes": True} if k.wide_boxes else {}
+        ahead = {"page_prefetch": True} if k.page_prefetch else {}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
-                "qk_chains": k.qk_chains, **persistent, **wide,
+                "qk_chains": k.qk_chains, **persistent, **wide, **ahead,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
                 "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl, **tail}
 
@@ -178,7 +174,8 @@ def describe_plan(plan: CallPlan) -> str:
               "K/V L2 evict_first" if k.kv_evict_first else "", "PDL" if plan.pdl else "",
               f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else "",
               f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else "",
-              "one TMA load per page slice (wide boxes)" if k.wide_boxes else ""]
+              "one TMA load per page slice (wide boxes)" if k.wide_boxes else "",
+              "page ids a stage ahead" if k.page_prefetch else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     head = [counted(plan.splits, "split"), f"{warps} x {counted(k.stages, 'stage')}",
             f"{counted(plan.ctas_per_sm, 'CTA')} per SM"]
@@ -207,8 +204,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
-              persistent: bool | None = None, wide_boxes: bool | None = None, timeline: bool = False,
-              cluster_fit: Mapping[int, int] | None = None) -> CallPlan:
+              persistent: bool | None = None, wide_boxes: bool | None = None, page_prefetch: bool | None = None,
+              timeline: bool = False, cluster_fit: Mapping[int, int] | None = None) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice. ``cluster_fit``: {cluster size: CTAs in such clusters the GPU holds at once}, as the GPU
     answered (None: ``cluster_ctas``'s table). ``tail_units`` and ``tail_splits`` (together, tensor cores, no
@@ -217,7 +214,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring
     across them. ``wide_boxes`` (tensor cores): whatever build the plan picks, with 5-D tensor maps, so one TMA load
     takes a page slice's every 64-dim part (half the loads at head_dim 128, a quarter at 256); None: on for the
-    warp-pair builds of ``WIDE_BOX_HEAD_DIMS`` whose stage is one page slice, False: off."""
+    warp-pair builds of ``loads.WIDE_BOX_HEAD_DIMS`` whose stage is one page slice, False: off. ``page_prefetch``
+    (tensor cores, 4-D boxes, per-unit CTAs): thread 0 loads each refill's page ids a stage ahead; None: on for the
+    8-warp builds of ``loads.PAGE_PREFETCH_HEAD_DIMS`` where it keeps the CTAs per SM, False: off."""
     if tail_units is not None or tail_splits is not None:
         _check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
@@ -312,17 +311,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
                                 "block) units)")
         kb = dataclasses.replace(kb, tail_splits=tail_splits)
-    if wide_boxes is None:  # the plan's head_dim 256 builds: warp pairs over stages of one page slice
-        wide_boxes = (kb.variant == "mma" and g.head_dim in WIDE_BOX_HEAD_DIMS and kb.dim_warps > 1
-                      and kb.tokens_per_stage == kb.box_rows)
-    if wide_boxes:
-        if kb.variant != "mma":
-            raise ArgumentError(f"wide_boxes: the tensor-core (mma) kernel's loads; this call builds {kb.variant}")
-        if kb.dim_warps > 1 and kb.tokens_per_stage != kb.box_rows:
-            raise ArgumentError(f"wide_boxes: warp pairs that split head_dim need a stage of one page slice; this "
-                                f"build's {kb.tokens_per_stage}-token stages take {g.page_size}-token pages")
-        kb = dataclasses.replace(kb, wide_boxes=True)
-        per_sm = occupancy(kb, arch)
+    kb = choose_loads(g, kb, lambda k: occupancy(k, arch), wide_boxes, page_prefetch)
+    per_sm = occupancy(kb, arch)
     if (kb.tail_splits or kb.timeline) and kb.variant == "mma" and per_sm > 1:
         # the tail mapping (8 x 8k d128: 150 -> 168 registers) and the timeline's stamps (64 x 1k d128: 128 -> 158,
         # 4 -> 3 CTAs per SM) cost registers; __launch_bounds__ keeps the plain build's CTAs per SM, so an A/B or a

@@ -172,6 +172,45 @@ __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* 
     }
 }
 
+// PAGE_PREFETCH 1 (paged_decode_mma.cu): a refill whose page ids thread 0 loaded a stage earlier, so their L2 round trip
+// is off the issuing thread's path (4-D boxes). The same loads in the same order as load_stage.
+#ifndef PAGE_PREFETCH
+#define PAGE_PREFETCH 0
+#endif
+#if PAGE_PREFETCH
+__device__ __forceinline__ void load_stage_pages(const Params& p, unsigned long long* bar, unsigned char* stage, int head,
+                                                 const int (&pages)[BOXES], int tok0) {
+    // PHASE: tma_issue
+    unsigned long long policy = 0;
+    if constexpr (KV_EVICT_FIRST != 0) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                 ::"r"(smem_addr(bar)), "r"(STAGE_BYTES) : "memory");
+    const TensorMap* maps[2] = {&p.k_map, &p.v_map};
+#pragma unroll
+    for (int bx = 0; bx < BOXES; ++bx) {
+        const int tok = tok0 + bx * BOX_ROWS, page = pages[bx];
+#pragma unroll
+        for (int t = 0; t < 2; ++t)
+#pragma unroll
+            for (int part = 0; part < PARTS; ++part) {
+                unsigned char* dst = stage + t * TILE_ELEMS * 2 + (part * TOKENS_PER_STAGE + bx * BOX_ROWS) * 128;
+                if constexpr (KV_EVICT_FIRST != 0)
+                    asm volatile(
+                        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+                        " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
+                        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64),
+                          "r"(tok % PAGE_SIZE), "r"(head), "r"(page), "r"(smem_addr(bar)), "l"(policy) : "memory");
+                else
+                    asm volatile(
+                        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                        " [%0], [%1, {%2, %3, %4, %5}], [%6];"
+                        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64),
+                          "r"(tok % PAGE_SIZE), "r"(head), "r"(page), "r"(smem_addr(bar)) : "memory");
+            }
+    }
+}
+#endif
+
 __device__ __forceinline__ void wait_bar(unsigned long long* bar, unsigned parity) {
     // PHASE: wait_kv
     unsigned ready = 0;

@@ -37,9 +37,13 @@
 // load takes a page slice's every 64-dim part and a tile is [box][part][rows][128 B] (paged_decode.cuh). Bit-identical;
 // on the H200 0.1-1.5 % faster at head_dim 256 (the seed call in a graph 6.29 -> 6.07 us), level to +2 % at the short
 // head_dim 128 calls (data/runs/20261202T184700Z-decode_issue_anatomy).
+// PAGE_PREFETCH 1 (the plan's 8-warp head_dim 128 builds; labkit.workloads.decode.plan): thread 0 loads a refill's page
+// ids one stage ahead, right after issuing the refill before it, so their L2 round trip overlaps the math. Bit-identical;
+// on the H200 1 x 8k d128 -1.8 to -3.5 % cold (in a CUDA graph 14.9 -> 12.2 us), 8 x 1k -1.5 to -3.1 %, 1 x 32k and
+// 8 x 8k -0.6 to -1.5 % (data/runs/20261202T214400Z-decode_page_prefetch).
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
-// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, WIDE_BOXES, LABKIT_TIMELINE and KV_EVICT_FIRST
-// (paged_decode.cuh).
+// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, WIDE_BOXES, PAGE_PREFETCH, LABKIT_TIMELINE and
+// KV_EVICT_FIRST (paged_decode.cuh).
 // Launch: grid (splits, heads_kv x row blocks, batch), or (head units x head_splits + tail units x TAIL_SPLITS) with
 // TAIL_SPLITS, or (CTAs) with PERSISTENT; block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge) (PERSISTENT:
 // 1024 + STAGES * (stage + q rows) + merge).
@@ -78,6 +82,9 @@
 #endif
 #ifndef WIDE_BOXES  // 1: 5-D tensor maps; one TMA load per page slice takes every 64-dim part (paged_decode.cuh)
 #define WIDE_BOXES 0
+#endif
+#ifndef PAGE_PREFETCH  // 1: thread 0 loads each refill's page ids a stage ahead (paged_decode.cuh)
+#define PAGE_PREFETCH 0
 #endif
 #ifndef QK_CHAINS  // 2: odd k-steps of Q K^T accumulate apart (shorter dependent chains, more registers)
 #define QK_CHAINS 2
@@ -124,6 +131,7 @@ static_assert(TAIL_SPLITS == 0 || (TAIL_SPLITS >= 2 && TAIL_SPLITS <= 16 && CLUS
               "tail splits: 2..16, without split clusters");
 static_assert(DIM_WARPS == 1 || (DIM_WARPS == 2 && WARPS == 8 && KEYS_PER_WARP == 16), "dim pairs: 8 warps, 16 keys");
 static_assert(!WIDE_BOXES || BOXES == 1 || DIM_WARPS == 1, "wide boxes: dim pairs only where a stage is one box");
+static_assert(!PAGE_PREFETCH || (!WIDE_BOXES && !PERSISTENT), "page prefetch: per-unit CTAs with 4-D boxes");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
 #include "paged_decode.cuh"
@@ -372,6 +380,19 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                        valid_pages);
     }
     constexpr int stream0 = 0;
+#if PAGE_PREFETCH
+    // thread 0 loads the next refill's page ids right after issuing a refill: their L2 round trip (0.11 of a refill's
+    // ~0.45 us at 1 x 8k d128) overlaps the next stage's math instead of holding the issue
+    int next_pages[BOXES];
+    auto fetch_pages = [&](int stage_index) {
+#pragma unroll
+        for (int bx = 0; bx < BOXES; ++bx) {
+            const int j = (stage_index * TOKENS_PER_STAGE + bx * BOX_ROWS) / PAGE_SIZE;
+            next_pages[bx] = j < valid_pages ? table[j] : -1;  // past the sequence: an all-OOB box, zero filled
+        }
+    };
+    if (threadIdx.x == 0 && STAGES < my_stages) fetch_pages(stage_begin + STAGES);
+#endif
 #endif
 #if CLUSTER_SPLITS > 1
     if (threadIdx.x == 0) {  // after the first stages are asked for: the peers push only after their stage loops
@@ -578,9 +599,17 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 #if PERSISTENT
         if (threadIdx.x == 0) produce();
 #else
+#if PAGE_PREFETCH
+        if (threadIdx.x == 0 && it + STAGES < my_stages) {
+            load_stage_pages(p, &full[s], smem + s * SLOT_BYTES, hkv, next_pages,
+                             (stage_begin + it + STAGES) * TOKENS_PER_STAGE);
+            if (it + STAGES + 1 < my_stages) fetch_pages(stage_begin + it + STAGES + 1);
+        }
+#else
         if (threadIdx.x == 0 && it + STAGES < my_stages)
             load_stage(p, &full[s], smem + s * SLOT_BYTES, hkv, table,
                        (stage_begin + it + STAGES) * TOKENS_PER_STAGE, valid_pages);
+#endif
 #endif
     }
 

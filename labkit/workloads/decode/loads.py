@@ -1,0 +1,58 @@
+"""How a call's build loads its K/V stages: wide boxes (one 5-D TMA load per page slice) and page ids a stage ahead.
+
+Both are build knobs with a default the plan applies last, once the build, its splits and its CTAs per SM are chosen
+(``labkit.workloads.decode.plan.plan_call``); both are bit-identical to the loads they replace.
+"""
+
+import dataclasses
+from collections.abc import Callable
+
+from ...errors import ArgumentError
+from .geometry import DecodeGeometry, KernelBuild
+
+# Warp-pair builds at these head dims whose stage is one page slice load it with wide boxes (5-D tensor maps, one TMA
+# load per slice for all its 64-dim parts): on the H200 (cold, p50, interleaved, three rounds;
+# data/runs/20261202T184700Z-decode_issue_anatomy) faster at every d256 point measured: the seed call -0.7 to -1.1 %
+# (in a CUDA graph 6.29 -> 6.07 us), 1 x 8k -0.2 to -1.5 %, 8 x 32k -0.1 to -0.45 %, 64 x 1k -0.5 %, 256 x 1k -0.4 %.
+# At head_dim 128 (half the loads) short calls ran level to +2 %, so not there.
+WIDE_BOX_HEAD_DIMS = (256,)
+# The 8-warp builds at these head dims (one CTA per SM: the batch-1 clusters of 8, the clustered pairs) load each
+# refill's page ids a stage ahead where that costs no CTA per SM: thread 0's refills held it ~0.45 us each, 0.11 of
+# that the page ids' L2 round trip (data/runs/20261202T213800Z-decode_refill_parts). On the H200 (cold, p50,
+# interleaved, three rounds, two machines; data/runs/20261202T214400Z-decode_page_prefetch) 1 x 8k d128 -1.8 to -3.5 %
+# and -1.2 to -1.9 %, 8 x 1k -1.5 to -3.1 % and +0.3 to -1.6 %, 8 x 8k / 8 x 32k -0.6 to -1.0 %, 1 x 1k -0.3 to -0.5 %,
+# 1 x 4k level, 1 x 32k -0.8 to -1.5 % on one machine and +0.2 to +1.1 % on the other. The 4-warp one-stage builds of
+# large calls would lose a CTA per SM to it (128 -> 154 registers); at head_dim 256 the wide boxes stay (4-D loads
+# with page ids ahead: 1 x 8k -0.7 to -1.4 % against them, the seed call in a CUDA graph +2 %).
+PAGE_PREFETCH_HEAD_DIMS = (128,)
+
+
+def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[KernelBuild], int],
+                 wide_boxes: bool | None, page_prefetch: bool | None) -> KernelBuild:
+    """``kb`` with its loads: each knob as given (True / False), or None for the default above. ``ctas_per_sm`` is the
+    plan's occupancy of a build, so page ids ahead are taken only where they keep it.
+
+    Raises:
+        ArgumentError: a knob the build cannot take, in one line.
+    """
+    if wide_boxes is None:  # warp pairs over stages of one page slice
+        wide_boxes = (kb.variant == "mma" and g.head_dim in WIDE_BOX_HEAD_DIMS and kb.dim_warps > 1
+                      and kb.tokens_per_stage == kb.box_rows)
+    if wide_boxes:
+        if kb.variant != "mma":
+            raise ArgumentError(f"wide_boxes: the tensor-core (mma) kernel's loads; this call builds {kb.variant}")
+        if kb.dim_warps > 1 and kb.tokens_per_stage != kb.box_rows:
+            raise ArgumentError(f"wide_boxes: warp pairs that split head_dim need a stage of one page slice; this "
+                                f"build's {kb.tokens_per_stage}-token stages take {g.page_size}-token pages")
+        kb = dataclasses.replace(kb, wide_boxes=True)
+    if page_prefetch is None:  # the 8-warp builds, one CTA per SM, where it costs no occupancy
+        page_prefetch = (kb.variant == "mma" and g.head_dim in PAGE_PREFETCH_HEAD_DIMS and kb.warps == 8
+                         and kb.dim_warps == 1 and not kb.wide_boxes and not kb.persistent_ctas
+                         and ctas_per_sm(dataclasses.replace(kb, page_prefetch=True)) == ctas_per_sm(kb))
+    if page_prefetch:
+        if kb.variant != "mma" or kb.wide_boxes or kb.persistent_ctas:
+            what = ("builds " + kb.variant if kb.variant != "mma" else
+                    "loads wide boxes" if kb.wide_boxes else "runs persistent CTAs")
+            raise ArgumentError(f"page_prefetch: the per-unit tensor-core (mma) build's 4-D loads; this call {what}")
+        kb = dataclasses.replace(kb, page_prefetch=True)
+    return kb
