@@ -175,7 +175,7 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
 
 # what a recorded measurement depends on: the CUDA sources and the plans that choose the builds and launches
 KERNEL_PATHS = (":(glob)labkit/**/*.cu", ":(glob)labkit/**/*.cuh", "labkit/workloads/decode/plan.py",
-                "labkit/workloads/sage2/schedule.py")
+                "labkit/workloads/decode/loads.py", "labkit/workloads/sage2/schedule.py")
 
 
 def kernel_commits_since(sha: str) -> int | None:
