@@ -137,6 +137,27 @@ def test_timeline_build_keeps_the_plans_ctas_per_sm_without_spills(tmp_path, mon
         assert "0 bytes spill stores, 0 bytes spill loads" in cubin.log, cubin.log
 
 
+def _switch_is_its_blocks(knobs: dict, field: str, without) -> tuple:
+    """The mma build of ``knobs`` (``cluster_splits``, ``page_size`` popped) compiles to the machine code of its source
+    with ``without(source, header)`` applied, and with ``field`` on to other code; returns (the build with it on, the
+    source's path)."""
+    import dataclasses
+
+    page = knobs.pop("page_size", 64)
+    g = DecodeGeometry(64, 32, 8, 256 if knobs.get("dim_warps") == 2 else 128, page, 16 * 64 // page, 1024)
+    cluster = knobs.pop("cluster_splits", 0)
+    kb = dataclasses.replace(kernel_build(g, variant="mma", **knobs), cluster_splits=cluster)
+    src = kernel_path(decode_package.__file__, kb.source)
+    header = src.with_name("paged_decode.cuh").read_text()
+    now = compile_cubin(src, arch="sm_90", options=kb.options())
+    bare = compile_cubin(src, arch="sm_90", options=kb.options(), code=without(src.read_text(), header))
+    assert _text(now.image) == _text(bare.image)
+    on = dataclasses.replace(kb, **{field: True})
+    assert f"-D{field.upper()}=1" in on.options()
+    assert _text(compile_cubin(src, arch="sm_90", options=on.options()).image) != _text(now.image)
+    return on, src
+
+
 def _without_wide_boxes(source_text: str, header_text: str) -> str:
     """The tensor-core kernel with its header inlined and the wide-box (5-D tensor map) blocks taken out."""
     text = _without_switch(source_text.replace('#include "paged_decode.cuh"', header_text), "WIDE_BOXES")
@@ -149,19 +170,7 @@ def _without_wide_boxes(source_text: str, header_text: str) -> str:
 def test_tensor_core_kernel_without_wide_boxes_is_the_code_without_them(knobs):
     """Wide boxes live in preprocessor blocks: builds without them compile to the machine code of the source without
     those blocks (measured builds keep their timings), and with them to other code."""
-    import dataclasses
-
-    g = DecodeGeometry(64, 32, 8, 256 if knobs.get("dim_warps") == 2 else 128, 64, 16, 1024)
-    cluster = knobs.pop("cluster_splits", 0)
-    kb = dataclasses.replace(kernel_build(g, variant="mma", **knobs), cluster_splits=cluster)
-    src = kernel_path(decode_package.__file__, kb.source)
-    header = src.with_name("paged_decode.cuh").read_text()
-    now = compile_cubin(src, arch="sm_90", options=kb.options())
-    bare = compile_cubin(src, arch="sm_90", options=kb.options(), code=_without_wide_boxes(src.read_text(), header))
-    assert _text(now.image) == _text(bare.image)
-    wide = dataclasses.replace(kb, wide_boxes=True)
-    assert "-DWIDE_BOXES=1" in wide.options()
-    assert _text(compile_cubin(src, arch="sm_90", options=wide.options()).image) != _text(now.image)
+    _switch_is_its_blocks(knobs, "wide_boxes", _without_wide_boxes)
 
 
 def test_wide_boxes_refuse_warp_pairs_over_pages_shorter_than_a_stage():
@@ -187,22 +196,9 @@ def test_tensor_core_kernel_without_page_prefetch_is_the_code_without_it(knobs):
     """Page ids a stage ahead live in preprocessor blocks: builds without them compile to the machine code of the
     source without those blocks (the measured builds keep their timings), and with them to other code; they take 4-D
     loads and per-unit CTAs only."""
-    import dataclasses
-
-    page = knobs.pop("page_size", 64)
-    g = DecodeGeometry(64, 32, 8, 256 if knobs.get("dim_warps") == 2 else 128, page, 16 * 64 // page, 1024)
-    cluster = knobs.pop("cluster_splits", 0)
-    kb = dataclasses.replace(kernel_build(g, variant="mma", **knobs), cluster_splits=cluster)
-    src = kernel_path(decode_package.__file__, kb.source)
-    header = src.with_name("paged_decode.cuh").read_text()
-    now = compile_cubin(src, arch="sm_90", options=kb.options())
-    bare = compile_cubin(src, arch="sm_90", options=kb.options(), code=_without_page_prefetch(src.read_text(), header))
-    assert _text(now.image) == _text(bare.image)
-    ahead = dataclasses.replace(kb, page_prefetch=True)
-    assert "-DPAGE_PREFETCH=1" in ahead.options()
-    assert _text(compile_cubin(src, arch="sm_90", options=ahead.options()).image) != _text(now.image)
+    ahead, src = _switch_is_its_blocks(knobs, "page_prefetch", _without_page_prefetch)
     for other in ("-DWIDE_BOXES=1", "-DPERSISTENT=1"):
-        if other == "-DWIDE_BOXES=1" and kb.dim_warps > 1 and kb.tokens_per_stage != kb.box_rows:
+        if other == "-DWIDE_BOXES=1" and ahead.dim_warps > 1 and ahead.tokens_per_stage != ahead.box_rows:
             continue
         with pytest.raises(CompileError, match="page prefetch: per-unit CTAs with 4-D boxes"):
             compile_cubin(src, arch="sm_90", options=(*ahead.options(), other))

@@ -173,7 +173,8 @@ __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* 
 }
 
 // PAGE_PREFETCH 1 (paged_decode_mma.cu): a refill whose page ids thread 0 loaded a stage earlier, so their L2 round trip
-// is off the issuing thread's path (4-D boxes). The same loads in the same order as load_stage.
+// is off the issuing thread's path (4-D boxes). The same loads in the same order as load_stage, in a copy of its own so
+// that builds without it keep load_stage's machine code (their measured timings; tests/unit/test_decode_kernels.py).
 #ifndef PAGE_PREFETCH
 #define PAGE_PREFETCH 0
 #endif
