@@ -33,14 +33,10 @@
 // stream of stages across them, a unit's q rows riding its first stage; the warps merge in a region of their own
 // while the next unit loads. No CTA start or pipeline fill per unit, and a faster SM claims more units (64 x 1k d256:
 // 142.3 -> 138.5 us on the H200; labkit.workloads.decode.plan says when).
-// WIDE_BOXES 1 (the plan's head_dim 256 warp-pair builds; labkit.workloads.decode.plan): 5-D tensor maps, so one TMA
-// load takes a page slice's every 64-dim part and a tile is [box][part][rows][128 B] (paged_decode.cuh). Bit-identical;
-// on the H200 0.1-1.5 % faster at head_dim 256 (the seed call in a graph 6.29 -> 6.07 us), level to +2 % at the short
-// head_dim 128 calls (data/runs/20261202T184700Z-decode_issue_anatomy).
-// PAGE_PREFETCH 1 (the plan's 8-warp head_dim 128 builds; labkit.workloads.decode.plan): thread 0 loads a refill's page
-// ids one stage ahead, right after issuing the refill before it, so their L2 round trip overlaps the math. Bit-identical;
-// on the H200 1 x 8k d128 -1.8 to -3.5 % cold (in a CUDA graph 14.9 -> 12.2 us), 8 x 1k -1.5 to -3.1 %, 1 x 32k and
-// 8 x 8k -0.6 to -1.5 % (data/runs/20261202T214400Z-decode_page_prefetch).
+// WIDE_BOXES 1: 5-D tensor maps, so one TMA load takes a page slice's every 64-dim part and a tile is
+// [box][part][rows][128 B] (paged_decode.cuh). PAGE_PREFETCH 1: thread 0 loads a refill's page ids one stage ahead, right
+// after issuing the refill before it, so their L2 round trip overlaps the math. Both bit-identical; which builds take
+// them, and what they measured on the H200: labkit/workloads/decode/loads.py.
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
 // QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, WIDE_BOXES, PAGE_PREFETCH, LABKIT_TIMELINE and
 // KV_EVICT_FIRST (paged_decode.cuh).
