@@ -21,6 +21,7 @@ from . import _env
 from ._json import load_document
 from .cuda import gpu_status
 from .errors import LabkitError, NoGPU, ParameterError
+from .staleness import KERNEL_PATHS, kernel_commits_since
 
 SOURCES = ("auto", "live", "recorded")
 
@@ -171,31 +172,6 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
     wanted = _show(chosen or differ)
     raise LabkitError(f"recorded mode ({why}): no recorded run of {notebook} was measured with {wanted}; "
                       f"recorded: {offered}{older}. Use the recorded values, or run on a GPU")
-
-
-# what a recorded measurement depends on: the CUDA sources and the plans that choose the builds and launches
-KERNEL_PATHS = (":(glob)labkit/**/*.cu", ":(glob)labkit/**/*.cuh", "labkit/workloads/decode/plan.py",
-                "labkit/workloads/decode/loads.py", "labkit/workloads/sage2/schedule.py")
-
-
-def kernel_commits_since(sha: str) -> int | None:
-    """Commits after ``sha`` up to HEAD that changed ``KERNEL_PATHS``, or 0 where those files read at HEAD as they did
-    at ``sha`` (a change and its revert); None without git or where ``sha`` is not a commit of this checkout. A notebook
-    that renders a record from before such a change says so (notebook 02's sm90 view had shown a mainloop two changes
-    old, 10 % slower, as if current)."""
-    import subprocess
-
-    def git(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", "-C", str(_env.repo_root()), *args, "--", *KERNEL_PATHS], capture_output=True,
-                              text=True, timeout=20, stdin=subprocess.DEVNULL)
-
-    try:
-        out = git("rev-list", "--count", f"{sha}..HEAD")
-        if out.returncode != 0 or not out.stdout.strip().isdigit():
-            return None
-        return int(out.stdout) if int(out.stdout) and git("diff", "--quiet", sha, "HEAD").returncode else 0
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def _show_every_column() -> None:

@@ -54,11 +54,12 @@ def test_a_record_from_before_a_kernel_change_says_so_in_the_banner(tmp_path, ca
 
     from labkit.session import KERNEL_PATHS, kernel_commits_since
 
-    last = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%H", "--", *KERNEL_PATHS],
-                          capture_output=True, text=True)
-    if last.returncode != 0 or not last.stdout.strip() or kernel_commits_since(last.stdout.strip() + "^") is None:
+    log = subprocess.run(["git", "-C", str(ROOT), "log", "-20", "--format=%H", "--", *KERNEL_PATHS],
+                         capture_output=True, text=True)
+    # the newest commit that changed code there (a comment alone leaves records current)
+    before = next((sha + "^" for sha in log.stdout.split() if kernel_commits_since(sha + "^")), None)
+    if log.returncode != 0 or before is None:
         pytest.skip("no git history of the kernel sources here (a shallow clone)")
-    before = last.stdout.strip() + "^"
     for sha, stale in ((before, True), ("HEAD", False), ("0" * 40, False)):  # unknown to git: nothing said
         run = _record(tmp_path / sha[:4], "20260101T000000Z")
         doc = json.loads((run / "run.json").read_text())
@@ -264,16 +265,53 @@ def test_a_kernel_change_and_its_revert_leave_a_record_current(tmp_path, monkeyp
     kernel.parent.mkdir()
     git("init", "-q")
     git("config", "user.email", "t@t"), git("config", "user.name", "t")
-    kernel.write_text("// v1\n")
+    kernel.write_text("int v = 1;\n")
     git("add", "."), git("commit", "-qm", "v1")
     recorded = git("rev-parse", "HEAD")
     monkeypatch.setattr(_env, "repo_root", lambda: tmp_path)
-    kernel.write_text("// v2\n")
+    kernel.write_text("int v = 2;\n")
     git("commit", "-qam", "v2")
     assert kernel_commits_since(recorded) == 1
     git("revert", "--no-edit", "HEAD")
     assert kernel_commits_since(recorded) == 0  # two commits, the same source
-    kernel.write_text("// v3\n")
+    kernel.write_text("int v = 3;\n")
     git("commit", "-qam", "v3")
     assert kernel_commits_since(recorded) == 3
     assert kernel_commits_since("0" * 40) is None
+
+
+def test_a_comment_or_docstring_in_a_kernel_or_plan_leaves_a_record_current(tmp_path, monkeypatch):
+    """A comment on a not-kept A/B in decode/loads.py (8401753) had the banner call every notebook's record stale:
+    what counts is code. A change in code beside a comment still counts."""
+    import subprocess
+
+    from labkit import _env
+    from labkit.staleness import kernel_commits_since
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    kernel, plan = tmp_path / "labkit" / "k.cuh", tmp_path / "labkit" / "workloads" / "decode" / "loads.py"
+    plan.parent.mkdir(parents=True)
+    kernel.write_text('#define A 1\nint v = A; // one\nconst char* s = "// kept";\n')
+    plan.write_text('"""Loads."""\nX = (1,)  # one\n\n\ndef f():\n    """Doc."""\n    return X\n')
+    git("init", "-q")
+    git("config", "user.email", "t@t"), git("config", "user.name", "t")
+    git("add", "."), git("commit", "-qm", "v1")
+    recorded = git("rev-parse", "HEAD")
+    monkeypatch.setattr(_env, "repo_root", lambda: tmp_path)
+    kernel.write_text('/* why,\n   at length */\n#define A 1\nint   v = A;  // two\n\nconst char* s = "// kept";\n')
+    plan.write_text('"""Loads, said again."""\n# a measurement\nX = (1,)  # two\n\n\ndef f():\n    """Doc 2."""\n'
+                    '    return X\n')
+    git("commit", "-qam", "comments, docstrings, blank lines and spaces")
+    assert kernel_commits_since(recorded) == 0
+    for path, text in ((kernel, '#define A 1\nint v = A; // one\nconst char* s = "// kept!";\n'),
+                       (plan, '"""Loads."""\nX = (1, 2)  # one\n\n\ndef f():\n    """Doc."""\n    return X\n')):
+        before = path.read_text()
+        path.write_text(text)  # a string literal's "comment", a value
+        git("commit", "-qam", "code")
+        assert kernel_commits_since(recorded) == int(git("rev-list", "--count", f"{recorded}..HEAD")), path
+        path.write_text(before)
+        git("commit", "-qam", "back")
+        assert kernel_commits_since(recorded) == 0

@@ -1,0 +1,75 @@
+"""Whether a recorded run measured today's code: the kernels and the plans that choose their builds, read as code.
+
+A recorded notebook says so when labkit's kernels or call plans changed since its run (``Session``'s banner). What
+counts is code: a comment, a docstring or a line's indentation changed in a kernel or a plan leaves the machine code
+and the plans as they were, so it leaves a record current (a comment on a not-kept A/B in ``decode/loads.py`` had
+called every notebook's record stale).
+"""
+
+import ast
+import re
+import subprocess
+
+from . import _env
+
+# what a recorded measurement depends on: the CUDA sources and the plans that choose the builds and launches
+KERNEL_PATHS = (":(glob)labkit/**/*.cu", ":(glob)labkit/**/*.cuh", "labkit/workloads/decode/plan.py",
+                "labkit/workloads/decode/loads.py", "labkit/workloads/sage2/schedule.py")
+
+# a C/CUDA string or character literal (kept whole), or a comment (dropped)
+_C_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def code_of(path: str, text: str) -> str:
+    """``text`` as code: Python as its syntax tree without docstrings; C/CUDA without comments, each line's runs of
+    whitespace as one space and blank lines dropped (newlines stay: the preprocessor reads them). Anything else, or
+    Python that does not parse, as it is."""
+    if path.endswith(".py"):
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            return text
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                    and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                node.body = body[1:] or [ast.Pass()]
+        return ast.dump(tree)
+    if path.endswith((".cu", ".cuh", ".h", ".c", ".cpp")):
+        # a comment becomes one space, or its newlines where it spans lines, so the lines around it stay apart
+        bare = _C_TOKEN.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else " " + "\n" * m.group(0).count("\n"),
+                            text)
+        return "\n".join(" ".join(line.split()) for line in bare.splitlines() if line.strip())
+    return text
+
+
+def _git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(_env.repo_root()), *args], capture_output=True, text=True, timeout=20,
+                          stdin=subprocess.DEVNULL)
+
+
+def _code_at(rev: str, path: str) -> str | None:
+    shown = _git("show", f"{rev}:{path}")
+    return code_of(path, shown.stdout) if shown.returncode == 0 else None
+
+
+def kernel_commits_since(sha: str) -> int | None:
+    """Commits after ``sha`` up to HEAD that changed ``KERNEL_PATHS``, or 0 where those files read at HEAD as the same
+    code as at ``sha`` (a change and its revert, a comment, a docstring); None without git or where ``sha`` is not a
+    commit of this checkout. A notebook that renders a record from before such a change says so (notebook 02's sm90
+    view had shown a mainloop two changes old, 10 % slower, as if current)."""
+    try:
+        out = _git("rev-list", "--count", f"{sha}..HEAD", "--", *KERNEL_PATHS)
+        if out.returncode != 0 or not out.stdout.strip().isdigit():
+            return None
+        commits = int(out.stdout)
+        if not commits:
+            return 0
+        changed = _git("diff", "--name-only", sha, "HEAD", "--", *KERNEL_PATHS)
+        if changed.returncode != 0:
+            return None
+        paths = changed.stdout.split()
+        return commits if any(_code_at(sha, p) != _code_at("HEAD", p) for p in paths) else 0
+    except (OSError, subprocess.SubprocessError):
+        return None
