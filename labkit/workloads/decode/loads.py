@@ -21,9 +21,11 @@ WIDE_BOX_HEAD_DIMS = (256,)
 # that the page ids' L2 round trip (data/runs/20261202T213800Z-decode_refill_parts). On the H200 (cold, p50,
 # interleaved, three rounds, two machines; data/runs/20261202T214400Z-decode_page_prefetch) 1 x 8k d128 -1.8 to -3.5 %
 # and -1.2 to -1.9 %, 8 x 1k -1.5 to -3.1 % and +0.3 to -1.6 %, 8 x 8k / 8 x 32k -0.6 to -1.0 %, 1 x 1k -0.3 to -0.5 %,
-# 1 x 4k level, 1 x 32k -0.8 to -1.5 % on one machine and +0.2 to +1.1 % on the other. The 4-warp one-stage builds of
-# large calls would lose a CTA per SM to it (128 -> 154 registers); at head_dim 256 the wide boxes stay (4-D loads
-# with page ids ahead: 1 x 8k -0.7 to -1.4 % against them, the seed call in a CUDA graph +2 %).
+# 1 x 4k level, 1 x 32k -0.8 to -1.5 % on one machine and +0.2 to +1.1 % on the other. The 4-warp one-stage builds
+# of large calls would lose a CTA per SM to it (128 -> 154 registers), and with __launch_bounds__ keeping 4 they ran
+# level or slower (64 x 1k -0.2 to +0.6 %, 256 x 1k +0.8 to +1.1 %; data/runs/20261202T232000Z-decode_pp_min_ctas); at
+# head_dim 256 the wide boxes stay (4-D loads with page ids ahead: 1 x 8k -0.7 to -1.4 % against them, the seed call
+# in a CUDA graph +2 %).
 PAGE_PREFETCH_HEAD_DIMS = (128,)
 
 
