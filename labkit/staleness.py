@@ -16,19 +16,32 @@ from . import _env
 KERNEL_PATHS = (":(glob)labkit/**/*.cu", ":(glob)labkit/**/*.cuh", "labkit/workloads/decode/plan.py",
                 "labkit/workloads/decode/loads.py", "labkit/workloads/sage2/schedule.py")
 
-# a C/CUDA string or character literal (kept whole), or a comment (dropped)
-_C_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.S)
+# a C/CUDA string or character literal (kept whole), a comment (one space, as C reads it) or a run of blanks (one)
+_C_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|[ \t\f\v]+', re.S)
+
+
+def _c_code(text: str) -> str:
+    """C's own first steps: lines ending in a backslash spliced to the next, then each comment one space; then runs of
+    blanks outside literals as one space and blank lines dropped (newlines stay: the preprocessor reads them)."""
+    spliced = text.replace("\\\r\n", "").replace("\\\n", "")
+    def one_space(m: re.Match) -> str:
+        return m.group(0) if m.group(0)[0] in "\"'" else " "
+
+    bare = _C_TOKEN.sub(one_space, _C_TOKEN.sub(one_space, spliced))  # again: a comment's space beside blanks
+    return "\n".join(line.strip() for line in bare.splitlines() if line.strip())
 
 
 def code_of(path: str, text: str) -> str:
-    """``text`` as code: Python as its syntax tree without docstrings; C/CUDA without comments, each line's runs of
-    whitespace as one space and blank lines dropped (newlines stay: the preprocessor reads them). Anything else, or
-    Python that does not parse, as it is."""
+    """``text`` as code: Python as its syntax tree without docstrings (unless it reads ``__doc__``); C/CUDA as C reads
+    it, without comments and with one space for each run of blanks outside literals. Anything else, or Python that does
+    not parse, as it is."""
     if path.endswith(".py"):
         try:
             tree = ast.parse(text)
         except SyntaxError:
             return text
+        if "__doc__" in text:
+            return ast.dump(tree)
         for node in ast.walk(tree):
             body = getattr(node, "body", None)
             if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
@@ -37,10 +50,7 @@ def code_of(path: str, text: str) -> str:
                 node.body = body[1:] or [ast.Pass()]
         return ast.dump(tree)
     if path.endswith((".cu", ".cuh", ".h", ".c", ".cpp")):
-        # a comment becomes one space, or its newlines where it spans lines, so the lines around it stay apart
-        bare = _C_TOKEN.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else " " + "\n" * m.group(0).count("\n"),
-                            text)
-        return "\n".join(" ".join(line.split()) for line in bare.splitlines() if line.strip())
+        return _c_code(text)
     return text
 
 
@@ -52,6 +62,13 @@ def _git(*args: str) -> subprocess.CompletedProcess:
 def _code_at(rev: str, path: str) -> str | None:
     shown = _git("show", f"{rev}:{path}")
     return code_of(path, shown.stdout) if shown.returncode == 0 else None
+
+
+def _same_code(sha: str, path: str) -> bool:
+    """Whether ``path`` reads as the same code at ``sha`` and at HEAD; a file missing from either (added, deleted,
+    renamed) or that git cannot show is a change."""
+    before = _code_at(sha, path)
+    return before is not None and before == _code_at("HEAD", path)
 
 
 def kernel_commits_since(sha: str) -> int | None:
@@ -66,10 +83,10 @@ def kernel_commits_since(sha: str) -> int | None:
         commits = int(out.stdout)
         if not commits:
             return 0
-        changed = _git("diff", "--name-only", sha, "HEAD", "--", *KERNEL_PATHS)
+        changed = _git("diff", "--name-only", "-z", sha, "HEAD", "--", *KERNEL_PATHS)  # -z: names as they are
         if changed.returncode != 0:
             return None
-        paths = changed.stdout.split()
-        return commits if any(_code_at(sha, p) != _code_at("HEAD", p) for p in paths) else 0
+        paths = [p for p in changed.stdout.split("\0") if p]
+        return 0 if all(_same_code(sha, p) for p in paths) else commits
     except (OSError, subprocess.SubprocessError):
         return None

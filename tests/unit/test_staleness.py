@@ -66,3 +66,52 @@ def test_the_code_of_a_kernel_compiles_to_its_machine_code(batch, kv_len):
     now = compile_cubin(src, arch="sm_90", options=kb.options())
     read = compile_cubin(src, arch="sm_90", options=kb.options(), code=code)
     assert _texts(read.image) == _texts(now.image) and _texts(now.image)
+
+
+@pytest.mark.parametrize("before, after", [
+    ("#define X a \\\n// note\nb;\n", "#define X a \\\nb;\n"),  # a comment line inside a spliced macro ends it
+    ("#define X a\\\n b\n", "#define X a\\\nb\n"),  # a spliced line's blanks part tokens: `a b` against `ab`
+    ("#define A 1 /* x\n */ + 2\nint v = A;", "#define A 1\n+ 2\nint v = A;"),  # a comment is one space, not lines
+    ('asm("mov.u32  %0, 1;");', 'asm("mov.u32 %0, 1;");'),  # blanks inside a literal are its own
+    ('"""a"""\nX = __doc__\n', '"""b"""\nX = __doc__\n'),  # a docstring that the code reads
+])
+def test_code_of_tells_apart_what_c_or_python_reads_differently(before, after):
+    """Found by review: the first version worked line by line before splicing lines, kept a comment's newlines and
+    collapsed blanks inside string literals, so each of these pairs read as the same code."""
+    path = "k.py" if '"""' in before else "k.cuh"
+    assert code_of(path, before) != code_of(path, after)
+
+
+@pytest.mark.parametrize("before, after", [
+    ("int a /* c */ b;", "int a b;"),
+    ("int v = A;  // two\n\n\t\n", "int   v = A;"),
+    ("#define A 1 /* x\n */ + 2\n", "#define A 1 + 2\n"),
+    ("#define X a \\\n  b\n", "#define X a b\n"),
+])
+def test_code_of_reads_comments_and_blanks_as_c_does(before, after):
+    assert code_of("k.cu", before) == code_of("k.cu", after)
+
+
+def test_a_kernel_whose_name_git_quotes_still_counts(tmp_path, monkeypatch):
+    """Found by review: names split on blanks, or quoted by git, could not be shown at either commit and compared equal
+    (None == None)."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    kernels = [tmp_path / "labkit" / "a b.cu", tmp_path / "labkit" / "k\u00e9.cu"]
+    kernels[0].parent.mkdir()
+    for k in kernels:
+        k.write_text("int v = 1;\n")
+    git("init", "-q")
+    git("config", "user.email", "t@t"), git("config", "user.name", "t")
+    git("add", "."), git("commit", "-qm", "v1")
+    recorded = git("rev-parse", "HEAD")
+    monkeypatch.setattr(_env, "repo_root", lambda: tmp_path)
+    for k in kernels:
+        k.write_text("int v = 2;\n")
+        git("commit", "-qam", k.name)
+        assert kernel_commits_since(recorded) == int(git("rev-list", "--count", f"{recorded}..HEAD")), k.name
+        k.write_text("int v = 1;\n")
+        git("commit", "-qam", "back")
+        assert kernel_commits_since(recorded) == 0
