@@ -15,22 +15,28 @@ from labkit.workloads.decode import DecodeGeometry
 from labkit.workloads.decode.plan import plan_call
 
 
-def test_a_comment_or_docstring_in_a_kernel_or_plan_leaves_a_record_current(tmp_path, monkeypatch):
-    """A comment on a not-kept A/B in decode/loads.py (8401753) had the banner call every notebook's record stale:
-    what counts is code. A change in code beside a comment still counts."""
+def _git_repo(tmp_path, monkeypatch):
+    """A git repository in ``tmp_path`` that labkit takes for its own; returns its ``git(*args)`` (stdout)."""
     def git(*args):
         return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
                               text=True).stdout.strip()
 
+    git("init", "-q")
+    git("config", "user.email", "t@t"), git("config", "user.name", "t")
+    monkeypatch.setattr(_env, "repo_root", lambda: tmp_path)
+    return git
+
+
+def test_a_comment_or_docstring_in_a_kernel_or_plan_leaves_a_record_current(tmp_path, monkeypatch):
+    """A comment on a not-kept A/B in decode/loads.py (8401753) had the banner call every notebook's record stale:
+    what counts is code. A change in code beside a comment still counts."""
+    git = _git_repo(tmp_path, monkeypatch)
     kernel, plan = tmp_path / "labkit" / "k.cuh", tmp_path / "labkit" / "workloads" / "decode" / "loads.py"
     plan.parent.mkdir(parents=True)
     kernel.write_text('#define A 1\nint v = A; // one\nconst char* s = "// kept";\n')
     plan.write_text('"""Loads."""\nX = (1,)  # one\n\n\ndef f():\n    """Doc."""\n    return X\n')
-    git("init", "-q")
-    git("config", "user.email", "t@t"), git("config", "user.name", "t")
     git("add", "."), git("commit", "-qm", "v1")
     recorded = git("rev-parse", "HEAD")
-    monkeypatch.setattr(_env, "repo_root", lambda: tmp_path)
     kernel.write_text('/* why,\n   at length */\n#define A 1\nint   v = A;  // two\n\nconst char* s = "// kept";\n')
     plan.write_text('"""Loads, said again."""\n# a measurement\nX = (1,)  # two\n\n\ndef f():\n    """Doc 2."""\n'
                     '    return X\n')
@@ -95,19 +101,13 @@ def test_code_of_reads_comments_and_blanks_as_c_does(before, after):
 def test_a_kernel_whose_name_git_quotes_still_counts(tmp_path, monkeypatch):
     """Found by review: names split on blanks, or quoted by git, could not be shown at either commit and compared equal
     (None == None)."""
-    def git(*args):
-        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
-                              text=True).stdout.strip()
-
+    git = _git_repo(tmp_path, monkeypatch)
     kernels = [tmp_path / "labkit" / "a b.cu", tmp_path / "labkit" / "k\u00e9.cu"]
     kernels[0].parent.mkdir()
     for k in kernels:
         k.write_text("int v = 1;\n")
-    git("init", "-q")
-    git("config", "user.email", "t@t"), git("config", "user.name", "t")
     git("add", "."), git("commit", "-qm", "v1")
     recorded = git("rev-parse", "HEAD")
-    monkeypatch.setattr(_env, "repo_root", lambda: tmp_path)
     for k in kernels:
         k.write_text("int v = 2;\n")
         git("commit", "-qam", k.name)
