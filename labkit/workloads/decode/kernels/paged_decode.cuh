@@ -129,6 +129,23 @@ __device__ __forceinline__ void load_box5(unsigned char* dst, const TensorMap* m
           "r"(page), "r"(smem_addr(bar)) : "memory");
 #endif
 }
+// One 4-D box: 64 dims (part) x BOX_ROWS tokens of one page slice, [BOX_ROWS][128 B]
+__device__ __forceinline__ void load_box4(unsigned char* dst, const TensorMap* map, int part, int row, int head,
+                                          int page, unsigned long long* bar, unsigned long long policy) {
+#if KV_EVICT_FIRST
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
+        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(part * 64), "r"(row), "r"(head),
+          "r"(page), "r"(smem_addr(bar)), "l"(policy) : "memory");
+#else
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3, %4, %5}], [%6];"
+        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(part * 64), "r"(row), "r"(head),
+          "r"(page), "r"(smem_addr(bar)) : "memory");
+#endif
+}
 __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* bar, unsigned char* stage, int head,
                                            const int* table, int tok0, int valid_pages) {
     // PHASE: tma_issue
@@ -153,28 +170,15 @@ __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* 
 #pragma unroll
         for (int t = 0; t < 2; ++t)
 #pragma unroll
-            for (int part = 0; part < PARTS; ++part) {
-                unsigned char* dst = stage + t * TILE_ELEMS * 2 + (part * TOKENS_PER_STAGE + bx * BOX_ROWS) * 128;
-#if KV_EVICT_FIRST
-                asm volatile(
-                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-                    " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
-                    ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64),
-                      "r"(tok % PAGE_SIZE), "r"(head), "r"(page), "r"(smem_addr(bar)), "l"(policy) : "memory");
-#else
-                asm volatile(
-                    "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                    " [%0], [%1, {%2, %3, %4, %5}], [%6];"
-                    ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64),
-                      "r"(tok % PAGE_SIZE), "r"(head), "r"(page), "r"(smem_addr(bar)) : "memory");
-#endif
-            }
+            for (int part = 0; part < PARTS; ++part)
+                load_box4(stage + t * TILE_ELEMS * 2 + (part * TOKENS_PER_STAGE + bx * BOX_ROWS) * 128, maps[t], part,
+                          tok % PAGE_SIZE, head, page, bar, KV_POLICY);
     }
 }
 
 // PAGE_PREFETCH 1 (paged_decode_mma.cu): a refill whose page ids thread 0 loaded a stage earlier, so their L2 round trip
-// is off the issuing thread's path (4-D boxes). The same loads in the same order as load_stage, in a copy of its own so
-// that builds without it keep load_stage's machine code (their measured timings; tests/unit/test_decode_kernels.py).
+// is off the issuing thread's path (4-D boxes). The same loads (load_box4) in the same order as load_stage; a loop of
+// its own so that builds without it keep load_stage's machine code (their measured timings; test_decode_kernels.py).
 #ifndef PAGE_PREFETCH
 #define PAGE_PREFETCH 0
 #endif
@@ -193,21 +197,9 @@ __device__ __forceinline__ void load_stage_pages(const Params& p, unsigned long 
 #pragma unroll
         for (int t = 0; t < 2; ++t)
 #pragma unroll
-            for (int part = 0; part < PARTS; ++part) {
-                unsigned char* dst = stage + t * TILE_ELEMS * 2 + (part * TOKENS_PER_STAGE + bx * BOX_ROWS) * 128;
-                if constexpr (KV_EVICT_FIRST != 0)
-                    asm volatile(
-                        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-                        " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;"
-                        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64),
-                          "r"(tok % PAGE_SIZE), "r"(head), "r"(page), "r"(smem_addr(bar)), "l"(policy) : "memory");
-                else
-                    asm volatile(
-                        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                        " [%0], [%1, {%2, %3, %4, %5}], [%6];"
-                        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(maps[t])), "r"(part * 64),
-                          "r"(tok % PAGE_SIZE), "r"(head), "r"(page), "r"(smem_addr(bar)) : "memory");
-            }
+            for (int part = 0; part < PARTS; ++part)
+                load_box4(stage + t * TILE_ELEMS * 2 + (part * TOKENS_PER_STAGE + bx * BOX_ROWS) * 128, maps[t], part,
+                          tok % PAGE_SIZE, head, page, bar, policy);
     }
 }
 #endif
