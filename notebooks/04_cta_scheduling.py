@@ -147,8 +147,8 @@ if do_sage2:
 # 32/8 heads), with two CTAs per SM (4 splits of the 4-warp build, the plan until 3cd9afd), 12-28 SMs did so by
 # 9-17 %, with SMs 34-39 and 78-83 among them nearly every time, and the call ended when the other SMs finished;
 # with one CTA per SM (the plan's clustered pair) the spread mostly went away: in most live runs on different GPUs
-# no SM's median CTA was under 0.95 of the median, in one 6 SMs were 5 % faster (README, decode). The last chart
-# and the line under the table show this run's SMs.
+# no SM's median CTA was under 0.95 of the median, in one 6 SMs were 5 % faster (docs/decode.md, "Tail
+# splits, and SMs of uneven speed"). The last chart and the line under the table show this run's SMs.
 
 # %%
 if do_decode:
