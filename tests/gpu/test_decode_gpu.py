@@ -161,6 +161,27 @@ def test_compare_builds_checks_then_times_each_build_beside_the_plan(tmp_path, c
     assert [p.heuristic for p in sweep] == [True, False] and sweep[1].kernel.startswith("mma w4s2")
 
 
+def test_bench_times_named_points_at_their_geometry_beside_the_peers(tmp_path, capsys):
+    """``labkit decode bench --point``: two calls at 16/4 heads, page 32, timed after the reference check, beside the
+    peers on the same K/V (torch SDPA at least; FA3 where its wheel is installed); the report names the page size."""
+    from labkit import cli
+    from labkit.workloads.decode import report
+
+    out = tmp_path / "points.json"
+    assert cli.main(["decode", "bench", "--point", "4x1024", "--point", "2x3000", "--heads-q", "16", "--heads-kv", "4",
+                     "--page-size", "32", "--iterations", "3", "--peers", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "check against the exact reference" in printed and "paged decode, page 32, cold L2" in printed
+    points = report.load(out).points
+    assert [(p.batch, p.kv_len, p.head_dim, p.heads, p.mode) for p in points] == [
+        (4, 1024, 128, "16/4 page 32", "cold"), (2, 3000, 128, "16/4 page 32", "cold")]  # no seed-sized call
+    for p in points:
+        assert p.p50_us > 0 and p.kv_MB == pytest.approx(2 * p.batch * p.kv_len * 4 * 128 * 2 / 1e6)
+        assert isinstance(p.peers["labkit_beside_peers"], float)
+        assert isinstance(p.peers["sdpa_cudnn"], float) or isinstance(p.peers["sdpa_flash"], float), p.peers
+        assert isinstance(p.x_best_peer, float) and p.x_best_peer > 0
+
+
 def test_manifest_runner_on_a_built_decode_manifest_computes_attention(tmp_path):
     """``labkit manifest run DIR/decode_*.json``: the Runner with no fill of its own gives labkit's decode manifest
     valid inputs (full page-table rows over pool pages), and the call it times computes exact attention on them."""

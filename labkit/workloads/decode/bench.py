@@ -70,14 +70,17 @@ def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, he
         runner.run_once()
         t = runner.time(iterations=iterations, mode=mode)["decode/paged"]
         del runner  # its buffers go back before the pool is emptied
-    return _row(batch, kv_len, head_dim, heads_q, heads_kv, plan, t.stats.p50_s, mode)
+    return _row(batch, kv_len, head_dim, heads_q, heads_kv, plan, t.stats.p50_s, mode, page_size)
 
 
-def _row(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, plan, p50_s: float, mode: str) -> dict:
-    """A timed call as a report row: shape, plan (splits, build label; a tail's units), p50 and K+V TB/s."""
+def _row(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, plan, p50_s: float, mode: str,
+         page_size: int = 64) -> dict:
+    """A timed call as a report row: shape (a page size other than 64 named after the heads, "32/8 page 16"), plan
+    (splits, build label; a tail's units), p50 and K+V TB/s."""
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
     tail = f" ({plan.tail_units} units)" if plan.tail_units else ""
-    return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": f"{heads_q}/{heads_kv}",
+    heads = f"{heads_q}/{heads_kv}" + ("" if page_size == 64 else f" page {page_size}")
+    return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": heads,
             "splits": plan.splits, "kernel": kernel_label(plan.kernel) + tail,
             "kv_MB": nbytes / 1e6, "p50_us": p50_s * 1e6, "TBps": nbytes / p50_s / 1e12, "mode": mode}
 
@@ -168,7 +171,7 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
                                      f"(max difference {np.abs(outs[name] - ref).max():.3g})")
 
     plans, timing, _ = _interleaved(batch, kv_len, head_dim, knobs, shape, iterations, check, what="tail sweep")
-    rows = [{**_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, "cold"),
+    rows = [{**_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, "cold", page_size),
              "heuristic": name == "plan"} for name, t in timing.items()]
     fastest = min(timing, key=lambda n: timing[n].stats.p50_s)
     traces = {}
@@ -248,6 +251,44 @@ def parse_build(spec: str) -> dict:
             top = MAX_SPLITS if key == "splits" else 1 << 16
             knobs[key] = parse_int(value, what=f"build {spec!r}: {key}", lo=1, hi=top)
     return knobs
+
+
+def parse_point(spec: str) -> tuple[int, int]:
+    """``"64x1024"`` as (batch, kv_len), each a positive integer.
+
+    Raises:
+        ArgumentError: one line naming the spec and what was expected.
+    """
+    from ...errors import ArgumentError
+    from ...values import parse_int
+
+    batch, x, kv_len = spec.strip().partition("x")
+    if not x:
+        raise ArgumentError(f"point {spec!r}: expected BATCHxKV_LEN, e.g. 64x1024")
+    return (parse_int(batch, what=f"point {spec!r}: batch", lo=1, hi=(1 << 31) - 1),
+            parse_int(kv_len, what=f"point {spec!r}: kv_len", lo=1, hi=(1 << 31) - 1))
+
+
+def check_points(points: list[tuple[int, int]], head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
+                 page_size: int = 64) -> list[tuple[int, int, int]]:
+    """The (batch, kv_len, head_dim) calls a bench asked for by name, each checked as its launch will be (the
+    geometry the kernel takes, at most ``MAX_KV_BYTES`` of K/V), with nothing run.
+
+    Raises:
+        ArgumentError: the first call that cannot run, named.
+    """
+    from ...errors import ArgumentError
+
+    checked = []
+    for batch, kv_len in points:
+        g = geometry_for(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size)
+        if kv_bytes_read(g) > MAX_KV_BYTES:
+            raise ArgumentError(f"point {batch}x{kv_len} d{head_dim}: {kv_bytes_read(g) / 1e9:.1f} GB of K/V per call; "
+                                f"the bench takes at most {MAX_KV_BYTES / 1e9:.0f} GB")
+        if (batch, kv_len, head_dim) in checked:
+            raise ArgumentError(f"point {batch}x{kv_len} given twice: each call is timed once")
+        checked.append((batch, kv_len, head_dim))
+    return checked
 
 
 def build_name(knobs: dict) -> str:
@@ -339,7 +380,7 @@ def compare_builds(batch: int, kv_len: int, head_dim: int = 128, builds: tuple[d
 
     plans, timing, outs = _interleaved(batch, kv_len, head_dim, knobs, shape, iterations, check, what="compare")
     base = timing["plan"].stats.p50_s
-    return [{**_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, "cold"),
+    return [{**_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, "cold", page_size),
              "heuristic": name == "plan", "build": name, "ctas_per_sm": plans[name].ctas_per_sm,
              "vs_plan": t.stats.p50_s / base - 1, "max_diff": diffs[name],
              "bit_equal": bool(np.array_equal(outs[name], outs["plan"]))} for name, t in timing.items()]

@@ -38,11 +38,26 @@ def _bench(args) -> int:
     from ...errors import ArgumentError
     from ...probes import copy_bandwidth
     from ...provenance import collect
-    from .bench import MAX_KV_BYTES, SWEEP, bench_point, check_once, render, split_sweep, tail_sweep
+    from .bench import MAX_KV_BYTES, SWEEP, bench_point, check_once, check_points, render, split_sweep, tail_sweep
 
     twice = next((v for i, v in enumerate(args.variant or ()) if v in args.variant[:i]), None)
     if twice is not None:  # before the GPU: one row per call, and a report keeps each once
         raise ArgumentError(f"--variant {twice} given twice: each kernel variant is timed once")
+    # the calls: --point's at one geometry, or the issue's sweep (and the seed-sized call), checked before the GPU
+    given = [f"--{o.replace('_', '-')}" for o in ("head_dim", "heads_q", "heads_kv", "page_size")
+             if getattr(args, o) is not None]
+    if args.point and args.quick:
+        raise ArgumentError("--point and --quick: --point names the calls, --quick takes three of the sweep's")
+    if given and not args.point:
+        raise ArgumentError(f"{', '.join(given)}: {'it applies' if len(given) == 1 else 'they apply'} to the --point "
+                            "calls; without --point the bench runs the issue's sweep at its own geometry (32/8 heads, "
+                            "page 64, head_dim 128 and 256)")
+    shape = {"heads_q": args.heads_q or 32, "heads_kv": args.heads_kv or 8, "page_size": args.page_size or 64}
+    if args.point:
+        points = check_points(args.point, args.head_dim or 128, **shape)
+    else:
+        points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
+        points = [(b, n, d) for b, n, d in points if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES]
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
     copy = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"]
     print(f"copy 1 GiB device to device: {copy / 1e3:.2f} TB/s read+write", flush=True)
@@ -69,18 +84,17 @@ def _bench(args) -> int:
         save()
         return row
 
-    points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
-    points = [(b, n, d) for b, n, d in points if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES]
     variants = []  # the build knob of each row, for the peers' rounds
     for b, n, d in points:
         for v in args.variant or (None,):  # every point takes either kernel (the mma one was d128 only at first)
-            timed(bench_point(b, n, d, iterations=args.iterations, variant=v))
+            timed(bench_point(b, n, d, iterations=args.iterations, variant=v, **shape))
             variants.append({} if v is None else {"variant": v})
     if args.peers:
         from .peers import PEERS, peer_rates
 
         for row, knobs in zip(rows, variants, strict=True):
-            rates = peer_rates(row["batch"], row["kv_len"], row["head_dim"], iterations=args.iterations, **knobs)
+            rates = peer_rates(row["batch"], row["kv_len"], row["head_dim"], iterations=args.iterations, **shape,
+                               **knobs)
             row.update(rates)
             ours = rates.get("labkit_beside_peers")
             best = max((v for n, v in rates.items() if n in PEERS and isinstance(v, float)), default=None)
@@ -93,19 +107,22 @@ def _bench(args) -> int:
                     reasons.setdefault((p, r[p]), []).append(f"{r['batch']} x {r['kv_len']} d{r['head_dim']}")
         for (p, why), at in reasons.items():
             print(f"peer {p}{'' if len(at) == len(rows) else ' at ' + ', '.join(at)}: {why}")
-    for v in args.variant or (None,):
+    for v in () if args.point else args.variant or (None,):  # the sweep's own last call
         for mode in ("cold", "graph"):  # the seed-sized call, and its launch-bound replay in a CUDA graph
             timed({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations, mode=mode,
                                  variant=v), "heads": "24/4 seed"})
-    print(render(rows, "paged decode, page 64, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
+    print(render(rows, f"paged decode, page {shape['page_size']}, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
     if args.sweep_splits:
+        hq, hk, page = shape["heads_q"], shape["heads_kv"], shape["page_size"]
         at = {"1x8192": (1, 8192, 128, 32, 8), "8x8192": (8, 8192, 128, 32, 8), "1x1024": (1, 1024, 128, 32, 8)}
-        if args.sweep_splits == "all":
-            at = {f"{b}x{n} d{d}": (b, n, d, 32, 8) for b, n, d in points}
-        at["2x704 seed"] = (2, 704, 256, 24, 4)
+        if args.sweep_splits == "all" or args.point:  # --point: its own calls
+            at = {f"{b}x{n} d{d}": (b, n, d, hq, hk) for b, n, d in points}
+        if not args.point:
+            at["2x704 seed"] = (2, 704, 256, 24, 4)
         worst = []
         for key, (b, n, d, hq, hk) in at.items():
-            sweeps[key] = split_sweep(b, n, d, heads_q=hq, heads_kv=hk, iterations=args.iterations)
+            sweeps[key] = split_sweep(b, n, d, heads_q=hq, heads_kv=hk, page_size=page if args.point else 64,
+                                      iterations=args.iterations)
             save()
             best = min(r["p50_us"] for r in sweeps[key])
             pick = next(r for r in sweeps[key] if r["heuristic"])
@@ -123,7 +140,7 @@ def _bench(args) -> int:
 
         for b, n, d in points:
             try:
-                sweep = tail_sweep(b, n, d, iterations=args.iterations, timelines=True)
+                sweep = tail_sweep(b, n, d, iterations=args.iterations, timelines=True, **shape)
             except ArgumentError as exc:  # a cluster plan, or one whose splits are already at the most
                 print(f"tail sweep, batch {b} x {n}, d{d}: skipped: {exc}", flush=True)
                 continue
@@ -196,6 +213,8 @@ def _call_arguments(p, options) -> None:
 
 
 def register(sub) -> None:
+    from .bench import parse_point
+
     dp = sub.add_parser("decode", help="labkit's paged-KV decode kernel").add_subparsers(dest="sub", required=True)
     p = dp.add_parser("build", help="write the cubin and its schema_version 4 manifest (no GPU needed)")
     _call_arguments(p, GEOMETRY + (("max-q-len", 1, "query tokens per sequence, 1..8 (causal)", 8),))
@@ -212,11 +231,20 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, type=output_dir("--out", writes=True),
                    help="directory for the cubin and the manifest")
     p.set_defaults(fn=_from_manifest)
-    p = dp.add_parser("bench", help="KV TB/s over the sweep (GPU)")
+    p = dp.add_parser("bench", help="KV TB/s over the sweep or at the calls you name (GPU)")
     p.add_argument("--quick", action="store_true", help="three points instead of the sweep")
+    p.add_argument("--point", type=typed(parse_point, "point"), action="append", metavar="BATCHxKV_LEN",
+                   help="time this call instead of the sweep (and the seed-sized call), e.g. 64x1024; repeatable; "
+                        "its geometry from the four options below")
+    for name, what in (("heads-q", "query heads (default 32)"), ("heads-kv", "KV heads (default 8)"),
+                       ("head-dim", "head_dim: 128 or 256 (default 128)"),
+                       ("page-size", "tokens per page: 16, 32 or 64 (default 64)")):  # None: not given
+        p.add_argument(f"--{name}", type=int_in(1, (1 << 31) - 1, what=f"--{name}"), default=None,
+                       help=f"the --point calls' {what}")
     p.add_argument("--sweep-splits", nargs="?", const="some", choices=("some", "all"), default=None,
                    help="also time every power-of-two split count against the heuristic's: at four calls "
-                        "(some, the default) or at every point of the sweep and the seed call (all)")
+                        "(some, the default) or at every point of the sweep and the seed call (all); with --point, at "
+                        "the --point calls")
     p.add_argument("--sweep-tails", action="store_true",
                    help="also time, at each point whose plan has no cluster, the same call with its last units in 2 "
                         "and 4 times its splits (interleaved, same data; outputs checked against the plan's first), "

@@ -1,0 +1,107 @@
+"""`labkit decode bench --point BxN`: the calls a user names, at the geometry they give, instead of the issue's sweep;
+bad input refused in one line before anything runs on a GPU."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from labkit import cli
+from labkit.errors import ArgumentError
+from labkit.workloads.decode import bench, report
+from labkit.workloads.decode.bench import check_points, parse_point
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDED_PROVENANCE = json.loads(sorted((ROOT / "data" / "runs").glob("*-decode_bench/bench.json"))[-1].read_text()
+                                 )["provenance"]
+
+
+def test_parse_point_reads_batch_by_kv_len_and_names_what_was_expected():
+    assert parse_point("64x1024") == (64, 1024) and parse_point(" 1x8192 ") == (1, 8192)
+    for spec, message in (("64", "point '64': expected BATCHxKV_LEN, e.g. 64x1024"),
+                          ("64x", "point '64x': kv_len '': expected an integer"),
+                          ("0x1024", "point '0x1024': batch 0: expected 1..2147483647"),
+                          ("8xk", "point '8xk': kv_len 'k': expected an integer")):
+        with pytest.raises(ArgumentError, match="^" + re.escape(message)):
+            parse_point(spec)
+
+
+def test_check_points_refuses_a_call_the_bench_cannot_run():
+    assert check_points([(64, 1024), (1, 8192)], 256, heads_q=24, heads_kv=4) == [(64, 1024, 256), (1, 8192, 256)]
+    with pytest.raises(ArgumentError, match=re.escape("point 1x99999999 d128: 409.6 GB of K/V per call; the bench "
+                                                      "takes at most 9 GB")):
+        check_points([(1, 99999999)], 128)
+    with pytest.raises(ArgumentError, match="point 8x1024 given twice"):
+        check_points([(8, 1024), (8, 1024)], 128)
+    with pytest.raises(ArgumentError, match="page_size 48: expected one of 16, 32, 64"):
+        check_points([(8, 1024)], 128, page_size=48)
+
+
+def test_bench_refuses_bad_points_in_one_line_before_any_gpu_work(monkeypatch, capsys):
+    monkeypatch.setattr(bench, "check_once", lambda: pytest.fail("a kernel ran before the input was checked"))
+    monkeypatch.setattr(bench, "bench_point", lambda *a, **k: pytest.fail("a call was timed before the input was "
+                                                                          "checked"))
+    for args, message in (
+            (["--point", "64x"], "argument --point: point '64x': kv_len '': expected an integer"),
+            (["--point", "64x1024", "--head-dim", "100"], "head_dim 100: the decode kernel takes 128, 256"),
+            (["--point", "8x1024", "--heads-q", "30"], "heads_q 30 is not a multiple of heads_kv 8"),
+            (["--point", "1x99999999"], "point 1x99999999 d128: 409.6 GB of K/V per call"),
+            (["--point", "8x1024", "--point", "8x1024"], "point 8x1024 given twice"),
+            (["--point", "8x1024", "--quick"], "--point and --quick"),
+            (["--head-dim", "256", "--page-size", "16"], "--head-dim, --page-size: they apply to the --point calls; "
+                                                         "without --point the bench runs the issue's sweep")):
+        assert cli.main(["decode", "bench", *args]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err and err.count("\n") == 1, err
+
+
+def test_bench_times_the_named_calls_at_their_geometry_and_keeps_a_report(monkeypatch, tmp_path, capsys):
+    """Two --point calls at 64/8 heads, head_dim 256, page 16: each timed at that geometry (the rows from the bench's
+    own row builder, over a CPU plan), the peers asked for the same geometry, no seed-sized call, split sweeps at the
+    named calls; the report reads back and names the page size."""
+    from labkit import probes, provenance
+    from labkit.workloads.decode import peers
+    from labkit.workloads.decode.plan import plan_call
+    from labkit.workloads.decode.run import geometry_for
+
+    timed, asked, swept = [], [], []
+
+    def row(batch, kv_len, head_dim, *, heads_q=32, heads_kv=8, page_size=64, splits=None, mode="cold"):
+        g = geometry_for(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size)
+        plan = plan_call(g, splits=splits)
+        return bench._row(batch, kv_len, head_dim, heads_q, heads_kv, plan, 1e-6 * batch * kv_len / 512, mode,
+                          page_size)
+
+    def fake_point(batch, kv_len, head_dim, *, heads_q=32, heads_kv=8, page_size=64, mode="cold", iterations=20, **kw):
+        timed.append((batch, kv_len, head_dim, heads_q, heads_kv, page_size, mode))
+        return row(batch, kv_len, head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size, mode=mode)
+
+    def fake_peers(batch, kv_len, head_dim, **kw):
+        asked.append((batch, kv_len, head_dim, kw["heads_q"], kw["heads_kv"], kw["page_size"]))
+        return {"sdpa_cudnn": 1.0, "sdpa_flash": 0.5, "fa3": "not importable", "labkit_beside_peers": 1.1}
+
+    def fake_sweep(b, n, d, **kw):
+        swept.append((b, n, d, kw["heads_q"], kw["heads_kv"], kw["page_size"]))
+        return [{**row(b, n, d, heads_q=kw["heads_q"], heads_kv=kw["heads_kv"], page_size=kw["page_size"], splits=s),
+                 "heuristic": s == 1} for s in (1, 2)]
+
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(bench, "split_sweep", fake_sweep)
+    monkeypatch.setattr(peers, "peer_rates", fake_peers)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
+    out = tmp_path / "points.json"
+    assert cli.main(["decode", "bench", "--point", "4x2048", "--point", "32x1024", "--heads-q", "64", "--heads-kv", "8",
+                     "--head-dim", "256", "--page-size", "16", "--peers", "--sweep-splits", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert timed == [(4, 2048, 256, 64, 8, 16, "cold"), (32, 1024, 256, 64, 8, 16, "cold")]  # no seed-sized call
+    assert asked == [(4, 2048, 256, 64, 8, 16), (32, 1024, 256, 64, 8, 16)]
+    assert swept == [(4, 2048, 256, 64, 8, 16), (32, 1024, 256, 64, 8, 16)]
+    assert "paged decode, page 16, cold L2" in printed and "64/8 page 16" in printed
+    assert "peer fa3: not importable" in printed
+    r = report.load(out)
+    assert [(p.batch, p.kv_len, p.head_dim, p.heads) for p in r.points] == [(4, 2048, 256, "64/8 page 16"),
+                                                                              (32, 1024, 256, "64/8 page 16")]
+    assert r.points[0].x_best_peer == pytest.approx(1.1) and sorted(r.split_sweeps) == ["32x1024 d256", "4x2048 d256"]
