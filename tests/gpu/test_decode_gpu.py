@@ -142,7 +142,7 @@ def test_compare_builds_checks_then_times_each_build_beside_the_plan(tmp_path, c
     interleaved; the report reads back."""
     from labkit import cli
     from labkit.workloads.decode import report
-    from labkit.workloads.decode.bench import compare_builds, parse_build
+    from labkit.workloads.decode.compare import compare_builds, parse_build
 
     rows = compare_builds(8, 1024, 128, (parse_build("splits=4"), parse_build("warps=8,stages=3")), iterations=3)
     assert [r["build"] for r in rows] == ["plan", "splits=4", "warps=8,stages=3"]

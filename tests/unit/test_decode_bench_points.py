@@ -70,7 +70,7 @@ def test_bench_times_the_named_calls_at_their_geometry_and_keeps_a_report(monkey
     def row(batch, kv_len, head_dim, *, heads_q=32, heads_kv=8, page_size=64, splits=None, mode="cold"):
         g = geometry_for(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv, page_size=page_size)
         plan = plan_call(g, splits=splits)
-        return bench._row(batch, kv_len, head_dim, heads_q, heads_kv, plan, 1e-6 * batch * kv_len / 512, mode,
+        return bench.call_row(batch, kv_len, head_dim, heads_q, heads_kv, plan, 1e-6 * batch * kv_len / 512, mode,
                           page_size)
 
     def fake_point(batch, kv_len, head_dim, *, heads_q=32, heads_kv=8, page_size=64, mode="cold", iterations=20, **kw):

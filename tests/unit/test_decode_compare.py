@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from labkit import cli
 from labkit.errors import ArgumentError, NoGPU
-from labkit.workloads.decode import bench
-from labkit.workloads.decode.bench import BUILD_KNOBS, build_name, parse_build, plan_builds, render
+from labkit.workloads.decode import bench, compare
+from labkit.workloads.decode.bench import render
+from labkit.workloads.decode.compare import BUILD_KNOBS, build_name, parse_build, plan_builds
 
 from .test_sched_points import _fake_device
 
@@ -44,7 +45,7 @@ def test_parse_build_names_the_spec_the_knob_and_what_was_expected(spec, message
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
-KNOB_VALUES = {k: st.sampled_from(["mma", "fma"]) if k == "variant" else st.booleans() if k in bench.BOOL_KNOBS
+KNOB_VALUES = {k: st.sampled_from(["mma", "fma"]) if k == "variant" else st.booleans() if k in compare.BOOL_KNOBS
                else st.integers(1, 256) for k in BUILD_KNOBS}
 
 
@@ -130,7 +131,7 @@ def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeyp
     monkeypatch.setattr(labkit.probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4220.0}})
 
     planned = []
-    monkeypatch.setattr(bench, "plan_builds", lambda *a, **k: planned.append(plan_builds(*a, **k)) or planned[-1])
+    monkeypatch.setattr(compare, "plan_builds", lambda *a, **k: planned.append(plan_builds(*a, **k)) or planned[-1])
 
     def fake_compare(b, n, d, builds, **kw):
         knobs = kw["planned"]  # the CLI's own plan, refused or not before the reference check: not planned twice
@@ -141,7 +142,7 @@ def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeyp
                 for (name, _), (label, per_sm, us, diff) in zip(knobs.items(), [("mma w4s1c1", 4, 77.1, 0.0),
                                                                                 ("mma w8s2 P", 1, 78.6, 9.8e-4)])]
 
-    monkeypatch.setattr(bench, "compare_builds", fake_compare)
+    monkeypatch.setattr(compare, "compare_builds", fake_compare)
     out = tmp_path / "compare.json"
     assert cli.main(["decode", "compare", "--batch", "64", "--kv-len", "1024", "--build",
                      "persistent=1,warps=8,stages=2", "--out", str(out)]) == 0
@@ -165,7 +166,7 @@ class _Stats:
         self.stats = type("S", (), {"p50_s": p50_s})()
 
 
-def _fake_interleaved(outputs: dict, p50_us: dict):
+def _fake_time_builds(outputs: dict, p50_us: dict):
     """compare_builds' GPU half: the given outputs go through compare's own check, as the real one's do."""
     def run(batch, kv_len, head_dim, knobs, shape, iterations, check, *, what):
         from labkit.workloads.decode.plan import plan_call
@@ -188,9 +189,9 @@ def test_compare_builds_checks_each_output_against_the_plans(monkeypatch):
     near = plan + np.float32(2.0 ** -9)
     builds = (parse_build("splits=2"), parse_build("persistent=1"))
     times = {"plan": 77.0, "splits=2": 80.85, "persistent=1": 77.0}
-    monkeypatch.setattr(bench, "_interleaved", _fake_interleaved(
+    monkeypatch.setattr(bench, "time_builds", _fake_time_builds(
         {"plan": plan, "splits=2": near, "persistent=1": plan.copy()}, times))
-    rows = bench.compare_builds(64, 1024, 128, builds)
+    rows = compare.compare_builds(64, 1024, 128, builds)
     assert [r["build"] for r in rows] == ["plan", "splits=2", "persistent=1"]
     assert [r["heuristic"] for r in rows] == [True, False, False]
     assert [r["bit_equal"] for r in rows] == [True, False, True]
@@ -206,6 +207,6 @@ def test_compare_builds_checks_each_output_against_the_plans(monkeypatch):
                            r"build 'persistent=1' does not give the plan's output \(max difference nan"),
                           ({"plan": unwritten, "splits=2": plan, "persistent=1": plan},
                            "the plan's own output has 512 values that are not finite")):
-        monkeypatch.setattr(bench, "_interleaved", _fake_interleaved(outs, times))
+        monkeypatch.setattr(bench, "time_builds", _fake_time_builds(outs, times))
         with pytest.raises(AssertionError, match=message):
-            bench.compare_builds(64, 1024, 128, builds)
+            compare.compare_builds(64, 1024, 128, builds)

@@ -408,8 +408,8 @@ def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geomet
     exactly as the 4-D ones do, and the manifest validates offline."""
     import json
 
-    from labkit.workloads.decode.bench import parse_build
     from labkit.workloads.decode.build import _maps
+    from labkit.workloads.decode.compare import parse_build
 
     g = DecodeGeometry(**geometry, layout=layout)
     plain, wide = plan_call(g, wide_boxes=False), plan_call(g, wide_boxes=True)
@@ -483,7 +483,7 @@ def test_the_plan_loads_page_ids_a_stage_ahead_in_its_8_warp_head_dim_128_builds
     res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
     assert res.ok, [str(i) for i in res.issues]
     assert "_pp_" in " ".join(p.name for p in tmp_path.glob("*.cubin"))
-    from labkit.workloads.decode.bench import parse_build
+    from labkit.workloads.decode.compare import parse_build
 
     assert parse_build("page_prefetch=0") == {"page_prefetch": False}
 

@@ -35,8 +35,8 @@ def test_notebook_03_live_on_a_faked_gpu(tmp_path, monkeypatch):
                                page_size=page_size)
         plan = plan_call(g, splits=splits)
         nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
-        return bench._row(batch, kv_len, head_dim, heads_q, heads_kv, plan, 3e-6 + nbytes / 4e12 * plan.splits ** 0.1,
-                          mode)
+        return bench.call_row(batch, kv_len, head_dim, heads_q, heads_kv, plan,
+                              3e-6 + nbytes / 4e12 * plan.splits ** 0.1, mode)
 
     monkeypatch.setattr(bench, "bench_point", fake_point)
     monkeypatch.setattr(peers, "peer_rates", lambda *a, **k: {"sdpa_cudnn": 3.5, "sdpa_flash": 3.0,

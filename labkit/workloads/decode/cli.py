@@ -168,7 +168,8 @@ def _bench(args) -> int:
 def _compare(args) -> int:
     from ...probes import copy_bandwidth
     from ...provenance import collect
-    from .bench import check_once, compare_builds, plan_builds, render
+    from .bench import check_once, render
+    from .compare import compare_builds, plan_builds
 
     b, n, d = args.batch, args.kv_len, args.head_dim
     shape = {"heads_q": args.heads_q, "heads_kv": args.heads_kv, "page_size": args.page_size}
@@ -257,7 +258,7 @@ def register(sub) -> None:
     p.add_argument("--variant", choices=("mma", "fma"), action="append",
                    help="time this kernel (tensor cores or CUDA cores) instead of the default; repeatable")
     p.set_defaults(fn=_bench)
-    from .bench import BUILD_KNOBS, parse_build
+    from .compare import BUILD_KNOBS, parse_build
 
     p = dp.add_parser("compare", help="the plan's call against other builds of it, interleaved on the same data (GPU)")
     _call_arguments(p, GEOMETRY)
