@@ -13,8 +13,10 @@ import subprocess
 from . import _env
 
 # what a recorded measurement depends on: the CUDA sources and the plans that choose the builds and launches
+# (decode/geometry.py: default_splits and kernel_build, the split count and build defaults the plan starts from)
 KERNEL_PATHS = (":(glob)labkit/**/*.cu", ":(glob)labkit/**/*.cuh", "labkit/workloads/decode/plan.py",
-                "labkit/workloads/decode/loads.py", "labkit/workloads/sage2/schedule.py")
+                "labkit/workloads/decode/geometry.py", "labkit/workloads/decode/loads.py",
+                "labkit/workloads/sage2/schedule.py")
 
 # a C/CUDA string or character literal (kept whole), a comment (one space, as C reads it) or a run of blanks (one)
 _C_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|[ \t\f\v]+', re.S)

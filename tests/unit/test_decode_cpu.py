@@ -259,7 +259,7 @@ def test_kernel_build_and_split_heuristic():
     (64, 1024, 128, 1, 1, 1, 4),   # 512 units on 528 slots
     (256, 8192, 128, 1, 1, 1, 4),
     (8, 4096, 128, 3, 2, 4, 2),    # 64 units: split them, long CTAs want stages
-    (16, 8192, 128, 3, 2, 2, 2),   # 128 units: 2 splits of one CTA per SM would take two waves
+    (16, 8192, 128, 3, 2, 1, 2),   # 128 units: a CTA on nearly every SM already (2 splits ran 1.7 % slower)
     (1, 8192, 128, 3, 2, 16, 2),   # (without its cluster of 8)
     (1, 32768, 128, 3, 2, 16, 2),  # 2048 tokens per split: one CTA per SM
 ])
@@ -931,3 +931,20 @@ def test_a_call_declares_split_scratch_only_where_its_splits_meet_in_global_memo
         assert scratch["partial_o"].shape == (groups, plan.splits, plan.kernel.max_rows, g.head_dim)
     else:
         assert {n: s.shape for n, s in scratch.items()} == {"counter": (1,), "partial_o": (1,), "partial_ml": (1,)}
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "heads_kv", "label", "splits"), [
+    (16, 2048, 8, "mma w4s3ef", 1),  # 128 units on 132 SMs: one split (2 splits filled the second slot, 5.7 % slower)
+    (16, 4096, 8, "mma w4s3", 1),
+    (16, 8192, 8, "mma w4s3", 1),
+    (32, 4096, 4, "mma w4s3", 1),     # the same 128 units with 4 KV heads
+    (14, 4096, 8, "mma w4s3", 2),     # 112 units, under 0.9 of the SMs: splits fill the slots, as before
+    (8, 8192, 8, "mma w8s2 cl2 pp", 2),  # 64 units: the clustered pair, as before
+])
+def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(batch, kv_len, heads_kv, label, splits):
+    g = geometry_for(batch, kv_len, head_dim=128, heads_q=4 * heads_kv, heads_kv=heads_kv)
+    plan = plan_call(g, sms=132)
+    assert (kernel_label(plan.kernel), plan.splits) == (label, splits)
+    if label.startswith("mma w4s3"):
+        assert plan.ctas_per_sm == 2
+        assert plan_call(g, sms=132, splits=2).splits == 2  # a count given stands
