@@ -948,3 +948,6 @@ def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(b
     if label.startswith("mma w4s3"):
         assert plan.ctas_per_sm == 2
         assert plan_call(g, sms=132, splits=2).splits == 2  # a count given stands
+    if (batch, kv_len) == (16, 4096):  # pages of 16: four times the loads per CTA, and one split ran 13 % slower
+        g16 = geometry_for(batch, kv_len, head_dim=128, heads_q=4 * heads_kv, heads_kv=heads_kv, page_size=16)
+        assert plan_call(g16, sms=132).splits == 2

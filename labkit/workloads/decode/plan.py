@@ -125,8 +125,11 @@ PAIR_SPLIT_MIN_TOKENS = 1024
 # reads at that SM's rate. H200, cold, p50 of 20, interleaved, every output checked against the plan's
 # (data/runs/20261203T054000Z-decode_bench_points/): 16 x 2k d128 (128 units of mma w4s3ef, 2 splits) 46.66 -> 43.98 us
 # (-5.7 %; cuDNN 43.7), 16 x 4k 79.31 -> 77.23 (-2.6 %), 16 x 8k 138.43 -> 136.10 (-1.7 %); 32 q / 8 KV heads, page 64.
-# Measured at 128 units on 132 SMs only; from 0.9 of the SMs the rule takes it unmeasured.
+# Measured at 128 units on 132 SMs only; from 0.9 of the SMs the rule takes it unmeasured. Pages of 64 only: with
+# pages of 16 (four times the TMA loads, issued by one thread a CTA) one split ran 16 x 4k d128 in 92.8 us against
+# 82.1 for two on another H200 (data/runs/20261203T060200Z-decode_page16_loads/).
 ONE_SPLIT_MIN_SM_FILL = 0.9  # units / SMs
+ONE_SPLIT_PAGE_SIZES = (64,)
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2,
 # 30 of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
@@ -268,7 +271,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             if occupancy(paired, arch) == 1:
                 kb, per_sm, splits, cluster = paired, 1, 2, True
         if (splits > 1 and per_sm > 1 and kb.stages > 1 and kb.variant == "mma" and cluster is not True
-                and tail_units is None and units >= ONE_SPLIT_MIN_SM_FILL * sms):
+                and tail_units is None and g.page_size in ONE_SPLIT_PAGE_SIZES
+                and units >= ONE_SPLIT_MIN_SM_FILL * sms):
             splits = 1  # the units already take (nearly) every SM: no splits to fill its second slot
     big = max(CLUSTER_SIZES)
     big_fit = cluster_ctas(big, sms, arch, cluster_fit)
