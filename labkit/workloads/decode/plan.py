@@ -120,14 +120,11 @@ PERSISTENT_MAX_TOKENS = 2048
 # taken), other page sizes, head groups and query lengths take the rule unmeasured. A caller's build knobs (stages,
 # warps, evict_first, ...) or split count keep the 4-warp plan.
 PAIR_SPLIT_MIN_TOKENS = 1024
-# A pipelined build that puts two CTAs on an SM takes as many splits as fill its slots (default_splits); where the units
-# alone already give nearly every SM a CTA, one split is faster: no partials or reduction, and one pipelined CTA per SM
-# reads at that SM's rate. H200, cold, p50 of 20, interleaved, every output checked against the plan's
-# (data/runs/20261203T054000Z-decode_bench_points/): 16 x 2k d128 (128 units of mma w4s3ef, 2 splits) 46.66 -> 43.98 us
-# (-5.7 %; cuDNN 43.7), 16 x 4k 79.31 -> 77.23 (-2.6 %), 16 x 8k 138.43 -> 136.10 (-1.7 %); 32 q / 8 KV heads, page 64.
-# Measured at 128 units on 132 SMs only; from 0.9 of the SMs the rule takes it unmeasured. Pages of 64 only: with
-# pages of 16 (four times the TMA loads, issued by one thread a CTA) one split ran 16 x 4k d128 in 92.8 us against
-# 82.1 for two on another H200 (data/runs/20261203T060200Z-decode_page16_loads/).
+# Where a two-per-SM pipelined build's units alone give nearly every SM a CTA, one split beats the splits that fill the
+# second slots (no partials or reduction). H200, cold, p50 of 20, interleaved, outputs checked, 32/8 heads, page 64
+# (data/runs/20261203T054000Z-decode_bench_points/): 16 x 2k d128 (128 units, mma w4s3ef) 46.66 -> 43.98 us (-5.7 %;
+# cuDNN 43.7), 16 x 4k -2.6 %, 16 x 8k -1.7 %; only 128 units were measured. Pages of 64 only: with pages of 16 (four
+# times the TMA loads) one split ran 16 x 4k in 92.8 us, two 82.1 on another H200 (...060200Z-decode_page16_loads/).
 ONE_SPLIT_MIN_SM_FILL = 0.9  # units / SMs
 ONE_SPLIT_PAGE_SIZES = (64,)
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
