@@ -113,15 +113,14 @@ def _bench(args) -> int:
                                  variant=v), "heads": "24/4 seed"})
     print(render(rows, f"paged decode, page {shape['page_size']}, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
     if args.sweep_splits:
-        hq, hk, page = shape["heads_q"], shape["heads_kv"], shape["page_size"]
         at = {"1x8192": (1, 8192, 128, 32, 8), "8x8192": (8, 8192, 128, 32, 8), "1x1024": (1, 1024, 128, 32, 8)}
         if args.sweep_splits == "all" or args.point:  # --point: its own calls
-            at = {f"{b}x{n} d{d}": (b, n, d, hq, hk) for b, n, d in points}
+            at = {f"{b}x{n} d{d}": (b, n, d, shape["heads_q"], shape["heads_kv"]) for b, n, d in points}
         if not args.point:
             at["2x704 seed"] = (2, 704, 256, 24, 4)
         worst = []
         for key, (b, n, d, hq, hk) in at.items():
-            sweeps[key] = split_sweep(b, n, d, heads_q=hq, heads_kv=hk, page_size=page if args.point else 64,
+            sweeps[key] = split_sweep(b, n, d, heads_q=hq, heads_kv=hk, page_size=shape["page_size"],
                                       iterations=args.iterations)
             save()
             best = min(r["p50_us"] for r in sweeps[key])
