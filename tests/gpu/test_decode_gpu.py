@@ -247,7 +247,10 @@ def test_wide_boxes_match_exact_attention_and_the_4d_loads_bit_for_bit(name, spl
     ("g1_d128_p16", 1, dict(warps=8, stages=1)),  # a one-stage ring: every stage a refill
     ("g4_d128_p64_long", None, {}),  # 2 x 8k: the plan's 16 splits of the 4-warp build, 3 stages, on request
     ("g8_d128_p32", 2, dict(warps=8, stages=2, cluster=True)),  # the clustered pair
-    ("g6_d256_interleaved", 3, dict(stages=3, wide_boxes=False))])  # the seed's pool, 4-D loads of warp pairs
+    ("g6_d256_interleaved", 3, dict(stages=3, wide_boxes=False)),  # the seed's pool, 4-D loads of warp pairs
+    ("g1_d128_p16", 3, dict(stages=3, wide_boxes=True)),  # 5-D loads: 4 page slices per stage, each in one box
+    ("g8_d128_p32", 8, dict(warps=8, stages=3, cluster=True, wide_boxes=True)),  # a cluster of 8, 4 slices per stage
+    ("g6_d256_interleaved", None, {})])  # the plan's own wide boxes of warp pairs, over the seed's pool
 def test_page_prefetch_matches_exact_attention_and_the_plain_refills_bit_for_bit(name, splits, build):
     """Thread 0 loading each refill's page ids a stage ahead puts the same pages in the same stages: exact attention
     within the bound, the same bits as the build without it, and timed calls (cold, graph) that write the same

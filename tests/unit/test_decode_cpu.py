@@ -488,16 +488,16 @@ def test_the_plan_loads_page_ids_a_stage_ahead_in_its_8_warp_head_dim_128_builds
     assert parse_build("page_prefetch=0") == {"page_prefetch": False}
 
 
-def test_page_prefetch_refuses_wide_boxes_persistent_ctas_and_the_cuda_core_build():
-    with pytest.raises(ArgumentError, match=r"^page_prefetch: the per-unit tensor-core \(mma\) build's 4-D loads; this "
-                                            r"call loads wide boxes$"):
-        plan_call(geometry_for(1, 8192, head_dim=256), page_prefetch=True)
-    with pytest.raises(ArgumentError, match="this call runs persistent CTAs$"):
+def test_page_prefetch_refuses_persistent_ctas_and_the_cuda_core_build_and_takes_wide_boxes():
+    with pytest.raises(ArgumentError, match=r"^page_prefetch: the per-unit tensor-core \(mma\) build's loads; this "
+                                            r"call runs persistent CTAs$"):
         plan_call(geometry_for(64, 1024, head_dim=256), page_prefetch=True, wide_boxes=False)
     with pytest.raises(ArgumentError, match="this call builds fma$"):
         plan_call(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8), page_prefetch=True)
     four_d = plan_call(geometry_for(1, 8192, head_dim=256), page_prefetch=True, wide_boxes=False)  # on request
     assert kernel_label(four_d.kernel) == "mma w8d2s3ef cl8 pp"
+    both = plan_call(geometry_for(1, 8192, head_dim=256), page_prefetch=True)  # the plan's wide boxes, ids ahead
+    assert kernel_label(both.kernel) == "mma w8d2s3ef cl8 wide pp" and both.to_dict()["wide_boxes"] is True
 
 
 def test_call_plan_keeps_what_the_caller_gives():

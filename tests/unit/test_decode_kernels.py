@@ -159,8 +159,10 @@ def _switch_is_its_blocks(knobs: dict, field: str, without) -> tuple:
 
 
 def _without_wide_boxes(source_text: str, header_text: str) -> str:
-    """The tensor-core kernel with its header inlined and the wide-box (5-D tensor map) blocks taken out."""
+    """The tensor-core kernel with its header inlined and the wide-box (5-D tensor map) blocks taken out, and with them
+    the page-ids-ahead blocks (off in the builds compared; their refill loop takes 5-D boxes by an ``if constexpr``)."""
     text = _without_switch(source_text.replace('#include "paged_decode.cuh"', header_text), "WIDE_BOXES")
+    text = _without_switch(text, "PAGE_PREFETCH")
     assert "load_box5(stage" not in text and "t / BOX_ROWS" not in text
     return text
 
@@ -194,11 +196,11 @@ def _without_page_prefetch(source_text: str, header_text: str) -> str:
                          ids=["one-stage", "cluster", "pairs", "page16"])
 def test_tensor_core_kernel_without_page_prefetch_is_the_code_without_it(knobs):
     """Page ids a stage ahead live in preprocessor blocks: builds without them compile to the machine code of the
-    source without those blocks (the measured builds keep their timings), and with them to other code; they take 4-D
-    loads and per-unit CTAs only."""
+    source without those blocks (the measured builds keep their timings), and with them to other code; they take
+    per-unit CTAs only, and with wide boxes load 5-D boxes (other code again)."""
     ahead, src = _switch_is_its_blocks(knobs, "page_prefetch", _without_page_prefetch)
-    for other in ("-DWIDE_BOXES=1", "-DPERSISTENT=1"):
-        if other == "-DWIDE_BOXES=1" and ahead.dim_warps > 1 and ahead.tokens_per_stage != ahead.box_rows:
-            continue
-        with pytest.raises(CompileError, match="page prefetch: per-unit CTAs with 4-D boxes"):
-            compile_cubin(src, arch="sm_90", options=(*ahead.options(), other))
+    with pytest.raises(CompileError, match="page prefetch: per-unit CTAs"):
+        compile_cubin(src, arch="sm_90", options=(*ahead.options(), "-DPERSISTENT=1"))
+    if ahead.dim_warps == 1 or ahead.tokens_per_stage == ahead.box_rows:
+        both = compile_cubin(src, arch="sm_90", options=(*ahead.options(), "-DWIDE_BOXES=1"))
+        assert _text(both.image) != _text(compile_cubin(src, arch="sm_90", options=ahead.options()).image)

@@ -52,9 +52,8 @@ def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[Kern
                          and kb.dim_warps == 1 and not kb.wide_boxes and not kb.persistent_ctas
                          and ctas_per_sm(dataclasses.replace(kb, page_prefetch=True)) == ctas_per_sm(kb))
     if page_prefetch:
-        if kb.variant != "mma" or kb.wide_boxes or kb.persistent_ctas:
-            what = ("builds " + kb.variant if kb.variant != "mma" else
-                    "loads wide boxes" if kb.wide_boxes else "runs persistent CTAs")
-            raise ArgumentError(f"page_prefetch: the per-unit tensor-core (mma) build's 4-D loads; this call {what}")
+        if kb.variant != "mma" or kb.persistent_ctas:
+            what = "builds " + kb.variant if kb.variant != "mma" else "runs persistent CTAs"
+            raise ArgumentError(f"page_prefetch: the per-unit tensor-core (mma) build's loads; this call {what}")
         kb = dataclasses.replace(kb, page_prefetch=True)
     return kb

@@ -177,8 +177,9 @@ __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* 
 }
 
 // PAGE_PREFETCH 1 (paged_decode_mma.cu): a refill whose page ids thread 0 loaded a stage earlier, so their L2 round trip
-// is off the issuing thread's path (4-D boxes). The same loads (load_box4) in the same order as load_stage; a loop of
-// its own so that builds without it keep load_stage's machine code (their measured timings; test_decode_kernels.py).
+// is off the issuing thread's path. The same loads (load_box4, or load_box5 with WIDE_BOXES) in the same order as
+// load_stage; a loop of its own so that builds without it keep load_stage's machine code (their measured timings;
+// test_decode_kernels.py).
 #ifndef PAGE_PREFETCH
 #define PAGE_PREFETCH 0
 #endif
@@ -194,12 +195,19 @@ __device__ __forceinline__ void load_stage_pages(const Params& p, unsigned long 
 #pragma unroll
     for (int bx = 0; bx < BOXES; ++bx) {
         const int tok = tok0 + bx * BOX_ROWS, page = pages[bx];
+        if constexpr (WIDE_BOXES != 0) {  // not an #if: this whole loop is one PAGE_PREFETCH block
 #pragma unroll
-        for (int t = 0; t < 2; ++t)
+            for (int t = 0; t < 2; ++t)
+                load_box5(stage + t * TILE_ELEMS * 2 + bx * PARTS * BOX_ROWS * 128, maps[t], tok % PAGE_SIZE, head,
+                          page, bar, policy);
+        } else {
 #pragma unroll
-            for (int part = 0; part < PARTS; ++part)
-                load_box4(stage + t * TILE_ELEMS * 2 + (part * TOKENS_PER_STAGE + bx * BOX_ROWS) * 128, maps[t], part,
-                          tok % PAGE_SIZE, head, page, bar, policy);
+            for (int t = 0; t < 2; ++t)
+#pragma unroll
+                for (int part = 0; part < PARTS; ++part)
+                    load_box4(stage + t * TILE_ELEMS * 2 + (part * TOKENS_PER_STAGE + bx * BOX_ROWS) * 128, maps[t],
+                              part, tok % PAGE_SIZE, head, page, bar, policy);
+        }
     }
 }
 #endif

@@ -127,7 +127,7 @@ static_assert(TAIL_SPLITS == 0 || (TAIL_SPLITS >= 2 && TAIL_SPLITS <= 16 && CLUS
               "tail splits: 2..16, without split clusters");
 static_assert(DIM_WARPS == 1 || (DIM_WARPS == 2 && WARPS == 8 && KEYS_PER_WARP == 16), "dim pairs: 8 warps, 16 keys");
 static_assert(!WIDE_BOXES || BOXES == 1 || DIM_WARPS == 1, "wide boxes: dim pairs only where a stage is one box");
-static_assert(!PAGE_PREFETCH || (!WIDE_BOXES && !PERSISTENT), "page prefetch: per-unit CTAs with 4-D boxes");
+static_assert(!PAGE_PREFETCH || !PERSISTENT, "page prefetch: per-unit CTAs");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
 #include "paged_decode.cuh"
