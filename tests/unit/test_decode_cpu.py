@@ -396,7 +396,7 @@ def _map_offsets(dims, strides) -> set[int]:
 @pytest.mark.parametrize("layout", ["plain", "interleaved"])
 @pytest.mark.parametrize(("geometry", "label"), [
     (dict(batch=1, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=128, num_pages=128),
-     "mma w8s3ef cl8 wide"),
+     "mma w8s3ef cl8 wide pp"),
     (SEED_LIKE, "mma w8d2s2ef cl8 wide"),
     (dict(batch=64, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=16, num_pages=1024),
      "mma w4s1c1 wide"),
@@ -413,11 +413,12 @@ def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geomet
 
     g = DecodeGeometry(**geometry, layout=layout)
     plain, wide = plan_call(g, wide_boxes=False), plan_call(g, wide_boxes=True)
-    assert plan_call(g) == (wide if g.head_dim == 256 else plain)  # the plan's own choice: wide at head_dim 256
-    # the same build, its loads aside: page ids ahead (the 8-warp d128 plans) take 4-D loads, so wide boxes drop them
-    assert dataclasses.replace(wide.kernel, wide_boxes=False) == dataclasses.replace(plain.kernel, page_prefetch=False)
+    # the plan's own choice: wide at head_dim 256 and with pages of 16 (this one-split 4-warp build)
+    assert plan_call(g) == (wide if g.head_dim == 256 or g.page_size == 16 else plain)
+    # the same build, its loads aside (page ids ahead, where the plan takes them, with either)
+    assert dataclasses.replace(wide.kernel, wide_boxes=False) == plain.kernel
     assert (wide.splits, wide.ctas_per_sm, wide.pdl) == (plain.splits, plain.ctas_per_sm, plain.pdl)
-    assert kernel_label(wide.kernel) == (label or kernel_label(plain.kernel) + " wide")
+    assert kernel_label(wide.kernel) == (label or kernel_label(plain.kernel).replace(" pp", "") + " wide pp")
     assert "wide boxes" in describe_plan(wide) and "wide" not in describe_plan(plain)
     assert wide.to_dict()["wide_boxes"] is True and "wide_boxes" not in plain.to_dict()
     path = build_plan(g, wide, tmp_path)
@@ -948,6 +949,25 @@ def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(b
     if label.startswith("mma w4s3"):
         assert plan.ctas_per_sm == 2
         assert plan_call(g, sms=132, splits=2).splits == 2  # a count given stands
-    if (batch, kv_len) == (16, 4096):  # pages of 16: four times the loads per CTA, and one split ran 13 % slower
-        g16 = geometry_for(batch, kv_len, head_dim=128, heads_q=4 * heads_kv, heads_kv=heads_kv, page_size=16)
-        assert plan_call(g16, sms=132).splits == 2
+    if (batch, kv_len) == (16, 4096):  # pages of 16: four times the loads per CTA, one split level with two; of 32: one
+        at = dict(head_dim=128, heads_q=4 * heads_kv, heads_kv=heads_kv)
+        assert plan_call(geometry_for(batch, kv_len, page_size=16, **at), sms=132).splits == 2
+        assert plan_call(geometry_for(batch, kv_len, page_size=32, **at), sms=132).splits == 1
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [
+    # pages of 16: the long batch-1 calls in 16 splits of two 4-warp CTAs per SM (not clusters of 8), every build with
+    # wide boxes and page ids ahead, but the short one-stage cluster of 8 as at pages of 64
+    (1, 4096, 16, "mma w4s3ef wide pp", 16), (1, 8192, 16, "mma w4s3ef wide pp", 16),
+    (1, 32768, 16, "mma w4s3ef wide pp", 16), (1, 1024, 16, "mma w8s1ef cl8 pp", 8),
+    (8, 8192, 16, "mma w8s2 cl2 wide pp", 2), (64, 1024, 16, "mma w4s3 wide pp", 1),
+    (256, 1024, 16, "mma w4s1c1 wide pp", 1), (16, 4096, 16, "mma w4s3 wide pp", 2),
+    # pages of 32: the long clusters of 8 with wide boxes; the rest with 4-D loads
+    (1, 8192, 32, "mma w8s3ef cl8 wide pp", 8), (1, 32768, 32, "mma w8s3ef cl8 wide pp", 8),
+    (1, 1024, 32, "mma w8s1ef cl8 pp", 8), (8, 8192, 32, "mma w8s2 cl2 pp", 2), (16, 4096, 32, "mma w4s3", 1),
+    # pages of 64: as before
+    (1, 8192, 64, "mma w8s3ef cl8 pp", 8), (8, 8192, 64, "mma w8s2 cl2 pp", 2), (64, 1024, 64, "mma w4s1c1", 1),
+])
+def test_call_plan_at_pages_of_16_and_32_takes_what_was_measured_faster_there(batch, kv_len, page_size, label, splits):
+    plan = plan_call(geometry_for(batch, kv_len, head_dim=128, page_size=page_size), sms=132)
+    assert (kernel_label(plan.kernel), plan.splits) == (label, splits), describe_plan(plan)

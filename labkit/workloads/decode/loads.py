@@ -14,8 +14,17 @@ from .geometry import DecodeGeometry, KernelBuild
 # load per slice for all its 64-dim parts): on the H200 (cold, p50, interleaved, three rounds;
 # data/runs/20261202T184700Z-decode_issue_anatomy) faster at every d256 point measured: the seed call -0.7 to -1.1 %
 # (in a CUDA graph 6.29 -> 6.07 us), 1 x 8k -0.2 to -1.5 %, 8 x 32k -0.1 to -0.45 %, 64 x 1k -0.5 %, 256 x 1k -0.4 %.
-# At head_dim 128 (half the loads) short calls ran level to +2 %, so not there.
+# At head_dim 128 (half the loads) short calls ran level to +2 % with pages of 64, so not there.
 WIDE_BOX_HEAD_DIMS = (256,)
+# At head_dim 128 with pages of 16 (4 page slices in a 64-token stage, 8 in a 128-token one) every build takes them, and
+# with pages of 32 the long clusters of 8 (several stages). H200, cold, p50 of 20, interleaved, outputs bit-identical;
+# on two machines (data/runs/20261203T070400Z-decode_small_pages): pages of 16, 256 x 1k -1.8 / -1.9 % (with page ids
+# ahead -3.2 %), 8 x 8k -2.6 / -3.0 %, 8 x 1k -2.0 %, 16 x 4k -0.7 / -3.3 %, 64 x 1k +0.3 / -0.8 % (page ids ahead
+# -1.3 %), 1 x 8k in 16 splits -1.1 / -5.1 %; pages of 32, 1 x 8k -1.7 / -2.1 % (with page ids ahead -4.0 %), 1 x 32k
+# with them -9.3 %, but the clustered pair 8 x 8k +1.2 / +1.5 % and 16 x 4k +0.3 / -1.1 %; the one-stage cluster of
+# 8 at 1 x 1k, pages of 16, +1.7 %.
+WIDE_BOX_D128_PAGE_SIZES = (16,)
+WIDE_BOX_D128_CLUSTER8_PAGE_SIZES = (16, 32)
 # The 8-warp builds at these head dims (one CTA per SM: the batch-1 clusters of 8, the clustered pairs) load each
 # refill's page ids a stage ahead where that costs no CTA per SM: thread 0's refills held it ~0.45 us each, 0.11 of
 # that the page ids' L2 round trip (data/runs/20261202T213800Z-decode_refill_parts). On the H200 (cold, p50,
@@ -27,6 +36,10 @@ WIDE_BOX_HEAD_DIMS = (256,)
 # head_dim 256 the wide boxes stay (4-D loads with page ids ahead: 1 x 8k -0.7 to -1.4 % against them, the seed call
 # in a CUDA graph +2 %).
 PAGE_PREFETCH_HEAD_DIMS = (128,)
+# With pages of 16 (four page ids a 64-token stage) the 4-warp builds take them too, where they keep their CTAs per SM:
+# with wide boxes, against wide boxes alone, 256 x 1k -1.4 %, 64 x 1k -0.5 %, 1 x 8k -0.6 %, 16 x 4k +0.2 %
+# (...070400Z-decode_small_pages); with pages of 64 the 4-warp builds ran level (+0.3 to -0.9 %, 16 x 2k-8k, 4 x 16k).
+PAGE_PREFETCH_4WARP_PAGE_SIZES = (16,)
 
 
 def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[KernelBuild], int],
@@ -37,9 +50,12 @@ def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[Kern
     Raises:
         ArgumentError: a knob the build cannot take, in one line.
     """
-    if wide_boxes is None:  # warp pairs over stages of one page slice
-        wide_boxes = (kb.variant == "mma" and g.head_dim in WIDE_BOX_HEAD_DIMS and kb.dim_warps > 1
-                      and kb.tokens_per_stage == kb.box_rows)
+    if wide_boxes is None:  # warp pairs over stages of one page slice; at head_dim 128 short pages
+        wide_boxes = kb.variant == "mma" and (
+            (g.head_dim in WIDE_BOX_HEAD_DIMS and kb.dim_warps > 1 and kb.tokens_per_stage == kb.box_rows)
+            or (g.head_dim == 128 and (g.page_size in WIDE_BOX_D128_PAGE_SIZES and not kb.cluster_splits == 8
+                                       or g.page_size in WIDE_BOX_D128_CLUSTER8_PAGE_SIZES and kb.cluster_splits == 8
+                                       and kb.stages > 1)))
     if wide_boxes:
         if kb.variant != "mma":
             raise ArgumentError(f"wide_boxes: the tensor-core (mma) kernel's loads; this call builds {kb.variant}")
@@ -47,9 +63,10 @@ def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[Kern
             raise ArgumentError(f"wide_boxes: warp pairs that split head_dim need a stage of one page slice; this "
                                 f"build's {kb.tokens_per_stage}-token stages take {g.page_size}-token pages")
         kb = dataclasses.replace(kb, wide_boxes=True)
-    if page_prefetch is None:  # the 8-warp builds, one CTA per SM, where it costs no occupancy
-        page_prefetch = (kb.variant == "mma" and g.head_dim in PAGE_PREFETCH_HEAD_DIMS and kb.warps == 8
-                         and kb.dim_warps == 1 and not kb.wide_boxes and not kb.persistent_ctas
+    if page_prefetch is None:  # the 8-warp builds, one CTA per SM, and with pages of 16 the 4-warp ones
+        page_prefetch = (kb.variant == "mma" and g.head_dim in PAGE_PREFETCH_HEAD_DIMS and kb.dim_warps == 1
+                         and (kb.warps == 8 or g.page_size in PAGE_PREFETCH_4WARP_PAGE_SIZES)
+                         and not kb.persistent_ctas
                          and ctas_per_sm(dataclasses.replace(kb, page_prefetch=True)) == ctas_per_sm(kb))
     if page_prefetch:
         if kb.variant != "mma" or kb.persistent_ctas:

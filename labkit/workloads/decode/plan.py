@@ -90,6 +90,9 @@ CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each f
 # (data/runs/20261202T160400Z-decode_push_plans).
 # {head_dim: the most tokens per sequence (None: no bound)}
 CLUSTER_LONG_MAX_TOKENS = {128: None, 256: 8192}
+# ... and pages of these sizes: with pages of 16 (8 page slices a 128-token stage) 16 splits of two 4-warp CTAs per SM
+# ran 1 x 4k d128 -7 %, 1 x 8k -17 to -20 %, 1 x 32k -33 % against them (data/runs/20261203T070400Z-decode_small_pages).
+CLUSTER_LONG_PAGE_SIZES = (32, 64)
 PAIR_HEAD_DIMS = (256,)  # head dims whose tensor-core calls run the warp-pair build (dim_warps=2)
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
 # K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not
@@ -115,18 +118,17 @@ PERSISTENT_MAX_TOKENS = 2048
 # -0.8 % (data/runs/20261202T000000Z-decode_bench). Once the clusters pushed their partials (st.async,
 # data/runs/20261202T154500Z-decode_cluster_push) shorter units took it too: 8 x 1k d128 -5.9 to -7.7 %, 8 x 2k
 # -3.7 to -4.1 %, 8 x 4k -1.5 to -2.4 % (three rounds; 3 stages -0.9 to -4.7 %;
-# data/runs/20261202T160400Z-decode_push_plans).
-# Measured there only: 32 q / 8 KV heads, page 64, one query token; units under 1024 tokens were not measured (so not
-# taken), other page sizes, head groups and query lengths take the rule unmeasured. A caller's build knobs (stages,
-# warps, evict_first, ...) or split count keep the 4-warp plan.
+# data/runs/20261202T160400Z-decode_push_plans); pages of 16 and 32, against 4 splits: +2.0 to +4.4 % for those
+# (...070400Z-decode_small_pages). Units under 1024 tokens were not measured (not taken), other head groups and query
+# lengths take it unmeasured. A caller's build knobs (stages, warps, ...) or split count keep the 4-warp plan.
 PAIR_SPLIT_MIN_TOKENS = 1024
 # Where a two-per-SM pipelined build's units alone give nearly every SM a CTA, one split beats the splits that fill the
-# second slots (no partials or reduction). H200, cold, p50 of 20, interleaved, outputs checked, 32/8 heads, page 64
-# (data/runs/20261203T054000Z-decode_bench_points/): 16 x 2k d128 (128 units, mma w4s3ef) 46.66 -> 43.98 us (-5.7 %;
-# cuDNN 43.7), 16 x 4k -2.6 %, 16 x 8k -1.7 %; only 128 units were measured. Pages of 64 only: with pages of 16 (four
-# times the TMA loads) one split ran 16 x 4k in 92.8 us, two 82.1 on another H200 (...060200Z-decode_page16_loads/).
+# second slots (no partials or reduction). H200, cold, p50 of 20, interleaved, outputs checked, 32/8 heads
+# (data/runs/20261203T054000Z-decode_bench_points/): 16 x 2k d128 (128 units, mma w4s3ef) 46.66 -> 43.98 us (-5.7 %),
+# 16 x 4k -2.6 %, 16 x 8k -1.7 %; with pages of 32 16 x 4k -2.4 and -2.6 % on two H200s, with pages of 16 level
+# (...070400Z-decode_small_pages/); only 128 units were measured.
 ONE_SPLIT_MIN_SM_FILL = 0.9  # units / SMs
-ONE_SPLIT_PAGE_SIZES = (64,)
+ONE_SPLIT_PAGE_SIZES = (32, 64)
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2,
 # 30 of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
@@ -142,9 +144,7 @@ def cluster_ctas(size: int, sms: int = 132, arch: str = "sm_90", fit: Mapping[in
     (sm_90, 132 SMs), and elsewhere taken as every SM (rounded down to whole clusters), which is unmeasured."""
     if fit is not None:
         return fit[size]
-    if arch == "sm_90" and sms == 132:
-        return H200_CLUSTER_CTAS[size]
-    return sms - sms % size
+    return H200_CLUSTER_CTAS[size] if arch == "sm_90" and sms == 132 else sms - sms % size
 
 
 @dataclass(frozen=True)
@@ -340,7 +340,7 @@ def _cluster_long(g: DecodeGeometry) -> bool:
     if g.head_dim not in CLUSTER_LONG_MAX_TOKENS:
         return False
     bound = CLUSTER_LONG_MAX_TOKENS[g.head_dim]
-    return bound is None or g.max_kv_len <= bound
+    return g.page_size in CLUSTER_LONG_PAGE_SIZES and (bound is None or g.max_kv_len <= bound)
 
 
 def _cluster_of_8(g: DecodeGeometry, arch: str, *, kv_evict_first: bool, **knobs) -> KernelBuild | None:
