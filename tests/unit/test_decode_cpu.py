@@ -971,3 +971,14 @@ def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(b
 def test_call_plan_at_pages_of_16_and_32_takes_what_was_measured_faster_there(batch, kv_len, page_size, label, splits):
     plan = plan_call(geometry_for(batch, kv_len, head_dim=128, page_size=page_size), sms=132)
     assert (kernel_label(plan.kernel), plan.splits) == (label, splits), describe_plan(plan)
+
+
+@pytest.mark.parametrize("page_size", [16, 32])
+@pytest.mark.parametrize("knobs", [dict(warps=8, dim_warps=2, stages=s) for s in (1, 2, 3)]
+                         + [dict(warps=8, dim_warps=2, stages=2, cluster=True)])
+def test_the_loads_default_never_picks_what_the_build_refuses(page_size, knobs):
+    """Warp pairs at head_dim 128 over pages shorter than a stage cannot take wide boxes: the plan's default leaves them
+    off there rather than refusing a build the caller may ask for (the GPU tests' pair builds over pages of 16)."""
+    g = DecodeGeometry(4, 4, 4, 128, page_size, 12, 60)
+    plan = plan_call(g, splits=2 if knobs.get("cluster") else None, **knobs)
+    assert plan.kernel.dim_warps == 2 and not plan.kernel.wide_boxes

@@ -51,11 +51,12 @@ def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[Kern
         ArgumentError: a knob the build cannot take, in one line.
     """
     if wide_boxes is None:  # warp pairs over stages of one page slice; at head_dim 128 short pages
+        one_box = kb.tokens_per_stage == kb.box_rows  # what warp pairs need of wide boxes
         wide_boxes = kb.variant == "mma" and (
-            (g.head_dim in WIDE_BOX_HEAD_DIMS and kb.dim_warps > 1 and kb.tokens_per_stage == kb.box_rows)
-            or (g.head_dim == 128 and (g.page_size in WIDE_BOX_D128_PAGE_SIZES and not kb.cluster_splits == 8
-                                       or g.page_size in WIDE_BOX_D128_CLUSTER8_PAGE_SIZES and kb.cluster_splits == 8
-                                       and kb.stages > 1)))
+            (g.head_dim in WIDE_BOX_HEAD_DIMS and kb.dim_warps > 1 and one_box)
+            or (g.head_dim == 128 and (kb.dim_warps == 1 or one_box)
+                and (g.page_size in WIDE_BOX_D128_PAGE_SIZES and not kb.cluster_splits == 8
+                     or g.page_size in WIDE_BOX_D128_CLUSTER8_PAGE_SIZES and kb.cluster_splits == 8 and kb.stages > 1)))
     if wide_boxes:
         if kb.variant != "mma":
             raise ArgumentError(f"wide_boxes: the tensor-core (mma) kernel's loads; this call builds {kb.variant}")
