@@ -37,7 +37,7 @@ WIDE_BOX_D128_CLUSTER8_PAGE_SIZES = (16, 32)
 # in a CUDA graph +2 %).
 PAGE_PREFETCH_HEAD_DIMS = (128,)
 # With pages of 16 (four page ids a 64-token stage) the 4-warp builds take them too, where they keep their CTAs per SM:
-# with wide boxes, against wide boxes alone, 256 x 1k -1.4 %, 64 x 1k -0.5 %, 1 x 8k -0.6 %, 16 x 4k +0.2 %
+# with wide boxes, against wide boxes alone, 256 x 1k -1.4 %, 64 x 1k -0.5 %, 1 x 8k -0.8 %, 16 x 4k +0.2 %
 # (...070400Z-decode_small_pages); with pages of 64 the 4-warp builds ran level (+0.3 to -0.9 %, 16 x 2k-8k, 4 x 16k).
 PAGE_PREFETCH_4WARP_PAGE_SIZES = (16,)
 
