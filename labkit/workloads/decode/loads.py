@@ -50,17 +50,12 @@ def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[Kern
     Raises:
         ArgumentError: a knob the build cannot take, in one line.
     """
-    if wide_boxes is None:  # warp pairs over stages of one page slice; at head_dim 128 short pages
-        one_box = kb.tokens_per_stage == kb.box_rows  # what warp pairs need of wide boxes
-        wide_boxes = kb.variant == "mma" and (
-            (g.head_dim in WIDE_BOX_HEAD_DIMS and kb.dim_warps > 1 and one_box)
-            or (g.head_dim == 128 and (kb.dim_warps == 1 or one_box)
-                and (g.page_size in WIDE_BOX_D128_PAGE_SIZES and not kb.cluster_splits == 8
-                     or g.page_size in WIDE_BOX_D128_CLUSTER8_PAGE_SIZES and kb.cluster_splits == 8 and kb.stages > 1)))
+    if wide_boxes is None:
+        wide_boxes = _wide_by_default(g, kb)
     if wide_boxes:
         if kb.variant != "mma":
             raise ArgumentError(f"wide_boxes: the tensor-core (mma) kernel's loads; this call builds {kb.variant}")
-        if kb.dim_warps > 1 and kb.tokens_per_stage != kb.box_rows:
+        if not _warps_fit_wide_boxes(kb):
             raise ArgumentError(f"wide_boxes: warp pairs that split head_dim need a stage of one page slice; this "
                                 f"build's {kb.tokens_per_stage}-token stages take {g.page_size}-token pages")
         kb = dataclasses.replace(kb, wide_boxes=True)
@@ -75,3 +70,21 @@ def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[Kern
             raise ArgumentError(f"page_prefetch: the per-unit tensor-core (mma) build's loads; this call {what}")
         kb = dataclasses.replace(kb, page_prefetch=True)
     return kb
+
+
+def _warps_fit_wide_boxes(kb: KernelBuild) -> bool:
+    """Warp pairs that split head_dim each take one 64-dim part of a box, so they need a stage of one page slice."""
+    return kb.dim_warps == 1 or kb.tokens_per_stage == kb.box_rows
+
+
+def _wide_by_default(g: DecodeGeometry, kb: KernelBuild) -> bool:
+    """The measured default: warp pairs at ``WIDE_BOX_HEAD_DIMS``; at head_dim 128 the short pages above."""
+    if kb.variant != "mma" or not _warps_fit_wide_boxes(kb):
+        return False
+    if g.head_dim in WIDE_BOX_HEAD_DIMS:
+        return kb.dim_warps > 1
+    if g.head_dim != 128:
+        return False
+    if kb.cluster_splits == 8:
+        return g.page_size in WIDE_BOX_D128_CLUSTER8_PAGE_SIZES and kb.stages > 1
+    return g.page_size in WIDE_BOX_D128_PAGE_SIZES
