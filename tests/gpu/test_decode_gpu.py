@@ -409,7 +409,7 @@ def test_the_plans_short_clusters_of_8_at_d256_hold_both_stages_and_match_exact_
 @pytest.mark.parametrize(("batch", "heads_kv", "page", "pages", "seq_lens", "stages"), [
     (1, 8, 64, 16, [1024], 1), (1, 8, 64, 16, [961], 1), (1, 8, 64, 128, [8192], 3), (1, 8, 64, 128, [8000], 3),
     (1, 8, 64, 512, [32768], 3),
-    (1, 8, 16, 512, [8191], 3), (1, 8, 32, 32, [1000], 1),  # other page sizes
+    (1, 8, 32, 256, [8191], 3), (1, 8, 32, 32, [1000], 1),  # pages of 32 (pages of 16: the test below)
     (2, 4, 64, 128, [8192, 4097], 3), (1, 12, 64, 128, [7777], 3)])  # other head counts whose clusters fit
 def test_the_plans_clusters_of_8_at_batch_1_match_exact_attention(batch, heads_kv, page, pages, seq_lens, stages):
     """A few d128 units (8 to 15): the plan's own call, 8 splits of one 8-warp CTA per SM in a cluster of 8 (one
@@ -423,6 +423,22 @@ def test_the_plans_clusters_of_8_at_batch_1_match_exact_attention(batch, heads_k
     for mode in ("cold", "graph"):
         _check(x, run_decode(x, iterations=3, mode=mode))
 
+
+
+@pytest.mark.parametrize("seq_lens", [[8191], [4097]])
+def test_the_plans_batch_1_long_calls_at_pages_of_16_take_16_splits_and_match_exact_attention(seq_lens):
+    """1 x 8k d128 with pages of 16: the plan's own call is 16 splits of two 4-warp CTAs per SM, no cluster, with wide
+    boxes and page ids a stage ahead (a 128-token stage of the clusters of 8 is 8 page slices for one thread); against
+    exact attention, every element checked, ragged lengths ending inside a page; timed cold and in a graph."""
+    g = DecodeGeometry(1, 32, 8, 128, 16, 512, 512 + 7)
+    x = make_inputs(g, seq_lens=seq_lens, seed=41 + seq_lens[0])
+    run = run_decode(x)
+    p = run.plan
+    assert (run.splits, p["warps"], p["cluster_splits"], p["wide_boxes"], p["page_prefetch"]) == (
+        16, 4, 0, True, True)
+    _check(x, run)
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, iterations=3, mode=mode))
 
 def test_cta_scheduling_point_runs_the_plans_own_cluster_call():
     """At batch 8 x 8k d128 the plan runs 2 splits of one 8-warp CTA per SM in a cluster of 2; the CTA-scheduling

@@ -949,19 +949,21 @@ def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(b
     if label.startswith("mma w4s3"):
         assert plan.ctas_per_sm == 2
         assert plan_call(g, sms=132, splits=2).splits == 2  # a count given stands
-    if (batch, kv_len) == (16, 4096):  # pages of 16: four times the loads per CTA, one split level with two; of 32: one
+    if (batch, kv_len) == (16, 4096):  # pages of 16: 2 stages, 3 CTAs per SM, splits that fill them; of 32: one split
         at = dict(head_dim=128, heads_q=4 * heads_kv, heads_kv=heads_kv)
-        assert plan_call(geometry_for(batch, kv_len, page_size=16, **at), sms=132).splits == 2
+        assert plan_call(geometry_for(batch, kv_len, page_size=16, **at), sms=132).splits == 3
         assert plan_call(geometry_for(batch, kv_len, page_size=32, **at), sms=132).splits == 1
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [
-    # pages of 16: the long batch-1 calls in 16 splits of two 4-warp CTAs per SM (not clusters of 8), every build with
-    # wide boxes and page ids ahead, but the short one-stage cluster of 8 as at pages of 64
-    (1, 4096, 16, "mma w4s3ef wide pp", 16), (1, 8192, 16, "mma w4s3ef wide pp", 16),
-    (1, 32768, 16, "mma w4s3ef wide pp", 16), (1, 1024, 16, "mma w8s1ef cl8 pp", 8),
+    # pages of 16: the long batch-1 calls in 16 splits of 4-warp CTAs (not clusters of 8), every build with wide boxes
+    # and page ids ahead, but the short one-stage cluster of 8 as at pages of 64; the 4-warp pipelined build rings 2
+    # stages at 3 CTAs per SM where its CTAs then fit one wave, else 3 (64 x 1k: 512 CTAs)
+    (1, 4096, 16, "mma w4s2ef wide pp", 16), (1, 8192, 16, "mma w4s2ef wide pp", 16),
+    (1, 32768, 16, "mma w4s2ef wide pp", 16), (1, 1024, 16, "mma w8s1ef cl8 pp", 8),
     (8, 8192, 16, "mma w8s2 cl2 wide pp", 2), (64, 1024, 16, "mma w4s3 wide pp", 1),
-    (256, 1024, 16, "mma w4s1c1 wide pp", 1), (16, 4096, 16, "mma w4s3 wide pp", 2),
+    (256, 1024, 16, "mma w4s1c1 wide pp", 1), (16, 4096, 16, "mma w4s2 wide pp", 3),
+    (32, 4096, 16, "mma w4s2 wide pp", 1), (4, 16384, 16, "mma w4s2 wide pp", 12),
     # pages of 32: the long clusters of 8 with wide boxes; the rest with 4-D loads
     (1, 8192, 32, "mma w8s3ef cl8 wide pp", 8), (1, 32768, 32, "mma w8s3ef cl8 wide pp", 8),
     (1, 1024, 32, "mma w8s1ef cl8 pp", 8), (8, 8192, 32, "mma w8s2 cl2 pp", 2), (16, 4096, 32, "mma w4s3", 1),

@@ -38,11 +38,10 @@ two rounds (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_
 One wave of CTAs with equal shares of all units' stages (across unit boundaries) ran 2-7 % slower than these
 plans at every large call (data/runs/20261201T135200Z-decode_balanced), so splits stay per unit.
 
-Tail splits (``tail_units``, ``tail_splits``): a call's last units can run in more splits (2..16) than the others,
-after those have started, so that the last wave drains in short CTAs. This is a knob for an A/B (``labkit decode bench
---sweep-tails``), and the plan never picks it. On the H200 the plan beat it at 9 of 11 points, and the variant that
-won elsewhere did so within noise (256 x 1k d256 -0.5 %). Short calls lost up to 10 %
-(data/runs/20261201T204700Z-decode_tails).
+Tail splits (``tail_units``, ``tail_splits``, an A/B knob of ``labkit decode bench --sweep-tails``, never planned): a
+call's last units run in more splits (2..16) than the others, after those have started, so the last wave drains in
+short CTAs. The plan beat it at 9 of 11 points on the H200, the variant elsewhere within noise (256 x 1k d256 -0.5 %);
+short calls lost up to 10 % (data/runs/20261201T204700Z-decode_tails).
 
 Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (``PERSISTENT_MAX_TOKENS``) launch one
 CTA per SM that claims whole units from a counter and keeps its stage ring across them; longer units measured level,
@@ -66,7 +65,7 @@ from dataclasses import dataclass
 from ..._text import counted
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
-from .loads import choose_loads
+from .loads import choose_loads, short_page_ring
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
              "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes", "page_prefetch")
@@ -219,11 +218,10 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     cluster): the call's last ``tail_units`` units run in ``tail_splits`` splits each, more than the others'
     ``splits``, after those have started (an A/B knob: the plan itself does not split tails). ``persistent`` (tensor
     cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring
-    across them. ``wide_boxes`` (tensor cores): whatever build the plan picks, with 5-D tensor maps, so one TMA load
-    takes a page slice's every 64-dim part (half the loads at head_dim 128, a quarter at 256); None: on for the
-    warp-pair builds of ``loads.WIDE_BOX_HEAD_DIMS`` whose stage is one page slice, False: off. ``page_prefetch``
-    (tensor cores, 4-D boxes, per-unit CTAs): thread 0 loads each refill's page ids a stage ahead; None: on for the
-    8-warp builds of ``loads.PAGE_PREFETCH_HEAD_DIMS`` where it keeps the CTAs per SM, False: off."""
+    across them. ``wide_boxes`` (tensor cores): the plan's build with 5-D tensor maps, so one TMA load takes a page
+    slice's every 64-dim part (half the loads at head_dim 128, a quarter at 256); ``page_prefetch`` (tensor cores,
+    per-unit CTAs): thread 0 loads each refill's page ids a stage ahead; for both None takes the measured default of
+    ``loads.choose_loads`` and False leaves it off. With pages of 16 the ring's depth: ``loads.short_page_ring``."""
     if tail_units is not None or tail_splits is not None:
         _check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
@@ -271,6 +269,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 and tail_units is None and g.page_size in ONE_SPLIT_PAGE_SIZES
                 and units >= ONE_SPLIT_MIN_SM_FILL * sms):
             splits = 1  # the units already take (nearly) every SM: no splits to fill its second slot
+        if not build_given and cluster is not True and not pairs and not persistent:
+            kb, splits = short_page_ring(g, kb, splits, units, sms, lambda k: occupancy(k, arch))
+            per_sm = occupancy(kb, arch)
     big = max(CLUSTER_SIZES)
     big_fit = cluster_ctas(big, sms, arch, cluster_fit)
     wide_kw = dict(qk_chains=qk_chains, keys_per_warp=keys_per_warp, dim_warps=2 if pairs else dim_warps,
