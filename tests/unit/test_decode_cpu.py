@@ -958,9 +958,11 @@ def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(b
 @pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [
     # pages of 16: the long batch-1 calls in 16 splits of 4-warp CTAs (not clusters of 8), every build with wide boxes
     # and page ids ahead, but the short one-stage cluster of 8 as at pages of 64; the 4-warp pipelined build rings 2
-    # stages at 3 CTAs per SM where its CTAs then fit one wave, else 3 (64 x 1k: 512 CTAs)
-    (1, 4096, 16, "mma w4s2ef wide pp", 16), (1, 8192, 16, "mma w4s2ef wide pp", 16),
-    (1, 32768, 16, "mma w4s2ef wide pp", 16), (1, 1024, 16, "mma w8s1ef cl8 pp", 8),
+    # stages at 3 CTAs per SM where its CTAs then fit one wave and outnumber the SMs, else 3 (64 x 1k: 512 CTAs; batch
+    # 1: 128)
+    (1, 4096, 16, "mma w4s3ef wide pp", 16), (1, 8192, 16, "mma w4s3ef wide pp", 16),
+    (1, 32768, 16, "mma w4s3ef wide pp", 16), (1, 1024, 16, "mma w8s1ef cl8 pp", 8),
+    (2, 8192, 16, "mma w4s2ef wide pp", 16),
     (8, 8192, 16, "mma w8s2 cl2 wide pp", 2), (64, 1024, 16, "mma w4s3 wide pp", 1),
     (256, 1024, 16, "mma w4s1c1 wide pp", 1), (16, 4096, 16, "mma w4s2 wide pp", 3),
     (32, 4096, 16, "mma w4s2 wide pp", 1), (4, 16384, 16, "mma w4s2 wide pp", 12),

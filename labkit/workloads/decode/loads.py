@@ -43,10 +43,13 @@ PAGE_PREFETCH_HEAD_DIMS = (128,)
 # (...070400Z-decode_small_pages); with pages of 64 the 4-warp builds ran level (+0.3 to -0.9 %, 16 x 2k-8k, 4 x 16k).
 PAGE_PREFETCH_4WARP_PAGE_SIZES = (16,)
 # With pages of 16 the 4-warp pipelined build rings 2 stages instead of 3, so 3 CTAs share an SM instead of 2, where
-# its CTAs (at the count that fills the 3 slots, or one split) then fit one wave. H200, cold, p50 of 20, interleaved,
-# against the 3-stage plan (data/runs/20261203T093000Z-decode_page16_ring): 16 x 4k -3.5 % (3 splits; -2.1 % for 2
-# on another machine), 16 x 2k -2.2 %, 16 x 8k -4.1 %, 32 x 4k (one split) -3.6 %, 4 x 16k -1.3 %; where the CTAs
-# would take a second wave it lost: 64 x 1k +3.1 % (512 CTAs on 396 slots). Pages of 32 and 64: 16 x 4k +0.6 / +1.4 %.
+# its CTAs (at the count that fills the 3 slots, or one split) then fit one wave and are more than the SMs. H200, cold,
+# p50 of 20, interleaved, against the 3-stage build on three machines (data/runs/20261203T093000Z-decode_page16_ring):
+# 16 x 4k -3.5 / -1.4 % (3 splits; 2 splits -2.1 / -3.2 / -2.4 %), 16 x 2k -2.2 / -1.9 %, 16 x 8k -4.1 %, 32 x 4k
+# (one split) -3.6 / -3.1 %, 4 x 16k -1.3 %, 2 x 8k -0.75 %, 4 x 4k +0.2 %. Where the CTAs would take a second wave it
+# lost (64 x 1k +3.1 %: 512 CTAs on 396 slots), and so with one CTA per SM, where the third slot stays empty and the
+# shallower ring is all a CTA holds in flight (batch 1, 128 CTAs: 1 x 4k +2.9 %, 1 x 8k +4.7 %, 1 x 32k -0.9 %).
+# Pages of 32 and 64: 16 x 4k +0.6 / +1.4 %.
 TWO_STAGE_PAGE_SIZES = (16,)
 
 
@@ -101,11 +104,11 @@ def _wide_by_default(g: DecodeGeometry, kb: KernelBuild) -> bool:
 def short_page_ring(g: DecodeGeometry, kb: KernelBuild, splits: int, units: int, sms: int,
                     ctas_per_sm: Callable[[KernelBuild], int]) -> tuple[KernelBuild, int]:
     """The plan's 4-warp pipelined build and split count at ``TWO_STAGE_PAGE_SIZES``: 2 stages where the CTAs then fit
-    one wave, else ``kb`` and ``splits`` as they are."""
+    one wave and outnumber the SMs, else ``kb`` and ``splits`` as they are."""
     if not (kb.variant == "mma" and g.head_dim == 128 and g.page_size in TWO_STAGE_PAGE_SIZES and kb.warps == 4
             and kb.dim_warps == 1 and kb.stages == 3 and not kb.cluster_splits and not kb.persistent_ctas):
         return kb, splits
     ring = dataclasses.replace(kb, stages=2)
     per_sm = ctas_per_sm(ring)
     ring_splits = 1 if splits == 1 else default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=ring)
-    return (ring, ring_splits) if units * ring_splits <= sms * per_sm else (kb, splits)
+    return (ring, ring_splits) if sms < units * ring_splits <= sms * per_sm else (kb, splits)
