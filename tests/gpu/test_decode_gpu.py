@@ -424,7 +424,6 @@ def test_the_plans_clusters_of_8_at_batch_1_match_exact_attention(batch, heads_k
         _check(x, run_decode(x, iterations=3, mode=mode))
 
 
-
 @pytest.mark.parametrize("seq_lens", [[8191], [4097]])
 def test_the_plans_batch_1_long_calls_at_pages_of_16_take_16_splits_and_match_exact_attention(seq_lens):
     """1 x 8k d128 with pages of 16: the plan's own call is 16 splits of two 4-warp CTAs per SM, no cluster, with wide
@@ -439,6 +438,7 @@ def test_the_plans_batch_1_long_calls_at_pages_of_16_take_16_splits_and_match_ex
     _check(x, run)
     for mode in ("cold", "graph"):
         _check(x, run_decode(x, iterations=3, mode=mode))
+
 
 def test_cta_scheduling_point_runs_the_plans_own_cluster_call():
     """At batch 8 x 8k d128 the plan runs 2 splits of one 8-warp CTA per SM in a cluster of 2; the CTA-scheduling
