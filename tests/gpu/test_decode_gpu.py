@@ -440,6 +440,23 @@ def test_the_plans_batch_1_long_calls_at_pages_of_16_take_16_splits_and_match_ex
         _check(x, run_decode(x, iterations=3, mode=mode))
 
 
+def test_the_plans_one_stage_build_at_pages_of_16_holds_4_ctas_per_sm_and_matches_exact_attention():
+    """64 x 1k d128 with pages of 16: the plan's own call is the one-stage 4-warp build, which __launch_bounds__ hold
+    to 4 CTAs per SM as at pages of 64 (unbounded, its registers allow 3), one split, wide boxes and page ids ahead;
+    against exact attention, every element checked, over ragged lengths (1, page boundaries +-1, the full 1024);
+    timed cold and in a graph."""
+    g = DecodeGeometry(64, 32, 8, 128, 16, 64, 64 * 64 + 5)
+    lens = [1024, 1, 16, 17, 1023, 15, 33, 1000] * 8
+    x = make_inputs(g, seq_lens=lens, seed=53)
+    run = run_decode(x)
+    p = run.plan
+    assert (run.splits, p["warps"], p["stages"], p["ctas_per_sm"], p["wide_boxes"], p["page_prefetch"]) == (
+        1, 4, 1, 4, True, True)
+    _check(x, run)
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, iterations=3, mode=mode))
+
+
 def test_cta_scheduling_point_runs_the_plans_own_cluster_call():
     """At batch 8 x 8k d128 the plan runs 2 splits of one 8-warp CTA per SM in a cluster of 2; the CTA-scheduling
     point at the heuristic's count times that call (a timeline build of the cluster), not 2 splits of the 4-warp

@@ -959,12 +959,13 @@ def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(b
     # pages of 16: the long batch-1 calls in 16 splits of 4-warp CTAs (not clusters of 8), every build with wide boxes
     # and page ids ahead, but the short one-stage cluster of 8 as at pages of 64; the 4-warp pipelined build rings 2
     # stages at 3 CTAs per SM where its CTAs then fit one wave and outnumber the SMs, else 3 (64 x 1k: 512 CTAs; batch
-    # 1: 128)
+    # 1: 128); the one-stage build, bounded to the 4 CTAs per SM it holds at pages of 64, where it fills them as there
     (1, 4096, 16, "mma w4s3ef wide pp", 16), (1, 8192, 16, "mma w4s3ef wide pp", 16),
     (1, 32768, 16, "mma w4s3ef wide pp", 16), (1, 1024, 16, "mma w8s1ef cl8 pp", 8),
     (2, 8192, 16, "mma w4s2ef wide pp", 16),
-    (8, 8192, 16, "mma w8s2 cl2 wide pp", 2), (64, 1024, 16, "mma w4s3 wide pp", 1),
-    (256, 1024, 16, "mma w4s1c1 wide pp", 1), (16, 4096, 16, "mma w4s2 wide pp", 3),
+    (8, 8192, 16, "mma w8s2 cl2 wide pp", 2), (64, 1024, 16, "mma w4s1c1 wide pp", 1),
+    (256, 1024, 16, "mma w4s1c1 wide pp", 1), (64, 8192, 16, "mma w4s1c1 wide pp", 1),
+    (16, 4096, 16, "mma w4s2 wide pp", 3),
     (32, 4096, 16, "mma w4s2 wide pp", 1), (4, 16384, 16, "mma w4s2 wide pp", 12),
     # pages of 32: the long clusters of 8 with wide boxes; the rest with 4-D loads
     (1, 8192, 32, "mma w8s3ef cl8 wide pp", 8), (1, 32768, 32, "mma w8s3ef cl8 wide pp", 8),
@@ -975,6 +976,25 @@ def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(b
 def test_call_plan_at_pages_of_16_and_32_takes_what_was_measured_faster_there(batch, kv_len, page_size, label, splits):
     plan = plan_call(geometry_for(batch, kv_len, head_dim=128, page_size=page_size), sms=132)
     assert (kernel_label(plan.kernel), plan.splits) == (label, splits), describe_plan(plan)
+    if "w4s1" in label:  # at every page size 4 CTAs per SM: at pages of 16 by __launch_bounds__
+        assert (plan.ctas_per_sm, plan.kernel.min_ctas) == (4, 4 if page_size == 16 else 0)
+
+
+def test_the_bound_at_pages_of_16_gives_the_one_stage_build_its_page_64_ctas_per_sm_and_nothing_else():
+    """Pages of 16 cost the 4-warp one-stage build registers (162 against 128): bounded, it holds the 4 CTAs per SM it
+    holds at pages of 64. Builds that shared memory or one CTA per SM limit, and other page sizes, stay unbounded."""
+    from labkit.workloads.decode.loads import short_page_bound
+    from labkit.workloads.decode.plan import occupancy
+
+    g16, g64 = (geometry_for(256, 1024, head_dim=128, page_size=p) for p in (16, 64))
+    one = kernel_build(g16, variant="mma", stages=1, qk_chains=1)
+    assert (occupancy(one), occupancy(kernel_build(g64, variant="mma", stages=1, qk_chains=1))) == (3, 4)
+    bounded = short_page_bound(g16, one, occupancy)
+    assert (bounded.min_ctas, occupancy(bounded)) == (4, 4)
+    assert dataclasses.replace(bounded, min_ctas=0) == one
+    for kb in (kernel_build(g16, variant="mma", stages=3), kernel_build(g16, variant="mma", stages=2),
+               kernel_build(g16, variant="mma", warps=8, stages=1), kernel_build(g64, variant="mma", stages=1)):
+        assert short_page_bound(g16 if kb.page_size == 16 else g64, kb, occupancy) == kb
 
 
 @pytest.mark.parametrize("page_size", [16, 32])

@@ -51,6 +51,10 @@ PAGE_PREFETCH_4WARP_PAGE_SIZES = (16,)
 # shallower ring is all a CTA holds in flight (batch 1, 128 CTAs: 1 x 4k +2.9 %, 1 x 8k +4.7 %, 1 x 32k -0.9 %).
 # Pages of 32 and 64: 16 x 4k +0.6 / +1.4 %.
 TWO_STAGE_PAGE_SIZES = (16,)
+# With pages of 16 the d128 4-warp one-stage build takes 162 registers where pages of 32 and 64 take 128, so it holds 3
+# CTAs per SM instead of 4; __launch_bounds__ give it back the count it has at pages of 64 (ptxas: 128 registers, no
+# spills). MEASURED: ...
+BOUNDED_PAGE_SIZES = (16,)
 
 
 def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[KernelBuild], int],
@@ -99,6 +103,19 @@ def _wide_by_default(g: DecodeGeometry, kb: KernelBuild) -> bool:
     if kb.cluster_splits == 8:
         return g.page_size in WIDE_BOX_D128_CLUSTER8_PAGE_SIZES and kb.stages > 1
     return g.page_size in WIDE_BOX_D128_PAGE_SIZES
+
+
+def short_page_bound(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[KernelBuild], int]) -> KernelBuild:
+    """``kb`` bounded to the CTAs per SM the same d128 4-warp build holds at pages of 64, at ``BOUNDED_PAGE_SIZES``
+    where its registers hold fewer and the bound keeps that count; else ``kb``."""
+    if not (kb.variant == "mma" and g.head_dim == 128 and g.page_size in BOUNDED_PAGE_SIZES and kb.warps == 4
+            and not kb.min_ctas):
+        return kb
+    held = ctas_per_sm(dataclasses.replace(kb, page_size=64, wide_boxes=False, page_prefetch=False))
+    if ctas_per_sm(kb) >= held:
+        return kb
+    bounded = dataclasses.replace(kb, min_ctas=held)
+    return bounded if ctas_per_sm(bounded) == held else kb
 
 
 def short_page_ring(g: DecodeGeometry, kb: KernelBuild, splits: int, units: int, sms: int,

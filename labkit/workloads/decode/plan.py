@@ -35,8 +35,6 @@ At head_dim 128 a split call whose units have at least ``PAIR_SPLIT_MIN_TOKENS``
 (data/runs/20261201T234900Z-decode_cluster_pairs); with the partials pushed, 8 x 1k 18.9 -> 17.4-17.8 us.
 Clusters of 16 (non-portable) would take 16 splits in one: only 7 are resident on the H200, so 8 KV heads take
 two rounds (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_prologue_cluster16).
-One wave of CTAs with equal shares of all units' stages (across unit boundaries) ran 2-7 % slower than these
-plans at every large call (data/runs/20261201T135200Z-decode_balanced), so splits stay per unit.
 
 Tail splits (``tail_units``, ``tail_splits``, an A/B knob of ``labkit decode bench --sweep-tails``, never planned): a
 call's last units run in more splits (2..16) than the others, after those have started, so the last wave drains in
@@ -58,6 +56,7 @@ seed-sized call in a CUDA graph 9.6 -> 8.3; 64 x 1k level. At head_dim 128 the p
 """
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -65,7 +64,7 @@ from dataclasses import dataclass
 from ..._text import counted
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
-from .loads import choose_loads, short_page_ring
+from .loads import choose_loads, short_page_bound, short_page_ring
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
              "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes", "page_prefetch")
@@ -229,11 +228,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     build_given = any(k is not None for k in (variant, row_warps, stages, warps, keys_per_warp, qk_chains, dim_warps,
                                               kv_evict_first, tail_units))
     kw = dict(variant=variant, warps=warps, keys_per_warp=keys_per_warp, dim_warps=dim_warps, timeline=timeline)
+    occ = functools.partial(occupancy, arch=arch)
     kb = kernel_build(g, row_warps=row_warps, stages=stages, qk_chains=qk_chains, **kw)
     if stages is None and kb.variant == "mma":
         for chains in (1, 2) if qk_chains is None else (qk_chains,):
-            one = kernel_build(g, stages=1, qk_chains=chains, **kw)
-            if wave_fill(g.batch * g.heads_kv * one.row_blocks(g), sms * occupancy(one, arch)) >= ONE_STAGE_MIN_FILL:
+            one = short_page_bound(g, kernel_build(g, stages=1, qk_chains=chains, **kw), occ)
+            if wave_fill(g.batch * g.heads_kv * one.row_blocks(g), sms * occ(one)) >= ONE_STAGE_MIN_FILL:
                 kb = one
                 break
     pairs = (kb.variant == "mma" and g.head_dim in PAIR_HEAD_DIMS and warps is None and keys_per_warp is None
@@ -244,7 +244,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                           timeline=timeline)
     if kv_evict_first is None:
         kv_evict_first = kv_bytes_read(g) <= EVICT_FIRST_MAX_L2 * l2_bytes
-    kb = dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first))
+    kb = short_page_bound(g, dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first)), occ)
     per_sm = occupancy(kb, arch)
     if persistent:
         _check_persistent(kb, splits, cluster, tail_units)
@@ -269,8 +269,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 and tail_units is None and g.page_size in ONE_SPLIT_PAGE_SIZES
                 and units >= ONE_SPLIT_MIN_SM_FILL * sms):
             splits = 1  # the units already take (nearly) every SM: no splits to fill its second slot
-        if not build_given and cluster is not True and not pairs and not persistent:
-            kb, splits = short_page_ring(g, kb, splits, units, sms, lambda k: occupancy(k, arch))
+        if not build_given and cluster is not True:  # the ring's own test excludes pairs and persistent CTAs
+            kb, splits = short_page_ring(g, kb, splits, units, sms, occ)
             per_sm = occupancy(kb, arch)
     big = max(CLUSTER_SIZES)
     big_fit = cluster_ctas(big, sms, arch, cluster_fit)
@@ -323,7 +323,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
                                 "block) units)")
         kb = dataclasses.replace(kb, tail_splits=tail_splits)
-    kb = choose_loads(g, kb, lambda k: occupancy(k, arch), wide_boxes, page_prefetch)
+    kb = choose_loads(g, kb, occ, wide_boxes, page_prefetch)
     per_sm = occupancy(kb, arch)
     if (kb.tail_splits or kb.timeline) and kb.variant == "mma" and per_sm > 1:
         # the tail mapping (8 x 8k d128: 150 -> 168 registers) and the timeline's stamps (64 x 1k d128: 128 -> 158,
