@@ -51,11 +51,12 @@ PAGE_PREFETCH_4WARP_PAGE_SIZES = (16,)
 # shallower ring is all a CTA holds in flight (batch 1, 128 CTAs: 1 x 4k +2.9 %, 1 x 8k +4.7 %, 1 x 32k -0.9 %).
 # Pages of 32 and 64: 16 x 4k +0.6 / +1.4 %.
 TWO_STAGE_PAGE_SIZES = (16,)
-# With pages of 16 the d128 4-warp one-stage build takes 162 registers where pages of 32 and 64 take 128, so it holds 3
-# CTAs per SM instead of 4; __launch_bounds__ give it back the count it has at pages of 64 (ptxas: 128 registers, 4 bytes
-# spilled with wide boxes and page ids ahead), and with it the plan's one-stage choice at 64 x 1k-8k. H200, cold, p50 of
-# 20 and 40, interleaved, bit-identical (data/runs/20261203T110000Z-decode_page16_bound), the previous plan against it:
-# 256 x 1k +3.8 %, 128 x 1k +2.0 / +2.5 %, 256 x 8k +5.6 %; 64 x 1k / 4k / 8k (3 stages, 2 per SM) +1.4 to +2.3 %.
+# With pages of 16 the d128 4-warp one-stage build takes 162 registers where pages of 32 and 64 take 128, so it holds
+# 3 CTAs per SM instead of 4; __launch_bounds__ give it back the count it has at pages of 64 (ptxas: 128 registers,
+# 4 bytes spilled with wide boxes and page ids ahead), and with it the plan's one-stage choice at 64 x 1k-8k. H200,
+# cold, p50 of 20 and 40, interleaved, bit-identical (data/runs/20261203T110000Z-decode_page16_bound), the previous
+# plan against it: 256 x 1k +3.8 %, 128 x 1k +2.0 / +2.5 %, 256 x 8k +5.6 %; 64 x 1k / 4k / 8k (3 stages, 2 per SM)
+# +1.4 to +2.3 %.
 BOUNDED_PAGE_SIZES = (16,)
 
 
