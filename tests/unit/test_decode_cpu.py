@@ -997,6 +997,19 @@ def test_the_bound_at_pages_of_16_gives_the_one_stage_build_its_page_64_ctas_per
         assert short_page_bound(g16 if kb.page_size == 16 else g64, kb, occupancy) == kb
 
 
+def test_persistent_ctas_at_pages_of_16_drop_the_per_unit_bound():
+    """The persistent knob rebuilds the plan's bounded one-stage build at pages of 16 as persistent CTAs, which shared
+    memory holds to 3 per SM: they drop the per-unit CTA's ``min_ctas``, which would only spill registers there."""
+    from labkit.workloads.decode.plan import occupancy
+
+    g = geometry_for(256, 1024, head_dim=128, page_size=16)
+    assert plan_call(g).kernel.min_ctas == 4
+    plan = plan_call(g, persistent=True)
+    assert plan.kernel.persistent_ctas and plan.kernel.min_ctas == 0
+    assert plan.ctas_per_sm == occupancy(dataclasses.replace(plan.kernel, persistent_ctas=1)) == 3
+    assert plan.kernel.persistent_ctas == 132 * 3
+
+
 @pytest.mark.parametrize("page_size", [16, 32])
 @pytest.mark.parametrize("knobs", [dict(warps=8, dim_warps=2, stages=s) for s in (1, 2, 3)]
                          + [dict(warps=8, dim_warps=2, stages=2, cluster=True)])

@@ -111,10 +111,6 @@ def _wide_by_default(g: DecodeGeometry, kb: KernelBuild) -> bool:
 def short_page_bound(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[KernelBuild], int]) -> KernelBuild:
     """``kb`` bounded to the CTAs per SM the same d128 4-warp build holds at pages of 64, at ``BOUNDED_PAGE_SIZES``
     where its registers hold fewer and the bound keeps that count; else ``kb``."""
-    # Known, not yet mended: plan_call bounds the per-unit build before the persistent=1 knob turns it into persistent
-    # CTAs, which keep the bound (at 256 x 1k d128, pages of 16: 128 registers, 44 bytes spilled, where shared memory
-    # holds that build to 3 CTAs per SM anyway). No plan takes persistent CTAs at d128; the mend (plan._persistent
-    # dropping min_ctas) changes plan.py, so it waits for the next live re-record of the notebooks.
     if not (kb.variant == "mma" and g.head_dim == 128 and g.page_size in BOUNDED_PAGE_SIZES and kb.warps == 4
             and not kb.min_ctas):
         return kb

@@ -105,9 +105,8 @@ EVICT_FIRST_MAX_L2 = 3.0
 # Persistent CTAs (one per SM, as many as the SMs hold) claim whole units from a counter and keep one 2-stage ring
 # across them, where head_dim 256 calls take one split and units are at most this many tokens. H200, cold, p50,
 # interleaved (data/runs/20261201T223100Z-decode_persistent): 64 x 1k d256 142.3 -> 138.5 us, 128 x 1k 262.8 -> 257.8,
-# 256 x 1k 501.7 -> 500.5; 64 x 8k d256 level (959 -> 962); at head_dim 128 (2 CTAs per SM) 64 x 1k +1.6 %, and
-# again +0.1 % (256 x 1k -0.2 %), with one 8-warp CTA per SM +1.1 and +1.7 %
-# (data/runs/20261202T012600Z-decode_persistent_d128).
+# 256 x 1k 501.7 -> 500.5; 64 x 8k level (959 -> 962); d128 (2 CTAs per SM): 64 x 1k +1.6 and +0.1 %, 256 x 1k -0.2 %,
+# one 8-warp CTA per SM +1.1 and +1.7 % (data/runs/20261202T012600Z-decode_persistent_d128).
 PERSISTENT_MAX_TOKENS = 2048
 # Split calls whose units, in 2 splits of one 8-warp CTA per SM (128 tokens a stage, 2 stages), fill a wave run that
 # way, the 2 splits combined in a cluster, when units have at least this many tokens: the 4-warp plan (4 splits, two
@@ -362,7 +361,8 @@ def _cluster_of_8(g: DecodeGeometry, arch: str, *, kv_evict_first: bool, **knobs
 
 def _persistent(kb: KernelBuild, sms: int, arch: str) -> tuple[KernelBuild, int]:
     """``kb`` as persistent CTAs, as many as ``sms`` SMs hold of its persistent build, and its CTAs per SM."""
-    per_sm = occupancy(dataclasses.replace(kb, persistent_ctas=1), arch)  # the cubin does not depend on the count
+    kb = dataclasses.replace(kb, persistent_ctas=1, min_ctas=0)  # no per-unit CTA's bound; the cubin ignores the count
+    per_sm = occupancy(kb, arch)
     return dataclasses.replace(kb, persistent_ctas=sms * per_sm), per_sm
 
 
