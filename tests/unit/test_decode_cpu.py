@@ -24,7 +24,8 @@ from labkit.workloads.decode import (
 from labkit.workloads.decode.build import build_plan
 from labkit.workloads.decode.geometry import kernel_label
 from labkit.workloads.decode.inputs import _bf16, bf16_to_f32
-from labkit.workloads.decode.plan import describe_plan, plan_call, wave_fill
+from labkit.workloads.decode.loads import short_page_bound
+from labkit.workloads.decode.plan import describe_plan, occupancy, plan_call, wave_fill
 
 from ..conftest import ROOT
 
@@ -472,8 +473,6 @@ def test_the_plan_loads_page_ids_a_stage_ahead_in_its_8_warp_head_dim_128_builds
     if not plan.kernel.page_prefetch:
         assert "page_prefetch" not in plan.to_dict() and "page ids" not in describe_plan(plan)
         if label == "mma w4s1c1":
-            from labkit.workloads.decode.plan import occupancy
-
             assert occupancy(dataclasses.replace(plan.kernel, page_prefetch=True)) < plan.ctas_per_sm
         return
     plain = plan_call(g, page_prefetch=False)
@@ -983,9 +982,6 @@ def test_call_plan_at_pages_of_16_and_32_takes_what_was_measured_faster_there(ba
 def test_the_bound_at_pages_of_16_gives_the_one_stage_build_its_page_64_ctas_per_sm_and_nothing_else():
     """Pages of 16 cost the 4-warp one-stage build registers (162 against 128): bounded, it holds the 4 CTAs per SM it
     holds at pages of 64. Builds that shared memory or one CTA per SM limit, and other page sizes, stay unbounded."""
-    from labkit.workloads.decode.loads import short_page_bound
-    from labkit.workloads.decode.plan import occupancy
-
     g16, g64 = (geometry_for(256, 1024, head_dim=128, page_size=p) for p in (16, 64))
     one = kernel_build(g16, variant="mma", stages=1, qk_chains=1)
     assert (occupancy(one), occupancy(kernel_build(g64, variant="mma", stages=1, qk_chains=1))) == (3, 4)
@@ -1000,8 +996,6 @@ def test_the_bound_at_pages_of_16_gives_the_one_stage_build_its_page_64_ctas_per
 def test_persistent_ctas_at_pages_of_16_drop_the_per_unit_bound():
     """The persistent knob rebuilds the plan's bounded one-stage build at pages of 16 as persistent CTAs, which shared
     memory holds to 3 per SM: they drop the per-unit CTA's ``min_ctas``, which would only spill registers there."""
-    from labkit.workloads.decode.plan import occupancy
-
     g = geometry_for(256, 1024, head_dim=128, page_size=16)
     assert plan_call(g).kernel.min_ctas == 4
     plan = plan_call(g, persistent=True)
