@@ -86,6 +86,19 @@ def test_cluster_split_reduction_matches_exact_attention(name, build, splits):
             _check(x, run_decode(x, splits=splits, cluster=True, iterations=3, mode=mode, **build))
 
 
+def test_the_plans_splits_of_one_8_warp_cta_per_sm_match_exact_attention():
+    """2 sequences x 8 KV heads of up to 8k tokens: the plan's own call runs 8 splits of one 8-warp CTA per SM that meet
+    in global partials (no cluster: 128 such CTAs do not all fit); cold and graph-replayed calls too, so every unit's
+    counter resets itself."""
+    g, lens = CASES["g4_d128_p64_long"]
+    x = make_inputs(g, seq_lens=lens, seed=29)
+    run = run_decode(x)
+    assert (run.plan["warps"], run.plan["stages"], run.splits, run.plan["cluster_splits"]) == (8, 2, 8, 0)
+    _check(x, run)
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, iterations=3, mode=mode))
+
+
 @pytest.mark.parametrize(("name", "splits", "tail_units", "tail_splits", "build"), [
     ("g4_d128_p64_long", 1, 1, 2, {}), ("g4_d128_p64_long", 1, 7, 16, {}),
     ("g4_d128_p64_long", 1, 16, 3, dict(stages=1, qk_chains=1)),  # every unit split; the one-stage build, MIN_CTAS

@@ -281,7 +281,7 @@ def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_d
     (1, 8192, 256, 8, "mma w8d2s3ef cl8 wide"),  # at head_dim 256 up to 8k tokens (with the partials pushed)
     (1, 32768, 256, 8, "mma w8d2s2 wide"),  # longer: 16 splits without a cluster (1 x 32k lost 3.5-5 %)
     (1, 8192, 128, 4, "mma w4s3ef"),        # 4 units: 32 CTAs in clusters would leave three quarters of the SMs idle
-    (2, 8192, 128, 8, "mma w4s3ef"),        # 16 units: 128 clustered CTAs, more than the 120 the H200 holds
+    (2, 8192, 128, 8, "mma w8s2ef pp"),     # 16 units: 128 clustered CTAs, more than the 120 the H200 holds
 ])
 def test_call_plan_runs_a_few_units_as_clusters_of_8(batch, kv_len, head_dim, heads_kv, label):
     """A call that would take more than 8 splits runs 8 one-per-SM CTAs of 8 warps per unit as a cluster, when its
@@ -461,7 +461,8 @@ def test_the_plan_leaves_wide_boxes_off_where_they_were_not_measured_faster(geom
 @pytest.mark.parametrize(("batch", "kv_len", "head_dim", "label"), [
     (1, 8192, 128, "mma w8s3ef cl8 pp"), (8, 1024, 128, "mma w8s2ef cl2 pp"), (8, 32768, 128, "mma w8s2 cl2 pp"),
     (64, 1024, 128, "mma w4s1c1"),  # 4 one-stage CTAs per SM: page ids ahead would cost one (128 -> 154 registers)
-    (2, 8192, 128, "mma w4s3ef"),  # 4-warp builds: not measured with it
+    (4, 4096, 128, "mma w4s3ef"),  # 4-warp builds: not measured with it
+    (4, 16384, 128, "mma w8s2 pp"),  # the split calls of one 8-warp CTA per SM
     (1, 8192, 256, "mma w8d2s3ef cl8 wide"), (64, 1024, 256, "mma w8d2s2 P wide")])  # wide boxes; persistent CTAs
 def test_the_plan_loads_page_ids_a_stage_ahead_in_its_8_warp_head_dim_128_builds(batch, kv_len, head_dim, label,
                                                                                    tmp_path):
@@ -952,6 +953,27 @@ def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(b
         at = dict(head_dim=128, heads_q=4 * heads_kv, heads_kv=heads_kv)
         assert plan_call(geometry_for(batch, kv_len, page_size=16, **at), sms=132).splits == 3
         assert plan_call(geometry_for(batch, kv_len, page_size=32, **at), sms=132).splits == 1
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "knobs", "label", "splits"), [
+    (2, 8192, {}, "mma w8s2ef pp", 8), (3, 16384, {}, "mma w8s2 pp", 5), (4, 8192, {}, "mma w8s2ef pp", 4),
+    (4, 16384, {}, "mma w8s2 pp", 4), (4, 32768, {}, "mma w8s2 pp", 4), (5, 16384, {}, "mma w8s2 pp", 3),
+    (4, 4096, {}, "mma w4s3ef", 8),            # units under 8k tokens: not measured that way
+    (6, 16384, {}, "mma w4s3", 5),             # 48 units: 2 splits would leave the SMs a quarter idle
+    (1, 8192, {}, "mma w8s3ef cl8 pp", 8),     # 8 units: their clusters of 8 fit at once
+    (4, 16384, dict(page_size=32), "mma w4s3", 8), (4, 16384, dict(max_q_len=2), "mma w4s3", 8),  # not measured
+    (4, 16384, dict(stages=3), "mma w4s3", 8), (4, 16384, dict(cluster=False), "mma w4s3", 8),  # the caller's knobs
+    (4, 16384, dict(splits=4), "mma w4s3", 4),
+])
+def test_call_plan_splits_16_to_44_long_units_over_one_8_warp_cta_per_sm(batch, kv_len, knobs, label, splits):
+    """Between the clusters of 8 (up to 15 units) and the clustered pair: long units at pages of 64 run one 8-warp CTA
+    of 2 stages per SM, 132 // units splits (3..8) meeting in global partials, no cluster (they would not all fit)."""
+    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len") if k in knobs}
+    plan = plan_call(geometry_for(batch, kv_len, head_dim=128, **at), sms=132, **knobs)
+    assert (kernel_label(plan.kernel), plan.splits) == (label, splits), describe_plan(plan)
+    if label.startswith("mma w8s2"):
+        assert (plan.ctas_per_sm, plan.pdl, plan.kernel.cluster_splits) == (1, True, 0)
+        assert plan.splits * batch * 8 <= 132
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [

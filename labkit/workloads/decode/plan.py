@@ -1,58 +1,50 @@
-"""How one decode call runs on a GPU: the kernel build (stages, Q K^T chains), the KV split count and
-whether it launches with programmatic dependent launch.
+"""How one decode call runs on a GPU: the kernel build (stages, Q K^T chains), the KV split count and whether it
+launches with programmatic dependent launch.
 
-Occupancy comes from the build's cubin (NVRTC, no GPU needed), so the split heuristic and the
-stage choice see the CTAs per SM the launch will really get.
+Occupancy comes from the build's cubin (NVRTC, no GPU needed), so the split heuristic and the stage choice see the CTAs
+per SM the launch will really get.
 
-Stages: when the call's (sequence, KV head) units already fill the GPU without splitting, the
-tensor-core kernel builds with one stage per CTA, so more CTAs share an SM and hide each other's
-prologue and epilogue; otherwise it keeps the deeper per-CTA pipeline that a few long CTAs need.
-The one-stage candidates, most CTAs per SM first: one Q K^T accumulator chain (fewest registers:
-4 CTAs per SM at head_dim 128, 3 at 256), then two (2 CTAs per SM at 256); the first whose waves
-are at least ``ONE_STAGE_MIN_FILL`` busy wins. Measured on the H200 (cold L2, p50;
-data/runs/20261201T102500Z-decode_stages_ab, data/runs/20261201T104000Z-decode_qk_chains_ab): one
-stage against the deeper default at batch 256 x 1k d256 510 vs 575 us, 64 x 1k d128 78.5 vs 82.5,
-64 x 1k d256 at 2 CTAs per SM 148 vs 159; where it loses: 64 x 1k d256 at 3 CTAs per SM (a 1.3-wave
-tail) 171, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1 vs 21.5.
+Stages: when the call's (sequence, KV head) units already fill the GPU without splitting, the tensor-core kernel builds
+with one stage per CTA, so more CTAs share an SM and hide each other's prologue and epilogue; otherwise it keeps the
+deeper per-CTA pipeline that a few long CTAs need. The one-stage candidates, most CTAs per SM first: one Q K^T
+accumulator chain (fewest registers: 4 CTAs per SM at head_dim 128, 3 at 256), then two (2 CTAs per SM at 256); the
+first whose waves are at least ``ONE_STAGE_MIN_FILL`` busy wins. Measured on the H200 (cold L2, p50;
+data/runs/20261201T102500Z-decode_stages_ab, data/runs/20261201T104000Z-decode_qk_chains_ab): one stage against the
+deeper default at batch 256 x 1k d256 510 vs 575 us, 64 x 1k d128 78.5 vs 82.5, 64 x 1k d256 at 2 CTAs per SM 148 vs
+159; where it loses: 64 x 1k d256 at 3 CTAs per SM (a 1.3-wave tail) 171, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1
+vs 21.5.
 
 Clusters: when one CTA fills an SM, a unit's splits (2, 4 or 8) combine in a thread-block cluster (distributed shared
 memory) instead of through global partials, a fence and a counter, if the GPU holds all of the call's clusters at once
-(``cluster_ctas``: clusters sit whole in a GPC, so 120 of the H200's 132 SMs take clusters of 4 or 8; 128 CTAs in
-clusters of 4 ran a second wave and took 33-45 % longer than without; ``plan_for_device`` asks the GPU at hand,
-``labkit.sched.clusters``); a call that would take more than 8 splits runs 8 CTAs of 8 warps per unit, one per SM, as
-one cluster, each CTA with a stage for every 128 (head_dim 128) or 64 (256) tokens of its split, up to 3 (a short call
-of at most ``CLUSTER_SHORT_TOKENS`` per sequence; a longer one at the head dims and lengths of
-``CLUSTER_LONG_MAX_TOKENS``, whose clusters must also fill more than half of what the GPU holds: batch 1 x 8k and 32k
-d128, up to 4 % faster, level on one machine, and 1 x 8k d256; where the default build puts two CTAs on an SM, only at
-one query token and without build knobs, as measured). Measured on the H200 (p50, interleaved;
-data/runs/20261201T124600Z-decode_clusters): the seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k
-d256 10.3 -> 9.2, 8 x 1k d256 33.0 -> 31.5, 8 x 8k and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it
-out: builds with two CTAs per SM (8 x 1k d128 20.7 -> 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a
-GPC).
-At head_dim 128 a split call whose units have at least ``PAIR_SPLIT_MIN_TOKENS`` tokens and, in 2 splits of one
-8-warp CTA per SM (128 tokens a stage), fill a wave, runs that way, its 2 splits in a cluster: 8 x 8k d128 78.45 ->
-77.25 us, 8 x 32k 252.3 -> 251.4 against 4 splits of 4 warps at 2 CTAs per SM
-(data/runs/20261201T234900Z-decode_cluster_pairs); with the partials pushed, 8 x 1k 18.9 -> 17.4-17.8 us.
-Clusters of 16 (non-portable) would take 16 splits in one: only 7 are resident on the H200, so 8 KV heads take
-two rounds (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_prologue_cluster16).
+(``cluster_ctas``); a call that would take more than 8 splits runs 8 CTAs of 8 warps per unit, one per SM, as one
+cluster, each CTA with a stage for every 128 (head_dim 128) or 64 (256) tokens of its split, up to 3 (a short call of at
+most ``CLUSTER_SHORT_TOKENS`` per sequence; a longer one at the head dims and lengths of ``CLUSTER_LONG_MAX_TOKENS``,
+whose clusters must also fill more than half of what the GPU holds: batch 1 x 8k and 32k d128, up to 4 % faster, level
+on one machine, and 1 x 8k d256; where the default build puts two CTAs on an SM, only at one query token and without
+build knobs, as measured). Measured on the H200 (p50, interleaved; data/runs/20261201T124600Z-decode_clusters): the
+seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256 33.0 -> 31.5, 8 x 8k
+and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it out: builds with two CTAs per SM (8 x 1k d128 20.7 ->
+25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a GPC). Clusters of 16 (non-portable): only 7 are resident
+on the H200 (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_prologue_cluster16).
+
+One 8-warp CTA per SM at head_dim 128, for split calls of units of at least 1024 tokens whose 2 splits fill a wave
+(``PAIR_SPLIT_MIN_TOKENS``: 2 splits in a cluster), and of 16-44 units of at least 8192 tokens at pages of 64
+(``SM_SPLIT_MIN_TOKENS``: 3-8 splits through global partials), instead of the 4-warp build's splits at 2 CTAs per SM.
 
 Tail splits (``tail_units``, ``tail_splits``, an A/B knob of ``labkit decode bench --sweep-tails``, never planned): a
-call's last units run in more splits (2..16) than the others, after those have started, so the last wave drains in
-short CTAs. The plan beat it at 9 of 11 points on the H200, the variant elsewhere within noise (256 x 1k d256 -0.5 %);
-short calls lost up to 10 % (data/runs/20261201T204700Z-decode_tails).
+call's last units run in more splits (2..16) than the others, after those have started, so the last wave drains in short
+CTAs. The plan beat it at 9 of 11 points on the H200, the variant elsewhere within noise (256 x 1k d256 -0.5 %); short
+calls lost up to 10 % (data/runs/20261201T204700Z-decode_tails).
 
-Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (``PERSISTENT_MAX_TOKENS``) launch one
-CTA per SM that claims whole units from a counter and keeps its stage ring across them; longer units measured level,
+Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (``PERSISTENT_MAX_TOKENS``) launch one CTA
+per SM that claims whole units from a counter and keeps its stage ring across them; longer units measured level,
 head_dim 128 (four per-unit CTAs per SM overlap already) slower. Timelines and tail sweeps keep per-unit CTAs.
 
-Warp pairs at head_dim 256: the 4-warp build's stage loop was bound by its math there (thread 0 of a CTA
-waited 150 of every ~3200 cycles at 8 x 32k; the build with the math compiled out read 3-11 % faster), so
-head_dim 256 runs 8 warps in which each pair takes the same 16 keys of a stage and half of head_dim
-(``dim_warps=2``; the Q K^T halves meet in shared memory), one CTA per SM, with about the K/V bytes per SM
-the 4-warp plan would hold in flight: its stages x its CTAs per SM, 1..3 stages. Measured on the H200 (cold,
-p50, interleaved; data/runs/20261201T174500Z-decode_warp_pairs): 8 x 32k 492 -> 483 us (4.36 ->
-4.44 TB/s), 8 x 8k 139.8 -> 135.9, 1 x 8k 32.5 -> 29.5, 8 x 1k 32.1 -> 28.4, 256 x 1k 507 -> 495, the
-seed-sized call in a CUDA graph 9.6 -> 8.3; 64 x 1k level. At head_dim 128 the pairs were 1-4 % slower.
+Warp pairs at head_dim 256 (its 4-warp stage loop was bound by its math): 8 warps, each pair the same 16 keys of a stage
+and half of head_dim (``dim_warps=2``), one CTA per SM holding the K/V bytes per SM of the 4-warp plan (its stages x
+CTAs per SM, 1..3 stages). H200, cold, p50, interleaved (data/runs/20261201T174500Z-decode_warp_pairs): 8 x 32k 492 ->
+483 us, 8 x 8k 139.8 -> 135.9, 1 x 8k 32.5 -> 29.5, 8 x 1k 32.1 -> 28.4, 256 x 1k 507 -> 495, the seed call in a graph
+9.6 -> 8.3; 64 x 1k level. At head_dim 128 the pairs were 1-4 % slower.
 """
 
 import dataclasses
@@ -73,18 +65,17 @@ CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the sp
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
 # A short call's split holds every stage it reads (at head_dim 256 a stage is 64 tokens, so 1k tokens in 8 splits take
 # 2): one stage in a one-stage ring left the second load waiting for the first stage's math. H200, cold, p50,
-# interleaved, three rounds (data/runs/20261202T173300Z-decode_stage_release): the seed call 11.8 -> 10.8-10.9 us
-# (-7.2 to -8.9 %; in a CUDA graph 6.84 -> 6.25), 1 x 1k d256 -8.4 to -10.0 %, 1 x 704 d256 -6.8 to -8.8 %,
-# bit-identical; releasing the stage before its math instead (its fragments in registers) gained about half as much,
-# and cost 1.5-3.5 % at the deeper rings of 1 x 8k, 1 x 32k and 8 x 1k d128.
-# Longer calls at these head dims take the cluster of 8 too (3 stages of 128 tokens per CTA) when their clusters fill
-# more than half of what the GPU holds at once. H200, cold, p50, interleaved, three rounds on each of two machines
-# (data/runs/20261202T083500Z-decode_batch1_cluster8): against 16 splits of two 4-warp CTAs per SM, 1 x 8k d128
-# -4.2 / -2.3 / -4.1 % and -0.9 / -1.3 / +0.1 %, 1 x 32k -3.3 / -2.2 / -3.9 % and +0.2 / -1.3 / -0.6 %; at head_dim 256
-# (warp pairs) 1 x 8k -2.0 / -1.4 / +0.4 % but 1 x 32k +5 %, so not there. The short rule's one-stage cluster at
-# 1 x 1k d128 (two 4-warp CTAs per SM had kept it out): -4.8 / -5.1 / -5.3 %. Once the clusters pushed their partials
-# (st.async, data/runs/20261202T154500Z-decode_cluster_push) head_dim 256 took it up to 8k tokens: 1 x 8k d256
-# -3.4 / -4.0 / -4.1 % against its 16 splits, 1 x 32k still +3.5 to +4.4 %
+# interleaved, three rounds (data/runs/20261202T173300Z-decode_stage_release): the seed call 11.8 -> 10.8-10.9 us (-7.2
+# to -8.9 %; in a CUDA graph 6.84 -> 6.25), 1 x 1k d256 -8.4 to -10.0 %, 1 x 704 d256 -6.8 to -8.8 %, bit-identical;
+# releasing the stage before its math instead (its fragments in registers) gained about half as much, and cost 1.5-3.5 %
+# at the deeper rings of 1 x 8k, 1 x 32k and 8 x 1k d128. Longer calls at these head dims take the cluster of 8 too (3
+# stages of 128 tokens per CTA) when their clusters fill more than half of what the GPU holds at once. H200, cold, p50,
+# interleaved, three rounds on each of two machines (data/runs/20261202T083500Z-decode_batch1_cluster8): against 16
+# splits of two 4-warp CTAs per SM, 1 x 8k d128 -4.2 / -2.3 / -4.1 % and -0.9 / -1.3 / +0.1 %, 1 x 32k -3.3 / -2.2 /
+# -3.9 % and +0.2 / -1.3 / -0.6 %; at head_dim 256 (warp pairs) 1 x 8k -2.0 / -1.4 / +0.4 % but 1 x 32k +5 %, so not
+# there. The short rule's one-stage cluster at 1 x 1k d128 (two 4-warp CTAs per SM had kept it out): -4.8 / -5.1 /
+# -5.3 %. Once the clusters pushed their partials (st.async, data/runs/20261202T154500Z-decode_cluster_push) head_dim
+# 256 took it up to 8k tokens: 1 x 8k d256 -3.4 / -4.0 / -4.1 % against its 16 splits, 1 x 32k still +3.5 to +4.4 %
 # (data/runs/20261202T160400Z-decode_push_plans).
 # {head_dim: the most tokens per sequence (None: no bound)}
 CLUSTER_LONG_MAX_TOKENS = {128: None, 256: 8192}
@@ -93,14 +84,11 @@ CLUSTER_LONG_MAX_TOKENS = {128: None, 256: 8192}
 CLUSTER_LONG_PAGE_SIZES = (32, 64)
 PAIR_HEAD_DIMS = (256,)  # head dims whose tensor-core calls run the warp-pair build (dim_warps=2)
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
-# K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not
-# write back the dirty lines it would evict (the memset flush's, or a previous kernel's). H200, cold, p50
-# (data/runs/20261201T122800Z-decode_evict_first): 33-67 MB calls 5-8 % faster (1 x 8k d128 20.9 -> 19.8 us,
-# 8 x 1k d256 35.6 -> 32.6), 1 x 32k d128 (134 MB, 2.1 L2 sizes) 48.5 -> 46.2; from 268 MB (4.3 L2 sizes) up 2-5 %
-# slower (8 x 8k d128 80.2 -> 82.4, 64 x 8k d128 486 -> 507 us). Interleaved again with evict_first on a
-# fraction of the lines (data/runs/20261201T170500Z-decode_cold_anatomy): 1 x 32k d128 49.0 -> 47.0 us; every
-# call from 268 MB slower the larger the fraction (all: 8 x 8k d128 +3.7 %, 8 x 32k d256 +4.8 %; half: +1.7,
-# +0.4 %; a quarter: +0.8, +0.4 %). The bound sits between the two measured sizes.
+# K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not write back
+# the dirty lines it would evict. H200, cold, p50 (data/runs/20261201T122800Z-decode_evict_first): 33-67 MB calls 5-8 %
+# faster (1 x 8k d128 20.9 -> 19.8 us), 1 x 32k d128 (134 MB) 48.5 -> 46.2; from 268 MB up 2-5 % slower (8 x 8k d128
+# 80.2 -> 82.4, 64 x 8k 486 -> 507), and slower the larger the fraction of lines with it
+# (data/runs/20261201T170500Z-decode_cold_anatomy). The bound sits between the two measured sizes.
 EVICT_FIRST_MAX_L2 = 3.0
 # Persistent CTAs (one per SM, as many as the SMs hold) claim whole units from a counter and keep one 2-stage ring
 # across them, where head_dim 256 calls take one split and units are at most this many tokens. H200, cold, p50,
@@ -113,11 +101,10 @@ PERSISTENT_MAX_TOKENS = 2048
 # CTAs per SM, global partials and a counter) ran 8 x 8k d128 78.45 us against 77.25 (-1.5 %) and 8 x 32k 252.3 against
 # 251.4 (-0.4 %) on the H200 (cold, p50, interleaved; data/runs/20261201T234900Z-decode_cluster_pairs), then -1.0 and
 # -0.8 % (data/runs/20261202T000000Z-decode_bench). Once the clusters pushed their partials (st.async,
-# data/runs/20261202T154500Z-decode_cluster_push) shorter units took it too: 8 x 1k d128 -5.9 to -7.7 %, 8 x 2k
-# -3.7 to -4.1 %, 8 x 4k -1.5 to -2.4 % (three rounds; 3 stages -0.9 to -4.7 %;
-# data/runs/20261202T160400Z-decode_push_plans); pages of 16 and 32, against 4 splits: +2.0 to +4.4 % for those
-# (...070400Z-decode_small_pages). Units under 1024 tokens were not measured (not taken), other head groups and query
-# lengths take it unmeasured. A caller's build knobs (stages, warps, ...) or split count keep the 4-warp plan.
+# data/runs/20261202T154500Z-decode_cluster_push) shorter units took it too: 8 x 1k d128 -5.9 to -7.7 %, 8 x 2k -3.7 to
+# -4.1 %, 8 x 4k -1.5 to -2.4 % (...160400Z-decode_push_plans); pages of 16 and 32, against 4 splits: +2.0 to +4.4 % for
+# those (...070400Z-decode_small_pages). Units under 1024 tokens were not measured (not taken), other head groups and
+# query lengths take it unmeasured. A caller's build knobs (stages, warps, ...) or split count keep the 4-warp plan.
 PAIR_SPLIT_MIN_TOKENS = 1024
 # Where a two-per-SM pipelined build's units alone give nearly every SM a CTA, one split beats the splits that fill the
 # second slots (no partials or reduction). H200, cold, p50 of 20, interleaved, outputs checked, 32/8 heads
@@ -125,6 +112,10 @@ PAIR_SPLIT_MIN_TOKENS = 1024
 # 16 x 4k -2.6 %, 16 x 8k -1.7 %; with pages of 32 16 x 4k -2.4 and -2.6 % on two H200s, with pages of 16 level
 # (...070400Z-decode_small_pages/); only 128 units were measured.
 ONE_SPLIT_MIN_SM_FILL = 0.9  # units / SMs
+# Split calls of 16-44 units (more than clusters of 8 hold at once, too few for the clustered pair) of at least this
+# many tokens: one 8-warp CTA of 2 stages per SM, 3-8 splits. H200, cold, p50, interleaved: 4 x 16k d128 -1.3 / -1.9 %
+# and -1.6 % against 8 splits at 2 CTAs per SM (data/runs/20261203T121300Z-decode_p64_one_cta_builds/).
+SM_SPLIT_MIN_TOKENS = 8192
 ONE_SPLIT_PAGE_SIZES = (32, 64)
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2,
@@ -264,6 +255,15 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                                          kv_evict_first=kb.kv_evict_first)
             if occupancy(paired, arch) == 1:
                 kb, per_sm, splits, cluster = paired, 1, 2, True
+        if (not build_given and per_sm > 1 and splits > 1 and cluster is None and not pairs and not persistent
+                and kb.variant == "mma" and g.max_q_len == 1 and g.page_size == 64
+                and g.max_kv_len >= SM_SPLIT_MIN_TOKENS and units * max(CLUSTER_SIZES) > cluster_ctas(
+                    max(CLUSTER_SIZES), sms, arch, cluster_fit) and 3 * units <= sms):
+            wide = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
+                                       kv_evict_first=kb.kv_evict_first)
+            if occupancy(wide, arch) == 1:
+                kb, per_sm = wide, 1
+                splits = default_splits(g, sms=sms, ctas_per_sm=1, kernel=wide)
         if (splits > 1 and per_sm > 1 and kb.stages > 1 and kb.variant == "mma" and cluster is not True
                 and tail_units is None and g.page_size in ONE_SPLIT_PAGE_SIZES
                 and units >= ONE_SPLIT_MIN_SM_FILL * sms):
