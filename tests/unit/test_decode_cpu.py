@@ -707,7 +707,8 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
     (geometry_for(8, 1024), (8, 2), 2, 2),               # 2 splits of one 8-warp CTA per SM, from 1k tokens a unit
     (geometry_for(8, 8192), (8, 2), 2, 2),   # long units: 2 splits of one 8-warp CTA per SM fill a wave, as a cluster
     (geometry_for(8, 32768), (8, 2), 2, 2),
-    (geometry_for(7, 8192), (4, 3), 4, 0),   # 112 CTAs would fill 85 % of a wave less a little: the 4-warp plan
+    (geometry_for(7, 8192), (8, 2), 2, 2),   # 112 CTAs: under the pair's 85 % of a wave, but units of 8k tokens
+    (geometry_for(7, 4096), (4, 3), 4, 0),   # ... of 4k: the 4-warp plan
     (geometry_for(8, 4096), (8, 2), 2, 2),
     (geometry_for(8, 512), (4, 3), 4, 0),    # shorter units: not measured that way
     (geometry_for(256, 1024, head_dim=256), (8, 2), 1, 0),  # one split: persistent CTAs, no cluster
@@ -959,20 +960,22 @@ def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(b
     (2, 8192, {}, "mma w8s2ef pp", 8), (3, 16384, {}, "mma w8s2 pp", 5), (4, 8192, {}, "mma w8s2ef pp", 4),
     (4, 16384, {}, "mma w8s2 pp", 4), (4, 32768, {}, "mma w8s2 pp", 4), (5, 16384, {}, "mma w8s2 pp", 3),
     (4, 4096, {}, "mma w4s3ef", 8),            # units under 8k tokens: not measured that way
-    (6, 16384, {}, "mma w4s3", 5),             # 48 units: 2 splits would leave the SMs a quarter idle
+    (6, 16384, {}, "mma w8s2 cl2 pp", 2),      # 48 units: 2 splits, in a cluster of 2 (96 CTAs)
+    (7, 32768, {}, "mma w8s2 cl2 pp", 2), (7, 4096, {}, "mma w4s3ef", 4),
     (1, 8192, {}, "mma w8s3ef cl8 pp", 8),     # 8 units: their clusters of 8 fit at once
     (4, 16384, dict(page_size=32), "mma w4s3", 8), (4, 16384, dict(max_q_len=2), "mma w4s3", 8),  # not measured
     (4, 16384, dict(stages=3), "mma w4s3", 8), (4, 16384, dict(cluster=False), "mma w4s3", 8),  # the caller's knobs
     (4, 16384, dict(splits=4), "mma w4s3", 4),
 ])
-def test_call_plan_splits_16_to_44_long_units_over_one_8_warp_cta_per_sm(batch, kv_len, knobs, label, splits):
+def test_call_plan_splits_16_to_55_long_units_over_one_8_warp_cta_per_sm(batch, kv_len, knobs, label, splits):
     """Between the clusters of 8 (up to 15 units) and the clustered pair: long units at pages of 64 run one 8-warp CTA
-    of 2 stages per SM, 132 // units splits (3..8) meeting in global partials, no cluster (they would not all fit)."""
+    of 2 stages per SM, 132 // units splits: 3..8 meet in global partials (such clusters would not all fit), 2 in a
+    cluster of 2."""
     at = {k: knobs.pop(k) for k in ("page_size", "max_q_len") if k in knobs}
     plan = plan_call(geometry_for(batch, kv_len, head_dim=128, **at), sms=132, **knobs)
     assert (kernel_label(plan.kernel), plan.splits) == (label, splits), describe_plan(plan)
     if label.startswith("mma w8s2"):
-        assert (plan.ctas_per_sm, plan.pdl, plan.kernel.cluster_splits) == (1, True, 0)
+        assert (plan.ctas_per_sm, plan.pdl, plan.kernel.cluster_splits) == (1, True, 2 if splits == 2 else 0)
         assert plan.splits * batch * 8 <= 132
 
 

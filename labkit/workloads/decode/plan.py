@@ -27,9 +27,8 @@ and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it out: builds w
 25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a GPC). Clusters of 16 (non-portable): only 7 are resident
 on the H200 (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_prologue_cluster16).
 
-One 8-warp CTA per SM at head_dim 128, for split calls of units of at least 1024 tokens whose 2 splits fill a wave
-(``PAIR_SPLIT_MIN_TOKENS``: 2 splits in a cluster), and of 16-44 units of at least 8192 tokens at pages of 64
-(``SM_SPLIT_MIN_TOKENS``: 3-8 splits through global partials), instead of the 4-warp build's splits at 2 CTAs per SM.
+Split calls at head_dim 128 run one 8-warp CTA per SM, not 4-warp splits at 2 per SM, where ``PAIR_SPLIT_MIN_TOKENS``
+(2 splits that fill a wave, in a cluster) or ``SM_SPLIT_MIN_TOKENS`` (16-55 long units, 2-8 splits) say so.
 
 Tail splits (``tail_units``, ``tail_splits``, an A/B knob of ``labkit decode bench --sweep-tails``, never planned): a
 call's last units run in more splits (2..16) than the others, after those have started, so the last wave drains in short
@@ -108,21 +107,22 @@ PERSISTENT_MAX_TOKENS = 2048
 PAIR_SPLIT_MIN_TOKENS = 1024
 # Where a two-per-SM pipelined build's units alone give nearly every SM a CTA, one split beats the splits that fill the
 # second slots (no partials or reduction). H200, cold, p50 of 20, interleaved, outputs checked, 32/8 heads
-# (data/runs/20261203T054000Z-decode_bench_points/): 16 x 2k d128 (128 units, mma w4s3ef) 46.66 -> 43.98 us (-5.7 %),
-# 16 x 4k -2.6 %, 16 x 8k -1.7 %; with pages of 32 16 x 4k -2.4 and -2.6 % on two H200s, with pages of 16 level
+# (data/runs/20261203T054000Z-decode_bench_points/): 16 x 2k d128 (128 units, mma w4s3ef) 46.66 -> 43.98 us (-5.7 %), 16
+# x 4k -2.6 %, 16 x 8k -1.7 %; with pages of 32 16 x 4k -2.4 and -2.6 % on two H200s, with pages of 16 level
 # (...070400Z-decode_small_pages/); only 128 units were measured.
 ONE_SPLIT_MIN_SM_FILL = 0.9  # units / SMs
-# Split calls of 16-44 units (more than clusters of 8 hold at once, too few for the clustered pair) of at least this
-# many tokens: one 8-warp CTA of 2 stages per SM, 3-8 splits. H200, cold, p50, interleaved: 4 x 16k d128 -1.3 / -1.9 %
-# and -1.6 % against 8 splits at 2 CTAs per SM (data/runs/20261203T121300Z-decode_p64_one_cta_builds/).
+# Split calls of 16-55 units (more than clusters of 8 hold at once, too few for the clustered pair) of at least this
+# many tokens: one 8-warp CTA of 2 stages per SM, 132 // units splits (2: in a cluster). H200, cold, p50, interleaved,
+# against the 4-warp splits at 2 CTAs per SM (data/runs/20261203T132000Z-decode_sm_splits/): 2-5 x 8k-32k d128 -0.1 to
+# -2.6 % but 3 x 8k +0.9 % in both rounds (3 x 16k +0.3 and -0.5 %); 6 x 16k -2.7 and -3.0 %.
 SM_SPLIT_MIN_TOKENS = 8192
 ONE_SPLIT_PAGE_SIZES = (32, 64)
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
-# Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2,
-# 30 of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
+# Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2, 30
+# of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
 # data/runs/20261202T045000Z-decode_cluster_fit). A call whose clustered CTAs are more waits for a second wave: 4 x 8k
-# d256 as 4 splits in clusters of 4 (128 CTAs) ran 108.8 us, the same splits without a cluster 78.1 (-28 % of the
-# time), and 8 x 8k d256 with 24/4 heads -28 %, 4 x 1k d256 -25 %, 4 x 32k d256 -31 %.
+# d256 as 4 splits in clusters of 4 (128 CTAs) ran 108.8 us, the same splits without a cluster 78.1 (-28 % of the time),
+# and 8 x 8k d256 with 24/4 heads -28 %, 4 x 1k d256 -25 %, 4 x 32k d256 -31 %.
 H200_CLUSTER_CTAS = {2: 132, 4: 120, 8: 120}
 
 
@@ -258,7 +258,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         if (not build_given and per_sm > 1 and splits > 1 and cluster is None and not pairs and not persistent
                 and kb.variant == "mma" and g.max_q_len == 1 and g.page_size == 64
                 and g.max_kv_len >= SM_SPLIT_MIN_TOKENS and units * max(CLUSTER_SIZES) > cluster_ctas(
-                    max(CLUSTER_SIZES), sms, arch, cluster_fit) and 3 * units <= sms):
+                    max(CLUSTER_SIZES), sms, arch, cluster_fit) and 2 * units <= sms):
             wide = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
                                        kv_evict_first=kb.kv_evict_first)
             if occupancy(wide, arch) == 1:
