@@ -30,14 +30,11 @@ on the H200 (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode
 Split calls at head_dim 128 run one 8-warp CTA per SM, not 4-warp splits at 2 per SM, where ``PAIR_SPLIT_MIN_TOKENS``
 (2 splits that fill a wave, in a cluster) or ``SM_SPLIT_MIN_TOKENS`` (16-55 long units, 2-8 splits) say so.
 
-Tail splits (``tail_units``, ``tail_splits``, an A/B knob of ``labkit decode bench --sweep-tails``, never planned): a
-call's last units run in more splits (2..16) than the others, after those have started, so the last wave drains in short
-CTAs. The plan beat it at 9 of 11 points on the H200, the variant elsewhere within noise (256 x 1k d256 -0.5 %); short
-calls lost up to 10 % (data/runs/20261201T204700Z-decode_tails).
+Tail splits (``tail_units``, ``tail_splits``; an A/B knob of ``labkit decode bench --sweep-tails``, never planned: the
+plan won at 9 of 11 points, data/runs/20261201T204700Z-decode_tails) run a call's last units in more splits.
 
 Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (``PERSISTENT_MAX_TOKENS``) launch one CTA
-per SM that claims whole units from a counter and keeps its stage ring across them; longer units measured level,
-head_dim 128 (four per-unit CTAs per SM overlap already) slower. Timelines and tail sweeps keep per-unit CTAs.
+per SM that claims whole units from a counter, one stage ring across them (not in timelines and tail sweeps).
 
 Warp pairs at head_dim 256 (its 4-warp stage loop was bound by its math): 8 warps, each pair the same 16 keys of a stage
 and half of head_dim (``dim_warps=2``), one CTA per SM holding the K/V bytes per SM of the 4-warp plan (its stages x
@@ -229,13 +226,13 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     pairs = (kb.variant == "mma" and g.head_dim in PAIR_HEAD_DIMS and warps is None and keys_per_warp is None
              and dim_warps is None)
     if pairs:  # as many K/V bytes in flight per SM as the 4-warp build would hold, in one CTA
-        pair_stages = stages or max(1, min(3, kb.stages * occupancy(kb, arch)))
+        pair_stages = stages or max(1, min(3, kb.stages * occ(kb)))
         kb = kernel_build(g, variant="mma", stages=pair_stages, qk_chains=kb.qk_chains, warps=8, dim_warps=2,
                           timeline=timeline)
     if kv_evict_first is None:
         kv_evict_first = kv_bytes_read(g) <= EVICT_FIRST_MAX_L2 * l2_bytes
     kb = short_page_bound(g, dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first)), occ)
-    per_sm = occupancy(kb, arch)
+    per_sm = occ(kb)
     if persistent:
         _check_persistent(kb, splits, cluster, tail_units)
         kb, per_sm = _persistent(kb, sms, arch)
@@ -244,37 +241,33 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     # (sequence, KV head, row block) units: every build the plan may still switch to below keeps this one's variant,
     # and so its rows per block
     units = g.batch * g.heads_kv * kb.row_blocks(g)
+    big = max(CLUSTER_SIZES)
+    big_fit = cluster_ctas(big, sms, arch, cluster_fit)
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
-        if (not build_given and per_sm > 1 and splits > 1 and cluster in (None, True) and not pairs and not persistent
-                and kb.variant == "mma" and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
-                and 2 * units <= cluster_ctas(2, sms, arch, cluster_fit)
-                and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL):
-            # long units that two 8-warp CTAs each fill a wave with, one per SM: 2 splits in a cluster of 2
-            paired = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
-                                         kv_evict_first=kb.kv_evict_first)
-            if occupancy(paired, arch) == 1:
-                kb, per_sm, splits, cluster = paired, 1, 2, True
-        if (not build_given and per_sm > 1 and splits > 1 and cluster is None and not pairs and not persistent
-                and kb.variant == "mma" and g.max_q_len == 1 and g.page_size == 64
-                and g.max_kv_len >= SM_SPLIT_MIN_TOKENS and units * max(CLUSTER_SIZES) > cluster_ctas(
-                    max(CLUSTER_SIZES), sms, arch, cluster_fit) and 2 * units <= sms):
-            wide = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
-                                       kv_evict_first=kb.kv_evict_first)
-            if occupancy(wide, arch) == 1:
-                kb, per_sm = wide, 1
-                splits = default_splits(g, sms=sms, ctas_per_sm=1, kernel=wide)
+        if not build_given and per_sm > 1 and splits > 1 and not pairs and not persistent and kb.variant == "mma":
+            # long units: one 8-warp CTA per SM, not 4-warp splits at 2 per SM (the clustered pair, 16-55 units)
+            paired = (cluster in (None, True) and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
+                      and 2 * units <= cluster_ctas(2, sms, arch, cluster_fit)
+                      and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL)
+            spread = (cluster is None and g.max_q_len == 1 and g.page_size == 64
+                      and g.max_kv_len >= SM_SPLIT_MIN_TOKENS and units * big > big_fit and 2 * units <= sms)
+            sm_build = _one_8_warp_cta_per_sm(g, kb, occ, timeline) if paired or spread else None
+            if sm_build is not None:
+                kb, per_sm = sm_build, 1
+                if paired:
+                    splits, cluster = 2, True
+                else:
+                    splits = default_splits(g, sms=sms, ctas_per_sm=1, kernel=kb)
         if (splits > 1 and per_sm > 1 and kb.stages > 1 and kb.variant == "mma" and cluster is not True
                 and tail_units is None and g.page_size in ONE_SPLIT_PAGE_SIZES
                 and units >= ONE_SPLIT_MIN_SM_FILL * sms):
             splits = 1  # the units already take (nearly) every SM: no splits to fill its second slot
         if not build_given and cluster is not True:  # the ring's own test excludes pairs and persistent CTAs
             kb, splits = short_page_ring(g, kb, splits, units, sms, occ)
-            per_sm = occupancy(kb, arch)
-    big = max(CLUSTER_SIZES)
-    big_fit = cluster_ctas(big, sms, arch, cluster_fit)
-    wide_kw = dict(qk_chains=qk_chains, keys_per_warp=keys_per_warp, dim_warps=2 if pairs else dim_warps,
-                   kv_evict_first=bool(kv_evict_first), timeline=timeline)
+            per_sm = occ(kb)
+    of_8_knobs = dict(qk_chains=qk_chains, keys_per_warp=keys_per_warp, dim_warps=2 if pairs else dim_warps,
+                      kv_evict_first=bool(kv_evict_first), timeline=timeline)
     if cluster is None:
         cluster = False
         if kb.variant == "mma" and given_splits is None:
@@ -289,21 +282,21 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 # a call that would take more splits than a cluster holds, whose units' clusters fit at once: 8 CTAs of
                 # 8 warps per unit, one per SM, as one cluster (where the default build puts two CTAs on an SM: as
                 # measured, one query token and the plan's own knobs)
-                wide = _cluster_of_8(g, arch, **wide_kw)
-                if wide is not None:
-                    kb, per_sm, splits, cluster = wide, 1, big, True
+                of_8 = _cluster_of_8(g, arch, **of_8_knobs)
+                if of_8 is not None:
+                    kb, per_sm, splits, cluster = of_8, 1, big, True
     elif cluster and given_splits is None and splits > big and kb.variant == "mma" and stages is None and warps is None:
         # asked for a cluster, more splits than one holds: the plan's 8
-        wide = _cluster_of_8(g, arch, **wide_kw)
-        if wide is not None:
-            kb, per_sm, splits = wide, 1, big
+        of_8 = _cluster_of_8(g, arch, **of_8_knobs)
+        if of_8 is not None:
+            kb, per_sm, splits = of_8, 1, big
     if cluster:
         if kb.variant != "mma" or splits not in CLUSTER_SIZES:
             sizes = ", ".join(map(str, CLUSTER_SIZES))
             raise ArgumentError(f"cluster: the splits of a unit combine in a cluster of {sizes} tensor-core CTAs; "
                                 f"this call has {splits} split(s) (variant {kb.variant}); give it 2, 4 or 8")
         kb = dataclasses.replace(kb, cluster_splits=splits)
-        per_sm = occupancy(kb, arch)
+        per_sm = occ(kb)
     if persistent is None:  # short units at head_dim 256, one split each: persistent CTAs claim them
         persistent = (pairs and splits == 1 and not cluster and tail_units is None and given_splits is None
                       and stages is None and qk_chains is None and not timeline
@@ -323,13 +316,13 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                                 "block) units)")
         kb = dataclasses.replace(kb, tail_splits=tail_splits)
     kb = choose_loads(g, kb, occ, wide_boxes, page_prefetch)
-    per_sm = occupancy(kb, arch)
+    per_sm = occ(kb)
     if (kb.tail_splits or kb.timeline) and kb.variant == "mma" and per_sm > 1:
         # the tail mapping (8 x 8k d128: 150 -> 168 registers) and the timeline's stamps (64 x 1k d128: 128 -> 158,
         # 4 -> 3 CTAs per SM) cost registers; __launch_bounds__ keeps the plain build's CTAs per SM, so an A/B or a
         # timeline shows the call as the plan runs it (NVRTC: no spills at the bench's plans)
         kb = dataclasses.replace(kb, min_ctas=per_sm)
-        per_sm = occupancy(kb, arch)
+        per_sm = occ(kb)
     resident = (min(sms * per_sm, cluster_ctas(kb.cluster_splits, sms, arch, cluster_fit) * per_sm)
                 if kb.cluster_splits > 1 else 0)
     return CallPlan(kb, splits, per_sm, pdl=per_sm == 1, tail_units=tail_units or 0, cluster_resident_ctas=resident)
@@ -352,11 +345,18 @@ def _cluster_of_8(g: DecodeGeometry, arch: str, *, kv_evict_first: bool, **knobs
     try:
         one = kernel_build(g, warps=8, stages=1, **knobs)
         split_stages = -(-(-(-g.max_kv_len // big)) // one.tokens_per_stage)
-        wide = dataclasses.replace(kernel_build(g, warps=8, stages=min(3, split_stages), **knobs),
-                                   kv_evict_first=kv_evict_first)
+        build = dataclasses.replace(kernel_build(g, warps=8, stages=min(3, split_stages), **knobs),
+                                    kv_evict_first=kv_evict_first)
     except ArgumentError:
         return None
-    return wide if occupancy(wide, arch) == 1 else None
+    return build if occupancy(build, arch) == 1 else None
+
+
+def _one_8_warp_cta_per_sm(g: DecodeGeometry, kb: KernelBuild, occ, timeline: bool) -> KernelBuild | None:
+    """The 8-warp 2-stage build (128 tokens a stage) with ``kb``'s L2 policy if one CTA of it fills an SM, else None."""
+    build = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
+                                kv_evict_first=kb.kv_evict_first)
+    return build if occ(build) == 1 else None
 
 
 def _persistent(kb: KernelBuild, sms: int, arch: str) -> tuple[KernelBuild, int]:
