@@ -99,6 +99,19 @@ def test_the_plans_splits_of_one_8_warp_cta_per_sm_match_exact_attention():
         _check(x, run_decode(x, iterations=3, mode=mode))
 
 
+def test_the_plans_one_8_warp_cta_per_unit_at_72_units_matches_exact_attention():
+    """9 sequences x 8 KV heads (72 units, more than half the SMs, under 0.9 of them) of ragged lengths up to 1k tokens,
+    page boundaries +-1 and a sequence of 1: the plan's own call runs each unit as one 8-warp CTA of 2 stages, one per
+    SM, with no split; cold and graph-replayed calls too."""
+    g = DecodeGeometry(9, 32, 8, 128, 64, 16, 150)
+    x = make_inputs(g, seq_lens=[1024, 1, 65, 63, 1000, 512, 777, 64, 129], seed=31)
+    run = run_decode(x)
+    assert (run.plan["warps"], run.plan["stages"], run.splits, run.plan["cluster_splits"]) == (8, 2, 1, 0)
+    _check(x, run)
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, iterations=3, mode=mode))
+
+
 @pytest.mark.parametrize(("name", "splits", "tail_units", "tail_splits", "build"), [
     ("g4_d128_p64_long", 1, 1, 2, {}), ("g4_d128_p64_long", 1, 7, 16, {}),
     ("g4_d128_p64_long", 1, 16, 3, dict(stages=1, qk_chains=1)),  # every unit split; the one-stage build, MIN_CTAS

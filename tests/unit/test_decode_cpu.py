@@ -750,7 +750,8 @@ def test_clustered_pair_of_splits_yields_to_the_callers_knobs():
     ef = plan_call(g, kv_evict_first=True)
     assert label(ef) == (4, 3, 4, 0, 2) and ef.kernel.kv_evict_first
     assert label(plan_call(g, kv_evict_first=False)) == (4, 3, 4, 0, 2)
-    assert label(plan_call(g, sms=100)) == (4, 3, 3, 0, 2)  # 128 CTAs would not fit one wave of 100 SMs
+    # 128 CTAs would not fit one wave of 100 SMs, and 64 units take more than half of them: one 8-warp CTA per unit
+    assert label(plan_call(g, sms=100)) == (8, 2, 1, 0, 1)
 
 
 def test_cluster_overrides():
@@ -940,7 +941,7 @@ def test_a_call_declares_split_scratch_only_where_its_splits_meet_in_global_memo
     (16, 4096, 8, "mma w4s3", 1),
     (16, 8192, 8, "mma w4s3", 1),
     (32, 4096, 4, "mma w4s3", 1),     # the same 128 units with 4 KV heads
-    (14, 4096, 8, "mma w4s3", 2),     # 112 units, under 0.9 of the SMs: splits fill the slots, as before
+    (14, 4096, 8, "mma w8s2 pp", 1),  # 112 units, under 0.9 of the SMs: one 8-warp CTA per unit (below)
     (8, 8192, 8, "mma w8s2 cl2 pp", 2),  # 64 units: the clustered pair, as before
 ])
 def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(batch, kv_len, heads_kv, label, splits):
@@ -977,6 +978,30 @@ def test_call_plan_splits_16_to_55_long_units_over_one_8_warp_cta_per_sm(batch, 
     if label.startswith("mma w8s2"):
         assert (plan.ctas_per_sm, plan.pdl, plan.kernel.cluster_splits) == (1, True, 2 if splits == 2 else 0)
         assert plan.splits * batch * 8 <= 132
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "knobs", "label", "splits"), [
+    (9, 8192, {}, "mma w8s2 pp", 1), (12, 1024, {}, "mma w8s2ef pp", 1), (12, 16384, {}, "mma w8s2 pp", 1),
+    (10, 32768, {}, "mma w8s2 pp", 1), (14, 2048, {}, "mma w8s2ef pp", 1),  # 72-112 units
+    (17, 4096, dict(heads_q=16, heads_kv=4), "mma w8s2ef pp", 1),   # 68 units: more than half the SMs
+    (15, 4096, {}, "mma w4s3", 1),             # 120 units: the one-split rule's 4-warp build
+    (8, 8192, {}, "mma w8s2 cl2 pp", 2),       # 64 units: the clustered pair's 2 splits fit a wave
+    (12, 512, {}, "mma w4s3ef", 2),            # under 1k tokens: not measured
+    (12, 8192, dict(page_size=16), "mma w4s2 wide pp", 4),  # pages of 16: one 8-warp CTA per unit ran +6 %
+    (12, 8192, dict(page_size=32), "mma w4s3", 2), (12, 8192, dict(max_q_len=2), "mma w4s3", 2),  # not measured
+    (12, 8192, dict(stages=3), "mma w4s3", 2), (12, 8192, dict(cluster=False), "mma w4s3", 2),  # the caller's knobs
+    (12, 8192, dict(splits=2), "mma w4s3", 2),
+])
+def test_call_plan_runs_67_to_118_units_as_one_8_warp_cta_per_unit(batch, kv_len, knobs, label, splits):
+    """Units that the clustered pair's 2 splits would give more than a wave, yet under 0.9 of the SMs: 2-3 splits of the
+    4-warp build at 2 per SM left some SMs two CTAs and some one, so each unit runs as one 8-warp CTA, one per SM."""
+    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv") if k in knobs}
+    g = geometry_for(batch, kv_len, head_dim=128, **at)
+    plan = plan_call(g, sms=132, **knobs)
+    assert (kernel_label(plan.kernel), plan.splits) == (label, splits), describe_plan(plan)
+    if label.startswith("mma w8s2") and "cl2" not in label:
+        units = batch * g.heads_kv
+        assert 66 < units < 0.9 * 132 and (plan.ctas_per_sm, plan.pdl, plan.kernel.cluster_splits) == (1, True, 0)
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [

@@ -28,7 +28,7 @@ and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it out: builds w
 on the H200 (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_prologue_cluster16).
 
 Split calls at head_dim 128 run one 8-warp CTA per SM, not 4-warp splits at 2 per SM, where ``PAIR_SPLIT_MIN_TOKENS``
-(2 splits that fill a wave, in a cluster) or ``SM_SPLIT_MIN_TOKENS`` (16-55 long units, 2-8 splits) say so.
+(2 splits that fill a wave, in a cluster) or ``SM_SPLIT_MIN_TOKENS`` (16-55 long units, 2-8 splits; 67-118, 1) say so.
 
 Tail splits (``tail_units``, ``tail_splits``; an A/B knob of ``labkit decode bench --sweep-tails``, never planned: the
 plan won at 9 of 11 points, data/runs/20261201T204700Z-decode_tails) run a call's last units in more splits.
@@ -37,10 +37,8 @@ Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (`
 per SM that claims whole units from a counter, one stage ring across them (not in timelines and tail sweeps).
 
 Warp pairs at head_dim 256 (its 4-warp stage loop was bound by its math): 8 warps, each pair the same 16 keys of a stage
-and half of head_dim (``dim_warps=2``), one CTA per SM holding the K/V bytes per SM of the 4-warp plan (its stages x
-CTAs per SM, 1..3 stages). H200, cold, p50, interleaved (data/runs/20261201T174500Z-decode_warp_pairs): 8 x 32k 492 ->
-483 us, 8 x 8k 139.8 -> 135.9, 1 x 8k 32.5 -> 29.5, 8 x 1k 32.1 -> 28.4, 256 x 1k 507 -> 495, the seed call in a graph
-9.6 -> 8.3; 64 x 1k level. At head_dim 128 the pairs were 1-4 % slower.
+and half of head_dim (``dim_warps=2``), one CTA per SM with the 4-warp plan's K/V bytes per SM (1..3 stages): 8 x 32k
+492 -> 483 us, 256 x 1k 507 -> 495, the seed call in a graph 9.6 -> 8.3 (data/runs/20261201T174500Z-decode_warp_pairs).
 """
 
 import dataclasses
@@ -61,18 +59,14 @@ CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the sp
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
 # A short call's split holds every stage it reads (at head_dim 256 a stage is 64 tokens, so 1k tokens in 8 splits take
 # 2): one stage in a one-stage ring left the second load waiting for the first stage's math. H200, cold, p50,
-# interleaved, three rounds (data/runs/20261202T173300Z-decode_stage_release): the seed call 11.8 -> 10.8-10.9 us (-7.2
-# to -8.9 %; in a CUDA graph 6.84 -> 6.25), 1 x 1k d256 -8.4 to -10.0 %, 1 x 704 d256 -6.8 to -8.8 %, bit-identical;
-# releasing the stage before its math instead (its fragments in registers) gained about half as much, and cost 1.5-3.5 %
-# at the deeper rings of 1 x 8k, 1 x 32k and 8 x 1k d128. Longer calls at these head dims take the cluster of 8 too (3
-# stages of 128 tokens per CTA) when their clusters fill more than half of what the GPU holds at once. H200, cold, p50,
-# interleaved, three rounds on each of two machines (data/runs/20261202T083500Z-decode_batch1_cluster8): against 16
-# splits of two 4-warp CTAs per SM, 1 x 8k d128 -4.2 / -2.3 / -4.1 % and -0.9 / -1.3 / +0.1 %, 1 x 32k -3.3 / -2.2 /
-# -3.9 % and +0.2 / -1.3 / -0.6 %; at head_dim 256 (warp pairs) 1 x 8k -2.0 / -1.4 / +0.4 % but 1 x 32k +5 %, so not
-# there. The short rule's one-stage cluster at 1 x 1k d128 (two 4-warp CTAs per SM had kept it out): -4.8 / -5.1 /
-# -5.3 %. Once the clusters pushed their partials (st.async, data/runs/20261202T154500Z-decode_cluster_push) head_dim
-# 256 took it up to 8k tokens: 1 x 8k d256 -3.4 / -4.0 / -4.1 % against its 16 splits, 1 x 32k still +3.5 to +4.4 %
-# (data/runs/20261202T160400Z-decode_push_plans).
+# interleaved, three rounds (data/runs/20261202T173300Z-decode_stage_release): the seed call 11.8 -> 10.8-10.9 us (in a
+# CUDA graph 6.84 -> 6.25), 1 x 1k d256 -8.4 to -10.0 %, bit-identical. Longer calls at these head dims take the cluster
+# of 8 too (3 stages of 128 tokens per CTA) when their clusters fill more than half of what the GPU holds at once. H200,
+# cold, p50, interleaved, three rounds on each of two machines (data/runs/20261202T083500Z-decode_batch1_cluster8):
+# against 16 splits of two 4-warp CTAs per SM, 1 x 8k d128 -2.3 to -4.2 % and +0.1 to -1.3 %, 1 x 32k -2.2 to -3.9 %
+# and +0.2 to -1.3 %; the short rule's one-stage cluster at 1 x 1k d128 -4.8 to -5.3 %. Once the clusters pushed their
+# partials (st.async, data/runs/20261202T154500Z-decode_cluster_push) head_dim 256 took it up to 8k tokens: 1 x 8k d256
+# -3.4 to -4.1 % against its 16 splits, 1 x 32k still +3.5 to +4.4 % (data/runs/20261202T160400Z-decode_push_plans).
 # {head_dim: the most tokens per sequence (None: no bound)}
 CLUSTER_LONG_MAX_TOKENS = {128: None, 256: 8192}
 # ... and pages of these sizes: with pages of 16 (8 page slices a 128-token stage) 16 splits of two 4-warp CTAs per SM
@@ -111,7 +105,11 @@ ONE_SPLIT_MIN_SM_FILL = 0.9  # units / SMs
 # Split calls of 16-55 units (more than clusters of 8 hold at once, too few for the clustered pair) of at least this
 # many tokens: one 8-warp CTA of 2 stages per SM, 132 // units splits (2: in a cluster). H200, cold, p50, interleaved,
 # against the 4-warp splits at 2 CTAs per SM (data/runs/20261203T132000Z-decode_sm_splits/): 2-5 x 8k-32k d128 -0.1 to
-# -2.6 % but 3 x 8k +0.9 % in both rounds (3 x 16k +0.3 and -0.5 %); 6 x 16k -2.7 and -3.0 %.
+# -2.6 % but 3 x 8k +0.9 % in both rounds (3 x 16k +0.3 and -0.5 %); 6 x 16k -2.7 and -3.0 %. Units that the pair's 2
+# splits would give more than a wave, under the one-split rule's (67-118, from 1k tokens), take one split of it: 2-3
+# splits of the 4-warp build at 2 per SM left some SMs with two CTAs and some with one. Two H200s, cold, p50, 2 rounds
+# (data/runs/20261203T144000Z-decode_mid_units/): 12 x 1k-16k -5.4 to -8.6 %, 9 x 8k -3.0 / -3.5 %, 10 x 2k -4.8 / -7.5
+# %, 11 x 1k -8.3 %, 10 x 8k and 11 x 8k -1.5 to -1.9 %, 10 x 32k +0.3 / +0.4 %; with pages of 16 +5.8 / +6.6 %.
 SM_SPLIT_MIN_TOKENS = 8192
 ONE_SPLIT_PAGE_SIZES = (32, 64)
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
@@ -246,12 +244,14 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
         if not build_given and per_sm > 1 and splits > 1 and not pairs and not persistent and kb.variant == "mma":
-            # long units: one 8-warp CTA per SM, not 4-warp splits at 2 per SM (the clustered pair, 16-55 units)
+            # one 8-warp CTA per SM, not 4-warp splits at 2 per SM: the clustered pair, 16-55 long units, 67-118
             paired = (cluster in (None, True) and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
                       and 2 * units <= cluster_ctas(2, sms, arch, cluster_fit)
                       and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL)
             spread = (cluster is None and g.max_q_len == 1 and g.page_size == 64
-                      and g.max_kv_len >= SM_SPLIT_MIN_TOKENS and units * big > big_fit and 2 * units <= sms)
+                      and ((g.max_kv_len >= SM_SPLIT_MIN_TOKENS and units * big > big_fit and 2 * units <= sms)
+                           or (g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
+                               and sms < 2 * units < 2 * ONE_SPLIT_MIN_SM_FILL * sms)))  # 67-118 units: one split
             sm_build = _one_8_warp_cta_per_sm(g, kb, occ, timeline) if paired or spread else None
             if sm_build is not None:
                 kb, per_sm = sm_build, 1
