@@ -42,6 +42,22 @@ def _report_show(args) -> int:
     return 0
 
 
+def _report_map(args) -> int:
+    from . import plot
+    from .workloads.decode.peer_map import load_maps, map_table
+
+    maps = load_maps(args.files)  # every file read and checked before anything is printed or drawn
+    print("\n\n".join(map_table(m) for m in maps))
+    if args.out is not None:
+        for m in maps:
+            path = args.out.path if len(maps) == 1 else args.out.path.with_name(
+                f"{args.out.path.stem}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}")
+            fig = plot.peer_map(m, title=f"labkit beside the peers / the best peer, d{m.head_dim}, {m.heads} heads\n"
+                                         f"{m.where}")
+            print(f"figure: {plot.save(fig, path)}")
+    return 0
+
+
 def _report_diff(args) -> int:
     from . import report
     from .errors import LabkitError
@@ -177,6 +193,12 @@ def build_parser() -> Parser:
     s.add_argument("a", help="report A")
     s.add_argument("b", help="report B")
     s.set_defaults(fn=_report_diff)
+    s = r.add_parser("map", help="labkit against its best peer over batch x kv_len, from decode reports timed with "
+                                 "--peers: a table, and with --out a figure")
+    s.add_argument("files", nargs="+", help="decode reports (labkit decode bench --peers [--point ...] --out FILE)")
+    s.add_argument("--out", type=output_path("figure", parents=True),
+                   help="write the figure as PATH.png and .svg (one geometry per file: PATH_d128_32-8 ... if several)")
+    s.set_defaults(fn=_report_map)
 
     nb = sub.add_parser("nb", help="parameterized notebooks").add_subparsers(dest="sub", required=True)
     nb.add_parser("list", help="list notebooks").set_defaults(fn=_nb_list)

@@ -235,6 +235,32 @@ def split_sweep(rows: list[dict], *, title: str = "split sweep", ax=None):
     return fig
 
 
+def peer_map(m, *, title: str = "labkit beside the peers / the best peer", ax=None):
+    """One geometry's x_best_peer (a ``PeerMap``) as a grid of batch (rows) by kv_len (columns), each cell labelled:
+    red where labkit is behind the fastest peer, blue where ahead, white at par (a scale centred on 1 that reaches the
+    furthest call); calls not timed stay blank."""
+    import numpy as np
+    from matplotlib.colors import TwoSlopeNorm
+
+    fig, ax = _axes(ax, figsize=(2.2 + 0.85 * len(m.kv_lens), 1.4 + 0.34 * len(m.batches)))
+    grid = np.array([[m.cells[b, n].x_best_peer if (b, n) in m.cells else np.nan for n in m.kv_lens]
+                     for b in m.batches])
+    reach = max(0.02, float(np.nanmax(np.abs(grid - 1))))
+    image = ax.imshow(grid, cmap="RdBu", norm=TwoSlopeNorm(1.0, 1 - reach, 1 + reach), aspect="auto")
+    for i, j in zip(*np.nonzero(np.isfinite(grid))):
+        v = grid[i, j]
+        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                color="white" if abs(v - 1) > 0.6 * reach else "black")
+    ax.set_xticks(range(len(m.kv_lens)), m.kv_labels)
+    ax.set_yticks(range(len(m.batches)), [str(b) for b in m.batches])
+    ax.grid(False)
+    ax.set_xlabel("KV tokens per sequence")
+    ax.set_ylabel("batch [sequences]")
+    fig.colorbar(image, ax=ax, label="x best peer (under 1: behind)")
+    ax.set_title(title)
+    return fig
+
+
 def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, ax=None):
     """One row per (SM, slot), one bar per CTA coloured by its wave; time in us from the first start, over the
     whole launch. At most ``max_rows`` rows (an H200 launch has up to 132 x k of them): those whose last CTA ran

@@ -124,7 +124,7 @@ BAD = [
     (["nosuch"], "invalid choice"),
     ([], "labkit: expected a command: device, report, nb, lab, bench, manifest, sage2, decode, sched, ncu, sweep "
          "(labkit -h says what each does)"),
-    (["report"], "labkit report: expected a command: show, diff (labkit report -h says what each does)"),
+    (["report"], "labkit report: expected a command: show, diff, map (labkit report -h says what each does)"),
     # found by a CLI review: each was dropped silently, refused only after the GPU check, or written after the run
     (["sage2", "profile", "--out", "{tmp}/r.json", "--schedule", "sm90", "--pv-terms", "2"],
      "--schedule sm90 builds one P V term"),

@@ -1,0 +1,115 @@
+"""Where labkit stands against its best peer over batch x kv_len: the cold calls of decode reports that were timed
+beside the peers (``labkit decode bench --peers [--point ...]``), as one grid per geometry (head_dim, heads).
+``labkit report map`` prints it and draws it (``labkit.plot.peer_map``)."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..._text import counted
+from ...errors import ArgumentError
+from ...report.tables import provenance_traits
+from .report import DecodeReport, is_decode_report, load
+
+
+@dataclass(frozen=True)
+class MapCell:
+    """One call: labkit beside the peers / the fastest peer, which peer that was, labkit's build and its report."""
+
+    x_best_peer: float
+    best_peer: str
+    kernel: str
+    splits: int
+    source: str
+
+
+@dataclass(frozen=True)
+class PeerMap:
+    """One geometry's calls: ``cells[(batch, kv_len)]``, on the batches and lengths any of them has."""
+
+    head_dim: int
+    heads: str
+    cells: dict  # (batch, kv_len) -> MapCell
+    runs: tuple[str, ...] = ()  # where its reports ran: device (GPU), git sha, one entry per run
+
+    @property
+    def where(self) -> str:
+        """One line for a title: the run, or how many runs on how many GPUs (machines differ by a few %)."""
+        gpus = {r.split(", git")[0] for r in self.runs}
+        return self.runs[0] if len(self.runs) == 1 else f"{len(self.runs)} runs on {counted(len(gpus), 'GPU')}"
+
+    @property
+    def batches(self) -> tuple[int, ...]:
+        return tuple(sorted({b for b, _ in self.cells}))
+
+    @property
+    def kv_lens(self) -> tuple[int, ...]:
+        return tuple(sorted({n for _, n in self.cells}))
+
+    @property
+    def kv_labels(self) -> tuple[str, ...]:
+        """The lengths as a table's or a figure's column heads: 8k for 8192."""
+        return tuple(f"{n // 1024}k" if n % 1024 == 0 else str(n) for n in self.kv_lens)
+
+    def behind(self, below: float = 1.0) -> list[tuple[tuple[int, int], MapCell]]:
+        """The calls under ``below`` x the best peer, furthest behind first."""
+        under = [(k, c) for k, c in self.cells.items() if c.x_best_peer < below]
+        return sorted(under, key=lambda kc: kc[1].x_best_peer)
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([{"head_dim": self.head_dim, "heads": self.heads, "batch": b, "kv_len": n,
+                              "x_best_peer": c.x_best_peer, "best_peer": c.best_peer, "kernel": c.kernel,
+                              "splits": c.splits, "source": c.source} for (b, n), c in sorted(self.cells.items())])
+
+
+def peer_maps(reports: list[tuple[str, DecodeReport]]) -> list[PeerMap]:
+    """One map per geometry from ``(name, report)`` pairs, their cold rows that have ``x_best_peer``.
+
+    Raises:
+        ArgumentError: no such row in any report, or one call in two of them (which one to draw is not the map's
+            choice: give one report per call).
+    """
+    found: dict[tuple[int, str], dict] = {}
+    runs: dict[tuple[int, str], set] = {}
+    for name, r in reports:
+        t = provenance_traits(r.provenance)
+        run = f"{t['device']} ({t['gpu']}), git {t['git']}"
+        for p in r.points:
+            timed = {k: v for k, v in p.peers.items() if k != "labkit_beside_peers" and isinstance(v, float)}
+            if p.mode != "cold" or p.x_best_peer is None or not timed:
+                continue
+            cells = found.setdefault((p.head_dim, p.heads), {})
+            if (p.batch, p.kv_len) in cells:
+                raise ArgumentError(f"batch {p.batch} x {p.kv_len}, d{p.head_dim}, {p.heads}: in both "
+                                    f"{cells[p.batch, p.kv_len].source} and {name}; give one report per call")
+            cells[p.batch, p.kv_len] = MapCell(p.x_best_peer, max(timed, key=timed.get), p.kernel, p.splits, name)
+            runs.setdefault((p.head_dim, p.heads), set()).add(run)
+    if not found:
+        raise ArgumentError(f"{', '.join(name for name, _ in reports)}: no cold call timed beside the peers (write "
+                            "one with labkit decode bench --peers --out FILE)")
+    return [PeerMap(d, heads, cells, tuple(sorted(runs[d, heads]))) for (d, heads), cells in sorted(found.items())]
+
+
+def load_maps(paths: list[str | Path]) -> list[PeerMap]:
+    """``peer_maps`` of decode report files, each read strictly first (a bad file is the one error)."""
+    sage2 = next((p for p in paths if not is_decode_report(p)), None)
+    if sage2 is not None:
+        raise ArgumentError(f"{sage2}: a Sage2 report; the map reads decode reports (labkit decode bench --peers --out "
+                            "FILE)")
+    return peer_maps([(str(p), load(p)) for p in paths])
+
+
+def map_table(m: PeerMap) -> str:
+    """x_best_peer by batch (rows) and kv_len (columns), then how many calls are behind and the furthest."""
+    from ...report.tables import fmt_table
+
+    rows = [[str(b), *(f"{m.cells[b, n].x_best_peer:.2f}" if (b, n) in m.cells else "-" for n in m.kv_lens)]
+            for b in m.batches]
+    behind = m.behind()
+    label = dict(zip(m.kv_lens, m.kv_labels))
+    worst = ", ".join(f"{b} x {label[n]} x {c.x_best_peer:.3f} ({c.best_peer})" for (b, n), c in behind[:3])
+    return "\n".join([f"labkit beside the peers / the best peer, d{m.head_dim}, {m.heads} heads (under 1: behind)",
+                      *(f"  {run}" for run in m.runs),
+                      fmt_table(["batch", *m.kv_labels], rows, rule=False),
+                      f"behind at {len(behind)} of {len(m.cells)} calls" + (f"; furthest: {worst}" if worst else "")])

@@ -1,0 +1,101 @@
+"""`labkit report map`: labkit against its best peer over batch x kv_len, from decode reports timed with --peers."""
+
+import json
+import math
+
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from labkit import cli, plot
+from labkit.errors import ArgumentError
+from labkit.workloads.decode import report
+from labkit.workloads.decode.peer_map import load_maps, map_table, peer_maps
+
+from ..conftest import ROOT
+
+matplotlib.use("Agg")
+GRID = sorted((ROOT / "data" / "runs" / "20261203T142900Z-decode_grid_bench" / "grid").glob("kv*.json"))
+COMPARE = ROOT / "data" / "runs" / "20261203T144000Z-decode_mid_units" / "confirm" / "cmp_13x8192_p64_h32-8.json"
+
+
+def test_the_recorded_grid_maps_86_calls_with_batch_12_furthest_behind():
+    """The H200 grid of a784899 (six reports, one per kv_len): every cold call beside the peers, its best peer named;
+    the table a user reads has the batch-12 row and the count behind."""
+    (m,) = load_maps(GRID)
+    assert (m.head_dim, m.heads, len(m.cells)) == (128, "32/8", 86)
+    assert m.batches == (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256)
+    assert m.kv_labels == ("1k", "2k", "4k", "8k", "16k", "32k")
+    (b, n), worst = m.behind()[0]
+    assert (b, n, worst.best_peer, worst.kernel, worst.splits) == (12, 4096, "sdpa_cudnn", "mma w4s3", 2)
+    assert worst.x_best_peer == pytest.approx(0.904, abs=5e-4)
+    assert m.runs == ("NVIDIA H200 (GPU-3495a0bd), git a784899ffce4",) and m.where == m.runs[0]
+    table = map_table(m)
+    assert "12     0.93  0.96  0.90  0.92  0.94  0.94" in table
+    assert "256    0.99  0.99  1.00  1.01     -     -" in table  # 256 x 16k and x 32k: over the bench's 9 GB
+    assert "behind at 39 of 86 calls; furthest: 12 x 4k x 0.904 (sdpa_cudnn)" in table
+    frame = m.to_frame()
+    assert len(frame) == 86 and frame["x_best_peer"].min() == pytest.approx(worst.x_best_peer)
+
+
+def _report(tmp_path, name, rows):
+    prov = json.loads(GRID[0].read_text())["provenance"]
+    return report.write(rows, {}, 4200.0, prov, tmp_path / name)
+
+
+def _row(batch, kv_len, x, *, mode="cold", peers=True):
+    row = {"batch": batch, "kv_len": kv_len, "head_dim": 128, "heads": "32/8", "splits": 1, "kernel": "mma w4s3",
+           "mode": mode, "kv_MB": 100.0, "p50_us": 50.0, "TBps": 2.0}
+    if peers:
+        row.update(sdpa_cudnn=2.0 / x, sdpa_flash=1.0, fa3="not available: fa3-fwd is not installed",
+                   labkit_beside_peers=2.0, x_best_peer=x)
+    return row
+
+
+def test_only_cold_calls_timed_beside_a_peer_are_mapped_and_a_call_in_two_reports_is_refused(tmp_path):
+    rows = [_row(4, 8192, 0.97), _row(4, 8192, 1.2, mode="graph"), _row(8, 1024, 1.0, peers=False)]
+    a = _report(tmp_path, "a.json", rows)
+    (m,) = load_maps([a])
+    assert list(m.cells) == [(4, 8192)] and m.cells[4, 8192].best_peer == "sdpa_cudnn"  # fa3's reason is not a rate
+    b = _report(tmp_path, "b.json", [_row(4, 8192, 1.01)])
+    with pytest.raises(ArgumentError, match=r"batch 4 x 8192, d128, 32/8: in both .*a\.json and .*b\.json"):
+        load_maps([a, b])
+    none = _report(tmp_path, "none.json", [_row(8, 1024, 1.0, peers=False)])
+    with pytest.raises(ArgumentError, match="no cold call timed beside the peers"):
+        peer_maps([("none.json", report.load(none))])
+
+
+def test_the_figure_colours_each_call_by_how_far_from_the_best_peer_and_leaves_untimed_calls_blank():
+    (m,) = load_maps(GRID)
+    fig = plot.peer_map(m, title="t")
+    ax = fig.axes[0]
+    grid = ax.images[0].get_array()
+    assert grid.shape == (15, 6) and np.isnan(np.ma.filled(grid.astype(float), np.nan)).sum() == 4
+    labels = [t.get_text() for t in ax.texts]
+    assert len(labels) == 86 and "0.90" in labels and "1.18" in labels
+    norm = ax.images[0].norm
+    assert norm.vcenter == 1.0 and math.isclose(norm.vmax - 1, 1 - norm.vmin)  # par is white, symmetric reach
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(m.kv_labels)
+    assert "under 1: behind" in fig.axes[1].get_ylabel()
+
+
+def test_report_map_prints_the_table_and_writes_the_figure(tmp_path, capsys):
+    assert cli.main(["report", "map", *map(str, GRID), "--out", str(tmp_path / "figs" / "map")]) == 0
+    out = capsys.readouterr().out
+    assert "d128, 32/8 heads" in out and "behind at 39 of 86 calls" in out
+    png = tmp_path / "figs" / "map.png"
+    assert png.exists() and (tmp_path / "figs" / "map.svg").exists() and f"figure: {png}" in out
+    assert imread(png).shape[0] > 400  # a real picture, not an empty canvas
+
+
+@pytest.mark.parametrize(("files", "message"), [
+    (["data/sage2_report_seed.json"], "a Sage2 report; the map reads decode reports"),
+    ([str(COMPARE)], "no cold call timed beside the peers"),
+    (["data/no_such_report.json"], "cannot read the report"),
+])
+def test_report_map_refuses_what_it_cannot_map_in_one_line(files, message, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["report", "map", *files]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
