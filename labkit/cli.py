@@ -52,9 +52,7 @@ def _report_map(args) -> int:
         for m in maps:
             path = args.out.path if len(maps) == 1 else args.out.path.with_name(
                 f"{args.out.path.stem}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}")
-            fig = plot.peer_map(m, title=f"labkit beside the peers / the best peer, d{m.head_dim}, {m.heads} heads\n"
-                                         f"{m.where}")
-            print(f"figure: {plot.save(fig, path)}")
+            print(f"figure: {plot.save(plot.peer_map(m), path)}")
     return 0
 
 

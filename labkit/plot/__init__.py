@@ -235,10 +235,10 @@ def split_sweep(rows: list[dict], *, title: str = "split sweep", ax=None):
     return fig
 
 
-def peer_map(m, *, title: str = "labkit beside the peers / the best peer", ax=None):
+def peer_map(m, *, title: str | None = None, ax=None):
     """One geometry's x_best_peer (a ``PeerMap``) as a grid of batch (rows) by kv_len (columns), each cell labelled:
     red where labkit is behind the fastest peer, blue where ahead, white at par (a scale centred on 1 that reaches the
-    furthest call); calls not timed stay blank."""
+    furthest call); calls not timed stay blank. The title names the geometry and where it ran unless given."""
     import numpy as np
     from matplotlib.colors import TwoSlopeNorm
 
@@ -257,7 +257,7 @@ def peer_map(m, *, title: str = "labkit beside the peers / the best peer", ax=No
     ax.set_xlabel("KV tokens per sequence")
     ax.set_ylabel("batch [sequences]")
     fig.colorbar(image, ax=ax, label="x best peer (under 1: behind)")
-    ax.set_title(title)
+    ax.set_title(title or f"labkit beside the peers / the best peer, d{m.head_dim}, {m.heads} heads\n{m.where}")
     return fig
 
 

@@ -30,7 +30,8 @@ def test_the_recorded_grid_maps_86_calls_with_batch_12_furthest_behind():
     (b, n), worst = m.behind()[0]
     assert (b, n, worst.best_peer, worst.kernel, worst.splits) == (12, 4096, "sdpa_cudnn", "mma w4s3", 2)
     assert worst.x_best_peer == pytest.approx(0.904, abs=5e-4)
-    assert m.runs == ("NVIDIA H200 (GPU-3495a0bd), git a784899ffce4",) and m.where == m.runs[0]
+    assert m.runs == (("NVIDIA H200 (GPU-3495a0bd)", "a784899ffce4"),)
+    assert m.where == "NVIDIA H200 (GPU-3495a0bd), git a784899ffce4"
     table = map_table(m)
     assert "12     0.93  0.96  0.90  0.92  0.94  0.94" in table
     assert "256    0.99  0.99  1.00  1.01     -     -" in table  # 256 x 16k and x 32k: over the bench's 9 GB
@@ -78,6 +79,8 @@ def test_the_figure_colours_each_call_by_how_far_from_the_best_peer_and_leaves_u
     assert norm.vcenter == 1.0 and math.isclose(norm.vmax - 1, 1 - norm.vmin)  # par is white, symmetric reach
     assert [t.get_text() for t in ax.get_xticklabels()] == list(m.kv_labels)
     assert "under 1: behind" in fig.axes[1].get_ylabel()
+    default = plot.peer_map(m).axes[0].get_title()
+    assert default.endswith("d128, 32/8 heads\nNVIDIA H200 (GPU-3495a0bd), git a784899ffce4")
 
 
 def test_report_map_prints_the_table_and_writes_the_figure(tmp_path, capsys):

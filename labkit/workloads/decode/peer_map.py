@@ -29,13 +29,14 @@ class PeerMap:
     head_dim: int
     heads: str
     cells: dict  # (batch, kv_len) -> MapCell
-    runs: tuple[str, ...] = ()  # where its reports ran: device (GPU), git sha, one entry per run
+    runs: tuple[tuple[str, str], ...] = ()  # where its reports ran: (device and GPU, git sha), one per run
 
     @property
     def where(self) -> str:
         """One line for a title: the run, or how many runs on how many GPUs (machines differ by a few %)."""
-        gpus = {r.split(", git")[0] for r in self.runs}
-        return self.runs[0] if len(self.runs) == 1 else f"{len(self.runs)} runs on {counted(len(gpus), 'GPU')}"
+        if len(self.runs) == 1:
+            return "{}, git {}".format(*self.runs[0])
+        return f"{len(self.runs)} runs on {counted(len({gpu for gpu, _ in self.runs}), 'GPU')}"
 
     @property
     def batches(self) -> tuple[int, ...]:
@@ -74,7 +75,7 @@ def peer_maps(reports: list[tuple[str, DecodeReport]]) -> list[PeerMap]:
     runs: dict[tuple[int, str], set] = {}
     for name, r in reports:
         t = provenance_traits(r.provenance)
-        run = f"{t['device']} ({t['gpu']}), git {t['git']}"
+        run = (f"{t['device']} ({t['gpu']})", t["git"])
         for p in r.points:
             timed = {k: v for k, v in p.peers.items() if k != "labkit_beside_peers" and isinstance(v, float)}
             if p.mode != "cold" or p.x_best_peer is None or not timed:
@@ -110,6 +111,6 @@ def map_table(m: PeerMap) -> str:
     label = dict(zip(m.kv_lens, m.kv_labels))
     worst = ", ".join(f"{b} x {label[n]} x {c.x_best_peer:.3f} ({c.best_peer})" for (b, n), c in behind[:3])
     return "\n".join([f"labkit beside the peers / the best peer, d{m.head_dim}, {m.heads} heads (under 1: behind)",
-                      *(f"  {run}" for run in m.runs),
+                      *(f"  {gpu}, git {git}" for gpu, git in m.runs),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),
                       f"behind at {len(behind)} of {len(m.cells)} calls" + (f"; furthest: {worst}" if worst else "")])
