@@ -112,6 +112,22 @@ def test_the_plans_one_8_warp_cta_per_unit_at_72_units_matches_exact_attention()
         _check(x, run_decode(x, iterations=3, mode=mode))
 
 
+@pytest.mark.parametrize(("batch", "seq_lens", "cluster"), [
+    (3, [2048, 1, 1025], 4),                           # 24 units: 4 splits in clusters of 4
+    (5, [1024, 1, 65, 63, 1000], 2),                   # 40 units: 2 splits in clusters of 2
+])
+def test_the_plans_clusters_of_4_or_2_at_16_to_56_units_match_exact_attention(batch, seq_lens, cluster):
+    """3 and 5 sequences x 8 KV heads of ragged lengths (a sequence of 1, page boundaries +-1): the plan's own call runs
+    one 8-warp 2-stage CTA per SM, its splits combined in a cluster of 4 or 2; cold and graph-replayed calls too."""
+    g = DecodeGeometry(batch, 32, 8, 128, 64, -(-max(seq_lens) // 64), 100)
+    x = make_inputs(g, seq_lens=seq_lens, seed=37)
+    run = run_decode(x)
+    assert (run.plan["warps"], run.plan["stages"], run.splits, run.plan["cluster_splits"]) == (8, 2, cluster, cluster)
+    _check(x, run)
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, iterations=3, mode=mode))
+
+
 @pytest.mark.parametrize(("name", "splits", "tail_units", "tail_splits", "build"), [
     ("g4_d128_p64_long", 1, 1, 2, {}), ("g4_d128_p64_long", 1, 7, 16, {}),
     ("g4_d128_p64_long", 1, 16, 3, dict(stages=1, qk_chains=1)),  # every unit split; the one-stage build, MIN_CTAS

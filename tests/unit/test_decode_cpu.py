@@ -461,7 +461,7 @@ def test_the_plan_leaves_wide_boxes_off_where_they_were_not_measured_faster(geom
 @pytest.mark.parametrize(("batch", "kv_len", "head_dim", "label"), [
     (1, 8192, 128, "mma w8s3ef cl8 pp"), (8, 1024, 128, "mma w8s2ef cl2 pp"), (8, 32768, 128, "mma w8s2 cl2 pp"),
     (64, 1024, 128, "mma w4s1c1"),  # 4 one-stage CTAs per SM: page ids ahead would cost one (128 -> 154 registers)
-    (4, 4096, 128, "mma w4s3ef"),  # 4-warp builds: not measured with it
+    (16, 4096, 128, "mma w4s3"),  # 4-warp builds: not measured with it
     (4, 16384, 128, "mma w8s2 pp"),  # the split calls of one 8-warp CTA per SM
     (1, 8192, 256, "mma w8d2s3ef cl8 wide"), (64, 1024, 256, "mma w8d2s2 P wide")])  # wide boxes; persistent CTAs
 def test_the_plan_loads_page_ids_a_stage_ahead_in_its_8_warp_head_dim_128_builds(batch, kv_len, head_dim, label,
@@ -708,7 +708,7 @@ def test_call_plan_marks_small_calls_evict_first(tmp_path, batch, kv_len, head_d
     (geometry_for(8, 8192), (8, 2), 2, 2),   # long units: 2 splits of one 8-warp CTA per SM fill a wave, as a cluster
     (geometry_for(8, 32768), (8, 2), 2, 2),
     (geometry_for(7, 8192), (8, 2), 2, 2),   # 112 CTAs: under the pair's 85 % of a wave, but units of 8k tokens
-    (geometry_for(7, 4096), (4, 3), 4, 0),   # ... of 4k: the 4-warp plan
+    (geometry_for(7, 4096), (8, 2), 2, 2),   # ... of 4k: 56 units, too many for clusters of 4 (120 CTAs)
     (geometry_for(8, 4096), (8, 2), 2, 2),
     (geometry_for(8, 512), (4, 3), 4, 0),    # shorter units: not measured that way
     (geometry_for(256, 1024, head_dim=256), (8, 2), 1, 0),  # one split: persistent CTAs, no cluster
@@ -960,9 +960,9 @@ def test_call_plan_takes_one_split_when_the_units_already_take_nearly_every_sm(b
 @pytest.mark.parametrize(("batch", "kv_len", "knobs", "label", "splits"), [
     (2, 8192, {}, "mma w8s2ef pp", 8), (3, 16384, {}, "mma w8s2 pp", 5), (4, 8192, {}, "mma w8s2ef pp", 4),
     (4, 16384, {}, "mma w8s2 pp", 4), (4, 32768, {}, "mma w8s2 pp", 4), (5, 16384, {}, "mma w8s2 pp", 3),
-    (4, 4096, {}, "mma w4s3ef", 8),            # units under 8k tokens: not measured that way
+    (4, 4096, {}, "mma w8s2ef cl2 pp", 2),     # units under 8k tokens: clusters of 2 (the 16-56 unit clusters)
     (6, 16384, {}, "mma w8s2 cl2 pp", 2),      # 48 units: 2 splits, in a cluster of 2 (96 CTAs)
-    (7, 32768, {}, "mma w8s2 cl2 pp", 2), (7, 4096, {}, "mma w4s3ef", 4),
+    (7, 32768, {}, "mma w8s2 cl2 pp", 2), (7, 4096, {}, "mma w8s2ef cl2 pp", 2),
     (1, 8192, {}, "mma w8s3ef cl8 pp", 8),     # 8 units: their clusters of 8 fit at once
     (4, 16384, dict(page_size=32), "mma w4s3", 8), (4, 16384, dict(max_q_len=2), "mma w4s3", 8),  # not measured
     (4, 16384, dict(stages=3), "mma w4s3", 8), (4, 16384, dict(cluster=False), "mma w4s3", 8),  # the caller's knobs
@@ -978,6 +978,32 @@ def test_call_plan_splits_16_to_55_long_units_over_one_8_warp_cta_per_sm(batch, 
     if label.startswith("mma w8s2"):
         assert (plan.ctas_per_sm, plan.pdl, plan.kernel.cluster_splits) == (1, True, 2 if splits == 2 else 0)
         assert plan.splits * batch * 8 <= 132
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "knobs", "label", "splits"), [
+    (2, 1024, {}, "mma w8s2ef cl4 pp", 4), (3, 4096, {}, "mma w8s2ef cl4 pp", 4),  # 16-24 units: clusters of 4 fit
+    (2, 512, {}, "mma w8s2ef cl4 pp", 4), (2, 1024, dict(page_size=32), "mma w8s2ef cl4 pp", 4),
+    (4, 1024, {}, "mma w8s2ef cl2 pp", 2), (7, 2048, {}, "mma w8s2ef cl2 pp", 2),  # 32-56: 128+ CTAs in 4s do not
+    (4, 1024, dict(cluster_fit={2: 132, 4: 128, 8: 120}), "mma w8s2ef cl4 pp", 4),  # a GPU that holds them: 4
+    (4, 1024, dict(cluster=True), "mma w8s2ef cl2 pp", 2),    # a cluster asked for: the same
+    (1, 1024, {}, "mma w8s1ef cl8 pp", 8),     # 8 units: clusters of 8 fit
+    (8, 512, {}, "mma w4s3ef", 4),             # 64 units under 1k tokens: the clustered pair's range, not measured
+    (2, 256, {}, "mma w4s3ef", 4),             # under 512 tokens: not measured
+    (2, 8192, {}, "mma w8s2ef pp", 8),         # from 8k tokens: the 16-55 long unit splits
+    (2, 1024, dict(page_size=16), "mma w4s2ef wide pp", 16), (2, 1024, dict(max_q_len=2), "mma w4s3ef", 16),
+    (2, 1024, dict(stages=3), "mma w4s3ef", 16), (2, 1024, dict(cluster=False), "mma w4s3ef", 16),  # caller's knobs
+    (2, 1024, dict(splits=4), "mma w4s3ef", 4),
+])
+def test_call_plan_runs_16_to_56_shorter_units_in_clusters_of_4_or_2(batch, kv_len, knobs, label, splits):
+    """Units too many for clusters of 8 at once, too few for the clustered pair's wave, under 8k tokens: one 8-warp
+    2-stage CTA per SM, 4 splits in a cluster of 4 where all such clusters fit, else 2 in a cluster of 2."""
+    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len") if k in knobs}
+    plan = plan_call(geometry_for(batch, kv_len, head_dim=128, **at), sms=132, **knobs)
+    assert (kernel_label(plan.kernel), plan.splits) == (label, splits), describe_plan(plan)
+    if " cl" in label:
+        assert (plan.ctas_per_sm, plan.pdl, plan.kernel.cluster_splits) == (1, True, splits)
+        fit = knobs.get("cluster_fit", {2: 132, 4: 120, 8: 120})
+        assert batch * 8 * splits <= fit[splits] and plan.cluster_resident_ctas >= batch * 8 * splits
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "knobs", "label", "splits"), [

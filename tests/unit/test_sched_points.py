@@ -156,13 +156,13 @@ def test_decode_row_blocks_multiply_the_ctas():
 
 
 def test_decode_model_takes_the_slots_of_the_build_each_call_gets():
-    """At 8k tokens the plan runs batch 4 and 8 in one 8-warp CTA per SM (4 splits; 2 in a cluster), at 4k batch 4 in
+    """At 8k tokens the plan runs batch 4 and 8 in one 8-warp CTA per SM (4 splits; 2 in a cluster), at 4k batch 16 in
     a 3-stage build (2 CTAs per SM), and batch 64 in a one-stage build (4): a curve drawn with one call's CTAs per SM
     put batch 64 at 2 waves where it runs 1."""
     from labkit.sched.measure import decode_model
 
     assert decode_model(8, 8192, None).slots == decode_model(4, 8192, None).slots == 132
-    assert decode_model(4, 4096, None).slots == 264
+    assert decode_model(16, 4096, None).slots == 264
     assert decode_model(8, 8192, 4).slots == decode_model(8, 8192, 2).slots == 264  # counts asked for: 4 warps
     assert decode_model(64, 8192, None).slots == 528
     assert decode_model(64, 8192, None).waves == pytest.approx(512 / 528)

@@ -8,11 +8,7 @@ Stages: when the call's (sequence, KV head) units already fill the GPU without s
 with one stage per CTA, so more CTAs share an SM and hide each other's prologue and epilogue; otherwise it keeps the
 deeper per-CTA pipeline that a few long CTAs need. The one-stage candidates, most CTAs per SM first: one Q K^T
 accumulator chain (fewest registers: 4 CTAs per SM at head_dim 128, 3 at 256), then two (2 CTAs per SM at 256); the
-first whose waves are at least ``ONE_STAGE_MIN_FILL`` busy wins. Measured on the H200 (cold L2, p50;
-data/runs/20261201T102500Z-decode_stages_ab, data/runs/20261201T104000Z-decode_qk_chains_ab): one stage against the
-deeper default at batch 256 x 1k d256 510 vs 575 us, 64 x 1k d128 78.5 vs 82.5, 64 x 1k d256 at 2 CTAs per SM 148 vs
-159; where it loses: 64 x 1k d256 at 3 CTAs per SM (a 1.3-wave tail) 171, batch 1 x 8k d128 (128 CTAs, one per SM) 27.1
-vs 21.5.
+first whose waves are at least ``ONE_STAGE_MIN_FILL`` busy wins (measured: docs/decode.md, "How a call is planned").
 
 Clusters: when one CTA fills an SM, a unit's splits (2, 4 or 8) combine in a thread-block cluster (distributed shared
 memory) instead of through global partials, a fence and a counter, if the GPU holds all of the call's clusters at once
@@ -21,24 +17,19 @@ cluster, each CTA with a stage for every 128 (head_dim 128) or 64 (256) tokens o
 most ``CLUSTER_SHORT_TOKENS`` per sequence; a longer one at the head dims and lengths of ``CLUSTER_LONG_MAX_TOKENS``,
 whose clusters must also fill more than half of what the GPU holds: batch 1 x 8k and 32k d128, up to 4 % faster, level
 on one machine, and 1 x 8k d256; where the default build puts two CTAs on an SM, only at one query token and without
-build knobs, as measured). Measured on the H200 (p50, interleaved; data/runs/20261201T124600Z-decode_clusters): the
-seed-sized call in a graph 12.0 -> 9.5 us (cold 17.2 -> 14.2), 1 x 1k d256 10.3 -> 9.2, 8 x 1k d256 33.0 -> 31.5, 8 x 8k
-and 8 x 32k d256 within 1 %; where it loses, so the plan leaves it out: builds with two CTAs per SM (8 x 1k d128 20.7 ->
-25.5, 8 x 8k d128 81.5 -> 102.7: a cluster's CTAs must share a GPC). Clusters of 16 (non-portable): only 7 are resident
-on the H200 (1 x 8k d128 27.5 against 19.2 us; data/runs/20261201T133600Z-decode_prologue_cluster16).
+build knobs, as measured; the measurements, and clusters of 16: docs/decode.md).
 
 Split calls at head_dim 128 run one 8-warp CTA per SM, not 4-warp splits at 2 per SM, where ``PAIR_SPLIT_MIN_TOKENS``
-(2 splits that fill a wave, in a cluster) or ``SM_SPLIT_MIN_TOKENS`` (16-55 long units, 2-8 splits; 67-118, 1) say so.
+(2 splits that fill a wave, in a cluster), ``CLUSTER_MID_MIN_TOKENS`` (16-56 shorter units, 2 or 4 in a cluster) or
+``SM_SPLIT_MIN_TOKENS`` (16-55 long units, 2-8 splits; 67-118, 1) say so.
 
-Tail splits (``tail_units``, ``tail_splits``; an A/B knob of ``labkit decode bench --sweep-tails``, never planned: the
-plan won at 9 of 11 points, data/runs/20261201T204700Z-decode_tails) run a call's last units in more splits.
+Tail splits (``tail_units``, ``tail_splits``: a call's last units in more splits) are an A/B knob, never planned.
 
 Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (``PERSISTENT_MAX_TOKENS``) launch one CTA
 per SM that claims whole units from a counter, one stage ring across them (not in timelines and tail sweeps).
 
 Warp pairs at head_dim 256 (its 4-warp stage loop was bound by its math): 8 warps, each pair the same 16 keys of a stage
-and half of head_dim (``dim_warps=2``), one CTA per SM with the 4-warp plan's K/V bytes per SM (1..3 stages): 8 x 32k
-492 -> 483 us, 256 x 1k 507 -> 495, the seed call in a graph 9.6 -> 8.3 (data/runs/20261201T174500Z-decode_warp_pairs).
+and half of head_dim (``dim_warps=2``), one CTA per SM with the 4-warp plan's K/V bytes per SM (1..3 stages).
 """
 
 import dataclasses
@@ -112,6 +103,11 @@ ONE_SPLIT_MIN_SM_FILL = 0.9  # units / SMs
 # %, 11 x 1k -8.3 %, 10 x 8k and 11 x 8k -1.5 to -1.9 %, 10 x 32k +0.3 / +0.4 %; with pages of 16 +5.8 / +6.6 %.
 SM_SPLIT_MIN_TOKENS = 8192
 ONE_SPLIT_PAGE_SIZES = (32, 64)
+# 16-56 units under SM_SPLIT_MIN_TOKENS whose clusters of 8 do not all fit: the 8-warp 2-stage build, one per SM, in
+# clusters of 4 (where they fit) or 2, not 4-16 splits of the 4-warp build at 2 per SM. H200, cold, p50, 2 x 2 rounds
+# (data/runs/20261203T162200Z-decode_mid_clusters/): 2-3 x 512-4k in 4 -4.4 to -13.6 %, 4-7 x 512-4k in 2 -3.1 to -11.0
+# %, 64/8 heads and pages of 32 -0.4 to -13.2 %; clusters of 2 where 4 fit +22 % at 2 x 4k.
+CLUSTER_MID_MIN_TOKENS = 512
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2, 30
 # of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
@@ -245,18 +241,22 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
         if not build_given and per_sm > 1 and splits > 1 and not pairs and not persistent and kb.variant == "mma":
             # one 8-warp CTA per SM, not 4-warp splits at 2 per SM: the clustered pair, 16-55 long units, 67-118
-            paired = (cluster in (None, True) and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
-                      and 2 * units <= cluster_ctas(2, sms, arch, cluster_fit)
-                      and wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL)
+            fits_pair = 2 * units <= cluster_ctas(2, sms, arch, cluster_fit)
+            fills = wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL
+            paired = cluster in (None, True) and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS and fits_pair and fills
+            # 16-56 shorter units, whose clusters of 8 do not all fit at once: 2 or 4 splits of it, in a cluster
+            mid = (cluster in (None, True) and g.max_q_len == 1 and g.page_size in ONE_SPLIT_PAGE_SIZES and fits_pair
+                   and not fills and units * big > big_fit
+                   and CLUSTER_MID_MIN_TOKENS <= g.max_kv_len < SM_SPLIT_MIN_TOKENS)
             spread = (cluster is None and g.max_q_len == 1 and g.page_size == 64
                       and ((g.max_kv_len >= SM_SPLIT_MIN_TOKENS and units * big > big_fit and 2 * units <= sms)
                            or (g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
                                and sms < 2 * units < 2 * ONE_SPLIT_MIN_SM_FILL * sms)))  # 67-118 units: one split
-            sm_build = _one_8_warp_cta_per_sm(g, kb, occ, timeline) if paired or spread else None
+            sm_build = _one_8_warp_cta_per_sm(g, kb, occ, timeline) if paired or mid or spread else None
             if sm_build is not None:
                 kb, per_sm = sm_build, 1
-                if paired:
-                    splits, cluster = 2, True
+                if paired or mid:
+                    splits, cluster = 4 if mid and 4 * units <= cluster_ctas(4, sms, arch, cluster_fit) else 2, True
                 else:
                     splits = default_splits(g, sms=sms, ctas_per_sm=1, kernel=kb)
         if (splits > 1 and per_sm > 1 and kb.stages > 1 and kb.variant == "mma" and cluster is not True
