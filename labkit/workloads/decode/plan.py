@@ -240,7 +240,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     if splits is None:
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
         if not build_given and per_sm > 1 and splits > 1 and not pairs and not persistent and kb.variant == "mma":
-            # one 8-warp CTA per SM, not 4-warp splits at 2 per SM: the clustered pair, 16-55 long units, 67-118
+            # one 8-warp CTA per SM, not 4-warp splits at 2 per SM: clustered pair, 16-56 short, 16-55 long, 67-118
             fits_pair = 2 * units <= cluster_ctas(2, sms, arch, cluster_fit)
             fills = wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL
             paired = cluster in (None, True) and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS and fits_pair and fills
