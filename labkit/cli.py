@@ -46,7 +46,7 @@ def _report_map(args) -> int:
     from . import plot
     from .workloads.decode.peer_map import load_maps, map_table
 
-    maps = load_maps(args.files)  # every file read and checked before anything is printed or drawn
+    maps = load_maps(args.files, newest=args.newest)  # every file read and checked before anything is printed or drawn
     print("\n\n".join(map_table(m) for m in maps))
     if args.out is not None:
         for m in maps:
@@ -196,6 +196,9 @@ def build_parser() -> Parser:
     s.add_argument("files", nargs="+", help="decode reports (labkit decode bench --peers [--point ...] --out FILE)")
     s.add_argument("--out", type=output_path("figure", parents=True),
                    help="write the figure as PATH.png and .svg (one geometry per file: PATH_d128_32-8 ... if several)")
+    s.add_argument("--newest", action="store_true",
+                   help="a call timed in two reports shows the later one (provenance created_utc), e.g. a grid with "
+                        "some calls timed again after a plan change; without it such a call is refused")
     s.set_defaults(fn=_report_map)
 
     nb = sub.add_parser("nb", help="parameterized notebooks").add_subparsers(dest="sub", required=True)

@@ -18,6 +18,9 @@ from ..conftest import ROOT
 matplotlib.use("Agg")
 GRID = sorted((ROOT / "data" / "runs" / "20261203T142900Z-decode_grid_bench" / "grid").glob("kv*.json"))
 COMPARE = ROOT / "data" / "runs" / "20261203T144000Z-decode_mid_units" / "confirm" / "cmp_13x8192_p64_h32-8.json"
+# calls of the grid timed again beside the peers after two plan rules (batch 9-14; batch 2-7 at 1k-4k), on other H200s
+RETIMED = [ROOT / "data" / "runs" / "20261203T162200Z-decode_mid_clusters" / "rule_peers" / "rule_peers.json",
+           ROOT / "data" / "runs" / "20261203T162200Z-decode_mid_clusters" / "confirm" / "mid_peers.json"]
 
 
 def test_the_recorded_grid_maps_86_calls_with_batch_12_furthest_behind():
@@ -40,8 +43,10 @@ def test_the_recorded_grid_maps_86_calls_with_batch_12_furthest_behind():
     assert len(frame) == 86 and frame["x_best_peer"].min() == pytest.approx(worst.x_best_peer)
 
 
-def _report(tmp_path, name, rows):
+def _report(tmp_path, name, rows, created=None):
     prov = json.loads(GRID[0].read_text())["provenance"]
+    if created is not None:
+        prov["created_utc"] = created
     return report.write(rows, {}, 4200.0, prov, tmp_path / name)
 
 
@@ -67,6 +72,44 @@ def test_only_cold_calls_timed_beside_a_peer_are_mapped_and_a_call_in_two_report
         peer_maps([("none.json", report.load(none))])
 
 
+def test_newest_takes_the_later_report_of_a_call_and_refuses_two_of_the_same_time(tmp_path):
+    a = _report(tmp_path, "a.json", [_row(4, 8192, 0.97), _row(2, 1024, 0.95)], created="2026-12-03T10:00:00+00:00")
+    b = _report(tmp_path, "b.json", [_row(4, 8192, 1.01), _row(8, 1024, 1.1)], created="2026-12-03T11:00:00+00:00")
+    for order in ([a, b], [b, a]):  # by the reports' times, not the order given
+        (m,) = load_maps(order, newest=True)
+        assert {k: (c.x_best_peer, c.source) for k, c in m.cells.items()} == {
+            (4, 8192): (1.01, str(b)), (2, 1024): (0.95, str(a)), (8, 1024): (1.1, str(b))}
+        assert m.replaced == 1 and "1 call in two reports: the later one's" in map_table(m)
+    same = _report(tmp_path, "same.json", [_row(4, 8192, 1.0)], created="2026-12-03T11:00:00+00:00")
+    with pytest.raises(ArgumentError, match=r"in both .*b\.json and .*same\.json, created at the same time "
+                                            r"\(2026-12-03T11:00:00\+00:00\)"):
+        load_maps([b, same], newest=True)
+    with pytest.raises(ArgumentError, match="give one report per call, or --newest to show the later one's"):
+        load_maps([a, b])
+    naive = _report(tmp_path, "naive.json", [_row(4, 8192, 1.02)], created="2026-12-03T12:00:00")  # no zone: UTC
+    (m,) = load_maps([a, b, naive], newest=True)
+    assert (m.cells[4, 8192].source, m.replaced) == (str(naive), 2)
+    bad = _report(tmp_path, "bad.json", [_row(4, 8192, 1.0)], created="yesterday")
+    with pytest.raises(ArgumentError, match=r"bad\.json: provenance\.created_utc 'yesterday': expected an ISO time"):
+        load_maps([a, bad], newest=True)
+
+
+def test_newest_over_the_recorded_grid_shows_the_calls_timed_again_after_the_plan_rules():
+    """The grid of a784899 with batch 9-14 (the 67-118 unit rule) and batch 2-7 at 1k-4k (the 16-56 unit clusters)
+    timed again: 98 calls, 18 of them from the later reports, three runs named."""
+    (m,) = load_maps([*GRID, *RETIMED], newest=True)
+    assert (len(m.cells), m.replaced, len(m.runs)) == (98, 18, 3)
+    two = m.cells[2, 1024]
+    assert (two.kernel, two.splits, round(two.x_best_peer, 2)) == ("mma w8s2ef cl4 pp", 4, 1.07)
+    assert two.source.endswith("mid_peers.json") and m.cells[12, 4096].source.endswith("rule_peers.json")
+    assert m.cells[16, 4096].source.endswith("kv4096.json")  # not timed again: the grid's
+    table = map_table(m)
+    assert "18 calls in two reports: the later one's" in table
+    assert "12     1.00  1.02  0.96  0.98  1.00  1.01" in table and "5      1.13  1.13  1.11     -" in table
+    (again,) = load_maps([*RETIMED, *GRID], newest=True)
+    assert again.cells == m.cells
+
+
 def test_the_figure_colours_each_call_by_how_far_from_the_best_peer_and_leaves_untimed_calls_blank():
     (m,) = load_maps(GRID)
     fig = plot.peer_map(m, title="t")
@@ -90,11 +133,14 @@ def test_report_map_prints_the_table_and_writes_the_figure(tmp_path, capsys):
     png = tmp_path / "figs" / "map.png"
     assert png.exists() and (tmp_path / "figs" / "map.svg").exists() and f"figure: {png}" in out
     assert imread(png).shape[0] > 400  # a real picture, not an empty canvas
+    assert cli.main(["report", "map", *map(str, GRID), *map(str, RETIMED), "--newest"]) == 0
+    assert "18 calls in two reports: the later one's" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("files", "message"), [
     (["data/sage2_report_seed.json"], "a Sage2 report; the map reads decode reports"),
     ([str(COMPARE)], "no cold call timed beside the peers"),
+    ([str(GRID[0]), str(RETIMED[1])], "give one report per call, or --newest to show the later one's"),
     (["data/no_such_report.json"], "cannot read the report"),
 ])
 def test_report_map_refuses_what_it_cannot_map_in_one_line(files, message, capsys, monkeypatch):

@@ -3,6 +3,7 @@ beside the peers (``labkit decode bench --peers [--point ...]``), as one grid pe
 ``labkit report map`` prints it and draws it (``labkit.plot.peer_map``)."""
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ..._text import counted
@@ -29,7 +30,8 @@ class PeerMap:
     head_dim: int
     heads: str
     cells: dict  # (batch, kv_len) -> MapCell
-    runs: tuple[tuple[str, str], ...] = ()  # where its reports ran: (device and GPU, git sha), one per run
+    runs: tuple[tuple[str, str], ...] = ()  # where its cells were timed: (device and GPU, git sha), one per run
+    replaced: int = 0  # calls timed in two reports whose later timing the map shows (``newest``)
 
     @property
     def where(self) -> str:
@@ -64,41 +66,65 @@ class PeerMap:
                               "splits": c.splits, "source": c.source} for (b, n), c in sorted(self.cells.items())])
 
 
-def peer_maps(reports: list[tuple[str, DecodeReport]]) -> list[PeerMap]:
-    """One map per geometry from ``(name, report)`` pairs, their cold rows that have ``x_best_peer``.
+def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) -> list[PeerMap]:
+    """One map per geometry from ``(name, report)`` pairs, their cold rows that have ``x_best_peer``. ``newest``: a
+    call in two reports takes the later one's timing (by its provenance's ``created_utc``), as after a plan change
+    some calls of a grid are timed again.
 
     Raises:
-        ArgumentError: no such row in any report, or one call in two of them (which one to draw is not the map's
-            choice: give one report per call).
+        ArgumentError: no such row in any report, or one call in two of them without ``newest`` (which one to draw
+            is not the map's choice), or with it in two reports created at the same time.
     """
-    found: dict[tuple[int, str], dict] = {}
-    runs: dict[tuple[int, str], set] = {}
+    found: dict[tuple[int, str], dict] = {}  # geometry -> {(batch, kv_len): (cell, created, run)}
+    replaced: dict[tuple[int, str], int] = {}
     for name, r in reports:
         t = provenance_traits(r.provenance)
         run = (f"{t['device']} ({t['gpu']})", t["git"])
+        created = _created(name, r) if newest else None
         for p in r.points:
             timed = {k: v for k, v in p.peers.items() if k != "labkit_beside_peers" and isinstance(v, float)}
             if p.mode != "cold" or p.x_best_peer is None or not timed:
                 continue
-            cells = found.setdefault((p.head_dim, p.heads), {})
+            key, cells = (p.head_dim, p.heads), found.setdefault((p.head_dim, p.heads), {})
+            call = f"batch {p.batch} x {p.kv_len}, d{p.head_dim}, {p.heads}"
             if (p.batch, p.kv_len) in cells:
-                raise ArgumentError(f"batch {p.batch} x {p.kv_len}, d{p.head_dim}, {p.heads}: in both "
-                                    f"{cells[p.batch, p.kv_len].source} and {name}; give one report per call")
-            cells[p.batch, p.kv_len] = MapCell(p.x_best_peer, max(timed, key=timed.get), p.kernel, p.splits, name)
-            runs.setdefault((p.head_dim, p.heads), set()).add(run)
+                other, other_created, _ = cells[p.batch, p.kv_len]
+                if not newest:
+                    raise ArgumentError(f"{call}: in both {other.source} and {name}; give one report per call, or "
+                                        "--newest to show the later one's")
+                if created == other_created:
+                    raise ArgumentError(f"{call}: in both {other.source} and {name}, created at the same time "
+                                        f"({created.isoformat()}); give one report per call")
+                replaced[key] = replaced.get(key, 0) + 1
+                if created < other_created:
+                    continue
+            cell = MapCell(p.x_best_peer, max(timed, key=timed.get), p.kernel, p.splits, name)
+            cells[p.batch, p.kv_len] = (cell, created, run)
     if not found:
         raise ArgumentError(f"{', '.join(name for name, _ in reports)}: no cold call timed beside the peers (write "
                             "one with labkit decode bench --peers --out FILE)")
-    return [PeerMap(d, heads, cells, tuple(sorted(runs[d, heads]))) for (d, heads), cells in sorted(found.items())]
+    return [PeerMap(d, heads, {k: c for k, (c, _, _) in cells.items()}, tuple(sorted({v[2] for v in cells.values()})),
+                    replaced.get((d, heads), 0)) for (d, heads), cells in sorted(found.items())]
 
 
-def load_maps(paths: list[str | Path]) -> list[PeerMap]:
+def _created(name: str, r: DecodeReport) -> datetime:
+    """When the report was written (provenance ``created_utc``; UTC where it names no zone), which ``newest``
+    compares."""
+    try:
+        created = datetime.fromisoformat(r.provenance["created_utc"])
+        return created if created.tzinfo is not None else created.replace(tzinfo=timezone.utc)
+    except (KeyError, TypeError, ValueError):
+        raise ArgumentError(f"{name}: provenance.created_utc {r.provenance.get('created_utc')!r}: expected an ISO "
+                            "time, which --newest compares") from None
+
+
+def load_maps(paths: list[str | Path], *, newest: bool = False) -> list[PeerMap]:
     """``peer_maps`` of decode report files, each read strictly first (a bad file is the one error)."""
     sage2 = next((p for p in paths if not is_decode_report(p)), None)
     if sage2 is not None:
         raise ArgumentError(f"{sage2}: a Sage2 report; the map reads decode reports (labkit decode bench --peers --out "
                             "FILE)")
-    return peer_maps([(str(p), load(p)) for p in paths])
+    return peer_maps([(str(p), load(p)) for p in paths], newest=newest)
 
 
 def map_table(m: PeerMap) -> str:
@@ -112,5 +138,6 @@ def map_table(m: PeerMap) -> str:
     worst = ", ".join(f"{b} x {label[n]} x {c.x_best_peer:.3f} ({c.best_peer})" for (b, n), c in behind[:3])
     return "\n".join([f"labkit beside the peers / the best peer, d{m.head_dim}, {m.heads} heads (under 1: behind)",
                       *(f"  {gpu}, git {git}" for gpu, git in m.runs),
+                      *([f"  {counted(m.replaced, 'call')} in two reports: the later one's"] if m.replaced else []),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),
                       f"behind at {len(behind)} of {len(m.cells)} calls" + (f"; furthest: {worst}" if worst else "")])
