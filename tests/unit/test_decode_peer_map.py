@@ -12,6 +12,7 @@ from labkit import cli, plot
 from labkit.errors import ArgumentError
 from labkit.workloads.decode import report
 from labkit.workloads.decode.peer_map import load_maps, map_table, peer_maps
+from labkit.workloads.decode.peers import best_peer
 
 from ..conftest import ROOT
 
@@ -70,6 +71,14 @@ def test_only_cold_calls_timed_beside_a_peer_are_mapped_and_a_call_in_two_report
     none = _report(tmp_path, "none.json", [_row(8, 1024, 1.0, peers=False)])
     with pytest.raises(ArgumentError, match="no cold call timed beside the peers"):
         peer_maps([("none.json", report.load(none))])
+
+
+def test_the_best_peer_is_the_fastest_peer_with_a_rate_never_labkit_itself():
+    """One rule for the bench's x_best_peer and the map's named peer: a reason is not a rate, labkit beside the peers
+    is not a peer."""
+    rates = {"sdpa_cudnn": 1.0, "sdpa_flash": 1.2, "fa3": "not available", "labkit_beside_peers": 9.9}
+    assert best_peer(rates) == ("sdpa_flash", 1.2)
+    assert best_peer({"fa3": "not available", "labkit_beside_peers": 1.0}) is None
 
 
 def test_newest_takes_the_later_report_of_a_call_and_refuses_two_of_the_same_time(tmp_path):

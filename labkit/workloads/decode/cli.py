@@ -90,15 +90,15 @@ def _bench(args) -> int:
             timed(bench_point(b, n, d, iterations=args.iterations, variant=v, **shape))
             variants.append({} if v is None else {"variant": v})
     if args.peers:
-        from .peers import PEERS, peer_rates
+        from .peers import PEERS, best_peer, peer_rates
 
         for row, knobs in zip(rows, variants, strict=True):
             rates = peer_rates(row["batch"], row["kv_len"], row["head_dim"], iterations=args.iterations, **shape,
                                **knobs)
             row.update(rates)
             ours = rates.get("labkit_beside_peers")
-            best = max((v for n, v in rates.items() if n in PEERS and isinstance(v, float)), default=None)
-            row["x_best_peer"] = ours / best if best and isinstance(ours, float) else "-"  # same rounds, same data
+            best = best_peer(rates)
+            row["x_best_peer"] = ours / best[1] if best and best[1] and isinstance(ours, float) else "-"  # same rounds
             save()
         reasons: dict[tuple[str, str], list[str]] = {}  # (peer, why it has no rate) -> the points it says so at
         for r in rows:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..._text import counted
 from ...errors import ArgumentError
 from ...report.tables import provenance_traits
+from .peers import best_peer
 from .report import DecodeReport, is_decode_report, load
 
 
@@ -82,8 +83,8 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
         run = (f"{t['device']} ({t['gpu']})", t["git"])
         created = _created(name, r) if newest else None
         for p in r.points:
-            timed = {k: v for k, v in p.peers.items() if k != "labkit_beside_peers" and isinstance(v, float)}
-            if p.mode != "cold" or p.x_best_peer is None or not timed:
+            best = best_peer(p.peers)
+            if p.mode != "cold" or p.x_best_peer is None or best is None:
                 continue
             key, cells = (p.head_dim, p.heads), found.setdefault((p.head_dim, p.heads), {})
             call = f"batch {p.batch} x {p.kv_len}, d{p.head_dim}, {p.heads}"
@@ -98,7 +99,7 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
                 replaced[key] = replaced.get(key, 0) + 1
                 if created < other_created:
                     continue
-            cell = MapCell(p.x_best_peer, max(timed, key=timed.get), p.kernel, p.splits, name)
+            cell = MapCell(p.x_best_peer, best[0], p.kernel, p.splits, name)
             cells[p.batch, p.kv_len] = (cell, created, run)
     if not found:
         raise ArgumentError(f"{', '.join(name for name, _ in reports)}: no cold call timed beside the peers (write "

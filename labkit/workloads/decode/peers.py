@@ -14,6 +14,13 @@ PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged")
 FLEX_POINTS = {(1, 8192, 128), (8, 8192, 128), (64, 8192, 128), (64, 32768, 128), (64, 8192, 256)}  # the issue's
 
 
+def best_peer(rates) -> tuple[str, float] | None:
+    """The fastest of ``PEERS`` in ``rates`` (name -> TB/s, or the reason it has none) as (name, TB/s); None if none
+    has a rate. ``labkit decode bench --peers`` divides by it, ``labkit report map`` names it."""
+    timed = [(name, v) for name, v in rates.items() if name in PEERS and isinstance(v, float)]
+    return max(timed, key=lambda nv: nv[1], default=None)
+
+
 # A peer's output may differ from labkit's by a few bf16 roundings of the same attention (2^-5 of the largest |value| is
 # four steps at the top binade); one that read the wrong K/V is off by the output's own size.
 PEER_TOLERANCE = 2.0 ** -5
