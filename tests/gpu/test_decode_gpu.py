@@ -128,6 +128,28 @@ def test_the_plans_clusters_of_4_or_2_at_16_to_56_units_match_exact_attention(ba
         _check(x, run_decode(x, iterations=3, mode=mode))
 
 
+@pytest.mark.parametrize(("batch", "max_pages", "chains", "per_sm"), [
+    (20, 40, 2, 3),    # 160 units of up to 2.5k tokens: 2 splits at 3 per SM
+    (28, 130, 1, 4),   # 224 units, a table of up to 8.3k tokens: 2 splits at 4 per SM
+])
+def test_the_plans_2_splits_of_a_one_stage_build_at_133_to_237_units_match_exact_attention(batch, max_pages, chains,
+                                                                                           per_sm):
+    """20 and 28 sequences x 8 KV heads of ragged lengths (sequences of 1, page boundaries +-1, the longest and shortest
+    beside each other): the plan's own call runs 2 splits of the one-stage build that meet in global partials; cold
+    and graph-replayed calls too, so every unit's counter resets itself."""
+    rng = np.random.default_rng(41)
+    lens = rng.integers(1, 64 * max_pages + 1, batch)
+    lens[:8] = [64 * max_pages, 1, 65, 63, 64, 2049, 2047, 1]
+    g = DecodeGeometry(batch, 32, 8, 128, 64, max_pages, int(sum(-(-lens // 64))) + 8)
+    x = make_inputs(g, seq_lens=lens, seed=43)
+    run = run_decode(x)
+    assert (run.plan["warps"], run.plan["stages"], run.plan["qk_chains"], run.splits) == (4, 1, chains, 2)
+    assert (run.plan["ctas_per_sm"], run.plan["cluster_splits"]) == (per_sm, 0)
+    _check(x, run)
+    for mode in ("cold", "graph"):
+        _check(x, run_decode(x, iterations=3, mode=mode))
+
+
 @pytest.mark.parametrize(("name", "splits", "tail_units", "tail_splits", "build"), [
     ("g4_d128_p64_long", 1, 1, 2, {}), ("g4_d128_p64_long", 1, 7, 16, {}),
     ("g4_d128_p64_long", 1, 16, 3, dict(stages=1, qk_chains=1)),  # every unit split; the one-stage build, MIN_CTAS

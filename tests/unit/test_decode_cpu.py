@@ -1014,7 +1014,8 @@ def test_call_plan_runs_16_to_56_shorter_units_in_clusters_of_4_or_2(batch, kv_l
     (8, 8192, {}, "mma w8s2 cl2 pp", 2),       # 64 units: the clustered pair's 2 splits fit a wave
     (12, 512, {}, "mma w4s3ef", 2),            # under 1k tokens: not measured
     (12, 8192, dict(page_size=16), "mma w4s2 wide pp", 4),  # pages of 16: one 8-warp CTA per unit ran +6 %
-    (12, 8192, dict(page_size=32), "mma w4s3", 2), (12, 8192, dict(max_q_len=2), "mma w4s3", 2),  # not measured
+    (12, 8192, dict(page_size=32), "mma w8s2 pp", 1),  # pages of 32: measured -4.2 to -8.1 %
+    (12, 8192, dict(max_q_len=2), "mma w4s3", 2),  # not measured
     (12, 8192, dict(stages=3), "mma w4s3", 2), (12, 8192, dict(cluster=False), "mma w4s3", 2),  # the caller's knobs
     (12, 8192, dict(splits=2), "mma w4s3", 2),
 ])
@@ -1028,6 +1029,34 @@ def test_call_plan_runs_67_to_118_units_as_one_8_warp_cta_per_unit(batch, kv_len
     if label.startswith("mma w8s2") and "cl2" not in label:
         units = batch * g.heads_kv
         assert 66 < units < 0.9 * 132 and (plan.ctas_per_sm, plan.pdl, plan.kernel.cluster_splits) == (1, True, 0)
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "knobs", "label", "splits", "per_sm"), [
+    (17, 2048, {}, "mma w4s1ef", 2, 3), (20, 8192, {}, "mma w4s1", 2, 3),  # 136-198 units: 2 splits fit 3 per SM
+    (24, 32768, {}, "mma w4s1", 2, 3), (24, 2048, {}, "mma w4s1", 2, 3),
+    (24, 8192, dict(page_size=32), "mma w4s1", 2, 3),
+    (48, 8192, dict(heads_q=16, heads_kv=4), "mma w4s1", 2, 3),  # the same 192 units with 4 KV heads
+    (28, 8192, {}, "mma w4s1c1", 2, 4), (29, 32768, {}, "mma w4s1c1", 2, 4),  # 199-237 units: 4 per SM, from 8k
+    (28, 4096, {}, "mma w4s3", 1, 2),             # 4 per SM under 8k tokens: 2k ran +1.0 to +2.4 %
+    (24, 1024, {}, "mma w4s3ef", 1, 2),           # under 2k tokens: +0.2 to +4.9 %
+    (16, 8192, {}, "mma w4s3", 1, 2), (32, 8192, {}, "mma w4s3", 1, 2),  # 128 and 256 units: every SM alike
+    (24, 8192, dict(page_size=16), "mma w4s2 wide pp", 1, 3), (24, 8192, dict(max_q_len=2), "mma w4s3", 1, 2),
+    (24, 8192, dict(stages=3), "mma w4s3", 1, 2), (24, 8192, dict(cluster=False), "mma w4s3", 1, 2),  # caller's knobs
+    (24, 8192, dict(splits=1), "mma w4s3", 1, 2), (24, 8192, dict(qk_chains=2), "mma w4s3", 1, 2),
+])
+def test_call_plan_runs_133_to_237_units_in_2_splits_of_a_one_stage_build(batch, kv_len, knobs, label, splits, per_sm):
+    """One CTA per unit at 2 per SM would leave some SMs two and some one: 2 splits of the one-stage build whose one
+    wave holds them, the very build the A/B timed (its knobs given to the plan)."""
+    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv") if k in knobs}
+    g = geometry_for(batch, kv_len, head_dim=128, **at)
+    plan = plan_call(g, sms=132, **knobs)
+    assert (kernel_label(plan.kernel), plan.splits, plan.ctas_per_sm) == (label, splits, per_sm), describe_plan(plan)
+    if "w4s1" in label and not knobs:
+        timed = dict(stages=1, splits=2, **(dict(qk_chains=1) if per_sm == 4 else {}))
+        assert plan == plan_call(g, sms=132, **timed)
+        assert 132 < g.batch * g.heads_kv < 0.9 * 2 * 132 and 2 * g.batch * g.heads_kv <= 132 * per_sm
+        assert not plan.pdl and plan.kernel.cluster_splits == 0
+        assert plan_call(g, sms=264, **knobs).splits == 1  # a GPU of more SMs: the units fit it
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [

@@ -22,6 +22,8 @@ build knobs, as measured; the measurements, and clusters of 16: docs/decode.md).
 Split calls at head_dim 128 run one 8-warp CTA per SM, not 4-warp splits at 2 per SM, where ``PAIR_SPLIT_MIN_TOKENS``
 (2 splits that fill a wave, in a cluster), ``CLUSTER_MID_MIN_TOKENS`` (16-56 shorter units, 2 or 4 in a cluster) or
 ``SM_SPLIT_MIN_TOKENS`` (16-55 long units, 2-8 splits; 67-118, 1) say so.
+One-split calls of 133-237 units, which leave some SMs two 4-warp CTAs and some one, run 2 splits of a one-stage
+build at 3 or 4 per SM instead (``UNEVEN_SPLIT_MIN_TOKENS``).
 
 Tail splits (``tail_units``, ``tail_splits``: a call's last units in more splits) are an A/B knob, never planned.
 
@@ -48,17 +50,9 @@ OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_cha
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
-# A short call's split holds every stage it reads (at head_dim 256 a stage is 64 tokens, so 1k tokens in 8 splits take
-# 2): one stage in a one-stage ring left the second load waiting for the first stage's math. H200, cold, p50,
-# interleaved, three rounds (data/runs/20261202T173300Z-decode_stage_release): the seed call 11.8 -> 10.8-10.9 us (in a
-# CUDA graph 6.84 -> 6.25), 1 x 1k d256 -8.4 to -10.0 %, bit-identical. Longer calls at these head dims take the cluster
-# of 8 too (3 stages of 128 tokens per CTA) when their clusters fill more than half of what the GPU holds at once. H200,
-# cold, p50, interleaved, three rounds on each of two machines (data/runs/20261202T083500Z-decode_batch1_cluster8):
-# against 16 splits of two 4-warp CTAs per SM, 1 x 8k d128 -2.3 to -4.2 % and +0.1 to -1.3 %, 1 x 32k -2.2 to -3.9 %
-# and +0.2 to -1.3 %; the short rule's one-stage cluster at 1 x 1k d128 -4.8 to -5.3 %. Once the clusters pushed their
-# partials (st.async, data/runs/20261202T154500Z-decode_cluster_push) head_dim 256 took it up to 8k tokens: 1 x 8k d256
-# -3.4 to -4.1 % against its 16 splits, 1 x 32k still +3.5 to +4.4 % (data/runs/20261202T160400Z-decode_push_plans).
-# {head_dim: the most tokens per sequence (None: no bound)}
+# A short call's split holds every stage it reads; longer calls take the cluster of 8 (3 stages of 128 tokens per
+# CTA) when their clusters fill more than half of what the GPU holds, at head_dim 256 up to 8k tokens. Measured:
+# docs/decode.md, "The plan's constants". {head_dim: the most tokens per sequence (None: no bound)}
 CLUSTER_LONG_MAX_TOKENS = {128: None, 256: 8192}
 # ... and pages of these sizes: with pages of 16 (8 page slices a 128-token stage) 16 splits of two 4-warp CTAs per SM
 # ran 1 x 4k d128 -7 %, 1 x 8k -17 to -20 %, 1 x 32k -33 % against them (data/runs/20261203T070400Z-decode_small_pages).
@@ -66,48 +60,28 @@ CLUSTER_LONG_PAGE_SIZES = (32, 64)
 PAIR_HEAD_DIMS = (256,)  # head dims whose tensor-core calls run the warp-pair build (dim_warps=2)
 ONE_STAGE_MIN_FILL = 0.85  # units / (waves x slots) of a one-stage build: 0.86 won 11 %, 0.65 lost 7 %
 # K/V loads carry L2 evict_first when a call reads at most this many L2 sizes: a cold call then does not write back
-# the dirty lines it would evict. H200, cold, p50 (data/runs/20261201T122800Z-decode_evict_first): 33-67 MB calls 5-8 %
-# faster (1 x 8k d128 20.9 -> 19.8 us), 1 x 32k d128 (134 MB) 48.5 -> 46.2; from 268 MB up 2-5 % slower (8 x 8k d128
-# 80.2 -> 82.4, 64 x 8k 486 -> 507), and slower the larger the fraction of lines with it
-# (data/runs/20261201T170500Z-decode_cold_anatomy). The bound sits between the two measured sizes.
+# the dirty lines it would evict (33-134 MB faster, from 268 MB slower; docs/decode.md, "The plan's constants").
 EVICT_FIRST_MAX_L2 = 3.0
-# Persistent CTAs (one per SM, as many as the SMs hold) claim whole units from a counter and keep one 2-stage ring
-# across them, where head_dim 256 calls take one split and units are at most this many tokens. H200, cold, p50,
-# interleaved (data/runs/20261201T223100Z-decode_persistent): 64 x 1k d256 142.3 -> 138.5 us, 128 x 1k 262.8 -> 257.8,
-# 256 x 1k 501.7 -> 500.5; 64 x 8k level (959 -> 962); d128 (2 CTAs per SM): 64 x 1k +1.6 and +0.1 %, 256 x 1k -0.2 %,
-# one 8-warp CTA per SM +1.1 and +1.7 % (data/runs/20261202T012600Z-decode_persistent_d128).
+# Persistent CTAs claim whole units from a counter, one 2-stage ring across them, where head_dim 256 calls take one
+# split and units are at most this many tokens (docs/decode.md, "The plan's constants").
 PERSISTENT_MAX_TOKENS = 2048
-# Split calls whose units, in 2 splits of one 8-warp CTA per SM (128 tokens a stage, 2 stages), fill a wave run that
-# way, the 2 splits combined in a cluster, when units have at least this many tokens: the 4-warp plan (4 splits, two
-# CTAs per SM, global partials and a counter) ran 8 x 8k d128 78.45 us against 77.25 (-1.5 %) and 8 x 32k 252.3 against
-# 251.4 (-0.4 %) on the H200 (cold, p50, interleaved; data/runs/20261201T234900Z-decode_cluster_pairs), then -1.0 and
-# -0.8 % (data/runs/20261202T000000Z-decode_bench). Once the clusters pushed their partials (st.async,
-# data/runs/20261202T154500Z-decode_cluster_push) shorter units took it too: 8 x 1k d128 -5.9 to -7.7 %, 8 x 2k -3.7 to
-# -4.1 %, 8 x 4k -1.5 to -2.4 % (...160400Z-decode_push_plans); pages of 16 and 32, against 4 splits: +2.0 to +4.4 % for
-# those (...070400Z-decode_small_pages). Units under 1024 tokens were not measured (not taken), other head groups and
-# query lengths take it unmeasured. A caller's build knobs (stages, warps, ...) or split count keep the 4-warp plan.
+# Split calls whose units in 2 splits of one 8-warp CTA per SM fill a wave run that way, the 2 splits in a cluster, from
+# this many tokens; a caller's build knobs or split count keep the 4-warp plan (docs/decode.md, "The plan's constants").
 PAIR_SPLIT_MIN_TOKENS = 1024
 # Where a two-per-SM pipelined build's units alone give nearly every SM a CTA, one split beats the splits that fill the
-# second slots (no partials or reduction). H200, cold, p50 of 20, interleaved, outputs checked, 32/8 heads
-# (data/runs/20261203T054000Z-decode_bench_points/): 16 x 2k d128 (128 units, mma w4s3ef) 46.66 -> 43.98 us (-5.7 %), 16
-# x 4k -2.6 %, 16 x 8k -1.7 %; with pages of 32 16 x 4k -2.4 and -2.6 % on two H200s, with pages of 16 level
-# (...070400Z-decode_small_pages/); only 128 units were measured.
+# second slots (no partials or reduction; docs/decode.md, "The plan's constants").
 ONE_SPLIT_MIN_SM_FILL = 0.9  # units / SMs
-# Split calls of 16-55 units (more than clusters of 8 hold at once, too few for the clustered pair) of at least this
-# many tokens: one 8-warp CTA of 2 stages per SM, 132 // units splits (2: in a cluster). H200, cold, p50, interleaved,
-# against the 4-warp splits at 2 CTAs per SM (data/runs/20261203T132000Z-decode_sm_splits/): 2-5 x 8k-32k d128 -0.1 to
-# -2.6 % but 3 x 8k +0.9 % in both rounds (3 x 16k +0.3 and -0.5 %); 6 x 16k -2.7 and -3.0 %. Units that the pair's 2
-# splits would give more than a wave, under the one-split rule's (67-118, from 1k tokens), take one split of it: 2-3
-# splits of the 4-warp build at 2 per SM left some SMs with two CTAs and some with one. Two H200s, cold, p50, 2 rounds
-# (data/runs/20261203T144000Z-decode_mid_units/): 12 x 1k-16k -5.4 to -8.6 %, 9 x 8k -3.0 / -3.5 %, 10 x 2k -4.8 / -7.5
-# %, 11 x 1k -8.3 %, 10 x 8k and 11 x 8k -1.5 to -1.9 %, 10 x 32k +0.3 / +0.4 %; with pages of 16 +5.8 / +6.6 %.
+# Split calls of 16-55 units of at least this many tokens: one 8-warp CTA of 2 stages per SM, 132 // units splits (2: in
+# a cluster); 67-118 units from 1k tokens (pages of 32 or 64) one split of it (docs/decode.md, "The plan's constants").
 SM_SPLIT_MIN_TOKENS = 8192
 ONE_SPLIT_PAGE_SIZES = (32, 64)
 # 16-56 units under SM_SPLIT_MIN_TOKENS whose clusters of 8 do not all fit: the 8-warp 2-stage build, one per SM, in
-# clusters of 4 (where they fit) or 2, not 4-16 splits of the 4-warp build at 2 per SM. H200, cold, p50, 2 x 2 rounds
-# (data/runs/20261203T162200Z-decode_mid_clusters/): 2-3 x 512-4k in 4 -4.4 to -13.6 %, 4-7 x 512-4k in 2 -3.1 to -11.0
-# %, 64/8 heads and pages of 32 -0.4 to -13.2 %; clusters of 2 where 4 fit +22 % at 2 x 4k.
+# clusters of 4 (where they fit) or 2 (docs/decode.md, "The plan's constants").
 CLUSTER_MID_MIN_TOKENS = 512
+# One-split calls of 133-237 units (some SMs two 4-warp CTAs, some one): 2 splits of the one-stage build whose one wave
+# holds them, 3 CTAs per SM (2 Q K^T chains) up to 198 units, else 4 (1 chain), from these many tokens
+# (docs/decode.md, "The plan's constants").
+UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewest tokens}
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2, 30
 # of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
@@ -248,8 +222,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             mid = (cluster in (None, True) and g.max_q_len == 1 and g.page_size in ONE_SPLIT_PAGE_SIZES and fits_pair
                    and not fills and units * big > big_fit
                    and CLUSTER_MID_MIN_TOKENS <= g.max_kv_len < SM_SPLIT_MIN_TOKENS)
-            spread = (cluster is None and g.max_q_len == 1 and g.page_size == 64
-                      and ((g.max_kv_len >= SM_SPLIT_MIN_TOKENS and units * big > big_fit and 2 * units <= sms)
+            spread = (cluster is None and g.max_q_len == 1 and g.page_size in ONE_SPLIT_PAGE_SIZES
+                      and ((g.page_size == 64 and g.max_kv_len >= SM_SPLIT_MIN_TOKENS and units * big > big_fit
+                            and 2 * units <= sms)
                            or (g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS
                                and sms < 2 * units < 2 * ONE_SPLIT_MIN_SM_FILL * sms)))  # 67-118 units: one split
             sm_build = _one_8_warp_cta_per_sm(g, kb, occ, timeline) if paired or mid or spread else None
@@ -263,6 +238,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 and tail_units is None and g.page_size in ONE_SPLIT_PAGE_SIZES
                 and units >= ONE_SPLIT_MIN_SM_FILL * sms):
             splits = 1  # the units already take (nearly) every SM: no splits to fill its second slot
+        if (not build_given and cluster is None and splits == 1 and per_sm == 2 and kb.stages > 1 and not pairs
+                and kb.variant == "mma" and g.max_q_len == 1 and g.page_size in ONE_SPLIT_PAGE_SIZES
+                and sms < units < 2 * ONE_SPLIT_MIN_SM_FILL * sms):
+            one = _two_one_stage_splits(g, kb, units, sms, occ, timeline)  # the uneven second slots
+            if one is not None:
+                kb, per_sm, splits = one, occ(one), 2
         if not build_given and cluster is not True:  # the ring's own test excludes pairs and persistent CTAs
             kb, splits = short_page_ring(g, kb, splits, units, sms, occ)
             per_sm = occ(kb)
@@ -357,6 +338,19 @@ def _one_8_warp_cta_per_sm(g: DecodeGeometry, kb: KernelBuild, occ, timeline: bo
     build = dataclasses.replace(kernel_build(g, variant="mma", warps=8, stages=2, timeline=timeline),
                                 kv_evict_first=kb.kv_evict_first)
     return build if occ(build) == 1 else None
+
+
+def _two_one_stage_splits(g: DecodeGeometry, kb: KernelBuild, units: int, sms: int, occ,
+                          timeline: bool) -> KernelBuild | None:
+    """The one-stage build (2 Q K^T chains, then 1) whose one wave holds 2 splits of each unit, with ``kb``'s L2
+    policy, if the call has the tokens measured faster at its CTAs per SM (``UNEVEN_SPLIT_MIN_TOKENS``), else None."""
+    for chains in (2, 1):
+        one = dataclasses.replace(kernel_build(g, variant="mma", stages=1, qk_chains=chains, timeline=timeline),
+                                  kv_evict_first=kb.kv_evict_first)
+        per_sm = occ(one)
+        if 2 * units <= sms * per_sm:
+            return one if g.max_kv_len >= UNEVEN_SPLIT_MIN_TOKENS.get(per_sm, math.inf) else None
+    return None
 
 
 def _persistent(kb: KernelBuild, sms: int, arch: str) -> tuple[KernelBuild, int]:
