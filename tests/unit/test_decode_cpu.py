@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import math
 import re
 from pathlib import Path
 
@@ -1043,20 +1044,30 @@ def test_call_plan_runs_67_to_118_units_as_one_8_warp_cta_per_unit(batch, kv_len
     (24, 8192, dict(page_size=16), "mma w4s2 wide pp", 1, 3), (24, 8192, dict(max_q_len=2), "mma w4s3", 1, 2),
     (24, 8192, dict(stages=3), "mma w4s3", 1, 2), (24, 8192, dict(cluster=False), "mma w4s3", 1, 2),  # caller's knobs
     (24, 8192, dict(splits=1), "mma w4s3", 1, 2), (24, 8192, dict(qk_chains=2), "mma w4s3", 1, 2),
+    (24, 8192, dict(page_prefetch=False), "mma w4s1", 2, 3),  # the loads' knobs change the loads, not the plan
+    (24, 8192, dict(persistent=True), "mma w4s3 P", 1, 1),
+    (24, 8192, dict(tail_units=8, tail_splits=2), "mma w4s3 tail/2", 1, 2),
+    (28, 8192, dict(timeline=True), "mma w4s1c1", 2, 4),  # a timeline build: the plan's, bounded to its CTAs per SM
+    (24, 8192, dict(head_dim=256), "mma w8d2s2 wide", 1, 1),  # head_dim 256: the warp pairs
 ])
 def test_call_plan_runs_133_to_237_units_in_2_splits_of_a_one_stage_build(batch, kv_len, knobs, label, splits, per_sm):
     """One CTA per unit at 2 per SM would leave some SMs two and some one: 2 splits of the one-stage build whose one
     wave holds them, the very build the A/B timed (its knobs given to the plan)."""
-    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv") if k in knobs}
-    g = geometry_for(batch, kv_len, head_dim=128, **at)
+    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv", "head_dim") if k in knobs}
+    g = geometry_for(batch, kv_len, **{"head_dim": 128, **at})
     plan = plan_call(g, sms=132, **knobs)
     assert (kernel_label(plan.kernel), plan.splits, plan.ctas_per_sm) == (label, splits, per_sm), describe_plan(plan)
+    if "timeline" in knobs:
+        assert plan.kernel.min_ctas == per_sm and dataclasses.replace(plan.kernel, timeline=False, min_ctas=0) == \
+            plan_call(g, sms=132).kernel
     if "w4s1" in label and not knobs:
         timed = dict(stages=1, splits=2, **(dict(qk_chains=1) if per_sm == 4 else {}))
         assert plan == plan_call(g, sms=132, **timed)
         assert 132 < g.batch * g.heads_kv < 0.9 * 2 * 132 and 2 * g.batch * g.heads_kv <= 132 * per_sm
         assert not plan.pdl and plan.kernel.cluster_splits == 0
-        assert plan_call(g, sms=264, **knobs).splits == 1  # a GPU of more SMs: the units fit it
+        # the same units on a GPU of 2 x 0.9 x units SMs or fewer, or on as many SMs as units or more: not this rule
+        assert "w4s1" not in kernel_label(plan_call(g, sms=math.floor(g.batch * g.heads_kv / 1.8)).kernel)
+        assert "w4s1" not in kernel_label(plan_call(g, sms=g.batch * g.heads_kv).kernel)
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [
