@@ -16,7 +16,8 @@ import numpy as np
 from ...cuda import cupy
 from .build import MAX_SPLITS
 from .geometry import DecodeGeometry, kernel_label
-from .plan import OVERRIDES, TAIL_MAX_SPLITS, kv_bytes_read, plan_for_device
+from .knobs import OVERRIDES, TAIL_MAX_SPLITS
+from .plan import kv_bytes_read, plan_for_device
 from .run import decode_runner, geometry_for
 
 SWEEP = [(b, n, d) for d in (128, 256) for b in (1, 8, 64, 256) for n in (1024, 8192, 32768)]
@@ -50,7 +51,7 @@ def shape_runner(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, h
                  splits: int | None = None, timeline: bool = False, **overrides):
     """A manifest Runner for ``batch`` sequences of ``kv_len`` tokens over a shuffled pool of random K/V (drawn on
     the GPU), its ``CallPlan`` and the folder holding the built cubin; memory is given back afterwards.
-    ``overrides``: ``plan_call``'s build knobs (``plan.OVERRIDES``)."""
+    ``overrides``: ``plan_call``'s build knobs (``knobs.OVERRIDES``)."""
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
     with tempfile.TemporaryDirectory() as tmp:
         runner, plan = decode_runner(g, splits, tmp, _gpu_fill(g, kv_len, seed=batch * 7 + kv_len), timeline=timeline,

@@ -43,11 +43,9 @@ from dataclasses import dataclass
 from ..._text import counted
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
+from .knobs import check_persistent, check_tail
 from .loads import choose_loads, short_page_bound, short_page_ring
 
-OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
-             "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes", "page_prefetch")
-TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
 # A short call's split holds every stage it reads; longer calls take the cluster of 8 (3 stages of 128 tokens per
@@ -177,7 +175,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     per-unit CTAs): thread 0 loads each refill's page ids a stage ahead; for both None takes the measured default of
     ``loads.choose_loads`` and False leaves it off. With pages of 16 the ring's depth: ``loads.short_page_ring``."""
     if tail_units is not None or tail_splits is not None:
-        _check_tail(g, tail_units, tail_splits, cluster)
+        check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
     # the caller described the build: the plan's own choices of build (the clustered pair below) stand aside
     build_given = any(k is not None for k in (variant, row_warps, stages, warps, keys_per_warp, qk_chains, dim_warps,
@@ -202,7 +200,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     kb = short_page_bound(g, dataclasses.replace(kb, kv_evict_first=bool(kv_evict_first)), occ)
     per_sm = occ(kb)
     if persistent:
-        _check_persistent(kb, splits, cluster, tail_units)
+        check_persistent(kb, splits, cluster, tail_units)
         kb, per_sm = _persistent(kb, sms, arch)
         splits, cluster = 1, False
     given_splits = splits
@@ -358,30 +356,6 @@ def _persistent(kb: KernelBuild, sms: int, arch: str) -> tuple[KernelBuild, int]
     kb = dataclasses.replace(kb, persistent_ctas=1, min_ctas=0)  # no per-unit CTA's bound; the cubin ignores the count
     per_sm = occupancy(kb, arch)
     return dataclasses.replace(kb, persistent_ctas=sms * per_sm), per_sm
-
-
-def _check_persistent(kb: KernelBuild, splits, cluster, tail_units) -> None:
-    """Persistent CTAs take whole units (one split, no cluster or tail) of a tensor-core build with q in registers."""
-    if kb.variant != "mma" or kb.head_dim // kb.dim_warps > 128:
-        raise ArgumentError(f"persistent: a tensor-core build whose warps hold q in registers (head_dim / dim_warps "
-                            f"<= 128); this call builds {kb.variant}, head_dim {kb.head_dim}, dim_warps {kb.dim_warps}")
-    if splits not in (None, 1) or cluster or tail_units is not None:
-        raise ArgumentError(f"persistent: CTAs claim whole units, so one split and no cluster or tail "
-                            f"(splits {splits}, cluster {cluster}, tail_units {tail_units})")
-
-
-def _check_tail(g: DecodeGeometry, tail_units, tail_splits, cluster) -> None:
-    """The tail knobs: both given, in range, and no cluster (its splits are fixed per unit)."""
-    top = min(TAIL_MAX_SPLITS, g.max_pages)
-    if tail_units is None or tail_splits is None:
-        raise ArgumentError("tail_units and tail_splits go together: how many of the last units, in how many splits")
-    if isinstance(tail_units, bool) or not isinstance(tail_units, int) or tail_units < 1:
-        raise ArgumentError(f"tail_units {tail_units!r}: expected a positive count of the call's last units")
-    if isinstance(tail_splits, bool) or not isinstance(tail_splits, int) or not 2 <= tail_splits <= top:
-        raise ArgumentError(f"tail_splits {tail_splits!r}: expected 2..{top} (at most one per page of the "
-                            f"{g.max_pages}, and at most {TAIL_MAX_SPLITS})")
-    if cluster:
-        raise ArgumentError("tail_units: a cluster combines a fixed number of splits per unit; tails take none")
 
 
 def plan_for_device(g: DecodeGeometry, **overrides) -> CallPlan:

@@ -27,7 +27,7 @@ class DecodeRun:
 
 def decode_runner(g: DecodeGeometry, splits: int | None, directory, fill, *, timeline: bool = False, **overrides):
     """A manifest Runner for ``g`` (kernel built into ``directory``) and its ``CallPlan`` (``plan_call``'s for
-    this GPU; ``splits`` and ``overrides``, its build knobs ``plan.OVERRIDES``, override it); ``timeline``: the
+    this GPU; ``splits`` and ``overrides``, its build knobs ``knobs.OVERRIDES``, override it); ``timeline``: the
     instrumented build, its records in the runner's ``("decode", "timeline")`` scratch."""
     from ...device import describe
     from ...manifest import load
@@ -47,7 +47,7 @@ def kv_bytes(x: DecodeInputs) -> int:
 def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | None = None, mode: str = "cold",
                **overrides) -> DecodeRun:
     """Check the call, build (cached), launch once, read ``out``; time it when ``iterations`` is given;
-    ``overrides``: ``plan_call``'s build knobs (``plan.OVERRIDES``).
+    ``overrides``: ``plan_call``'s build knobs (``knobs.OVERRIDES``).
 
     Raises:
         ArgumentError: a bad page table, seq_len or q token count (before anything is built).

@@ -1,0 +1,33 @@
+"""A caller's build knobs for one decode call (``plan.plan_call``'s overrides) and the checks of the ones that go
+together, each refusing a bad combination in one line before anything is built or launched."""
+
+from ...errors import ArgumentError
+from .geometry import DecodeGeometry, KernelBuild
+
+OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
+             "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes", "page_prefetch")
+TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
+
+
+def check_persistent(kb: KernelBuild, splits, cluster, tail_units) -> None:
+    """Persistent CTAs take whole units (one split, no cluster or tail) of a tensor-core build with q in registers."""
+    if kb.variant != "mma" or kb.head_dim // kb.dim_warps > 128:
+        raise ArgumentError(f"persistent: a tensor-core build whose warps hold q in registers (head_dim / dim_warps "
+                            f"<= 128); this call builds {kb.variant}, head_dim {kb.head_dim}, dim_warps {kb.dim_warps}")
+    if splits not in (None, 1) or cluster or tail_units is not None:
+        raise ArgumentError(f"persistent: CTAs claim whole units, so one split and no cluster or tail "
+                            f"(splits {splits}, cluster {cluster}, tail_units {tail_units})")
+
+
+def check_tail(g: DecodeGeometry, tail_units, tail_splits, cluster) -> None:
+    """The tail knobs: both given, in range, and no cluster (its splits are fixed per unit)."""
+    top = min(TAIL_MAX_SPLITS, g.max_pages)
+    if tail_units is None or tail_splits is None:
+        raise ArgumentError("tail_units and tail_splits go together: how many of the last units, in how many splits")
+    if isinstance(tail_units, bool) or not isinstance(tail_units, int) or tail_units < 1:
+        raise ArgumentError(f"tail_units {tail_units!r}: expected a positive count of the call's last units")
+    if isinstance(tail_splits, bool) or not isinstance(tail_splits, int) or not 2 <= tail_splits <= top:
+        raise ArgumentError(f"tail_splits {tail_splits!r}: expected 2..{top} (at most one per page of the "
+                            f"{g.max_pages}, and at most {TAIL_MAX_SPLITS})")
+    if cluster:
+        raise ArgumentError("tail_units: a cluster combines a fixed number of splits per unit; tails take none")
