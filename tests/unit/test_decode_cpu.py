@@ -1070,6 +1070,45 @@ def test_call_plan_runs_133_to_237_units_in_2_splits_of_a_one_stage_build(batch,
         assert "w4s1" not in kernel_label(plan_call(g, sms=g.batch * g.heads_kv).kernel)
 
 
+@pytest.mark.parametrize(("batch", "kv_len", "knobs", "label", "per_sm"), [
+    (34, 2048, {}, "mma w4s1", 3), (34, 32768, {}, "mma w4s1", 3),  # 272 units: one wave at 3 per SM, not 1.03 at 2
+    (40, 8192, {}, "mma w4s1", 3), (42, 32768, {}, "mma w4s1", 3),  # up to 336 units, where the fill is under 0.85
+    (50, 2048, {}, "mma w4s1c1", 4), (56, 32768, {}, "mma w4s1c1", 4),  # 400-448 units: past 396, 4 per SM
+    (68, 8192, dict(heads_q=16, heads_kv=4), "mma w4s1", 3),  # the same 272 units with 4 KV heads
+    (34, 8192, dict(heads_q=64), "mma w4s1", 3),  # 8 query heads a KV head: the same units
+    (33, 8192, {}, "mma w4s3", 2),                # 264 units: one whole wave at 2 per SM
+    (43, 8192, {}, "mma w4s1", 3), (57, 8192, {}, "mma w4s1c1", 4),  # filled to 0.85: ONE_STAGE_MIN_FILL's, as before
+    (67, 8192, {}, "mma w4s3", 2),                # 536 units: no one-stage build holds them in one wave
+    (34, 1024, {}, "mma w4s3ef", 2),              # under 2k tokens: not measured
+    (34, 8192, dict(page_size=32), "mma w4s3", 2), (34, 8192, dict(page_size=16), "mma w4s2 wide pp", 3),
+    (34, 8192, dict(max_q_len=2), "mma w4s3", 2), (34, 8192, dict(head_dim=256), "mma w8d2s2 wide", 1),
+    (34, 8192, dict(stages=3), "mma w4s3", 2), (34, 8192, dict(qk_chains=2), "mma w4s3", 2),  # the caller's knobs
+    (34, 8192, dict(splits=1), "mma w4s3", 2), (34, 8192, dict(cluster=False), "mma w4s3", 2),
+    (34, 8192, dict(persistent=True), "mma w4s3 P", 1),
+    (34, 8192, dict(tail_units=8, tail_splits=16), "mma w4s3 tail/16", 2),
+    (34, 8192, dict(page_prefetch=False), "mma w4s1", 3),  # the loads' knobs change the loads, not the plan
+    (50, 8192, dict(timeline=True), "mma w4s1c1", 4),  # a timeline build: the plan's, bounded to its CTAs per SM
+])
+def test_call_plan_holds_265_to_528_units_in_one_wave_of_a_one_stage_build(batch, kv_len, knobs, label, per_sm):
+    """More units than a wave of the pipelined build at 2 per SM holds: not a second, part-filled wave of it but the
+    one-stage build whose one wave holds them, 3 per SM first, the very build the A/B timed (its knobs given)."""
+    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv", "head_dim") if k in knobs}
+    g = geometry_for(batch, kv_len, **{"head_dim": 128, **at})
+    plan = plan_call(g, sms=132, **knobs)
+    assert (kernel_label(plan.kernel), plan.splits, plan.ctas_per_sm) == (label, 1, per_sm), describe_plan(plan)
+    if "timeline" in knobs:
+        assert plan.kernel.min_ctas == per_sm and dataclasses.replace(plan.kernel, timeline=False, min_ctas=0) == \
+            plan_call(g, sms=132).kernel
+    units = g.batch * g.heads_kv
+    if "w4s1" in label and not knobs and units < 0.85 * 132 * per_sm:
+        timed = dict(stages=1, splits=1, **(dict(qk_chains=1) if per_sm == 4 else {}))
+        assert plan == plan_call(g, sms=132, **timed)
+        assert 2 * 132 < units <= 132 * per_sm and not plan.pdl and plan.kernel.cluster_splits == 0
+        # the same units where a wave at 2 per SM holds them, or no one-stage wave does: not this rule
+        assert "w4s1" not in kernel_label(plan_call(g, sms=math.ceil(units / 2)).kernel)
+        assert "w4s1" not in kernel_label(plan_call(g, sms=math.ceil(units / 4) - 1).kernel)
+
+
 @pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [
     # pages of 16: the long batch-1 calls in 16 splits of 4-warp CTAs (not clusters of 8), every build with wide boxes
     # and page ids ahead, but the short one-stage cluster of 8 as at pages of 64; the 4-warp pipelined build rings 2

@@ -24,6 +24,8 @@ Split calls at head_dim 128 run one 8-warp CTA per SM, not 4-warp splits at 2 pe
 ``SM_SPLIT_MIN_TOKENS`` (16-55 long units, 2-8 splits; 67-118, 1) say so.
 One-split calls of 133-237 units, which leave some SMs two 4-warp CTAs and some one, run 2 splits of a one-stage
 build at 3 or 4 per SM instead (``UNEVEN_SPLIT_MIN_TOKENS``).
+One-split calls of more units than a wave of the pipelined build holds run the one-stage build whose one wave holds
+them, not a second, part-filled wave (``ONE_WAVE_MIN_TOKENS``).
 
 Tail splits (``tail_units``, ``tail_splits``: a call's last units in more splits) are an A/B knob, never planned.
 
@@ -80,6 +82,11 @@ CLUSTER_MID_MIN_TOKENS = 512
 # holds them, 3 CTAs per SM (2 Q K^T chains) up to 198 units, else 4 (1 chain), from these many tokens
 # (docs/decode.md, "The plan's constants").
 UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewest tokens}
+# One-split calls of more units than one wave of the pipelined build (2 per SM) holds, which a one-stage build holds in
+# one wave (265-528 units at 132 SMs, filling it under ONE_STAGE_MIN_FILL): that build, 3 CTAs per SM (2 chains) where
+# they fit, else 4 (1 chain), at these page sizes and from these many tokens (docs/decode.md, "The plan's constants").
+ONE_WAVE_PAGE_SIZES = (64,)
+ONE_WAVE_MIN_TOKENS = 2048
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2, 30
 # of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
@@ -210,6 +217,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     big = max(CLUSTER_SIZES)
     big_fit = cluster_ctas(big, sms, arch, cluster_fit)
     if splits is None:
+        if (not build_given and cluster is None and not persistent and not pairs and kb.variant == "mma"
+                and kb.stages > 1 and units > sms * per_sm and g.max_q_len == 1
+                and g.page_size in ONE_WAVE_PAGE_SIZES and g.max_kv_len >= ONE_WAVE_MIN_TOKENS):
+            one = _one_stage_holding(g, kb, units, sms, occ, timeline)  # not a second, part-filled wave
+            if one is not None:
+                kb, per_sm = one, occ(one)
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
         if not build_given and per_sm > 1 and splits > 1 and not pairs and not persistent and kb.variant == "mma":
             # one 8-warp CTA per SM, not 4-warp splits at 2 per SM: clustered pair, 16-56 short, 16-55 long, 67-118
@@ -239,8 +252,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         if (not build_given and cluster is None and splits == 1 and per_sm == 2 and kb.stages > 1 and not pairs
                 and kb.variant == "mma" and g.max_q_len == 1 and g.page_size in ONE_SPLIT_PAGE_SIZES
                 and sms < units < 2 * ONE_SPLIT_MIN_SM_FILL * sms):
-            one = _two_one_stage_splits(g, kb, units, sms, occ, timeline)  # the uneven second slots
-            if one is not None:
+            one = _one_stage_holding(g, kb, 2 * units, sms, occ, timeline)  # the uneven second slots
+            if one is not None and g.max_kv_len >= UNEVEN_SPLIT_MIN_TOKENS.get(occ(one), math.inf):
                 kb, per_sm, splits = one, occ(one), 2
         if not build_given and cluster is not True:  # the ring's own test excludes pairs and persistent CTAs
             kb, splits = short_page_ring(g, kb, splits, units, sms, occ)
@@ -338,16 +351,15 @@ def _one_8_warp_cta_per_sm(g: DecodeGeometry, kb: KernelBuild, occ, timeline: bo
     return build if occ(build) == 1 else None
 
 
-def _two_one_stage_splits(g: DecodeGeometry, kb: KernelBuild, units: int, sms: int, occ,
-                          timeline: bool) -> KernelBuild | None:
-    """The one-stage build (2 Q K^T chains, then 1) whose one wave holds 2 splits of each unit, with ``kb``'s L2
-    policy, if the call has the tokens measured faster at its CTAs per SM (``UNEVEN_SPLIT_MIN_TOKENS``), else None."""
+def _one_stage_holding(g: DecodeGeometry, kb: KernelBuild, ctas: int, sms: int, occ,
+                       timeline: bool) -> KernelBuild | None:
+    """The one-stage build (2 Q K^T chains, then 1: the fewest CTAs per SM first) whose one wave holds ``ctas``, with
+    ``kb``'s L2 policy, else None."""
     for chains in (2, 1):
         one = dataclasses.replace(kernel_build(g, variant="mma", stages=1, qk_chains=chains, timeline=timeline),
                                   kv_evict_first=kb.kv_evict_first)
-        per_sm = occ(one)
-        if 2 * units <= sms * per_sm:
-            return one if g.max_kv_len >= UNEVEN_SPLIT_MIN_TOKENS.get(per_sm, math.inf) else None
+        if ctas <= sms * occ(one):
+            return one
     return None
 
 
