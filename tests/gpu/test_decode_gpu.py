@@ -152,18 +152,20 @@ def test_the_plans_2_splits_of_a_one_stage_build_at_133_to_237_units_match_exact
     _check_timed(x)
 
 
-@pytest.mark.parametrize(("batch", "max_pages", "chains", "per_sm"), [
-    (34, 40, 2, 3),    # 272 units of up to 2.5k tokens: one wave at 3 per SM
-    (50, 33, 1, 4),    # 400 units: one wave at 4 per SM
+@pytest.mark.parametrize(("batch", "page_size", "max_pages", "chains", "per_sm"), [
+    (34, 64, 40, 2, 3),    # 272 units of up to 2.5k tokens: one wave at 3 per SM
+    (50, 64, 33, 1, 4),    # 400 units: one wave at 4 per SM
+    (40, 32, 40, 2, 3),    # 320 units of up to 1.3k tokens in pages of 32
 ])
-def test_the_plans_one_wave_of_a_one_stage_build_at_265_to_528_units_matches_exact_attention(batch, max_pages, chains,
-                                                                                              per_sm):
-    """34 and 50 sequences x 8 KV heads of ragged lengths (sequences of 1, page boundaries +-1): the plan's own call
-    runs one split of the one-stage build that holds every unit in one wave; cold and graph-replayed calls too."""
+def test_the_plans_one_wave_of_a_one_stage_build_at_265_to_528_units_matches_exact_attention(
+        batch, page_size, max_pages, chains, per_sm):
+    """34-50 sequences x 8 KV heads of ragged lengths (sequences of 1, page boundaries +-1): the plan's own call runs
+    one split of the one-stage build that holds every unit in one wave; cold and graph-replayed calls too."""
     rng = np.random.default_rng(47)
-    lens = rng.integers(1, 64 * max_pages + 1, batch)
-    lens[:8] = [64 * max_pages, 1, 65, 63, 64, 2049, 2047, 1]
-    g = DecodeGeometry(batch, 32, 8, 128, 64, max_pages, int(sum(-(-lens // 64))) + 8)
+    p = page_size
+    lens = rng.integers(1, p * max_pages + 1, batch)
+    lens[:8] = [p * max_pages, 1, p + 1, p - 1, p, 16 * p + 1, 16 * p - 1, 1]
+    g = DecodeGeometry(batch, 32, 8, 128, p, max_pages, int(sum(-(-lens // p))) + 8)
     x = make_inputs(g, seq_lens=lens, seed=49)
     run = run_decode(x)
     assert (run.plan["warps"], run.plan["stages"], run.plan["qk_chains"], run.splits) == (4, 1, chains, 1)

@@ -84,9 +84,8 @@ CLUSTER_MID_MIN_TOKENS = 512
 UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewest tokens}
 # One-split calls of more units than one wave of the pipelined build (2 per SM) holds, which a one-stage build holds in
 # one wave (265-528 units at 132 SMs, filling it under ONE_STAGE_MIN_FILL): that build, 3 CTAs per SM (2 chains) where
-# they fit, else 4 (1 chain), at these page sizes and from these many tokens (docs/decode.md, "The plan's constants").
-ONE_WAVE_PAGE_SIZES = (64,)
-ONE_WAVE_MIN_TOKENS = 2048
+# they fit, else 4 (1 chain), at pages of 32 or 64 and from these many tokens (docs/decode.md, "The plan's constants").
+ONE_WAVE_MIN_TOKENS = 1024
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2, 30
 # of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
@@ -219,7 +218,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     if splits is None:
         if (not build_given and cluster is None and not persistent and not pairs and kb.variant == "mma"
                 and kb.stages > 1 and units > sms * per_sm and g.max_q_len == 1
-                and g.page_size in ONE_WAVE_PAGE_SIZES and g.max_kv_len >= ONE_WAVE_MIN_TOKENS):
+                and g.page_size in ONE_SPLIT_PAGE_SIZES and g.max_kv_len >= ONE_WAVE_MIN_TOKENS):
             one = _one_stage_holding(g, kb, units, sms, occ, timeline)  # not a second, part-filled wave
             if one is not None:
                 kb, per_sm = one, occ(one)
