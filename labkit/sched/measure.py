@@ -173,7 +173,8 @@ def _launch_model(g, plan, kv_len: int, *, sms: int, ctas_per_sm: int | None = N
     per_sm = ctas_per_sm or plan.ctas_per_sm
     return decode_launch(g.batch, kv_len, plan.splits, heads_kv=g.heads_kv, tokens_per_stage=kb.tokens_per_stage,
                          sms=sms, ctas_per_sm=per_sm, row_blocks=kb.row_blocks(g),
-                         resident=plan.cluster_resident_ctas // plan.ctas_per_sm * per_sm or None)
+                         resident=plan.cluster_resident_ctas // plan.ctas_per_sm * per_sm or None,
+                         tail_units=plan.tail_units, tail_splits=kb.tail_splits)
 
 
 def decode_point(batch: int, kv_len: int, splits: int | None = None, *, head_dim: int = 128, heads_q: int = 32,

@@ -6,15 +6,18 @@ more query rows than one CTA holds, e.g. 16 heads x 8 tokens); a sequence's
 ceil(kv_len / tokens_per_stage) stages are cut into ``splits`` runs of ceil(stages / splits) (as
 paged_decode*.cu do), so the longest split sets the time. Efficiencies, each a share in 0..1:
 
-- ``wave_efficiency``: ctas / (ceil(waves) x slots), the static wave model (uniform CTAs);
+- ``wave_efficiency``: ctas / (ceil(waves) x slots), the static wave model (uniform CTAs; a decode call with tail
+  splits: its CTAs' stage-time over the slot-time of a greedy schedule, see ``decode_launch``);
 - ``q_tile_efficiency``, ``kv_tile_efficiency``: useful rows / keys over the scheduled ones;
 - ``split_efficiency`` (decode): stages / (splits x the longest split's stages);
 - ``efficiency``: their product, the useful share of the slot-time the launch holds.
 """
 
+import heapq
 import math
 from dataclasses import asdict, dataclass
 
+from ..errors import ArgumentError
 from ..values import check_int
 from .waves import tile_efficiency, waves
 
@@ -42,11 +45,22 @@ class LaunchModel:
 
 
 def _launch(kind: str, ctas: int, sms: int, ctas_per_sm: int, q_eff: float, kv_eff: float,
-            split_eff: float, resident: int | None = None) -> LaunchModel:
+            split_eff: float, resident: int | None = None, wave_eff: float | None = None) -> LaunchModel:
+    """``wave_eff`` None: the static wave model's (uniform CTAs)."""
     w = waves(ctas, sms, ctas_per_sm, resident=resident)
     last = ctas - (w.full_waves - 1) * (resident or w.slots)
-    return LaunchModel(kind, ctas, sms, ctas_per_sm, w.slots, w.waves, w.full_waves, last, w.efficiency, q_eff, kv_eff,
-                       split_eff, w.efficiency * q_eff * kv_eff * split_eff)
+    wave_eff = w.efficiency if wave_eff is None else wave_eff
+    return LaunchModel(kind, ctas, sms, ctas_per_sm, w.slots, w.waves, w.full_waves, last, wave_eff, q_eff, kv_eff,
+                       split_eff, wave_eff * q_eff * kv_eff * split_eff)
+
+
+def _greedy_makespan(lengths: list[int], slots: int) -> int:
+    """The end of the last of ``lengths`` (CTAs in index order) when each starts on the first slot to free up, as the
+    hardware starts CTAs."""
+    ends = [0] * min(slots, len(lengths))
+    for n in lengths:
+        heapq.heapreplace(ends, ends[0] + n)
+    return max(ends)
 
 
 def sage2_launch(batch: int, heads: int, q_len: int, kv_len: int, *, sms: int, ctas_per_sm: int, cta_q: int = 128,
@@ -60,16 +74,31 @@ def sage2_launch(batch: int, heads: int, q_len: int, kv_len: int, *, sms: int, c
 
 
 def decode_launch(batch: int, kv_len: int, splits: int, *, heads_kv: int, tokens_per_stage: int, sms: int,
-                  ctas_per_sm: int, row_blocks: int = 1, resident: int | None = None) -> LaunchModel:
+                  ctas_per_sm: int, row_blocks: int = 1, resident: int | None = None, tail_units: int = 0,
+                  tail_splits: int = 0) -> LaunchModel:
     """A paged-decode call's grid (splits, heads_kv x row_blocks, batch), every sequence ``kv_len`` tokens long;
-    ``resident``: the CTAs the GPU holds at once when fewer than its slots (a call whose splits form clusters)."""
+    ``resident``: the CTAs the GPU holds at once when fewer than its slots (a call whose splits form clusters);
+    ``tail_units``: the last units run in ``tail_splits`` splits each, after the others' CTAs. Those CTAs are shorter,
+    so the wave efficiency is then their stage-time over the slots x the end of a greedy schedule in index order, and
+    the split efficiency the stages over the CTAs' stage-time."""
     for name, v in (("batch", batch), ("kv_len", kv_len), ("splits", splits), ("heads_kv", heads_kv),
                     ("tokens_per_stage", tokens_per_stage), ("row_blocks", row_blocks)):
         check_int(v, what=name, lo=1)
+    units = heads_kv * row_blocks * batch
     stages = math.ceil(kv_len / tokens_per_stage)
     longest = math.ceil(stages / splits)
-    return _launch("decode", splits * heads_kv * row_blocks * batch, sms, ctas_per_sm, 1.0,
-                   tile_efficiency(kv_len, tokens_per_stage), stages / (splits * longest), resident)
+    kv_eff = tile_efficiency(kv_len, tokens_per_stage)
+    if not tail_units:
+        return _launch("decode", splits * units, sms, ctas_per_sm, 1.0, kv_eff, stages / (splits * longest), resident)
+    check_int(tail_units, what="tail_units", lo=1, hi=units)
+    check_int(tail_splits, what="tail_splits", lo=splits + 1)
+    if resident is not None:
+        raise ArgumentError("tail_units: tail splits take no clusters, so every slot holds a CTA (resident None)")
+    tail_longest = math.ceil(stages / tail_splits)
+    lengths = [longest] * ((units - tail_units) * splits) + [tail_longest] * (tail_units * tail_splits)
+    held = sum(lengths)
+    wave_eff = held / (sms * ctas_per_sm * _greedy_makespan(lengths, sms * ctas_per_sm))
+    return _launch("decode", len(lengths), sms, ctas_per_sm, 1.0, kv_eff, units * stages / held, wave_eff=wave_eff)
 
 
 def dense_lengths(points, *, step: int, span: int | None = None) -> list[int]:

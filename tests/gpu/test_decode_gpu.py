@@ -174,6 +174,34 @@ def test_the_plans_one_wave_of_a_one_stage_build_at_265_to_528_units_matches_exa
     _check_timed(x)
 
 
+@pytest.mark.parametrize(("batch", "page_size", "max_pages", "tail"), [
+    (76, 64, 40, (80, 3)),     # 608 units of up to 2.5k tokens: 2 whole waves of 264, the last 80 in 3 splits each
+    (67, 64, 36, (8, 16)),     # 536 units: the last 8 in 16 splits each
+    (80, 32, 72, (112, 2)),    # 640 units of up to 2.3k tokens in pages of 32: the last 112 in 2 splits each
+])
+def test_the_plans_tail_splits_past_its_last_whole_wave_match_exact_attention(batch, page_size, max_pages, tail):
+    """67-80 sequences x 8 KV heads of ragged lengths (sequences of 1, page boundaries +-1, among the tail's too): the
+    plan's own call splits the units past its last whole wave; exact attention, the units before the tail bit for bit
+    as the same call without it, and cold and graph-replayed calls."""
+    rng = np.random.default_rng(59)
+    p = page_size
+    lens = rng.integers(1, p * max_pages + 1, batch)
+    lens[:6] = [p * max_pages, 1, p + 1, p - 1, p, 16 * p + 1]
+    lens[-5:] = [1, p + 1, p * max_pages, p - 1, 16 * p - 1]
+    g = DecodeGeometry(batch, 32, 8, 128, p, max_pages, int(sum(-(-lens // p))) + 8)
+    x = make_inputs(g, seq_lens=lens, seed=61)
+    run = run_decode(x)
+    assert (run.plan["tail_units"], run.plan["tail_splits"], run.splits) == (*tail, 1)
+    assert (run.plan["warps"], run.plan["stages"], run.plan["ctas_per_sm"]) == (4, 3, 2)
+    _check(x, run)
+    plain = run_decode(x, stages=3, splits=1)
+    assert "tail_units" not in plain.plan
+    head = g.batch * g.heads_kv - tail[0]
+    per_unit = (-1, g.group, g.head_dim)
+    assert np.array_equal(run.out.reshape(per_unit)[:head], plain.out.reshape(per_unit)[:head])
+    _check_timed(x)
+
+
 @pytest.mark.parametrize(("name", "splits", "tail_units", "tail_splits", "build"), [
     ("g4_d128_p64_long", 1, 1, 2, {}), ("g4_d128_p64_long", 1, 7, 16, {}),
     ("g4_d128_p64_long", 1, 16, 3, dict(stages=1, qk_chains=1)),  # every unit split; the one-stage build, MIN_CTAS

@@ -1078,7 +1078,7 @@ def test_call_plan_runs_133_to_237_units_in_2_splits_of_a_one_stage_build(batch,
     (34, 8192, dict(heads_q=64), "mma w4s1", 3),  # 8 query heads a KV head: the same units
     (33, 8192, {}, "mma w4s3", 2),                # 264 units: one whole wave at 2 per SM
     (43, 8192, {}, "mma w4s1", 3), (57, 8192, {}, "mma w4s1c1", 4),  # filled to 0.85: ONE_STAGE_MIN_FILL's, as before
-    (67, 8192, {}, "mma w4s3", 2),                # 536 units: no one-stage build holds them in one wave
+    (67, 8192, {}, "mma w4s3 tail/16", 2),        # 536 units: no one-stage build holds them in one wave
     (34, 1024, {}, "mma w4s1ef", 3), (56, 1024, {}, "mma w4s1c1", 4),  # from 1k tokens
     (34, 512, {}, "mma w4s3ef", 2),               # under 1k tokens: not measured
     (34, 8192, dict(page_size=32), "mma w4s1", 3), (50, 8192, dict(page_size=32), "mma w4s1c1", 4),  # pages of 32
@@ -1109,6 +1109,52 @@ def test_call_plan_holds_265_to_528_units_in_one_wave_of_a_one_stage_build(batch
         # the same units where a wave at 2 per SM holds them, or no one-stage wave does: not this rule
         assert "w4s1" not in kernel_label(plan_call(g, sms=math.ceil(units / 2)).kernel)
         assert "w4s1" not in kernel_label(plan_call(g, sms=math.ceil(units / 4) - 1).kernel)
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "knobs", "tail"), [
+    (67, 8192, {}, (8, 16)), (72, 8192, {}, (48, 5)),  # 536 and 576 units: 2 whole waves of 264 slots, then the rest
+    (76, 8192, {}, (80, 3)), (80, 8192, {}, (112, 2)), (76, 2048, {}, (80, 3)), (76, 32768, {}, (80, 3)),
+    (100, 8192, {}, (8, 16)), (104, 4096, {}, (40, 6)), (110, 16384, {}, (88, 3)),  # 3 whole waves, then the rest
+    (200, 8192, {}, (16, 16)),                                      # 1600 units: 6 whole waves
+    (152, 8192, dict(heads_q=16, heads_kv=4), (80, 3)),              # the same 608 units with 4 KV heads
+    (76, 8192, dict(heads_q=64), (80, 3)), (76, 8192, dict(page_size=32), (80, 3)),
+    (76, 8192, dict(sms=100), (8, 16)),                              # 608 units on 200 slots: 3 waves and 8
+    (76, 8192, dict(timeline=True), (80, 3)),                        # a timeline shows the call as it runs
+    (84, 8192, {}, None),                                            # 144 left: more than half a wave's slots
+    (66, 8192, {}, None), (132, 8192, {}, None), (96, 8192, {}, None),  # one-stage builds that fill their waves
+    (76, 1024, {}, None),                                            # under 2k tokens: not measured
+    (76, 8192, dict(page_size=16), None), (76, 8192, dict(max_q_len=2), None), (76, 8192, dict(head_dim=256), None),
+    (76, 8192, dict(stages=3), None), (76, 8192, dict(splits=1), None), (76, 8192, dict(cluster=False), None),
+    (76, 8192, dict(tail_units=8, tail_splits=16), (8, 16)),         # the caller's tail stands
+    (76, 8192, dict(page_prefetch=True), (80, 3)),                   # the loads' knobs change the loads, not the plan
+])
+def test_call_plan_splits_the_units_of_a_part_filled_last_wave_across_a_waves_slots(batch, kv_len, knobs, tail):
+    """A one-split call whose units take more than a wave of its CTAs: the units past the last whole wave run in as
+    many splits as a wave's slots take (up to 16), the very build the A/B timed (its knobs given); and the CTA model
+    counts the CTAs the call launches."""
+    from labkit.sched import decode_launch
+    from labkit.sched.measure import _launch_model
+
+    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv", "head_dim") if k in knobs}
+    sms = knobs.pop("sms", 132)
+    g = geometry_for(batch, kv_len, **{"head_dim": 128, **at})
+    plan = plan_call(g, sms=sms, **knobs)
+    got = (plan.tail_units, plan.kernel.tail_splits) if plan.tail_units else None
+    assert got == tail, describe_plan(plan)
+    units = g.batch * g.heads_kv * plan.kernel.row_blocks(g)
+    if tail is None:
+        return
+    assert plan.splits == 1 and units > sms * plan.ctas_per_sm
+    model = _launch_model(g, plan, kv_len, sms=sms)
+    assert model.ctas == units - tail[0] + tail[0] * tail[1]
+    untailed = decode_launch(batch, kv_len, 1, heads_kv=g.heads_kv, sms=sms, ctas_per_sm=plan.ctas_per_sm,
+                             tokens_per_stage=plan.kernel.tokens_per_stage)
+    assert "tail_units" in knobs or model.wave_efficiency > untailed.wave_efficiency
+    if not knobs or "timeline" in knobs:
+        timed = plan_call(g, sms=sms, stages=3, splits=1, tail_units=tail[0], tail_splits=tail[1],
+                          timeline="timeline" in knobs)
+        assert plan == timed and kernel_label(plan.kernel).startswith("mma w4s3")
+        assert units % (sms * plan.ctas_per_sm) == tail[0] and tail[1] == min(16, sms * plan.ctas_per_sm // tail[0])
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [

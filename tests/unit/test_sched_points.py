@@ -50,6 +50,25 @@ def test_decode_model_by_hand():
         pytest.approx(100 / 128)
 
 
+def test_decode_model_of_tail_splits_by_hand():
+    """Tail CTAs are shorter: their wave efficiency is stage-time over slot-time of a greedy schedule in index order."""
+    plain = decode_launch(3, 256, 1, heads_kv=1, tokens_per_stage=64, sms=2, ctas_per_sm=1)  # 3 CTAs of 4 stages
+    assert (plain.ctas, plain.full_waves, plain.wave_efficiency) == (3, 2, 0.75)
+    # 2 whole CTAs (4 stages each) on both slots, then the last unit in 2 CTAs of 2 stages: both slots busy to 6
+    halves = decode_launch(3, 256, 1, heads_kv=1, tokens_per_stage=64, sms=2, ctas_per_sm=1, tail_units=1,
+                           tail_splits=2)
+    assert (halves.ctas, halves.wave_efficiency, halves.split_efficiency) == (4, 1.0, 1.0)
+    # in 3 splits: ceil(4 / 3) = 2 stages each, 6 for the unit's 4: slots busy to 6 and 8
+    thirds = decode_launch(3, 256, 1, heads_kv=1, tokens_per_stage=64, sms=2, ctas_per_sm=1, tail_units=1,
+                           tail_splits=3)
+    assert (thirds.ctas, thirds.wave_efficiency, thirds.split_efficiency) == (5, 14 / 16, 12 / 14)
+    assert thirds.efficiency == pytest.approx(12 / 16)
+    for kw, match in ((dict(tail_units=4, tail_splits=2), "tail_units 4"), (dict(tail_units=1, tail_splits=1),
+                      "tail_splits 1"), (dict(tail_units=1, tail_splits=2, resident=1), "no clusters")):
+        with pytest.raises(ArgumentError, match=match):
+            decode_launch(3, 256, 1, heads_kv=1, tokens_per_stage=64, sms=2, ctas_per_sm=1, **kw)
+
+
 def test_dense_lengths_cross_each_point_and_its_neighbours():
     xs = dense_lengths([37760, 37761, 37810], step=8, span=64)
     assert xs == sorted(set(xs)) and xs[0] == 37760 - 64 and xs[-1] >= 37810 + 56

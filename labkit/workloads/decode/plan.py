@@ -27,7 +27,9 @@ build at 3 or 4 per SM instead (``UNEVEN_SPLIT_MIN_TOKENS``).
 One-split calls of more units than a wave of the pipelined build holds run the one-stage build whose one wave holds
 them, not a second, part-filled wave (``ONE_WAVE_MIN_TOKENS``).
 
-Tail splits (``tail_units``, ``tail_splits``: a call's last units in more splits) are an A/B knob, never planned.
+One-split calls whose units take more than one wave of CTAs and leave the last one part filled run those last units
+in more splits, as many as a wave's slots take (``TAIL_WAVE_MIN_TOKENS``); otherwise tail splits (``tail_units``,
+``tail_splits``) are an A/B knob.
 
 Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (``PERSISTENT_MAX_TOKENS``) launch one CTA
 per SM that claims whole units from a counter, one stage ring across them (not in timelines and tail sweeps).
@@ -45,7 +47,7 @@ from dataclasses import dataclass
 from ..._text import counted
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
-from .knobs import check_persistent, check_tail
+from .knobs import TAIL_MAX_SPLITS, check_persistent, check_tail
 from .loads import choose_loads, short_page_bound, short_page_ring
 
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
@@ -86,6 +88,11 @@ UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewe
 # one wave (265-528 units at 132 SMs, filling it under ONE_STAGE_MIN_FILL): that build, 3 CTAs per SM (2 chains) where
 # they fit, else 4 (1 chain), at pages of 32 or 64 and from these many tokens (docs/decode.md, "The plan's constants").
 ONE_WAVE_MIN_TOKENS = 1024
+# One-split calls of more units than a wave of their CTAs holds, whose last wave those units would leave part filled:
+# the units past the last whole wave in as many splits as one wave's slots take (up to TAIL_MAX_SPLITS), at pages of
+# 32 or 64, from these many tokens (batch 72-110 x 2k-16k at 8 KV heads: -1 to -8 %; docs/decode.md, "The plan's
+# constants").
+TAIL_WAVE_MIN_TOKENS = 2048
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2, 30
 # of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
@@ -174,7 +181,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     override the choice. ``cluster_fit``: {cluster size: CTAs in such clusters the GPU holds at once}, as the GPU
     answered (None: ``cluster_ctas``'s table). ``tail_units`` and ``tail_splits`` (together, tensor cores, no
     cluster): the call's last ``tail_units`` units run in ``tail_splits`` splits each, more than the others'
-    ``splits``, after those have started (an A/B knob: the plan itself does not split tails). ``persistent`` (tensor
+    ``splits``, after those have started (the plan's own: only past a one-split call's last whole wave,
+    ``TAIL_WAVE_MIN_TOKENS``). ``persistent`` (tensor
     cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring
     across them. ``wide_boxes`` (tensor cores): the plan's build with 5-D tensor maps, so one TMA load takes a page
     slice's every 64-dim part (half the loads at head_dim 128, a quarter at 256); ``page_prefetch`` (tensor cores,
@@ -254,6 +262,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             one = _one_stage_holding(g, kb, 2 * units, sms, occ, timeline)  # the uneven second slots
             if one is not None and g.max_kv_len >= UNEVEN_SPLIT_MIN_TOKENS.get(occ(one), math.inf):
                 kb, per_sm, splits = one, occ(one), 2
+        slots, last = sms * per_sm, units % (sms * per_sm)
+        if (not build_given and cluster is None and splits == 1 and not pairs and kb.variant == "mma"
+                and g.max_q_len == 1 and g.page_size in ONE_SPLIT_PAGE_SIZES and g.max_kv_len >= TAIL_WAVE_MIN_TOKENS
+                and units > slots and last and min(TAIL_MAX_SPLITS, g.max_pages, slots // last) > 1):
+            # the part-filled last wave's units split across a wave's slots, which the whole units free as they end
+            tail_units, tail_splits = last, min(TAIL_MAX_SPLITS, g.max_pages, slots // last)
         if not build_given and cluster is not True:  # the ring's own test excludes pairs and persistent CTAs
             kb, splits = short_page_ring(g, kb, splits, units, sms, occ)
             per_sm = occ(kb)
