@@ -297,7 +297,11 @@ def test_bench_times_named_points_at_their_geometry_beside_the_peers(tmp_path, c
         assert isinstance(p.x_best_peer, float) and p.x_best_peer > 0
 
 
-def test_manifest_runner_on_a_built_decode_manifest_computes_attention(tmp_path):
+@pytest.mark.parametrize(("g", "tail"), [
+    (DecodeGeometry(3, 32, 8, 128, 64, 6, 24, max_q_len=2), None),  # 3 splits, two causal q tokens
+    (DecodeGeometry(67, 32, 8, 128, 64, 36, 67 * 36), (8, 16)),     # the plan's own tail: a 1-D grid of 656 CTAs
+])
+def test_manifest_runner_on_a_built_decode_manifest_computes_attention(tmp_path, g, tail):
     """``labkit manifest run DIR/decode_*.json``: the Runner with no fill of its own gives labkit's decode manifest
     valid inputs (full page-table rows over pool pages), and the call it times computes exact attention on them."""
     from types import SimpleNamespace
@@ -306,15 +310,22 @@ def test_manifest_runner_on_a_built_decode_manifest_computes_attention(tmp_path)
     from labkit.cuda import cupy
     from labkit.manifest.runner import Runner
     from labkit.workloads.decode import build
+    from labkit.workloads.decode.build import build_plan
     from labkit.workloads.decode.inputs import DecodeInputs, bf16_to_f32
+    from labkit.workloads.decode.plan import plan_call
 
-    g = DecodeGeometry(3, 32, 8, 128, 64, 6, 24, max_q_len=2)
-    r = Runner(manifest.load(build(g, 3, tmp_path)), cubin_dirs=(tmp_path,))
-    assert "sequences of 384 tokens" in r.input_note
+    if tail is None:
+        path = build(g, 3, tmp_path)
+    else:
+        plan = plan_call(g)
+        assert (plan.tail_units, plan.kernel.tail_splits) == tail
+        path = build_plan(g, plan, tmp_path)
+    r = Runner(manifest.load(path), cubin_dirs=(tmp_path,))
+    assert f"sequences of {g.max_kv_len} tokens" in r.input_note
     r.run_once()
     host = {n: cupy().asnumpy(a) for n, a in r.buffers.items()}
     x = DecodeInputs(g, host["q"], host["k_pool"], host["v_pool"], {}, host["table"], host["seq"], host["cuq"])
-    _check(x, SimpleNamespace(out=bf16_to_f32(host["out"]), splits=3))
+    _check(x, SimpleNamespace(out=bf16_to_f32(host["out"]), splits=3 if tail is None else 1))
 
 @pytest.mark.parametrize(("name", "build"), [
     ("g1_d128_p16", dict(stages=1)), ("g1_d128_p16", dict(stages=3)), ("g8_d128_p32", dict(stages=1, qk_chains=1)),
