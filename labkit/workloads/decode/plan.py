@@ -90,8 +90,8 @@ UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewe
 ONE_WAVE_MIN_TOKENS = 1024
 # One-split calls of more units than a wave of their CTAs holds, whose last wave those units would leave part filled:
 # the units past the last whole wave in as many splits as one wave's slots take (up to TAIL_MAX_SPLITS), at pages of
-# 32 or 64, from these many tokens (batch 72-110 x 2k-16k at 8 KV heads: -1 to -8 %; docs/decode.md, "The plan's
-# constants").
+# 32 or 64, from these many tokens (batch 72-110 x 8k at 8 KV heads, 48-112 units left: -1.0 to -7.8 %; 8-40 left:
+# level; docs/decode.md, "The plan's constants").
 TAIL_WAVE_MIN_TOKENS = 2048
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2, 30
