@@ -9,7 +9,8 @@ paged_decode*.cu do), so the longest split sets the time. Efficiencies, each a s
 - ``wave_efficiency``: ctas / (ceil(waves) x slots), the static wave model (uniform CTAs; a decode call with tail
   splits: its CTAs' stage-time over the slot-time of a greedy schedule, see ``decode_launch``);
 - ``q_tile_efficiency``, ``kv_tile_efficiency``: useful rows / keys over the scheduled ones;
-- ``split_efficiency`` (decode): stages / (splits x the longest split's stages);
+- ``split_efficiency`` (decode): stages / (splits x the longest split's stages); with tail splits, the units' stages
+  over all the CTAs' stages (``full_waves`` and ``last_wave_ctas`` then still count CTAs, not time);
 - ``efficiency``: their product, the useful share of the slot-time the launch holds.
 """
 

@@ -27,8 +27,8 @@ build at 3 or 4 per SM instead (``UNEVEN_SPLIT_MIN_TOKENS``).
 One-split calls of more units than a wave of the pipelined build holds run the one-stage build whose one wave holds
 them, not a second, part-filled wave (``ONE_WAVE_MIN_TOKENS``).
 
-One-split calls whose units take more than one wave of CTAs and leave the last one part filled run those last units
-in more splits, as many as a wave's slots take (``TAIL_WAVE_MIN_TOKENS``); otherwise tail splits (``tail_units``,
+One-split calls whose units take more than one wave of CTAs and leave the last one at most half filled run those last
+units in more splits, as many as a wave's slots take (``TAIL_WAVE_MIN_TOKENS``); otherwise tail splits (``tail_units``,
 ``tail_splits``) are an A/B knob.
 
 Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (``PERSISTENT_MAX_TOKENS``) launch one CTA
@@ -88,10 +88,10 @@ UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewe
 # one wave (265-528 units at 132 SMs, filling it under ONE_STAGE_MIN_FILL): that build, 3 CTAs per SM (2 chains) where
 # they fit, else 4 (1 chain), at pages of 32 or 64 and from these many tokens (docs/decode.md, "The plan's constants").
 ONE_WAVE_MIN_TOKENS = 1024
-# One-split calls of more units than a wave of their CTAs holds, whose last wave those units would leave part filled:
+# One-split calls of more units than a wave of their CTAs holds, whose last wave they would leave at most half filled:
 # the units past the last whole wave in as many splits as one wave's slots take (up to TAIL_MAX_SPLITS), at pages of
 # 32 or 64, from these many tokens (batch 72-110 x 8k at 8 KV heads, 48-112 units left: -1.0 to -7.8 %; 8-40 left:
-# level; docs/decode.md, "The plan's constants").
+# level; above 896 units and on the one-stage builds past 880 unmeasured; docs/decode.md, "The plan's constants").
 TAIL_WAVE_MIN_TOKENS = 2048
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2, 30
