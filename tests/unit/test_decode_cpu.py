@@ -1033,7 +1033,8 @@ def test_call_plan_runs_67_to_118_units_as_one_8_warp_cta_per_unit(batch, kv_len
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "knobs", "label", "splits", "per_sm"), [
-    (17, 2048, {}, "mma w4s1ef", 2, 3), (20, 8192, {}, "mma w4s1", 2, 3),  # 136-198 units: 2 splits fit 3 per SM
+    (18, 2048, {}, "mma w4s1ef", 2, 3), (20, 8192, {}, "mma w4s1", 2, 3),  # 137-198 units: 2 splits fit 3 per SM
+    (17, 8192, {}, "mma w4s3 tail/16", 1, 2),     # 4 units past the SMs: their own rule, below
     (24, 32768, {}, "mma w4s1", 2, 3), (24, 2048, {}, "mma w4s1", 2, 3),
     (24, 8192, dict(page_size=32), "mma w4s1", 2, 3),
     (48, 8192, dict(heads_q=16, heads_kv=4), "mma w4s1", 2, 3),  # the same 192 units with 4 KV heads
@@ -1155,6 +1156,43 @@ def test_call_plan_splits_the_units_of_a_part_filled_last_wave_across_a_waves_sl
                           timeline="timeline" in knobs)
         assert plan == timed and kernel_label(plan.kernel).startswith("mma w4s3")
         assert units % (sms * plan.ctas_per_sm) == tail[0] and tail[1] == min(16, sms * plan.ctas_per_sm // tail[0])
+
+
+@pytest.mark.parametrize(("batch", "kv_len", "knobs", "tail"), [
+    (17, 2048, {}, (4, 16)), (17, 8192, {}, (4, 16)), (17, 32768, {}, (4, 16)),  # 136 units: 4 past 132 SMs
+    (34, 8192, dict(heads_q=16, heads_kv=4), (4, 16)),               # the same 136 units with 4 KV heads
+    (17, 8192, dict(page_size=32), (4, 16)), (17, 8192, dict(heads_q=64), (4, 16)),
+    (17, 8192, dict(sms=134), (2, 16)), (17, 8192, dict(sms=128), None),  # 2 past 134 SMs; 8 past 128: a 16th
+    (17, 8192, dict(timeline=True), (4, 16)),                        # a timeline shows the call as it runs
+    (18, 8192, {}, None), (20, 8192, {}, None),                      # 12 and 28 past: the 2 splits of 133-237 units
+    (16, 8192, {}, None),                                            # 128 units: none past
+    (17, 1024, {}, None),                                            # under 2k tokens: not measured
+    (17, 8192, dict(page_size=16), None), (17, 8192, dict(max_q_len=2), None), (17, 8192, dict(head_dim=256), None),
+    (17, 8192, dict(stages=3), None), (17, 8192, dict(splits=1), None), (17, 8192, dict(cluster=False), None),
+    (17, 8192, dict(tail_units=2, tail_splits=8), (2, 8)),           # the caller's tail stands
+])
+def test_call_plan_splits_the_few_units_past_one_cta_per_sm_across_the_sms(batch, kv_len, knobs, tail):
+    """A one-split call with at most a 32nd of the SMs in units past one pipelined CTA per SM: those units run in as
+    many splits as the SMs' second slots take (up to 16), the very build the A/B timed, not the 133-237 unit rule's 2
+    splits of a one-stage build; and the CTA model counts the CTAs the call launches."""
+    from labkit.sched.measure import _launch_model
+
+    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv", "head_dim") if k in knobs}
+    sms = knobs.pop("sms", 132)
+    g = geometry_for(batch, kv_len, **{"head_dim": 128, **at})
+    plan = plan_call(g, sms=sms, **knobs)
+    got = (plan.tail_units, plan.kernel.tail_splits) if plan.tail_units else None
+    assert got == tail, describe_plan(plan)
+    if tail is None:
+        return
+    units = g.batch * g.heads_kv
+    assert plan.splits == 1 and plan.ctas_per_sm == 2 and sms < units <= sms * 2
+    assert _launch_model(g, plan, kv_len, sms=sms).ctas == units - tail[0] + tail[0] * tail[1]
+    if not knobs or "timeline" in knobs:
+        timed = plan_call(g, sms=sms, stages=3, splits=1, tail_units=tail[0], tail_splits=tail[1],
+                          timeline="timeline" in knobs)
+        assert plan == timed and kernel_label(plan.kernel).startswith("mma w4s3")
+        assert tail == (units - sms, min(16, sms // (units - sms)))
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [

@@ -28,8 +28,8 @@ One-split calls of more units than a wave of the pipelined build holds run the o
 them, not a second, part-filled wave (``ONE_WAVE_MIN_TOKENS``).
 
 One-split calls whose units take more than one wave of CTAs and leave the last one at most half filled run those last
-units in more splits, as many as a wave's slots take (``TAIL_WAVE_MIN_TOKENS``); otherwise tail splits (``tail_units``,
-``tail_splits``) are an A/B knob.
+units in more splits, as many as a wave's slots take (``TAIL_WAVE_MIN_TOKENS``), and so do the few units past one
+pipelined CTA per SM (``TAIL_PAST_SMS_SHARE``); otherwise tail splits (``tail_units``, ``tail_splits``) are an A/B knob.
 
 Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (``PERSISTENT_MAX_TOKENS``) launch one CTA
 per SM that claims whole units from a counter, one stage ring across them (not in timelines and tail sweeps).
@@ -93,12 +93,13 @@ ONE_WAVE_MIN_TOKENS = 1024
 # 32 or 64, from these many tokens (batch 72-110 x 8k at 8 KV heads, 48-112 units left: -1.0 to -7.8 %; 8-40 left:
 # level; above 896 units and on the one-stage builds past 880 unmeasured; docs/decode.md, "The plan's constants").
 TAIL_WAVE_MIN_TOKENS = 2048
+# ... and so, from as many tokens, do the units past one pipelined CTA per SM where they are at most this share of the
+# SMs, not the 133-237 unit rule (17 x 2k-32k at 8 KV heads, 4 past: -1.5 to -3.4 %; 18 x 8k, 12 past: +1.2 %).
+TAIL_PAST_SMS_SHARE = 1 / 32
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
-# Clusters sit whole in a GPC, so fewer than all SMs take them: with one CTA per SM the H200 holds 66 clusters of 2, 30
-# of 4 and 15 of 8 at once (cuOccupancyMaxActiveClusters, alike for every such decode build;
-# data/runs/20261202T045000Z-decode_cluster_fit). A call whose clustered CTAs are more waits for a second wave: 4 x 8k
-# d256 as 4 splits in clusters of 4 (128 CTAs) ran 108.8 us, the same splits without a cluster 78.1 (-28 % of the time),
-# and 8 x 8k d256 with 24/4 heads -28 %, 4 x 1k d256 -25 %, 4 x 32k d256 -31 %.
+# Clusters sit whole in a GPC: one CTA per SM, the H200 holds 66 clusters of 2, 30 of 4, 15 of 8 at once (every such
+# build; data/runs/20261202T045000Z-decode_cluster_fit). More clustered CTAs wait for a second wave: 4 x 8k d256 in 4
+# splits, clusters of 4 (128 CTAs), 108.8 us, unclustered 78.1 (-28 %; 24/4 heads -28 %, 4 x 1k -25 %, 4 x 32k -31 %).
 H200_CLUSTER_CTAS = {2: 132, 4: 120, 8: 120}
 
 
@@ -113,11 +114,10 @@ def cluster_ctas(size: int, sms: int = 132, arch: str = "sm_90", fit: Mapping[in
 
 @dataclass(frozen=True)
 class CallPlan:
-    """The build, its CTAs per SM, the split count of one decode call, and whether it launches with
-    programmatic dependent launch (``pdl``: on when one CTA fills an SM, so the next call's CTAs can only
-    take SMs this one has left; with two CTAs per SM they were placed beside it and batch 1 x 8k d128
-    replayed in a graph ran 13.3 instead of 12.0 us, while the seed-sized call, one per SM, ran 11.95
-    instead of 12.7: data/runs/20261201T104700Z-decode_pdl_ab)."""
+    """The build, its CTAs per SM, the split count of one decode call, and whether it launches with programmatic
+    dependent launch (``pdl``: on when one CTA fills an SM, so the next call's CTAs can only take SMs this one has left;
+    with two per SM they sat beside it: 1 x 8k d128 in a graph 13.3 against 12.0 us, the seed-sized call 11.95 against
+    12.7 with it: data/runs/20261201T104700Z-decode_pdl_ab)."""
 
     kernel: KernelBuild
     splits: int
@@ -181,13 +181,12 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     override the choice. ``cluster_fit``: {cluster size: CTAs in such clusters the GPU holds at once}, as the GPU
     answered (None: ``cluster_ctas``'s table). ``tail_units`` and ``tail_splits`` (together, tensor cores, no
     cluster): the call's last ``tail_units`` units run in ``tail_splits`` splits each, more than the others'
-    ``splits``, after those have started (the plan's own: only past a one-split call's last whole wave,
-    ``TAIL_WAVE_MIN_TOKENS``). ``persistent`` (tensor
-    cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a counter, one stage ring
-    across them. ``wide_boxes`` (tensor cores): the plan's build with 5-D tensor maps, so one TMA load takes a page
-    slice's every 64-dim part (half the loads at head_dim 128, a quarter at 256); ``page_prefetch`` (tensor cores,
-    per-unit CTAs): thread 0 loads each refill's page ids a stage ahead; for both None takes the measured default of
-    ``loads.choose_loads`` and False leaves it off. With pages of 16 the ring's depth: ``loads.short_page_ring``."""
+    ``splits``, after those have started (the plan's own: ``TAIL_WAVE_MIN_TOKENS``, ``TAIL_PAST_SMS_SHARE``).
+    ``persistent`` (tensor cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a
+    counter, one stage ring across them. ``wide_boxes`` (tensor cores): the plan's build with 5-D tensor maps, so one
+    TMA load takes a page slice's every 64-dim part (half the loads at head_dim 128, a quarter at 256);
+    ``page_prefetch`` (tensor cores, per-unit CTAs): thread 0 loads each refill's page ids a stage ahead; for both,
+    None takes ``loads.choose_loads``'s default, False leaves it off. Pages of 16: ``loads.short_page_ring``."""
     if tail_units is not None or tail_splits is not None:
         check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
@@ -260,14 +259,17 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 and kb.variant == "mma" and g.max_q_len == 1 and g.page_size in ONE_SPLIT_PAGE_SIZES
                 and sms < units < 2 * ONE_SPLIT_MIN_SM_FILL * sms):
             one = _one_stage_holding(g, kb, 2 * units, sms, occ, timeline)  # the uneven second slots
-            if one is not None and g.max_kv_len >= UNEVEN_SPLIT_MIN_TOKENS.get(occ(one), math.inf):
+            if (units - sms <= TAIL_PAST_SMS_SHARE * sms and g.max_kv_len >= TAIL_WAVE_MIN_TOKENS
+                    and _tail_splits(g, sms, units - sms) > 1):  # a few units past one per SM: split across the SMs
+                tail_units, tail_splits = units - sms, _tail_splits(g, sms, units - sms)
+            elif one is not None and g.max_kv_len >= UNEVEN_SPLIT_MIN_TOKENS.get(occ(one), math.inf):
                 kb, per_sm, splits = one, occ(one), 2
         slots, last = sms * per_sm, units % (sms * per_sm)
         if (not build_given and cluster is None and splits == 1 and not pairs and kb.variant == "mma"
                 and g.max_q_len == 1 and g.page_size in ONE_SPLIT_PAGE_SIZES and g.max_kv_len >= TAIL_WAVE_MIN_TOKENS
-                and units > slots and last and min(TAIL_MAX_SPLITS, g.max_pages, slots // last) > 1):
+                and units > slots and last and _tail_splits(g, slots, last) > 1):
             # the part-filled last wave's units split across a wave's slots, which the whole units free as they end
-            tail_units, tail_splits = last, min(TAIL_MAX_SPLITS, g.max_pages, slots // last)
+            tail_units, tail_splits = last, _tail_splits(g, slots, last)
         if not build_given and cluster is not True:  # the ring's own test excludes pairs and persistent CTAs
             kb, splits = short_page_ring(g, kb, splits, units, sms, occ)
             per_sm = occ(kb)
@@ -355,6 +357,11 @@ def _cluster_of_8(g: DecodeGeometry, arch: str, *, kv_evict_first: bool, **knobs
     except ArgumentError:
         return None
     return build if occupancy(build, arch) == 1 else None
+
+
+def _tail_splits(g: DecodeGeometry, slots: int, tail_units: int) -> int:
+    """Splits of each of ``tail_units`` units that ``slots`` CTA slots take at once, as the kernel and pages allow."""
+    return min(TAIL_MAX_SPLITS, g.max_pages, slots // tail_units)
 
 
 def _one_8_warp_cta_per_sm(g: DecodeGeometry, kb: KernelBuild, occ, timeline: bool) -> KernelBuild | None:
