@@ -91,7 +91,7 @@ ONE_WAVE_MIN_TOKENS = 1024
 # One-split calls of more units than a wave of their CTAs holds, whose last wave they would leave at most half filled:
 # the units past the last whole wave in as many splits as one wave's slots take (up to TAIL_MAX_SPLITS), at pages of
 # 32 or 64, from these many tokens (batch 72-110 x 8k at 8 KV heads, 48-112 units left: -1.0 to -7.8 %; 8-40 left:
-# level; above 896 units and on the one-stage builds past 880 unmeasured; docs/decode.md, "The plan's constants").
+# level; batch 166-690 x 2k-8k: -5.5 to +0.4 %, the pipelined build level; docs/decode.md, "The plan's constants").
 TAIL_WAVE_MIN_TOKENS = 2048
 # ... and so, from as many tokens, do the units past one pipelined CTA per SM where they are at most this share of the
 # SMs, not the 133-237 unit rule (17 x 2k-32k at 8 KV heads, 4 past: -1.5 to -3.4 %; 18 x 8k, 12 past: +1.2 %).
