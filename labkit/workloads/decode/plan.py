@@ -94,7 +94,7 @@ ONE_WAVE_MIN_TOKENS = 1024
 # level; batch 166-690 x 2k-8k: -5.5 to +0.4 %, the pipelined build level; docs/decode.md, "The plan's constants").
 TAIL_WAVE_MIN_TOKENS = 2048
 # ... and so, from as many tokens, do the units past one pipelined CTA per SM where they are at most this share of the
-# SMs, not the 133-237 unit rule (17 x 2k-32k at 8 KV heads, 4 past: -1.5 to -3.4 %; 18 x 8k, 12 past: +1.2 %).
+# SMs, not the 133-237 unit rule (17 x 2k-32k at 8 KV heads, 4 past: -1.5 to -4.2 %; 18 x 8k, 12 past: +1.2 %).
 TAIL_PAST_SMS_SHARE = 1 / 32
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC: one CTA per SM, the H200 holds 66 clusters of 2, 30 of 4, 15 of 8 at once (every such
