@@ -23,13 +23,13 @@ Split calls at head_dim 128 run one 8-warp CTA per SM, not 4-warp splits at 2 pe
 (2 splits that fill a wave, in a cluster), ``CLUSTER_MID_MIN_TOKENS`` (16-56 shorter units, 2 or 4 in a cluster) or
 ``SM_SPLIT_MIN_TOKENS`` (16-55 long units, 2-8 splits; 67-118, 1) say so.
 One-split calls of 133-237 units, which leave some SMs two 4-warp CTAs and some one, run 2 splits of a one-stage
-build at 3 or 4 per SM instead (``UNEVEN_SPLIT_MIN_TOKENS``).
+build at 3 or 4 per SM instead (``UNEVEN_SPLIT_MIN_TOKENS``; 133-136 at 132 SMs: ``TAIL_PAST_SMS_SHARE``).
 One-split calls of more units than a wave of the pipelined build holds run the one-stage build whose one wave holds
 them, not a second, part-filled wave (``ONE_WAVE_MIN_TOKENS``).
 
 One-split calls whose units take more than one wave of CTAs and leave the last one at most half filled run those last
-units in more splits, as many as a wave's slots take (``TAIL_WAVE_MIN_TOKENS``), and so do the few units past one
-pipelined CTA per SM (``TAIL_PAST_SMS_SHARE``); otherwise tail splits (``tail_units``, ``tail_splits``) are an A/B knob.
+units in more splits, as many as a wave's slots take (``TAIL_WAVE_MIN_TOKENS``); the few units past one pipelined CTA
+per SM, as many as the SMs' second slots take (``TAIL_PAST_SMS_SHARE``); else tail splits are an A/B knob.
 
 Persistent CTAs (``persistent``): one-split head_dim 256 calls of short units (``PERSISTENT_MAX_TOKENS``) launch one CTA
 per SM that claims whole units from a counter, one stage ring across them (not in timelines and tail sweeps).
@@ -80,9 +80,9 @@ ONE_SPLIT_PAGE_SIZES = (32, 64)
 # 16-56 units under SM_SPLIT_MIN_TOKENS whose clusters of 8 do not all fit: the 8-warp 2-stage build, one per SM, in
 # clusters of 4 (where they fit) or 2 (docs/decode.md, "The plan's constants").
 CLUSTER_MID_MIN_TOKENS = 512
-# One-split calls of 133-237 units (some SMs two 4-warp CTAs, some one): 2 splits of the one-stage build whose one wave
-# holds them, 3 CTAs per SM (2 Q K^T chains) up to 198 units, else 4 (1 chain), from these many tokens
-# (docs/decode.md, "The plan's constants").
+# One-split calls of 133-237 units (some SMs two 4-warp CTAs, some one; not 133-136 at 132 SMs: TAIL_PAST_SMS_SHARE):
+# 2 splits of the one-stage build whose one wave holds them, 3 CTAs per SM (2 Q K^T chains) up to 198 units, else 4
+# (1 chain), from these many tokens (docs/decode.md, "The plan's constants").
 UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewest tokens}
 # One-split calls of more units than one wave of the pipelined build (2 per SM) holds, which a one-stage build holds in
 # one wave (265-528 units at 132 SMs, filling it under ONE_STAGE_MIN_FILL): that build, 3 CTAs per SM (2 chains) where
@@ -91,7 +91,7 @@ ONE_WAVE_MIN_TOKENS = 1024
 # One-split calls of more units than a wave of their CTAs holds, whose last wave they would leave at most half filled:
 # the units past the last whole wave in as many splits as one wave's slots take (up to TAIL_MAX_SPLITS), at pages of
 # 32 or 64, from these many tokens (batch 72-110 x 8k at 8 KV heads, 48-112 units left: -1.0 to -7.8 %; 8-40 left:
-# level; batch 166-690 x 2k-8k: -5.5 to +0.4 %, the pipelined build level; docs/decode.md, "The plan's constants").
+# level; batch 166-690 x 2k-8k: -5.2 to +0.4 %, the pipelined build level; docs/decode.md, "The plan's constants").
 TAIL_WAVE_MIN_TOKENS = 2048
 # ... and so, from as many tokens, do the units past one pipelined CTA per SM where they are at most this share of the
 # SMs, not the 133-237 unit rule (17 x 2k-32k at 8 KV heads, 4 past: -1.5 to -4.2 %; 18 x 8k, 12 past: +1.2 %).
@@ -99,7 +99,7 @@ TAIL_PAST_SMS_SHARE = 1 / 32
 H200_L2_BYTES = 60 * 1024 * 1024  # plan_call's default target, as sms=132
 # Clusters sit whole in a GPC: one CTA per SM, the H200 holds 66 clusters of 2, 30 of 4, 15 of 8 at once (every such
 # build; data/runs/20261202T045000Z-decode_cluster_fit). More clustered CTAs wait for a second wave: 4 x 8k d256 in 4
-# splits, clusters of 4 (128 CTAs), 108.8 us, unclustered 78.1 (-28 %; 24/4 heads -28 %, 4 x 1k -25 %, 4 x 32k -31 %).
+# splits, clusters of 4 (128 CTAs), 108.8 us, unclustered 78.1 (-28 %; 8 x 8k 24/4 heads -28 %, 1k -25 %, 32k -31 %).
 H200_CLUSTER_CTAS = {2: 132, 4: 120, 8: 120}
 
 
@@ -116,8 +116,8 @@ def cluster_ctas(size: int, sms: int = 132, arch: str = "sm_90", fit: Mapping[in
 class CallPlan:
     """The build, its CTAs per SM, the split count of one decode call, and whether it launches with programmatic
     dependent launch (``pdl``: on when one CTA fills an SM, so the next call's CTAs can only take SMs this one has left;
-    with two per SM they sat beside it: 1 x 8k d128 in a graph 13.3 against 12.0 us, the seed-sized call 11.95 against
-    12.7 with it: data/runs/20261201T104700Z-decode_pdl_ab)."""
+    with two per SM they sat beside it: 1 x 8k d128 in a graph 13.3 us with PDL against 12.0 without, the seed-sized
+    call, one per SM, 11.95 with it against 12.7: data/runs/20261201T104700Z-decode_pdl_ab)."""
 
     kernel: KernelBuild
     splits: int
