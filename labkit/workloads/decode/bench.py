@@ -15,9 +15,9 @@ import numpy as np
 
 from ...cuda import cupy
 from .build import MAX_SPLITS
-from .geometry import DecodeGeometry, kernel_label
+from .geometry import DecodeGeometry, kernel_label, kv_bytes_read
 from .knobs import OVERRIDES, TAIL_MAX_SPLITS
-from .plan import kv_bytes_read, plan_for_device
+from .plan import plan_for_device
 from .run import decode_runner, geometry_for
 
 SWEEP = [(b, n, d) for d in (128, 256) for b in (1, 8, 64, 256) for n in (1024, 8192, 32768)]

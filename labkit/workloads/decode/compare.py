@@ -8,9 +8,9 @@ import numpy as np
 
 from . import bench
 from .build import MAX_SPLITS, build_plan
-from .geometry import kernel_label
+from .geometry import kernel_label, kv_bytes_read
 from .knobs import OVERRIDES
-from .plan import kv_bytes_read, plan_call
+from .plan import plan_call
 from .run import geometry_for
 
 BOOL_KNOBS = ("kv_evict_first", "cluster", "persistent", "wide_boxes", "page_prefetch")

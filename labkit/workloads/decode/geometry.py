@@ -260,6 +260,11 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
     return max(1, min(want, pages // min_pages if pages >= min_pages else 1, 256))  # 256: MAX_SPLITS
 
 
+def kv_bytes_read(g: DecodeGeometry) -> int:
+    """K and V bytes a call over full page-table rows reads."""
+    return 2 * g.batch * g.max_kv_len * g.heads_kv * g.head_dim * 2
+
+
 def kernel_label(kb) -> str:
     """``mma w4s3``: variant, warps per CTA (``w8d2``: in pairs that split head_dim), stages, then ``k32`` for 32
     keys per warp, ``c1`` for one Q K^T chain, ``ef`` for K/V loads with L2 evict_first, `` cl8`` for splits

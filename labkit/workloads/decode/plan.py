@@ -25,8 +25,7 @@ Split calls at head_dim 128 run one 8-warp CTA per SM, not 4-warp splits at 2 pe
 One-split calls of 133-237 units, which leave some SMs two 4-warp CTAs and some one, run 2 splits of a one-stage
 build at 3 or 4 per SM instead (``UNEVEN_SPLIT_MIN_TOKENS``; 133-136 at 132 SMs: ``TAIL_PAST_SMS_SHARE``).
 One-split calls of more units than a wave of the pipelined build holds run the one-stage build whose one wave holds
-them, not a second, part-filled wave (``ONE_WAVE_MIN_TOKENS``).
-
+them, not a second, part-filled wave (``ONE_WAVE_MIN_TOKENS``), unless few pass it (``TAIL_PAST_WAVE_SHARE``).
 One-split calls whose units take more than one wave of CTAs and leave the last one at most half filled run those last
 units in more splits, as many as a wave's slots take (``TAIL_WAVE_MIN_TOKENS``); the few units past one pipelined CTA
 per SM, as many as the SMs' second slots take (``TAIL_PAST_SMS_SHARE``); else tail splits are an A/B knob.
@@ -46,7 +45,7 @@ from dataclasses import dataclass
 
 from ..._text import counted
 from ...errors import ArgumentError
-from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build
+from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build, kv_bytes_read
 from .knobs import TAIL_MAX_SPLITS, check_persistent, check_tail
 from .loads import choose_loads, short_page_bound, short_page_ring
 
@@ -88,6 +87,10 @@ UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewe
 # one wave (265-528 units at 132 SMs, filling it under ONE_STAGE_MIN_FILL): that build, 3 CTAs per SM (2 chains) where
 # they fit, else 4 (1 chain), at pages of 32 or 64 and from these many tokens (docs/decode.md, "The plan's constants").
 ONE_WAVE_MIN_TOKENS = 1024
+# ... but where the units past that wave are at most this share of the SMs, from as many tokens, the pipelined build and
+# the tail-wave rule's tail (34-38 x 8k-32k at 8 KV heads, 8-40 past: -1.2 to -4.0 %; 40 x 8k, 56 past: -1.2 %; 42 x 8k,
+# 72 past: +1.8 %; 34 x 4k -2.6 %, 37 x 4k level, 34 x 2k +0.4 to +1.0 %; docs/decode.md, "The plan's constants")
+TAIL_PAST_WAVE_SHARE, TAIL_PAST_WAVE_MIN_TOKENS = 3 / 8, 8192
 # One-split calls of more units than a wave of their CTAs holds, whose last wave they would leave at most half filled:
 # the units past the last whole wave in as many splits as one wave's slots take (up to TAIL_MAX_SPLITS), at pages of
 # 32 or 64, from these many tokens (batch 72-110 x 8k at 8 KV heads, 48-112 units left: -1.0 to -7.8 %; 8-40 left:
@@ -165,11 +168,6 @@ def wave_fill(ctas: int, slots: int) -> float:
     return ctas / (math.ceil(ctas / slots) * slots)
 
 
-def kv_bytes_read(g: DecodeGeometry) -> int:
-    """K and V bytes a call over full page-table rows reads."""
-    return 2 * g.batch * g.max_kv_len * g.heads_kv * g.head_dim * 2
-
-
 def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, arch: str = "sm_90",
               l2_bytes: int = H200_L2_BYTES, variant: str | None = None, row_warps: int | None = None,
               stages: int | None = None, warps: int | None = None, keys_per_warp: int | None = None,
@@ -226,7 +224,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         if (not build_given and cluster is None and not persistent and not pairs and kb.variant == "mma"
                 and kb.stages > 1 and units > sms * per_sm and g.max_q_len == 1
                 and g.page_size in ONE_SPLIT_PAGE_SIZES and g.max_kv_len >= ONE_WAVE_MIN_TOKENS):
-            one = _one_stage_holding(g, kb, units, sms, occ, timeline)  # not a second, part-filled wave
+            # not a second, part-filled wave; but a few units past it: the tail-wave rule's tail below
+            few_past = units - sms * per_sm <= TAIL_PAST_WAVE_SHARE * sms and g.max_kv_len >= TAIL_PAST_WAVE_MIN_TOKENS
+            one = None if few_past else _one_stage_holding(g, kb, units, sms, occ, timeline)
             if one is not None:
                 kb, per_sm = one, occ(one)
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
@@ -258,11 +258,11 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
         if (not build_given and cluster is None and splits == 1 and per_sm == 2 and kb.stages > 1 and not pairs
                 and kb.variant == "mma" and g.max_q_len == 1 and g.page_size in ONE_SPLIT_PAGE_SIZES
                 and sms < units < 2 * ONE_SPLIT_MIN_SM_FILL * sms):
-            one = _one_stage_holding(g, kb, 2 * units, sms, occ, timeline)  # the uneven second slots
             if (units - sms <= TAIL_PAST_SMS_SHARE * sms and g.max_kv_len >= TAIL_WAVE_MIN_TOKENS
                     and _tail_splits(g, sms, units - sms) > 1):  # a few units past one per SM: split across the SMs
                 tail_units, tail_splits = units - sms, _tail_splits(g, sms, units - sms)
-            elif one is not None and g.max_kv_len >= UNEVEN_SPLIT_MIN_TOKENS.get(occ(one), math.inf):
+            elif (one := _one_stage_holding(g, kb, 2 * units, sms, occ, timeline)) is not None and \
+                    g.max_kv_len >= UNEVEN_SPLIT_MIN_TOKENS.get(occ(one), math.inf):  # the uneven second slots
                 kb, per_sm, splits = one, occ(one), 2
         slots, last = sms * per_sm, units % (sms * per_sm)
         if (not build_given and cluster is None and splits == 1 and not pairs and kb.variant == "mma"
