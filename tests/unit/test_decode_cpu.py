@@ -1083,12 +1083,12 @@ def test_call_plan_runs_133_to_237_units_in_2_splits_of_a_one_stage_build(batch,
     (34, 1024, {}, "mma w4s1ef", 3), (56, 1024, {}, "mma w4s1c1", 4),  # from 1k tokens
     (34, 512, {}, "mma w4s3ef", 2),               # under 1k tokens: not measured
     (34, 4096, dict(page_size=32), "mma w4s1", 3), (50, 8192, dict(page_size=32), "mma w4s1c1", 4),  # pages of 32
-    (34, 8192, dict(page_size=16), "mma w4s2 wide pp", 3),  # pages of 16: their own ring, 3 per SM
-    (34, 8192, dict(max_q_len=2), "mma w4s3", 2), (34, 8192, dict(head_dim=256), "mma w8d2s2 wide", 1),
-    (34, 8192, dict(stages=3), "mma w4s3", 2), (34, 8192, dict(qk_chains=2), "mma w4s3", 2),  # the caller's knobs
-    (34, 8192, dict(splits=1), "mma w4s3", 2), (34, 8192, dict(cluster=False), "mma w4s3", 2),
-    (34, 8192, dict(persistent=True), "mma w4s3 P", 1),
-    (34, 8192, dict(tail_units=8, tail_splits=16), "mma w4s3 tail/16", 2),
+    (34, 4096, dict(page_size=16), "mma w4s2 wide pp", 3),  # pages of 16: their own ring, 3 per SM
+    (34, 4096, dict(max_q_len=2), "mma w4s3", 2), (34, 4096, dict(head_dim=256), "mma w8d2s2 wide", 1),
+    (34, 4096, dict(stages=3), "mma w4s3", 2), (34, 4096, dict(qk_chains=2), "mma w4s3", 2),  # the caller's knobs
+    (34, 4096, dict(splits=1), "mma w4s3", 2), (34, 4096, dict(cluster=False), "mma w4s3", 2),
+    (34, 4096, dict(persistent=True), "mma w4s3 P", 1),
+    (34, 4096, dict(tail_units=8, tail_splits=16), "mma w4s3 tail/16", 2),
     (34, 4096, dict(page_prefetch=False), "mma w4s1", 3),  # the loads' knobs change the loads, not the plan
     (50, 8192, dict(timeline=True), "mma w4s1c1", 4),  # a timeline build: the plan's, bounded to its CTAs per SM
 ])
