@@ -88,8 +88,8 @@ UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewe
 # they fit, else 4 (1 chain), at pages of 32 or 64 and from these many tokens (docs/decode.md, "The plan's constants").
 ONE_WAVE_MIN_TOKENS = 1024
 # ... but where the units past that wave are at most this share of the SMs, from as many tokens, the pipelined build and
-# the tail-wave rule's tail (34-38 x 8k-32k at 8 KV heads, 8-40 past: -1.2 to -4.0 %; 40 x 8k, 56 past: -1.2 %; 42 x 8k,
-# 72 past: +1.8 %; 34 x 4k -2.6 %, 37 x 4k level, 34 x 2k +0.4 to +1.0 %; docs/decode.md, "The plan's constants")
+# the tail-wave rule's tail (34-39 x 8k-32k at 8 KV heads, 8-48 past: -1.2 to -4.4 % on three H200s; 40 x 8k, 56 past:
+# -0.4 to -1.2 %; 42 x 8k, 72 past: +1.8 %; 34 x 2k +0.4 to +1.0 %; docs/decode.md, "The plan's constants")
 TAIL_PAST_WAVE_SHARE, TAIL_PAST_WAVE_MIN_TOKENS = 3 / 8, 8192
 # One-split calls of more units than a wave of their CTAs holds, whose last wave they would leave at most half filled:
 # the units past the last whole wave in as many splits as one wave's slots take (up to TAIL_MAX_SPLITS), at pages of
