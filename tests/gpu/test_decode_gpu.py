@@ -180,6 +180,8 @@ def test_the_plans_one_wave_of_a_one_stage_build_at_265_to_528_units_matches_exa
     (80, 32, 72, (112, 2)),    # 640 units of up to 2.3k tokens in pages of 32: the last 112 in 2 splits each
     (17, 64, 36, (4, 16)),     # 136 units: the 4 past one CTA per SM in 16 splits each
     (34, 64, 128, (8, 16)),    # 272 units of up to 8k tokens: the 8 past two pipelined CTAs per SM in 16 splits each
+    (40, 64, 128, (56, 4)),    # 320 units of up to 8k tokens: the 56 past them in 4 splits each
+    (36, 64, 64, (24, 11)),    # 288 units of up to 4k tokens: the 24 past them in 11 splits each
 ])
 def test_the_plans_tail_splits_past_its_last_whole_wave_match_exact_attention(batch, page_size, max_pages, tail):
     """17-80 sequences x 8 KV heads of ragged lengths (sequences of 1, page boundaries +-1, among the tail's too): the

@@ -1072,24 +1072,24 @@ def test_call_plan_runs_133_to_237_units_in_2_splits_of_a_one_stage_build(batch,
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "knobs", "label", "per_sm"), [
-    (34, 2048, {}, "mma w4s1", 3), (34, 4096, {}, "mma w4s1", 3),  # 272 units: one wave at 3 per SM, not 1.03 at 2
-    (40, 8192, {}, "mma w4s1", 3), (42, 32768, {}, "mma w4s1", 3),  # 56-72 past 264 (TAIL_PAST_WAVE_SHARE's bound)
+    (34, 2048, {}, "mma w4s1", 3), (37, 4096, {}, "mma w4s1", 3),  # 272-296 units: one wave at 3 per SM, not 1.1 at 2
+    (41, 8192, {}, "mma w4s1", 3), (42, 32768, {}, "mma w4s1", 3),  # 64-72 past 264 (TAIL_PAST_WAVE_SHARE's bound)
     (50, 2048, {}, "mma w4s1c1", 4), (56, 32768, {}, "mma w4s1c1", 4),  # 400-448 units: past 396, 4 per SM
-    (68, 4096, dict(heads_q=16, heads_kv=4), "mma w4s1", 3),  # the same 272 units with 4 KV heads
-    (34, 4096, dict(heads_q=64), "mma w4s1", 3),  # 8 query heads a KV head: the same units
+    (74, 4096, dict(heads_q=16, heads_kv=4), "mma w4s1", 3),  # the same 296 units with 4 KV heads
+    (37, 4096, dict(heads_q=64), "mma w4s1", 3),  # 8 query heads a KV head: the same units
     (33, 8192, {}, "mma w4s3", 2),                # 264 units: one whole wave at 2 per SM
     (43, 8192, {}, "mma w4s1", 3), (57, 8192, {}, "mma w4s1c1", 4),  # filled to 0.85: ONE_STAGE_MIN_FILL's, as before
     (67, 8192, {}, "mma w4s3 tail/16", 2),        # 536 units: no one-stage build holds them in one wave
     (34, 1024, {}, "mma w4s1ef", 3), (56, 1024, {}, "mma w4s1c1", 4),  # from 1k tokens
     (34, 512, {}, "mma w4s3ef", 2),               # under 1k tokens: not measured
-    (34, 4096, dict(page_size=32), "mma w4s1", 3), (50, 8192, dict(page_size=32), "mma w4s1c1", 4),  # pages of 32
-    (34, 4096, dict(page_size=16), "mma w4s2 wide pp", 3),  # pages of 16: their own ring, 3 per SM
-    (34, 4096, dict(max_q_len=2), "mma w4s3", 2), (34, 4096, dict(head_dim=256), "mma w8d2s2 wide", 1),
-    (34, 4096, dict(stages=3), "mma w4s3", 2), (34, 4096, dict(qk_chains=2), "mma w4s3", 2),  # the caller's knobs
-    (34, 4096, dict(splits=1), "mma w4s3", 2), (34, 4096, dict(cluster=False), "mma w4s3", 2),
-    (34, 4096, dict(persistent=True), "mma w4s3 P", 1),
-    (34, 4096, dict(tail_units=8, tail_splits=16), "mma w4s3 tail/16", 2),
-    (34, 4096, dict(page_prefetch=False), "mma w4s1", 3),  # the loads' knobs change the loads, not the plan
+    (37, 4096, dict(page_size=32), "mma w4s1", 3), (50, 8192, dict(page_size=32), "mma w4s1c1", 4),  # pages of 32
+    (37, 4096, dict(page_size=16), "mma w4s2 wide pp", 3),  # pages of 16: their own ring, 3 per SM
+    (37, 4096, dict(max_q_len=2), "mma w4s3", 2), (37, 4096, dict(head_dim=256), "mma w8d2s2 wide", 1),
+    (37, 4096, dict(stages=3), "mma w4s3", 2), (37, 4096, dict(qk_chains=2), "mma w4s3", 2),  # the caller's knobs
+    (37, 4096, dict(splits=1), "mma w4s3", 2), (37, 4096, dict(cluster=False), "mma w4s3", 2),
+    (37, 4096, dict(persistent=True), "mma w4s3 P", 1),
+    (37, 4096, dict(tail_units=8, tail_splits=16), "mma w4s3 tail/16", 2),
+    (37, 4096, dict(page_prefetch=False), "mma w4s1", 3),  # the loads' knobs change the loads, not the plan
     (50, 8192, dict(timeline=True), "mma w4s1c1", 4),  # a timeline build: the plan's, bounded to its CTAs per SM
 ])
 def test_call_plan_holds_265_to_528_units_in_one_wave_of_a_one_stage_build(batch, kv_len, knobs, label, per_sm):
@@ -1203,16 +1203,19 @@ def test_call_plan_splits_the_few_units_past_one_cta_per_sm_across_the_sms(batch
     (34, 8192, dict(sms=134), (4, 16)),                              # 272 units on 268 slots: 4 past
     (34, 8192, dict(sms=100), None),                                 # 72 past 200 slots: the one-wave rule's build
     (34, 8192, dict(timeline=True), (8, 16)),                        # a timeline shows the call as it runs
-    (40, 8192, {}, None), (33, 8192, {}, None),                      # 56 past: the one-wave rule; 264: none past
-    (34, 4096, {}, None),                                            # under 8k tokens: the one-wave rule
+    (40, 8192, {}, (56, 4)), (40, 32768, {}, (56, 4)),               # up to 7/16 of the SMs past, from 8k tokens
+    (41, 8192, {}, None), (33, 8192, {}, None),                      # 64 past: the one-wave rule; 264: none past
+    (34, 4096, {}, (8, 16)), (36, 4096, {}, (24, 11)), (34, 6144, {}, (8, 16)),  # from 4k tokens, up to 3/16
+    (37, 4096, {}, None), (38, 6144, {}, None),                      # 32-40 past under 8k: the one-wave rule
+    (34, 2048, {}, None),                                            # under 4k tokens: the one-wave rule
     (34, 8192, dict(page_size=16), None), (34, 8192, dict(max_q_len=2), None), (34, 8192, dict(head_dim=256), None),
     (34, 8192, dict(stages=3), None), (34, 8192, dict(splits=1), None), (34, 8192, dict(cluster=False), None),
     (34, 8192, dict(tail_units=4, tail_splits=8), (4, 8)),           # the caller's tail stands
 ])
 def test_call_plan_runs_the_few_units_past_a_pipelined_wave_in_tail_splits(batch, kv_len, knobs, tail):
-    """A one-split call with at most 3/8 of the SMs in units past two pipelined CTAs per SM, from 8k tokens: that build
-    with those units in the tail-wave rule's splits, the very build the A/B timed, not the one-wave rule's one-stage
-    build at 3 per SM; and the CTA model counts the CTAs the call launches."""
+    """A one-split call with at most 7/16 of the SMs in units past two pipelined CTAs per SM from 8k tokens, 3/16 from
+    4k: that build with those units in the tail-wave rule's splits, the very build the A/B timed, not the one-wave
+    rule's one-stage build at 3 per SM; and the CTA model counts the CTAs the call launches."""
     from labkit.sched.measure import _launch_model
 
     at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv", "head_dim") if k in knobs}
@@ -1226,7 +1229,8 @@ def test_call_plan_runs_the_few_units_past_a_pipelined_wave_in_tail_splits(batch
         if not knobs and "page_size" not in at and g.max_q_len == 1 and g.head_dim == 128 and units > 2 * sms:
             assert (kernel_label(plan.kernel), plan.ctas_per_sm) == ("mma w4s1", 3), describe_plan(plan)
         return
-    assert plan.splits == 1 and plan.ctas_per_sm == 2 and 2 * sms < units <= 2 * sms + 3 / 8 * sms
+    share = 7 / 16 if kv_len >= 8192 else 3 / 16
+    assert plan.splits == 1 and plan.ctas_per_sm == 2 and 2 * sms < units <= 2 * sms + share * sms
     assert _launch_model(g, plan, kv_len, sms=sms).ctas == units - tail[0] + tail[0] * tail[1]
     if not knobs or "timeline" in knobs:
         timed = plan_call(g, sms=sms, stages=3, splits=1, tail_units=tail[0], tail_splits=tail[1],

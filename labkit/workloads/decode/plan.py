@@ -87,10 +87,10 @@ UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewe
 # one wave (265-528 units at 132 SMs, filling it under ONE_STAGE_MIN_FILL): that build, 3 CTAs per SM (2 chains) where
 # they fit, else 4 (1 chain), at pages of 32 or 64 and from these many tokens (docs/decode.md, "The plan's constants").
 ONE_WAVE_MIN_TOKENS = 1024
-# ... but where the units past that wave are at most this share of the SMs, from as many tokens, the pipelined build and
-# the tail-wave rule's tail (34-39 x 8k-32k at 8 KV heads, 8-48 past: -1.2 to -4.4 % on three H200s; 40 x 8k, 56 past:
-# -0.4 to -1.2 %; 42 x 8k, 72 past: +1.8 %; 34 x 2k +0.4 to +1.0 %; docs/decode.md, "The plan's constants")
-TAIL_PAST_WAVE_SHARE, TAIL_PAST_WAVE_MIN_TOKENS = 3 / 8, 8192
+# ... but where the units past that wave are at most a share of the SMs, the pipelined build and the tail-wave rule's
+# tail: {fewest tokens: share} (8-56 past from 8k, 34-40 x 8k-32k: -0.4 to -4.4 %, 41 x 8k +0.2 %; 8-24 from 4k, 34-36 x
+# 4k: -1.4 to -2.9 %, 37 x 4k level; 34 x 2k +0.4 to +1.0 %; docs/decode.md, "The plan's constants")
+TAIL_PAST_WAVE_SHARE = {4096: 3 / 16, 8192: 7 / 16}
 # One-split calls of more units than a wave of their CTAs holds, whose last wave they would leave at most half filled:
 # the units past the last whole wave in as many splits as one wave's slots take (up to TAIL_MAX_SPLITS), at pages of
 # 32 or 64, from these many tokens (batch 72-110 x 8k at 8 KV heads, 48-112 units left: -1.0 to -7.8 %; 8-40 left:
@@ -225,8 +225,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 and kb.stages > 1 and units > sms * per_sm and g.max_q_len == 1
                 and g.page_size in ONE_SPLIT_PAGE_SIZES and g.max_kv_len >= ONE_WAVE_MIN_TOKENS):
             # not a second, part-filled wave; but a few units past it: the tail-wave rule's tail below
-            few_past = units - sms * per_sm <= TAIL_PAST_WAVE_SHARE * sms and g.max_kv_len >= TAIL_PAST_WAVE_MIN_TOKENS
-            one = None if few_past else _one_stage_holding(g, kb, units, sms, occ, timeline)
+            share = max((s for t, s in TAIL_PAST_WAVE_SHARE.items() if g.max_kv_len >= t), default=0)
+            one = None if units - sms * per_sm <= share * sms else _one_stage_holding(g, kb, units, sms, occ, timeline)
             if one is not None:
                 kb, per_sm = one, occ(one)
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
