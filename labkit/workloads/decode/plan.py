@@ -88,8 +88,8 @@ UNEVEN_SPLIT_MIN_TOKENS = {3: 2048, 4: 8192}  # {one-stage CTAs per SM: the fewe
 # they fit, else 4 (1 chain), at pages of 32 or 64 and from these many tokens (docs/decode.md, "The plan's constants").
 ONE_WAVE_MIN_TOKENS = 1024
 # ... but where the units past that wave are at most a share of the SMs, the pipelined build and the tail-wave rule's
-# tail: {fewest tokens: share} (8-56 past from 8k, 34-40 x 8k-32k: -0.4 to -4.4 %, 41 x 8k +0.2 %; 8-24 from 4k, 34-36 x
-# 4k: -1.4 to -2.9 %, 37 x 4k level; 34 x 2k +0.4 to +1.0 %; docs/decode.md, "The plan's constants")
+# tail: {fewest tokens: share} (8-56 past from 8k, 34-40 x 8k-32k: -0.3 to -4.4 %, 41 x 8k +0.2 %; 8-24 from 4k, 34-36 x
+# 4k: -1.3 to -3.1 %, 37 x 4k level; 34 x 2k +0.4 to +1.0 %; docs/decode.md, "The plan's constants")
 TAIL_PAST_WAVE_SHARE = {4096: 3 / 16, 8192: 7 / 16}
 # One-split calls of more units than a wave of their CTAs holds, whose last wave they would leave at most half filled:
 # the units past the last whole wave in as many splits as one wave's slots take (up to TAIL_MAX_SPLITS), at pages of
