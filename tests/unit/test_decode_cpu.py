@@ -1197,7 +1197,7 @@ def test_call_plan_splits_the_few_units_past_one_cta_per_sm_across_the_sms(batch
 
 @pytest.mark.parametrize(("batch", "kv_len", "knobs", "tail"), [
     (34, 8192, {}, (8, 16)), (34, 32768, {}, (8, 16)), (35, 8192, {}, (16, 16)),  # 272-280 units: 8-16 past 264 slots
-    (36, 16384, {}, (24, 11)), (37, 8192, {}, (32, 8)), (39, 8192, {}, (48, 5)),  # up to 3/8 of the SMs past
+    (36, 16384, {}, (24, 11)), (37, 8192, {}, (32, 8)), (39, 8192, {}, (48, 5)),  # up to 7/16 of the SMs past
     (68, 8192, dict(heads_q=16, heads_kv=4), (8, 16)),               # the same 272 units with 4 KV heads
     (34, 8192, dict(heads_q=64), (8, 16)), (34, 8192, dict(page_size=32), (8, 16)),
     (34, 8192, dict(sms=134), (4, 16)),                              # 272 units on 268 slots: 4 past
@@ -1207,7 +1207,8 @@ def test_call_plan_splits_the_few_units_past_one_cta_per_sm_across_the_sms(batch
     (41, 8192, {}, None), (33, 8192, {}, None),                      # 64 past: the one-wave rule; 264: none past
     (34, 4096, {}, (8, 16)), (36, 4096, {}, (24, 11)), (34, 6144, {}, (8, 16)),  # from 4k tokens, up to 3/16
     (37, 4096, {}, None), (38, 6144, {}, None),                      # 32-40 past under 8k: the one-wave rule
-    (34, 2048, {}, None),                                            # under 4k tokens: the one-wave rule
+    (34, 2048, {}, None), (34, 4032, {}, None),                      # under 4k tokens: the one-wave rule
+    (34, 4096, dict(sms=134), (4, 16)),                              # 4 past 268 slots, from 4k tokens
     (34, 8192, dict(page_size=16), None), (34, 8192, dict(max_q_len=2), None), (34, 8192, dict(head_dim=256), None),
     (34, 8192, dict(stages=3), None), (34, 8192, dict(splits=1), None), (34, 8192, dict(cluster=False), None),
     (34, 8192, dict(tail_units=4, tail_splits=8), (4, 8)),           # the caller's tail stands
@@ -1237,6 +1238,15 @@ def test_call_plan_runs_the_few_units_past_a_pipelined_wave_in_tail_splits(batch
                           timeline="timeline" in knobs)
         assert plan == timed and kernel_label(plan.kernel).startswith("mma w4s3")
         assert tail == (units - 2 * sms, min(16, 2 * sms // (units - 2 * sms)))
+
+
+def test_tail_past_wave_shares_grow_with_tokens():
+    """plan_call takes the largest share whose token bound a call reaches: that is the longest bound's share only while
+    longer calls get larger shares, as measured (longer units leave a tail more time to hide in)."""
+    from labkit.workloads.decode.plan import TAIL_PAST_WAVE_SHARE
+
+    shares = [TAIL_PAST_WAVE_SHARE[t] for t in sorted(TAIL_PAST_WAVE_SHARE)]
+    assert shares == sorted(shares) and all(0 < s < 1 / 2 for s in shares)  # under 1/2: slots // past >= 2 splits
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "page_size", "label", "splits"), [
