@@ -1112,6 +1112,32 @@ def test_call_plan_holds_265_to_528_units_in_one_wave_of_a_one_stage_build(batch
         assert "w4s1" not in kernel_label(plan_call(g, sms=math.ceil(units / 4) - 1).kernel)
 
 
+def _case_plan(batch: int, kv_len: int, knobs: dict):
+    """A tail test case's plan: its geometry and ``sms`` taken out of ``knobs`` (what is left are plan_call's knobs);
+    returns the geometry, the SM count, the plan and its tail (units, splits), None without one."""
+    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv", "head_dim") if k in knobs}
+    sms = knobs.pop("sms", 132)
+    g = geometry_for(batch, kv_len, **{"head_dim": 128, **at})
+    plan = plan_call(g, sms=sms, **knobs)
+    return g, sms, plan, ((plan.tail_units, plan.kernel.tail_splits) if plan.tail_units else None)
+
+
+def _check_planned_tail(g, plan, kv_len: int, sms: int, knobs: dict, tail, slots: int):
+    """The CTA model counts the CTAs the tailed call launches; the plan's own tail (no knobs, or a timeline) is the
+    very build the A/B timed, the units past ``slots`` in min(16, slots // them) splits. Returns the CTA model."""
+    from labkit.sched.measure import _launch_model
+
+    units = g.batch * g.heads_kv * plan.kernel.row_blocks(g)
+    model = _launch_model(g, plan, kv_len, sms=sms)
+    assert model.ctas == units - tail[0] + tail[0] * tail[1]
+    if not knobs or "timeline" in knobs:
+        timed = plan_call(g, sms=sms, stages=3, splits=1, tail_units=tail[0], tail_splits=tail[1],
+                          timeline="timeline" in knobs)
+        assert plan == timed and kernel_label(plan.kernel).startswith("mma w4s3")
+        assert units % slots == tail[0] and tail[1] == min(16, slots // tail[0])
+    return model
+
+
 @pytest.mark.parametrize(("batch", "kv_len", "knobs", "tail"), [
     (67, 8192, {}, (8, 16)), (72, 8192, {}, (48, 5)),  # 536 and 576 units: 2 whole waves of 264 slots, then the rest
     (76, 8192, {}, (80, 3)), (80, 8192, {}, (112, 2)), (76, 2048, {}, (80, 3)), (76, 32768, {}, (80, 3)),
@@ -1134,28 +1160,16 @@ def test_call_plan_splits_the_units_of_a_part_filled_last_wave_across_a_waves_sl
     many splits as a wave's slots take (up to 16), the very build the A/B timed (its knobs given); and the CTA model
     counts the CTAs the call launches."""
     from labkit.sched import decode_launch
-    from labkit.sched.measure import _launch_model
 
-    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv", "head_dim") if k in knobs}
-    sms = knobs.pop("sms", 132)
-    g = geometry_for(batch, kv_len, **{"head_dim": 128, **at})
-    plan = plan_call(g, sms=sms, **knobs)
-    got = (plan.tail_units, plan.kernel.tail_splits) if plan.tail_units else None
+    g, sms, plan, got = _case_plan(batch, kv_len, knobs)
     assert got == tail, describe_plan(plan)
-    units = g.batch * g.heads_kv * plan.kernel.row_blocks(g)
     if tail is None:
         return
-    assert plan.splits == 1 and units > sms * plan.ctas_per_sm
-    model = _launch_model(g, plan, kv_len, sms=sms)
-    assert model.ctas == units - tail[0] + tail[0] * tail[1]
+    assert plan.splits == 1 and g.batch * g.heads_kv * plan.kernel.row_blocks(g) > sms * plan.ctas_per_sm
+    model = _check_planned_tail(g, plan, kv_len, sms, knobs, tail, slots=sms * plan.ctas_per_sm)
     untailed = decode_launch(batch, kv_len, 1, heads_kv=g.heads_kv, sms=sms, ctas_per_sm=plan.ctas_per_sm,
                              tokens_per_stage=plan.kernel.tokens_per_stage)
     assert "tail_units" in knobs or model.wave_efficiency > untailed.wave_efficiency
-    if not knobs or "timeline" in knobs:
-        timed = plan_call(g, sms=sms, stages=3, splits=1, tail_units=tail[0], tail_splits=tail[1],
-                          timeline="timeline" in knobs)
-        assert plan == timed and kernel_label(plan.kernel).startswith("mma w4s3")
-        assert units % (sms * plan.ctas_per_sm) == tail[0] and tail[1] == min(16, sms * plan.ctas_per_sm // tail[0])
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "knobs", "tail"), [
@@ -1175,24 +1189,13 @@ def test_call_plan_splits_the_few_units_past_one_cta_per_sm_across_the_sms(batch
     """A one-split call with at most a 32nd of the SMs in units past one pipelined CTA per SM: those units run in as
     many splits as the SMs' second slots take (up to 16), the very build the A/B timed, not the 133-237 unit rule's 2
     splits of a one-stage build; and the CTA model counts the CTAs the call launches."""
-    from labkit.sched.measure import _launch_model
-
-    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv", "head_dim") if k in knobs}
-    sms = knobs.pop("sms", 132)
-    g = geometry_for(batch, kv_len, **{"head_dim": 128, **at})
-    plan = plan_call(g, sms=sms, **knobs)
-    got = (plan.tail_units, plan.kernel.tail_splits) if plan.tail_units else None
+    g, sms, plan, got = _case_plan(batch, kv_len, knobs)
     assert got == tail, describe_plan(plan)
     if tail is None:
         return
     units = g.batch * g.heads_kv
     assert plan.splits == 1 and plan.ctas_per_sm == 2 and sms < units <= sms * 2
-    assert _launch_model(g, plan, kv_len, sms=sms).ctas == units - tail[0] + tail[0] * tail[1]
-    if not knobs or "timeline" in knobs:
-        timed = plan_call(g, sms=sms, stages=3, splits=1, tail_units=tail[0], tail_splits=tail[1],
-                          timeline="timeline" in knobs)
-        assert plan == timed and kernel_label(plan.kernel).startswith("mma w4s3")
-        assert tail == (units - sms, min(16, sms // (units - sms)))
+    _check_planned_tail(g, plan, kv_len, sms, knobs, tail, slots=sms)
 
 
 @pytest.mark.parametrize(("batch", "kv_len", "knobs", "tail"), [
@@ -1217,27 +1220,16 @@ def test_call_plan_runs_the_few_units_past_a_pipelined_wave_in_tail_splits(batch
     """A one-split call with at most 7/16 of the SMs in units past two pipelined CTAs per SM from 8k tokens, 3/16 from
     4k: that build with those units in the tail-wave rule's splits, the very build the A/B timed, not the one-wave
     rule's one-stage build at 3 per SM; and the CTA model counts the CTAs the call launches."""
-    from labkit.sched.measure import _launch_model
-
-    at = {k: knobs.pop(k) for k in ("page_size", "max_q_len", "heads_q", "heads_kv", "head_dim") if k in knobs}
-    sms = knobs.pop("sms", 132)
-    g = geometry_for(batch, kv_len, **{"head_dim": 128, **at})
-    plan = plan_call(g, sms=sms, **knobs)
-    got = (plan.tail_units, plan.kernel.tail_splits) if plan.tail_units else None
+    g, sms, plan, got = _case_plan(batch, kv_len, knobs)
     assert got == tail, describe_plan(plan)
     units = g.batch * g.heads_kv
     if tail is None:
-        if not knobs and "page_size" not in at and g.max_q_len == 1 and g.head_dim == 128 and units > 2 * sms:
+        if not knobs and g.page_size == 64 and g.max_q_len == 1 and g.head_dim == 128 and units > 2 * sms:
             assert (kernel_label(plan.kernel), plan.ctas_per_sm) == ("mma w4s1", 3), describe_plan(plan)
         return
     share = 7 / 16 if kv_len >= 8192 else 3 / 16
     assert plan.splits == 1 and plan.ctas_per_sm == 2 and 2 * sms < units <= 2 * sms + share * sms
-    assert _launch_model(g, plan, kv_len, sms=sms).ctas == units - tail[0] + tail[0] * tail[1]
-    if not knobs or "timeline" in knobs:
-        timed = plan_call(g, sms=sms, stages=3, splits=1, tail_units=tail[0], tail_splits=tail[1],
-                          timeline="timeline" in knobs)
-        assert plan == timed and kernel_label(plan.kernel).startswith("mma w4s3")
-        assert tail == (units - 2 * sms, min(16, 2 * sms // (units - 2 * sms)))
+    _check_planned_tail(g, plan, kv_len, sms, knobs, tail, slots=2 * sms)
 
 
 def test_tail_past_wave_shares_grow_with_tokens():
