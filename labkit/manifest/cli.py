@@ -101,6 +101,8 @@ def _run(args) -> int:
 
 
 def register(sub) -> None:
+    from ..timing import MODES
+
     mp = sub.add_parser("manifest", help="schema_version 4 launch manifests").add_subparsers(dest="sub", required=True)
 
     def common(p):
@@ -125,7 +127,10 @@ def register(sub) -> None:
     common(p)
     p.add_argument("--iters", type=int_in(1, 10**6, what="--iters"), default=None,
                    help="samples per call (default: adaptive)")
-    p.add_argument("--mode", choices=("cold", "hot", "graph"), default="cold")
+    p.add_argument("--mode", choices=MODES, default="cold",
+                   help="cold: L2 flushed by a memset before each sample (left dirty, as NVBench's flush); "
+                        "cold_clean: that flush, then a read of other data, so L2 is clean; hot: warm L2; graph: a "
+                        "CUDA graph of the call replayed, per call")
     p.add_argument("--seed", type=int_in(0, 2**63 - 1, what="--seed"), default=0)
     p.add_argument("--json", default=None, type=output_path("--json"), help="also write the timings here")
     p.set_defaults(fn=_run)

@@ -257,7 +257,7 @@ def peer_map(m, *, title: str | None = None, ax=None):
     ax.set_xlabel("KV tokens per sequence")
     ax.set_ylabel("batch [sequences]")
     fig.colorbar(image, ax=ax, label="x best peer (under 1: behind)")
-    ax.set_title(title or f"labkit beside the peers / the best peer, d{m.head_dim}, {m.heads} heads\n{m.where}")
+    ax.set_title(title or f"labkit beside the peers / the best peer, {m.what}\n{m.where}")
     return fig
 
 

@@ -4,12 +4,12 @@
 only when called.
 """
 
-from .events import MODES, Timing, count_graph_nodes, flush_l2, time_gpu
+from .events import COLD_MODES, MODES, Timing, count_graph_nodes, flush_l2, time_gpu
 from .interleave import interleave, round_orders
 from .nvtx import DOMAIN, nvtx_range
 from .pipeline import Pipeline, PipelineTiming
 from .stats import STAT_FIELDS, Spread, Stats
 
-__all__ = ["DOMAIN", "MODES", "STAT_FIELDS", "Pipeline", "PipelineTiming", "Spread", "Stats", "Timing",
+__all__ = ["COLD_MODES", "DOMAIN", "MODES", "STAT_FIELDS", "Pipeline", "PipelineTiming", "Spread", "Stats", "Timing",
            "count_graph_nodes", "flush_l2", "interleave", "nvtx_range", "round_orders",
            "time_gpu"]

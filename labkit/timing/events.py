@@ -2,7 +2,12 @@
 
 One sample = [pad] start-event fn() stop-event, all on one stream. The pad runs before the
 start event, outside the timed window: in ``cold`` mode a memset of >= 2 x L2 (evicts the
-data), then in every mode a ~100 us spin kernel that touches no memory: it keeps the GPU busy
+data, as NVBench's and triton's flushes do, and leaves L2 full of the memset's dirty lines, which
+the timed code's misses then write back to DRAM); in ``cold_clean`` mode that memset, then a
+read of another >= 2 x L2 of the sampler's own buffer (the dirty lines go back to DRAM inside
+the pad, and L2 holds clean lines no timed code reads: on the H200 both labkit's decode calls
+and cuDNN's ran 7-12 % faster at 268-537 MB of K/V, and 1 x 8k d128 17.6 -> 16.1 us); then in
+every mode a ~100 us spin kernel that touches no memory: it keeps the GPU busy
 while the host enqueues the start event and ``fn``'s launches, so the event pair times the
 GPU work and not Python's launch overhead (measured on the H200: a 40 us flush alone left a
 ~70 us host gap inside a two-kernel phase). ``graph`` mode replays a CUDA graph of N calls
@@ -24,8 +29,9 @@ from ..errors import TimingError
 from .nvtx import nvtx_range
 from .stats import Spread, Stats
 
-Mode = Literal["cold", "hot", "graph"]
-MODES = ("cold", "hot", "graph")
+Mode = Literal["cold", "cold_clean", "hot", "graph"]
+MODES = ("cold", "cold_clean", "hot", "graph")
+COLD_MODES = ("cold", "cold_clean")  # a flush before each sample
 SPIN_CYCLES = 200_000  # ~100 us at 1.98 GHz: the least pad; time_gpu lengthens it to cover a slow enqueue
 FLUSH_L2_TIMES = 2  # a cold sample's pad writes this many L2 sizes
 
@@ -98,6 +104,8 @@ class _Sampler:
     flush_bytes: int = 0
     stream: object = None
     _flush: object = None
+    _clean: object = None  # cold_clean: the buffer the pad reads after the memset (words of 1), and their sum
+    _clean_sum: object = None
     _spin: object = None
     _flip: int = 0
     _events: list = field(default_factory=list)  # created once, reused by every sample / pass
@@ -120,11 +128,14 @@ class _Sampler:
         # half-written data (seen: the Sage2 tail study's rounds got wrong and NaN checksums).
         cp.cuda.Device().synchronize()
         s = cls(mode=mode, stream=cp.cuda.Stream(non_blocking=True))
-        if mode == "cold":
+        if mode in COLD_MODES:
             s.flush_bytes = int(FLUSH_L2_TIMES * dev.l2_bytes if flush_bytes is None else flush_bytes)
             if s.flush_bytes < dev.l2_bytes:
                 raise ValueError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
             s._flush = cp.empty(s.flush_bytes, dtype=cp.uint8)
+        if mode == "cold_clean":
+            s._clean = cp.ones(-(-s.flush_bytes // 4), dtype=cp.uint32)
+            s._clean_sum = cp.zeros((), dtype=cp.uint64)
         s._spin = helper_kernel("spin_cycles")
         s._clock_hz = float(dev.sm_clock_max_hz or s._clock_hz)
         return s
@@ -136,11 +147,15 @@ class _Sampler:
         self.spin_cycles = int(min(2e9, max(SPIN_CYCLES, 3 * host_s * self._clock_hz)))
 
     def pad(self) -> None:
-        """Work before a sample's start event: flush L2 (cold), then spin (every mode)."""
+        """Work before a sample's start event: flush L2 (cold modes), read the clean buffer (cold_clean), then spin
+        (every mode)."""
         cp = cupy()
         if self._flush is not None:
             self._flip ^= 1  # a different value each time, so nothing can elide the writes
             cp.cuda.runtime.memsetAsync(self._flush.data.ptr, self._flip, self.flush_bytes, self.stream.ptr)
+        if self._clean is not None:  # CuPy's own reduction: it reads every word, and the sum says it did
+            with self.stream:
+                cp.sum(self._clean, dtype=cp.uint64, out=self._clean_sum)
         self._spin((1,), (1,), (np.int64(self.spin_cycles),), stream=self.stream)
 
     def event(self):
@@ -282,7 +297,8 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
         fn: zero-argument callable; it runs inside ``with stream:`` so CuPy and RawKernel
             launches land on the timing stream. Launch on that stream only.
         name: NVTX range name for each timed call (domain ``labkit``).
-        mode: ``cold`` (flush >= 2 x L2 before each sample), ``hot`` (warm L2), or ``graph``
+        mode: ``cold`` (flush >= 2 x L2 before each sample, which leaves L2 dirty), ``cold_clean`` (that
+            flush, then a read of >= 2 x L2 of other data, so L2 is clean), ``hot`` (warm L2), or ``graph``
             (replay a CUDA graph of ``graph_calls`` calls per sample, result per call).
         warmup_ms: warm-up budget in milliseconds, at least ``warmup_calls`` calls.
         iterations: exact number of samples; when None, sample until at least

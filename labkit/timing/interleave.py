@@ -53,7 +53,7 @@ def interleave(fns: Mapping[str, Callable[[], object]], *, iterations: int = 5, 
             draw different power (peers beside labkit's kernel): see the module's docstring.
     """
     if mode == "graph":
-        raise ValueError("interleave times eagerly: use mode 'cold' or 'hot'")
+        raise ValueError("interleave times eagerly: use mode 'cold', 'cold_clean' or 'hot'")
     cp = cupy()
     names = list(fns)
     orders = round_orders(names, iterations, rotate=rotate, order=order, seed=seed)

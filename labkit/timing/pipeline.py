@@ -79,7 +79,7 @@ class Pipeline:
             flush_bytes: int | None = None) -> PipelineTiming:
         """Run ``warmup`` untimed passes, then ``iterations`` timed passes."""
         if mode == "graph":
-            raise ValueError("Pipeline times eagerly: use mode 'cold' or 'hot'")
+            raise ValueError("Pipeline times eagerly: use mode 'cold', 'cold_clean' or 'hot'")
         cp = cupy()
         fns = dict(self.steps)
         smp = _Sampler.create(mode, flush_bytes)

@@ -96,10 +96,30 @@ def test_flush_makes_l2_cold(cp):
 
     run, _, _ = _reader(cp, 16 << 20)
     hot = time_gpu(run, name="test/read16_hot", mode="hot", iterations=50)
-    cold = time_gpu(run, name="test/read16_cold", mode="cold", iterations=50)
-    print(f"16 MiB read: hot p50 {hot.stats.p50_s * 1e6:.2f} us, cold p50 {cold.stats.p50_s * 1e6:.2f} us")
-    assert cold.stats.p50_s > 1.2 * hot.stats.p50_s
-    assert min(cold.samples_s[1:]) > hot.stats.p50_s
+    for mode in ("cold", "cold_clean"):  # L2 left dirty by the flush, or flushed and then left clean
+        cold = time_gpu(run, name=f"test/read16_{mode}", mode=mode, iterations=50)
+        print(f"16 MiB read: hot p50 {hot.stats.p50_s * 1e6:.2f} us, {mode} p50 {cold.stats.p50_s * 1e6:.2f} us")
+        assert cold.mode == mode
+        assert cold.stats.p50_s > 1.2 * hot.stats.p50_s
+        assert min(cold.samples_s[1:]) > hot.stats.p50_s
+
+
+def test_cold_clean_pad_writes_the_flush_and_reads_every_word_of_its_own_buffer(cp):
+    """The cold_clean pad: the memset over the whole flush buffer, then every 32-bit word of a buffer as large read
+    (its sum counts them: each word holds 1), on the sampler's stream, at least 2 x L2 of each."""
+    from labkit.device import describe
+    from labkit.timing.events import _Sampler
+
+    smp = _Sampler.create("cold_clean")
+    l2 = describe(cp.cuda.Device().id).l2_bytes
+    assert smp.flush_bytes >= 2 * l2 and smp._clean.nbytes >= smp.flush_bytes
+    for _ in range(3):
+        with smp.stream:  # the pad's stream: a fill on another one could land after the sum
+            smp._clean_sum.fill(0)
+        smp.pad()
+        smp.stream.synchronize()
+        assert int(smp._clean_sum.get()) == smp._clean.size
+        assert int(cp.count_nonzero(smp._flush != smp._flip)) == 0  # this pad's bytes, everywhere
 
 
 def test_no_gpu_work_is_an_error(cp):

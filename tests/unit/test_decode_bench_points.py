@@ -105,3 +105,50 @@ def test_bench_times_the_named_calls_at_their_geometry_and_keeps_a_report(monkey
     assert [(p.batch, p.kv_len, p.head_dim, p.heads) for p in r.points] == [(4, 2048, 256, "64/8 page 16"),
                                                                               (32, 1024, 256, "64/8 page 16")]
     assert r.points[0].x_best_peer == pytest.approx(1.1) and sorted(r.split_sweeps) == ["32x1024 d256", "4x2048 d256"]
+
+
+def test_bench_times_every_call_in_the_cold_mode_asked_for(monkeypatch, tmp_path, capsys):
+    """--mode cold_clean: the calls, the peers' rounds, the split sweeps and the seed-sized call's cold row all time
+    with L2 left clean (the seed call's graph replay stays warm), the title and the provenance say so, the report
+    keeps the mode per row; a mode the bench does not take is one line before any GPU work."""
+    from labkit import probes, provenance
+    from labkit.workloads.decode import peers
+    from labkit.workloads.decode.plan import plan_call
+    from labkit.workloads.decode.run import geometry_for
+
+    modes = {"point": [], "peers": [], "sweep": [], "provenance": []}
+
+    def row(batch, kv_len, head_dim, mode, heads_q=32, heads_kv=8):
+        plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv))
+        return bench.call_row(batch, kv_len, head_dim, heads_q, heads_kv, plan, 1e-6 * batch * kv_len / 512, mode)
+
+    def fake_point(batch, kv_len, head_dim, *, mode="cold", heads_q=32, heads_kv=8, **kw):
+        modes["point"].append(mode)
+        return row(batch, kv_len, head_dim, mode, heads_q, heads_kv)
+
+    def fake_peers(batch, kv_len, head_dim, **kw):
+        modes["peers"].append(kw["mode"])
+        return {"sdpa_cudnn": 1.0, "labkit_beside_peers": 1.1}
+
+    def fake_sweep(b, n, d, **kw):
+        modes["sweep"].append(kw["mode"])
+        return [{**row(b, n, d, kw["mode"]), "heuristic": True}]
+
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(bench, "split_sweep", fake_sweep)
+    monkeypatch.setattr(peers, "peer_rates", fake_peers)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: modes["provenance"].append(kw) or RECORDED_PROVENANCE)
+    out = tmp_path / "clean.json"
+    assert cli.main(["decode", "bench", "--quick", "--mode", "cold_clean", "--peers", "--sweep-splits",
+                     "--out", str(out)]) == 0
+    assert modes == {"point": ["cold_clean"] * 4 + ["graph"], "peers": ["cold_clean"] * 3,
+                     "sweep": ["cold_clean"] * 4, "provenance": [{"timing_mode": "cold_clean"}]}
+    assert "paged decode, page 64, cold L2 (flushed, then left clean)" in capsys.readouterr().out
+    assert [p.mode for p in report.load(out).points] == ["cold_clean"] * 4 + ["graph"]
+    monkeypatch.setattr(bench, "bench_point", lambda *a, **k: pytest.fail("a call was timed with a bad mode"))
+    assert cli.main(["decode", "bench", "--quick", "--mode", "hot"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --mode: invalid choice: 'hot' (choose from 'cold', 'cold_clean')" in err
+    assert "Traceback" not in err and err.count("\n") == 1, err

@@ -66,11 +66,27 @@ def test_only_cold_calls_timed_beside_a_peer_are_mapped_and_a_call_in_two_report
     (m,) = load_maps([a])
     assert list(m.cells) == [(4, 8192)] and m.cells[4, 8192].best_peer == "sdpa_cudnn"  # fa3's reason is not a rate
     b = _report(tmp_path, "b.json", [_row(4, 8192, 1.01)])
-    with pytest.raises(ArgumentError, match=r"batch 4 x 8192, d128, 32/8: in both .*a\.json and .*b\.json"):
+    with pytest.raises(ArgumentError, match=r"batch 4 x 8192, d128, 32/8, cold: in both .*a\.json and .*b\.json"):
         load_maps([a, b])
     none = _report(tmp_path, "none.json", [_row(8, 1024, 1.0, peers=False)])
     with pytest.raises(ArgumentError, match="no cold call timed beside the peers"):
         peer_maps([("none.json", report.load(none))])
+
+
+def test_calls_timed_with_l2_left_clean_make_a_map_of_their_own(tmp_path):
+    # the same call timed with L2 left dirty by the flush and left clean is two results, not one call twice: each
+    # mode has its own map, and the clean one says so in its table and its figure
+    dirty = _report(tmp_path, "dirty.json", [_row(4, 8192, 0.97), _row(8, 8192, 1.05)])
+    clean = _report(tmp_path, "clean.json", [_row(4, 8192, 1.02, mode="cold_clean")])
+    maps = load_maps([clean, dirty])
+    assert [(m.mode, sorted(m.cells)) for m in maps] == [("cold", [(4, 8192), (8, 8192)]),
+                                                          ("cold_clean", [(4, 8192)])]
+    assert maps[1].cells[4, 8192].x_best_peer == 1.02 and maps[0].cells[4, 8192].x_best_peer == 0.97
+    first, second = (map_table(m).splitlines()[0] for m in maps)
+    assert first == "labkit beside the peers / the best peer, d128, 32/8 heads (under 1: behind)"
+    assert second == "labkit beside the peers / the best peer, d128, 32/8 heads, L2 left clean (under 1: behind)"
+    fig = plot.peer_map(maps[1])
+    assert "L2 left clean" in fig.axes[0].get_title()
 
 
 def test_the_best_peer_is_the_fastest_peer_with_a_rate_never_labkit_itself():

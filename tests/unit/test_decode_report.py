@@ -42,6 +42,23 @@ def test_bad_reports_are_refused_naming_the_path(change, message, tmp_path):
         report.load(bad)
 
 
+def test_a_report_timed_with_l2_left_clean_reads_and_pairs_only_with_its_own_mode(tmp_path, capsys):
+    doc = json.loads(RECORDED[-1].read_text())
+    for row in doc["rows"]:
+        row["mode"] = "cold_clean" if row["mode"] == "cold" else row["mode"]
+    clean = tmp_path / "clean.json"
+    clean.write_text(json.dumps(doc))
+    r = report.load(clean)
+    assert {p.mode for p in r.points} <= {"cold_clean", "graph"} and "cold_clean" in {p.mode for p in r.points}
+    assert cli.main(["report", "show", str(clean)]) == 0
+    assert " cold_clean " in capsys.readouterr().out
+    assert cli.main(["report", "diff", str(RECORDED[-1]), str(clean)]) == 0
+    out = capsys.readouterr().out
+    cold = sum(p.mode == "cold" for p in report.load(RECORDED[-1]).points)
+    assert f"only in A: {cold} calls" in out and "1.000x" in out  # the graph rows still pair
+    assert "(calls pair within one timing mode: A timed cold, graph, B cold_clean, graph)" in out
+
+
 def test_cli_show_and_diff(tmp_path, capsys):
     assert cli.main(["report", "show", str(RECORDED[-1])]) == 0
     out = capsys.readouterr().out

@@ -101,6 +101,60 @@ def test_samplers_event_pool_is_reused():
     assert recorded[:2] == [(1001, 77), (1002, 77)] and len(recorded) == 200
 
 
+@pytest.mark.parametrize("mode", ["cold", "cold_clean", "hot"])
+def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode):
+    # what a sample's pad puts on the timing stream: cold, a memset of the flush buffer (L2 left dirty); cold_clean,
+    # that memset, then a sum over every word of a buffer as large (the dirty lines go back to DRAM inside the pad,
+    # and L2 holds lines no timed code reads); every mode, then the spin that covers the host's enqueue
+    import labkit.timing.events as ev
+    from labkit.timing.events import _Sampler
+
+    calls, current = [], []
+
+    class Stream:
+        ptr = 77
+
+        def __enter__(self):
+            current.append(self)
+
+        def __exit__(self, *exc):
+            current.pop()
+
+    stream = Stream()
+    runtime = type("runtime", (), {"memsetAsync": staticmethod(lambda ptr, value, n, st: calls.append(
+        ("memset", ptr, value, n, st)))})
+
+    def cp_sum(a, dtype=None, out=None):
+        calls.append(("sum", a, dtype, out, current[-1] if current else None))
+
+    clean, total = object(), object()
+    flush = type("buf", (), {"data": type("d", (), {"ptr": 4096})()})()
+    smp = _Sampler(mode=mode, stream=stream, _spin=lambda grid, block, args, stream: calls.append(
+        ("spin", grid, block, args, stream)), spin_cycles=123)
+    if mode != "hot":
+        smp.flush_bytes, smp._flush = 3 * (1 << 24), flush
+    if mode == "cold_clean":
+        smp._clean, smp._clean_sum = clean, total
+    orig = ev.cupy
+    ev.cupy = lambda: type("cp", (), {"cuda": type("cuda", (), {"runtime": runtime}), "sum": staticmethod(cp_sum),
+                                      "uint64": "uint64"})
+    try:
+        smp.pad()
+        smp.pad()
+    finally:
+        ev.cupy = orig
+    names = [c[0] for c in calls]
+    assert names == {"cold": ["memset", "spin"] * 2, "cold_clean": ["memset", "sum", "spin"] * 2,
+                     "hot": ["spin", "spin"]}[mode]
+    if mode != "hot":
+        first, second = (c for c in calls if c[0] == "memset")
+        assert first[1:4:2] == (4096, 3 * (1 << 24)) and first[4] == 77 and first[2] != second[2]  # new bytes
+    if mode == "cold_clean":
+        assert next(c for c in calls if c[0] == "sum")[1:] == (clean, "uint64", total, stream)
+    spin = next(c for c in calls if c[0] == "spin")
+    assert spin[1:3] == ((1,), (1,)) and int(spin[3][0]) == 123 and spin[4] is stream
+
+
 def test_rotated_rounds_keep_predecessors_and_shuffled_rounds_spread_them():
     from labkit.timing import round_orders
 

@@ -86,6 +86,9 @@ def call_row(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int
             "kv_MB": nbytes / 1e6, "p50_us": p50_s * 1e6, "TBps": nbytes / p50_s / 1e12, "mode": mode}
 
 
+# the cold timing modes a bench takes (labkit.timing), as its titles name them
+COLD_L2 = {"cold": "cold L2 (memset flush, left dirty)", "cold_clean": "cold L2 (flushed, then left clean)"}
+
 LARGE_CALL_BYTES = 1e9  # from here one split already fills the GPU: a sweep stops at LARGE_CALL_SPLITS
 LARGE_CALL_SPLITS = 16
 
@@ -140,10 +143,11 @@ class TailSweep:
 
 def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 32, heads_kv: int = 8,
                page_size: int = 64, iterations: int = 20, candidates: list[tuple[int, int]] | None = None,
-               timelines: bool = False) -> TailSweep:
+               timelines: bool = False, mode: str = "cold") -> TailSweep:
     """The plan (its build without persistent CTAs, which take whole units) against the same call with its last units
     in more splits (``tail_candidates``), on the same data,
-    one cold sample of each per round in a shuffled order. Before timing, every variant's output is checked
+    one cold sample of each per round in a shuffled order (``mode``: ``cold`` or ``cold_clean``, ``labkit.timing``).
+    Before timing, every variant's output is checked
     against the plan's: the units before the tail bit for bit, the tail's within the split-reduction tolerance
     (2^-7 of the largest output). ``timelines``: then also record a cold call of the plan and of the fastest
     variant with the instrumented build."""
@@ -174,8 +178,9 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
                 raise AssertionError(f"tail sweep: {name} does not give the plan's output "
                                      f"(max difference {np.abs(outs[name] - ref).max():.3g})")
 
-    plans, timing, _ = time_builds(batch, kv_len, head_dim, knobs, shape, iterations, check, what="tail sweep")
-    rows = [{**call_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, "cold", page_size),
+    plans, timing, _ = time_builds(batch, kv_len, head_dim, knobs, shape, iterations, check, what="tail sweep",
+                                   mode=mode)
+    rows = [{**call_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, mode, page_size),
              "heuristic": name == "plan"} for name, t in timing.items()]
     fastest = min(timing, key=lambda n: timing[n].stats.p50_s)
     traces = {}
@@ -188,12 +193,12 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
 
 
 def time_builds(batch: int, kv_len: int, head_dim: int, knobs: dict, shape: dict, iterations: int, check, *,
-                what: str) -> tuple[dict, dict, dict]:
+                what: str, mode: str = "cold") -> tuple[dict, dict, dict]:
     """``(plans, timings, outputs)`` of the call built with each of ``knobs`` (name -> ``plan_call`` knobs), the GPU
     half of the tail sweep and of ``compare.compare_builds``: every output poisoned, written once and given to
-    ``check`` (which raises on a wrong one) before anything is timed, then one cold sample of each per round in a
-    shuffled order, on the same data; the outputs are read again afterwards, and a build whose timed calls wrote
-    anything else raises."""
+    ``check`` (which raises on a wrong one) before anything is timed, then one cold (``mode``) sample of each per
+    round in a shuffled order, on the same data; the outputs are read again afterwards, and a build whose timed
+    calls wrote anything else raises."""
     from contextlib import ExitStack
 
     from ...timing import interleave
@@ -212,7 +217,7 @@ def time_builds(batch: int, kv_len: int, head_dim: int, knobs: dict, shape: dict
         check(outs)
         # split units' counters and persistent CTAs' claims reset themselves: the calls repeat with no zeroing
         timing = interleave({n: (lambda r=r: r.launch_call(0)) for n, r in runners.items()},
-                            iterations=iterations, warmup=1, mode="cold", order="shuffle")
+                            iterations=iterations, warmup=1, mode=mode, order="shuffle")
         for name, r in runners.items():
             if not np.array_equal(bf16_to_f32(cp.asnumpy(r.buffers["out"])).reshape(outs[name].shape), outs[name]):
                 raise AssertionError(f"{what}: the timed calls of {name} wrote a different output")

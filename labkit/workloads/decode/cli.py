@@ -38,7 +38,17 @@ def _bench(args) -> int:
     from ...errors import ArgumentError
     from ...probes import copy_bandwidth
     from ...provenance import collect
-    from .bench import MAX_KV_BYTES, SWEEP, bench_point, check_once, check_points, render, split_sweep, tail_sweep
+    from .bench import (
+        COLD_L2,
+        MAX_KV_BYTES,
+        SWEEP,
+        bench_point,
+        check_once,
+        check_points,
+        render,
+        split_sweep,
+        tail_sweep,
+    )
 
     twice = next((v for i, v in enumerate(args.variant or ()) if v in args.variant[:i]), None)
     if twice is not None:  # before the GPU: one row per call, and a report keeps each once
@@ -61,7 +71,7 @@ def _bench(args) -> int:
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
     copy = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"]
     print(f"copy 1 GiB device to device: {copy / 1e3:.2f} TB/s read+write", flush=True)
-    provenance = collect(timing_mode="cold")
+    provenance = collect(timing_mode=args.mode)
     rows, sweeps = [], {}
 
     partial = None if args.out is None else args.out.path.with_name(args.out.path.name + ".partial")
@@ -87,14 +97,14 @@ def _bench(args) -> int:
     variants = []  # the build knob of each row, for the peers' rounds
     for b, n, d in points:
         for v in args.variant or (None,):  # every point takes either kernel (the mma one was d128 only at first)
-            timed(bench_point(b, n, d, iterations=args.iterations, variant=v, **shape))
+            timed(bench_point(b, n, d, iterations=args.iterations, mode=args.mode, variant=v, **shape))
             variants.append({} if v is None else {"variant": v})
     if args.peers:
         from .peers import PEERS, best_peer, peer_rates
 
         for row, knobs in zip(rows, variants, strict=True):
-            rates = peer_rates(row["batch"], row["kv_len"], row["head_dim"], iterations=args.iterations, **shape,
-                               **knobs)
+            rates = peer_rates(row["batch"], row["kv_len"], row["head_dim"], iterations=args.iterations,
+                               mode=args.mode, **shape, **knobs)
             row.update(rates)
             ours = rates.get("labkit_beside_peers")
             best = best_peer(rates)
@@ -108,10 +118,11 @@ def _bench(args) -> int:
         for (p, why), at in reasons.items():
             print(f"peer {p}{'' if len(at) == len(rows) else ' at ' + ', '.join(at)}: {why}")
     for v in () if args.point else args.variant or (None,):  # the sweep's own last call
-        for mode in ("cold", "graph"):  # the seed-sized call, and its launch-bound replay in a CUDA graph
+        for mode in (args.mode, "graph"):  # the seed-sized call, and its launch-bound replay in a CUDA graph
             timed({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations, mode=mode,
                                  variant=v), "heads": "24/4 seed"})
-    print(render(rows, f"paged decode, page {shape['page_size']}, cold L2 (TBps = K+V bytes read / p50)"), flush=True)
+    print(render(rows, f"paged decode, page {shape['page_size']}, {COLD_L2[args.mode]} (TBps = K+V bytes read / p50)"),
+          flush=True)
     if args.sweep_splits:
         at = {"1x8192": (1, 8192, 128, 32, 8), "8x8192": (8, 8192, 128, 32, 8), "1x1024": (1, 1024, 128, 32, 8)}
         if args.sweep_splits == "all" or args.point:  # --point: its own calls
@@ -121,7 +132,7 @@ def _bench(args) -> int:
         worst = []
         for key, (b, n, d, hq, hk) in at.items():
             sweeps[key] = split_sweep(b, n, d, heads_q=hq, heads_kv=hk, page_size=shape["page_size"],
-                                      iterations=args.iterations)
+                                      iterations=args.iterations, mode=args.mode)
             save()
             best = min(r["p50_us"] for r in sweeps[key])
             pick = next(r for r in sweeps[key] if r["heuristic"])
@@ -139,7 +150,7 @@ def _bench(args) -> int:
 
         for b, n, d in points:
             try:
-                sweep = tail_sweep(b, n, d, iterations=args.iterations, timelines=True, **shape)
+                sweep = tail_sweep(b, n, d, iterations=args.iterations, mode=args.mode, timelines=True, **shape)
             except ArgumentError as exc:  # a cluster plan, or one whose splits are already at the most
                 print(f"tail sweep, batch {b} x {n}, d{d}: skipped: {exc}", flush=True)
                 continue
@@ -213,7 +224,7 @@ def _call_arguments(p, options) -> None:
 
 
 def register(sub) -> None:
-    from .bench import parse_point
+    from .bench import COLD_L2, parse_point
 
     dp = sub.add_parser("decode", help="labkit's paged-KV decode kernel").add_subparsers(dest="sub", required=True)
     p = dp.add_parser("build", help="write the cubin and its schema_version 4 manifest (no GPU needed)")
@@ -250,6 +261,11 @@ def register(sub) -> None:
                         "and 4 times its splits (interleaved, same data; outputs checked against the plan's first), "
                         "and record a cold call's per-CTA timeline of the plan and the fastest (saved beside --out)")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
+    p.add_argument("--mode", choices=tuple(COLD_L2), default="cold",
+                   help="how each sample finds L2: cold, flushed by a memset that leaves it dirty (NVBench's and "
+                        "triton's flush; the default), or cold_clean, that flush and then a read of other data, so "
+                        "no dirty line is written back inside the sample (the seed-sized call's graph replay runs "
+                        "warm either way)")
     p.add_argument("--out", type=output_path("--out"), default=None, help="also write the results as JSON")
     p.add_argument("--peers", action="store_true",
                    help="also time torch SDPA (cuDNN, flash) and FA3 on the same K/V gathered contiguous, interleaved "

@@ -1,5 +1,6 @@
 """Where labkit stands against its best peer over batch x kv_len: the cold calls of decode reports that were timed
-beside the peers (``labkit decode bench --peers [--point ...]``), as one grid per geometry (head_dim, heads).
+beside the peers (``labkit decode bench --peers [--point ...]``), as one grid per geometry (head_dim, heads) and cold
+mode (``cold``, L2 left dirty by the flush, or ``cold_clean``: calls timed in different modes are not comparable).
 ``labkit report map`` prints it and draws it (``labkit.plot.peer_map``)."""
 
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from pathlib import Path
 from ..._text import counted
 from ...errors import ArgumentError
 from ...report.tables import provenance_traits
+from ...timing import COLD_MODES
 from .peers import best_peer
 from .report import DecodeReport, is_decode_report, load
 
@@ -26,13 +28,21 @@ class MapCell:
 
 @dataclass(frozen=True)
 class PeerMap:
-    """One geometry's calls: ``cells[(batch, kv_len)]``, on the batches and lengths any of them has."""
+    """One geometry's calls in one cold mode: ``cells[(batch, kv_len)]``, on the batches and lengths any of them
+    has."""
 
     head_dim: int
     heads: str
     cells: dict  # (batch, kv_len) -> MapCell
     runs: tuple[tuple[str, str], ...] = ()  # where its cells were timed: (device and GPU, git sha), one per run
     replaced: int = 0  # calls timed in two reports whose later timing the map shows (``newest``)
+    mode: str = "cold"  # labkit.timing's cold mode of every cell
+
+    @property
+    def what(self) -> str:
+        """The map's geometry and, where L2 was left clean, its cold mode: one line for a title."""
+        clean = ", L2 left clean" if self.mode == "cold_clean" else ""
+        return f"d{self.head_dim}, {self.heads} heads{clean}"
 
     @property
     def where(self) -> str:
@@ -68,7 +78,8 @@ class PeerMap:
 
 
 def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) -> list[PeerMap]:
-    """One map per geometry from ``(name, report)`` pairs, their cold rows that have ``x_best_peer``. ``newest``: a
+    """One map per geometry and cold mode from ``(name, report)`` pairs, their cold rows that have ``x_best_peer``.
+    ``newest``: a
     call in two reports takes the later one's timing (by its provenance's ``created_utc``), as after a plan change
     some calls of a grid are timed again.
 
@@ -76,18 +87,19 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
         ArgumentError: no such row in any report, or one call in two of them without ``newest`` (which one to draw
             is not the map's choice), or with it in two reports created at the same time.
     """
-    found: dict[tuple[int, str], dict] = {}  # geometry -> {(batch, kv_len): (cell, created, run)}
-    replaced: dict[tuple[int, str], int] = {}
+    found: dict[tuple[int, str, str], dict] = {}  # (geometry, mode) -> {(batch, kv_len): (cell, created, run)}
+    replaced: dict[tuple[int, str, str], int] = {}
     for name, r in reports:
         t = provenance_traits(r.provenance)
         run = (f"{t['device']} ({t['gpu']})", t["git"])
         created = _created(name, r) if newest else None
         for p in r.points:
             best = best_peer(p.peers)
-            if p.mode != "cold" or p.x_best_peer is None or best is None:
+            if p.mode not in COLD_MODES or p.x_best_peer is None or best is None:
                 continue
-            key, cells = (p.head_dim, p.heads), found.setdefault((p.head_dim, p.heads), {})
-            call = f"batch {p.batch} x {p.kv_len}, d{p.head_dim}, {p.heads}"
+            key = (p.head_dim, p.heads, p.mode)
+            cells = found.setdefault(key, {})
+            call = f"batch {p.batch} x {p.kv_len}, d{p.head_dim}, {p.heads}, {p.mode}"
             if (p.batch, p.kv_len) in cells:
                 other, other_created, _ = cells[p.batch, p.kv_len]
                 if not newest:
@@ -105,7 +117,7 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
         raise ArgumentError(f"{', '.join(name for name, _ in reports)}: no cold call timed beside the peers (write "
                             "one with labkit decode bench --peers --out FILE)")
     return [PeerMap(d, heads, {k: c for k, (c, _, _) in cells.items()}, tuple(sorted({v[2] for v in cells.values()})),
-                    replaced.get((d, heads), 0)) for (d, heads), cells in sorted(found.items())]
+                    replaced.get((d, heads, mode), 0), mode) for (d, heads, mode), cells in sorted(found.items())]
 
 
 def _created(name: str, r: DecodeReport) -> datetime:
@@ -137,7 +149,7 @@ def map_table(m: PeerMap) -> str:
     behind = m.behind()
     label = dict(zip(m.kv_lens, m.kv_labels))
     worst = ", ".join(f"{b} x {label[n]} x {c.x_best_peer:.3f} ({c.best_peer})" for (b, n), c in behind[:3])
-    return "\n".join([f"labkit beside the peers / the best peer, d{m.head_dim}, {m.heads} heads (under 1: behind)",
+    return "\n".join([f"labkit beside the peers / the best peer, {m.what} (under 1: behind)",
                       *(f"  {gpu}, git {git}" for gpu, git in m.runs),
                       *([f"  {counted(m.replaced, 'call')} in two reports: the later one's"] if m.replaced else []),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),

@@ -44,17 +44,18 @@ def output_disagreement(got, want) -> str | None:
 
 
 def peer_rates(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
-               iterations: int = 20, page_size: int = 64, **overrides) -> dict[str, float | str]:
+               iterations: int = 20, page_size: int = 64, mode: str = "cold", **overrides) -> dict[str, float | str]:
     """K+V TB/s of each peer (q_len 1) and of labkit's call beside them (``labkit_beside_peers``; ``overrides``:
-    ``plan_call``'s build knobs, as for ``bench_point``), or why a peer did not run."""
+    ``plan_call``'s build knobs, as for ``bench_point``), or why a peer did not run; every sample in ``mode``
+    (``cold`` or ``cold_clean``, ``labkit.timing``)."""
     try:
         import torch
     except ImportError:
         return {name: "torch not importable" for name in PEERS}
-    out = _beside_labkit(batch, kv_len, head_dim, heads_q, heads_kv, page_size, iterations, overrides)
+    out = _beside_labkit(batch, kv_len, head_dim, heads_q, heads_kv, page_size, iterations, overrides, mode)
     torch.cuda.empty_cache()
     if (batch, kv_len, head_dim) in FLEX_POINTS:
-        out["flex_paged"] = _flex_paged(batch, kv_len, head_dim, heads_q, heads_kv, page_size, iterations)
+        out["flex_paged"] = _flex_paged(batch, kv_len, head_dim, heads_q, heads_kv, page_size, iterations, mode)
     torch.cuda.empty_cache()  # the peers' K/V copies are gone: give the memory back for the next point
     return out
 
@@ -69,20 +70,20 @@ def gather_contiguous(pool, table, batch: int, kv_len: int):
 
 
 def _beside_labkit(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int,
-                   iterations: int, overrides: dict) -> dict:
+                   iterations: int, overrides: dict, mode: str) -> dict:
     """labkit's call (the bench point's runner and data) and SDPA / FA3 on its q and its K/V gathered contiguous,
     one cold sample of each per round in a shuffled order; labkit's output must not change while timed."""
     from .bench import shape_runner
 
     shape = {"heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     with shape_runner(batch, kv_len, head_dim, **shape, **overrides) as (runner, _, _):
-        rates = _time_beside(runner, batch, kv_len, head_dim, heads_q, heads_kv, iterations)  # its K/V copies die
+        rates = _time_beside(runner, batch, kv_len, head_dim, heads_q, heads_kv, iterations, mode)  # K/V copies die
         del runner  # its buffers go back before the pool is emptied
     return rates
 
 
 def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int,
-                 iterations: int) -> dict:
+                 iterations: int, mode: str) -> dict:
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -133,7 +134,7 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
             out[name] = why
         else:
             fns[name] = run
-    timing = interleave(fns, iterations=iterations, warmup=1, mode="cold", order="shuffle")
+    timing = interleave(fns, iterations=iterations, warmup=1, mode=mode, order="shuffle")
     if not bool(cp.all(runner.buffers["out"] == first)):
         raise AssertionError("decode: the calls timed beside the peers wrote a different output than the first")
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
@@ -152,7 +153,7 @@ def _why(exc: Exception, limit: int = 200) -> str:
 
 
 def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int,
-                iterations: int) -> float | str:
+                iterations: int, mode: str) -> float | str:
     """FlexAttention (torch.compile'd) over a paged pool [1, Hkv, pages x page_size, D]: the block mask
     visits each sequence's pages in its (shuffled) page-table order, one KV block per page."""
     import torch
@@ -180,7 +181,8 @@ def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: 
         call = lambda: flex(q, *pool, block_mask=mask, enable_gqa=True)  # noqa: E731
         call()  # compiles outside the timed region
         torch.cuda.synchronize()
-        t = time_gpu(torch_on_cupy_stream(call), name="peer/flex_paged", iterations=iterations, min_time_s=0.1)
+        t = time_gpu(torch_on_cupy_stream(call), name="peer/flex_paged", iterations=iterations, mode=mode,
+                     min_time_s=0.1)
     except Exception as exc:  # noqa: BLE001 - a peer refusing a shape is a result, not a failure
         return _why(exc)
     return 2 * batch * kv_len * heads_kv * head_dim * 2 / t.stats.p50_s / 1e12

@@ -15,6 +15,7 @@ from ..._json import Node, load_document
 from ..._text import counted
 from ...errors import FormatError
 from ...provenance import read as read_provenance
+from ...timing import MODES
 from .geometry import HEAD_DIMS
 from .peers import PEERS as BENCHED_PEERS
 
@@ -34,7 +35,7 @@ class DecodePoint:
     heads: str  # "32/8": query / KV heads (a suffix names a special geometry, e.g. "24/4 seed")
     splits: int
     kernel: str  # variant / row warps, e.g. "mma/1"
-    mode: str  # cold or graph
+    mode: str  # labkit.timing's: cold, cold_clean (L2 flushed, then left clean) or graph
     kv_MB: float
     p50_us: float
     TBps: float
@@ -95,7 +96,7 @@ def _point(n: Node) -> DecodePoint:
     return DecodePoint(batch=n["batch"].int(1, 1 << 20), kv_len=n["kv_len"].int(1, 1 << 31),
                        head_dim=head_dim, heads=heads,
                        splits=n["splits"].int(1, 65535), kernel=n["kernel"].str(),
-                       mode=n["mode"].str(("cold", "hot", "graph")), kv_MB=n["kv_MB"].positive(),
+                       mode=n["mode"].str(MODES), kv_MB=n["kv_MB"].positive(),
                        p50_us=n["p50_us"].positive(1e9), TBps=n["TBps"].positive(100),
                        peers=peers, heuristic=h.bool() if (h := n.get("heuristic")) is not None else None,
                        x_best_peer=(x.num(0, 1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-"
@@ -252,4 +253,7 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
                       rows, left=(10,), rule=False).splitlines() if rows else ["no call in both"]
     tail = ([f"only in A: {counted(len(only_a), 'call')}", f"only in B: {counted(len(bk), 'call')}"]
             if only_a or bk else [])
+    modes_a, modes_b = sorted({p.mode for p in a.points}), sorted({q.mode for q in b.points})
+    if only_a and bk and modes_a != modes_b:  # e.g. one run with L2 left dirty by the flush, one left clean
+        tail.append(f"  (calls pair within one timing mode: A timed {', '.join(modes_a)}, B {', '.join(modes_b)})")
     return "\n".join([*head, *lines, *tail])
