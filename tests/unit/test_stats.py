@@ -105,7 +105,8 @@ def test_samplers_event_pool_is_reused():
 def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode):
     # what a sample's pad puts on the timing stream: cold, a memset of the flush buffer (L2 left dirty); cold_clean,
     # that memset, then a sum over every word of a buffer as large (the dirty lines go back to DRAM inside the pad,
-    # and L2 holds lines no timed code reads); every mode, then the spin that covers the host's enqueue
+    # and L2 holds lines no timed code reads); every mode, then the spin that covers the host's enqueue. The caller's
+    # setup goes after the flush and before the read, so that its writes (a scratch zeroing) leave no dirty line
     import labkit.timing.events as ev
     from labkit.timing.events import _Sampler
 
@@ -139,13 +140,14 @@ def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode):
     ev.cupy = lambda: type("cp", (), {"cuda": type("cuda", (), {"runtime": runtime}), "sum": staticmethod(cp_sum),
                                       "uint64": "uint64"})
     try:
-        smp.pad()
+        smp.pad(lambda: calls.append(("setup",)))
         smp.pad()
     finally:
         ev.cupy = orig
     names = [c[0] for c in calls]
-    assert names == {"cold": ["memset", "spin"] * 2, "cold_clean": ["memset", "sum", "spin"] * 2,
-                     "hot": ["spin", "spin"]}[mode]
+    assert names == {"cold": ["memset", "setup", "spin", "memset", "spin"],
+                     "cold_clean": ["memset", "setup", "sum", "spin", "memset", "sum", "spin"],
+                     "hot": ["setup", "spin", "spin"]}[mode]
     if mode != "hot":
         first, second = (c for c in calls if c[0] == "memset")
         assert first[1:4:2] == (4096, 3 * (1 << 24)) and first[4] == 77 and first[2] != second[2]  # new bytes
