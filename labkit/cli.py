@@ -50,8 +50,9 @@ def _report_map(args) -> int:
     print("\n\n".join(map_table(m) for m in maps))
     if args.out is not None:
         for m in maps:
+            clean = "_clean" if m.mode == "cold_clean" else ""  # a geometry's two cold modes are two maps
             path = args.out.path if len(maps) == 1 else args.out.path.with_name(
-                f"{args.out.path.stem}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}")
+                f"{args.out.path.stem}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}{clean}")
             print(f"figure: {plot.save(plot.peer_map(m), path)}")
     return 0
 

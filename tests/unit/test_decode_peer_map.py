@@ -73,7 +73,7 @@ def test_only_cold_calls_timed_beside_a_peer_are_mapped_and_a_call_in_two_report
         peer_maps([("none.json", report.load(none))])
 
 
-def test_calls_timed_with_l2_left_clean_make_a_map_of_their_own(tmp_path):
+def test_calls_timed_with_l2_left_clean_make_a_map_of_their_own(tmp_path, capsys):
     # the same call timed with L2 left dirty by the flush and left clean is two results, not one call twice: each
     # mode has its own map, and the clean one says so in its table and its figure
     dirty = _report(tmp_path, "dirty.json", [_row(4, 8192, 0.97), _row(8, 8192, 1.05)])
@@ -87,6 +87,10 @@ def test_calls_timed_with_l2_left_clean_make_a_map_of_their_own(tmp_path):
     assert second == "labkit beside the peers / the best peer, d128, 32/8 heads, L2 left clean (under 1: behind)"
     fig = plot.peer_map(maps[1])
     assert "L2 left clean" in fig.axes[0].get_title()
+    assert cli.main(["report", "map", str(clean), str(dirty), "--out", str(tmp_path / "figs" / "map")]) == 0
+    figures = [line.split(": ", 1)[1] for line in capsys.readouterr().out.splitlines() if line.startswith("figure: ")]
+    assert figures == [str(tmp_path / "figs" / "map_d128_32-8.png"), str(tmp_path / "figs" / "map_d128_32-8_clean.png")]
+    assert all(imread(f).shape[0] > 200 for f in figures)  # two pictures: the clean map did not overwrite the other
 
 
 def test_the_best_peer_is_the_fastest_peer_with_a_rate_never_labkit_itself():
