@@ -95,6 +95,53 @@ def copy_table(result: dict):
     return pd.DataFrame(rows).set_index("method")
 
 
+COLD_L2_MODES = ("hot", "cold", "cold_clean")
+
+
+def cold_l2_copies(sizes_mib: tuple[int, ...] = (16, 48, 256, 1024), *, iterations: int = 30) -> dict:
+    """The device-to-device copy (cudaMemcpyAsync, random data) at each size in MiB, with L2 warm (``hot``), flushed by
+    the memset that leaves it dirty (``cold``) and flushed then left clean (``cold_clean``): what a cold sample pays for
+    the flush's dirty lines, against the size of the call. Rows of (MiB, mode, p50 [s], TB/s read + written); every
+    copy's destination checked against its source."""
+    require_gpu("the cold-L2 copy probe")
+    cp = cupy()
+    rt = cp.cuda.runtime
+    rows = []
+    for mib in sizes_mib:
+        n = (int(mib) << 20) // 4
+        src = cp.random.random(n, dtype=cp.float32)
+        dst = cp.full(n, cp.nan, dtype=cp.float32)
+
+        def memcpy(to=dst.data.ptr, frm=src.data.ptr, nbytes=n * 4):
+            rt.memcpyAsync(to, frm, nbytes, rt.memcpyDeviceToDevice, cp.cuda.get_current_stream().ptr)
+
+        for mode in COLD_L2_MODES:
+            dst.fill(cp.nan)
+            t = time_gpu(memcpy, name=f"probe/copy_{mib}MiB_{mode}", mode=mode, iterations=iterations,
+                         check_work=False)
+            if not bool(cp.array_equal(dst, src)):
+                raise AssertionError(f"cold-L2 copy probe, {mib} MiB {mode}: destination differs from source")
+            rows.append({"MiB": int(mib), "mode": mode, "p50_s": t.stats.p50_s,
+                         "TBps_read_plus_write": 2 * n * 4 / t.stats.p50_s / 1e12})
+        src = dst = None  # this size's buffers go back before the next is drawn
+        cp.get_default_memory_pool().free_all_blocks()
+    return {"rows": rows}
+
+
+def cold_l2_table(result: dict):
+    """The cold-L2 copy probe as a DataFrame (MiB, mode, p50 us, TB/s read + written), read strictly."""
+    from . import _deps
+    from ._json import Node
+
+    pd = _deps.require("pandas")
+    rows = []
+    for r in Node(result).obj(("rows",))["rows"].list(1):
+        r.obj(("MiB", "mode", "p50_s", "TBps_read_plus_write"))
+        rows.append({"MiB": r["MiB"].int(1), "mode": r["mode"].str(COLD_L2_MODES), "p50_us": r["p50_s"].num(0) * 1e6,
+                     "TBps": r["TBps_read_plus_write"].num(0)})
+    return pd.DataFrame(rows)
+
+
 LAUNCH_OVERHEAD_KEYS = ("host_enqueue_us", "gpu_back_to_back_us", "gpu_graph_us", "gpu_isolated_us",
                         "launch_and_sync_us")
 

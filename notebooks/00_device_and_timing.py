@@ -14,12 +14,13 @@
 # recorded run in `data/runs/` measured with the same parameters (the first output says which).
 
 # %% tags=["parameters"]
-from labkit.params import Choice, File, Int, Text  # parameter types: `labkit nb params 00` lists them
+from labkit.params import Choice, File, Int, IntList, Text  # parameter types: `labkit nb params 00` lists them
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it; empty: runs/<stamp>-<name>)
 copy_mib: Int(1, 16384) = 1024  # size of the device-to-device copy probe, MiB
 launches: Int(10, 1000000) = 2000  # empty launches per launch-overhead measurement
+cold_l2_mib: IntList(1, 16384, max_items=8) = [16, 48, 256, 1024]  # copy sizes of the cold-L2 probe, MiB
 seed_report: File(measured=False, reads="sage2_report") = "data/sage2_report_seed.json"  # Sage2 report to plot
 
 # %%
@@ -28,7 +29,8 @@ from labkit.session import Session
 
 labkit.setup_logging("WARNING")
 session = Session.start("00_device_and_timing", source=source, out_dir=out_dir,
-                        parameters={"copy_mib": copy_mib, "launches": launches, "seed_report": seed_report})
+                        parameters={"copy_mib": copy_mib, "launches": launches, "cold_l2_mib": cold_l2_mib,
+                                    "seed_report": seed_report})
 
 # %% [markdown]
 # ## The device
@@ -45,6 +47,22 @@ copy_table = session.measure("copy_bandwidth", labkit.probes.copy_bandwidth, cop
                              load=labkit.probes.copy_table)
 session.save_table(copy_table, "copy_bandwidth")
 copy_table
+
+# %% [markdown]
+# ## A cold L2, left dirty or clean
+# The copy again at sizes below and above the L2: with L2 warm; after the memset flush that `cold` timing (labkit's
+# default, as NVBench's) leaves full of dirty lines, which the copy's misses write back to DRAM inside the sample; and
+# after `cold_clean`'s flush, which reads other data after the memset so that L2 is clean. The gap between the two
+# cold lines is what a cold sample pays for the flush's lines, and it shrinks as the call outgrows the L2.
+
+# %%
+cold_l2 = session.measure("cold_l2_copies", labkit.probes.cold_l2_copies, tuple(cold_l2_mib),
+                          load=labkit.probes.cold_l2_table)
+session.save_table(cold_l2, "cold_l2_copies")
+fig = labkit.plot.cold_l2_copies(cold_l2, l2_mib=device.l2_bytes / 2**20,
+                                 title=session.title("Device-to-device copy by L2 state"))
+session.save_figure(fig, "cold_l2_copies")
+cold_l2.pivot(index="MiB", columns="mode", values="p50_us")[["hot", "cold", "cold_clean"]].round(2)
 
 # %% [markdown]
 # ## Empty-launch overhead

@@ -153,6 +153,27 @@ def value_bars(values: dict[str, float], *, xlabel: str, title: str = "", ax=Non
 _KIND_COLORS = {"tensormap": "C4", "param": "C1", "scratch": "C5", "i32": "C2"}
 
 
+def cold_l2_copies(table, *, l2_mib: float | None = None, title: str = "copy by L2 state", ax=None):
+    """The cold-L2 copy probe (``labkit.probes.cold_l2_table``): TB/s read + written against the copy's size, one line
+    per L2 state (warm, flushed and left dirty, flushed and left clean); a dotted line at the L2's size."""
+    fig, ax = _axes(ax, figsize=(6.4, 3.8))
+    labels = {"hot": "hot (L2 warm)", "cold": "cold (flushed, left dirty)", "cold_clean": "cold_clean (flushed, clean)"}
+    for mode, rows in table.groupby("mode", sort=False):
+        rows = rows.sort_values("MiB")
+        ax.plot(rows["MiB"], rows["TBps"], marker="o", label=labels.get(mode, mode))
+    if l2_mib:
+        ax.axvline(l2_mib, color="0.5", linestyle=":", linewidth=1)
+        ax.annotate(f"L2 {l2_mib:.0f} MiB", (l2_mib, ax.get_ylim()[0]), xytext=(3, 3), textcoords="offset points",
+                    fontsize=7, color="0.4")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted(table["MiB"].unique()), [str(m) for m in sorted(table["MiB"].unique())])
+    ax.set_xlabel("copy size [MiB]")
+    ax.set_ylabel("read + written [TB/s]")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return fig
+
+
 def param_block(rows, size: int, *, title: str = "", ax=None):
     """The parameter block drawn along its bytes: one coloured span per field, zero bytes grey."""
     from matplotlib.patches import Patch

@@ -173,6 +173,18 @@ def test_probes(cp):
     assert 0 < lo["gpu_graph_us"] < lo["launch_and_sync_us"]
 
 
+def test_cold_l2_probe_times_each_size_in_every_l2_state():
+    """Notebook 00's cold-L2 probe: every (size, state) row, its copy checked inside; a copy that fits the L2 runs
+    faster warm than after either flush (the flushes evict it)."""
+    from labkit.probes import COLD_L2_MODES, cold_l2_copies, cold_l2_table
+
+    table = cold_l2_table(cold_l2_copies((16, 256), iterations=10))
+    assert [(r.MiB, r.mode) for r in table.itertuples()] == [(m, mode) for m in (16, 256) for mode in COLD_L2_MODES]
+    small = table[table["MiB"] == 16].set_index("mode")["p50_us"]
+    assert small["hot"] < small["cold"] and small["hot"] < small["cold_clean"]
+    assert (table["TBps"] > 0.3).all() and (table["TBps"] < 20).all()
+
+
 def test_device_description():
     from labkit.device import describe
 

@@ -150,3 +150,28 @@ def test_time_against_counters_shows_bytes_in_mb():
     ax = plot.time_vs_counters(df, ["dram_read_bytes"]).axes[0]
     assert ax.get_xlabel() == "dram_read_bytes [MB]"
     assert sorted(ax.collections[0].get_offsets()[:, 0]) == pytest.approx([4.2, 34.0, 270.0])
+
+
+def test_cold_l2_copies_reads_its_rows_strictly_and_draws_one_line_per_l2_state(tmp_path):
+    from labkit.errors import FormatError
+    from labkit.probes import cold_l2_table
+
+    rows = [{"MiB": m, "mode": mode, "p50_s": t * 1e-6, "TBps_read_plus_write": 2 * (m << 20) / (t * 1e-6) / 1e12}
+            for m, times in ((16, (5.0, 12.0, 9.0)), (1024, (500.0, 510.0, 505.0)))
+            for mode, t in zip(("hot", "cold", "cold_clean"), times)]
+    table = cold_l2_table({"rows": rows})
+    assert list(table.columns) == ["MiB", "mode", "p50_us", "TBps"] and len(table) == 6
+    assert table.set_index(["MiB", "mode"]).loc[(16, "cold"), "p50_us"] == pytest.approx(12.0)
+    for bad, where in (({"rows": [{**rows[0], "mode": "warm"}]}, r"rows\[0\].mode"),
+                       ({"rows": [{**rows[0], "extra": 1}]}, r"rows\[0\].extra"), ({"rows": []}, "rows")):
+        with pytest.raises(FormatError, match=where):
+            cold_l2_table(bad)
+    fig = plot.cold_l2_copies(table, l2_mib=60, title="copy by L2 state")
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")] == [
+        "hot (L2 warm)", "cold (flushed, left dirty)", "cold_clean (flushed, clean)"]
+    clean = next(line for line in ax.get_lines() if line.get_label().startswith("cold_clean"))
+    assert list(clean.get_xdata()) == [16, 1024] and clean.get_ydata()[0] == pytest.approx(2 * (16 << 20) / 9e-6 / 1e12)
+    assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == ["16", "1024"]
+    assert any(t.get_text() == "L2 60 MiB" for t in ax.texts)
+    assert plot.save(fig, tmp_path / "cold_l2").exists()
