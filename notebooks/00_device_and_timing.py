@@ -53,7 +53,9 @@ copy_table
 # The copy again at sizes below and above the L2: with L2 warm; after the memset flush that `cold` timing (labkit's
 # default, as NVBench's) leaves full of dirty lines, which the copy's misses write back to DRAM inside the sample; and
 # after `cold_clean`'s flush, which reads other data after the memset so that L2 is clean. The gap between the two
-# cold lines is what a cold sample pays for the flush's lines, and it shrinks as the call outgrows the L2.
+# cold lines is what a cold sample pays for the flush's lines: a few µs at most (an L2's worth of write-backs), so a
+# large share of a call of tens of MB and a small one of a call of a GB. A copy touches twice its size: from 32 MiB on
+# its source and destination do not both fit, and "warm" is no longer warm. The table: p50 [µs].
 
 # %%
 cold_l2 = session.measure("cold_l2_copies", labkit.probes.cold_l2_copies, tuple(cold_l2_mib),

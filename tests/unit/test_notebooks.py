@@ -19,9 +19,10 @@ from labkit.rundirs import new_run_dir, runs_root
 from ..conftest import ROOT
 
 OUTPUTS = {
-    "00_device_and_timing": (("launch_overhead", "timing_overhead", "seed_phase_dots", "seed_tail_study"),
+    "00_device_and_timing": (("cold_l2_copies", "launch_overhead", "timing_overhead", "seed_phase_dots",
+                              "seed_tail_study"),
                              ("device.json", "copy_bandwidth.json", "launch_overhead.json", "copy_bandwidth.csv",
-                              "timing_overhead.json")),
+                              "timing_overhead.json", "cold_l2_copies.json", "cold_l2_copies.csv")),
     "01_decode_manifest": (("param_block",), ("device_run.json", "proof_run.json", "param_block.csv")),
     "02_sage2_phases": (("phase_dots_vs_seed", "tail_study"), ("report.json", "checks.csv", "scheduler.csv",
                                                                "tail_study.csv", "precision.csv")),

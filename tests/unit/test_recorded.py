@@ -214,6 +214,7 @@ def test_every_corruption_of_notebook_00s_recorded_run_gives_one_message_naming_
             s = Session.start(name, source="recorded", out_dir=root / "out", parameters=params, runs_root=root)
             s.measure("device", None, load=DeviceInfo.from_dict)
             s.measure("copy_bandwidth", None, load=probes.copy_table)
+            s.measure("cold_l2_copies", None, load=probes.cold_l2_table)
             s.measure("launch_overhead", None, load=probes.overhead_us)
             s.measure("timing_overhead", None, load=probes.timing_overhead_us)
             outcomes.append((what, "read"))
