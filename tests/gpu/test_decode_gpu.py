@@ -299,6 +299,11 @@ def test_bench_times_named_points_at_their_geometry_beside_the_peers(tmp_path, c
         assert isinstance(p.peers["labkit_beside_peers"], float)
         assert isinstance(p.peers["sdpa_cudnn"], float) or isinstance(p.peers["sdpa_flash"], float), p.peers
         assert isinstance(p.x_best_peer, float) and p.x_best_peer > 0
+    clean = tmp_path / "clean.json"  # L2 left clean: the same call, its mode in the title and in the report
+    assert cli.main(["decode", "bench", "--point", "2x3000", "--heads-q", "16", "--heads-kv", "4", "--page-size", "32",
+                     "--iterations", "3", "--mode", "cold_clean", "--out", str(clean)]) == 0
+    assert "paged decode, page 32, cold L2 (flushed, then left clean)" in capsys.readouterr().out
+    assert [(p.batch, p.mode) for p in report.load(clean).points] == [(2, "cold_clean")]
 
 
 @pytest.mark.parametrize(("g", "tail"), [
@@ -456,12 +461,13 @@ def test_multi_token_queries_with_causal_mask(q_lens, variant):
         _check(x, run_decode(x, splits=s, variant=variant))
 
 
-@pytest.mark.parametrize("mode", ["cold", "graph"])
+@pytest.mark.parametrize("mode", ["cold", "cold_clean", "graph"])
 @pytest.mark.parametrize("head_dim", [128, 256])
 def test_timed_calls_write_the_same_output(mode, head_dim):
     """Graph replays hold the launches only (no scratch zeroing per call): the split counters must reset
     themselves, or the last CTAs would not reduce and the poisoned output would stay. head_dim 256 runs one
-    CTA per SM, so its calls launch with PDL: each call overlaps the one before it."""
+    CTA per SM, so its calls launch with PDL: each call overlaps the one before it. cold_clean zeroes the scratch
+    inside the pad, before its read of clean data."""
     g = DecodeGeometry(8, 32, 8, head_dim, 64, 32, 256)
     x = make_inputs(g, seed=5)
     run = run_decode(x, iterations=5, splits=7, mode=mode)
