@@ -196,7 +196,8 @@ def build_parser() -> Parser:
                                  "--peers: a table, and with --out a figure")
     s.add_argument("files", nargs="+", help="decode reports (labkit decode bench --peers [--point ...] --out FILE)")
     s.add_argument("--out", type=output_path("figure", parents=True),
-                   help="write the figure as PATH.png and .svg (one geometry per file: PATH_d128_32-8 ... if several)")
+                   help="write the figure as PATH.png and .svg (one geometry and cold mode per file if several: "
+                        "PATH_d128_32-8 ..., and PATH_d128_32-8_clean for calls timed with --mode cold_clean)")
     s.add_argument("--newest", action="store_true",
                    help="a call timed in two reports shows the later one (provenance created_utc), e.g. a grid with "
                         "some calls timed again after a plan change; without it such a call is refused")

@@ -5,8 +5,8 @@ start event, outside the timed window: in ``cold`` mode a memset of >= 2 x L2 (e
 data, as NVBench's and triton's flushes do, and leaves L2 full of the memset's dirty lines, which
 the timed code's misses then write back to DRAM); in ``cold_clean`` mode that memset, then a
 read of another >= 2 x L2 of the sampler's own buffer (the dirty lines go back to DRAM inside
-the pad, and L2 holds clean lines no timed code reads: on the H200 both labkit's decode calls
-and cuDNN's ran 7-12 % faster at 268-537 MB of K/V, and 1 x 8k d128 17.6 -> 16.1 us); then in
+the pad, and L2 holds clean lines no timed code reads: on the H200 labkit's decode calls ran
+11-14 % faster at 268-285 MB of K/V, cuDNN's 10-12 %, and 1 x 8k d128 17.6 -> 15.6-16.2 us); then in
 every mode a ~100 us spin kernel that touches no memory: it keeps the GPU busy
 while the host enqueues the start event and ``fn``'s launches, so the event pair times the
 GPU work and not Python's launch overhead (measured on the H200: a 40 us flush alone left a
@@ -36,15 +36,22 @@ SPIN_CYCLES = 200_000  # ~100 us at 1.98 GHz: the least pad; time_gpu lengthens 
 FLUSH_L2_TIMES = 2  # a cold sample's pad writes this many L2 sizes
 
 
-def flush_l2() -> None:
+def flush_l2(mode: str = "cold", setup: Callable[[], object] | None = None) -> None:
     """Write ``FLUSH_L2_TIMES`` L2 sizes on the current stream, as a cold sample's pad does, so that the next
     kernel finds none of its data in L2 (for a one-off cold call outside ``time_gpu``, e.g. a recorded
-    timeline)."""
+    timeline); ``setup`` after the flush; ``cold_clean``: then read as many bytes of other data, so that L2 is
+    clean, as that mode's pad."""
     from ..device import describe
 
+    if mode not in COLD_MODES:
+        raise ValueError(f"mode must be one of {COLD_MODES}, got {mode!r}")
     cp = cupy()
-    flush = cp.empty(FLUSH_L2_TIMES * describe(cp.cuda.Device().id).l2_bytes, dtype=cp.uint8)
-    flush.fill(1)
+    nbytes = FLUSH_L2_TIMES * describe(cp.cuda.Device().id).l2_bytes
+    cp.empty(nbytes, dtype=cp.uint8).fill(1)
+    if setup is not None:
+        setup()
+    if mode == "cold_clean":
+        cp.sum(cp.ones(-(-nbytes // 4), dtype=cp.uint32), dtype=cp.uint64)
 
 
 @dataclass(frozen=True)

@@ -240,12 +240,13 @@ def test_tail_splits_over_row_blocks():
         _check(x, run_decode(x, variant="mma", splits=2, tail_units=tail_units, tail_splits=4))
 
 
-def test_tail_sweep_checks_times_and_records_the_drain():
+@pytest.mark.parametrize("mode", ["cold", "cold_clean"])
+def test_tail_sweep_checks_times_and_records_the_drain(mode):
     from labkit.sched import Timeline
     from labkit.workloads.decode.bench import tail_sweep
 
-    sweep = tail_sweep(16, 1024, 256, iterations=3, candidates=[(20, 2), (128, 4)], timelines=True)
-    assert [r["heuristic"] for r in sweep.rows] == [True, False, False]
+    sweep = tail_sweep(16, 1024, 256, iterations=3, candidates=[(20, 2), (128, 4)], timelines=True, mode=mode)
+    assert [r["heuristic"] for r in sweep.rows] == [True, False, False] and {r["mode"] for r in sweep.rows} == {mode}
     labels = [r["kernel"] for r in sweep.rows[1:]]
     # head_dim 256 plans load wide boxes: "... tail/2 wide (20 units)"
     assert " tail/2" in labels[0] and labels[0].endswith(" (20 units)"), labels

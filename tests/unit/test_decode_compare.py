@@ -128,17 +128,21 @@ def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeyp
 
     _fake_h200(monkeypatch)
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
-    monkeypatch.setattr(labkit.probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4220.0}})
+    copy_modes, modes = [], []
+    monkeypatch.setattr(labkit.probes, "copy_bandwidth", lambda n, **kw: copy_modes.append(kw["mode"]) or {
+        "memcpy": {"GBps_read_plus_write": 4220.0}})
 
     planned = []
     monkeypatch.setattr(compare, "plan_builds", lambda *a, **k: planned.append(plan_builds(*a, **k)) or planned[-1])
 
     def fake_compare(b, n, d, builds, **kw):
         knobs = kw["planned"]  # the CLI's own plan, refused or not before the reference check: not planned twice
-        assert knobs is planned[0] and list(knobs) == ["plan", "persistent=1,warps=8,stages=2"]
-        return [{"batch": b, "kv_len": n, "head_dim": d, "heads": "32/8", "splits": 1, "kernel": label, "mode": "cold",
-                 "kv_MB": 268.4, "p50_us": us, "TBps": 268.4 / us, "heuristic": name == "plan", "build": name,
-                 "ctas_per_sm": per_sm, "vs_plan": us / 77.1 - 1, "max_diff": diff, "bit_equal": diff == 0}
+        assert knobs is planned[-1] and list(knobs) == ["plan", "persistent=1,warps=8,stages=2"]
+        modes.append(kw["mode"])
+        return [{"batch": b, "kv_len": n, "head_dim": d, "heads": "32/8", "splits": 1, "kernel": label,
+                 "mode": kw["mode"], "kv_MB": 268.4, "p50_us": us, "TBps": 268.4 / us, "heuristic": name == "plan",
+                 "build": name, "ctas_per_sm": per_sm, "vs_plan": us / 77.1 - 1, "max_diff": diff,
+                 "bit_equal": diff == 0}
                 for (name, _), (label, per_sm, us, diff) in zip(knobs.items(), [("mma w4s1c1", 4, 77.1, 0.0),
                                                                                 ("mma w8s2 P", 1, 78.6, 9.8e-4)])]
 
@@ -159,6 +163,13 @@ def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeyp
     assert "sweep 64x1024 d128 compare (* the plan's call; time vs plan: + is slower):" in shown
     assert "*       1  mma w4s1c1   77.10  3.48        +0.00%  plan\n" in shown
     assert "        1  mma w8s2 P   78.60  3.41        +1.95%  persistent=1,warps=8,stages=2\n" in shown
+    # --mode cold_clean: the builds' rounds and the copy ceiling both timed with L2 left clean, and the title says so
+    clean = tmp_path / "clean.json"
+    assert cli.main(["decode", "compare", "--batch", "64", "--kv-len", "1024", "--build",
+                     "persistent=1,warps=8,stages=2", "--mode", "cold_clean", "--out", str(clean)]) == 0
+    assert modes == copy_modes == ["cold", "cold_clean"]
+    assert "(cold L2 (flushed, then left clean), p50; vs_plan" in capsys.readouterr().out
+    assert [p.mode for p in report.load(clean).points] == ["cold_clean"]
 
 
 class _Stats:
@@ -168,7 +179,7 @@ class _Stats:
 
 def _fake_time_builds(outputs: dict, p50_us: dict):
     """compare_builds' GPU half: the given outputs go through compare's own check, as the real one's do."""
-    def run(batch, kv_len, head_dim, knobs, shape, iterations, check, *, what):
+    def run(batch, kv_len, head_dim, knobs, shape, iterations, check, *, what, mode="cold"):
         from labkit.workloads.decode.plan import plan_call
         from labkit.workloads.decode.run import geometry_for
 

@@ -56,7 +56,7 @@ def test_a_report_timed_with_l2_left_clean_reads_and_pairs_only_with_its_own_mod
     out = capsys.readouterr().out
     cold = sum(p.mode == "cold" for p in report.load(RECORDED[-1]).points)
     assert f"only in A: {cold} calls" in out and "1.000x" in out  # the graph rows still pair
-    assert "(calls pair within one timing mode: A timed cold, graph, B cold_clean, graph)" in out
+    assert "(calls pair within one timing mode: A's are cold/graph, B's cold_clean/graph)" in out
 
 
 def test_cli_show_and_diff(tmp_path, capsys):
@@ -152,7 +152,7 @@ def test_the_bench_keeps_what_it_measured_when_a_later_point_fails(tmp_path, mon
 
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
     monkeypatch.setattr(bench, "bench_point", fake_point)
-    monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
     monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
     out = tmp_path / "bench.json"
     out.write_text(RECORDED[-1].read_text())  # an earlier, complete report at the same path stays whole
@@ -189,7 +189,7 @@ def test_sweep_splits_all_sweeps_every_point_and_names_the_worst(tmp_path, monke
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
     monkeypatch.setattr(bench, "bench_point", fake_point)
     monkeypatch.setattr(bench, "split_sweep", fake_sweep)
-    monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
     monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
     assert cli.main(["decode", "bench", "--quick", "--sweep-splits", "all", "--out", str(tmp_path / "r.json")]) == 0
     assert swept == [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128), (2, 704, 256)]
@@ -222,7 +222,7 @@ def test_peers_compare_against_labkits_call_in_the_same_rounds(tmp_path, monkeyp
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
     monkeypatch.setattr(bench, "bench_point", fake_point)
     monkeypatch.setattr(peers, "peer_rates", fake_rates)
-    monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
     monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
     assert cli.main(["decode", "bench", "--quick", "--peers", "--out", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out
@@ -272,7 +272,7 @@ def test_a_variant_times_every_point_of_the_sweep_with_that_kernel(tmp_path, mon
 
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
     monkeypatch.setattr(bench, "bench_point", fake_point)
-    monkeypatch.setattr(probes, "copy_bandwidth", lambda n: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
     monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
     assert cli.main(["decode", "bench", "--variant", "mma", "--variant", "fma", "--out", str(tmp_path / "b.json")]) == 0
     sweep = [(b, n, d) for b, n, d in bench.SWEEP if 2 * b * n * 8 * d * 2 <= bench.MAX_KV_BYTES]

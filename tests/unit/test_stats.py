@@ -157,6 +157,14 @@ def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode):
     assert spin[1:3] == ((1,), (1,)) and int(spin[3][0]) == 123 and spin[4] is stream
 
 
+def test_a_one_off_flush_takes_only_the_cold_modes():
+    from labkit.timing import flush_l2
+
+    for mode in ("hot", "graph", "clean"):
+        with pytest.raises(ValueError, match=f"mode must be one of .*got '{mode}'"):
+            flush_l2(mode)
+
+
 def test_rotated_rounds_keep_predecessors_and_shuffled_rounds_spread_them():
     from labkit.timing import round_orders
 

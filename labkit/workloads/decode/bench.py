@@ -188,7 +188,7 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
         from .run import decode_timeline
 
         for name in dict.fromkeys(("plan", fastest)):
-            traces[name] = decode_timeline(batch, kv_len, head_dim, cold=True, **shape, **knobs[name])
+            traces[name] = decode_timeline(batch, kv_len, head_dim, cold=mode, **shape, **knobs[name])
     return TailSweep(rows, traces)
 
 

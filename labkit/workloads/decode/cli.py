@@ -69,7 +69,7 @@ def _bench(args) -> int:
         points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
         points = [(b, n, d) for b, n, d in points if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES]
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
-    copy = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"]
+    copy = copy_bandwidth(1 << 30, mode=args.mode)["memcpy"]["GBps_read_plus_write"]  # the ceiling, timed as the calls
     print(f"copy 1 GiB device to device: {copy / 1e3:.2f} TB/s read+write", flush=True)
     provenance = collect(timing_mode=args.mode)
     rows, sweeps = [], {}
@@ -163,8 +163,8 @@ def _bench(args) -> int:
                                      f"{best['p50_us'] / plan_us - 1:+.1%} of the plan"), flush=True)
             for name, tl in sweep.timelines.items():
                 drain = tl.sm_drain_ns() / 1e3
-                print(f"  {name}, one cold call: {tl.stats().makespan_ns / 1e3:.1f} us; CTAs resident by twentieths "
-                      f"{' '.join(map(str, tl.active_ctas(20)))}; SMs idle before the end: median "
+                print(f"  {name}, one {args.mode} call: {tl.stats().makespan_ns / 1e3:.1f} us; CTAs resident by "
+                      f"twentieths {' '.join(map(str, tl.active_ctas(20)))}; SMs idle before the end: median "
                       f"{np.median(drain):.1f} us, 90th percentile {np.percentile(drain, 90):.1f} us", flush=True)
                 if args.out is not None:
                     tl.save(args.out.path.with_name(f"{args.out.path.stem}.{key.replace(' ', '_')}."
@@ -178,7 +178,7 @@ def _bench(args) -> int:
 def _compare(args) -> int:
     from ...probes import copy_bandwidth
     from ...provenance import collect
-    from .bench import check_once, render
+    from .bench import COLD_L2, check_once, render
     from .compare import compare_builds, plan_builds
 
     b, n, d = args.batch, args.kv_len, args.head_dim
@@ -186,25 +186,26 @@ def _compare(args) -> int:
     planned = plan_builds(b, n, d, tuple(args.build), **shape)  # a call or build that cannot run: refused first
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
     print(f"batch {b} x {n}, d{d}, {args.heads_q}/{args.heads_kv} heads, page {args.page_size}: the plan and "
-          f"{len(args.build)} build(s), outputs checked against the plan's, then {args.iterations} shuffled cold "
-          "rounds", flush=True)
+          f"{len(args.build)} build(s), outputs checked against the plan's, then {args.iterations} shuffled "
+          f"{args.mode} rounds", flush=True)
     try:
-        rows = compare_builds(b, n, d, tuple(args.build), **shape, iterations=args.iterations, planned=planned)
+        rows = compare_builds(b, n, d, tuple(args.build), **shape, iterations=args.iterations, planned=planned,
+                              mode=args.mode)
     except AssertionError as exc:  # a build that computes something else: the finding, in one line; nothing timed
         print(f"labkit: error: {exc}", file=sys.stderr)
         return 1
     shown = [{**{k: v for k, v in r.items() if k != "heuristic"}, "kernel": f"{r['kernel']} ({r['ctas_per_sm']}/SM)",
               "vs_plan": f"{r['vs_plan']:+.2%}", "max_diff": f"{r['max_diff']:.3g}", "bit_equal": str(r["bit_equal"])}
              for r in rows]
-    print(render(shown, f"compare, batch {b} x {n}, d{d} (cold p50; vs_plan: p50 / the plan's - 1)",
+    print(render(shown, f"compare, batch {b} x {n}, d{d} ({COLD_L2[args.mode]}, p50; vs_plan: p50 / the plan's - 1)",
                  extra=("build", "vs_plan", "max_diff", "bit_equal")), flush=True)
     if args.out is not None:
         from .report import ROW_KEYS, write
 
-        copy = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"]
+        copy = copy_bandwidth(1 << 30, mode=args.mode)["memcpy"]["GBps_read_plus_write"]
         kept = [{k: r[k] for k in (*ROW_KEYS, "heuristic", "build")} for r in rows]
         # the plan's call is the report's row (what `report diff` pairs across runs); every build is in its sweep
-        write(kept[:1], {f"{b}x{n} d{d} compare": kept}, copy, collect(timing_mode="cold"), args.out.path)
+        write(kept[:1], {f"{b}x{n} d{d} compare": kept}, copy, collect(timing_mode=args.mode), args.out.path)
         print(f"report: {args.out.path} (labkit report show|diff read it)")
     return 0
 
@@ -287,6 +288,9 @@ def register(sub) -> None:
                         "or not (the 8-warp head_dim 128 plans do), and splits=N alone "
                         "takes that count's default build; the kernel column shows what ran")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=40)
+    p.add_argument("--mode", choices=tuple(COLD_L2), default="cold",
+                   help="how each sample finds L2, as for decode bench: cold (flushed, left dirty; the default) or "
+                        "cold_clean (flushed, then left clean)")
     p.add_argument("--out", type=output_path("--out"), default=None,
                    help="also write the rows as a decode report (labkit report show|diff)")
     p.set_defaults(fn=_compare)

@@ -108,14 +108,15 @@ def plan_builds(batch: int, kv_len: int, head_dim: int, builds: tuple[dict, ...]
 
 def compare_builds(batch: int, kv_len: int, head_dim: int = 128, builds: tuple[dict, ...] = (), *, heads_q: int = 32,
                    heads_kv: int = 8, page_size: int = 64, iterations: int = 40,
-                   planned: dict[str, dict] | None = None) -> list[dict]:
+                   planned: dict[str, dict] | None = None, mode: str = "cold") -> list[dict]:
     """The plan's own call against the same call built with each of ``builds`` (``plan_call`` knobs, e.g.
     ``parse_build``'s), on the same data. Every build is planned (and compiled) before anything is allocated on the GPU;
     every output is poisoned, then checked against the plan's before any timing: finite, and within 2^-7 of its largest
-    value (another split count or build sums in another order); then one cold sample of each per round in a shuffled
-    order. Rows: ``bench_point``'s, with ``build`` (``"plan"`` or the knobs), ``vs_plan`` (p50 / the plan's - 1),
-    ``max_diff`` and ``bit_equal`` against the plan's output; ``heuristic`` marks the plan. ``planned``: what
-    ``plan_builds`` returned for these arguments, when the caller has planned them already (the CLI, to refuse first).
+    value (another split count or build sums in another order); then one cold sample (``mode``: ``cold`` or
+    ``cold_clean``) of each per round in a shuffled order. Rows: ``bench_point``'s, with ``build`` (``"plan"`` or the
+    knobs), ``vs_plan`` (p50 / the plan's - 1), ``max_diff`` and ``bit_equal`` against the plan's output;
+    ``heuristic`` marks the plan. ``planned``: what ``plan_builds`` returned for these arguments, when the caller has
+    planned them already (the CLI, to refuse first).
 
     Raises:
         ArgumentError: as ``plan_builds``; nothing ran.
@@ -137,9 +138,10 @@ def compare_builds(batch: int, kv_len: int, head_dim: int = 128, builds: tuple[d
                 raise AssertionError(f"compare: build {name!r} does not give the plan's output (max difference "
                                      f"{diffs[name]:.3g}, allowed {2.0 ** -7 * scale:.3g})")
 
-    plans, timing, outs = bench.time_builds(batch, kv_len, head_dim, knobs, shape, iterations, check, what="compare")
+    plans, timing, outs = bench.time_builds(batch, kv_len, head_dim, knobs, shape, iterations, check, what="compare",
+                                            mode=mode)
     base = timing["plan"].stats.p50_s
-    return [{**bench.call_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, "cold",
+    return [{**bench.call_row(batch, kv_len, head_dim, heads_q, heads_kv, plans[name], t.stats.p50_s, mode,
                               page_size),
              "heuristic": name == "plan", "build": name, "ctas_per_sm": plans[name].ctas_per_sm,
              "vs_plan": t.stats.p50_s / base - 1, "max_diff": diffs[name],

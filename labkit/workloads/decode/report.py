@@ -255,5 +255,5 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
             if only_a or bk else [])
     modes_a, modes_b = sorted({p.mode for p in a.points}), sorted({q.mode for q in b.points})
     if only_a and bk and modes_a != modes_b:  # e.g. one run with L2 left dirty by the flush, one left clean
-        tail.append(f"  (calls pair within one timing mode: A timed {', '.join(modes_a)}, B {', '.join(modes_b)})")
+        tail.append(f"  (calls pair within one timing mode: A's are {'/'.join(modes_a)}, B's {'/'.join(modes_b)})")
     return "\n".join([*head, *lines, *tail])

@@ -79,13 +79,14 @@ def geometry_for(batch: int, kv_len: int, *, heads_q: int = 32, heads_kv: int = 
 
 
 def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
-                    page_size: int = 64, splits: int | None = None, cold: bool = False, **overrides):
+                    page_size: int = 64, splits: int | None = None, cold: bool | str = False, **overrides):
     """Per-CTA records of one call of the instrumented kernel (``-DLABKIT_TIMELINE``) at this shape, on
     random inputs over a shuffled pool (as the benchmark's), as a ``labkit.sched.Timeline``; ``splits`` None:
     the plan's own call (its count and build; a count asked for takes the build ``plan_call`` gives it). Record
     ``cta`` = split + splits x (head-block + heads_kv x row-blocks x sequence), or the
     1-D grid's index with tail splits. The call runs twice, the second recorded (the first loads the module);
-    ``cold``: after ``labkit.timing.flush_l2``, as the cold timing's samples."""
+    ``cold``: after ``labkit.timing.flush_l2``, as the cold timing's samples (True or ``"cold"``: L2 left dirty by the
+    flush; ``"cold_clean"``: then clean, the records zeroed before the clean read)."""
     from ...device import describe
     from ...sched import Timeline, cubin_occupancy
     from ...timing import flush_l2
@@ -95,8 +96,11 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
                       timeline=True, **overrides) as (runner, plan, folder):
         runner.run_once()
         if cold:
-            flush_l2()
-        runner.run_once()  # the zeroed records now hold this call's CTAs only
+            flush_l2("cold" if cold is True else cold, setup=runner.zero_scratch)
+            runner.launch_call(0)
+            cupy().cuda.get_current_stream().synchronize()  # a faulting kernel raises here
+        else:
+            runner.run_once()  # the zeroed records now hold this call's CTAs only
         records = cupy().asnumpy(runner.scratch[("decode", "timeline")]).view(np.uint64).reshape(-1, 6)
         cubin = next(folder.glob("*.cubin")).read_bytes()
         del runner  # its buffers go back before the pool is emptied
