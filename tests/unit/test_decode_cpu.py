@@ -219,6 +219,35 @@ def test_tail_candidates_follow_the_last_wave():
     assert tail_candidates(split, four_warps, 132) == [(u, s) for u in (16, 32) for s in (8, 16)]
 
 
+@pytest.mark.parametrize("batch, kv_len", [(16, 4096), (16, 1024), (72, 8192), (17, 4096)])
+def test_tail_sweep_times_each_tail_beside_the_plans_own_split_count(monkeypatch, batch, kv_len):
+    """Every build a tail sweep times plans with the plan's split count and build, only its last units split further:
+    given alone, the tail knobs took a caller's build's count (2 splits at 16 x 4k, where the plan runs 1), refused a
+    tail of 2 splits there and skipped the whole sweep."""
+    from labkit.workloads.decode import bench
+
+    from .test_sched_points import _fake_device
+
+    _fake_device(monkeypatch)
+    timed = {}
+
+    def fake_time_builds(b, n, d, knobs, shape, iterations, check, *, what, mode="cold"):
+        g = geometry_for(b, n, head_dim=d, **shape)
+        plans = {name: plan_call(g, sms=132, **kw) for name, kw in knobs.items()}  # raises where a build cannot run
+        timed.update(plans)
+        raise StopIteration  # nothing to time on a CPU
+
+    monkeypatch.setattr(bench, "time_builds", fake_time_builds)
+    with pytest.raises(StopIteration):
+        bench.tail_sweep(batch, kv_len, 128, iterations=1)
+    plan = timed.pop("plan")
+    assert len(timed) >= 2 and plan.splits == 1
+    for name, p in timed.items():
+        assert (p.splits, p.kernel.warps, p.kernel.stages, p.ctas_per_sm) == (
+            plan.splits, plan.kernel.warps, plan.kernel.stages, plan.ctas_per_sm), name
+        assert name == f"tail {p.tail_units}/{p.kernel.tail_splits}" and p.kernel.tail_splits > plan.splits
+
+
 @pytest.mark.parametrize("knobs, message", [
     (dict(tail_units=5), "tail_units and tail_splits go together"),
     (dict(tail_units=0, tail_splits=2), "tail_units 0: expected a positive count"),

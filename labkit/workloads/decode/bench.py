@@ -162,7 +162,9 @@ def tail_sweep(batch: int, kv_len: int, head_dim: int = 128, *, heads_q: int = 3
                             f"{kernel_label(plan.kernel)}; tails take tensor-core builds without clusters")
     knobs = {"plan": {"persistent": False}}
     for units, splits in tail_candidates(g, plan, describe().sm_count) if candidates is None else candidates:
-        knobs[f"tail {units}/{splits}"] = {"tail_units": units, "tail_splits": splits}
+        # the plan's own count beside the tail: alone, tail knobs take the count of a caller's build (2 splits at 16 x
+        # 4k, where the plan runs 1), and a tail of 2 splits was refused there, which skipped the whole sweep
+        knobs[f"tail {units}/{splits}"] = {"splits": plan.splits, "tail_units": units, "tail_splits": splits}
     if len(knobs) == 1:
         raise ArgumentError(f"tail sweep at batch {batch} x {kv_len} d{head_dim}: no tail can take more than the "
                             f"plan's {plan.splits} splits")
