@@ -7,6 +7,30 @@ from .cuda import cupy, require_gpu
 from .timing import time_gpu
 
 
+def _copy_buffers(nbytes: int):
+    """(source of random floats, destination, cudaMemcpyAsync of one into the other on CuPy's current stream)."""
+    cp = cupy()
+    n = nbytes // 4
+    src = cp.random.random(n, dtype=cp.float32)
+    dst = cp.full(n, cp.nan, dtype=cp.float32)
+    rt = cp.cuda.runtime
+
+    def memcpy():
+        rt.memcpyAsync(dst.data.ptr, src.data.ptr, n * 4, rt.memcpyDeviceToDevice, cp.cuda.get_current_stream().ptr)
+
+    return src, dst, memcpy
+
+
+def _timed_copy(copy, src, dst, *, name: str, mode: str, **timing):
+    """``time_gpu`` of ``copy`` into a poisoned ``dst``, then the check that it holds ``src``."""
+    cp = cupy()
+    dst.fill(cp.nan)
+    t = time_gpu(copy, name=name, mode=mode, check_work=False, **timing)
+    if not bool(cp.array_equal(dst, src)):
+        raise AssertionError(f"{name}: destination differs from source")
+    return t
+
+
 def copy_bandwidth(nbytes: int = 1 << 30, *, mode: str = "cold") -> dict:
     """Device-to-device copy of ``nbytes`` (random data), two ways.
 
@@ -15,25 +39,15 @@ def copy_bandwidth(nbytes: int = 1 << 30, *, mode: str = "cold") -> dict:
     """
     require_gpu("the copy-bandwidth probe")
     cp = cupy()
-    n = nbytes // 4
-    src = cp.random.random(n, dtype=cp.float32)
-    dst = cp.full(n, cp.nan, dtype=cp.float32)
-    rt = cp.cuda.runtime
-
-    def memcpy():
-        rt.memcpyAsync(dst.data.ptr, src.data.ptr, n * 4, rt.memcpyDeviceToDevice,
-                       cp.cuda.get_current_stream().ptr)
+    src, dst, memcpy = _copy_buffers(nbytes)
 
     def kernel():
         cp.copyto(dst, src)
 
-    out = {"nbytes": n * 4, "mode": mode}
+    out = {"nbytes": dst.nbytes, "mode": mode}
     for label, fn in (("memcpy", memcpy), ("kernel", kernel)):
-        dst.fill(cp.nan)
-        t = time_gpu(fn, name=f"probe/copy_{label}", mode=mode, min_time_s=0.2, check_work=False)
-        if not bool(cp.array_equal(dst, src)):
-            raise AssertionError(f"copy probe {label}: destination differs from source")
-        out[label] = {"p50_s": t.stats.p50_s, "GBps_read_plus_write": 2 * n * 4 / t.stats.p50_s / 1e9,
+        t = _timed_copy(fn, src, dst, name=f"probe/copy_{label}", mode=mode, min_time_s=0.2)
+        out[label] = {"p50_s": t.stats.p50_s, "GBps_read_plus_write": 2 * dst.nbytes / t.stats.p50_s / 1e9,
                       "timing": t.to_dict()}
     return out
 
@@ -104,27 +118,15 @@ def cold_l2_copies(sizes_mib: tuple[int, ...] = (16, 48, 256, 1024), *, iteratio
     the flush's dirty lines, against the size of the call. Rows of (MiB, mode, p50 [s], TB/s read + written); every
     copy's destination checked against its source."""
     require_gpu("the cold-L2 copy probe")
-    cp = cupy()
-    rt = cp.cuda.runtime
     rows = []
     for mib in sizes_mib:
-        n = (int(mib) << 20) // 4
-        src = cp.random.random(n, dtype=cp.float32)
-        dst = cp.full(n, cp.nan, dtype=cp.float32)
-
-        def memcpy(to=dst.data.ptr, frm=src.data.ptr, nbytes=n * 4):
-            rt.memcpyAsync(to, frm, nbytes, rt.memcpyDeviceToDevice, cp.cuda.get_current_stream().ptr)
-
+        src, dst, memcpy = _copy_buffers(int(mib) << 20)
         for mode in COLD_L2_MODES:
-            dst.fill(cp.nan)
-            t = time_gpu(memcpy, name=f"probe/copy_{mib}MiB_{mode}", mode=mode, iterations=iterations,
-                         check_work=False)
-            if not bool(cp.array_equal(dst, src)):
-                raise AssertionError(f"cold-L2 copy probe, {mib} MiB {mode}: destination differs from source")
+            t = _timed_copy(memcpy, src, dst, name=f"probe/copy_{mib}MiB_{mode}", mode=mode, iterations=iterations)
             rows.append({"MiB": int(mib), "mode": mode, "p50_s": t.stats.p50_s,
-                         "TBps_read_plus_write": 2 * n * 4 / t.stats.p50_s / 1e12})
-        src = dst = None  # this size's buffers go back before the next is drawn
-        cp.get_default_memory_pool().free_all_blocks()
+                         "TBps_read_plus_write": 2 * dst.nbytes / t.stats.p50_s / 1e12})
+        src = dst = memcpy = None  # this size's buffers go back before the next is drawn
+        cupy().get_default_memory_pool().free_all_blocks()
     return {"rows": rows}
 
 

@@ -37,21 +37,14 @@ FLUSH_L2_TIMES = 2  # a cold sample's pad writes this many L2 sizes
 
 
 def flush_l2(mode: str = "cold", setup: Callable[[], object] | None = None) -> None:
-    """Write ``FLUSH_L2_TIMES`` L2 sizes on the current stream, as a cold sample's pad does, so that the next
-    kernel finds none of its data in L2 (for a one-off cold call outside ``time_gpu``, e.g. a recorded
-    timeline); ``setup`` after the flush; ``cold_clean``: then read as many bytes of other data, so that L2 is
-    clean, as that mode's pad."""
-    from ..device import describe
-
+    """One cold sample's pad (``mode``'s flush, ``setup`` inside it, the spin), run to completion, so that the next
+    kernel finds none of its data in L2: for a one-off cold call outside ``time_gpu``, e.g. a recorded timeline."""
     if mode not in COLD_MODES:
         raise ValueError(f"mode must be one of {COLD_MODES}, got {mode!r}")
-    cp = cupy()
-    nbytes = FLUSH_L2_TIMES * describe(cp.cuda.Device().id).l2_bytes
-    cp.empty(nbytes, dtype=cp.uint8).fill(1)
-    if setup is not None:
-        setup()
-    if mode == "cold_clean":
-        cp.sum(cp.ones(-(-nbytes // 4), dtype=cp.uint32), dtype=cp.uint64)
+    smp = _Sampler.create(mode)
+    with smp.stream:  # the setup's work too
+        smp.pad(setup)
+    smp.stream.synchronize()
 
 
 @dataclass(frozen=True)
