@@ -6,7 +6,12 @@ data, as NVBench's and triton's flushes do, and leaves L2 full of the memset's d
 the timed code's misses then write back to DRAM); in ``cold_clean`` mode that memset, then a
 read of another >= 2 x L2 of the sampler's own buffer (the dirty lines go back to DRAM inside
 the pad, and L2 holds clean lines no timed code reads: on the H200 labkit's decode calls ran
-11-14 % faster at 268-285 MB of K/V, cuDNN's 10-12 %, and 1 x 8k d128 17.6 -> 15.6-16.2 us); then in
+11-14 % faster at 268-285 MB of K/V, cuDNN's 10-12 %, and 1 x 8k d128 17.6 -> 15.6-16.2 us). Where the context
+sets L2 aside for persisting lines (``cudaLimitPersistingL2CacheSize`` > 0: 11.25 MiB on the H200s measured), a cold
+pad first resets them to normal (``cudaCtxResetPersistingL2Cache``, the stream synchronized): lines a kernel loaded
+as persisting (L2::evict_last hints, as FA3's K/V loads) outlive any memset or read, and a later sample reading the
+same data got them from L2 (cuDNN at 17 x 4k d128 77 against 80 us after FA3 on the same K/V; after the reset 80
+whatever ran before). Then in
 every mode a ~100 us spin kernel that touches no memory: it keeps the GPU busy
 while the host enqueues the start event and ``fn``'s launches, so the event pair times the
 GPU work and not Python's launch overhead (measured on the H200: a 40 us flush alone left a
@@ -96,6 +101,34 @@ def helper_kernel(name: str):
     return load_module(kernel_path(__file__, "timing_helpers.cu")).get_function(name)
 
 
+CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06  # cudaLimitPersistingL2CacheSize
+
+
+def persisting_l2_reset() -> Callable[[], None] | None:
+    """``cudaCtxResetPersistingL2Cache`` as a call that raises on failure, where this context sets L2 aside for
+    persisting lines (its ``cudaLimitPersistingL2CacheSize`` is above 0); None where it does not, since no line can
+    then outlive a flush that way.
+
+    Raises:
+        TimingError: a set-aside, but no cuda-bindings to reset it with (a cold sample could not be cold).
+    """
+    cp = cupy()
+    limit = int(cp.cuda.runtime.deviceGetLimit(CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE))
+    if limit == 0:
+        return None
+    rt = _deps.optional("cuda.bindings.runtime")
+    if rt is None:
+        raise TimingError(f"this GPU context sets {limit} bytes of L2 aside for persisting lines, which outlive the "
+                          "cold flush; resetting them before each sample needs cuda-bindings (pip install "
+                          "cuda-bindings)")
+
+    def reset() -> None:
+        (err,) = rt.cudaCtxResetPersistingL2Cache()
+        if int(err) != 0:
+            raise TimingError(f"cudaCtxResetPersistingL2Cache failed: {err}")
+    return reset
+
+
 @dataclass
 class _Sampler:
     """Stream, pads and events shared by time_gpu and Pipeline (one device, one stream)."""
@@ -113,6 +146,7 @@ class _Sampler:
     _record: object = None  # cupy.cuda.runtime.eventRecord: Event.record adds host time per call
     spin_cycles: int = SPIN_CYCLES
     _clock_hz: float = 1.98e9
+    _reset_persisting: Callable[[], None] | None = None  # cold modes where L2 has a persisting set-aside
 
     @classmethod
     def create(cls, mode: str, flush_bytes: int | None = None) -> "_Sampler":
@@ -136,6 +170,8 @@ class _Sampler:
         if mode == "cold_clean":
             s._clean = cp.ones(-(-s.flush_bytes // 4), dtype=cp.uint32)
             s._clean_sum = cp.zeros((), dtype=cp.uint64)
+        if mode in COLD_MODES:
+            s._reset_persisting = persisting_l2_reset()
         s._spin = helper_kernel("spin_cycles")
         s._clock_hz = float(dev.sm_clock_max_hz or s._clock_hz)
         return s
@@ -147,10 +183,14 @@ class _Sampler:
         self.spin_cycles = int(min(2e9, max(SPIN_CYCLES, 3 * host_s * self._clock_hz)))
 
     def pad(self, setup: Callable[[], object] | None = None) -> None:
-        """Work before a sample's start event: flush L2 (cold modes), the caller's ``setup``, read the clean buffer
-        (cold_clean), then spin (every mode). ``setup`` goes before the read: its writes would leave dirty lines in a
+        """Work before a sample's start event: reset persisting L2 lines (cold modes, where the context sets L2 aside
+        for them), flush L2 (cold modes), the caller's ``setup``, read the clean buffer (cold_clean), then spin (every
+        mode). ``setup`` goes before the read: its writes would leave dirty lines in a
         clean L2 (a decode call's scratch zeroing, 18 MB at 17 x 4k, cost it 8 % there)."""
         cp = cupy()
+        if self._reset_persisting is not None:  # not stream-ordered: the samples before must have finished
+            self.stream.synchronize()
+            self._reset_persisting()
         if self._flush is not None:
             self._flip ^= 1  # a different value each time, so nothing can elide the writes
             cp.cuda.runtime.memsetAsync(self._flush.data.ptr, self._flip, self.flush_bytes, self.stream.ptr)

@@ -20,6 +20,23 @@ extern "C" __global__ void read_sum(const float4* __restrict__ x, long long n4, 
 """
 
 
+PERSISTING_READ_KERNEL = r"""
+extern "C" __global__ void read_persisting(const float4* __restrict__ x, long long n4, float* out) {
+    unsigned long long policy;  // every load as L2::evict_last: the persisting lines, as FA3 loads its K/V
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    float acc = 0.f;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4;
+         i += (long long)gridDim.x * blockDim.x) {
+        float a, b, c, d;
+        asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+                     : "=f"(a), "=f"(b), "=f"(c), "=f"(d) : "l"(x + i), "l"(policy));
+        acc += a + b + c + d;
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+"""
+
+
 @pytest.fixture(scope="module")
 def cp():
     import cupy
@@ -102,6 +119,44 @@ def test_flush_makes_l2_cold(cp):
         assert cold.mode == mode
         assert cold.stats.p50_s > 1.2 * hot.stats.p50_s
         assert min(cold.samples_s[1:]) > hot.stats.p50_s
+
+
+def test_lines_loaded_as_persisting_do_not_outlive_a_cold_pad(cp):
+    """Where the context sets L2 aside for persisting lines, lines loaded with L2::evict_last outlive a memset of 2 x
+    L2 (and cold_clean's read), so a cold sample re-reading them got them from L2: the pad resets them first. A 10 MiB
+    buffer (inside the H200's 11.25 MiB set-aside) is loaded as persisting before each pad, then read: with the
+    reset it reads as slowly as from DRAM; without it, faster (the check that the setup does leave such lines)."""
+    from labkit.timing.events import CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE, _Sampler, time_gpu
+
+    limit = int(cp.cuda.runtime.deviceGetLimit(CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE))
+    if limit < 10 << 20:
+        pytest.skip(f"this context sets {limit} bytes of L2 aside for persisting lines, under the test's 10 MiB")
+    run, x, out = _reader(cp, 10 << 20)
+    persist = cp.RawKernel(PERSISTING_READ_KERNEL, "read_persisting")
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    hot = time_gpu(run, name="test/read10_hot", mode="hot", iterations=30).stats.p50_s
+    for mode in ("cold", "cold_clean"):
+        p50 = {}
+        for reset in (True, False):
+            smp = _Sampler.create(mode)
+            assert smp._reset_persisting is not None
+            if not reset:
+                smp._reset_persisting = None
+            start, stop, samples = cp.cuda.Event(), cp.cuda.Event(), []
+            with smp.stream:
+                for _ in range(30):
+                    persist((sms * 8,), (256,), (x, np.int64(x.size // 4), out))
+                    smp.pad()
+                    start.record(smp.stream)
+                    run()
+                    stop.record(smp.stream)
+                    stop.synchronize()
+                    samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+            p50[reset] = float(np.median(samples[2:]))
+        print(f"10 MiB read after a persisting load: {mode} pad {p50[True] * 1e6:.2f} us, without the reset "
+              f"{p50[False] * 1e6:.2f} us; hot {hot * 1e6:.2f} us")
+        assert p50[True] > 1.2 * hot
+        assert p50[False] < 0.9 * p50[True]
 
 
 def test_cold_clean_pad_writes_the_flush_and_reads_every_word_of_its_own_buffer(cp):

@@ -101,12 +101,15 @@ def test_samplers_event_pool_is_reused():
     assert recorded[:2] == [(1001, 77), (1002, 77)] and len(recorded) == 200
 
 
+@pytest.mark.parametrize("set_aside", [False, True])
 @pytest.mark.parametrize("mode", ["cold", "cold_clean", "hot"])
-def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode):
+def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode, set_aside):
     # what a sample's pad puts on the timing stream: cold, a memset of the flush buffer (L2 left dirty); cold_clean,
     # that memset, then a sum over every word of a buffer as large (the dirty lines go back to DRAM inside the pad,
     # and L2 holds lines no timed code reads); every mode, then the spin that covers the host's enqueue. The caller's
-    # setup goes after the flush and before the read, so that its writes (a scratch zeroing) leave no dirty line
+    # setup goes after the flush and before the read, so that its writes (a scratch zeroing) leave no dirty line.
+    # Where L2 has a persisting set-aside, a cold pad first waits for the stream and resets the persisting lines,
+    # which no memset or read evicts
     import labkit.timing.events as ev
     from labkit.timing.events import _Sampler
 
@@ -120,6 +123,9 @@ def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode):
 
         def __exit__(self, *exc):
             current.pop()
+
+        def synchronize(self):
+            calls.append(("sync",))
 
     stream = Stream()
     runtime = type("runtime", (), {"memsetAsync": staticmethod(lambda ptr, value, n, st: calls.append(
@@ -136,6 +142,8 @@ def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode):
         smp.flush_bytes, smp._flush = 3 * (1 << 24), flush
     if mode == "cold_clean":
         smp._clean, smp._clean_sum = clean, total
+    if set_aside and mode != "hot":  # as _Sampler.create sets it: cold modes only
+        smp._reset_persisting = lambda: calls.append(("reset",))
     orig = ev.cupy
     ev.cupy = lambda: type("cp", (), {"cuda": type("cuda", (), {"runtime": runtime}), "sum": staticmethod(cp_sum),
                                       "uint64": "uint64"})
@@ -145,8 +153,9 @@ def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode):
     finally:
         ev.cupy = orig
     names = [c[0] for c in calls]
-    assert names == {"cold": ["memset", "setup", "spin", "memset", "spin"],
-                     "cold_clean": ["memset", "setup", "sum", "spin", "memset", "sum", "spin"],
+    reset = ["sync", "reset"] if set_aside and mode != "hot" else []
+    assert names == {"cold": [*reset, "memset", "setup", "spin", *reset, "memset", "spin"],
+                     "cold_clean": [*reset, "memset", "setup", "sum", "spin", *reset, "memset", "sum", "spin"],
                      "hot": ["setup", "spin", "spin"]}[mode]
     if mode != "hot":
         first, second = (c for c in calls if c[0] == "memset")
@@ -155,6 +164,38 @@ def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode):
         assert next(c for c in calls if c[0] == "sum")[1:] == (clean, "uint64", total, stream)
     spin = next(c for c in calls if c[0] == "spin")
     assert spin[1:3] == ((1,), (1,)) and int(spin[3][0]) == 123 and spin[4] is stream
+
+
+def test_the_persisting_l2_reset_is_made_only_where_the_context_sets_l2_aside(monkeypatch):
+    # a limit of 0: nothing to reset; above 0: cudaCtxResetPersistingL2Cache, whose error is raised; no cuda-bindings
+    # then: a one-line refusal naming the bytes, since every cold sample could read the set-aside's lines from L2
+    import labkit.timing.events as ev
+    from labkit.errors import TimingError
+
+    asked, resets = [], []
+    limit = {"bytes": 0}
+
+    def get_limit(which):
+        asked.append(which)
+        return limit["bytes"]
+
+    monkeypatch.setattr(ev, "cupy", lambda: type("cp", (), {"cuda": type("cuda", (), {"runtime": type(
+        "runtime", (), {"deviceGetLimit": staticmethod(get_limit)})})}))
+    err = {"code": 0}
+    bindings = type("rt", (), {"cudaCtxResetPersistingL2Cache": staticmethod(
+        lambda: resets.append(1) or (err["code"],))})
+    monkeypatch.setattr(ev._deps, "optional", lambda name: bindings if name == "cuda.bindings.runtime" else None)
+    assert ev.persisting_l2_reset() is None and asked == [0x06]
+    limit["bytes"] = 11796480
+    reset = ev.persisting_l2_reset()
+    reset()
+    assert resets == [1]
+    err["code"] = 700
+    with pytest.raises(TimingError, match="cudaCtxResetPersistingL2Cache failed: 700"):
+        reset()
+    monkeypatch.setattr(ev._deps, "optional", lambda name: None)
+    with pytest.raises(TimingError, match="sets 11796480 bytes of L2 aside for persisting lines.*needs cuda-bindings"):
+        ev.persisting_l2_reset()
 
 
 def test_a_one_off_flush_takes_only_the_cold_modes():
