@@ -7,12 +7,9 @@ the timed code's misses then write back to DRAM); in ``cold_clean`` mode that me
 read of another >= 2 x L2 of the sampler's own buffer (the dirty lines go back to DRAM inside
 the pad, and L2 holds clean lines no timed code reads: on the H200 labkit's decode calls ran
 11-14 % faster at 268-285 MB of K/V, cuDNN's 10-12 %, and 1 x 8k d128 17.6 -> 15.6-16.2 us). Where the context
-sets L2 aside for persisting lines (``cudaLimitPersistingL2CacheSize`` > 0: 11.25 MiB on the H200s measured), a cold
-pad first resets them to normal (``cudaCtxResetPersistingL2Cache``, the stream synchronized): lines a kernel loaded
-as persisting (L2::evict_last hints, as FA3's K/V loads) outlive any memset or read, and a later sample reading the
-same data got them from L2 (cuDNN at 17 x 4k d128 77 against 80 us after FA3 on the same K/V; after the reset 80
-whatever ran before). Then in
-every mode a ~100 us spin kernel that touches no memory: it keeps the GPU busy
+sets L2 aside for persisting lines, a cold pad first resets them (``persisting``): lines loaded as L2::evict_last
+outlive any flush (cuDNN at 17 x 4k d128 77 against 80 us after FA3 on the same K/V; after the reset 80 whatever ran
+before). Then in every mode a ~100 us spin kernel that touches no memory: it keeps the GPU busy
 while the host enqueues the start event and ``fn``'s launches, so the event pair times the
 GPU work and not Python's launch overhead (measured on the H200: a 40 us flush alone left a
 ~70 us host gap inside a two-kernel phase). ``graph`` mode replays a CUDA graph of N calls
@@ -32,6 +29,7 @@ from .. import _deps
 from ..cuda import cupy, require_gpu
 from ..errors import TimingError
 from .nvtx import nvtx_range
+from .persisting import persisting_l2_reset
 from .stats import Spread, Stats
 
 Mode = Literal["cold", "cold_clean", "hot", "graph"]
@@ -99,34 +97,6 @@ def helper_kernel(name: str):
     from ..kernels import kernel_path, load_module
 
     return load_module(kernel_path(__file__, "timing_helpers.cu")).get_function(name)
-
-
-CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06  # cudaLimitPersistingL2CacheSize
-
-
-def persisting_l2_reset() -> Callable[[], None] | None:
-    """``cudaCtxResetPersistingL2Cache`` as a call that raises on failure, where this context sets L2 aside for
-    persisting lines (its ``cudaLimitPersistingL2CacheSize`` is above 0); None where it does not, since no line can
-    then outlive a flush that way.
-
-    Raises:
-        TimingError: a set-aside, but no cuda-bindings to reset it with (a cold sample could not be cold).
-    """
-    cp = cupy()
-    limit = int(cp.cuda.runtime.deviceGetLimit(CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE))
-    if limit == 0:
-        return None
-    rt = _deps.optional("cuda.bindings.runtime")
-    if rt is None:
-        raise TimingError(f"this GPU context sets {limit} bytes of L2 aside for persisting lines, which outlive the "
-                          "cold flush; resetting them before each sample needs cuda-bindings (pip install "
-                          "cuda-bindings)")
-
-    def reset() -> None:
-        (err,) = rt.cudaCtxResetPersistingL2Cache()
-        if int(err) != 0:
-            raise TimingError(f"cudaCtxResetPersistingL2Cache failed: {err}")
-    return reset
 
 
 @dataclass

@@ -126,7 +126,8 @@ def test_lines_loaded_as_persisting_do_not_outlive_a_cold_pad(cp):
     L2 (and cold_clean's read), so a cold sample re-reading them got them from L2: the pad resets them first. A 10 MiB
     buffer (inside the H200's 11.25 MiB set-aside) is loaded as persisting before each pad, then read: with the
     reset it reads as slowly as from DRAM; without it, faster (the check that the setup does leave such lines)."""
-    from labkit.timing.events import CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE, _Sampler, time_gpu
+    from labkit.timing.events import _Sampler, time_gpu
+    from labkit.timing.persisting import CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE
 
     limit = int(cp.cuda.runtime.deviceGetLimit(CUDA_LIMIT_PERSISTING_L2_CACHE_SIZE))
     if limit < 10 << 20:

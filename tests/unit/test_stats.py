@@ -169,7 +169,7 @@ def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode, set_asid
 def test_the_persisting_l2_reset_is_made_only_where_the_context_sets_l2_aside(monkeypatch):
     # a limit of 0: nothing to reset; above 0: cudaCtxResetPersistingL2Cache, whose error is raised; no cuda-bindings
     # then: a one-line refusal naming the bytes, since every cold sample could read the set-aside's lines from L2
-    import labkit.timing.events as ev
+    import labkit.timing.persisting as ev
     from labkit.errors import TimingError
 
     asked, resets = [], []
