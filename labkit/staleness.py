@@ -92,3 +92,13 @@ def kernel_commits_since(sha: str) -> int | None:
         return 0 if all(_same_code(sha, p) for p in paths) else commits
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def has_commit(ancestor: str, sha: str) -> bool | None:
+    """Whether commit ``sha`` has ``ancestor`` in its history (``ancestor`` itself counts), e.g. whether a recorded run
+    measured with a fix to the timing; None without git or where either is not a commit of this checkout."""
+    try:
+        out = _git("merge-base", "--is-ancestor", ancestor, sha)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {0: True, 1: False}.get(out.returncode)

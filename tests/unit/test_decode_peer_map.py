@@ -177,3 +177,18 @@ def test_report_map_refuses_what_it_cannot_map_in_one_line(files, message, capsy
     assert cli.main(["report", "map", *files]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_the_map_names_its_runs_timed_before_the_persisting_l2_reset(capsys):
+    """The recorded grid (a784899) was timed before the cold pads reset persisting L2 lines, the 153-call map of
+    a0cd66e after: the map says which of its runs may have peers that read FA3's lines from L2."""
+    since = sorted((ROOT / "data" / "runs" / "20261204T165000Z-decode_persisting_l2" / "map").glob("*.json"))
+    (old,) = load_maps(GRID)
+    (new,) = load_maps(since)
+    (mixed,) = load_maps([*GRID, *(p for p in since if p.name.startswith("j_behind_small"))], newest=True)
+    assert old.before_reset == old.runs and new.before_reset == ()
+    assert mixed.before_reset == (("NVIDIA H200 (GPU-3495a0bd)", "a784899ffce4"),) and len(mixed.runs) == 2
+    assert f"  1 of 1 run {report.PERSISTING_NOTE}" in map_table(old)
+    assert report.PERSISTING_NOTE not in map_table(new)
+    assert f"  1 of 2 runs {report.PERSISTING_NOTE}" in map_table(mixed)
+    assert "behind at 24 of 153 calls; furthest: 16 x 4k x 0.973 (sdpa_cudnn)" in map_table(new)

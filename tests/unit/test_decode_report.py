@@ -332,3 +332,24 @@ def test_a_peer_is_timed_only_when_its_output_is_labkits():
     why = output_disagreement(nan, labkit)
     assert "1 of 32768 values" in why and "max |diff| inf" in why
     assert output_disagreement(labkit[:4], labkit) == "output shape [4, 32, 128], expected [8, 32, 128]"
+
+
+PERSISTING = ROOT / "data" / "runs" / "20261204T165000Z-decode_persisting_l2"
+
+
+def test_show_says_when_the_peers_were_timed_before_the_persisting_l2_reset():
+    """Before e0af6be the cold pads left the persisting L2 lines FA3 loads, so the peers, which share one K/V copy,
+    could read some of it from L2: a report of that time says so under its peers; one timed since, or without peers,
+    does not; a commit this checkout does not have may be either, and is named as such."""
+    before = report.load(ROOT / "data" / "runs" / "20261203T142900Z-decode_grid_bench" / "grid" / "kv1024.json")
+    since = report.load(PERSISTING / "sweep" / "sweep.json")
+    assert report.PERSISTING_NOTE in report.show_table(before)
+    assert report.PERSISTING_NOTE not in report.show_table(since)
+    assert report.peers_before_reset(before) and not report.peers_before_reset(since)
+    alone = since.__class__(**{**since.__dict__, "points": tuple(p.__class__(**{**p.__dict__, "peers": {}})
+                                                                 for p in since.points)})
+    assert not report.peers_before_reset(alone)
+    unknown = since.__class__(**{**since.__dict__, "provenance": {**since.provenance, "git_sha": "f" * 40}})
+    assert report.peers_before_reset(unknown)
+    no_sha = since.__class__(**{**since.__dict__, "provenance": {**since.provenance, "git_sha": None}})
+    assert report.peers_before_reset(no_sha)

@@ -10,7 +10,7 @@ import labkit.workloads.decode as decode_package
 from labkit import _env
 from labkit.kernels import compile_cubin, kernel_path
 from labkit.manifest.elf import _sections
-from labkit.staleness import code_of, kernel_commits_since
+from labkit.staleness import code_of, has_commit, kernel_commits_since
 from labkit.workloads.decode import DecodeGeometry
 from labkit.workloads.decode.plan import plan_call
 
@@ -115,3 +115,18 @@ def test_a_kernel_whose_name_git_quotes_still_counts(tmp_path, monkeypatch):
         k.write_text("int v = 1;\n")
         git("commit", "-qam", "back")
         assert kernel_commits_since(recorded) == 0
+
+
+def test_has_commit_reads_the_history(tmp_path, monkeypatch):
+    """Whether a record's commit has a fix in its history (the decode reports' persisting-L2 note asks): a commit has
+    itself and its parents, not its children; a sha git does not know is None."""
+    git = _git_repo(tmp_path, monkeypatch)
+    (tmp_path / "f").write_text("1")
+    git("add", "."), git("commit", "-qm", "one")
+    first = git("rev-parse", "HEAD")
+    (tmp_path / "f").write_text("2")
+    git("commit", "-qam", "two")
+    second = git("rev-parse", "HEAD")
+    assert has_commit(first, second) and has_commit(first, first)
+    assert has_commit(second, first) is False
+    assert has_commit(first, "f" * 40) is None

@@ -12,7 +12,7 @@ from ...errors import ArgumentError
 from ...report.tables import provenance_traits
 from ...timing import COLD_MODES
 from .peers import best_peer
-from .report import DecodeReport, is_decode_report, load
+from .report import PERSISTING_NOTE, DecodeReport, is_decode_report, load, peers_before_reset
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class PeerMap:
     runs: tuple[tuple[str, str], ...] = ()  # where its cells were timed: (device and GPU, git sha), one per run
     replaced: int = 0  # calls timed in two reports whose later timing the map shows (``newest``)
     mode: str = "cold"  # labkit.timing's cold mode of every cell
+    before_reset: tuple[tuple[str, str], ...] = ()  # its runs whose peers may have read FA3's persisting L2 lines
 
     @property
     def what(self) -> str:
@@ -89,9 +90,12 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
     """
     found: dict[tuple[int, str, str], dict] = {}  # (geometry, mode) -> {(batch, kv_len): (cell, created, run)}
     replaced: dict[tuple[int, str, str], int] = {}
+    early: set[tuple[str, str]] = set()
     for name, r in reports:
         t = provenance_traits(r.provenance)
         run = (f"{t['device']} ({t['gpu']})", t["git"])
+        if peers_before_reset(r):
+            early.add(run)
         created = _created(name, r) if newest else None
         for p in r.points:
             best = best_peer(p.peers)
@@ -116,8 +120,12 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
     if not found:
         raise ArgumentError(f"{', '.join(name for name, _ in reports)}: no cold call timed beside the peers (write "
                             "one with labkit decode bench --peers --out FILE)")
-    return [PeerMap(d, heads, {k: c for k, (c, _, _) in cells.items()}, tuple(sorted({v[2] for v in cells.values()})),
-                    replaced.get((d, heads, mode), 0), mode) for (d, heads, mode), cells in sorted(found.items())]
+    maps = []
+    for (d, heads, mode), cells in sorted(found.items()):
+        runs = tuple(sorted({v[2] for v in cells.values()}))
+        maps.append(PeerMap(d, heads, {k: c for k, (c, _, _) in cells.items()}, runs, replaced.get((d, heads, mode), 0),
+                            mode, tuple(run for run in runs if run in early)))
+    return maps
 
 
 def _created(name: str, r: DecodeReport) -> datetime:
@@ -152,5 +160,7 @@ def map_table(m: PeerMap) -> str:
     return "\n".join([f"labkit beside the peers / the best peer, {m.what} (under 1: behind)",
                       *(f"  {gpu}, git {git}" for gpu, git in m.runs),
                       *([f"  {counted(m.replaced, 'call')} in two reports: the later one's"] if m.replaced else []),
+                      *([f"  {len(m.before_reset)} of {counted(len(m.runs), 'run')} {PERSISTING_NOTE}"]
+                        if m.before_reset else []),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),
                       f"behind at {len(behind)} of {len(m.cells)} calls" + (f"; furthest: {worst}" if worst else "")])
