@@ -339,17 +339,26 @@ PERSISTING = ROOT / "data" / "runs" / "20261204T165000Z-decode_persisting_l2"
 
 def test_show_says_when_the_peers_were_timed_before_the_persisting_l2_reset():
     """Before e0af6be the cold pads left the persisting L2 lines FA3 loads, so the peers, which share one K/V copy,
-    could read some of it from L2: a report of that time says so under its peers; one timed since, or without peers,
-    does not; a commit this checkout does not have may be either, and is named as such."""
+    could read some of it from L2: a report of that time with FA3 timed says so under its peers; one timed since (a
+    dirty tree's too), or without FA3, does not; a commit this checkout does not have is named as undecided."""
     before = report.load(ROOT / "data" / "runs" / "20261203T142900Z-decode_grid_bench" / "grid" / "kv1024.json")
     since = report.load(PERSISTING / "sweep" / "sweep.json")
-    assert report.PERSISTING_NOTE in report.show_table(before)
+
+    def with_sha(r, sha):
+        return r.__class__(**{**r.__dict__, "provenance": {**r.provenance, "git_sha": sha}})
+
+    def without_fa3(r):
+        return r.__class__(**{**r.__dict__, "points": tuple(
+            p.__class__(**{**p.__dict__, "peers": {k: v for k, v in p.peers.items() if k != "fa3"}})
+            for p in r.points)})
+
+    note = f"timed before {report.PERSISTING_RESET}: {report.PERSISTING_NOTE}"
+    assert note in report.show_table(before).splitlines()
+    assert report.persisting_note(with_sha(before, before.provenance["git_sha"] + "-dirty")) == note
     assert report.PERSISTING_NOTE not in report.show_table(since)
-    assert report.peers_before_reset(before) and not report.peers_before_reset(since)
-    alone = since.__class__(**{**since.__dict__, "points": tuple(p.__class__(**{**p.__dict__, "peers": {}})
-                                                                 for p in since.points)})
-    assert not report.peers_before_reset(alone)
-    unknown = since.__class__(**{**since.__dict__, "provenance": {**since.provenance, "git_sha": "f" * 40}})
-    assert report.peers_before_reset(unknown)
-    no_sha = since.__class__(**{**since.__dict__, "provenance": {**since.provenance, "git_sha": None}})
-    assert report.peers_before_reset(no_sha)
+    assert report.persisting_note(with_sha(since, since.provenance["git_sha"] + "-dirty")) is None
+    assert report.persisting_note(without_fa3(before)) is None  # cuDNN and flash leave no such lines
+    unknown = report.persisting_note(with_sha(since, "f" * 40))
+    assert unknown == (f"timed at {'f' * 40}, which this checkout cannot place before or after "
+                       f"{report.PERSISTING_RESET}: {report.PERSISTING_NOTE}")
+    assert "timed at no recorded commit, which" in report.persisting_note(with_sha(since, None))

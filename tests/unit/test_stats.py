@@ -101,8 +101,8 @@ def test_samplers_event_pool_is_reused():
     assert recorded[:2] == [(1001, 77), (1002, 77)] and len(recorded) == 200
 
 
-@pytest.mark.parametrize("set_aside", [False, True])
-@pytest.mark.parametrize("mode", ["cold", "cold_clean", "hot"])
+@pytest.mark.parametrize(("mode", "set_aside"), [("cold", False), ("cold", True), ("cold_clean", False),
+                                                  ("cold_clean", True), ("hot", False)])  # create: no reset for hot
 def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode, set_aside):
     # what a sample's pad puts on the timing stream: cold, a memset of the flush buffer (L2 left dirty); cold_clean,
     # that memset, then a sum over every word of a buffer as large (the dirty lines go back to DRAM inside the pad,
@@ -142,7 +142,7 @@ def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode, set_asid
         smp.flush_bytes, smp._flush = 3 * (1 << 24), flush
     if mode == "cold_clean":
         smp._clean, smp._clean_sum = clean, total
-    if set_aside and mode != "hot":  # as _Sampler.create sets it: cold modes only
+    if set_aside:
         smp._reset_persisting = lambda: calls.append(("reset",))
     orig = ev.cupy
     ev.cupy = lambda: type("cp", (), {"cuda": type("cuda", (), {"runtime": runtime}), "sum": staticmethod(cp_sum),
@@ -153,7 +153,7 @@ def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode, set_asid
     finally:
         ev.cupy = orig
     names = [c[0] for c in calls]
-    reset = ["sync", "reset"] if set_aside and mode != "hot" else []
+    reset = ["sync", "reset"] if set_aside else []
     assert names == {"cold": [*reset, "memset", "setup", "spin", *reset, "memset", "spin"],
                      "cold_clean": [*reset, "memset", "setup", "sum", "spin", *reset, "memset", "sum", "spin"],
                      "hot": ["setup", "spin", "spin"]}[mode]
@@ -167,35 +167,74 @@ def test_each_modes_pad_enqueues_its_flush_read_and_spin_in_order(mode, set_asid
 
 
 def test_the_persisting_l2_reset_is_made_only_where_the_context_sets_l2_aside(monkeypatch):
-    # a limit of 0: nothing to reset; above 0: cudaCtxResetPersistingL2Cache, whose error is raised; no cuda-bindings
-    # then: a one-line refusal naming the bytes, since every cold sample could read the set-aside's lines from L2
-    import labkit.timing.persisting as ev
-    from labkit.errors import TimingError
+    # a limit of 0, or a device without the limit: nothing to reset; above 0: cudaCtxResetPersistingL2Cache, whose
+    # error is raised; no cuda-bindings then: a one-line refusal naming the extra, since every cold sample could read
+    # the set-aside's lines from L2
+    import labkit.timing.persisting as ps
+    from labkit.errors import LaunchError, MissingDependency
 
     asked, resets = [], []
     limit = {"bytes": 0}
 
+    class Unsupported(Exception):
+        pass
+
     def get_limit(which):
         asked.append(which)
+        if limit["bytes"] is None:
+            raise Unsupported("cudaErrorUnsupportedLimit")
         return limit["bytes"]
 
-    monkeypatch.setattr(ev, "cupy", lambda: type("cp", (), {"cuda": type("cuda", (), {"runtime": type(
-        "runtime", (), {"deviceGetLimit": staticmethod(get_limit)})})}))
+    monkeypatch.setattr(ps, "cupy", lambda: type("cp", (), {"cuda": type("cuda", (), {"runtime": type(
+        "runtime", (), {"deviceGetLimit": staticmethod(get_limit), "CUDARuntimeError": Unsupported})})}))
     err = {"code": 0}
     bindings = type("rt", (), {"cudaCtxResetPersistingL2Cache": staticmethod(
         lambda: resets.append(1) or (err["code"],))})
-    monkeypatch.setattr(ev._deps, "optional", lambda name: bindings if name == "cuda.bindings.runtime" else None)
-    assert ev.persisting_l2_reset() is None and asked == [0x06]
+    monkeypatch.setattr(ps._deps, "require", lambda name: bindings)
+    assert ps.persisting_l2_reset() is None and asked == [0x06]
+    limit["bytes"] = None
+    assert ps.persisting_l2_bytes() == 0 and ps.persisting_l2_reset() is None
     limit["bytes"] = 11796480
-    reset = ev.persisting_l2_reset()
+    assert ps.persisting_l2_bytes() == 11796480
+    reset = ps.persisting_l2_reset()
     reset()
     assert resets == [1]
     err["code"] = 700
-    with pytest.raises(TimingError, match="cudaCtxResetPersistingL2Cache failed: 700"):
+    with pytest.raises(LaunchError, match="cudaCtxResetPersistingL2Cache failed: 700"):
         reset()
-    monkeypatch.setattr(ev._deps, "optional", lambda name: None)
-    with pytest.raises(TimingError, match="sets 11796480 bytes of L2 aside for persisting lines.*needs cuda-bindings"):
-        ev.persisting_l2_reset()
+    monkeypatch.undo()
+    monkeypatch.setattr(ps, "cupy", lambda: type("cp", (), {"cuda": type("cuda", (), {"runtime": type(
+        "runtime", (), {"deviceGetLimit": staticmethod(lambda which: 11796480), "CUDARuntimeError": Unsupported})})}))
+    monkeypatch.setattr(ps._deps.importlib, "import_module", lambda name: (_ for _ in ()).throw(ImportError(name)))
+    with pytest.raises(MissingDependency, match="pip install 'labkit\\[driver\\]'"):
+        ps.persisting_l2_reset()
+
+
+@pytest.mark.parametrize("mode", ["cold", "cold_clean", "hot", "graph"])
+def test_a_sampler_resets_persisting_lines_in_the_cold_modes_only(monkeypatch, mode):
+    # _Sampler.create takes the reset for its cold pads; hot and graph samples keep L2 as the calls before left it
+    import labkit.device
+    import labkit.timing.events as ev
+
+    class Fake:
+        def __init__(self, *a, **k):
+            self.nbytes = 1 << 30
+
+        def __getattr__(self, name):
+            return lambda *a, **k: Fake()
+
+    cp = type("cp", (), {"cuda": type("cuda", (), {"Device": Fake, "Stream": Fake}), "empty": Fake, "ones": Fake,
+                         "zeros": Fake, "uint8": 0, "uint32": 0, "uint64": 0})
+    monkeypatch.setattr(ev, "cupy", lambda: cp)
+    monkeypatch.setattr(ev, "require_gpu", lambda what: None)
+    monkeypatch.setattr(ev, "helper_kernel", lambda name: name)
+    monkeypatch.setattr(labkit.device, "describe", lambda index=0: type("d", (), {"l2_bytes": 1 << 20,
+                                                                                 "sm_clock_max_hz": 1980})())
+    reset = object()
+    monkeypatch.setattr(ev, "persisting_l2_reset", lambda: reset)
+    smp = ev._Sampler.create(mode)
+    assert (smp._reset_persisting is reset) is (mode in ("cold", "cold_clean"))
+    assert smp._reset_persisting is reset or smp._reset_persisting is None
 
 
 def test_a_one_off_flush_takes_only_the_cold_modes():

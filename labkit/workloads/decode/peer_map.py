@@ -12,7 +12,7 @@ from ...errors import ArgumentError
 from ...report.tables import provenance_traits
 from ...timing import COLD_MODES
 from .peers import best_peer
-from .report import PERSISTING_NOTE, DecodeReport, is_decode_report, load, peers_before_reset
+from .report import PERSISTING_NOTE, PERSISTING_RESET, DecodeReport, is_decode_report, load, persisting_note
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
     for name, r in reports:
         t = provenance_traits(r.provenance)
         run = (f"{t['device']} ({t['gpu']})", t["git"])
-        if peers_before_reset(r):
+        if persisting_note(r):
             early.add(run)
         created = _created(name, r) if newest else None
         for p in r.points:
@@ -160,7 +160,7 @@ def map_table(m: PeerMap) -> str:
     return "\n".join([f"labkit beside the peers / the best peer, {m.what} (under 1: behind)",
                       *(f"  {gpu}, git {git}" for gpu, git in m.runs),
                       *([f"  {counted(m.replaced, 'call')} in two reports: the later one's"] if m.replaced else []),
-                      *([f"  {len(m.before_reset)} of {counted(len(m.runs), 'run')} {PERSISTING_NOTE}"]
-                        if m.before_reset else []),
+                      *([f"  {len(m.before_reset)} of {counted(len(m.runs), 'run')} timed before {PERSISTING_RESET}, "
+                         f"or at a commit this checkout cannot place: {PERSISTING_NOTE}"] if m.before_reset else []),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),
                       f"behind at {len(behind)} of {len(m.cells)} calls" + (f"; furthest: {worst}" if worst else "")])

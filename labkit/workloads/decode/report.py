@@ -124,19 +124,25 @@ def from_node(n: Node) -> DecodeReport:
 # the first commit whose cold pads reset persisting L2 lines (labkit.timing.persisting): before it, the peers, which
 # share one K/V copy, could read up to the context's set-aside (11.25 MiB on the H200s) of it from L2 after FA3
 PERSISTING_RESET_SINCE = "e0af6be9b0d75c3dbd26dbfb64bac3353e54ded7"
-PERSISTING_NOTE = ("timed before labkit's L2 flush reset persisting lines (e0af6be): the peers may have read K/V "
-                   "from L2 that FA3 left there (docs/decode.md, \"Persisting L2 lines\")")
+PERSISTING_RESET = "labkit's L2 flush reset persisting lines (e0af6be)"
+PERSISTING_NOTE = "the peers may have read K/V from L2 that FA3 left there (docs/decode.md, \"Persisting L2 lines\")"
 
 
-def peers_before_reset(r: DecodeReport) -> bool:
-    """Whether ``r`` timed peers with a labkit whose cold pads did not yet reset persisting L2 lines, or may have (its
-    commit is not in this checkout's history)."""
+def persisting_note(r: DecodeReport) -> str | None:
+    """Why ``r``'s peer rates may have had FA3's persisting L2 lines in them, in one line: its commit (a dirty tree's
+    too) predates the reset, or is not in this checkout's history; None where it timed no FA3, or since the reset."""
     from ...staleness import has_commit
 
-    if not any(p.peers for p in r.points):
-        return False
+    if not any(isinstance(p.peers.get("fa3"), float) for p in r.points):
+        return None
     sha = r.provenance.get("git_sha") if isinstance(r.provenance, dict) else None
-    return not (isinstance(sha, str) and has_commit(PERSISTING_RESET_SINCE, sha))
+    sha = sha.removesuffix("-dirty") if isinstance(sha, str) else None
+    after = has_commit(PERSISTING_RESET_SINCE, sha) if sha else None
+    if after:
+        return None
+    when = (f"timed before {PERSISTING_RESET}" if after is False else f"timed at {sha or 'no recorded commit'}, "
+            f"which this checkout cannot place before or after {PERSISTING_RESET}")
+    return f"{when}: {PERSISTING_NOTE}"
 
 
 def is_decode_report(path: Path | str) -> bool:
@@ -229,8 +235,8 @@ def show_table(r: DecodeReport) -> str:
     if peers:
         lines.append("TB/s of K+V read; 'beside peers' is labkit's call timed in the peers' shuffled rounds, and "
                      "'x best peer' divides it by the fastest peer's")
-    if peers and peers_before_reset(r):
-        lines.append(PERSISTING_NOTE)
+    if peers and (note := persisting_note(r)):
+        lines.append(note)
     if not_run:
         lines += ["peers that did not run:", *not_run]
     for key, sweep in r.split_sweeps.items():  # split, tail and compare sweeps: * marks the plan's own call
