@@ -57,7 +57,7 @@ copy_table
 # large share of a call of tens of MB and a small one of a call of a GB. A copy touches twice its size: from 32 MiB on
 # its source and destination do not both fit, and "warm" is no longer warm. Both cold pads first reset L2 lines that
 # kernels loaded as persisting (L2::evict_last), where the CUDA context sets L2 aside for them (11.25 MiB on the H200s
-# measured): no memset or read evicts those, and FA3 leaves its K/V there. The table: p50 [µs].
+# measured): no memset or read of normal lines evicts those, and FA3 loads its K/V so. The table: p50 [µs].
 
 # %%
 cold_l2 = session.measure("cold_l2_copies", labkit.probes.cold_l2_copies, tuple(cold_l2_mib),

@@ -8,9 +8,9 @@ read of another >= 2 x L2 of the sampler's own buffer (the dirty lines go back t
 the pad, and L2 holds clean lines no timed code reads: on the H200 labkit's decode calls ran
 11-14 % faster at 268-285 MB of K/V, cuDNN's 10-12 %, and 1 x 8k d128 17.6 -> 15.6-16.2 us). Where the context
 sets L2 aside for persisting lines, a cold pad first resets them (``persisting``): lines loaded as L2::evict_last
-outlive any flush (cuDNN at 17 x 4k d128 77 against 80 us after FA3 on the same K/V; after the reset 80 whatever ran
-before). Then in every mode a ~100 us spin kernel that touches no memory: it keeps the GPU busy
-while the host enqueues the start event and ``fn``'s launches, so the event pair times the
+outlive a memset or a read of normal lines (cuDNN at 17 x 4k d128 77 against 80 us after FA3 on the same K/V; after
+the reset 80 whatever ran before). Then in every mode a ~100 us spin kernel that touches no memory: it keeps the
+GPU busy while the host enqueues the start event and ``fn``'s launches, so the event pair times the
 GPU work and not Python's launch overhead (measured on the H200: a 40 us flush alone left a
 ~70 us host gap inside a two-kernel phase). ``graph`` mode replays a CUDA graph of N calls
 between one event pair and divides by N (warm L2 inside the graph; for kernels of a few us).
