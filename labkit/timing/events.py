@@ -137,11 +137,10 @@ class _Sampler:
             if s.flush_bytes < dev.l2_bytes:
                 raise ValueError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
             s._flush = cp.empty(s.flush_bytes, dtype=cp.uint8)
+            s._reset_persisting = persisting_l2_reset()
         if mode == "cold_clean":
             s._clean = cp.ones(-(-s.flush_bytes // 4), dtype=cp.uint32)
             s._clean_sum = cp.zeros((), dtype=cp.uint64)
-        if mode in COLD_MODES:
-            s._reset_persisting = persisting_l2_reset()
         s._spin = helper_kernel("spin_cycles")
         s._clock_hz = float(dev.sm_clock_max_hz or s._clock_hz)
         return s

@@ -235,7 +235,7 @@ def show_table(r: DecodeReport) -> str:
     if peers:
         lines.append("TB/s of K+V read; 'beside peers' is labkit's call timed in the peers' shuffled rounds, and "
                      "'x best peer' divides it by the fastest peer's")
-    if peers and (note := persisting_note(r)):
+    if note := persisting_note(r):  # None without FA3 among the peers
         lines.append(note)
     if not_run:
         lines += ["peers that did not run:", *not_run]
