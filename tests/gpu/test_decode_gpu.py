@@ -6,8 +6,6 @@ the terms' magnitude M = sum_k p_k |v_k| / sum_k p_k, not with |ref|: |out - ref
 + 1e-3 (the fp32 softmax adds ~1e-6).
 """
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -405,34 +403,6 @@ def test_page_prefetch_matches_exact_attention_and_the_plain_refills_bit_for_bit
                               ahead.out, equal_nan=True)
 
 
-@pytest.mark.parametrize(("name", "q_lens", "splits", "build"), [
-    ("g1_d128_p16", None, 3, {}),  # one row of 16
-    ("g8_d128_p32", None, 1, {}),  # 8 rows: the first half is all of them
-    ("g8_d128_p32", None, 8, dict(warps=8, stages=3, cluster=True)),  # pushed through a cluster of 8
-    ("g4_d128_p64_long", None, 1, dict(stages=1, qk_chains=1)),  # the bounded one-stage build (4 CTAs per SM)
-    ("g4_d128_p64_long", [2, 1], None, {}),  # 4 heads x 2 causal q tokens
-    ("g6_d256_interleaved", None, None, {}),  # the plan's warp pairs, wide boxes, the seed's pool
-    ("g6_d256_p64_seed", None, None, dict(persistent=True))])  # persistent CTAs, q rows riding the first stage
-def test_row_halves_skip_the_padding_rows_and_match_exact_attention_bit_for_bit(name, q_lens, splits, build):
-    """At most 8 rows: a build whose softmax takes the 16-row tile's first 8 rows alone gives exact attention within
-    the bound and the same bits as the build over both halves (the padding rows' P was 0 there too), also timed cold
-    and replayed in a CUDA graph."""
-    g, lens = CASES[name]
-    if q_lens is not None:
-        g = dataclasses.replace(g, max_q_len=max(q_lens))
-    x = make_inputs(g, seq_lens=lens, q_lens=q_lens, seed=43)
-    assert g.rows <= 8
-    half = run_decode(x, splits=splits, row_halves=1, **build)
-    assert half.plan["row_halves"] == 1
-    _check(x, half)
-    both = run_decode(x, splits=splits, row_halves=2, **build)
-    assert "row_halves" not in both.plan
-    assert np.array_equal(half.out, both.out, equal_nan=True)
-    for mode in ("cold", "graph"):
-        assert np.array_equal(run_decode(x, splits=splits, row_halves=1, iterations=3, mode=mode, **build).out,
-                              half.out, equal_nan=True)
-
-
 @pytest.mark.parametrize(("head_dim", "stages"), [(128, 1), (128, 3), (256, 2)])
 def test_persistent_ctas_walk_many_short_units(head_dim, stages):
     """More units than CTAs, of 1 to 5 stages (sequences of 1, 63, 64, 65, 200, 300 tokens) and row blocks without
@@ -453,6 +423,8 @@ def test_persistent_ctas_walk_many_short_units(head_dim, stages):
 def test_persistent_ctas_write_zero_rows_for_a_sequence_without_keys(tmp_path):
     """check_call refuses seq_len 0, but a manifest can carry one: the persistent build's thread 0 writes that
     sequence's zero rows itself (its units have no stages to queue), as the one-split build writes them."""
+    import dataclasses
+
     from labkit.cuda import cupy
     from labkit.workloads.decode.inputs import bf16_to_f32
     from labkit.workloads.decode.run import decode_runner

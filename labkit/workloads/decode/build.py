@@ -15,7 +15,6 @@ from pathlib import Path
 from ...errors import ArgumentError
 from ...kernels import compile_cubin, kernel_path
 from .geometry import DecodeGeometry, KernelBuild, kernel_build
-from .knobs import check_row_halves
 
 ENTRY = "paged_decode"
 PARAM_BYTES = 384  # sizeof(Params): 352 B of fields (head_splits at 348: tail-split builds only), padded to 64 B
@@ -203,7 +202,6 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     _grid_y_blocks(g, kb)  # before NVRTC and before any file
     _check_splits(g, splits, kb)
     _tail_grid(g, splits, kb, tail_units)
-    check_row_halves(g, kb, kb.row_halves)  # a build that skips rows 8-15 would leave them unwritten
     cubin = compile_kernel(kb, arch)
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
@@ -212,8 +210,7 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
             f"{'_ef' if kb.kv_evict_first else ''}"
             f"{f'_c{kb.cluster_splits}' if kb.cluster_splits > 1 else ''}"
             f"{f'_t{kb.tail_splits}' if kb.tail_splits > 1 else ''}{'_persistent' if kb.persistent_ctas else ''}"
-            f"{'_wide' if kb.wide_boxes else ''}{'_pp' if kb.page_prefetch else ''}"
-            f"{'_h1' if kb.row_halves == 1 else ''}{'_timeline' if kb.timeline else ''}"
+            f"{'_wide' if kb.wide_boxes else ''}{'_pp' if kb.page_prefetch else ''}{'_timeline' if kb.timeline else ''}"
             f"_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()

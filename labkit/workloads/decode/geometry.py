@@ -135,7 +135,6 @@ class KernelBuild:
     persistent_ctas: int = 0  # n > 0 (mma, -DPERSISTENT=1): n CTAs claim whole units from a counter, one stage ring
     wide_boxes: bool = False  # -DWIDE_BOXES=1 (mma): 5-D tensor maps; one TMA load takes a page slice's every part
     page_prefetch: bool = False  # -DPAGE_PREFETCH=1 (mma, 4-D boxes, per-unit CTAs): refills' page ids a stage ahead
-    row_halves: int = 2  # -DROW_HALVES=1 (mma, at most 8 rows): the softmax skips the 16-row tile's padding half
 
     @property
     def threads(self) -> int:
@@ -181,8 +180,7 @@ class KernelBuild:
                     *((f"-DMIN_CTAS={self.min_ctas}",) if self.min_ctas else ()),
                     *(("-DPERSISTENT=1",) if self.persistent_ctas else ()),
                     *(("-DWIDE_BOXES=1",) if self.wide_boxes else ()),
-                    *(("-DPAGE_PREFETCH=1",) if self.page_prefetch else ()),
-                    *(("-DROW_HALVES=1",) if self.row_halves == 1 else ()))
+                    *(("-DPAGE_PREFETCH=1",) if self.page_prefetch else ()))
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 
@@ -271,8 +269,8 @@ def kernel_label(kb) -> str:
     """``mma w4s3``: variant, warps per CTA (``w8d2``: in pairs that split head_dim), stages, then ``k32`` for 32
     keys per warp, ``c1`` for one Q K^T chain, ``ef`` for K/V loads with L2 evict_first, `` cl8`` for splits
     combined in a cluster of 8, `` tail/4`` for a call's last units in 4 splits each, `` P`` for persistent CTAs and
-    `` wide`` for one TMA load per page slice, `` pp`` for page ids loaded a stage ahead, `` h1`` for a softmax over
-    the tile's first 8 rows alone (``fma r2s2``: row warps instead of warps)."""
+    `` wide`` for one TMA load per page slice, `` pp`` for page ids loaded a stage ahead (``fma r2s2``: row warps
+    instead of warps)."""
     if kb.variant == "fma":
         return f"fma r{kb.row_warps}s{kb.stages}"
     pairs = f"d{kb.dim_warps}" if kb.dim_warps > 1 else ""
@@ -280,5 +278,4 @@ def kernel_label(kb) -> str:
             + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else "") + ("ef" if kb.kv_evict_first else "")
             + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else "")
             + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else "")
-            + (" wide" if kb.wide_boxes else "") + (" pp" if kb.page_prefetch else "")
-            + (" h1" if kb.row_halves == 1 else ""))
+            + (" wide" if kb.wide_boxes else "") + (" pp" if kb.page_prefetch else ""))

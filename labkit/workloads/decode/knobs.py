@@ -1,13 +1,11 @@
 """A caller's build knobs for one decode call (``plan.plan_call``'s overrides) and the checks of the ones that go
 together, each refusing a bad combination in one line before anything is built or launched."""
 
-import dataclasses
-
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
-             "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes", "page_prefetch", "row_halves")
+             "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes", "page_prefetch")
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 
 
@@ -19,31 +17,6 @@ def check_persistent(kb: KernelBuild, splits, cluster, tail_units) -> None:
     if splits not in (None, 1) or cluster or tail_units is not None:
         raise ArgumentError(f"persistent: CTAs claim whole units, so one split and no cluster or tail "
                             f"(splits {splits}, cluster {cluster}, tail_units {tail_units})")
-
-
-def check_row_halves(g: DecodeGeometry, kb: KernelBuild, row_halves) -> None:
-    """``row_halves`` 1 (the softmax over the 16-row tile's first 8 rows alone) where the call has at most 8 rows of a
-    tensor-core build, or 2."""
-    if isinstance(row_halves, bool) or row_halves not in (1, 2):
-        raise ArgumentError(f"row_halves {row_halves!r}: expected 1 (at most 8 rows) or 2")
-    if row_halves == 1 and (kb.variant != "mma" or g.rows > 8):
-        raise ArgumentError(f"row_halves 1: a tensor-core (mma) build's tile of 16 rows with at most 8 of them the "
-                            f"call's; this call has {g.rows} rows (q heads per KV head x q tokens) and builds "
-                            f"{kb.variant}")
-
-
-def choose_row_halves(g: DecodeGeometry, kb: KernelBuild, row_halves, ctas_per_sm) -> KernelBuild:
-    """``kb`` with ``row_halves`` (None: 2, today's build), at the CTAs per SM of ``kb``: a build that skips the padding
-    half takes more registers (NVRTC schedules the freed ones), which ``__launch_bounds__`` hold back."""
-    if row_halves is None:
-        row_halves = 2
-    check_row_halves(g, kb, row_halves)
-    if row_halves == kb.row_halves:
-        return kb
-    halves = dataclasses.replace(kb, row_halves=row_halves)
-    if ctas_per_sm(halves) < ctas_per_sm(kb):
-        halves = dataclasses.replace(halves, min_ctas=ctas_per_sm(kb))
-    return halves
 
 
 def check_tail(g: DecodeGeometry, tail_units, tail_splits, cluster) -> None:

@@ -41,11 +41,12 @@ import dataclasses
 import functools
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ..._text import counted
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build, kv_bytes_read
-from .knobs import TAIL_MAX_SPLITS, check_persistent, check_tail, choose_row_halves
+from .knobs import TAIL_MAX_SPLITS, check_persistent, check_tail
 from .loads import choose_loads, short_page_bound, short_page_ring
 
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
@@ -114,7 +115,7 @@ def cluster_ctas(size: int, sms: int = 132, arch: str = "sm_90", fit: Mapping[in
     return H200_CLUSTER_CTAS[size] if arch == "sm_90" and sms == 132 else sms - sms % size
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclass(frozen=True)
 class CallPlan:
     """The build, its CTAs per SM, the split count of one decode call, and whether it launches with programmatic
     dependent launch (``pdl``: on when one CTA fills an SM, so the next call's CTAs can only take SMs this one has left;
@@ -132,10 +133,10 @@ class CallPlan:
         k = self.kernel
         tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
         persistent = {"persistent_ctas": k.persistent_ctas} if k.persistent_ctas else {}
-        loads = {n: v for n, v, on in (("wide_boxes", True, k.wide_boxes), ("page_prefetch", True, k.page_prefetch),
-                                       ("row_halves", 1, k.row_halves == 1)) if on}
+        wide = {"wide_boxes": True} if k.wide_boxes else {}
+        ahead = {"page_prefetch": True} if k.page_prefetch else {}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
-                "qk_chains": k.qk_chains, **persistent, **loads,
+                "qk_chains": k.qk_chains, **persistent, **wide, **ahead,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
                 "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl, **tail}
 
@@ -148,7 +149,7 @@ def describe_plan(plan: CallPlan) -> str:
               f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else "",
               f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else "",
               "one TMA load per page slice (wide boxes)" if k.wide_boxes else "",
-              "page ids a stage ahead" if k.page_prefetch else "", "an 8-row softmax" if k.row_halves == 1 else ""]
+              "page ids a stage ahead" if k.page_prefetch else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     head = [counted(plan.splits, "split"), f"{warps} x {counted(k.stages, 'stage')}",
             f"{counted(plan.ctas_per_sm, 'CTA')} per SM"]
@@ -173,8 +174,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
               persistent: bool | None = None, wide_boxes: bool | None = None, page_prefetch: bool | None = None,
-              row_halves: int | None = None, timeline: bool = False,
-              cluster_fit: Mapping[int, int] | None = None) -> CallPlan:
+              timeline: bool = False, cluster_fit: Mapping[int, int] | None = None) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice. ``cluster_fit``: {cluster size: CTAs in such clusters the GPU holds at once}, as the GPU
     answered (None: ``cluster_ctas``'s table). ``tail_units`` and ``tail_splits`` (together, tensor cores, no
@@ -182,9 +182,9 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     ``splits``, after those have started (the plan's own: ``TAIL_WAVE_MIN_TOKENS``, ``TAIL_PAST_SMS_SHARE``).
     ``persistent`` (tensor cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a
     counter, one stage ring across them. ``wide_boxes`` (tensor cores): the plan's build with 5-D tensor maps, so one
-    TMA load takes a page slice's every 64-dim part (fewer loads); ``page_prefetch`` (tensor cores, per-unit CTAs):
-    thread 0 loads each refill's page ids a stage ahead; for both, None takes ``loads.choose_loads``'s default, False
-    leaves it off. Pages of 16: ``loads.short_page_ring``. ``row_halves``: ``knobs``."""
+    TMA load takes a page slice's every 64-dim part (half the loads at head_dim 128, a quarter at 256);
+    ``page_prefetch`` (tensor cores, per-unit CTAs): thread 0 loads each refill's page ids a stage ahead; for both,
+    None takes ``loads.choose_loads``'s default, False leaves it off. Pages of 16: ``loads.short_page_ring``."""
     if tail_units is not None or tail_splits is not None:
         check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
@@ -322,7 +322,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
                                 "block) units)")
         kb = dataclasses.replace(kb, tail_splits=tail_splits)
-    kb = choose_row_halves(g, choose_loads(g, kb, occ, wide_boxes, page_prefetch), row_halves, occ)
+    kb = choose_loads(g, kb, occ, wide_boxes, page_prefetch)
     per_sm = occ(kb)
     if (kb.tail_splits or kb.timeline) and kb.variant == "mma" and per_sm > 1:
         # the tail mapping (8 x 8k d128: 150 -> 168 registers) and the timeline's stamps (64 x 1k d128: 128 -> 158,

@@ -82,9 +82,6 @@
 #ifndef PAGE_PREFETCH  // 1: thread 0 loads each refill's page ids a stage ahead (paged_decode.cuh)
 #define PAGE_PREFETCH 0
 #endif
-#ifndef ROW_HALVES  // 1: the call has at most 8 rows, so the C fragments' rows g + 8 are padding the softmax skips
-#define ROW_HALVES 2
-#endif
 #ifndef QK_CHAINS  // 2: odd k-steps of Q K^T accumulate apart (shorter dependent chains, more registers)
 #define QK_CHAINS 2
 #endif
@@ -131,7 +128,6 @@ static_assert(TAIL_SPLITS == 0 || (TAIL_SPLITS >= 2 && TAIL_SPLITS <= 16 && CLUS
 static_assert(DIM_WARPS == 1 || (DIM_WARPS == 2 && WARPS == 8 && KEYS_PER_WARP == 16), "dim pairs: 8 warps, 16 keys");
 static_assert(!WIDE_BOXES || BOXES == 1 || DIM_WARPS == 1, "wide boxes: dim pairs only where a stage is one box");
 static_assert(!PAGE_PREFETCH || !PERSISTENT, "page prefetch: per-unit CTAs");
-static_assert(ROW_HALVES == 1 || ROW_HALVES == 2, "row halves: 1 (at most 8 rows) or 2");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
 #include "paged_decode.cuh"
@@ -423,9 +419,8 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 #endif
 #pragma unroll
             for (int ks = 0; ks < KS_Q; ++ks) {
-                const bool live = half < ROW_HALVES && row < rows;
-                q_regs[ks][half] = live ? src[(d0 + 16 * ks + 2 * t) / 2] : 0u;
-                q_regs[ks][2 + half] = live ? src[(d0 + 16 * ks + 8 + 2 * t) / 2] : 0u;
+                q_regs[ks][half] = row < rows ? src[(d0 + 16 * ks + 2 * t) / 2] : 0u;
+                q_regs[ks][2 + half] = row < rows ? src[(d0 + 16 * ks + 8 + 2 * t) / 2] : 0u;
             }
         }
     } else {
@@ -450,7 +445,7 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     // stage loop, the division by G and the short-circuit tests made the softmax the persistent loop's bottleneck
     int row_limit[2];
 #pragma unroll
-    for (int half = 0; half < ROW_HALVES; ++half) {
+    for (int half = 0; half < 2; ++half) {
         const int row = g + 8 * half;
         row_limit[half] = row < rows ? last_pos_base + (row0 + row) / G : -1;
         asm volatile("" : "+r"(row_limit[half]));  // kept in a register, not recomputed per stage
@@ -520,17 +515,17 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
 #pragma unroll
             for (int nt = 0; nt < NT_S; ++nt)
 #pragma unroll
-                for (int i = 0; i < 2 * ROW_HALVES; ++i) s_half[kw][dh][nt * 4 + i][lane] = sc[nt][i];
+                for (int i = 0; i < 4; ++i) s_half[kw][dh][nt * 4 + i][lane] = sc[nt][i];
             asm volatile("bar.sync %0, 64;" ::"r"(1 + kw) : "memory");
 #pragma unroll
             for (int nt = 0; nt < NT_S; ++nt)
 #pragma unroll
-                for (int i = 0; i < 2 * ROW_HALVES; ++i) sc[nt][i] += s_half[kw][1 - dh][nt * 4 + i][lane];
+                for (int i = 0; i < 4; ++i) sc[nt][i] += s_half[kw][1 - dh][nt * 4 + i][lane];
 #endif
             // PHASE: online_softmax
-            float mx[2] = {-INFINITY, -INFINITY};
+            float mx[2];
 #pragma unroll
-            for (int half = 0; half < ROW_HALVES; ++half) {
+            for (int half = 0; half < 2; ++half) {
                 const int row = g + 8 * half;
                 mx[half] = -INFINITY;
 #pragma unroll
@@ -553,9 +548,9 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
             // P = exp2(s - m) stays under 2^RESCALE_LOG2 (bf16 and the fp32 sums hold that) and most stages skip O's
             // rescale (64 multiplies a lane at head_dim 128). Softmax does not depend on m: the same output up to
             // rounding. A warp pair (DIM_WARPS 2) holds the same S, so both warps decide alike.
-            if (__any_sync(0xffffffffu, (mx[0] > m[0] + RESCALE_LOG2) | (ROW_HALVES == 2 && mx[1] > m[1] + RESCALE_LOG2))) {
+            if (__any_sync(0xffffffffu, (mx[0] > m[0] + RESCALE_LOG2) | (mx[1] > m[1] + RESCALE_LOG2))) {
 #pragma unroll
-                for (int half = 0; half < ROW_HALVES; ++half) {
+                for (int half = 0; half < 2; ++half) {
                     const float m_new = fmaxf(m[half], mx[half]);
                     const float alpha = m_new == -INFINITY ? 1.f : exp2f(m[half] - m_new);
                     l[half] *= alpha;
@@ -565,7 +560,7 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                 }
             }
 #pragma unroll
-            for (int half = 0; half < ROW_HALVES; ++half) {
+            for (int half = 0; half < 2; ++half) {
                 const float m_use = m[half] == -INFINITY ? 0.f : m[half];  // no key yet: every s is -inf, P is 0
                 float sum = 0.f;
 #pragma unroll
@@ -582,11 +577,9 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
             // O += P V: two S n-tiles make one A operand (16 keys); ldmatrix.x4.trans gives two O n-tiles
 #pragma unroll
             for (int ks = 0; ks < KEYS_PER_WARP / 16; ++ks) {
-                // ROW_HALVES 1: rows g + 8 are padding, their P 0 as the masked softmax would have made it
-                const unsigned pa[4] = {pack_bf16(sc[2 * ks][0], sc[2 * ks][1]),
-                                        ROW_HALVES == 2 ? pack_bf16(sc[2 * ks][2], sc[2 * ks][3]) : 0u,
+                const unsigned pa[4] = {pack_bf16(sc[2 * ks][0], sc[2 * ks][1]), pack_bf16(sc[2 * ks][2], sc[2 * ks][3]),
                                         pack_bf16(sc[2 * ks + 1][0], sc[2 * ks + 1][1]),
-                                        ROW_HALVES == 2 ? pack_bf16(sc[2 * ks + 1][2], sc[2 * ks + 1][3]) : 0u};
+                                        pack_bf16(sc[2 * ks + 1][2], sc[2 * ks + 1][3])};
                 const int key = t0 + 16 * ks + lane % 8 + 8 * ((lane / 8) & 1);
 #pragma unroll
                 for (int np = 0; np < NT_O / 2; ++np) {
@@ -619,14 +612,14 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     // ---- the warps meet in shared memory, [warp][row][dim] ---------------------------------------
     // PHASE: merge_and_store
 #pragma unroll
-    for (int half = 0; half < ROW_HALVES; ++half) {
+    for (int half = 0; half < 2; ++half) {
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 1);
         l[half] += __shfl_xor_sync(0xffffffffu, l[half], 2);
     }
     float* merge_o = reinterpret_cast<float*>(smem + MERGE_AT);  // [KEY_WARPS][MAX_ROWS][HEAD_DIM]
     float* merge_ml = merge_o + KEY_WARPS * MAX_ROWS * HEAD_DIM; // [KEY_WARPS][MAX_ROWS][2]
 #pragma unroll
-    for (int half = 0; half < ROW_HALVES; ++half) {
+    for (int half = 0; half < 2; ++half) {
         const int row = g + 8 * half;
         if (row >= rows) continue;  // nobody reads the padding rows (a G = 6 call writes 6 of 16)
         float* dst = merge_o + (kw * MAX_ROWS + row) * HEAD_DIM + d0;
