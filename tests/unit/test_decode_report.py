@@ -64,7 +64,7 @@ def test_cli_show_and_diff(tmp_path, capsys):
     out = capsys.readouterr().out
     first = report.load(RECORDED[-1]).points[0]
     assert out.startswith("decode report v1: NVIDIA H200") and f" {first.kernel} " in out
-    rows = out.splitlines()[1:]  # the columns line up however long a build's label ("mma w8s1ef cl8")
+    rows = out.split("\n\n")[0].splitlines()[1:]  # the table: columns line up however long a label ("mma w8s1ef cl8")
     ends = {line.index(m) + len(m) for line in rows for m in (" mode ", " cold ", " graph ") if m in line}
     assert len(ends) == 1, rows
     other = report.load(RECORDED[-1])
@@ -195,6 +195,7 @@ def test_sweep_splits_all_sweeps_every_point_and_names_the_worst(tmp_path, monke
     assert swept == [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128), (2, 704, 256)]
     out = capsys.readouterr().out
     assert "split heuristic: at most +3.0% of the best split count over 4 sweeps" in out
+    assert "\n  the split heuristic within 5% of a sweep's best split count: met, at most +3.0% (" in out
     assert len(report.load(tmp_path / "r.json").split_sweeps) == 4
     assert cli.main(["decode", "bench", "--sweep-splits", "most"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -228,6 +229,8 @@ def test_peers_compare_against_labkits_call_in_the_same_rounds(tmp_path, monkeyp
     out = capsys.readouterr().out
     assert out.count("peer fa3: not available") == 1 and "labkit_beside_peers" in out  # at every point: said once
     assert out.count("peer sdpa_flash at 8 x 8192 d128: wrong output: 3 of 262144 values") == 1
+    assert ("\n  at no size below the best peer: MISSED, at 2 of 3: 1 x 8k d128 x 0.941 (sdpa_cudnn 3.20), "
+            "8 x 8k d128 x 0.963 (sdpa_cudnn 3.20)\n") in out  # the targets under the table, from the same rows
     r = report.load(tmp_path / "r.json")
     timed = [p for p in r.points if p.heads == "32/8"]
     assert [p.batch for p in timed] == [1, 8, 64]

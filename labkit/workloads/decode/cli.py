@@ -169,6 +169,10 @@ def _bench(args) -> int:
                 if args.out is not None:
                     tl.save(args.out.path.with_name(f"{args.out.path.stem}.{key.replace(' ', '_')}."
                                                     f"{name.replace(' ', '').replace('/', 'x')}.timeline.json"))
+    from .report import from_rows
+    from .targets import format_targets
+
+    print("\n".join(format_targets(from_rows(rows, sweeps, copy, provenance))), flush=True)
     if args.out is not None:
         save(final=True)
         print(f"report: {args.out.path} (labkit report show|diff read it)")

@@ -187,11 +187,17 @@ def save(r: DecodeReport, path: Path | str) -> Path:
     return p
 
 
-def write(rows: list[dict], split_sweeps: dict, copy_GBps: float, provenance: dict, path: Path | str) -> Path:
-    """The benchmark's rows as a validated report file (a row that does not fit the format raises first)."""
+def from_rows(rows: list[dict], split_sweeps: dict, copy_GBps: float, provenance: dict,
+              source: str = "the benchmark's rows") -> DecodeReport:
+    """The benchmark's rows as a report, read as a file of them would be (a row that does not fit raises)."""
     doc = {"decode_report_version": VERSION, "copy_read_plus_write_GBps": copy_GBps, "rows": rows,
            "split_sweeps": split_sweeps, "provenance": provenance}
-    return save(from_node(Node(json.loads(json.dumps(doc)), "", str(path))), path)
+    return from_node(Node(json.loads(json.dumps(doc)), "", source))
+
+
+def write(rows: list[dict], split_sweeps: dict, copy_GBps: float, provenance: dict, path: Path | str) -> Path:
+    """The benchmark's rows as a validated report file (a row that does not fit the format raises first)."""
+    return save(from_rows(rows, split_sweeps, copy_GBps, provenance, str(path)), path)
 
 
 def _traits(r: DecodeReport) -> dict[str, str]:
@@ -239,6 +245,10 @@ def show_table(r: DecodeReport) -> str:
         lines.append(note)
     if not_run:
         lines += ["peers that did not run:", *not_run]
+    if not any(p.build for p in r.points):  # a compare report's one call is the plan's, no run of the issue's sweep
+        from .targets import format_targets
+
+        lines += ["", *format_targets(r)]
     for key, sweep in r.split_sweeps.items():  # split, tail and compare sweeps: * marks the plan's own call
         base = next((p.p50_us for p in sweep if p.heuristic), None)
         rows = [["*" if p.heuristic else "", str(p.splits), p.kernel, f"{p.p50_us:.2f}", f"{p.TBps:.2f}",
