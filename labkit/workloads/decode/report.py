@@ -245,10 +245,6 @@ def show_table(r: DecodeReport) -> str:
         lines.append(note)
     if not_run:
         lines += ["peers that did not run:", *not_run]
-    if not any(p.build for p in r.points):  # a compare report's one call is the plan's, no run of the sweep
-        from .targets import format_targets
-
-        lines += ["", *format_targets(r)]
     for key, sweep in r.split_sweeps.items():  # split, tail and compare sweeps: * marks the plan's own call
         base = next((p.p50_us for p in sweep if p.heuristic), None)
         rows = [["*" if p.heuristic else "", str(p.splits), p.kernel, f"{p.p50_us:.2f}", f"{p.TBps:.2f}",
@@ -256,6 +252,10 @@ def show_table(r: DecodeReport) -> str:
         lines += ["", f"sweep {key} (* the plan's call; time vs plan: + is slower):",
                   *fmt_table(["", "splits", "kernel", "p50 us", "TB/s", "time vs plan", "build"], rows, left=(0, 2, 6),
                             rule=False).splitlines()]
+    if not any(p.build for p in r.points):  # a compare report's one call is the plan's, no run of the sweep
+        from .targets import format_targets
+
+        lines += ["", *format_targets(r)]  # last, as the bench prints them: they read the table and the sweeps
     return "\n".join(lines)
 
 
