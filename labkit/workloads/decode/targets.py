@@ -74,7 +74,7 @@ def check_targets(r: DecodeReport) -> tuple[TargetResult, ...]:
     out = [_result(f">= {MIN_TBPS_LARGE} TB/s whenever >= 2 GB of K/V is read", large, low,
                    lambda p: f"{call_label(p)} {_shown(p.TBps, MIN_TBPS_LARGE)}",
                    f"all {len(large)} at {large[0].TBps:.2f}-{large[-1].TBps:.2f} TB/s" if large else "",
-                   "no cold call of 2 GB or more (the sweep has six)")]
+                   "no cold call of 2 GB or more")]
     paired = sorted((p for p in cold if p.x_best_peer is not None), key=lambda p: p.x_best_peer)
     behind = [p for p in paired if p.x_best_peer < 1.0]
 
