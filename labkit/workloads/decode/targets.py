@@ -10,6 +10,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from ..._text import counted
+from .peers import best_peer
 from .report import DecodePoint, DecodeReport
 
 LARGE_KV_MB = 2000.0  # "whenever >= 2 GB of KV is read": 64 x 8k d128 reads 2 GiB, 2147 MB
@@ -61,11 +62,6 @@ def _result(target: str, covered: list, missed: list, shown, met_detail: str, ab
                         f"at {len(missed)} of {len(covered)}: " + ", ".join(map(shown, missed[:SHOWN])) + more)
 
 
-def _best_peer(p: DecodePoint) -> tuple[str, float] | None:
-    rates = {k: v for k, v in p.peers.items() if k != "labkit_beside_peers" and isinstance(v, float)}
-    return max(rates.items(), key=lambda kv: kv[1]) if rates else None
-
-
 def check_targets(r: DecodeReport) -> tuple[TargetResult, ...]:
     """The issue's five targets over ``r``'s rows and split sweeps, in the issue's order."""
     cold = [p for p in r.points if p.mode == "cold"]
@@ -79,7 +75,7 @@ def check_targets(r: DecodeReport) -> tuple[TargetResult, ...]:
     behind = [p for p in paired if p.x_best_peer < 1.0]
 
     def against(p: DecodePoint) -> str:
-        best = _best_peer(p)
+        best = best_peer(p.peers)
         return f"{call_label(p)} x {_shown(p.x_best_peer, 1.0, 3)}" + (f" ({best[0]} {best[1]:.2f})" if best else "")
 
     out.append(_result("at no size below the best peer", paired, behind, against,
@@ -89,7 +85,7 @@ def check_targets(r: DecodeReport) -> tuple[TargetResult, ...]:
     out.append(_result(f">= {MIN_TBPS_BATCH1_8K} TB/s at batch 1 x 8k, 8 KV heads, d128", one,
                        [p for p in one if p.TBps < MIN_TBPS_BATCH1_8K],
                        lambda p: f"{_shown(p.TBps, MIN_TBPS_BATCH1_8K)} TB/s ({p.p50_us:.2f} us; "
-                                 f"{p.kv_MB / MIN_TBPS_BATCH1_8K:.2f} us needed)",
+                                 f"{p.kv_MB / MIN_TBPS_BATCH1_8K:.2f} us needed)",  # MB / (TB/s) = us
                        ", ".join(f"{p.TBps:.2f} TB/s ({p.p50_us:.2f} us)" for p in one),
                        "no cold call of 1 x 8k d128 with 8 KV heads"))
     seed = [p for p in r.points if p.mode == "graph" and p.heads.endswith(" seed")]
