@@ -57,6 +57,18 @@ def _report_map(args) -> int:
     return 0
 
 
+def _report_spread(args) -> int:
+    from . import plot
+    from .workloads.decode.spread import call_spread, spread_table
+
+    batch, kv_len = args.point
+    s = call_spread(args.paths, batch, kv_len, args.head_dim, heads=args.heads, mode=args.mode, kernel=args.kernel)
+    print(spread_table(s))
+    if args.out is not None:
+        print(f"figure: {plot.save(plot.call_spread(s), args.out.path)}")
+    return 0
+
+
 def _report_diff(args) -> int:
     from . import report
     from .errors import LabkitError
@@ -172,7 +184,9 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> Parser:
+    from .timing import COLD_MODES
     from .values import Shape
+    from .workloads.decode.bench import parse_point
     from .workloads.sage2.schedule import Schedule
 
     p = Parser(prog="labkit", description="GPU attention-kernel profiling helpers.")
@@ -202,6 +216,20 @@ def build_parser() -> Parser:
                    help="a call timed in two reports shows the later one (provenance created_utc), e.g. a grid with "
                         "some calls timed again after a plan change; without it such a call is refused")
     s.set_defaults(fn=_report_map)
+    s = r.add_parser("spread", help="one decode call across runs and GPUs: the plan's rate in each report, slowest "
+                                    "first, beside the run's best peer and copy rate, and where the runs split into a "
+                                    "slower and a faster group")
+    s.add_argument("paths", nargs="+", help="decode reports, or directories to search for them (e.g. data/runs)")
+    s.add_argument("--point", required=True, type=typed(parse_point, "point"), metavar="BATCHxKV_LEN",
+                   help="the call, e.g. 64x8192")
+    s.add_argument("--head-dim", type=int_in(1, 1 << 20, what="--head-dim"), default=128, help="default 128")
+    s.add_argument("--heads", default="32/8", help="query / KV heads as the reports write them (default 32/8)")
+    s.add_argument("--mode", choices=COLD_MODES, default="cold",
+                   help="the calls' cold mode: L2 left dirty by the flush (cold, the default) or clean (cold_clean)")
+    s.add_argument("--kernel", help="only runs of this build (its label in the table, e.g. 'mma w4s1c1'), to hold the "
+                                    "kernel fixed across commits")
+    s.add_argument("--out", type=output_path("figure", parents=True), help="write the figure as PATH.png and .svg")
+    s.set_defaults(fn=_report_spread)
 
     nb = sub.add_parser("nb", help="parameterized notebooks").add_subparsers(dest="sub", required=True)
     nb.add_parser("list", help="list notebooks").set_defaults(fn=_nb_list)

@@ -124,7 +124,10 @@ BAD = [
     (["nosuch"], "invalid choice"),
     ([], "labkit: expected a command: device, report, nb, lab, bench, manifest, sage2, decode, sched, ncu, sweep "
          "(labkit -h says what each does)"),
-    (["report"], "labkit report: expected a command: show, diff, map (labkit report -h says what each does)"),
+    (["report"], "labkit report: expected a command: show, diff, map, spread (labkit report -h says what each does)"),
+    (["report", "spread", "data/runs"], "the following arguments are required: --point"),
+    (["report", "spread", "data/runs", "--point", "64x8192", "--out", "{tmp}/no/such/dir/f", "--head-dim", "0"],
+     "--head-dim 0: expected 1.."),
     # found by a CLI review: each was dropped silently, refused only after the GPU check, or written after the run
     (["sage2", "profile", "--out", "{tmp}/r.json", "--schedule", "sm90", "--pv-terms", "2"],
      "--schedule sm90 builds one P V term"),

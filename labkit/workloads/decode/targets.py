@@ -39,10 +39,15 @@ class TargetResult:
         return {**asdict(self), "verdict": self.verdict}
 
 
-def call_label(p: DecodePoint) -> str:
+def shape_label(batch: int, kv_len: int, head_dim: int, heads: str = "32/8") -> str:
     """``64 x 8k d128`` (heads named when not the sweep's 32/8: ``2 x 704 d256 24/4 seed``)."""
-    n = f"{p.kv_len // 1024}k" if p.kv_len % 1024 == 0 else str(p.kv_len)
-    return f"{p.batch} x {n} d{p.head_dim}" + ("" if p.heads == "32/8" else f" {p.heads}")
+    n = f"{kv_len // 1024}k" if kv_len % 1024 == 0 else str(kv_len)
+    return f"{batch} x {n} d{head_dim}" + ("" if heads == "32/8" else f" {heads}")
+
+
+def call_label(p: DecodePoint) -> str:
+    """``shape_label`` of a report's row."""
+    return shape_label(p.batch, p.kv_len, p.head_dim, p.heads)
 
 
 def _shown(v: float, bound: float, digits: int = 2) -> str:

@@ -1,0 +1,127 @@
+"""Decode figures: rate against K/V bytes beside the peers, a split sweep, the peer map over batch x kv_len, and one
+call's rate across runs."""
+
+import math
+
+from . import _axes
+
+_PEER_STYLE = {"sdpa_cudnn": ("s", "0.25", "torch SDPA cuDNN"), "sdpa_flash": ("^", "0.5", "torch SDPA flash"),
+               "fa3": ("D", "0.7", "FlashAttention-3"), "flex_paged": ("v", "0.35", "FlexAttention, paged")}
+
+
+def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged decode", ax=None):
+    """K+V TB/s against KV bytes read (log axis): labkit's kernel as one line per batch size (points
+    along it are the kv lengths), the peers (labkit's K/V gathered contiguous) as grey hollow markers,
+    labkit's call timed in the peers' rounds (``labkit_beside_peers``) as small black dots, and the
+    measured device-to-device copy rate as a reference line."""
+    fig, ax = _axes(ax, figsize=(8, 4.4))
+    for i, b in enumerate(sorted({r["batch"] for r in rows})):
+        pts = sorted((r["kv_MB"], r["TBps"]) for r in rows if r["batch"] == b)
+        ax.plot(*zip(*pts), "o-", color=f"C{i}", label=f"labkit, batch {b}", zorder=3)
+    def measured(v) -> bool:  # a peer's TB/s, not the text or NaN of a peer that did not run
+        return isinstance(v, float) and math.isfinite(v)
+
+    beside = [(r["kv_MB"], r["labkit_beside_peers"]) for r in rows if measured(r.get("labkit_beside_peers"))]
+    if beside:
+        ax.plot(*zip(*beside), ".", color="k", markersize=5, zorder=4, label="labkit, in the peers' rounds")
+    for key, (marker, grey, label) in _PEER_STYLE.items():
+        pts = [(r["kv_MB"], r[key]) for r in rows if measured(r.get(key))]
+        if pts:
+            ax.plot(*zip(*pts), marker, color=grey, markerfacecolor="none", label=label)
+    ax.axhline(copy_TBps, color="0.4", linestyle="--", linewidth=1,
+               label=f"1 GiB copy, read + write: {copy_TBps:.2f} TB/s")
+    ax.set_xscale("log")
+    ax.set_xlabel("K + V bytes read per call [MB] (log scale; along a line: longer sequences)")
+    ax.set_ylabel("K + V read rate [TB/s]")
+    ax.set_ylim(0, max([copy_TBps, *(r["TBps"] for r in rows)]) * 1.12)
+    ax.set_title(title)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=7)
+    return fig
+
+
+def split_sweep(rows: list[dict], *, title: str = "split sweep", ax=None):
+    """K+V TB/s against the split count (log2 axis): a line through the counts' own points, the heuristic's choice a
+    star at its count (a separate measurement, beside the line's point where both exist); where the rows say which
+    build ran (``kernel``) and the plan's differs from the line's, the legend names both."""
+    fig, ax = _axes(ax, figsize=(6, 3.6))
+    picked = [r for r in rows if r.get("heuristic")]
+    line = [r for r in rows if not r.get("heuristic")]
+    others = sorted({str(r["kernel"]) for r in line if r.get("kernel")})
+    own = [str(r["kernel"]) for r in picked if r.get("kernel") and [str(r["kernel"])] != others]
+    ax.plot([r["splits"] for r in line], [r["TBps"] for r in line], "o-", color="C0",
+            label="measured" + (f" ({', '.join(others)})" if own and others else ""))
+    if picked:
+        ax.plot([r["splits"] for r in picked], [r["TBps"] for r in picked], "*", color="C5", markersize=14,
+                label="heuristic's choice" + (f" ({own[0]})" if own else ""), zorder=3)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("KV splits per (sequence, KV head)")
+    ax.set_ylabel("K + V read rate [TB/s]")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def peer_map(m, *, title: str | None = None, ax=None):
+    """One geometry's x_best_peer (a ``PeerMap``) as a grid of batch (rows) by kv_len (columns), each cell labelled:
+    red where labkit is behind the fastest peer, blue where ahead, white at par (a scale centred on 1 that reaches the
+    furthest call); calls not timed stay blank. The title names the geometry and where it ran unless given."""
+    import numpy as np
+    from matplotlib.colors import TwoSlopeNorm
+
+    fig, ax = _axes(ax, figsize=(2.2 + 0.85 * len(m.kv_lens), 1.4 + 0.34 * len(m.batches)))
+    grid = np.array([[m.cells[b, n].x_best_peer if (b, n) in m.cells else np.nan for n in m.kv_lens]
+                     for b in m.batches])
+    reach = max(0.02, float(np.nanmax(np.abs(grid - 1))))
+    image = ax.imshow(grid, cmap="RdBu", norm=TwoSlopeNorm(1.0, 1 - reach, 1 + reach), aspect="auto")
+    for i, j in zip(*np.nonzero(np.isfinite(grid))):
+        v = grid[i, j]
+        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                color="white" if abs(v - 1) > 0.6 * reach else "black")
+    ax.set_xticks(range(len(m.kv_lens)), m.kv_labels)
+    ax.set_yticks(range(len(m.batches)), [str(b) for b in m.batches])
+    ax.grid(False)
+    ax.set_xlabel("KV tokens per sequence")
+    ax.set_ylabel("batch [sequences]")
+    fig.colorbar(image, ax=ax, label="x best peer (under 1: behind)")
+    ax.set_title(title or f"labkit beside the peers / the best peer, {m.what}\n{m.where}")
+    return fig
+
+
+def call_spread(s, *, title: str | None = None):
+    """One call across runs (a ``CallSpread``): left, labkit's rate against the best peer's in each run that timed
+    peers, beside the line where they are level; right, both against the run's copy rate. Runs below the largest step
+    between two runs' rates and those above it take two colours, named in the legends (one colour where no step
+    stands out, ``CallSpread.step``): a group that sits along the diagonal moved with its peers, as a machine does,
+    not as a kernel would."""
+    from . import _plt
+
+    fig, (left, right) = _plt().subplots(1, 2, figsize=(10, 4.2))
+    step = s.step()
+    slow = step[0].runs if step else 0
+    groups = [(s.runs[:slow], "C1", "slower group"), (s.runs[slow:], "C0", "faster group" if slow else "all runs")]
+    for runs, colour, name in groups:
+        if not runs:
+            continue
+        pairs = [(r.best_peer_TBps, r.TBps) for r in runs if r.best_peer_TBps is not None]
+        if pairs:
+            left.plot(*zip(*pairs), "o", color=colour, label=f"{name}: {len(pairs)} with peers")
+        right.plot([r.copy_TBps for r in runs], [r.TBps for r in runs], "o", color=colour, label=f"labkit, {name}")
+        peers = [(r.copy_TBps, r.best_peer_TBps) for r in runs if r.best_peer_TBps is not None]
+        if peers:
+            right.plot(*zip(*peers), "s", color=colour, markerfacecolor="none",
+                       label=f"best peer, {name}")
+    rates = [r.TBps for r in s.runs] + [r.best_peer_TBps for r in s.runs if r.best_peer_TBps is not None]
+    lo, hi = min(rates), max(rates)
+    pad = 0.05 * (hi - lo or hi)
+    if left.lines:
+        left.plot([lo - pad, hi + pad], [lo - pad, hi + pad], ":", color="0.4", linewidth=1, label="level with it")
+        left.legend(fontsize=7)
+    else:
+        left.text(0.5, 0.5, "no run timed peers", ha="center", va="center", transform=left.transAxes)
+    left.set_xlabel("the best peer in the same run [TB/s]")
+    left.set_ylabel("labkit [TB/s]")
+    right.set_xlabel("the run's 1 GiB copy, read + write [TB/s]")
+    right.set_ylabel("K + V read rate [TB/s]")
+    right.legend(fontsize=7)
+    fig.suptitle(title or f"{s.call}: the plan's call in {len(s.runs)} runs on {s.gpus} GPUs", fontsize=10)
+    return fig

@@ -1,0 +1,192 @@
+"""One decode call across runs: how far its rate moves from run to run and GPU to GPU, and whether the peers timed
+beside it move with it.
+
+Decode reports hold one GPU's run each; the same call (batch x kv_len, head_dim, heads, cold mode) timed on several
+H200s differs by more than the noise of one run. This gathers the plan's row of one call from many reports (files, or
+every decode report under a directory), slowest first, with each run's GPU, commit, build, copy rate and best peer,
+and finds the largest step between two runs' rates: where the runs fall into a slower and a faster group, the two
+groups' medians say whether the peers and the copy probe of the same runs moved too (a machine's state, not the
+kernel's). ``labkit report spread`` prints it and draws it (``labkit.plot.call_spread``); nothing is timed here.
+"""
+
+import statistics
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..._text import counted
+from ...errors import ArgumentError, FormatError
+from ...report.tables import provenance_traits
+from ...timing import COLD_MODES
+from .peers import best_peer
+from .report import DecodePoint, DecodeReport, is_decode_report, load
+from .targets import shape_label
+
+MIN_FOR_GROUPS = 4  # runs needed before a step between two groups is worth naming
+
+
+@dataclass(frozen=True)
+class RunRate:
+    """The call in one run: labkit's rate (the plan's build, timed alone) and what the run says beside it."""
+
+    TBps: float
+    kernel: str  # the build's label: a commit may have changed the plan's build for the call
+    copy_TBps: float  # the run's 1 GiB device-to-device copy, read + write
+    best_peer: str | None  # the fastest peer timed beside it, None in a run without peers
+    best_peer_TBps: float | None
+    x_best_peer: float | None  # labkit in the peers' rounds / the best peer
+    gpu: str  # NVML's GPU id, 'not recorded' in early records
+    vbios: str | None  # the board's firmware, recorded since the two states were found
+    git: str
+    created_utc: str
+    source: str  # the report, as given or under the directory given
+
+
+@dataclass(frozen=True)
+class Group:
+    """Runs on one side of the largest step: their medians."""
+
+    runs: int
+    low: float
+    high: float
+    TBps: float
+    best_peer_TBps: float | None  # over the runs of the group that have a peer
+    copy_TBps: float
+    vbios: tuple[str, ...] = ()  # the VBIOS versions its runs recorded
+
+
+@dataclass(frozen=True)
+class CallSpread:
+    """One call's plan rows across runs, slowest first (``runs``), and the files read."""
+
+    call: str  # "64 x 8k d128, 32/8 heads, cold"
+    runs: tuple[RunRate, ...]
+    reports: int  # decode reports read
+    skipped: int  # other JSON files under the directories given
+
+    @property
+    def gpus(self) -> int:
+        return len({r.gpu for r in self.runs if r.gpu != "not recorded"})
+
+    def step(self) -> tuple[Group, Group] | None:
+        """The runs below and above the largest ratio between two neighbouring rates, where that step stands out: at
+        least two runs each side, and a step larger than either side's interquartile spread (q75 / q25). None
+        otherwise (under ``MIN_FOR_GROUPS`` runs, or rates that spread evenly)."""
+        rs = self.runs
+        if len(rs) < MIN_FOR_GROUPS:
+            return None
+        at = max(range(1, len(rs) - 2), key=lambda i: rs[i + 1].TBps / rs[i].TBps)
+        low, high = rs[: at + 1], rs[at + 1:]
+        if rs[at + 1].TBps / rs[at].TBps <= max(_iqr_ratio(low), _iqr_ratio(high)):
+            return None
+        return _group(low), _group(high)
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([asdict(r) for r in self.runs])
+
+
+def _iqr_ratio(rs: tuple[RunRate, ...]) -> float:
+    q25, _, q75 = statistics.quantiles([r.TBps for r in rs], n=4, method="inclusive")
+    return q75 / q25
+
+
+def _group(rs: tuple[RunRate, ...]) -> Group:
+    peers = [r.best_peer_TBps for r in rs if r.best_peer_TBps is not None]
+    return Group(len(rs), rs[0].TBps, rs[-1].TBps, statistics.median(r.TBps for r in rs),
+                 statistics.median(peers) if peers else None, statistics.median(r.copy_TBps for r in rs),
+                 tuple(sorted({r.vbios for r in rs if r.vbios})))
+
+
+def _reports(paths: list[str | Path]) -> tuple[list[tuple[str, DecodeReport]], int]:
+    """Every decode report among ``paths``: a file must be one; a directory gives those under it (other JSON there,
+    such as provenance files, is counted as skipped)."""
+    found, skipped = [], 0
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            if not is_decode_report(path):  # a Sage2 report; anything else raised naming both kinds
+                raise ArgumentError(f"{path}: a Sage2 report; spread reads decode reports (labkit decode bench "
+                                    "--out FILE)")
+            found.append((str(path), load(path)))
+            continue
+        for f in sorted(path.rglob("*.json")):
+            try:
+                decode = is_decode_report(f)
+            except FormatError:  # not a report at all
+                decode = False
+            if decode:
+                found.append((str(f.relative_to(path)), load(f)))  # a damaged report is an error, not a skip
+            else:
+                skipped += 1
+    return found, skipped
+
+
+def call_spread(paths: list[str | Path], batch: int, kv_len: int, head_dim: int, *, heads: str = "32/8",
+                mode: str = "cold", kernel: str | None = None) -> CallSpread:
+    """The plan's row of one call in every report (a report's rows are its plans' calls; ``decode compare`` keeps its
+    other builds in a sweep).
+    ``kernel``: only rows of that build (its label, e.g. ``mma w4s1c1``), to hold the kernel fixed.
+
+    Raises:
+        ArgumentError: a mode that is not cold, a path that is not a decode report, or no such row anywhere.
+        FormatError: a decode report that does not read.
+    """
+    if mode not in COLD_MODES:
+        raise ArgumentError(f"--mode {mode!r}: expected one of {', '.join(COLD_MODES)} (machines differ in cold "
+                            "calls, whose data come from DRAM)")
+    reports, skipped = _reports(paths)
+    runs = []
+    for name, r in reports:
+        for p in r.points:
+            call = (p.batch, p.kv_len, p.head_dim, p.heads, p.mode)
+            if call == (batch, kv_len, head_dim, heads, mode) and kernel in (None, p.kernel):
+                runs.append(_run(name, r, p))
+    label = f"{shape_label(batch, kv_len, head_dim)}, {heads} heads, {mode}" + (f", {kernel}" if kernel else "")
+    if not runs:
+        where = counted(len(reports), "decode report") + (f" ({skipped} other JSON files skipped)" if skipped else "")
+        raise ArgumentError(f"{label}: no row of this call in the {where}; labkit report show FILE lists a report's "
+                            "calls")
+    return CallSpread(label, tuple(sorted(runs, key=lambda x: (x.TBps, x.source))), len(reports), skipped)
+
+
+def _run(name: str, r: DecodeReport, p: DecodePoint) -> RunRate:
+    t = provenance_traits(r.provenance)
+    best = best_peer(p.peers)
+    vbios = (r.provenance.get("device") or {}).get("vbios_version")
+    return RunRate(p.TBps, p.kernel, r.copy_TBps, best[0] if best else None, best[1] if best else None,
+                   p.x_best_peer, t["gpu"], vbios, t["git"][:7], str(r.provenance.get("created_utc", "")), name)
+
+
+def spread_table(s: CallSpread) -> str:
+    """One line per run, slowest first, then the range and, with enough runs, the two groups of the largest step."""
+    from ...report.tables import fmt_table
+
+    def peer(r: RunRate) -> str:
+        return "-" if r.best_peer is None else f"{r.best_peer} {r.best_peer_TBps:.2f}"
+
+    rows = [[r.source, r.gpu, r.git, r.kernel, f"{r.copy_TBps:.3f}", f"{r.TBps:.3f}", peer(r),
+             "-" if r.x_best_peer is None else f"{r.x_best_peer:.3f}"] for r in s.runs]
+    rates = [r.TBps for r in s.runs]
+    peers = [r.best_peer_TBps for r in s.runs if r.best_peer_TBps is not None]
+    builds = len({r.kernel for r in s.runs})
+    lines = [f"{s.call}: the plan's call in {counted(len(s.runs), 'run')} on {counted(s.gpus, 'GPU')}"
+             + (f" ({counted(builds, 'build')}: --kernel holds one)" if builds > 1 else ""),
+             fmt_table(["run", "GPU", "git", "build", "copy", "TB/s", "best peer", "x peer"], rows, rule=False),
+             f"labkit {min(rates):.3f}-{max(rates):.3f} TB/s (median {statistics.median(rates):.3f}, "
+             f"{max(rates) / min(rates) - 1:+.1%} from slowest to fastest)"
+             + (f"; the best peer {min(peers):.3f}-{max(peers):.3f} in {counted(len(peers), 'run')} with peers"
+                if peers else "")]
+    step = s.step()
+    if step is None and len(s.runs) >= MIN_FOR_GROUPS:
+        lines.append("no step between two runs' rates stands out from the spread on either side of it")
+    if step:
+        low, high = step
+        lines.append(f"largest step between two runs: {low.high:.3f} -> {high.low:.3f} TB/s "
+                     f"({high.low / low.high - 1:+.1%}, more than either side's interquartile spread), "
+                     "medians each side:")
+        for g in step:
+            lines.append(f"  {counted(g.runs, 'run')} at {g.low:.3f}-{g.high:.3f}: labkit {g.TBps:.3f}, "
+                         + (f"best peer {g.best_peer_TBps:.3f}, " if g.best_peer_TBps is not None else "")
+                         + f"copy {g.copy_TBps:.3f} TB/s" + (f"; VBIOS {', '.join(g.vbios)}" if g.vbios else ""))
+    return "\n".join(lines)

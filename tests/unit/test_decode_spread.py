@@ -1,0 +1,193 @@
+"""`labkit report spread`: one decode call across runs and GPUs, and where the runs split into two groups."""
+
+import json
+
+import matplotlib
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from matplotlib.image import imread
+
+from labkit import cli, plot
+from labkit.errors import ArgumentError, FormatError
+from labkit.workloads.decode import report
+from labkit.workloads.decode.spread import MIN_FOR_GROUPS, call_spread, spread_table
+
+from ..conftest import ROOT
+
+matplotlib.use("Agg")
+RUNS = ROOT / "data" / "runs"
+# `labkit decode bench` sweeps at the plan's 64 x 8k d128 build (mma w4s1c1) on twelve H200s, six of each state
+BENCHES = [RUNS / f for f in (
+    "20261202T095400Z-gpu_suite_bench/bench.json", "20261202T175400Z-decode_bench_nb/bench.json",
+    "20261202T211900Z-decode_bench_nb/bench.json", "20261204T165000Z-decode_persisting_l2/sweep/sweep.json",
+    "20261204T185600Z-decode_bench_targets/sweep.json", "20261204T184500Z-make_bench/sweep.json",
+    "20261202T060800Z-gpu_suite_bench/bench.json", "20261202T084400Z-gpu_suite_bench/bench.json",
+    "20261202T161000Z-gpu_suite_bench/bench.json", "20261202T230200Z-decode_bench_nb/bench.json",
+    "20261203T091700Z-gpu_suite_bench/bench.json", "20261203T142900Z-decode_grid_bench/bench.json")]
+
+
+def test_twelve_recorded_benches_fall_into_two_groups_that_the_peers_and_the_copy_probe_follow():
+    """64 x 8k d128 on twelve H200s: labkit 4.29-4.375 TB/s on six and 4.45-4.475 on the other six, cuDNN beside it
+    4.34-4.38 and 4.43-4.45, the copy probe of the same runs reading the other way round (faster on the slower six)."""
+    s = call_spread(BENCHES, 64, 8192, 128)
+    assert (s.call, len(s.runs), s.gpus, s.reports, s.skipped) == ("64 x 8k d128, 32/8 heads, cold", 12, 12, 12, 0)
+    assert [r.TBps for r in s.runs] == sorted(r.TBps for r in s.runs) and {r.kernel for r in s.runs} == {"mma w4s1c1"}
+    low, high = s.step()
+    assert (low.runs, high.runs) == (6, 6)
+    assert low.high < 4.4 < high.low
+    assert low.best_peer_TBps < 4.4 < high.best_peer_TBps and low.copy_TBps > high.copy_TBps
+    slowest = s.runs[0]
+    assert (slowest.gpu, slowest.git, slowest.best_peer) == ("GPU-8622691e", "8747e32", "sdpa_cudnn")
+    assert slowest.source == str(BENCHES[5])
+    table = spread_table(s).splitlines()
+    assert table[0] == "64 x 8k d128, 32/8 heads, cold: the plan's call in 12 runs on 12 GPUs"
+    assert table[-4:] == [
+        "labkit 4.288-4.475 TB/s (median 4.413, +4.4% from slowest to fastest); the best peer 4.339-4.454 in 12 runs "
+        "with peers",
+        "largest step between two runs: 4.375 -> 4.452 TB/s (+1.8%, more than either side's interquartile spread), "
+        "medians each side:",
+        "  6 runs at 4.288-4.375: labkit 4.360, best peer 4.346, copy 4.250 TB/s",
+        "  6 runs at 4.452-4.475: labkit 4.466, best peer 4.440, copy 4.223 TB/s"]
+    frame = s.to_frame()
+    assert len(frame) == 12 and frame["TBps"].is_monotonic_increasing
+
+
+def _report(path, rows, *, sweeps=None, copy=4250.0, uuid="GPU-00000001-x", sha="a" * 40, vbios=None):
+    prov = json.loads(BENCHES[0].read_text())["provenance"]
+    prov["device"]["uuid"] = uuid
+    if vbios is not None:
+        prov["device"]["vbios_version"] = vbios
+    prov["git_sha"] = sha
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return report.write(rows, sweeps or {}, copy, prov, path)
+
+
+def _row(tbps, *, batch=64, kv_len=8192, mode="cold", build=None, kernel="mma w4s1c1", peer=None):
+    row = {"batch": batch, "kv_len": kv_len, "head_dim": 128, "heads": "32/8", "splits": 1, "kernel": kernel,
+           "mode": mode, "kv_MB": 2147.5, "p50_us": 2147.5 / tbps, "TBps": tbps}
+    if build is not None:
+        row["build"] = build
+    if peer is not None:
+        row.update(sdpa_cudnn=peer, sdpa_flash="not available: flash refused", labkit_beside_peers=tbps,
+                   x_best_peer=tbps / peer)
+    return row
+
+
+def test_only_the_plan_s_row_of_the_call_in_the_mode_asked_for_counts(tmp_path):
+    """decode compare's other builds (its sweep), other calls, split sweeps and cold_clean rows stay out; --kernel
+    holds the build fixed."""
+    sweep = {"64x8192": [_row(7.0), _row(8.0)]}
+    a = _report(tmp_path / "a.json", [_row(4.3, peer=4.2), _row(4.0, batch=8), _row(5.0, mode="cold_clean")],
+                sweeps=sweep)
+    plan = _row(4.4, build="plan", kernel="mma w4s1")
+    b = _report(tmp_path / "b.json", [plan], sweeps={"64x8192 d128 compare": [plan, _row(9.9, build="stages=2")]})
+    s = call_spread([a, b], 64, 8192, 128)
+    assert [(r.TBps, r.kernel, r.best_peer) for r in s.runs] == [(4.3, "mma w4s1c1", "sdpa_cudnn"),
+                                                                 (4.4, "mma w4s1", None)]
+    assert s.runs[0].x_best_peer == pytest.approx(4.3 / 4.2)
+    assert s.step() is None  # under MIN_FOR_GROUPS runs
+    assert "(2 builds: --kernel holds one)" in spread_table(s).splitlines()[0]
+    assert [r.TBps for r in call_spread([a, b], 64, 8192, 128, kernel="mma w4s1").runs] == [4.4]
+    assert [r.TBps for r in call_spread([a, b], 64, 8192, 128, mode="cold_clean").runs] == [5.0]
+    with pytest.raises(ArgumentError, match="--mode 'graph': expected one of cold, cold_clean"):
+        call_spread([a], 64, 8192, 128, mode="graph")
+
+
+def test_a_directory_gives_its_decode_reports_skips_other_json_and_refuses_a_damaged_report(tmp_path):
+    _report(tmp_path / "run1" / "bench.json", [_row(4.30)])
+    _report(tmp_path / "run2" / "deep" / "sweep.json", [_row(4.45)])
+    (tmp_path / "run1" / "provenance.json").write_text(json.dumps({"host": "vm"}))
+    (tmp_path / "run2" / "notes.json").write_text("[1, 2]")
+    s = call_spread([tmp_path], 64, 8192, 128)
+    assert [r.source for r in s.runs] == ["run1/bench.json", "run2/deep/sweep.json"]
+    assert (s.reports, s.skipped) == (2, 2)
+    with pytest.raises(ArgumentError, match=r"32/8 heads, cold: no row of this call in the 2 decode reports \(2 other "
+                                            r"JSON files skipped\)"):
+        call_spread([tmp_path], 16, 4096, 128)
+    doc = json.loads((tmp_path / "run1" / "bench.json").read_text())
+    doc["rows"][0]["TBps"] = "fast"
+    (tmp_path / "run1" / "bench.json").write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match=r"bench\.json.*rows\[0\]\.TBps"):
+        call_spread([tmp_path], 64, 8192, 128)
+
+
+def test_each_group_names_the_vbios_versions_its_runs_recorded(tmp_path):
+    """Records since the VBIOS was kept name it; each group lists the versions of its runs, so a firmware that sets
+    the state would show as one version per group. Runs that recorded none add nothing."""
+    rates = [(4.33, "96.00.AA"), (4.34, "96.00.AA"), (4.35, None), (4.45, "96.00.BB"), (4.46, "96.00.BB"),
+             (4.47, "96.00.CC")]
+    paths = [_report(tmp_path / f"{i}.json", [_row(t)], vbios=v) for i, (t, v) in enumerate(rates)]
+    s = call_spread(paths, 64, 8192, 128)
+    low, high = s.step()
+    assert (low.vbios, high.vbios) == (("96.00.AA",), ("96.00.BB", "96.00.CC"))
+    lines = spread_table(s).splitlines()
+    assert lines[-2].endswith("copy 4.250 TB/s; VBIOS 96.00.AA") and lines[-1].endswith("VBIOS 96.00.BB, 96.00.CC")
+    assert s.to_frame()["vbios"].fillna("-").tolist() == [v or "-" for _, v in rates]
+
+
+def test_rates_that_spread_evenly_name_no_groups(tmp_path):
+    paths = [_report(tmp_path / f"{i}.json", [_row(4.30 + 0.01 * i)]) for i in range(8)]
+    s = call_spread(paths, 64, 8192, 128)
+    assert s.step() is None
+    assert spread_table(s).splitlines()[-1] == "no step between two runs' rates stands out from the spread on either " \
+                                                "side of it"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(3.0, 5.0), min_size=2, max_size=6), st.lists(st.floats(3.0, 5.0), min_size=2, max_size=6),
+       st.floats(0.03, 0.2))
+def test_two_clusters_apart_by_more_than_their_spread_are_the_two_groups(low, high, apart):
+    """Runs drawn in [x, x * 1.01] and [y, y * 1.01] with y at least 3 % above x * 1.01: the step is between them."""
+    from labkit.workloads.decode.spread import CallSpread, RunRate
+
+    x = min(low)
+    lows = [x * (1 + 0.01 * (v - 3.0) / 2.0) for v in low]
+    y = x * 1.01 * (1 + apart)
+    highs = [y * (1 + 0.01 * (v - 3.0) / 2.0) for v in high]
+    runs = tuple(RunRate(v, "k", 4.2, None, None, None, "g", None, "s", "", f"r{i}")
+                 for i, v in enumerate(sorted(lows + highs)))
+    s = CallSpread("c", runs, len(runs), 0)
+    assert len(runs) >= MIN_FOR_GROUPS
+    a, b = s.step()
+    assert (a.runs, b.runs) == (len(lows), len(highs))
+    assert a.high == max(lows) and b.low == min(highs)
+
+
+def test_the_figure_puts_each_group_beside_its_peers_and_its_copy_rate():
+    s = call_spread(BENCHES, 64, 8192, 128)
+    fig = plot.call_spread(s)
+    left, right = fig.axes
+    labels = [t.get_text() for t in left.get_legend().get_texts()]
+    assert labels == ["slower group: 6 with peers", "faster group: 6 with peers", "level with it"]
+    slower = left.lines[0].get_xydata()
+    assert len(slower) == 6 and (slower[:, 1] < 4.4).all() and (slower[:, 0] < 4.4).all()
+    assert [t.get_text() for t in right.get_legend().get_texts()] == [
+        "labkit, slower group", "best peer, slower group", "labkit, faster group", "best peer, faster group"]
+    assert "1 GiB copy" in right.get_xlabel() and fig._suptitle.get_text().endswith("in 12 runs on 12 GPUs")
+
+
+def test_report_spread_prints_the_runs_and_writes_the_figure(tmp_path, capsys):
+    out_path = tmp_path / "figs" / "spread"
+    assert cli.main(["report", "spread", *map(str, BENCHES), "--point", "64x8192", "--out", str(out_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("64 x 8k d128, 32/8 heads, cold: the plan's call in 12 runs on 12 GPUs")
+    assert "20261204T184500Z-make_bench/sweep.json" in out and "  6 runs at 4.452-4.475" in out
+    png = out_path.with_suffix(".png")
+    assert f"figure: {png}" in out and out_path.with_suffix(".svg").exists()
+    assert imread(png).shape[0] > 300
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["data/sage2_report_seed.json", "--point", "64x8192"], "a Sage2 report; spread reads decode reports"),
+    (["data/no_such_report.json", "--point", "64x8192"], "cannot read the report"),
+    (["README.md", "--point", "64x8192"], "not valid JSON"),
+    ([str(BENCHES[0]), "--point", "64x0"], "kv_len 0: expected 1.."),
+    ([str(BENCHES[0]), "--point", "64x8192", "--mode", "graph"], "invalid choice: 'graph'"),
+    ([str(BENCHES[0]), "--point", "5x5"], "5 x 5 d128, 32/8 heads, cold: no row of this call in the 1 decode report;"),
+])
+def test_report_spread_refuses_bad_input_in_one_line(args, message, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["report", "spread", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
