@@ -31,6 +31,9 @@ class DeviceInfo:
     # NVML's GPU-<hex> id: which physical GPU ran, since results can differ between chips of one model (on the
     # H200, which SMs stream faster); None where NVML is absent and in records made before it was kept
     uuid: str | None = None
+    # the board's firmware: H200s run DRAM-bound calls in two states about 2 % apart (docs/decode.md, "Two states of
+    # the H200s"), and what sets the state is not known; None without NVML and in records made before it was kept
+    vbios_version: str | None = None
 
     @property
     def arch(self) -> str:
@@ -48,8 +51,10 @@ class DeviceInfo:
         errors then name their place in it) field by field."""
         from ._json import Node
 
-        keys = [f.name for f in dataclasses.fields(cls) if f.name != "uuid"]
-        n = (d if isinstance(d, Node) else Node(d)).obj(keys, optional=["uuid"])
+        optional = ["uuid", "vbios_version"]
+        keys = [f.name for f in dataclasses.fields(cls) if f.name not in optional]
+        n = (d if isinstance(d, Node) else Node(d)).obj(keys, optional=optional)
+        text_or_none = lambda k: None if n.get(k) is None or n[k].value is None else n[k].str()  # noqa: E731
         optional_int = lambda k: None if n[k].value is None else n[k].int(0)  # noqa: E731
         return cls(index=n["index"].int(0), name=n["name"].str(),
                    compute_capability=n["compute_capability"].ints(2, 0),
@@ -59,7 +64,7 @@ class DeviceInfo:
                                                "cuda_runtime_version")},
                    sm_clock_max_hz=optional_int("sm_clock_max_hz"), mem_clock_max_hz=optional_int("mem_clock_max_hz"),
                    driver_version=n["driver_version"].str(),
-                   uuid=None if n.get("uuid") is None or n["uuid"].value is None else n["uuid"].str())
+                   uuid=text_or_none("uuid"), vbios_version=text_or_none("vbios_version"))
 
     def to_frame(self):
         pd = _deps.require("pandas")
@@ -89,6 +94,32 @@ def sm_clock_hz(index: int = 0) -> int | None:
         return None
 
 
+def nvml_facts(index: int = 0) -> dict:
+    """What NVML says of device ``index`` that CUDA does not: max SM and memory clocks, driver version, uuid and
+    VBIOS version; a fact NVML cannot give is left out (no NVML: an empty dict). The VBIOS has its own try, so a
+    driver without it keeps the rest."""
+    pynvml, h = _nvml_handle(index)
+    if h is None:
+        return {}
+
+    def text(v) -> str:
+        return v.decode() if isinstance(v, bytes) else str(v)
+
+    facts = {}
+    try:
+        facts["sm_clock_max_hz"] = int(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)) * 1_000_000
+        facts["mem_clock_max_hz"] = int(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)) * 1_000_000
+        facts["driver_version"] = text(pynvml.nvmlSystemGetDriverVersion())
+        facts["uuid"] = text(pynvml.nvmlDeviceGetUUID(h))
+    except Exception:
+        pass
+    try:
+        facts["vbios_version"] = text(pynvml.nvmlDeviceGetVbiosVersion(h))
+    except Exception:
+        pass
+    return facts
+
+
 @functools.cache
 def describe(index: int = 0) -> DeviceInfo:
     """Describe CUDA device ``index``.
@@ -110,20 +141,8 @@ def describe(index: int = 0) -> DeviceInfo:
         return int(rt.deviceGetAttribute(a, index))
 
     name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
-    pynvml, h = _nvml_handle(index)
-    sm_max = mem_max = None
-    drv = "unknown"
-    uuid = None
-    if h is not None:
-        try:
-            sm_max = int(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)) * 1_000_000
-            mem_max = int(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)) * 1_000_000
-            drv = pynvml.nvmlSystemGetDriverVersion()
-            drv = drv.decode() if isinstance(drv, bytes) else str(drv)
-            uuid = pynvml.nvmlDeviceGetUUID(h)
-            uuid = uuid.decode() if isinstance(uuid, bytes) else str(uuid)
-        except Exception:
-            pass
+    nvml = nvml_facts(index)
+    sm_max, mem_max = nvml.get("sm_clock_max_hz"), nvml.get("mem_clock_max_hz")
     if sm_max is None:
         sm_max = attr(rt.cudaDevAttrClockRate) * 1000 if hasattr(rt, "cudaDevAttrClockRate") else None
     return DeviceInfo(
@@ -140,8 +159,9 @@ def describe(index: int = 0) -> DeviceInfo:
         memory_bytes=int(p["totalGlobalMem"]),
         sm_clock_max_hz=sm_max,
         mem_clock_max_hz=mem_max,
-        driver_version=drv,
+        driver_version=nvml.get("driver_version", "unknown"),
         cuda_driver_version=int(rt.driverGetVersion()),
         cuda_runtime_version=int(rt.runtimeGetVersion()),
-        uuid=uuid,
+        uuid=nvml.get("uuid"),
+        vbios_version=nvml.get("vbios_version"),
     )

@@ -34,3 +34,59 @@ def test_given_git_sha_outranks_the_checkout(monkeypatch):
     assert git_sha() == "0" * 40
     monkeypatch.delenv("LABKIT_GIT_SHA")
     assert git_sha() != "0" * 40
+
+
+class _FakeNvml:
+    """NVML's calls that labkit.device makes, answering as the H200s' driver does (bytes from older bindings)."""
+
+    NVML_CLOCK_SM, NVML_CLOCK_MEM = 1, 2
+
+    def __init__(self, vbios=b"96.00.AF.00.01"):
+        self.vbios = vbios
+
+    def nvmlDeviceGetMaxClockInfo(self, h, clock):
+        return 1980 if clock == self.NVML_CLOCK_SM else 3201
+
+    def nvmlSystemGetDriverVersion(self):
+        return "580.159.04"
+
+    def nvmlDeviceGetUUID(self, h):
+        return b"GPU-c3c27dd3-95ef-d1cc-f680-ea7733b19a22"
+
+    def nvmlDeviceGetVbiosVersion(self, h):
+        if isinstance(self.vbios, Exception):
+            raise self.vbios
+        return self.vbios
+
+
+def test_nvml_facts_keep_the_vbios_and_a_driver_without_it_keeps_the_rest(monkeypatch):
+    """The VBIOS goes into every record's device (what sets an H200's state is not known; the firmware is a
+    candidate), and an NVML that cannot give it still gives the clocks, driver and uuid."""
+    import labkit.device as device
+
+    monkeypatch.setattr(device, "_nvml_handle", lambda index: (_FakeNvml(), object()))
+    assert device.nvml_facts(0) == {"sm_clock_max_hz": 1_980_000_000, "mem_clock_max_hz": 3_201_000_000,
+                                    "driver_version": "580.159.04", "uuid": "GPU-c3c27dd3-95ef-d1cc-f680-ea7733b19a22",
+                                    "vbios_version": "96.00.AF.00.01"}
+    monkeypatch.setattr(device, "_nvml_handle", lambda index: (_FakeNvml(RuntimeError("not supported")), object()))
+    facts = device.nvml_facts(0)
+    assert "vbios_version" not in facts and facts["uuid"].startswith("GPU-c3c27dd3")
+    monkeypatch.setattr(device, "_nvml_handle", lambda index: (None, None))
+    assert device.nvml_facts(0) == {}
+
+
+def test_device_info_reads_records_with_and_without_the_vbios():
+    import json
+
+    from labkit.device import DeviceInfo
+    from labkit.errors import LabkitError
+
+    from ..conftest import ROOT
+
+    old = json.loads((ROOT / "data" / "runs" / "20261204T185600Z-decode_bench_targets" / "sweep.json").read_text())
+    old = old["provenance"]["device"]
+    assert "vbios_version" not in old and DeviceInfo.from_dict(old).vbios_version is None
+    dev = DeviceInfo.from_dict({**old, "vbios_version": "96.00.AF.00.01"})
+    assert dev.vbios_version == "96.00.AF.00.01" and DeviceInfo.from_dict(dev.to_dict()) == dev
+    with pytest.raises(LabkitError, match="vbios_version"):
+        DeviceInfo.from_dict({**old, "vbios_version": 96})
