@@ -28,6 +28,7 @@ page_size: Choice("16", "32", "64") = "64"  # tokens per KV page
 heads: DecodeHeads() = [32, 8]  # query heads, KV heads
 splits_at: IntList(1, 1048576, length=2) = [8, 8192]  # batch, kv_len of the split sweep
 iterations: Int(1, 1000) = 20  # timed calls per point
+spread_at: IntList(1, 1048576, length=2, measured=False) = [64, 8192]  # batch, kv_len to find in the recorded runs
 seed_manifest: File(measured=False, reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # the user's manifest
 
 # %%
@@ -36,6 +37,7 @@ import pandas as pd
 import labkit
 from labkit.session import Session
 from labkit.workloads.decode import study
+from labkit.workloads.decode.spread import spread_table
 
 labkit.setup_logging("WARNING")
 session = Session.start("03_decode", source=source, out_dir=out_dir, parameters={
@@ -92,3 +94,18 @@ fig = labkit.plot.split_sweep(sweep_splits, title=session.title(
     f"Split sweep, batch {splits_at[0]} x {splits_at[1]} tokens, head_dim {head_dim}"))
 session.save_figure(fig, "split_sweep")
 study.shown(pd.DataFrame(sweep_splits))
+
+# %% [markdown]
+# ## Across H200s: one call in every recorded run
+# The H200s lent to labkit run calls of 2 GB or more in two states about 2 % apart, and the peers timed beside labkit
+# move with it (`docs/decode.md`, "Two states of the H200s"). The plan's row of the `spread_at` call from every decode
+# report under `data/runs` (`labkit report spread`), slowest first: left, labkit against the best peer of the same
+# run; right, both against that run's 1 GiB copy rate.
+
+# %%
+spread = study.recorded_spread(spread_at[0], spread_at[1], head_dim=int(head_dim), page_size=int(page_size),
+                               heads_q=heads[0], heads_kv=heads[1])
+if spread is not None:
+    print(spread_table(spread))
+    print("\nthis notebook's call:", study.this_run_among(spread, table, *spread_at))
+    session.save_figure(labkit.plot.call_spread(spread, this_run=study.table_rate(table, *spread_at)), "spread")

@@ -87,12 +87,13 @@ def peer_map(m, *, title: str | None = None, ax=None):
     return fig
 
 
-def call_spread(s, *, title: str | None = None):
+def call_spread(s, *, this_run: float | None = None, title: str | None = None):
     """One call across runs (a ``CallSpread``): left, labkit's rate against the best peer's in each run that timed
     peers, beside the line where they are level; right, both against the run's copy rate. Runs below the largest step
     between two runs' rates and those above it take two colours, named in the legends (one colour where no step
     stands out, ``CallSpread.step``): a group that sits along the diagonal moved with its peers, as a machine does,
-    not as a kernel would."""
+    not as a kernel would. ``this_run``: a rate of the same call measured elsewhere (a notebook's), a dashed line on
+    both."""
     from . import _plt
 
     fig, (left, right) = _plt().subplots(1, 2, figsize=(10, 4.2))
@@ -110,10 +111,13 @@ def call_spread(s, *, title: str | None = None):
         if peers:
             right.plot(*zip(*peers), "s", color=colour, markerfacecolor="none",
                        label=f"best peer, {name}")
+    if this_run is not None:
+        for ax in (left, right):
+            ax.axhline(this_run, color="0.2", linestyle="--", linewidth=1, label=f"this run: {this_run:.3f} TB/s")
     rates = [r.TBps for r in s.runs] + [r.best_peer_TBps for r in s.runs if r.best_peer_TBps is not None]
     lo, hi = min(rates), max(rates)
     pad = 0.05 * (hi - lo or hi)
-    if left.lines:
+    if any(r.best_peer_TBps is not None for r in s.runs):
         left.plot([lo - pad, hi + pad], [lo - pad, hi + pad], ":", color="0.4", linewidth=1, label="level with it")
         left.legend(fontsize=7)
     else:

@@ -49,7 +49,11 @@ def test_notebook_03_live_on_a_faked_gpu(tmp_path, monkeypatch):
     ns = _execute({**SMALL, "source": "live", "out_dir": str(tmp_path)})
 
     assert ns["session"].live
-    assert {p.stem for p in (tmp_path / "figs").glob("*.png")} == {"decode_bandwidth", "split_sweep"}
+    assert {p.stem for p in (tmp_path / "figs").glob("*.png")} == {"decode_bandwidth", "split_sweep", "spread"}
+    # the recorded runs' 64 x 8k d128, beside which this faked run has no 64 x 8k of its own
+    assert ns["spread"].call == "64 x 8k d128, 32/8 heads, cold" and len(ns["spread"].runs) >= 12
+    assert study.this_run_among(ns["spread"], ns["table"], *ns["spread_at"]).endswith("bandwidth sweep (its batch and "
+                                                                                     "kv_lens)")
     grid = json.loads((tmp_path / "data" / "sweeps" / "bandwidth" / "sweep.json").read_text())
     assert grid["grid"]["peers"] == [True]  # a Python bool for a bool parameter, as the notebook passes it
     table = pd.read_csv(tmp_path / "data" / "bandwidth.csv")

@@ -191,3 +191,35 @@ def test_report_spread_refuses_bad_input_in_one_line(args, message, capsys, monk
     assert cli.main(["report", "spread", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_rate_is_placed_among_the_runs_and_their_groups(tmp_path):
+    """A notebook's own rate of the call, against the recorded runs: how many it beats and whose range holds it."""
+    import pandas as pd
+
+    from labkit.workloads.decode.study import this_run_among
+
+    paths = [_report(tmp_path / f"{i}.json", [_row(t)]) for i, t in enumerate((4.33, 4.34, 4.35, 4.45, 4.46, 4.47))]
+    s = call_spread(paths, 64, 8192, 128)
+    assert s.place(4.345) == ("4.345 TB/s: faster than 2 of the 6 recorded runs, in the slower group's range "
+                              "(4.330-4.350 / 4.450-4.470)")
+    assert s.place(4.40).endswith("between the two groups (4.330-4.350 / 4.450-4.470)")
+    assert s.place(4.46).split(", ")[1].startswith("in the faster group's range")
+    assert s.place(4.60).startswith("4.600 TB/s: faster than 6 of the 6") and "outside both" in s.place(4.60)
+    even = call_spread(paths[:3], 64, 8192, 128)
+    assert even.place(4.3) == "4.300 TB/s: faster than 0 of the 3 recorded runs"  # too few runs for groups
+    table = pd.DataFrame([{"batch": 64, "kv_len": 8192, "TBps": 4.455}, {"batch": 8, "kv_len": 8192, "TBps": 3.5}])
+    assert this_run_among(s, table, 64, 8192) == s.place(4.455)
+    assert this_run_among(s, table, 64, 1024) == ("batch 64 x 1024 is not in this notebook's bandwidth sweep (its "
+                                                  "batch and kv_lens)")
+
+
+def test_the_figure_marks_a_rate_of_this_run_and_says_when_no_run_timed_peers(tmp_path):
+    s = call_spread(BENCHES, 64, 8192, 128)
+    left, right = plot.call_spread(s, this_run=4.371).axes
+    assert "this run: 4.371 TB/s" in [t.get_text() for t in left.get_legend().get_texts()]
+    assert [ln.get_ydata()[0] for ln in right.lines if ln.get_linestyle() == "--"] == [4.371]
+    alone = call_spread([_report(tmp_path / f"{i}.json", [_row(4.3 + 0.01 * i)]) for i in range(3)], 64, 8192, 128)
+    left, _ = plot.call_spread(alone, this_run=4.3).axes
+    assert [t.get_text() for t in left.texts] == ["no run timed peers"]
+    assert [ln.get_linestyle() for ln in left.lines] == ["--"]  # this run's line, and no diagonal without peers

@@ -74,14 +74,18 @@ def bench_point(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, he
     return call_row(batch, kv_len, head_dim, heads_q, heads_kv, plan, t.stats.p50_s, mode, page_size)
 
 
+def heads_label(heads_q: int, heads_kv: int, page_size: int = 64) -> str:
+    """A report row's ``heads``: ``32/8``, with a page size other than 64 named after it (``32/8 page 16``)."""
+    return f"{heads_q}/{heads_kv}" + ("" if page_size == 64 else f" page {page_size}")
+
+
 def call_row(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, plan, p50_s: float, mode: str,
              page_size: int = 64) -> dict:
     """A timed call as a report row (``bench_point``'s, the sweeps' and ``compare_builds``'): shape (a page size other
     than 64 named after the heads, "32/8 page 16"), plan (splits, build label; a tail's units), p50 and K+V TB/s."""
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
     tail = f" ({plan.tail_units} units)" if plan.tail_units else ""
-    heads = f"{heads_q}/{heads_kv}" + ("" if page_size == 64 else f" page {page_size}")
-    return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": heads,
+    return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": heads_label(heads_q, heads_kv, page_size),
             "splits": plan.splits, "kernel": kernel_label(plan.kernel) + tail,
             "kv_MB": nbytes / 1e6, "p50_us": p50_s * 1e6, "TBps": nbytes / p50_s / 1e12, "mode": mode}
 

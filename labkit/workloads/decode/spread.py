@@ -80,6 +80,19 @@ class CallSpread:
             return None
         return _group(low), _group(high)
 
+    def place(self, TBps: float) -> str:
+        """Where a rate of the same call stands among the runs: how many it beats, and which group's range holds it."""
+        faster = sum(r.TBps < TBps for r in self.runs)
+        line = f"{TBps:.3f} TB/s: faster than {faster} of the {counted(len(self.runs), 'recorded run')}"
+        step = self.step()
+        if step is None:
+            return line
+        low, high = step
+        where = ("in the slower group's range" if low.low <= TBps <= low.high else
+                 "in the faster group's range" if high.low <= TBps <= high.high else
+                 "between the two groups" if low.high < TBps < high.low else "outside both groups' ranges")
+        return f"{line}, {where} ({low.low:.3f}-{low.high:.3f} / {high.low:.3f}-{high.high:.3f})"
+
     def to_frame(self):
         import pandas as pd
 

@@ -1,6 +1,7 @@
 """Notebook 03's measurements, each one JSON-ready call: correctness over varied calls, the copy
 ceiling, the split counts of a split sweep and its rows (the sweeps themselves are labkit.sweep's
-``decode.point``), and the seed manifest's static check beside labkit's own manifest for the same geometry."""
+``decode.point``), and the seed manifest's static check beside labkit's own manifest for the same geometry; and,
+from the records rather than the GPU, one call across the recorded runs."""
 
 from pathlib import Path
 
@@ -142,3 +143,34 @@ def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> lis
                     "errors": len(res.errors), "warnings": sum(i.severity == "warning" for i in res.issues),
                     "static_check_ok": res.ok})
     return out
+
+
+def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: int = 64, heads_q: int = 32,
+                    heads_kv: int = 8, runs: Path | str = "data/runs"):
+    """The plan's call in every decode report under ``runs`` (``spread.call_spread``: where a number of this run stands
+    among the H200s'), or None, its reason printed in one line, where no recorded run has the call."""
+    from ..._env import repo_path
+    from ...errors import ArgumentError
+    from .bench import heads_label
+    from .spread import call_spread
+
+    try:
+        return call_spread([repo_path(runs)], batch, kv_len, head_dim, heads=heads_label(heads_q, heads_kv, page_size))
+    except ArgumentError as exc:
+        print(f"no recorded run to place this call among: {exc}")
+        return None
+
+
+def table_rate(table, batch: int, kv_len: int) -> float | None:
+    """The bandwidth table's labkit TB/s of ``batch`` x ``kv_len``, None where the sweep did not time that call."""
+    row = table[(table["batch"] == batch) & (table["kv_len"] == kv_len)]
+    return None if row.empty else float(row["TBps"].iloc[0])
+
+
+def this_run_among(spread, table, batch: int, kv_len: int) -> str:
+    """Where the bandwidth table's rate of ``batch`` x ``kv_len`` stands in ``spread`` (``CallSpread.place``), or why
+    there is none: the sweep did not time that call."""
+    rate = table_rate(table, batch, kv_len)
+    if rate is None:
+        return f"batch {batch} x {kv_len} is not in this notebook's bandwidth sweep (its batch and kv_lens)"
+    return spread.place(rate)
