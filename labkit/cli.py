@@ -223,7 +223,8 @@ def build_parser() -> Parser:
     s.add_argument("--point", required=True, type=typed(parse_point, "point"), metavar="BATCHxKV_LEN",
                    help="the call, e.g. 64x8192")
     s.add_argument("--head-dim", type=int_in(1, 1 << 20, what="--head-dim"), default=128, help="default 128")
-    s.add_argument("--heads", default="32/8", help="query / KV heads as the reports write them (default 32/8)")
+    s.add_argument("--heads", default="32/8", help="query / KV heads as the reports write them: 32/8 (the default), or "
+                                                   "'32/8 page 16' for pages other than 64")
     s.add_argument("--mode", choices=COLD_MODES, default="cold",
                    help="the calls' cold mode: L2 left dirty by the flush (cold, the default) or clean (cold_clean)")
     s.add_argument("--kernel", help="only runs of this build (its label in the table, e.g. 'mma w4s1c1'), to hold the "
