@@ -64,8 +64,9 @@ def _report(path, rows, *, sweeps=None, copy=4250.0, uuid="GPU-00000001-x", sha=
 
 
 def _row(tbps, *, batch=64, kv_len=8192, mode="cold", build=None, kernel="mma w4s1c1", peer=None):
+    mb = 2 * batch * kv_len * 8 * 128 * 2 / 1e6
     row = {"batch": batch, "kv_len": kv_len, "head_dim": 128, "heads": "32/8", "splits": 1, "kernel": kernel,
-           "mode": mode, "kv_MB": 2147.5, "p50_us": 2147.5 / tbps, "TBps": tbps}
+           "mode": mode, "kv_MB": mb, "p50_us": mb / tbps, "TBps": tbps}
     if build is not None:
         row["build"] = build
     if peer is not None:
@@ -205,7 +206,9 @@ def test_a_rate_is_placed_among_the_runs_and_their_groups(tmp_path):
                               "(4.330-4.350 / 4.450-4.470)")
     assert s.place(4.40).endswith("between the two groups (4.330-4.350 / 4.450-4.470)")
     assert s.place(4.46).split(", ")[1].startswith("in the faster group's range")
-    assert s.place(4.60).startswith("4.600 TB/s: faster than 6 of the 6") and "outside both" in s.place(4.60)
+    assert s.place(4.60) == ("4.600 TB/s: faster than 6 of the 6 recorded runs, above both groups "
+                             "(4.330-4.350 / 4.450-4.470)")
+    assert s.place(4.0).split(", ")[1].startswith("below both groups")
     even = call_spread(paths[:3], 64, 8192, 128)
     assert even.place(4.3) == "4.300 TB/s: faster than 0 of the 3 recorded runs"  # too few runs for groups
     table = pd.DataFrame([{"batch": 64, "kv_len": 8192, "TBps": 4.455}, {"batch": 8, "kv_len": 8192, "TBps": 3.5}])
@@ -223,3 +226,64 @@ def test_the_figure_marks_a_rate_of_this_run_and_says_when_no_run_timed_peers(tm
     left, _ = plot.call_spread(alone, this_run=4.3).axes
     assert [t.get_text() for t in left.texts] == ["no run timed peers"]
     assert [ln.get_linestyle() for ln in left.lines] == ["--"]  # this run's line, and no diagonal without peers
+
+
+def test_standings_place_each_call_of_2_gb_or_more_among_its_build_s_runs(tmp_path):
+    """Calls under 2 GB and calls no recorded run has are left out; a build with too few runs falls back to every
+    build's runs, and the line says which."""
+    from labkit.workloads.decode.spread import read_reports, standings
+
+    rates = (4.33, 4.34, 4.35, 4.45, 4.46, 4.47)
+    for i, t in enumerate(rates):
+        _report(tmp_path / "runs" / f"{i}.json", [_row(t), _row(t + 0.1, batch=256), _row(3.0, batch=8)])
+    _report(tmp_path / "runs" / "other.json", [_row(4.5, batch=256, kernel="mma w4s1")])
+    this = report.load(_report(tmp_path / "this.json", [
+        _row(4.345), _row(4.40, batch=256, kernel="mma w4s1"), _row(3.5, batch=8), _row(4.4, batch=128)]))
+    assert standings(this, read_reports([tmp_path / "runs"])) == [
+        "  64 x 8k d128 4.345 TB/s: faster than 2 of the 6 recorded runs, in the slower group's range "
+        "(4.330-4.350 / 4.450-4.470); mma w4s1c1's runs",
+        "  256 x 8k d128 4.400 TB/s: faster than 0 of the 7 recorded runs, below both groups "
+        "(4.430-4.450 / 4.500-4.570); all builds' runs"]
+
+
+def _fake_bench(monkeypatch, rows):
+    from labkit import probes, provenance
+    from labkit.workloads.decode import bench
+
+    timed = []
+
+    def fake_point(batch, kv_len, head_dim, **kw):
+        timed.append(batch)
+        return {**next(r for r in rows if (r["batch"], r["kv_len"], r["head_dim"]) == (batch, kv_len, head_dim))}
+
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: json.loads(BENCHES[0].read_text())["provenance"])
+    return timed
+
+
+def test_the_bench_says_where_its_large_calls_stand_among_the_recorded_runs(tmp_path, monkeypatch, capsys):
+    """After its targets (and its report) the bench places 64 x 8k d128 among the runs under --among; 'none' skips
+    it; a directory that is not there is refused before any call is timed."""
+    for i, t in enumerate((4.33, 4.34, 4.35, 4.45, 4.46, 4.47)):
+        _report(tmp_path / "runs" / f"{i}.json", [_row(t)])
+    rows = [_row(4.36), _row(2.0, batch=8), _row(1.9, batch=1)]
+    timed = _fake_bench(monkeypatch, rows)
+    out = tmp_path / "bench.json"
+    argv = ["decode", "bench", "--point", "1x8192", "--point", "8x8192", "--point", "64x8192", "--out", str(out)]
+    assert cli.main([*argv, "--among", str(tmp_path / "runs")]) == 0
+    printed = capsys.readouterr().out
+    tail = printed[printed.index("issue #10's targets"):].splitlines()
+    assert tail[-3:] == [
+        f"report: {out} (labkit report show|diff read it)",
+        f"where its calls of 2 GB or more stand among the recorded runs (labkit report spread {tmp_path / 'runs'} "
+        "--point BxN --kernel BUILD shows them):",
+        "  64 x 8k d128 4.360 TB/s: faster than 3 of the 6 recorded runs, between the two groups "
+        "(4.330-4.350 / 4.450-4.470); mma w4s1c1's runs"]
+    assert cli.main([*argv, "--among", "none"]) == 0
+    assert "stand among the recorded runs" not in capsys.readouterr().out
+    timed.clear()
+    assert cli.main([*argv, "--among", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("nope': does not exist (a directory of decode reports, or none)") and timed == []

@@ -172,11 +172,35 @@ def _bench(args) -> int:
     from .report import from_rows
     from .targets import format_targets
 
-    print("\n".join(format_targets(from_rows(rows, sweeps, copy, provenance))), flush=True)
+    run = from_rows(rows, sweeps, copy, provenance)
+    print("\n".join(format_targets(run)), flush=True)
     if args.out is not None:
         save(final=True)
         print(f"report: {args.out.path} (labkit report show|diff read it)")
+    _print_standings(run, args.among)
     return 0
+
+
+def _print_standings(run, among) -> None:
+    """Where the run's calls of 2 GB or more stand among the recorded runs (after the report is saved: a damaged
+    record there costs this line, not the measurements)."""
+    from ..._env import data_dir
+    from ...errors import LabkitError
+    from .spread import read_reports, standings
+
+    if among is False:  # --among none
+        return
+    folder = among if among is not None else data_dir() / "runs"
+    if not folder.is_dir():
+        return  # an installed labkit without the recorded runs
+    try:
+        lines = standings(run, read_reports([folder]))
+    except LabkitError as exc:
+        print(f"recorded runs under {folder} not read: {exc}", flush=True)
+        return
+    if lines:
+        print(f"where its calls of 2 GB or more stand among the recorded runs (labkit report spread {folder} --point "
+              "BxN --kernel BUILD shows them):", *lines, sep="\n", flush=True)
 
 
 def _compare(args) -> int:
@@ -228,6 +252,21 @@ def _call_arguments(p, options) -> None:
                        help=what + ("" if default is None else f" (default {default})"))
 
 
+def _among(text: str):
+    """``--among``: an existing directory, or ``none`` (False)."""
+    from pathlib import Path
+
+    from ...errors import ArgumentError
+
+    if text == "none":
+        return False
+    p = Path(text)
+    if not p.is_dir():
+        raise ArgumentError(f"--among {text!r}: {'not a directory' if p.exists() else 'does not exist'} (a directory "
+                            "of decode reports, or none)")
+    return p
+
+
 def register(sub) -> None:
     from .bench import COLD_L2, parse_point
 
@@ -277,6 +316,10 @@ def register(sub) -> None:
                         "with labkit's call (and FlexAttention, paged, at five points)")
     p.add_argument("--variant", choices=("mma", "fma"), action="append",
                    help="time this kernel (tensor cores or CUDA cores) instead of the default; repeatable")
+    p.add_argument("--among", type=typed(_among, "directory"), default=None, metavar="DIR",
+                   help="the recorded runs (decode reports under DIR) to place the run's calls of 2 GB or more "
+                        "among, after the targets: H200s run them in two states about 2 %% apart (default: this "
+                        "checkout's data/runs; 'none': skip)")
     p.set_defaults(fn=_bench)
     from .compare import BUILD_KNOBS, parse_build
 

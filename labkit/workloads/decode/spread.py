@@ -19,7 +19,7 @@ from ...report.tables import provenance_traits
 from ...timing import COLD_MODES
 from .peers import best_peer
 from .report import DecodePoint, DecodeReport, is_decode_report, load
-from .targets import shape_label
+from .targets import LARGE_KV_MB, call_label, shape_label
 
 MIN_FOR_GROUPS = 4  # runs needed before a step between two groups is worth naming
 
@@ -90,7 +90,8 @@ class CallSpread:
         low, high = step
         where = ("in the slower group's range" if low.low <= TBps <= low.high else
                  "in the faster group's range" if high.low <= TBps <= high.high else
-                 "between the two groups" if low.high < TBps < high.low else "outside both groups' ranges")
+                 "between the two groups" if low.high < TBps < high.low else
+                 "below both groups" if TBps < low.low else "above both groups")
         return f"{line}, {where} ({low.low:.3f}-{low.high:.3f} / {high.low:.3f}-{high.high:.3f})"
 
     def to_frame(self):
@@ -135,10 +136,47 @@ def _reports(paths: list[str | Path]) -> tuple[list[tuple[str, DecodeReport]], i
     return found, skipped
 
 
-def call_spread(paths: list[str | Path], batch: int, kv_len: int, head_dim: int, *, heads: str = "32/8",
+@dataclass(frozen=True)
+class Reports:
+    """Decode reports read once (``read_reports``), for several calls' spreads."""
+
+    found: tuple[tuple[str, DecodeReport], ...]  # (name as given or under its directory, report)
+    skipped: int  # other JSON files under the directories
+
+
+def read_reports(paths: list[str | Path]) -> Reports:
+    """Every decode report among ``paths``: a file must be one; a directory gives those under it (other JSON there,
+    such as provenance files, is counted as skipped).
+
+    Raises:
+        ArgumentError: a file that is a Sage2 report. FormatError: a file that is neither kind, or a decode report
+            that does not read (under a directory too: a damaged report is an error, not a skip).
+    """
+    found, skipped = [], 0
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            if not is_decode_report(path):  # a Sage2 report; anything else raised naming both kinds
+                raise ArgumentError(f"{path}: a Sage2 report; spread reads decode reports (labkit decode bench "
+                                    "--out FILE)")
+            found.append((str(path), load(path)))
+            continue
+        for f in sorted(path.rglob("*.json")):
+            try:
+                decode = is_decode_report(f)
+            except FormatError:  # not a report at all
+                decode = False
+            if decode:
+                found.append((str(f.relative_to(path)), load(f)))
+            else:
+                skipped += 1
+    return Reports(tuple(found), skipped)
+
+
+def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head_dim: int, *, heads: str = "32/8",
                 mode: str = "cold", kernel: str | None = None) -> CallSpread:
     """The plan's row of one call in every report (a report's rows are its plans' calls; ``decode compare`` keeps its
-    other builds in a sweep).
+    other builds in a sweep), from paths (``read_reports``) or reports already read.
     ``kernel``: only rows of that build (its label, e.g. ``mma w4s1c1``), to hold the kernel fixed.
 
     Raises:
@@ -148,19 +186,41 @@ def call_spread(paths: list[str | Path], batch: int, kv_len: int, head_dim: int,
     if mode not in COLD_MODES:
         raise ArgumentError(f"--mode {mode!r}: expected one of {', '.join(COLD_MODES)} (machines differ in cold "
                             "calls, whose data come from DRAM)")
-    reports, skipped = _reports(paths)
+    reports = paths if isinstance(paths, Reports) else read_reports(paths)
     runs = []
-    for name, r in reports:
+    for name, r in reports.found:
         for p in r.points:
             call = (p.batch, p.kv_len, p.head_dim, p.heads, p.mode)
             if call == (batch, kv_len, head_dim, heads, mode) and kernel in (None, p.kernel):
                 runs.append(_run(name, r, p))
     label = f"{shape_label(batch, kv_len, head_dim)}, {heads} heads, {mode}" + (f", {kernel}" if kernel else "")
     if not runs:
-        where = counted(len(reports), "decode report") + (f" ({skipped} other JSON files skipped)" if skipped else "")
+        where = counted(len(reports.found), "decode report") + (f" ({reports.skipped} other JSON files skipped)"
+                                                                if reports.skipped else "")
         raise ArgumentError(f"{label}: no row of this call in the {where}; labkit report show FILE lists a report's "
                             "calls")
-    return CallSpread(label, tuple(sorted(runs, key=lambda x: (x.TBps, x.source))), len(reports), skipped)
+    return CallSpread(label, tuple(sorted(runs, key=lambda x: (x.TBps, x.source))), len(reports.found),
+                      reports.skipped)
+
+
+def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB) -> list[str]:
+    """Where each cold call of ``r`` that reads ``min_kv_MB`` or more stands among the recorded runs of the same call
+    and build (all builds where the build has under ``MIN_FOR_GROUPS`` runs): one line each, for calls with at least
+    ``MIN_FOR_GROUPS`` runs. A bench prints them under its targets: on an H200 in the slower state the lines say so."""
+    lines = []
+    for p in r.points:
+        if p.mode not in COLD_MODES or p.kv_MB < min_kv_MB:
+            continue
+        try:
+            s = call_spread(among, p.batch, p.kv_len, p.head_dim, heads=p.heads, mode=p.mode, kernel=p.kernel)
+            if len(s.runs) < MIN_FOR_GROUPS:
+                s = call_spread(among, p.batch, p.kv_len, p.head_dim, heads=p.heads, mode=p.mode)
+        except ArgumentError:  # no recorded run of this call
+            continue
+        if len(s.runs) >= MIN_FOR_GROUPS:
+            which = f"{p.kernel}'s" if s.call.endswith(p.kernel) else "all builds'"
+            lines.append(f"  {call_label(p)} {s.place(p.TBps)}; {which} runs")
+    return lines
 
 
 def _run(name: str, r: DecodeReport, p: DecodePoint) -> RunRate:
