@@ -88,44 +88,54 @@ def peer_map(m, *, title: str | None = None, ax=None):
 
 
 def call_spread(s, *, this_run: float | None = None, title: str | None = None):
-    """One call across runs (a ``CallSpread``): left, labkit's rate against the best peer's in each run that timed
-    peers, beside the line where they are level; right, both against the run's copy rate. Runs below the largest step
-    between two runs' rates and those above it take two colours, named in the legends (one colour where no step
-    stands out, ``CallSpread.step``): a group that sits along the diagonal moved with its peers, as a machine does,
-    not as a kernel would. ``this_run``: a rate of the same call measured elsewhere (a notebook's), a dashed line on
-    both."""
+    """One call across runs (a ``CallSpread``): left, labkit timed in the peers' rounds against the best peer of the
+    same rounds, beside the line where they are level; right, labkit timed alone and the best peer against the run's
+    copy rate. Runs below the step between two groups and those above it take two colours, named in the legends (one
+    colour where no step stands out, ``CallSpread.step``): a group that sits along the diagonal moved with its peers,
+    as a machine does, not as a kernel would. The axes hold the bulk of the rates (a rate further out than 1.5 x the
+    10-90 % range is named under the figure, not drawn). ``this_run``: a rate of the same call measured elsewhere (a
+    notebook's), a dashed line on both."""
     from . import _plt
 
-    fig, (left, right) = _plt().subplots(1, 2, figsize=(10, 4.2))
+    fig, (left, right) = _plt().subplots(1, 2, figsize=(10, 4.4))
     step = s.step()
     slow = step[0].runs if step else 0
     groups = [(s.runs[:slow], "C1", "slower group"), (s.runs[slow:], "C0", "faster group" if slow else "all runs")]
     for runs, colour, name in groups:
         if not runs:
             continue
-        pairs = [(r.best_peer_TBps, r.TBps) for r in runs if r.best_peer_TBps is not None]
+        pairs = [(r.best_peer_TBps, r.beside_TBps) for r in runs if r.beside_TBps is not None]
         if pairs:
             left.plot(*zip(*pairs), "o", color=colour, label=f"{name}: {len(pairs)} with peers")
         right.plot([r.copy_TBps for r in runs], [r.TBps for r in runs], "o", color=colour, label=f"labkit, {name}")
         peers = [(r.copy_TBps, r.best_peer_TBps) for r in runs if r.best_peer_TBps is not None]
         if peers:
-            right.plot(*zip(*peers), "s", color=colour, markerfacecolor="none",
-                       label=f"best peer, {name}")
+            right.plot(*zip(*peers), "s", color=colour, markerfacecolor="none", label=f"best peer, {name}")
     if this_run is not None:
         for ax in (left, right):
             ax.axhline(this_run, color="0.2", linestyle="--", linewidth=1, label=f"this run: {this_run:.3f} TB/s")
-    rates = [r.TBps for r in s.runs] + [r.best_peer_TBps for r in s.runs if r.best_peer_TBps is not None]
-    lo, hi = min(rates), max(rates)
+    rates = sorted([r.TBps for r in s.runs] + [v for r in s.runs for v in (r.best_peer_TBps, r.beside_TBps)
+                                               if v is not None] + ([this_run] if this_run is not None else []))
+    q10, q90 = rates[len(rates) // 10], rates[(9 * len(rates)) // 10]
+    lo, hi = max(rates[0], q10 - 1.5 * (q90 - q10)), min(rates[-1], q90 + 1.5 * (q90 - q10))
     pad = 0.05 * (hi - lo or hi)
-    if any(r.best_peer_TBps is not None for r in s.runs):
+    off = [v for v in rates if not lo <= v <= hi]
+    if any(r.beside_TBps is not None for r in s.runs):
         left.plot([lo - pad, hi + pad], [lo - pad, hi + pad], ":", color="0.4", linewidth=1, label="level with it")
+        left.set_xlim(lo - pad, hi + pad)
         left.legend(fontsize=7)
     else:
         left.text(0.5, 0.5, "no run timed peers", ha="center", va="center", transform=left.transAxes)
-    left.set_xlabel("the best peer in the same run [TB/s]")
-    left.set_ylabel("labkit [TB/s]")
+    for ax in (left, right):
+        ax.set_ylim(lo - pad, hi + pad)
+    left.set_xlabel("the best peer in the same rounds [TB/s]")
+    left.set_ylabel("labkit in the peers' rounds [TB/s]")
     right.set_xlabel("the run's 1 GiB copy, read + write [TB/s]")
-    right.set_ylabel("K + V read rate [TB/s]")
+    right.set_ylabel("K + V read rate, labkit alone and the best peer [TB/s]")
     right.legend(fontsize=7)
-    fig.suptitle(title or f"{s.call}: the plan's call in {len(s.runs)} runs on {s.gpus} GPUs", fontsize=10)
+    if off:
+        fig.text(0.5, 0.005, f"off the axes: {', '.join(f'{v:.3f}' for v in off)} TB/s", ha="center", fontsize=7)
+    builds = len({r.kernel for r in s.runs})
+    fig.suptitle(title or f"{s.call}: the plan's call in {len(s.runs)} runs on {s.gpus} GPUs"
+                 + (f" ({builds} builds)" if builds > 1 else ""), fontsize=10)
     return fig

@@ -11,7 +11,7 @@ from matplotlib.image import imread
 from labkit import cli, plot
 from labkit.errors import ArgumentError, FormatError
 from labkit.workloads.decode import report
-from labkit.workloads.decode.spread import MIN_FOR_GROUPS, call_spread, spread_table
+from labkit.workloads.decode.spread import MIN_FOR_GROUPS, call_spread, read_reports, spread_table, standings
 
 from ..conftest import ROOT
 
@@ -45,17 +45,20 @@ def test_twelve_recorded_benches_fall_into_two_groups_that_the_peers_and_the_cop
     assert table[-4:] == [
         "labkit 4.288-4.475 TB/s (median 4.413, +4.4% from slowest to fastest); the best peer 4.339-4.454 in 12 runs "
         "with peers",
-        "largest step between two runs: 4.375 -> 4.452 TB/s (+1.8%, more than either side's interquartile spread), "
-        "medians each side:",
-        "  6 runs at 4.288-4.375: labkit 4.360, best peer 4.346, copy 4.250 TB/s",
-        "  6 runs at 4.452-4.475: labkit 4.466, best peer 4.440, copy 4.223 TB/s"]
+        "two groups: the largest step with 3 or more runs on each side, 4.375 -> 4.452 TB/s (+1.8%), is more than "
+        "either side's interquartile spread; medians each side:",
+        "  6 runs on 6 machines at 4.288-4.375: labkit 4.360, best peer 4.346 (6 runs), copy 4.250 TB/s",
+        "  6 runs on 6 machines at 4.452-4.475: labkit 4.466, best peer 4.440 (6 runs), copy 4.223 TB/s"]
     frame = s.to_frame()
     assert len(frame) == 12 and frame["TBps"].is_monotonic_increasing
 
 
-def _report(path, rows, *, sweeps=None, copy=4250.0, uuid="GPU-00000001-x", sha="a" * 40, vbios=None):
+def _report(path, rows, *, sweeps=None, copy=4250.0, uuid=None, sha="a" * 40, vbios=None):
+    """A decode report at ``path``, on a GPU of its own unless ``uuid`` names one."""
+    import zlib
+
     prov = json.loads(BENCHES[0].read_text())["provenance"]
-    prov["device"]["uuid"] = uuid
+    prov["device"]["uuid"] = uuid or f"GPU-{zlib.crc32(str(path).encode()):08x}-test"
     if vbios is not None:
         prov["device"]["vbios_version"] = vbios
     prov["git_sha"] = sha
@@ -131,22 +134,23 @@ def test_rates_that_spread_evenly_name_no_groups(tmp_path):
     paths = [_report(tmp_path / f"{i}.json", [_row(4.30 + 0.01 * i)]) for i in range(8)]
     s = call_spread(paths, 64, 8192, 128)
     assert s.step() is None
-    assert spread_table(s).splitlines()[-1] == "no step between two runs' rates stands out from the spread on either " \
-                                                "side of it"
+    assert spread_table(s).splitlines()[-1] == ("no step with 3 or more runs on each side stands out from the spread "
+                                                "on either side of it, on 2 or more machines each")
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.floats(3.0, 5.0), min_size=2, max_size=6), st.lists(st.floats(3.0, 5.0), min_size=2, max_size=6),
+@given(st.lists(st.floats(3.0, 5.0), min_size=3, max_size=6), st.lists(st.floats(3.0, 5.0), min_size=3, max_size=6),
        st.floats(0.03, 0.2))
 def test_two_clusters_apart_by_more_than_their_spread_are_the_two_groups(low, high, apart):
-    """Runs drawn in [x, x * 1.01] and [y, y * 1.01] with y at least 3 % above x * 1.01: the step is between them."""
+    """Runs drawn in [x, x * 1.01] and [y, y * 1.01] with y at least 3 % above x * 1.01, each on a GPU of its own:
+    the step is between them."""
     from labkit.workloads.decode.spread import CallSpread, RunRate
 
     x = min(low)
     lows = [x * (1 + 0.01 * (v - 3.0) / 2.0) for v in low]
     y = x * 1.01 * (1 + apart)
     highs = [y * (1 + 0.01 * (v - 3.0) / 2.0) for v in high]
-    runs = tuple(RunRate(v, "k", 4.2, None, None, None, "g", None, "s", "", f"r{i}")
+    runs = tuple(RunRate(v, "k", 4.2, None, None, None, f"GPU-{i}", None, "s", "", f"r{i}")
                  for i, v in enumerate(sorted(lows + highs)))
     s = CallSpread("c", runs, len(runs), 0)
     assert len(runs) >= MIN_FOR_GROUPS
@@ -173,7 +177,7 @@ def test_report_spread_prints_the_runs_and_writes_the_figure(tmp_path, capsys):
     assert cli.main(["report", "spread", *map(str, BENCHES), "--point", "64x8192", "--out", str(out_path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("64 x 8k d128, 32/8 heads, cold: the plan's call in 12 runs on 12 GPUs")
-    assert "20261204T184500Z-make_bench/sweep.json" in out and "  6 runs at 4.452-4.475" in out
+    assert "20261204T184500Z-make_bench/sweep.json" in out and "  6 runs on 6 machines at 4.452-4.475" in out
     png = out_path.with_suffix(".png")
     assert f"figure: {png}" in out and out_path.with_suffix(".svg").exists()
     assert imread(png).shape[0] > 300
@@ -181,7 +185,9 @@ def test_report_spread_prints_the_runs_and_writes_the_figure(tmp_path, capsys):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["data/sage2_report_seed.json", "--point", "64x8192"], "a Sage2 report; spread reads decode reports"),
-    (["data/no_such_report.json", "--point", "64x8192"], "cannot read the report"),
+    (["data/no_such_report.json", "--point", "64x8192"], "does not exist (a decode report, or a directory of them)"),
+    ([str(BENCHES[0]), "--point", "64x8192", "--kernel", "mma w9"],
+     "no row of this call in the 1 decode report; its recorded builds: mma w4s1c1 (1 run)"),
     (["README.md", "--point", "64x8192"], "not valid JSON"),
     ([str(BENCHES[0]), "--point", "64x0"], "kv_len 0: expected 1.."),
     ([str(BENCHES[0]), "--point", "64x8192", "--mode", "graph"], "invalid choice: 'graph'"),
@@ -228,11 +234,9 @@ def test_the_figure_marks_a_rate_of_this_run_and_says_when_no_run_timed_peers(tm
     assert [ln.get_linestyle() for ln in left.lines] == ["--"]  # this run's line, and no diagonal without peers
 
 
-def test_standings_place_each_call_of_2_gb_or_more_among_its_build_s_runs(tmp_path):
-    """Calls under 2 GB and calls no recorded run has are left out; a build with too few runs falls back to every
-    build's runs, and the line says which."""
-    from labkit.workloads.decode.spread import read_reports, standings
-
+def test_standings_place_each_call_of_2_gb_or_more_among_its_own_build_s_runs(tmp_path):
+    """Calls under 2 GB are left out; a call is placed among the runs of its own build only (other builds' runs
+    would place the build, not the machine): with too few of them, or none, the line says so."""
     rates = (4.33, 4.34, 4.35, 4.45, 4.46, 4.47)
     for i, t in enumerate(rates):
         _report(tmp_path / "runs" / f"{i}.json", [_row(t), _row(t + 0.1, batch=256), _row(3.0, batch=8)])
@@ -240,10 +244,10 @@ def test_standings_place_each_call_of_2_gb_or_more_among_its_build_s_runs(tmp_pa
     this = report.load(_report(tmp_path / "this.json", [
         _row(4.345), _row(4.40, batch=256, kernel="mma w4s1"), _row(3.5, batch=8), _row(4.4, batch=128)]))
     assert standings(this, read_reports([tmp_path / "runs"])) == [
-        "  64 x 8k d128 4.345 TB/s: faster than 2 of the 6 recorded runs, in the slower group's range "
-        "(4.330-4.350 / 4.450-4.470); mma w4s1c1's runs",
-        "  256 x 8k d128 4.400 TB/s: faster than 0 of the 7 recorded runs, below both groups "
-        "(4.430-4.450 / 4.500-4.570); all builds' runs"]
+        "  64 x 8k d128 (mma w4s1c1) 4.345 TB/s: faster than 2 of the 6 recorded runs, in the slower group's range "
+        "(4.330-4.350 / 4.450-4.470)",
+        "  256 x 8k d128 (mma w4s1) 4.400 TB/s: 1 recorded run of this build, too few to place it",
+        "  128 x 8k d128 (mma w4s1c1) 4.400 TB/s: 0 recorded runs of this build, too few to place it"]
 
 
 def _fake_bench(monkeypatch, rows):
@@ -279,11 +283,78 @@ def test_the_bench_says_where_its_large_calls_stand_among_the_recorded_runs(tmp_
         f"report: {out} (labkit report show|diff read it)",
         f"where its calls of 2 GB or more stand among the recorded runs (labkit report spread {tmp_path / 'runs'} "
         "--point BxN --kernel BUILD shows them):",
-        "  64 x 8k d128 4.360 TB/s: faster than 3 of the 6 recorded runs, between the two groups "
-        "(4.330-4.350 / 4.450-4.470); mma w4s1c1's runs"]
+        "  64 x 8k d128 (mma w4s1c1) 4.360 TB/s: faster than 3 of the 6 recorded runs, between the two groups "
+        "(4.330-4.350 / 4.450-4.470)"]
     assert cli.main([*argv, "--among", "none"]) == 0
     assert "stand among the recorded runs" not in capsys.readouterr().out
     timed.clear()
     assert cli.main([*argv, "--among", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith("nope': does not exist (a directory of decode reports, or none)") and timed == []
+
+
+def test_overlapping_paths_give_each_report_once_and_a_truncated_report_is_an_error(tmp_path):
+    for i, t in enumerate((4.30, 4.40)):
+        _report(tmp_path / f"run{i}" / "bench.json", [_row(t)])
+    s = call_spread([tmp_path, tmp_path / "run0", tmp_path / "run0" / "bench.json"], 64, 8192, 128)
+    assert [r.TBps for r in s.runs] == [4.30, 4.40] and s.reports == 2
+    text = (tmp_path / "run1" / "bench.json").read_text()
+    (tmp_path / "run1" / "bench.json").write_text(text[: len(text) // 2])  # a report cut short: not JSON any more
+    (tmp_path / "notes.json").write_text("{ not json")  # other broken JSON under the directory is skipped
+    with pytest.raises(FormatError, match=r"run1/bench\.json.*not valid JSON"):
+        call_spread([tmp_path], 64, 8192, 128)
+
+
+def test_a_few_runs_of_one_machine_apart_from_the_rest_are_not_a_group(tmp_path):
+    """Three slow runs of one GPU below nine of as many GPUs: a machine's outliers, not a state; the same three rates
+    on three GPUs are a group. Two runs on a side are never a group."""
+    rates = (4.20, 4.21, 4.22, *(4.40 + 0.002 * i for i in range(9)))
+    one_gpu = [_report(tmp_path / "a" / f"{i}.json", [_row(t)], uuid="GPU-same" if i < 3 else None)
+               for i, t in enumerate(rates)]
+    assert call_spread(one_gpu, 64, 8192, 128).step() is None
+    low, high = call_spread([_report(tmp_path / "b" / f"{i}.json", [_row(t)]) for i, t in enumerate(rates)],
+                            64, 8192, 128).step()
+    assert (low.runs, low.machines, high.runs) == (3, 3, 9)
+    two = [_report(tmp_path / "c" / f"{i}.json", [_row(t)]) for i, t in enumerate((4.20, 4.21, *rates[3:]))]
+    assert call_spread(two, 64, 8192, 128).step() is None
+
+
+def test_placing_counts_only_strictly_slower_runs_and_closes_each_group_s_range(tmp_path):
+    paths = [_report(tmp_path / f"{i}.json", [_row(t)]) for i, t in enumerate((4.33, 4.34, 4.35, 4.45, 4.46, 4.47))]
+    s = call_spread(paths, 64, 8192, 128)
+    assert s.place(4.33).startswith("4.330 TB/s: faster than 0 of the 6")  # a tie is not faster
+    assert s.place(4.35).endswith("in the slower group's range (4.330-4.350 / 4.450-4.470)")
+    assert s.place(4.45).split(", ")[1].startswith("in the faster group's range")
+
+
+def test_standings_take_calls_from_2_gb_leave_out_the_run_itself_and_keep_to_its_cold_mode(tmp_path):
+    rates = (4.33, 4.34, 4.35, 4.45, 4.46, 4.47)
+    for i, t in enumerate(rates):
+        _report(tmp_path / "runs" / f"{i}.json", [_row(t), _row(t - 0.2, mode="cold_clean")])
+    own = _report(tmp_path / "runs" / "own.json", [_row(4.36), _row(4.0, mode="cold_clean")])
+    lines = standings(report.load(own), read_reports([tmp_path / "runs"]), exclude=own)
+    assert lines == [
+        "  64 x 8k d128 (mma w4s1c1) 4.360 TB/s: faster than 3 of the 6 recorded runs, between the two groups "
+        "(4.330-4.350 / 4.450-4.470)",
+        "  64 x 8k d128 (mma w4s1c1) 4.000 TB/s: faster than 0 of the 6 recorded runs, below both groups "
+        "(4.130-4.150 / 4.250-4.270)"]
+    assert "of the 7 recorded runs" in standings(report.load(own), read_reports([tmp_path / "runs"]))[0]
+    at_bound = report.load(_report(tmp_path / "bound.json", [{**_row(4.36), "kv_MB": 2000.0}]))
+    below = report.load(_report(tmp_path / "below.json", [{**_row(4.36), "kv_MB": 1999.9}]))
+    assert len(standings(at_bound, read_reports([tmp_path / "runs"]))) == 1
+    assert standings(below, read_reports([tmp_path / "runs"])) == []
+
+
+def test_the_notebook_s_spread_takes_its_own_build_or_says_why_it_shows_every_build(tmp_path, capsys):
+    from labkit.workloads.decode.study import recorded_spread
+
+    for i, t in enumerate((4.33, 4.34, 4.35, 4.45, 4.46, 4.47)):
+        _report(tmp_path / "runs" / f"{i}.json", [_row(t)])
+    _report(tmp_path / "runs" / "old.json", [_row(4.1, kernel="mma/1")])
+    assert len(recorded_spread(64, 8192, kernel="mma w4s1c1", runs=tmp_path / "runs").runs) == 6
+    assert len(recorded_spread(64, 8192, kernel="mma/1", runs=tmp_path / "runs").runs) == 7
+    assert capsys.readouterr().out == "1 recorded runs of mma/1: every build's shown\n"
+    assert len(recorded_spread(64, 8192, kernel="mma w9", runs=tmp_path / "runs").runs) == 7
+    assert capsys.readouterr().out == "no recorded run of mma w9: every build's shown\n"
+    assert recorded_spread(8, 8192, runs=tmp_path / "runs") is None
+    assert capsys.readouterr().out.startswith("no recorded run to place this call among: 8 x 8k d128, 32/8 heads")

@@ -177,11 +177,11 @@ def _bench(args) -> int:
     if args.out is not None:
         save(final=True)
         print(f"report: {args.out.path} (labkit report show|diff read it)")
-    _print_standings(run, args.among)
+    _print_standings(run, args.among, None if args.out is None else args.out.path)
     return 0
 
 
-def _print_standings(run, among) -> None:
+def _print_standings(run, among, own) -> None:
     """Where the run's calls of 2 GB or more stand among the recorded runs (after the report is saved: a damaged
     record there costs this line, not the measurements)."""
     from ..._env import data_dir
@@ -194,7 +194,7 @@ def _print_standings(run, among) -> None:
     if not folder.is_dir():
         return  # an installed labkit without the recorded runs
     try:
-        lines = standings(run, read_reports([folder]))
+        lines = standings(run, read_reports([folder]), exclude=own)  # --out under the folder: not among itself
     except LabkitError as exc:
         print(f"recorded runs under {folder} not read: {exc}", flush=True)
         return

@@ -3,10 +3,11 @@ beside it move with it.
 
 Decode reports hold one GPU's run each; the same call (batch x kv_len, head_dim, heads, cold mode) timed on several
 H200s differs by more than the noise of one run. This gathers the plan's row of one call from many reports (files, or
-every decode report under a directory), slowest first, with each run's GPU, commit, build, copy rate and best peer,
-and finds the largest step between two runs' rates: where the runs fall into a slower and a faster group, the two
-groups' medians say whether the peers and the copy probe of the same runs moved too (a machine's state, not the
-kernel's). ``labkit report spread`` prints it and draws it (``labkit.plot.call_spread``); nothing is timed here.
+every decode report under a directory, each once), slowest first, with each run's GPU, commit, build, copy rate and
+best peer, and looks for a step between the rates that splits the runs into a slower and a faster group (``step``):
+where it stands out, the two groups' medians say whether the peers and the copy probe of the same runs moved too (a
+machine's state, not the kernel's). ``labkit report spread`` prints it and draws it (``labkit.plot.call_spread``);
+``labkit decode bench`` places its own large calls among the recorded runs (``standings``). Nothing is timed here.
 """
 
 import statistics
@@ -21,7 +22,9 @@ from .peers import best_peer
 from .report import DecodePoint, DecodeReport, is_decode_report, load
 from .targets import LARGE_KV_MB, call_label, shape_label
 
-MIN_FOR_GROUPS = 4  # runs needed before a step between two groups is worth naming
+MIN_PER_SIDE = 3  # runs on each side of a step before it names two groups (two outliers are not a state)
+MIN_MACHINES_PER_SIDE = 2  # GPUs (or run directories, where no GPU is named) on each side: one machine is not a state
+MIN_FOR_GROUPS = 2 * MIN_PER_SIDE
 
 
 @dataclass(frozen=True)
@@ -40,16 +43,30 @@ class RunRate:
     created_utc: str
     source: str  # the report, as given or under the directory given
 
+    @property
+    def machine(self) -> str:
+        """The GPU, or where no GPU is named the run's directory (early records)."""
+        return self.gpu if self.gpu != "not recorded" else Path(self.source).parts[0]
+
+    @property
+    def beside_TBps(self) -> float | None:
+        """labkit timed in the peers' rounds (what ``x_best_peer`` compares), None without peers."""
+        if self.x_best_peer is None or self.best_peer_TBps is None:
+            return None
+        return self.x_best_peer * self.best_peer_TBps
+
 
 @dataclass(frozen=True)
 class Group:
     """Runs on one side of the largest step: their medians."""
 
     runs: int
+    machines: int  # GPUs, or run directories where no GPU is named
     low: float
     high: float
     TBps: float
     best_peer_TBps: float | None  # over the runs of the group that have a peer
+    peer_runs: int
     copy_TBps: float
     vbios: tuple[str, ...] = ()  # the VBIOS versions its runs recorded
 
@@ -68,15 +85,18 @@ class CallSpread:
         return len({r.gpu for r in self.runs if r.gpu != "not recorded"})
 
     def step(self) -> tuple[Group, Group] | None:
-        """The runs below and above the largest ratio between two neighbouring rates, where that step stands out: at
-        least two runs each side, and a step larger than either side's interquartile spread (q75 / q25). None
-        otherwise (under ``MIN_FOR_GROUPS`` runs, or rates that spread evenly)."""
+        """The runs below and above the largest ratio between two neighbouring rates that leaves ``MIN_PER_SIDE`` runs
+        on each side, where that step stands out: larger than either side's interquartile spread (q75 / q25), and
+        each side on ``MIN_MACHINES_PER_SIDE`` machines or more. None otherwise (too few runs, rates that spread
+        evenly, or a few runs of one machine apart from the rest)."""
         rs = self.runs
         if len(rs) < MIN_FOR_GROUPS:
             return None
-        at = max(range(1, len(rs) - 2), key=lambda i: rs[i + 1].TBps / rs[i].TBps)
+        at = max(range(MIN_PER_SIDE - 1, len(rs) - MIN_PER_SIDE), key=lambda i: rs[i + 1].TBps / rs[i].TBps)
         low, high = rs[: at + 1], rs[at + 1:]
         if rs[at + 1].TBps / rs[at].TBps <= max(_iqr_ratio(low), _iqr_ratio(high)):
+            return None
+        if min(len({r.machine for r in side}) for side in (low, high)) < MIN_MACHINES_PER_SIDE:
             return None
         return _group(low), _group(high)
 
@@ -107,33 +127,9 @@ def _iqr_ratio(rs: tuple[RunRate, ...]) -> float:
 
 def _group(rs: tuple[RunRate, ...]) -> Group:
     peers = [r.best_peer_TBps for r in rs if r.best_peer_TBps is not None]
-    return Group(len(rs), rs[0].TBps, rs[-1].TBps, statistics.median(r.TBps for r in rs),
-                 statistics.median(peers) if peers else None, statistics.median(r.copy_TBps for r in rs),
+    return Group(len(rs), len({r.machine for r in rs}), rs[0].TBps, rs[-1].TBps, statistics.median(r.TBps for r in rs),
+                 statistics.median(peers) if peers else None, len(peers), statistics.median(r.copy_TBps for r in rs),
                  tuple(sorted({r.vbios for r in rs if r.vbios})))
-
-
-def _reports(paths: list[str | Path]) -> tuple[list[tuple[str, DecodeReport]], int]:
-    """Every decode report among ``paths``: a file must be one; a directory gives those under it (other JSON there,
-    such as provenance files, is counted as skipped)."""
-    found, skipped = [], 0
-    for given in paths:
-        path = Path(given)
-        if not path.is_dir():
-            if not is_decode_report(path):  # a Sage2 report; anything else raised naming both kinds
-                raise ArgumentError(f"{path}: a Sage2 report; spread reads decode reports (labkit decode bench "
-                                    "--out FILE)")
-            found.append((str(path), load(path)))
-            continue
-        for f in sorted(path.rglob("*.json")):
-            try:
-                decode = is_decode_report(f)
-            except FormatError:  # not a report at all
-                decode = False
-            if decode:
-                found.append((str(f.relative_to(path)), load(f)))  # a damaged report is an error, not a skip
-            else:
-                skipped += 1
-    return found, skipped
 
 
 @dataclass(frozen=True)
@@ -142,35 +138,42 @@ class Reports:
 
     found: tuple[tuple[str, DecodeReport], ...]  # (name as given or under its directory, report)
     skipped: int  # other JSON files under the directories
+    paths: tuple[Path, ...] = ()  # each report's resolved path, in ``found``'s order
 
 
 def read_reports(paths: list[str | Path]) -> Reports:
-    """Every decode report among ``paths``: a file must be one; a directory gives those under it (other JSON there,
-    such as provenance files, is counted as skipped).
+    """Every decode report among ``paths``, each once (paths that overlap, such as a directory and a file under it,
+    give a report once): a file must be one; a directory gives those under it (other JSON there, such as provenance
+    files, is counted as skipped).
 
     Raises:
-        ArgumentError: a file that is a Sage2 report. FormatError: a file that is neither kind, or a decode report
-            that does not read (under a directory too: a damaged report is an error, not a skip).
+        ArgumentError: a path that does not exist, or a file that is a Sage2 report. FormatError: a file that is
+            neither kind, or a decode report that does not read (under a directory too: a damaged report is an error,
+            not a skip; a file there that is not JSON is one if it names ``decode_report_version``).
     """
-    found, skipped = [], 0
+    skipped, seen = 0, {}
     for given in paths:
         path = Path(given)
+        if not path.exists():
+            raise ArgumentError(f"{path}: does not exist (a decode report, or a directory of them)")
         if not path.is_dir():
             if not is_decode_report(path):  # a Sage2 report; anything else raised naming both kinds
                 raise ArgumentError(f"{path}: a Sage2 report; spread reads decode reports (labkit decode bench "
                                     "--out FILE)")
-            found.append((str(path), load(path)))
+            seen.setdefault(path.resolve(), (str(path), load(path)))
             continue
         for f in sorted(path.rglob("*.json")):
             try:
                 decode = is_decode_report(f)
-            except FormatError:  # not a report at all
+            except FormatError:  # not a report, unless a damaged one
+                if "decode_report_version" in f.read_text(errors="replace"):
+                    raise
                 decode = False
-            if decode:
-                found.append((str(f.relative_to(path)), load(f)))
-            else:
+            if not decode:
                 skipped += 1
-    return Reports(tuple(found), skipped)
+            elif f.resolve() not in seen:
+                seen[f.resolve()] = (str(f.relative_to(path)), load(f))
+    return Reports(tuple(seen.values()), skipped, tuple(seen))
 
 
 def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head_dim: int, *, heads: str = "32/8",
@@ -197,29 +200,47 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
     if not runs:
         where = counted(len(reports.found), "decode report") + (f" ({reports.skipped} other JSON files skipped)"
                                                                 if reports.skipped else "")
-        raise ArgumentError(f"{label}: no row of this call in the {where}; labkit report show FILE lists a report's "
-                            "calls")
+        builds = _builds(reports, (batch, kv_len, head_dim, heads, mode)) if kernel else ""
+        raise ArgumentError(f"{label}: no row of this call in the {where}; " + (
+            f"its recorded builds: {builds}" if builds else "labkit report show FILE lists a report's calls"))
     return CallSpread(label, tuple(sorted(runs, key=lambda x: (x.TBps, x.source))), len(reports.found),
                       reports.skipped)
 
 
-def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB) -> list[str]:
+def _builds(reports: Reports, call: tuple) -> str:
+    """The builds the reports time ``call`` with, most runs first: ``mma w4s1c1 (41 runs), mma/1 (2 runs)``."""
+    from collections import Counter
+
+    kernels = Counter(p.kernel for _, r in reports.found for p in r.points
+                      if (p.batch, p.kv_len, p.head_dim, p.heads, p.mode) == call)
+    return ", ".join(f"{k} ({counted(n, 'run')})" for k, n in kernels.most_common())
+
+
+def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB,
+              exclude: Path | str | None = None) -> list[str]:
     """Where each cold call of ``r`` that reads ``min_kv_MB`` or more stands among the recorded runs of the same call
-    and build (all builds where the build has under ``MIN_FOR_GROUPS`` runs): one line each, for calls with at least
-    ``MIN_FOR_GROUPS`` runs. A bench prints them under its targets: on an H200 in the slower state the lines say so."""
+    and build (``exclude``: ``r``'s own file, where it lies among them): one line each, or for a build with fewer
+    than ``MIN_FOR_GROUPS`` runs a line that says so (runs of other builds would place the build, not the machine). A
+    bench prints them under its targets: on an H200 in the slower state the lines say so."""
+    if exclude is not None:
+        gone = Path(exclude).resolve()
+        among = Reports(tuple(f for f, p in zip(among.found, among.paths) if p != gone), among.skipped,
+                        tuple(p for p in among.paths if p != gone))
     lines = []
     for p in r.points:
         if p.mode not in COLD_MODES or p.kv_MB < min_kv_MB:
             continue
         try:
             s = call_spread(among, p.batch, p.kv_len, p.head_dim, heads=p.heads, mode=p.mode, kernel=p.kernel)
-            if len(s.runs) < MIN_FOR_GROUPS:
-                s = call_spread(among, p.batch, p.kv_len, p.head_dim, heads=p.heads, mode=p.mode)
-        except ArgumentError:  # no recorded run of this call
-            continue
-        if len(s.runs) >= MIN_FOR_GROUPS:
-            which = f"{p.kernel}'s" if s.call.endswith(p.kernel) else "all builds'"
-            lines.append(f"  {call_label(p)} {s.place(p.TBps)}; {which} runs")
+            runs = len(s.runs)
+        except ArgumentError:  # no recorded run of this call and build
+            s, runs = None, 0
+        head = f"  {call_label(p)} ({p.kernel})"
+        if runs < MIN_FOR_GROUPS:
+            lines.append(f"{head} {p.TBps:.3f} TB/s: {counted(runs, 'recorded run')} of this build, too few to place "
+                         "it")
+        else:
+            lines.append(f"{head} {s.place(p.TBps)}")
     return lines
 
 
@@ -232,7 +253,8 @@ def _run(name: str, r: DecodeReport, p: DecodePoint) -> RunRate:
 
 
 def spread_table(s: CallSpread) -> str:
-    """One line per run, slowest first, then the range and, with enough runs, the two groups of the largest step."""
+    """One line per run, slowest first, then the range and, where a step stands out (``CallSpread.step``), the two
+    groups' medians."""
     from ...report.tables import fmt_table
 
     def peer(r: RunRate) -> str:
@@ -252,14 +274,17 @@ def spread_table(s: CallSpread) -> str:
                 if peers else "")]
     step = s.step()
     if step is None and len(s.runs) >= MIN_FOR_GROUPS:
-        lines.append("no step between two runs' rates stands out from the spread on either side of it")
+        lines.append(f"no step with {MIN_PER_SIDE} or more runs on each side stands out from the spread on either side "
+                     f"of it, on {MIN_MACHINES_PER_SIDE} or more machines each")
     if step:
         low, high = step
-        lines.append(f"largest step between two runs: {low.high:.3f} -> {high.low:.3f} TB/s "
-                     f"({high.low / low.high - 1:+.1%}, more than either side's interquartile spread), "
-                     "medians each side:")
+        lines.append(f"two groups: the largest step with {MIN_PER_SIDE} or more runs on each side, {low.high:.3f} -> "
+                     f"{high.low:.3f} TB/s ({high.low / low.high - 1:+.1%}), is more than either side's interquartile "
+                     "spread; medians each side:")
         for g in step:
-            lines.append(f"  {counted(g.runs, 'run')} at {g.low:.3f}-{g.high:.3f}: labkit {g.TBps:.3f}, "
-                         + (f"best peer {g.best_peer_TBps:.3f}, " if g.best_peer_TBps is not None else "")
+            lines.append(f"  {counted(g.runs, 'run')} on {counted(g.machines, 'machine')} at {g.low:.3f}-{g.high:.3f}: "
+                         f"labkit {g.TBps:.3f}, "
+                         + (f"best peer {g.best_peer_TBps:.3f} ({counted(g.peer_runs, 'run')}), "
+                            if g.best_peer_TBps is not None else "")
                          + f"copy {g.copy_TBps:.3f} TB/s" + (f"; VBIOS {', '.join(g.vbios)}" if g.vbios else ""))
     return "\n".join(lines)

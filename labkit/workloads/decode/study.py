@@ -146,19 +146,37 @@ def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> lis
 
 
 def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: int = 64, heads_q: int = 32,
-                    heads_kv: int = 8, runs: Path | str = "data/runs"):
+                    heads_kv: int = 8, kernel: str | None = None, runs: Path | str = "data/runs"):
     """The plan's call in every decode report under ``runs`` (``spread.call_spread``: where a number of this run stands
-    among the H200s'), or None, its reason printed in one line, where no recorded run has the call."""
+    among the H200s'), of the build ``kernel`` where it has ``MIN_FOR_GROUPS`` recorded runs, else of every build (said
+    in a printed line: other builds place the build as much as the machine); None, its reason printed in one line,
+    where no recorded run has the call."""
     from ..._env import repo_path
     from ...errors import ArgumentError
     from .bench import heads_label
-    from .spread import call_spread
+    from .spread import MIN_FOR_GROUPS, call_spread, read_reports
 
     try:
-        return call_spread([repo_path(runs)], batch, kv_len, head_dim, heads=heads_label(heads_q, heads_kv, page_size))
+        found = read_reports([repo_path(runs)])
+        shape = {"heads": heads_label(heads_q, heads_kv, page_size)}
+        if kernel is not None:
+            try:
+                own = call_spread(found, batch, kv_len, head_dim, kernel=kernel, **shape)
+                if len(own.runs) >= MIN_FOR_GROUPS:
+                    return own
+                print(f"{len(own.runs)} recorded runs of {kernel}: every build's shown")
+            except ArgumentError:
+                print(f"no recorded run of {kernel}: every build's shown")
+        return call_spread(found, batch, kv_len, head_dim, **shape)
     except ArgumentError as exc:
         print(f"no recorded run to place this call among: {exc}")
         return None
+
+
+def table_kernel(table, batch: int, kv_len: int) -> str | None:
+    """The bandwidth table's build label for ``batch`` x ``kv_len``, None where the sweep did not time that call."""
+    row = table[(table["batch"] == batch) & (table["kv_len"] == kv_len)]
+    return None if row.empty else str(row["kernel"].iloc[0])
 
 
 def table_rate(table, batch: int, kv_len: int) -> float | None:
