@@ -138,7 +138,7 @@ class Reports:
 
     found: tuple[tuple[str, DecodeReport], ...]  # (name as given or under its directory, report)
     skipped: int  # other JSON files under the directories
-    paths: tuple[Path, ...] = ()  # each report's resolved path, in ``found``'s order
+    paths: tuple[Path, ...]  # each report's resolved path, in ``found``'s order
 
 
 def read_reports(paths: list[str | Path]) -> Reports:
