@@ -34,6 +34,9 @@ class DeviceInfo:
     # the board's firmware: H200s run DRAM-bound calls in two states about 2 % apart (docs/decode.md, "Two states of
     # the H200s"), and what sets the state is not known; None without NVML and in records made before it was kept
     vbios_version: str | None = None
+    # the board's part number: of the H200s probed on 2026-12-04 all ran the same VBIOS, and those of board
+    # 692-2G520-0282-000 streamed in the faster state, the one of -001 in the slower; None as for the VBIOS
+    board_part_number: str | None = None
 
     @property
     def arch(self) -> str:
@@ -51,7 +54,7 @@ class DeviceInfo:
         errors then name their place in it) field by field."""
         from ._json import Node
 
-        optional = ["uuid", "vbios_version"]
+        optional = ["uuid", "vbios_version", "board_part_number"]
         keys = [f.name for f in dataclasses.fields(cls) if f.name not in optional]
         n = (d if isinstance(d, Node) else Node(d)).obj(keys, optional=optional)
         text_or_none = lambda k: None if n.get(k) is None or n[k].value is None else n[k].str()  # noqa: E731
@@ -64,7 +67,8 @@ class DeviceInfo:
                                                "cuda_runtime_version")},
                    sm_clock_max_hz=optional_int("sm_clock_max_hz"), mem_clock_max_hz=optional_int("mem_clock_max_hz"),
                    driver_version=n["driver_version"].str(),
-                   uuid=text_or_none("uuid"), vbios_version=text_or_none("vbios_version"))
+                   uuid=text_or_none("uuid"), vbios_version=text_or_none("vbios_version"),
+                   board_part_number=text_or_none("board_part_number"))
 
     def to_frame(self):
         pd = _deps.require("pandas")
@@ -96,8 +100,8 @@ def sm_clock_hz(index: int = 0) -> int | None:
 
 def nvml_facts(index: int = 0) -> dict:
     """What NVML says of device ``index`` that CUDA does not: max SM and memory clocks, driver version, uuid and
-    VBIOS version; a fact NVML cannot give is left out (no NVML: an empty dict). The VBIOS has its own try, so a
-    driver without it keeps the rest."""
+    VBIOS version and board part number; a fact NVML cannot give is left out (no NVML: an empty dict). The VBIOS and
+    the part number have a try each, so a driver without them keeps the rest."""
     pynvml, h = _nvml_handle(index)
     if h is None:
         return {}
@@ -113,10 +117,12 @@ def nvml_facts(index: int = 0) -> dict:
         facts["uuid"] = text(pynvml.nvmlDeviceGetUUID(h))
     except Exception:
         pass
-    try:
-        facts["vbios_version"] = text(pynvml.nvmlDeviceGetVbiosVersion(h))
-    except Exception:
-        pass
+    for key, call in (("vbios_version", "nvmlDeviceGetVbiosVersion"),
+                      ("board_part_number", "nvmlDeviceGetBoardPartNumber")):
+        try:
+            facts[key] = text(getattr(pynvml, call)(h))
+        except Exception:
+            pass
     return facts
 
 
@@ -164,4 +170,5 @@ def describe(index: int = 0) -> DeviceInfo:
         cuda_runtime_version=int(rt.runtimeGetVersion()),
         uuid=nvml.get("uuid"),
         vbios_version=nvml.get("vbios_version"),
+        board_part_number=nvml.get("board_part_number"),
     )

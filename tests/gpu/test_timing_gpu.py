@@ -249,8 +249,9 @@ def test_device_description():
     d = describe()
     assert d.sm_count > 0 and d.l2_bytes > 0 and d.compute_capability[0] >= 7
     assert d.smem_per_block_optin_bytes >= 48 * 1024
-    if d.uuid is not None:  # NVML answered: the board's firmware is recorded beside the uuid
+    if d.uuid is not None:  # NVML answered: the board's firmware and part number are recorded beside the uuid
         assert d.uuid.startswith("GPU-") and isinstance(d.vbios_version, str) and d.vbios_version.strip()
+        assert isinstance(d.board_part_number, str) and d.board_part_number.strip()
 
 
 def test_interleave_rotates_and_keeps_every_sample(cp):

@@ -53,7 +53,7 @@ def test_twelve_recorded_benches_fall_into_two_groups_that_the_peers_and_the_cop
     assert len(frame) == 12 and frame["TBps"].is_monotonic_increasing
 
 
-def _report(path, rows, *, sweeps=None, copy=4250.0, uuid=None, sha="a" * 40, vbios=None):
+def _report(path, rows, *, sweeps=None, copy=4250.0, uuid=None, sha="a" * 40, vbios=None, board=None):
     """A decode report at ``path``, on a GPU of its own unless ``uuid`` names one."""
     import zlib
 
@@ -61,6 +61,8 @@ def _report(path, rows, *, sweeps=None, copy=4250.0, uuid=None, sha="a" * 40, vb
     prov["device"]["uuid"] = uuid or f"GPU-{zlib.crc32(str(path).encode()):08x}-test"
     if vbios is not None:
         prov["device"]["vbios_version"] = vbios
+    if board is not None:
+        prov["device"]["board_part_number"] = board
     prov["git_sha"] = sha
     path.parent.mkdir(parents=True, exist_ok=True)
     return report.write(rows, sweeps or {}, copy, prov, path)
@@ -116,18 +118,23 @@ def test_a_directory_gives_its_decode_reports_skips_other_json_and_refuses_a_dam
         call_spread([tmp_path], 64, 8192, 128)
 
 
-def test_each_group_names_the_vbios_versions_its_runs_recorded(tmp_path):
-    """Records since the VBIOS was kept name it; each group lists the versions of its runs, so a firmware that sets
-    the state would show as one version per group. Runs that recorded none add nothing."""
-    rates = [(4.33, "96.00.AA"), (4.34, "96.00.AA"), (4.35, None), (4.45, "96.00.BB"), (4.46, "96.00.BB"),
-             (4.47, "96.00.CC")]
-    paths = [_report(tmp_path / f"{i}.json", [_row(t)], vbios=v) for i, (t, v) in enumerate(rates)]
+def test_each_group_names_the_vbios_versions_and_boards_its_runs_recorded(tmp_path):
+    """Records since the VBIOS (and then the board part number) was kept name them; each group lists those of its
+    runs, so a firmware or a board revision that sets the state would show as one value per group. Runs that recorded
+    none add nothing."""
+    rates = [(4.33, "96.00.AA", "692-000"), (4.34, "96.00.AA", None), (4.35, None, "692-000"),
+             (4.45, "96.00.BB", "692-001"), (4.46, "96.00.BB", "692-001"), (4.47, "96.00.CC", None)]
+    paths = [_report(tmp_path / f"{i}.json", [_row(t)], vbios=v, board=b) for i, (t, v, b) in enumerate(rates)]
     s = call_spread(paths, 64, 8192, 128)
     low, high = s.step()
     assert (low.vbios, high.vbios) == (("96.00.AA",), ("96.00.BB", "96.00.CC"))
+    assert (low.boards, high.boards) == (("692-000",), ("692-001",))
     lines = spread_table(s).splitlines()
-    assert lines[-2].endswith("copy 4.250 TB/s; VBIOS 96.00.AA") and lines[-1].endswith("VBIOS 96.00.BB, 96.00.CC")
-    assert s.to_frame()["vbios"].fillna("-").tolist() == [v or "-" for _, v in rates]
+    assert lines[-2].endswith("copy 4.250 TB/s; VBIOS 96.00.AA; board 692-000")
+    assert lines[-1].endswith("VBIOS 96.00.BB, 96.00.CC; board 692-001")
+    frame = s.to_frame()
+    assert frame["vbios"].fillna("-").tolist() == [v or "-" for _, v, _ in rates]
+    assert frame["board"].fillna("-").tolist() == [b or "-" for _, _, b in rates]
 
 
 def test_rates_that_spread_evenly_name_no_groups(tmp_path):
@@ -150,7 +157,7 @@ def test_two_clusters_apart_by_more_than_their_spread_are_the_two_groups(low, hi
     lows = [x * (1 + 0.01 * (v - 3.0) / 2.0) for v in low]
     y = x * 1.01 * (1 + apart)
     highs = [y * (1 + 0.01 * (v - 3.0) / 2.0) for v in high]
-    runs = tuple(RunRate(v, "k", 4.2, None, None, None, f"GPU-{i}", None, "s", "", f"r{i}")
+    runs = tuple(RunRate(v, "k", 4.2, None, None, None, f"GPU-{i}", None, None, "s", "", f"r{i}")
                  for i, v in enumerate(sorted(lows + highs)))
     s = CallSpread("c", runs, len(runs), 0)
     assert len(runs) >= MIN_FOR_GROUPS

@@ -41,8 +41,8 @@ class _FakeNvml:
 
     NVML_CLOCK_SM, NVML_CLOCK_MEM = 1, 2
 
-    def __init__(self, vbios=b"96.00.AF.00.01"):
-        self.vbios = vbios
+    def __init__(self, vbios=b"96.00.AF.00.01", board=b"692-2G520-0282-001"):
+        self.vbios, self.board = vbios, board
 
     def nvmlDeviceGetMaxClockInfo(self, h, clock):
         return 1980 if clock == self.NVML_CLOCK_SM else 3201
@@ -58,24 +58,35 @@ class _FakeNvml:
             raise self.vbios
         return self.vbios
 
+    def nvmlDeviceGetBoardPartNumber(self, h):
+        if isinstance(self.board, Exception):
+            raise self.board
+        return self.board
 
-def test_nvml_facts_keep_the_vbios_and_a_driver_without_it_keeps_the_rest(monkeypatch):
-    """The VBIOS goes into every record's device (what sets an H200's state is not known; the firmware is a
-    candidate), and an NVML that cannot give it still gives the clocks, driver and uuid."""
+
+def test_nvml_facts_keep_the_vbios_and_board_and_a_driver_without_them_keeps_the_rest(monkeypatch):
+    """The VBIOS and the board part number go into every record's device (what sets an H200's state is not known;
+    the board revision is a candidate, the firmware was the same in both states), and an NVML that cannot give one
+    still gives the rest."""
     import labkit.device as device
 
     monkeypatch.setattr(device, "_nvml_handle", lambda index: (_FakeNvml(), object()))
     assert device.nvml_facts(0) == {"sm_clock_max_hz": 1_980_000_000, "mem_clock_max_hz": 3_201_000_000,
                                     "driver_version": "580.159.04", "uuid": "GPU-c3c27dd3-95ef-d1cc-f680-ea7733b19a22",
-                                    "vbios_version": "96.00.AF.00.01"}
+                                    "vbios_version": "96.00.AF.00.01", "board_part_number": "692-2G520-0282-001"}
     monkeypatch.setattr(device, "_nvml_handle", lambda index: (_FakeNvml(RuntimeError("not supported")), object()))
     facts = device.nvml_facts(0)
     assert "vbios_version" not in facts and facts["uuid"].startswith("GPU-c3c27dd3")
+    assert facts["board_part_number"] == "692-2G520-0282-001"
+    no_board = _FakeNvml(board=RuntimeError("not supported"))
+    monkeypatch.setattr(device, "_nvml_handle", lambda index: (no_board, object()))
+    facts = device.nvml_facts(0)
+    assert "board_part_number" not in facts and facts["vbios_version"] == "96.00.AF.00.01"
     monkeypatch.setattr(device, "_nvml_handle", lambda index: (None, None))
     assert device.nvml_facts(0) == {}
 
 
-def test_device_info_reads_records_with_and_without_the_vbios():
+def test_device_info_reads_records_with_and_without_the_vbios_and_board():
     import json
 
     from labkit.device import DeviceInfo
@@ -90,3 +101,8 @@ def test_device_info_reads_records_with_and_without_the_vbios():
     assert dev.vbios_version == "96.00.AF.00.01" and DeviceInfo.from_dict(dev.to_dict()) == dev
     with pytest.raises(LabkitError, match="vbios_version"):
         DeviceInfo.from_dict({**old, "vbios_version": 96})
+    assert DeviceInfo.from_dict(old).board_part_number is None
+    dev = DeviceInfo.from_dict({**old, "vbios_version": "96.00.A5.00.1A", "board_part_number": "692-2G520-0282-000"})
+    assert dev.board_part_number == "692-2G520-0282-000" and DeviceInfo.from_dict(dev.to_dict()) == dev
+    with pytest.raises(LabkitError, match="board_part_number"):
+        DeviceInfo.from_dict({**old, "board_part_number": ["692"]})

@@ -39,6 +39,7 @@ class RunRate:
     x_best_peer: float | None  # labkit in the peers' rounds / the best peer
     gpu: str  # NVML's GPU id, 'not recorded' in early records
     vbios: str | None  # the board's firmware, recorded since the two states were found
+    board: str | None  # the board's part number, recorded since the VBIOS was found the same in both states
     git: str
     created_utc: str
     source: str  # the report, as given or under the directory given
@@ -69,6 +70,7 @@ class Group:
     peer_runs: int
     copy_TBps: float
     vbios: tuple[str, ...] = ()  # the VBIOS versions its runs recorded
+    boards: tuple[str, ...] = ()  # the board part numbers its runs recorded
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ def _group(rs: tuple[RunRate, ...]) -> Group:
     peers = [r.best_peer_TBps for r in rs if r.best_peer_TBps is not None]
     return Group(len(rs), len({r.machine for r in rs}), rs[0].TBps, rs[-1].TBps, statistics.median(r.TBps for r in rs),
                  statistics.median(peers) if peers else None, len(peers), statistics.median(r.copy_TBps for r in rs),
-                 tuple(sorted({r.vbios for r in rs if r.vbios})))
+                 tuple(sorted({r.vbios for r in rs if r.vbios})), tuple(sorted({r.board for r in rs if r.board})))
 
 
 @dataclass(frozen=True)
@@ -247,9 +249,10 @@ def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB
 def _run(name: str, r: DecodeReport, p: DecodePoint) -> RunRate:
     t = provenance_traits(r.provenance)
     best = best_peer(p.peers)
-    vbios = (r.provenance.get("device") or {}).get("vbios_version")
+    device = r.provenance.get("device") or {}
     return RunRate(p.TBps, p.kernel, r.copy_TBps, best[0] if best else None, best[1] if best else None,
-                   p.x_best_peer, t["gpu"], vbios, t["git"][:7], str(r.provenance.get("created_utc", "")), name)
+                   p.x_best_peer, t["gpu"], device.get("vbios_version"), device.get("board_part_number"), t["git"][:7],
+                   str(r.provenance.get("created_utc", "")), name)
 
 
 def spread_table(s: CallSpread) -> str:
@@ -286,5 +289,6 @@ def spread_table(s: CallSpread) -> str:
                          f"labkit {g.TBps:.3f}, "
                          + (f"best peer {g.best_peer_TBps:.3f} ({counted(g.peer_runs, 'run')}), "
                             if g.best_peer_TBps is not None else "")
-                         + f"copy {g.copy_TBps:.3f} TB/s" + (f"; VBIOS {', '.join(g.vbios)}" if g.vbios else ""))
+                         + f"copy {g.copy_TBps:.3f} TB/s" + (f"; VBIOS {', '.join(g.vbios)}" if g.vbios else "")
+                         + (f"; board {', '.join(g.boards)}" if g.boards else ""))
     return "\n".join(lines)
