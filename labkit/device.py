@@ -34,8 +34,8 @@ class DeviceInfo:
     # the board's firmware: H200s run DRAM-bound calls in two states about 2 % apart (docs/decode.md, "Two states of
     # the H200s"), and what sets the state is not known; None without NVML and in records made before it was kept
     vbios_version: str | None = None
-    # the board's part number: of the H200s probed on 2026-12-04 all ran the same VBIOS, and those of board
-    # 692-2G520-0282-000 streamed in the faster state, the one of -001 in the slower; None as for the VBIOS
+    # the board's part number: the H200s probed on 2026-12-04 all ran the same VBIOS, and the seven boards read
+    # matched the state (692-2G520-0282-000 faster, -001 slower; docs/decode.md); None as for the VBIOS
     board_part_number: str | None = None
 
     @property

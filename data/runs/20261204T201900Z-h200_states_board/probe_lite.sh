@@ -6,3 +6,4 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 LABKIT_BATCH=1 LABKIT_CACHE=
 nvidia-smi -q > $R/nvidia_smi_q.txt 2>&1; grep -E "GPU UUID|VBIOS|Board Part|Module Id|Image Version" $R/nvidia_smi_q.txt
 python3 -m labkit device --json > $R/device.json; grep -E "uuid|board" $R/device.json
 timeout 100 python3 .dbg/s66/state_probe.py a > $R/state_a.log 2>&1 || echo "state rc $?"; cat $R/state_a.log
+timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu/test_timing_gpu.py -k device_description 2>&1 | tail -1 | tee $R/gpu_test.log
