@@ -294,6 +294,14 @@ def test_the_bench_says_where_its_large_calls_stand_among_the_recorded_runs(tmp_
         "(4.330-4.350 / 4.450-4.470)"]
     assert cli.main([*argv, "--among", "none"]) == 0
     assert "stand among the recorded runs" not in capsys.readouterr().out
+    from labkit import provenance
+
+    prov = json.loads(BENCHES[0].read_text())["provenance"]  # a run that recorded its board and VBIOS names them
+    prov["device"].update(board_part_number="692-2G520-0282-001", vbios_version="96.00.A5.00.1A")
+    monkeypatch.setattr(provenance, "collect", lambda **kw: prov)
+    assert cli.main([*argv, "--among", str(tmp_path / "runs")]) == 0
+    assert ("stand among the recorded runs (this GPU: board 692-2G520-0282-001, VBIOS 96.00.A5.00.1A; labkit report "
+            "spread") in capsys.readouterr().out
     timed.clear()
     assert cli.main([*argv, "--among", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err.strip()

@@ -186,7 +186,7 @@ def _print_standings(run, among, own) -> None:
     record there costs this line, not the measurements)."""
     from ..._env import data_dir
     from ...errors import LabkitError
-    from .spread import read_reports, standings
+    from .spread import board_label, read_reports, standings
 
     if among is False:  # --among none
         return
@@ -199,8 +199,10 @@ def _print_standings(run, among, own) -> None:
         print(f"recorded runs under {folder} not read: {exc}", flush=True)
         return
     if lines:
-        print(f"where its calls of 2 GB or more stand among the recorded runs (labkit report spread {folder} --point "
-              "BxN --kernel BUILD shows them):", *lines, sep="\n", flush=True)
+        board = board_label(run.provenance)
+        this_gpu = f"this GPU: {board}; " if board else ""
+        print(f"where its calls of 2 GB or more stand among the recorded runs ({this_gpu}labkit report spread {folder} "
+              "--point BxN --kernel BUILD shows them):", *lines, sep="\n", flush=True)
 
 
 def _compare(args) -> int:

@@ -218,6 +218,15 @@ def _builds(reports: Reports, call: tuple) -> str:
     return ", ".join(f"{k} ({counted(n, 'run')})" for k, n in kernels.most_common())
 
 
+def board_label(provenance: dict) -> str:
+    """``board 692-2G520-0282-001, VBIOS 96.00.A5.00.1A`` from a run's provenance, what of it was recorded (the board
+    matched the streaming state on every H200 read so far); '' for neither."""
+    device = provenance.get("device") or {}
+    parts = [f"board {device['board_part_number']}" if device.get("board_part_number") else "",
+             f"VBIOS {device['vbios_version']}" if device.get("vbios_version") else ""]
+    return ", ".join(x for x in parts if x)
+
+
 def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB,
               exclude: Path | str | None = None) -> list[str]:
     """Where each cold call of ``r`` that reads ``min_kv_MB`` or more stands among the recorded runs of the same call
