@@ -22,6 +22,7 @@ def _tile_offsets(tmp_path, head_dim: int, tokens: int, box_rows: int, wide: boo
     """tile_offset(t, d) for every token t of a stage and every dim d, from the header's own function text."""
     header = kernel_path(decode_package.__file__, "paged_decode.cuh").read_text()
     body = re.search(r"__device__ __forceinline__ unsigned tile_offset\(int t, int d\) \{\n.*?\n\}\n", header, re.S)
+    assert body, "paged_decode.cuh no longer defines tile_offset(int t, int d) as this test reads it"
     src = tmp_path / "tile.cpp"
     src.write_text(f"""#include <cstdio>
 #define __device__
