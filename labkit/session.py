@@ -320,7 +320,8 @@ class Session:
             print(f"sweep {key}: {workload} over {', '.join(f'{k} ({len(v)})' for k, v in full.items())} -> {target}",
                   flush=True)
             counts = run(target, workload, full, progress=sys.stdout)
-            print(f"sweep {key}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before, "
+            kept = f" ({counts['kept_failed']} of them failed)" if counts["kept_failed"] else ""
+            print(f"sweep {key}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before{kept}, "
                   f"{counts['total']} points", flush=True)
             return read_sweep(target, workload, full)
         src = self.recorded.path / "data" / "sweeps" / key

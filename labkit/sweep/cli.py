@@ -16,9 +16,11 @@ def _run(args) -> int:
         raise ArgumentError(f"--grid {', '.join(twice)}: an axis is given twice (give its values in one --grid)")
     counts = run(args.out.path, args.workload, grid, executor=args.executor, workers=args.workers,
                  retry_failed=args.retry_failed)
-    print(f"{args.out}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before, "
+    kept = (f" ({counts['kept_failed']} of them failed: --retry-failed runs them again)" if counts["kept_failed"]
+            else "")
+    print(f"{args.out}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before{kept}, "
           f"{counts['total']} points")
-    return 0 if counts["failed"] == 0 else 1
+    return 0 if counts["failed"] + counts["kept_failed"] == 0 else 1  # a sweep with a failed point is not a pass
 
 
 def _status(args) -> int:

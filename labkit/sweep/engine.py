@@ -3,6 +3,7 @@ point, written by whoever ran the point, atomically: write, then rename). Re-run
 the points already done, so a killed driver or worker loses only the points in flight.
 """
 
+import contextlib
 import json
 import os
 import socket
@@ -153,7 +154,8 @@ class SweepDir:
 
 def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor: str = "local", workers: int = 1,
         retry_failed: bool = False, client=None, progress=_env.STDERR) -> dict:
-    """Run (or resume) a sweep. Returns counts: total, skipped (done before), ok, failed.
+    """Run (or resume) a sweep. Returns counts: total, skipped (done before), ok, failed (this run), kept_failed
+    (failed before and not run again: skipped counts them too).
 
     Args:
         executor: ``local`` (in this process), ``processes`` (one process per worker; GPU i pinned to
@@ -182,17 +184,23 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
 
         _deps.require("distributed")  # a missing extra is said before the sweep directory is tied to the grid
     points = sweep.start(workload, grid)
-    todo = left(sweep.records())
-    counts = {"total": len(points), "skipped": len(points) - len(todo), "ok": 0, "failed": 0}
+    done = sweep.records()
+    todo = left(done)
+    ids = {pid for pid, _ in points}
+    counts = {"total": len(points), "skipped": len(points) - len(todo), "ok": 0, "failed": 0,
+              "kept_failed": sum(1 for pid, rec in done.items()
+                                 if pid in ids and rec["status"] != "ok" and not retry_failed)}
     started = time.time()
-    for i, rec in enumerate(executors.run(executor, str(sweep.path), workload, todo, workers=workers,
-                                          client=client), start=1):
-        counts["ok" if rec.get("status") == "ok" else "failed"] += 1
-        if progress is not None:  # done counts the points finished before a resume too
-            eta = (time.time() - started) / i * (len(todo) - i)
-            print(f"[{counts['skipped'] + i}/{counts['total']} done, {counts['failed']} failed, eta {eta:.1f} s] "
-                  f"{rec['id']} {rec['params']} {rec.get('status')}{' ' + rec['error'] if rec.get('error') else ''}",
-                  file=progress, flush=True)
+    # closing: an interrupt stops the executor now, not when the generator is collected (a pool would run its queue)
+    with contextlib.closing(executors.run(executor, str(sweep.path), workload, todo, workers=workers,
+                                          client=client)) as finished:
+        for i, rec in enumerate(finished, start=1):
+            counts["ok" if rec.get("status") == "ok" else "failed"] += 1
+            if progress is not None:  # done counts the points finished before a resume too
+                eta = (time.time() - started) / i * (len(todo) - i)
+                print(f"[{counts['skipped'] + i}/{counts['total']} done, {counts['failed']} failed, eta {eta:.1f} s] "
+                      f"{rec['id']} {rec['params']} {rec.get('status')}"
+                      f"{' ' + rec['error'] if rec.get('error') else ''}", file=progress, flush=True)
     return counts
 
 

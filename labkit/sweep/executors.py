@@ -1,7 +1,9 @@
 """Where a sweep's points run, behind one call: ``run(kind, ...)`` yields each point's record as it finishes.
 
 - ``local``: one after the other in this process.
-- ``processes``: a spawn-started process pool; worker i sees GPU i alone (``CUDA_VISIBLE_DEVICES``).
+- ``processes``: a spawn-started process pool; worker i sees GPU i alone (``CUDA_VISIBLE_DEVICES``). The pool
+  holds one point per worker at a time, so an interrupted driver starts no queued point; a worker exits when its
+  driver is gone (even by SIGKILL), so a resume never runs beside the old sweep's workers.
 - ``dask``: ``distributed`` futures, one thread per worker; a LocalCUDACluster when dask-cuda and GPUs are
   present, else a LocalCluster of ``workers`` processes, or the ``client`` given (any cluster, any host).
   A point whose worker died is retried once; if it cannot finish, the driver records it as failed.
@@ -9,7 +11,9 @@
 
 import multiprocessing as mp
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 from .. import _deps
@@ -25,9 +29,17 @@ def _failed(sweep_dir: str, pid: str, params: dict, error: str) -> dict:
     return record
 
 
-def _pin_gpu(slots) -> None:
-    """Pool initializer: take the next GPU index (a worker keeps one GPU for its life)."""
+def _exit_with(driver: int) -> None:
+    while os.getppid() == driver:  # reparented: the driver is gone, and nobody would read what this point gives
+        time.sleep(0.2)
+    os._exit(1)
+
+
+def _start_worker(slots, driver: int) -> None:
+    """Pool initializer: take the next GPU index (a worker keeps one GPU for its life) and watch the driver, as a
+    killed driver's pool would otherwise go on running its queue beside the sweep's resume."""
     os.environ["CUDA_VISIBLE_DEVICES"] = str(slots.get())
+    threading.Thread(target=_exit_with, args=(driver,), daemon=True, name="labkit-driver-watch").start()
 
 
 def _gpu_count() -> int:
@@ -53,20 +65,36 @@ def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], 
     elif kind == "processes":
         ctx = mp.get_context("spawn")  # CUDA cannot be forked
         gpus = _gpu_count()
-        slots = ctx.Manager().Queue()
+        slots = ctx.Queue()  # handed to each worker as it starts: no manager process to outlive a killed driver
         for i in range(workers):
             slots.put(i % gpus if gpus else "")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_pin_gpu,
-                                 initargs=(slots,)) as pool:
-            futures = {pool.submit(run_point, sweep_dir, workload, pid, params): (pid, params) for pid, params in todo}
-            for fut in as_completed(futures):
-                pid, params = futures[fut]
-                try:
-                    yield fut.result()
-                except Exception as exc:  # noqa: BLE001 - a worker process died: the point is failed, the rest go on
-                    yield _failed(sweep_dir, pid, params, f"worker died: {type(exc).__name__}: {exc}")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_start_worker,
+                                 initargs=(slots, os.getpid())) as pool:
+            yield from _one_point_per_worker(pool, workers, sweep_dir, workload, todo)
     else:
         yield from _dask(sweep_dir, workload, todo, workers=workers, client=client)
+
+
+def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, todo):
+    """Hand the pool a point only as a worker frees up: what it holds is what runs, so an interrupt (or a caller
+    that stops reading) leaves at most the points in flight to end, and starts none of the queue."""
+    queue, running = iter(todo), {}
+
+    def submit_next() -> None:
+        for pid, params in queue:
+            running[pool.submit(run_point, sweep_dir, workload, pid, params)] = (pid, params)
+            return
+
+    for _ in range(workers):
+        submit_next()
+    while running:
+        for fut in wait(running, return_when=FIRST_COMPLETED).done:
+            pid, params = running.pop(fut)
+            submit_next()  # before the caller prints the record: no worker waits on it
+            try:
+                yield fut.result()
+            except Exception as exc:  # noqa: BLE001 - a worker died: the point is failed, the rest go on
+                yield _failed(sweep_dir, pid, params, f"worker died: {type(exc).__name__}: {exc}")
 
 
 def _dask(sweep_dir: str, workload: str, todo, *, workers: int, client=None):

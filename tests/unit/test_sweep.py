@@ -7,6 +7,8 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +30,7 @@ def test_grid_axes_and_stable_ids():
 def test_run_writes_each_point_and_resumes(tmp_path):
     grid = {"ms": [1, 2, 3], "tag": ["a", "b"]}
     counts = sweep.run(tmp_path / "s", "demo.sleep", grid, progress=None)
-    assert counts == {"total": 6, "skipped": 0, "ok": 6, "failed": 0}
+    assert counts == {"total": 6, "skipped": 0, "ok": 6, "failed": 0, "kept_failed": 0}
     files = sorted((tmp_path / "s" / "points").glob("*.json"))
     assert len(files) == 6 and json.loads(files[0].read_text())["status"] == "ok"
     manifest = json.loads((tmp_path / "s" / "sweep.json").read_text())
@@ -45,9 +47,10 @@ def test_failures_are_kept_and_retried_on_request(tmp_path):
     assert sweep.run(tmp_path, "demo.sleep", grid, progress=None)["failed"] == 1
     s = sweep.status(tmp_path)
     assert (s["ok"], s["failed"], s["missing"]) == (1, 1, 0)
-    assert sweep.run(tmp_path, "demo.sleep", grid, progress=None)["skipped"] == 2  # kept, not retried
+    kept = sweep.run(tmp_path, "demo.sleep", grid, progress=None)
+    assert (kept["skipped"], kept["kept_failed"]) == (2, 1)  # kept, not retried
     again = sweep.run(tmp_path, "demo.sleep", grid, retry_failed=True, progress=None)
-    assert (again["skipped"], again["failed"]) == (1, 1)
+    assert (again["skipped"], again["failed"], again["kept_failed"]) == (1, 1, 0)
     failed = sweep.collect(tmp_path).query("status == 'failed'")
     assert failed["error"].iloc[0].startswith("RuntimeError: demo.sleep asked to fail")
 
@@ -77,6 +80,78 @@ def test_a_killed_driver_loses_only_points_in_flight(tmp_path):
     assert subprocess.run(cmd, cwd=ROOT, capture_output=True).returncode == 0
     df = sweep.collect(out)
     assert len(df) == 10 and sorted(df["i"]) == list(range(10)) and set(df["status"]) == {"ok"}
+
+
+def _marked(mark: str) -> list[int]:
+    """The processes whose environment holds ``mark`` (a driver's workers inherit it)."""
+    pids = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if mark.encode() in environ.read_bytes():
+                pids.append(int(environ.parent.name))
+        except OSError:  # gone, or not ours
+            pass
+    return pids
+
+
+def _start_pool_sweep(out: Path, mark: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "labkit", "sweep", "run", "--workload", "demo.sleep", "--grid", "ms=400",
+           "--grid", "i=" + ",".join(map(str, range(12))), "--out", str(out), "--executor", "processes",
+           "--workers", "2"]
+    return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "LABKIT_TEST_MARK": mark}, start_new_session=True)
+
+
+def _points_once(out: Path, at_least: int, proc: subprocess.Popen) -> int:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list((out / "points").glob("*.json"))) < at_least:
+        assert proc.poll() is None, "the sweep ended before it was interrupted"
+        time.sleep(0.02)
+    return len(list((out / "points").glob("*.json")))
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").is_file(), reason="finds the workers through /proc")
+def test_a_killed_pool_driver_takes_its_workers_with_it(tmp_path):
+    """Found by a review: SIGKILL on the driver of a process-pool sweep left its workers running the queue (5 more
+    points written, then idle for good), so a resume would time points beside them."""
+    out, mark = tmp_path / "s", f"labkit-sweep-{uuid.uuid4()}"
+    proc = _start_pool_sweep(out, mark)
+    _points_once(out, 2, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and _marked(mark):
+        time.sleep(0.1)
+    assert not _marked(mark), "workers outlived their driver"
+    written = len(list((out / "points").glob("*.json")))
+    assert written < 12
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").is_file(), reason="finds the workers through /proc")
+def test_ctrl_c_on_a_pool_sweep_starts_no_queued_point(tmp_path):
+    """Found by a review: after Ctrl-C the pool went on to start queued points (10 of 12 written, not 4)."""
+    out, mark = tmp_path / "s", f"labkit-sweep-{uuid.uuid4()}"
+    proc = _start_pool_sweep(out, mark)
+    at_signal = _points_once(out, 2, proc)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the driver and its workers
+    assert proc.wait(timeout=30) == 130
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and _marked(mark):
+        time.sleep(0.1)
+    assert not _marked(mark)
+    assert len(list((out / "points").glob("*.json"))) <= at_signal + 2  # at most the two in flight
+
+
+def test_a_sweep_with_a_kept_failed_point_still_exits_1(tmp_path, capsys):
+    """Found by a review: the second run of a sweep with a failed point printed "0 failed, 2 done before" and exited
+    0, so `make` or CI passed on the second try."""
+    argv = ["sweep", "run", "--workload", "demo.sleep", "--grid", "fail=yes,no", "--out", str(tmp_path)]
+    assert cli.main(argv) == 1
+    capsys.readouterr()
+    assert cli.main(argv) == 1
+    assert "2 done before (1 of them failed: --retry-failed runs them again)" in capsys.readouterr().out
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "fail=no", "--out",
+                     str(tmp_path / "ok")]) == 0
 
 
 def test_cli(tmp_path, capsys):
