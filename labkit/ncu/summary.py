@@ -178,9 +178,15 @@ class NcuSummary:
         for i, row in enumerate(d["counters"]):
             need(isinstance(row, dict), f"counters[{i}]", "an object")
             for k in ("case", "kernel"):
-                need(isinstance(row.get(k), str), f"counters[{i}].{k}", "a string")
+                need(isinstance(row.get(k), str) and row[k], f"counters[{i}].{k}", "a string")
             need(_number(row.get("duration_ns")) and row["duration_ns"] > 0, f"counters[{i}].duration_ns",
                  "a number above 0")
+            need(isinstance(row.get("launch"), int) and not isinstance(row["launch"], bool) and row["launch"] >= 0,
+                 f"counters[{i}].launch", "the launch's index in its case (an integer >= 0)")
+            for k, v in row.items():  # the counters: ncu may lack one (null), never a negative or non-finite one
+                need(k in ("case", "kernel", "launch") or v is None or _number(v) and 0 <= v < math.inf,
+                     f"counters[{i}].{k}", f"a finite number >= 0 or null, not {v!r}")
+            need(row.get("clock_hz") is None or row["clock_hz"] > 0, f"counters[{i}].clock_hz", "a clock above 0 Hz")
         for i, a in enumerate(d["attributions"]):
             need(isinstance(a, dict), f"attributions[{i}]", "an object")
             for k in ("case", "source"):
@@ -228,6 +234,15 @@ def _check_consistent(d: dict, need) -> None:
         need(case in names, f"timings.{case}", f"a timing of one of the summary's cases ({shown})")
     for case in dict.fromkeys(row["case"] for row in d["counters"]):
         need(case in d["timings"], "timings", f"an entry for {case}, whose counters are here")
+    seen = set()
+    for i, a in enumerate(d["attributions"]):  # each read by its case; a kept one has runs to show
+        need(a["case"] in names and a["case"] not in seen, f"attributions[{i}].case",
+             f"one of the summary's cases ({shown}) not attributed before, not {a['case']!r}")
+        seen.add(a["case"])
+        need(a.get("skipped") is None or isinstance(a["skipped"], str) and a["skipped"], f"attributions[{i}].skipped",
+             "null or why the attribution was skipped")
+        need(a.get("skipped") is not None or len(a["runs"]) > 0, f"attributions[{i}].runs",
+             "at least one ncu run (or skipped saying why)")
 
 
 def _number(x) -> bool:

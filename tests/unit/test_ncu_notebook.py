@@ -228,6 +228,17 @@ def test_stall_reasons_ordered_by_samples_over_the_kernel(fixture_summary):
     (lambda d: (d["cases"]["sage2"][1].update(q_len=-1), d)[1], "summary cases.sage2[1].q_len"),
     (lambda d: (d["attributions"][0]["runs"][0].update(duration_ns="x"), d)[1],
      "summary attributions[0].runs[0].duration_ns: expected a number"),
+    # found by a second CLI review: no runs was an AttributeError after the tables, the rest passed unchecked
+    (lambda d: (d["attributions"][0].update(runs=[]), d)[1],
+     "summary attributions[0].runs: expected at least one ncu run (or skipped saying why)"),
+    (lambda d: (d["attributions"][0].update(case="nope"), d)[1], "summary attributions[0].case: expected one of"),
+    (lambda d: {**d, "attributions": d["attributions"] + d["attributions"][:1]},
+     "not attributed before, not 'sage2_seed'"),
+    (lambda d: (d["counters"][0].update(clock_hz=0), d)[1], "summary counters[0].clock_hz: expected a clock above 0"),
+    (lambda d: (d["counters"][0].update(launch=-1), d)[1], "summary counters[0].launch: expected the launch's index"),
+    (lambda d: (d["counters"][0].update(dram_read_bytes=-5.0), d)[1],
+     "summary counters[0].dram_read_bytes: expected a finite number >= 0 or null, not -5.0"),
+    (lambda d: (d["counters"][0].update(kernel=""), d)[1], "summary counters[0].kernel: expected a string"),
 ])
 def test_summary_cli_refuses_a_damaged_summary_in_one_line(damage, message, tmp_path, capsys):
     from labkit import cli
