@@ -161,7 +161,7 @@ def _check_writable(directory: Path, what: str, shown: str) -> None:
     try:
         fd, probe = tempfile.mkstemp(prefix=".labkit-write-check-", dir=directory)
     except OSError as exc:
-        raise ArgumentError(f"{what} {shown}: cannot write in {str(directory)!r} ({exc.strerror})") from None
+        raise ArgumentError(f"{what} {shown}: cannot create a file in {str(directory)!r} ({exc.strerror})") from None
     os.close(fd)
     os.unlink(probe)
 
@@ -207,8 +207,10 @@ class OutputPath(_PathValue):
         def check(p: Path, shown: str) -> None:
             if p.is_dir():
                 raise ArgumentError(f"{what} {shown}: is a directory; expected a file name")
-            if not p.parent.is_dir() and not parents:
-                raise ArgumentError(f"{what} {shown}: directory {str(p.parent)!r} does not exist")
+            if not p.parent.is_dir():
+                _nearest_existing_dir(p, what, shown)  # a file where a directory should be: say so, not "missing"
+                if not parents:
+                    raise ArgumentError(f"{what} {shown}: directory {str(p.parent)!r} does not exist")
             if p.exists():  # written in place (a file, /dev/null): its own permission is what counts
                 if not os.access(p, os.W_OK):
                     raise ArgumentError(f"{what} {shown}: not writable")

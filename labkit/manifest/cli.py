@@ -6,7 +6,7 @@ anything needs a GPU, so bad input is refused the same way on every machine.
 
 import json
 
-from .._cliargs import existing_dir, int_in, output_path, typed
+from .._cliargs import existing_dir, int_in, not_an_input, output_path, typed
 from ..errors import ArgumentError
 from ..values import parse_int
 from .issues import ManifestError
@@ -61,9 +61,16 @@ def _check(args) -> int:
     return 0
 
 
+def _blob_paths(out, calls: int) -> list:
+    """OUT for a program of one call; OUT.0.bin, OUT.1.bin, ... for several."""
+    return [out] if calls == 1 else [out.with_name(f"{out.stem}.{i}{out.suffix}") for i in range(calls)]
+
+
 def _pack(args) -> int:
     m, res = _checked(args)
     res.raise_if_errors("nothing written")  # before a GPU is touched: a broken manifest fails the same way everywhere
+    for path in _blob_paths(args.out.path, len(res.plans)):
+        not_an_input(path, [args.file], "--out")
     device, reason = _device()
     if device is not None:
         from .runner import Runner
@@ -74,9 +81,7 @@ def _pack(args) -> int:
     else:
         blobs = [(plan, plan.offline_blob) for plan in res.plans]
         note = f"no CUDA driver ({reason}): tensor maps and pointers are zero-filled"
-    out = args.out.path
-    for i, (plan, blob) in enumerate(blobs):
-        path = out if len(blobs) == 1 else out.with_name(f"{out.stem}.{i}{out.suffix}")
+    for path, (plan, blob) in zip(_blob_paths(args.out.path, len(blobs)), blobs):
         type(args.out)(path).write_bytes(blob)
         print(f"{path}: {len(blob)} B for call {plan.call!r} ({plan.entry})")
     print(note)
@@ -87,6 +92,8 @@ def _run(args) -> int:
     from .report import render_timings
     from .runner import Runner
 
+    if args.json is not None:
+        not_an_input(args.json.path, [args.file], "--json")
     m, res = _checked(args)
     res.raise_if_errors()  # checked without a device first; the Runner checks again against the GPU
     r = Runner(m, program=args.program, vars=_vars(args.var), cubin_dirs=tuple(args.cubin_dir), seed=args.seed)

@@ -1,6 +1,6 @@
 """``labkit sched occupancy|waves``: thin shells over labkit.sched (no GPU needed)."""
 
-from .._cliargs import int_in, output_dir, output_path, typed
+from .._cliargs import int_in, not_an_input, output_dir, output_path, typed
 from ..values import Shape
 
 # names printed in place of a field's that misleads: full_waves is ceil(waves), the waves a launch takes (the API and
@@ -38,6 +38,8 @@ def _waves(args) -> int:
 def _timeline(args) -> int:
     from .timeline import Timeline
 
+    if args.trace:
+        not_an_input(args.trace.path, [args.file], "--trace")
     tl = Timeline.load(args.file)
     _print(tl.stats().to_dict())
     print(tl.fast_sms())

@@ -97,10 +97,12 @@ BAD = [
     (["decode", "build", "--batch", "1", "--kv-len", "64", "--splits", "300", "--out", "{tmp}"], "expected 1..256"),
     (["decode", "build", "--batch", "8", "--kv-len", "4096", "--out", REPORT], "is a file; expected a directory"),
     (["decode", "from-manifest", SEED, "--out", REPORT], "is a file; expected a directory"),
-    (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc/labkit-x"], "cannot write in '/proc'"),
+    (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc/labkit-x"],
+     "cannot create a file in '/proc'"),
     # found by a CLI review: an existing directory that cannot be written was found after the compile
-    (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc"], "--out '/proc': cannot write in '/proc'"),
-    (["decode", "from-manifest", SEED, "--out", "/proc"], "--out '/proc': cannot write in '/proc'"),
+    (["decode", "build", "--batch", "1", "--kv-len", "64", "--out", "/proc"],
+     "--out '/proc': cannot create a file in '/proc'"),
+    (["decode", "from-manifest", SEED, "--out", "/proc"], "--out '/proc': cannot create a file in '/proc'"),
     (["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", REPORT + "/x"], "is not a directory"),
     # found by a CLI review: each passed the up-front check and failed at every point on a GPU (or skipped them all)
     (["sweep", "run", "--workload", "decode.point", "--grid", "batch=1", "--grid", "kv_len=1024", "--grid",
@@ -138,13 +140,14 @@ BAD = [
     (["decode", "build", "--batch", "8", "--kv-len", "8192", "--pool-pages", "2000000000", "--out", "{tmp}/o"],
      "a pool of 2000000000 pages is a 262.1 TB buffer; at most 1.1 TB"),
     (["sched", "overhead", "--shape", "1,1024,8,128", "--shape", "1,2048,8,128"], "overhead times one shape; 2 given"),
-    (["ncu", "run", "--out", "/proc/labkit-x", "--", "true"], "--out '/proc/labkit-x': cannot write in '/proc'"),
+    (["ncu", "run", "--out", "/proc/labkit-x", "--", "true"],
+     "--out '/proc/labkit-x': cannot create a file in '/proc'"),
     (["ncu", "run", "--out", "{tmp}", "--", "true"], "is a directory; expected a file name"),
     # found by a review: ncu's log goes beside the report as NAME.log, which replaced an unrelated bench.log
     (["ncu", "run", "--out", "{tmp}/bench.json", "--", "true"],
      "/bench.json': expected NAME or NAME.ncu-rep (ncu writes NAME.ncu-rep and NAME.log)"),
     (["ncu", "run", "--out", "{tmp}/r", "--source-folder", "{tmp}/nope", "--", "true"], "does not exist"),
-    (["bench", "--out", "/proc/labkit-x.json"], "cannot write in '/proc'"),
+    (["bench", "--out", "/proc/labkit-x.json"], "cannot create a file in '/proc'"),
     (["nb", "run", "05", "-p", "source", "recorded", "-p", "recorded_root", "{tmp}/nope"],
      "/nope: no such directory"),  # not a FAILED run that then says it showed data/runs
     (["nb", "run", "03", "-p", "batch", "8", "-p", "batch", "64"], "-p batch given twice ('8', then '64')"),
@@ -177,6 +180,15 @@ def test_bad_invocation_is_one_line_exit_2(argv, expected, tmp_path, capsys):
     assert "needs a CUDA GPU" not in err and "Traceback" not in err
     assert expected in err, err
     assert not any(p.is_file() for p in tmp_path.rglob("*")), "a refused command wrote a file"
+
+
+def test_a_file_where_an_output_directory_should_be_is_named_as_a_file(tmp_path, capsys):
+    """Found by a CLI review: ``--out report.json/x`` said the directory 'report.json' does not exist."""
+    (tmp_path / "f.json").write_text("{}")
+    for argv in (["bench", "--out", f"{tmp_path}/f.json/x.json"], ["sched", "timeline", f"{tmp_path}/f.json",
+                                                                  "--trace", f"{tmp_path}/f.json/t.json"]):
+        assert cli.main(argv) == 2
+        assert f"'{tmp_path}/f.json' is not a directory" in capsys.readouterr().err
 
 
 def test_table_is_large_enough():

@@ -116,6 +116,18 @@ def test_cli_pack_on_cpu(tmp_path, capsys):
     assert "zero-filled" in capsys.readouterr().out
 
 
+def test_pack_and_run_refuse_an_output_that_is_their_manifest(tmp_path, capsys):
+    """Found by a CLI review: ``pack m.json --out m.json`` replaced the manifest with 1280 parameter bytes, exit 0."""
+    manifest = tmp_path / "m.json"
+    manifest.write_bytes(SEED.read_bytes())
+    for argv in (["pack", str(manifest), "--out", str(manifest)], ["run", str(manifest), "--json", str(manifest)]):
+        assert cli.main(["manifest", *argv]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"labkit: error: {argv[2]} '{manifest}': is the input file '{manifest}'; writing it would "
+                       "overwrite the input (give another path)"]
+        assert manifest.read_bytes() == SEED.read_bytes()
+
+
 KERNEL = r"""
 struct alignas(16) P { float4 v[20]; int n; };   // 336 B with padding
 extern "C" __global__ void probe(const __grid_constant__ P p, float* out) {

@@ -120,6 +120,9 @@ def test_save_load_and_cli(tmp_path, capsys):
     out = capsys.readouterr().out
     assert ("per SM: median CTA 0.1 us; 3 of 7 SMs under 0.95 x that (ids 1-2, 5; their median -20%); the lowest "
             "0.800 x") in out
+    saved = path.read_bytes()  # a trace over its own timeline is refused, the timeline kept (found by a CLI review)
+    assert cli.main(["sched", "timeline", str(path), "--trace", str(path)]) == 2
+    assert "is the input file" in capsys.readouterr().err and path.read_bytes() == saved
     bad = json.loads(path.read_text())
     bad["records"][0] = [0, 0, 10, 5, 0, 0]
     (tmp_path / "bad.json").write_text(json.dumps(bad))
