@@ -1,11 +1,11 @@
 """Run directories: ``runs/<UTC stamp>-<notebook>/`` that never collide, ``runs/latest``, ``run.json``."""
 
 import datetime as _dt
-import json
 import os
 from pathlib import Path
 
 from . import _env
+from ._json import dumps
 from .errors import LabkitError
 from .provenance import collect
 
@@ -64,5 +64,5 @@ def write_run_json(run_dir: Path, *, notebook: str, parameters: dict, overrides:
         "provenance": collect(),
     }
     path = run_dir / "run.json"
-    path.write_text(json.dumps(record, indent=2, default=str) + "\n")
+    path.write_text(dumps(record, default=str, source=str(path)) + "\n")  # read back strictly as a recorded run
     return path

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _env
-from ._json import load_document
+from ._json import dumps, load_document, parse_text
 from .cuda import gpu_status
 from .errors import LabkitError, NoGPU, ParameterError
 from .staleness import KERNEL_PATHS, kernel_commits_since
@@ -280,11 +280,11 @@ class Session:
         """
         target = self.out_dir / "data" / f"{key}.json"
         if self.live:
-            text = json.dumps(_jsonable(fn(*args, **kwargs)), indent=2) + "\n"
+            text = dumps(_jsonable(fn(*args, **kwargs)), source=str(target)) + "\n"  # NaN is refused here, not later
             target.write_text(text)
-            # what was written, as a recorded run will read it: tuples are lists there (notebook 05's live run failed
-            # in its strict summary reader, which only its recorded runs had met)
-            value = json.loads(text)
+            # what was written, read as a recorded run will read it: tuples are lists there (notebook 05's live run
+            # failed in its strict summary reader, which only its recorded runs had met)
+            value = parse_text(text, str(target)).value
             return load(value) if load else value
         src = self.recorded.path / "data" / f"{key}.json"
         if not src.is_file():

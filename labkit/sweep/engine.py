@@ -4,7 +4,6 @@ the points already done, so a killed driver or worker loses only the points in f
 """
 
 import contextlib
-import json
 import os
 import socket
 import time
@@ -12,7 +11,7 @@ import traceback
 from pathlib import Path
 
 from .. import _env
-from ..errors import ArgumentError, LabkitError
+from ..errors import ArgumentError, FormatError, LabkitError
 from ..values import OutputDir
 from .grid import expand, point_id
 
@@ -21,9 +20,12 @@ VERSION = 1
 
 def atomic_write(path: Path, doc: dict) -> Path:
     """Write ``doc`` as JSON next to ``path`` and rename it into place: a reader sees the whole file or none."""
+    from .._json import dumps
+
+    text = dumps(doc, indent=1, source=str(path)) + "\n"  # as the strict reader will take it back, or refused now
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w") as f:
-        f.write(json.dumps(doc, indent=1, default=str) + "\n")
+        f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
@@ -60,7 +62,13 @@ def run_point(sweep_dir: str, workload: str, pid: str, params: dict) -> dict:
         record.update(status="failed", result=None,
                       error=f"{type(exc).__name__}: {exc}"[:500], traceback=traceback.format_exc()[-2000:])
     record["elapsed_s"] = round(time.time() - started, 6)
-    atomic_write(Path(sweep_dir) / "points" / f"{pid}.json", record)
+    path = Path(sweep_dir) / "points" / f"{pid}.json"
+    try:
+        atomic_write(path, record)
+    except FormatError as exc:  # a result no file can hold (NaN, an object): a failed point, not an unreadable sweep
+        record.update(status="failed", result=None, error=f"result not recorded: {exc}"[:500])
+        record.pop("traceback", None)
+        atomic_write(path, record)
     return record
 
 

@@ -151,6 +151,20 @@ def test_a_live_measurement_reaches_the_notebook_as_its_json_file_will_read(tmp_
     assert json.loads((tmp_path / "data" / "plan.json").read_text())["sage2"][0]["shape"] == [1, 1024, 4, 128]
 
 
+def test_a_live_measurement_that_no_json_file_can_hold_is_refused_live_naming_its_place(tmp_path):
+    """Found by a review: live mode wrote NaN with json.dumps and read it back with json.loads, so the notebook ran on,
+    while every later reader of the recorded run (strict: no NaN) dropped the run as invalid, silently if an older
+    one was there. numpy scalars are numbers in the file, as in memory."""
+    import numpy as np
+
+    (tmp_path / "data").mkdir()
+    s = Session("nbx", "live", tmp_path, None, "test")
+    assert s.measure("ok", lambda: {"p50_us": np.float32(1.5), "n": np.int64(3)}) == {"p50_us": 1.5, "n": 3}
+    with pytest.raises(LabkitError, match=r"data/bad\.json: \[1\]\.max_abs_err: = nan: not a finite number"):
+        s.measure("bad", lambda: [{"max_abs_err": 0.5}, {"max_abs_err": float("nan")}])
+    assert not (tmp_path / "data" / "bad.json").exists()
+
+
 def test_session_checks_values_edited_in_jupyterlab(tmp_path):
     defaults = {k: p.default for k, p in notebooks.parameters("00").items() if k != "source"}
     with pytest.raises(ParameterError, match="parameter copy_mib = 'abc'"):

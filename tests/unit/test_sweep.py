@@ -55,6 +55,27 @@ def test_failures_are_kept_and_retried_on_request(tmp_path):
     assert failed["error"].iloc[0].startswith("RuntimeError: demo.sleep asked to fail")
 
 
+def test_a_result_no_json_file_can_hold_is_a_failed_point_not_an_unreadable_sweep(tmp_path):
+    """Found by a review: a point whose result held inf was written as JSON's Infinity, and every later status, collect
+    or resume refused the sweep; numpy scalars became strings ("5")."""
+    import numpy as np
+
+    from labkit.sweep import workloads
+
+    @workloads.register("test.values")
+    def values(x: float = 1.0) -> dict:
+        return {"rate": np.float64(x) * np.inf if x > 1 else np.float32(x), "n": np.int64(5)}
+
+    counts = sweep.run(tmp_path, "test.values", {"x": [1.0, 2.0]}, progress=None)
+    assert (counts["ok"], counts["failed"]) == (1, 1)
+    df = sweep.collect(tmp_path).set_index("x")
+    assert df.loc[1.0, "result.rate"] == 1.0 and df.loc[1.0, "result.n"] == 5  # numbers, not "1.0" and "5"
+    assert df.loc[2.0, "status"] == "failed"
+    assert "result not recorded: " in df.loc[2.0, "error"] and "result.rate: = inf: not a finite number" in \
+        df.loc[2.0, "error"]
+    assert sweep.status(tmp_path)["failed"] == 1
+
+
 def test_process_pool_runs_every_point_once(tmp_path):
     counts = sweep.run(tmp_path, "demo.sleep", {"ms": [50, 60, 70, 80]}, executor="processes", workers=2,
                        progress=None)
