@@ -142,8 +142,22 @@ def _by_type(name: str, values: dict[str, Any], parse: bool) -> dict[str, Any]:
         try:
             out[key] = kind.parse(value) if parse else kind.check(value)
         except ParameterError as exc:
+            if not parse and isinstance(value, str) and _parses(kind, value):  # plain papermill's -p gives text
+                raise ParameterError(
+                    f"notebook {resolve(name).stem}: parameter {key} = {value!r} is text, where the notebook's cells "
+                    f"need {kind.describe()} as a Python value: papermill's -p passes text, so give it as YAML "
+                    f"(papermill -y '{key}: {kind.parse(value)!r}') or run the notebook with labkit nb run "
+                    f"{resolve(name).stem[:2]} -p {key} {value}") from None
             raise ParameterError(f"notebook {resolve(name).stem}: parameter {key} {exc}") from None
     return out
+
+
+def _parses(kind, text: str) -> bool:
+    try:
+        kind.parse(text)
+    except ParameterError:
+        return False
+    return True
 
 
 def parse_parameters(name: str, texts: dict[str, str]) -> dict[str, Any]:

@@ -178,3 +178,17 @@ def test_a_session_started_in_jupyterlab_checks_the_parameters_against_each_othe
                                              r"values at most shape\[1\] = 100; parameter kv_lens "):
         Session.start("04_cta_scheduling", out_dir=tmp_path / "o", parameters=params)
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("name, key, text", [("02", "shape", "1,37810,56,128"), ("02", "q_tail", "37760,37810"),
+                                              ("01", "manifest_vars", "tokens=2")])
+def test_text_from_plain_papermill_is_refused_with_the_yaml_that_works(name, key, text):
+    """Found by a review: ``papermill 02.ipynb o.ipynb -p shape 1,37810,56,128`` (papermill's -p passes text) was
+    refused as "parameter shape = '1,37810,56,128': expected B,N,H,D, e.g. 1,37810,56,128", its own value."""
+    import yaml
+
+    with pytest.raises(ParameterError, match="is text, where the notebook's cells need") as info:
+        notebooks.check_parameters(name, {key: text})
+    (suggested,) = re.findall(r"papermill -y '(.+?)'\)", str(info.value))
+    assert notebooks.check_parameters(name, yaml.safe_load(suggested)) == notebooks.parse_parameters(name, {key: text})
+    assert f"labkit nb run {name} -p {key} {text}" in str(info.value)
