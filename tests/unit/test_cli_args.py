@@ -35,6 +35,8 @@ BAD = [
     (S + ["--q-len", "1.5"], "expected an integer"),
     (S + ["--pv-terms", "3"], "invalid choice"),
     (S + ["--schedule", "sm90", "--cta-q", "64"], "fixed tiles (192 q x 128 keys per CTA"),
+    # found by a CLI review: a tile given at the seed's own value was ignored with sm90 (exit 0, cta_q 192)
+    (S + ["--schedule", "sm90", "--cta-q", "128", "--pv-terms", "1"], "drop --cta-q, --pv-terms"),
     # a value that starts with a minus: its own check, not argparse's "expected one argument"
     (["sage2", "schedule", "--shape", "-1,37810,56,128"], "--shape: batch -1: expected 1..65535"),
     (["sage2", "schedule", "--shape", "-1"], "--shape: shape '-1'"),

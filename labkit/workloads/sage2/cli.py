@@ -22,13 +22,15 @@ def _schedule(args) -> int:
 
     shape: Shape = args.shape
     ql, kl = shape.length(args.q_len, "--q-len"), shape.length(args.kv_len, "--kv-len")
+    tiles = {"cta_q": args.cta_q, "cta_k": args.cta_k, "warp_q": args.warp_q, "pv_terms": args.pv_terms}
+    given = {k: v for k, v in tiles.items() if v is not None}  # given at all, even at the seed's value
     if args.schedule == "sm90":
         s = Schedule.sm90()
-        if (args.cta_q, args.cta_k, args.warp_q, args.pv_terms) != (128, 64, 32, 1):
+        if given:
             raise ArgumentError(f"--schedule sm90 has fixed tiles ({s.cta_q} q x {s.cta_k} keys per CTA, {s.warp_q} q "
-                                "rows per warp): drop --cta-q/--cta-k/--warp-q/--pv-terms")
+                                f"rows per warp): drop {', '.join('--' + k.replace('_', '-') for k in given)}")
     else:
-        s = Schedule(cta_q=args.cta_q, cta_k=args.cta_k, warp_q=args.warp_q, pv_terms=args.pv_terms)
+        s = Schedule(**given)
     sched = scheduler(shape.batch, ql, kl, shape.heads, 128 if s.mainloop == "sm90" else shape.kernel_head_dim, s)
     print(json.dumps({"shape": list(shape), "q_len": ql, "kv_len": kl, "scheduler": sched.__dict__,
                       "tail": tail_fields(ql, kl, s),
@@ -74,10 +76,11 @@ def register(sub) -> None:
     p.add_argument("--shape", required=True, type=SHAPE, help="B,N,H,D of q = k = v")
     p.add_argument("--q-len", type=int_in(1, what="--q-len"), default=None, help="1..N (default N)")
     p.add_argument("--kv-len", type=int_in(1, what="--kv-len"), default=None, help="1..N (default N)")
-    p.add_argument("--cta-q", type=int_in(1, what="--cta-q"), default=128)
-    p.add_argument("--cta-k", type=int_in(1, what="--cta-k"), default=64)
-    p.add_argument("--warp-q", type=int_in(1, what="--warp-q"), default=32)
-    p.add_argument("--pv-terms", type=int, choices=(1, 2), default=1, help=PV_TERMS_HELP)
+    seed = Schedule()
+    p.add_argument("--cta-q", type=int_in(1, what="--cta-q"), default=None, help=f"default {seed.cta_q}")
+    p.add_argument("--cta-k", type=int_in(1, what="--cta-k"), default=None, help=f"default {seed.cta_k}")
+    p.add_argument("--warp-q", type=int_in(1, what="--warp-q"), default=None, help=f"default {seed.warp_q}")
+    p.add_argument("--pv-terms", type=int, choices=(1, 2), default=None, help=PV_TERMS_HELP)
     p.add_argument("--schedule", choices=("seed", "sm90"), default="seed", help=SCHEDULE_HELP)
     p.set_defaults(fn=_schedule)
 
