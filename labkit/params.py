@@ -321,10 +321,14 @@ class IntDict(Param):
         if text.strip().startswith("{"):
             return self.check(_literal(text))
         try:
-            pairs = [p.split("=", 1) for p in text.split(",") if p.strip()]
-            return self.check({k.strip(): int(v, 10) for k, v in pairs})
+            pairs = [(k.strip(), int(v, 10)) for k, v in (p.split("=", 1) for p in text.split(",") if p.strip())]
         except ValueError:
             raise self.fail(text) from None
+        names = [k for k, _ in pairs]
+        twice = sorted({k for k in names if names.count(k) > 1})
+        if twice:  # the last one would win unseen, as manifest check --var refuses it
+            raise ParameterError(f"= {text!r}: {', '.join(twice)} given twice; expected each name once")
+        return self.check(dict(pairs))
 
     def check(self, value: Any) -> dict[str, int]:
         if not isinstance(value, dict) or not all(isinstance(k, str) and k.isidentifier() for k in value):

@@ -26,6 +26,7 @@ def test_types_parse_command_line_strings():
     (Sage2Shape(), "1,37810,56"), (Sage2Shape(), "0,1,1,128"), (Sage2Shape(), "a,b,c,d"),
     (Sage2Shape(), "1,2,3,4,5"), (Sage2Shape(), "1,37810,56,100"),
     (IntList(1), ""), (IntList(1), "1,x"), (IntList(1), "0"), (IntDict(0), "tokens=two"), (IntDict(0), "{1: 2}"),
+    (IntDict(0), "tokens=1,tokens=2"),  # found by a CLI review: the last one won, unseen
     (Choice("auto", "live"), "bogus"), (File(), "no/such/file.json"), (File(), "data"),
 ])
 def test_types_refuse_with_the_value_and_what_was_expected(kind, text):
