@@ -57,6 +57,18 @@ def _report_map(args) -> int:
     return 0
 
 
+def _report_heads(text: str) -> str:
+    """``--heads`` as decode reports write it, checked as their reader checks it (a typo is not 'no row')."""
+    import re
+
+    from .errors import ArgumentError
+    from .workloads.decode.report import HEADS_EXPECTED, HEADS_FORM
+
+    if not re.fullmatch(HEADS_FORM, text):
+        raise ArgumentError(f"--heads {text!r}: expected {HEADS_EXPECTED}")
+    return text
+
+
 def _report_spread(args) -> int:
     from . import plot
     from .workloads.decode.spread import call_spread, spread_table
@@ -187,6 +199,7 @@ def build_parser() -> Parser:
     from .timing import COLD_MODES
     from .values import Shape
     from .workloads.decode.bench import parse_point
+    from .workloads.decode.geometry import HEAD_DIMS
     from .workloads.sage2.schedule import Schedule
 
     p = Parser(prog="labkit", description="GPU attention-kernel profiling helpers.")
@@ -222,9 +235,10 @@ def build_parser() -> Parser:
     s.add_argument("paths", nargs="+", help="decode reports, or directories to search for them (e.g. data/runs)")
     s.add_argument("--point", required=True, type=typed(parse_point, "point"), metavar="BATCHxKV_LEN",
                    help="the call, e.g. 64x8192")
-    s.add_argument("--head-dim", type=int_in(1, 1 << 20, what="--head-dim"), default=128, help="default 128")
-    s.add_argument("--heads", default="32/8", help="query / KV heads as the reports write them: 32/8 (the default), or "
-                                                   "'32/8 page 16' for pages other than 64")
+    s.add_argument("--head-dim", type=int, choices=HEAD_DIMS, default=128, help="default 128")
+    s.add_argument("--heads", default="32/8", type=typed(_report_heads, "heads"),
+                   help="query / KV heads as the reports write them: 32/8 (the default), or '32/8 page 16' for "
+                        "pages other than 64")
     s.add_argument("--mode", choices=COLD_MODES, default="cold",
                    help="the calls' cold mode: L2 left dirty by the flush (cold, the default) or clean (cold_clean)")
     s.add_argument("--kernel", help="only runs of this build (its label in the table, e.g. 'mma w4s1c1'), to hold the "

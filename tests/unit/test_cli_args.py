@@ -37,6 +37,9 @@ BAD = [
     (S + ["--schedule", "sm90", "--cta-q", "64"], "fixed tiles (192 q x 128 keys per CTA"),
     # found by a CLI review: a tile given at the seed's own value was ignored with sm90 (exit 0, cta_q 192)
     (S + ["--schedule", "sm90", "--cta-q", "128", "--pv-terms", "1"], "drop --cta-q, --pv-terms"),
+    # found by a CLI review: unchecked, each was "no row of this call"
+    (["report", "spread", "data/runs", "--point", "64x8192", "--heads", "32/0"], "--heads '32/0': expected query / KV"),
+    (["report", "spread", "data/runs", "--point", "64x8192", "--head-dim", "100"], "invalid choice: 100"),
     # a value that starts with a minus: its own check, not argparse's "expected one argument"
     (["sage2", "schedule", "--shape", "-1,37810,56,128"], "--shape: batch -1: expected 1..65535"),
     (["sage2", "schedule", "--shape", "-1"], "--shape: shape '-1'"),
@@ -131,7 +134,7 @@ BAD = [
     (["report"], "labkit report: expected a command: show, diff, map, spread (labkit report -h says what each does)"),
     (["report", "spread", "data/runs"], "the following arguments are required: --point"),
     (["report", "spread", "data/runs", "--point", "64x8192", "--out", "{tmp}/no/such/dir/f", "--head-dim", "0"],
-     "--head-dim 0: expected 1.."),
+     "--head-dim: invalid choice: 0 (choose from 128, 256)"),
     # found by a CLI review: each was dropped silently, refused only after the GPU check, or written after the run
     (["sage2", "profile", "--out", "{tmp}/r.json", "--schedule", "sm90", "--pv-terms", "2"],
      "--schedule sm90 builds one P V term"),

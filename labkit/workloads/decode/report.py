@@ -82,6 +82,10 @@ class DecodeReport:
 ROW_KEYS = ("batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps")
 
 
+HEADS_FORM = r"[1-9]\d*/[1-9]\d*( .+)?"  # a report's heads: query / KV, then what names a special geometry
+HEADS_EXPECTED = "query / KV heads, e.g. '32/8' (a suffix may name the geometry: '24/4 seed', '32/8 page 16')"
+
+
 def _point(n: Node) -> DecodePoint:
     n.obj(ROW_KEYS, (*PEERS, "x_best_peer", "heuristic", "build"))
     peers = {}
@@ -91,8 +95,8 @@ def _point(n: Node) -> DecodePoint:
     if (head_dim := n["head_dim"].int()) not in HEAD_DIMS:
         raise n["head_dim"].fail(f"one of the kernels' head_dims, {', '.join(map(str, HEAD_DIMS))}")
     heads = n["heads"].str()
-    if not re.fullmatch(r"[1-9]\d*/[1-9]\d*( .+)?", heads):
-        raise n["heads"].fail("query / KV heads, e.g. '32/8' (a suffix may name the geometry: '24/4 seed')")
+    if not re.fullmatch(HEADS_FORM, heads):
+        raise n["heads"].fail(HEADS_EXPECTED)
     return DecodePoint(batch=n["batch"].int(1, 1 << 20), kv_len=n["kv_len"].int(1, 1 << 31),
                        head_dim=head_dim, heads=heads,
                        splits=n["splits"].int(1, 65535), kernel=n["kernel"].str(),
