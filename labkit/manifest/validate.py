@@ -334,6 +334,12 @@ def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | Non
             if i not in packed:
                 res.issues.append(Issue("warning", f"ops.{op.name}.params[{i}]",
                                         f"{sig.text} is declared but never packed: the kernel never sees it"))
+        scratch_packed = {f.scratch for la in op.launches for pk in la.args for f in pk.fields
+                          if isinstance(f, ScratchField)}
+        for name in op.scratch:  # allocated (and zeroed) by the runner, but no pointer to it reaches the kernel
+            if name not in scratch_packed:
+                res.issues.append(Issue("warning", f"ops.{op.name}.impl.scratch.{name}",
+                                        f"scratch {name!r} is declared but never packed: the kernel never sees it"))
     for ci, call in enumerate(m.programs[pname].calls):
         cpath = f"programs.{pname}.calls[{ci}]"
         op = m.ops.get(call.op)

@@ -63,6 +63,19 @@ def test_seed_check_finds_its_problems_and_can_run(capsys):
     assert "verdict: can run" in out
 
 
+def test_a_scratch_buffer_no_field_points_to_is_flagged(tmp_path):
+    """Found by a readers review: with the seed's ``{"scratch": "stats"}`` field removed, check said nothing, and the
+    kernel would read a null pointer where the runner's zeroed stats buffer was meant to be."""
+    doc = json.loads(SEED.read_text())
+    fields = doc["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
+    fields.remove({"at": 1016, "scratch": "stats"})
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    msgs = [str(i) for i in check(load(tmp_path / "m.json")).issues]
+    assert "warning: ops.decode.impl.scratch.stats: scratch 'stats' is declared but never packed: the kernel never " \
+           "sees it" in msgs
+    assert not any("scratch.stats" in m for m in (str(i) for i in check(load(SEED)).issues))
+
+
 def test_seed_token_count_mismatch_is_flagged():
     res = check(load(SEED))  # tokens defaults to its max, 64
     msgs = [str(i) for i in res.issues]
