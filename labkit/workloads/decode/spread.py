@@ -14,6 +14,7 @@ import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..._json import read_bytes
 from ..._text import counted
 from ...errors import ArgumentError, FormatError
 from ...report.tables import provenance_traits
@@ -167,8 +168,12 @@ def read_reports(paths: list[str | Path]) -> Reports:
         for f in sorted(path.rglob("*.json")):
             try:
                 decode = is_decode_report(f)
-            except FormatError:  # not a report, unless a damaged one
-                if "decode_report_version" in f.read_text(errors="replace"):
+            except FormatError:  # not a report, unless a damaged one (read as every file is: a FIFO never waited on)
+                try:
+                    damaged = b"decode_report_version" in read_bytes(f, what="decode report")
+                except FormatError:  # not a regular file, or too large to be a report
+                    damaged = False
+                if damaged:
                     raise
                 decode = False
             if not decode:
