@@ -135,7 +135,7 @@ _SEED_KEYS = ("metadata", "q_shape", "k_shape", "v_shape", "warmup", "iterations
               "fused_mainloop_phases", "scheduler", "manual_decomposition_vs_public_sage2", "manual_checksum",
               "reference_checksum", "tail_study")
 _V1_OPTIONAL = ("accuracy", "checksum_definition")
-_SWEEPS = ("q_tail_fixed_kv", "kv_tail_fixed_q", "custom")
+SWEEPS = ("q_tail_fixed_kv", "kv_tail_fixed_q", "custom")
 
 
 MAX_SECONDS = 86400.0  # one timed region of a day or more is not a measurement
@@ -193,7 +193,7 @@ def _tail(n: Node) -> TailPoint:
     if abs(eff - q_len / scheduled) > 1e-6:
         raise n["q_row_efficiency"].fail(f"q_len / scheduled_q_rows = {q_len}/{scheduled} = {q_len / scheduled:.6g}")
     return TailPoint(
-        sweep=n["sweep"].str(_SWEEPS), q_len=q_len, kv_len=n["kv_len"].int(1, i32),
+        sweep=n["sweep"].str(SWEEPS), q_len=q_len, kv_len=n["kv_len"].int(1, i32),
         q_ctas_per_head=n["q_ctas_per_head"].int(1, i32), k_iterations_per_cta=n["k_iterations_per_cta"].int(1, i32),
         q_tail_rows=n["q_tail_rows"].int(0, i32), k_tail_rows=n["k_tail_rows"].int(0, i32),
         scheduled_q_rows=scheduled, q_row_efficiency=eff, mainloop=_stats(n["mainloop"]), checksum=n["checksum"].num())

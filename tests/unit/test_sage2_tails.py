@@ -6,7 +6,7 @@ import json
 import pytest
 
 from labkit import sweep
-from labkit.errors import ArgumentError, LabkitError
+from labkit.errors import ArgumentError, FormatError, LabkitError
 from labkit.timing import Stats
 from labkit.workloads.sage2 import tails
 from labkit.workloads.sage2.schedule import Schedule
@@ -73,6 +73,23 @@ def test_rounds_that_disagree_are_refused():
     with pytest.raises(LabkitError, match=r"q_tail_fixed_kv/q896/kv1000 gave checksum 2.0 in round 1 and 1.0"):
         tails.tail_points([rnd(0), rnd(1, checksum=2.0)])
     assert len(tails.tail_points([rnd(0), rnd(1)])) == 6
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda c: c.pop("seconds"), r"tail round 1: configurations\[2\]: missing key 'seconds'"),
+    (lambda c: c.update(seconds="0.001"), r"configurations\[2\]\.seconds: = '0.001': expected a number"),
+    (lambda c: c.update(seconds=-1.0), r"configurations\[2\]\.seconds: = -1.0: expected a number above 0"),
+    (lambda c: c.update(checksum="19512.77"), r"configurations\[2\]\.checksum: = '19512.77': expected a number"),
+    (lambda c: c.update(sweep="q"), r"configurations\[2\]\.sweep: = 'q': expected one of"),
+])
+def test_a_damaged_round_is_named_by_its_round_and_field(damage, message):
+    """Found by a readers review: rounds are sweep results from disk, read by hand: a missing field was a KeyError,
+    "0.001" or -1 seconds went into the stats, and a checksum stored as text made "19512.77 and 19512.77" differ."""
+    rounds = [{"round_index": i, "configurations": [{"sweep": s, "q_len": q, "kv_len": k, "seconds": 1e-3,
+                                                     "checksum": 1.0} for s, q, k in CONFIGS]} for i in range(2)]
+    damage(rounds[1]["configurations"][2])
+    with pytest.raises(FormatError, match=message):
+        tails.tail_points(rounds)
 
 
 def test_the_sweep_workload_refuses_bad_parameters_before_any_gpu_work(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ... import _env
 from ...errors import LabkitError
-from ...report.model import TailPoint
+from ...report.model import SWEEPS, TailPoint
 from ...timing import Stats, interleave
 from ...values import Shape, check_int
 from .schedule import Schedule, tail_fields
@@ -94,24 +94,38 @@ def tail_points(rounds: Iterable[dict], schedule: Schedule = Schedule()) -> list
         LabkitError: no rounds, rounds over different configurations, or a configuration whose
             checksum changed between rounds (the mainloop is deterministic on the same inputs).
     """
-    rounds = list(rounds)
+    rounds = [_round(r, i) for i, r in enumerate(rounds)]
     if not rounds:
         raise LabkitError("tail study: no finished rounds")
-    first, r0 = rounds[0]["configurations"], rounds[0].get("round_index")
-    keys = [(c["sweep"], c["q_len"], c["kv_len"]) for c in first]
+    r0, first = rounds[0]
+    keys = [c[:3] for c in first]
     samples: dict[tuple, list[float]] = {k: [] for k in keys}
-    for r in rounds:
-        confs = r["configurations"]
-        if [(c["sweep"], c["q_len"], c["kv_len"]) for c in confs] != keys:
-            raise LabkitError(f"tail study: round {r.get('round_index')} ran other configurations than round {r0}")
-        for key, c, c0 in zip(keys, confs, first):
-            if c["checksum"] != c0["checksum"]:
-                raise LabkitError(f"tail study: {_key(*key)} gave checksum {c['checksum']} in round "
-                                  f"{r.get('round_index')} and {c0['checksum']} in round {r0}")
-            samples[(c["sweep"], c["q_len"], c["kv_len"])].append(float(c["seconds"]))
+    for index, confs in rounds:
+        if [c[:3] for c in confs] != keys:
+            raise LabkitError(f"tail study: round {index} ran other configurations than round {r0}")
+        for (sweep, ql, kl, seconds, checksum), c0 in zip(confs, first):
+            if checksum != c0[4]:
+                raise LabkitError(f"tail study: {_key(sweep, ql, kl)} gave checksum {checksum!r} in round {index} and "
+                                  f"{c0[4]!r} in round {r0}")
+            samples[(sweep, ql, kl)].append(seconds)
     return [TailPoint(sweep=sweep, q_len=ql, kv_len=kl, **tail_fields(ql, kl, schedule),
-                      mainloop=Stats.from_samples(samples[(sweep, ql, kl)]), checksum=c0["checksum"])
-            for (sweep, ql, kl), c0 in zip(keys, first)]
+                      mainloop=Stats.from_samples(samples[(sweep, ql, kl)]), checksum=checksum)
+            for sweep, ql, kl, _, checksum in first]
+
+
+def _round(r: dict, i: int) -> tuple[object, list[tuple[str, int, int, float, float]]]:
+    """One round's (index, configurations), read strictly: a sweep point's result is data from disk (a hand-parsed
+    round gave a KeyError for a missing field and took "0.001" or -1 as seconds)."""
+    from ..._json import Node
+
+    index = r.get("round_index", i) if isinstance(r, dict) else i
+    n = Node(r, "", source=f"tail round {index}").obj(("configurations",), any_keys=True)
+    confs = []
+    for c in n["configurations"].list(1):
+        c.obj(("sweep", "q_len", "kv_len", "seconds", "checksum"))
+        confs.append((c["sweep"].str(SWEEPS), c["q_len"].int(1), c["kv_len"].int(1), c["seconds"].positive(),
+                      c["checksum"].num()))
+    return index, confs
 
 
 def tail_grid(shape, *, iterations: int, layout: str, dtype: str, q_tails: list[int] | None,
