@@ -100,10 +100,11 @@ def phase_dots(reports: dict, *, title: str = "Sage2 phases", ax=None):
 
 
 def tail_study(report, *, title: str = "Sage2 tail study", ax=None):
-    """Mainloop p50 [ms] (min..max bars) against the swept length, one panel per sweep, on a
-    numeric length axis; the right axis shows the tile efficiency along the swept dimension
-    (q rows / scheduled q rows, or kv tokens / (k iterations x cta_k)). Points are not joined:
-    neither quantity is linear between the measured lengths."""
+    """Mainloop p50 [ms] (min..max bars) at each swept length, one panel per sweep; the right axis shows the tile
+    efficiency along the swept dimension (q rows / scheduled q rows, or kv tokens / (k iterations x cta_k)). The
+    lengths sit evenly spaced, labelled, not to scale: a tail study measures lengths one token apart beside one 50
+    away, which a numeric axis drew on top of each other. The efficiency marker sits a little right of its time's,
+    so neither hides the other. Points are not joined: neither quantity is linear between the lengths."""
     from ..report.tables import tail_table
 
     plt = _plt()
@@ -113,18 +114,20 @@ def tail_study(report, *, title: str = "Sage2 tail study", ax=None):
     for ax_, sweep in zip(axes[0], sweeps):
         d = df[df["sweep"] == sweep].sort_values("q_len" if sweep.startswith("q_") else "kv_len")
         along_q = sweep.startswith("q_")
-        x = d["q_len"] if along_q else d["kv_len"]
+        lengths = d["q_len"] if along_q else d["kv_len"]
+        x = list(range(len(d)))
         err = [d["mainloop_p50_ms"] - d["mainloop_min_ms"], d["mainloop_max_ms"] - d["mainloop_p50_ms"]]
         ax_.errorbar(x, d["mainloop_p50_ms"], yerr=err, fmt="o", capsize=4, color="C0",
                      label="mainloop p50 (min..max)")
-        ax_.set_xlabel(("q_len" if along_q else "kv_len") + " [tokens]")
+        ax_.set_xticks(x, [str(v) for v in lengths])
+        ax_.set_xlim(-0.5, len(x) - 0.5)
+        ax_.set_xlabel(("q_len" if along_q else "kv_len") + " [tokens] (evenly spaced, not to scale)")
         ax_.set_ylabel("mainloop time [ms]")
         fixed = f"kv_len {d['kv_len'].iloc[0]}" if along_q else f"q_len {d['q_len'].iloc[0]}"
         ax_.set_title(f"{'q' if along_q else 'kv'} tail, {fixed}", fontsize=9)
-        ax_.ticklabel_format(axis="x", useOffset=False, style="plain")
         eff = d["q_row_efficiency"] if along_q else d["kv_tile_efficiency"]
         ax2 = ax_.twinx()
-        ax2.plot(x, eff, "s", color="C1", markerfacecolor="none",
+        ax2.plot([v + 0.12 for v in x], eff, "s", color="C1", markerfacecolor="none",
                  label=("q-row" if along_q else "kv-tile") + " efficiency")
         ax2.set_ylabel(("q rows / scheduled rows" if along_q else "kv tokens / (k iters x cta_k)") + " [1]")
         span = max(float(eff.max() - eff.min()), 1e-4)

@@ -22,13 +22,17 @@ def test_phase_dots_are_points_on_a_log_axis_not_bars(seed):
     assert "[ms]" in ax.get_xlabel() and ax.get_title() == "Sage2 phases, shape X: seed"
 
 
-def test_tail_study_has_numeric_lengths_and_autoscaled_efficiency(seed):
+def test_tail_study_spaces_the_lengths_evenly_labels_them_and_autoscales_efficiency(seed):
+    """Found by a notebook review: on a numeric axis 37760 and 37761 sat on top of each other beside 37810, and the
+    efficiency square hid the p50 dot; the lengths are now evenly spaced and labelled, the squares set beside."""
     fig = plot.tail_study(seed, title="Sage2 tail study, shape X: seed")
     q_ax, kv_ax = [a for a in fig.axes if a.get_ylabel() == "mainloop time [ms]"]
     q_eff, kv_eff = [a for a in fig.axes if a.get_ylabel().endswith("[1]")]
     x = q_ax.lines[0].get_xdata() if q_ax.lines else q_ax.containers[0][0].get_xdata()
-    assert sorted(x) == [37760, 37761, 37810]  # positions are the lengths, not categories
-    assert q_ax.get_xlabel() == "q_len [tokens]" and kv_ax.get_xlabel() == "kv_len [tokens]"
+    assert list(x) == [0, 1, 2] and [t.get_text() for t in q_ax.get_xticklabels()] == ["37760", "37761", "37810"]
+    assert all(e > p for e, p in zip(q_eff.lines[0].get_xdata(), x))  # beside its dot, not on it
+    assert q_ax.get_xlabel().startswith("q_len [tokens]") and kv_ax.get_xlabel().startswith("kv_len [tokens]")
+    assert "not to scale" in q_ax.get_xlabel()
     assert "kv tokens" in kv_eff.get_ylabel()
     kv_values = sorted(kv_eff.lines[0].get_ydata())
     assert kv_values[0] == pytest.approx(37761 / (591 * 64))  # the kv panel shows kv tile efficiency
