@@ -114,16 +114,18 @@ def efficiency_table(s: NcuSummary):
 
 
 def phase_table(s: NcuSummary, case: str):
-    """Phase shares of each ncu run of ``case`` side by side, and the difference in points (run 2 - run 1);
-    None when the attribution was skipped."""
+    """Phase shares of each ncu run of ``case`` side by side in percent of the kernel's warp samples
+    (``share_run1_pct``...), and their difference in percentage points (``diff_points``, run 2 - run 1; one unit
+    for both, where fractions had stood beside points); None when the attribution was skipped."""
     pd = _pd()
     att = next((a for a in s.attributions if a.case == case), None)
     if att is None or att.skipped or not att.runs:
         return None
-    cols = {f"share_run{i + 1}": dict(zip(run["phases"], run["share"])) for i, run in enumerate(att.runs)}
+    cols = {f"share_run{i + 1}_pct": {p: 100 * v for p, v in zip(run["phases"], run["share"])}
+            for i, run in enumerate(att.runs)}
     df = pd.DataFrame(cols).fillna(0.0)
     if len(att.runs) >= 2:
-        df["diff_points"] = 100 * (df["share_run2"] - df["share_run1"])
+        df["diff_points"] = df["share_run2_pct"] - df["share_run1_pct"]
     df.index.name = "phase"
     return df
 
@@ -152,6 +154,6 @@ def closing_note(s: NcuSummary) -> str:
             out.append(f"{att.case}: phase attribution skipped: {att.skipped}")
             continue
         out.append(f"{att.case} ({att.source}): phase shares of {len(att.runs)} ncu runs")
-        out.append(phase_table(s, att.case).to_string(float_format=lambda v: f"{v:.4f}"))
+        out.append(phase_table(s, att.case).to_string(float_format=lambda v: f"{v:.2f}"))
     out += ["", "reports: " + ", ".join(f"{k} {v['bytes'] / 2**20:.2f} MB" for k, v in s.reports.items())]
     return "\n".join(out)

@@ -25,7 +25,14 @@ def event_vs_ncu(df, *, limit: float = 0.01, min_us: float = 100.0, title: str =
     ax.set_xlabel("ncu gpu__time_duration / event p50 - 1 [%]")
     ax.set_title(title, fontsize=9)
     ax.set_xlim(right=max([1.5 * 100 * limit, *(g for g in gaps if g == g)]) + 12)  # room for the labels
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", fontsize=7)
+    from matplotlib.lines import Line2D
+
+    dot = {"marker": "o", "linestyle": "none", "markersize": 5}
+    handles = [*ax.get_legend_handles_labels()[0],
+               Line2D([], [], color="C0", label=f"kernel of {min_us:g} us or more (held to the band)", **dot),
+               Line2D([], [], color="C0", markerfacecolor="none", label=f"under {min_us:g} us (not held)", **dot),
+               Line2D([], [], color="C5", label="flagged: held, outside the band", **dot)]
+    fig.legend(handles=handles, loc="outside lower center", fontsize=7, ncols=2)
     return fig
 
 
@@ -49,13 +56,19 @@ def time_vs_counters(df, counters, correlations=None, *, title: str = "time vs c
         part = df[df["group"] == g]
         for j, c in enumerate(counters):
             ax = axes[i][j]
-            in_mb = c.endswith("_bytes")  # bytes in MB: raw counts had put a 1e9 offset on the axis
-            x = part[c].astype(float) / (1e6 if in_mb else 1.0)
+            in_mb = c.endswith("_bytes")  # bytes in MB, ns in us: raw counts had put a 1e9 offset on the axis
+            in_us = c.endswith("_ns")
+            x = part[c].astype(float) / (1e6 if in_mb else 1e3 if in_us else 1.0)
             ax.scatter(x, part["event_p50_us"].astype(float), s=18, color=f"C{i}")
             r = r_of.get((g, c), math.nan)
-            ax.set_title(f"{g}\nr = {r:.2f}" if r == r else f"{g}\nr: n/a", fontsize=7)
-            ax.set_xlabel(f"{c} [MB]" if in_mb else c, fontsize=7)
+            times = part["event_p50_us"].astype(float)
+            spread = float((times.max() - times.min()) / times.median()) if len(times) else math.nan
+            # an r over times that differ by less than their run-to-run noise says nothing: say how close they are
+            close = f", times within {100 * spread:.1f} %" if spread == spread and spread < 0.02 else ""
+            ax.set_title(f"{g}\nr = {r:.2f}{close}" if r == r else f"{g}\nr: n/a", fontsize=7)
+            ax.set_xlabel(f"{c} [MB]" if in_mb else f"{c.removesuffix('_ns')} [us]" if in_us else c, fontsize=7)
             ax.tick_params(labelsize=6)
+            ax.ticklabel_format(axis="x", useOffset=False)  # "+1.249e1" beside the axis read as part of a tick
             if j == 0:
                 ax.set_ylabel("event p50 [us]", fontsize=7)
     fig.suptitle(title, fontsize=9)
@@ -115,10 +128,10 @@ def phase_shares(table, *, title: str = "phase shares of two ncu runs", ax=None)
     x = np.arange(len(table))
     width = 0.8 / max(len(runs), 1)
     for i, c in enumerate(runs):
-        ax.bar(x + (i - (len(runs) - 1) / 2) * width, 100 * table[c], width, label=c.replace("share_", ""),
-               color=f"C{i}")
+        ax.bar(x + (i - (len(runs) - 1) / 2) * width, table[c], width,
+               label=c.removeprefix("share_").removesuffix("_pct"), color=f"C{i}")
     if "diff_points" in table:
-        for xx, top, d in zip(x, 100 * table[runs].max(axis=1), table["diff_points"]):
+        for xx, top, d in zip(x, table[runs].max(axis=1), table["diff_points"]):
             ax.annotate(f"{d:+.2f} pt", (xx, top), xytext=(0, 3), textcoords="offset points", ha="center", fontsize=7)
     ax.set_xticks(x, list(table.index), rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("share of warp samples [%]")

@@ -47,8 +47,8 @@ def test_sage2_phases_from_two_runs(small):
     att = next(a for a in small[1].attributions if a.case == "sage2_seed")
     assert att.skipped is None and len(att.runs) == 2
     shares = tables.phase_table(small[1], "sage2_seed")
-    assert set(att.markers) <= set(shares.index) and abs(shares["share_run1"].sum() - 1) < 1e-9
-    assert shares.loc[list(att.markers), "share_run1"].sum() > 0.9  # the markers cover the kernel's samples
+    assert set(att.markers) <= set(shares.index) and abs(shares["share_run1_pct"].sum() - 100) < 1e-7
+    assert shares.loc[list(att.markers), "share_run1_pct"].sum() > 90  # the markers cover the kernel's samples
 
 
 def test_cli_profiles_a_labkit_command(ncu_ready, tmp_path):

@@ -111,7 +111,7 @@ def test_tables_from_the_fixture(fixture_summary):
     assert corr[corr["group"] == "decode sweep"]["pearson_r"].isna().all()  # one point: no correlation
     shares = tables.phase_table(s, "fused_line")
     assert list(shares.index) == ["<unmapped>", "qk_imma", "softmax", "pv_hmma", "epilogue"]
-    assert shares.loc["softmax", "share_run1"] == pytest.approx(0.4507, abs=1e-4)
+    assert shares.loc["softmax", "share_run1_pct"] == pytest.approx(45.07, abs=1e-2)
     assert (shares["diff_points"].abs() < 0.1).all()  # the fixture's two launches agree within 0.1 point
     stalls = tables.stall_shares(s.attributions[0].runs[0])
     assert stalls.loc["qk_imma", "wait"] == pytest.approx(63.1, abs=0.05)
@@ -194,7 +194,7 @@ def test_closing_note_from_a_summary_file(fixture_summary, tmp_path, capsys):
     f.write_text(json.dumps(fixture_summary.to_dict()))
     assert cli.main(["ncu", "summary", str(f)]) == 0
     out = capsys.readouterr().out
-    assert "fused_line" in out and "share_run1" in out and "diff_points" in out and "0.4507" in out
+    assert "fused_line" in out and "share_run1_pct" in out and "diff_points" in out and "45.07" in out
     assert "saxpy: phase attribution skipped" in out and "fixture 1.66 MB" in out
     f.write_text(json.dumps({**fixture_summary.to_dict(), "counters": [{"kernel": "x"}]}))
     assert cli.main(["ncu", "summary", str(f)]) == 2
@@ -264,3 +264,25 @@ def test_the_efficiency_table_names_each_imbalance_rule_by_its_title():
     rules = eff.loc["decode_b1_kv8192", "imbalance_rules"]
     assert "SMs Workload Imbalance (" in rules and "SMSPs Workload Imbalance (" in rules, rules
     assert "WorkloadImbalance (" not in rules
+
+
+def test_the_gap_figure_says_what_its_markers_mean_and_close_times_carry_their_spread():
+    """Found by a notebook review: open vs filled (under / over 100 us) and the flagged colour were in no legend, and
+    an r of -0.93 over five times 0.3 % apart read as a finding."""
+    import glob
+
+    from labkit.plot import ncu as ncu_plots
+
+    from ..conftest import ROOT
+
+    f = sorted(glob.glob(str(ROOT / "data" / "runs" / "*-05_ncu_correlation" / "data" / "ncu_summary.json")))[-1]
+    s = NcuSummary.from_dict(json.loads(open(f).read()))
+    legend = [t.get_text() for t in ncu_plots.event_vs_ncu(tables.event_vs_ncu(s)).legends[0].get_texts()]
+    assert legend == ["+-1 %", "kernel of 100 us or more (held to the band)", "under 100 us (not held)",
+                      "flagged: held, outside the band"]
+    fig = ncu_plots.time_vs_counters(tables.sweep_table(s), tables.CORRELATED, tables.correlations(s))
+    titles = [a.get_title() for a in fig.axes]
+    sage2 = tables.sweep_table(s).query("group == 'sage2 tail study'")["event_p50_us"]
+    assert (sage2.max() - sage2.min()) / sage2.median() < 0.02
+    assert all("times within" in t for t in titles if t.startswith("sage2 tail study"))
+    assert not any("times within" in t for t in titles if t.startswith("decode sweep"))  # 9 us .. 490 us apart
