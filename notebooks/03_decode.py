@@ -108,4 +108,6 @@ spread = study.recorded_spread(spread_at[0], spread_at[1], head_dim=int(head_dim
 if spread is not None:
     print(spread_table(spread))
     print("\nthis notebook's call:", study.this_run_among(spread, table, *spread_at))
-    session.save_figure(labkit.plot.call_spread(spread, this_run=study.table_rate(table, *spread_at)), "spread")
+    session.save_figure(labkit.plot.call_spread(spread, this_run=study.table_rate(table, *spread_at),
+                                                this_run_beside=study.table_rate(table, *spread_at, beside_peers=True)),
+                        "spread")

@@ -87,14 +87,15 @@ def peer_map(m, *, title: str | None = None, ax=None):
     return fig
 
 
-def call_spread(s, *, this_run: float | None = None, title: str | None = None):
+def call_spread(s, *, this_run: float | None = None, this_run_beside: float | None = None, title: str | None = None):
     """One call across runs (a ``CallSpread``): left, labkit timed in the peers' rounds against the best peer of the
     same rounds, beside the line where they are level; right, labkit timed alone and the best peer against the run's
     copy rate. Runs below the step between two groups and those above it take two colours, named in the legends (one
     colour where no step stands out, ``CallSpread.step``): a group that sits along the diagonal moved with its peers,
     as a machine does, not as a kernel would. The axes hold the bulk of the rates (a rate further out than 1.5 x the
-    10-90 % range is named under the figure, not drawn). ``this_run``: a rate of the same call measured elsewhere (a
-    notebook's), a dashed line on both."""
+    10-90 % range is named under the figure, not drawn). ``this_run``: labkit's rate of the same call timed alone
+    elsewhere (a notebook's), a dashed line on the right; ``this_run_beside``: its rate in that run's peers' rounds,
+    one on the left (each panel's line is the rate its y axis holds)."""
     from . import _plt
 
     fig, (left, right) = _plt().subplots(1, 2, figsize=(10, 4.4))
@@ -111,11 +112,12 @@ def call_spread(s, *, this_run: float | None = None, title: str | None = None):
         peers = [(r.copy_TBps, r.best_peer_TBps) for r in runs if r.best_peer_TBps is not None]
         if peers:
             right.plot(*zip(*peers), "s", color=colour, markerfacecolor="none", label=f"best peer, {name}")
-    if this_run is not None:
-        for ax in (left, right):
-            ax.axhline(this_run, color="0.2", linestyle="--", linewidth=1, label=f"this run: {this_run:.3f} TB/s")
+    for ax, rate, how in ((right, this_run, "labkit alone"), (left, this_run_beside, "in its peers' rounds")):
+        if rate is not None:
+            ax.axhline(rate, color="0.2", linestyle="--", linewidth=1, label=f"this run, {how}: {rate:.3f} TB/s")
     rates = sorted([r.TBps for r in s.runs] + [v for r in s.runs for v in (r.best_peer_TBps, r.beside_TBps)
-                                               if v is not None] + ([this_run] if this_run is not None else []))
+                                               if v is not None] + [v for v in (this_run, this_run_beside)
+                                                                    if v is not None])
     q10, q90 = rates[len(rates) // 10], rates[(9 * len(rates)) // 10]
     lo, hi = max(rates[0], q10 - 1.5 * (q90 - q10)), min(rates[-1], q90 + 1.5 * (q90 - q10))
     pad = 0.05 * (hi - lo or hi)

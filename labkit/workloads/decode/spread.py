@@ -285,6 +285,7 @@ def spread_table(s: CallSpread) -> str:
     lines = [f"{s.call}: the plan's call in {counted(len(s.runs), 'run')} on {counted(s.gpus, 'GPU')}"
              + (f" ({counted(builds, 'build')}: --kernel holds one)" if builds > 1 else ""),
              fmt_table(["run", "GPU", "git", "build", "copy", "TB/s", "best peer", "x peer"], rows, rule=False),
+             "TB/s: labkit timed alone; x peer: labkit / the best peer, both timed in the peers' rounds",
              f"labkit {min(rates):.3f}-{max(rates):.3f} TB/s (median {statistics.median(rates):.3f}, "
              f"{max(rates) / min(rates) - 1:+.1%} from slowest to fastest)"
              + (f"; the best peer {min(peers):.3f}-{max(peers):.3f} in {counted(len(peers), 'run')} with peers"

@@ -179,10 +179,14 @@ def table_kernel(table, batch: int, kv_len: int) -> str | None:
     return None if row.empty else str(row["kernel"].iloc[0])
 
 
-def table_rate(table, batch: int, kv_len: int) -> float | None:
-    """The bandwidth table's labkit TB/s of ``batch`` x ``kv_len``, None where the sweep did not time that call."""
+def table_rate(table, batch: int, kv_len: int, *, beside_peers: bool = False) -> float | None:
+    """The bandwidth table's labkit TB/s of ``batch`` x ``kv_len`` timed alone (``beside_peers``: in the peers'
+    rounds), None where the sweep did not time that call (or no peers beside it)."""
     row = table[(table["batch"] == batch) & (table["kv_len"] == kv_len)]
-    return None if row.empty else float(row["TBps"].iloc[0])
+    column = "labkit_beside_peers" if beside_peers else "TBps"
+    if row.empty or column not in row or row[column].isna().iloc[0]:
+        return None
+    return float(row[column].iloc[0])
 
 
 def this_run_among(spread, table, batch: int, kv_len: int) -> str:
