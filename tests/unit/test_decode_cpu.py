@@ -375,12 +375,16 @@ def test_warp_pairs_take_row_blocks_too():
 
 def test_dim_warps_needs_the_eight_warp_tensor_core_build():
     g = geometry_for(8, 1024, head_dim=256)
-    for bad in (dict(dim_warps=2), dict(dim_warps=2, warps=4), dict(dim_warps=2, warps=8, keys_per_warp=32),
-                dict(dim_warps=3, warps=8)):
-        with pytest.raises(ArgumentError, match="dim_warps .*: the tensor-core .* 2 with warps=8 and 16 keys"):
+    for bad, given in ((dict(dim_warps=2), "warps not given: 4"), (dict(dim_warps=2, warps=4), "warps=4"),
+                       (dict(dim_warps=2, warps=8, keys_per_warp=32), "warps=8, keys_per_warp=32")):
+        with pytest.raises(ArgumentError, match=rf"dim_warps 2: needs warps=8 and 16 keys per warp \({given}\)"):
             plan_call(g, **bad)
+    with pytest.raises(ArgumentError, match="dim_warps 3: the tensor-core .* takes 1 or 2"):
+        plan_call(g, dim_warps=3, warps=8)
     wide = DecodeGeometry(2, 32, 2, 256, 32, 9, 30, 8)  # 128 rows: the CUDA-core kernel
-    with pytest.raises(ArgumentError, match="dim_warps 2: .*variant fma"):
+    # found by a CLI review: the message blamed the mma kernel and printed "warps None, keys_per_warp None"
+    with pytest.raises(ArgumentError, match=r"dim_warps 2: only the tensor-core \(mma\) kernel takes dim_warps; this "
+                                            r"build is the CUDA-core \(fma\) one$"):
         plan_call(wide, dim_warps=2)
 
 
@@ -412,7 +416,7 @@ def test_call_plan_runs_persistent_ctas_for_short_units_at_head_dim_256(batch, k
 
 def test_persistent_knob_is_checked():
     g = DecodeGeometry(64, 32, 8, 256, 64, 16, 1024)
-    with pytest.raises(ArgumentError, match="persistent: CTAs claim whole units, so one split"):
+    with pytest.raises(ArgumentError, match="persistent: CTAs claim whole units, so one split .*; drop splits=2$"):
         plan_call(g, persistent=True, splits=2)
     with pytest.raises(ArgumentError, match="q in registers"):
         plan_call(g, persistent=True, warps=4)  # head_dim 256 in 4 warps stages q in shared memory
@@ -542,7 +546,7 @@ def test_call_plan_keeps_what_the_caller_gives():
         plan_call(g, stages=5)
     with pytest.raises(ArgumentError, match="2 stages of 131072 B .* more than a CTA gets"):
         plan_call(geometry_for(1, 8192, head_dim=256), warps=8, stages=2)
-    with pytest.raises(ArgumentError, match="warps 8: .* CUDA-core one with 4"):
+    with pytest.raises(ArgumentError, match="warps 8: only the tensor-core .* this build is the CUDA-core"):
         plan_call(wide, warps=8)
     with pytest.raises(ArgumentError, match="qk_chains 3: the tensor-core"):
         plan_call(g, qk_chains=3)

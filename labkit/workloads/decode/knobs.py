@@ -14,9 +14,12 @@ def check_persistent(kb: KernelBuild, splits, cluster, tail_units) -> None:
     if kb.variant != "mma" or kb.head_dim // kb.dim_warps > 128:
         raise ArgumentError(f"persistent: a tensor-core build whose warps hold q in registers (head_dim / dim_warps "
                             f"<= 128); this call builds {kb.variant}, head_dim {kb.head_dim}, dim_warps {kb.dim_warps}")
-    if splits not in (None, 1) or cluster or tail_units is not None:
-        raise ArgumentError(f"persistent: CTAs claim whole units, so one split and no cluster or tail "
-                            f"(splits {splits}, cluster {cluster}, tail_units {tail_units})")
+    wrong = (("splits", splits, splits not in (None, 1)), ("cluster", cluster, bool(cluster)),
+             ("tail_units", tail_units, tail_units is not None))
+    given = [f"{k}={int(v) if isinstance(v, bool) else v}" for k, v, bad in wrong if bad]
+    if given:
+        raise ArgumentError(f"persistent: CTAs claim whole units, so one split and no cluster or tail; drop "
+                            f"{', '.join(given)}")
 
 
 def check_tail(g: DecodeGeometry, tail_units, tail_splits, cluster) -> None:
