@@ -134,7 +134,7 @@ CURRENT_VERSION = 1
 _SEED_KEYS = ("metadata", "q_shape", "k_shape", "v_shape", "warmup", "iterations", "phase_timings",
               "fused_mainloop_phases", "scheduler", "manual_decomposition_vs_public_sage2", "manual_checksum",
               "reference_checksum", "tail_study")
-_V1_OPTIONAL = ("accuracy", "checksum_definition")
+_V1_KEYS = ("accuracy", "checksum_definition")  # labkit's profile writes both; notebook 02 shows them
 SWEEPS = ("q_tail_fixed_kv", "kv_tail_fixed_q", "custom")
 
 
@@ -177,10 +177,16 @@ def _stats(n: Node) -> Stats:
     return Stats(count=count, **vals)
 
 
-def _dataclass_ints(cls, n: Node):
-    names = [f.name for f in fields(cls)]
+_MAY_BE_ZERO = ("dynamic_shared_memory_bytes", "q_tail_rows", "k_tail_rows")  # the rest count tiles, warps, CTAs
+
+
+def _scheduler(n: Node) -> Scheduler:
+    names = [f.name for f in fields(Scheduler)]
     n.obj(names)
-    return cls(**{k: n[k].int(0, I32[1]) for k in names})
+    s = Scheduler(**{k: n[k].int(0 if k in _MAY_BE_ZERO else 1, I32[1]) for k in names})
+    if s.grid_ctas != s.q_ctas_per_head * s.heads:  # the grid is the q tiles of every head
+        raise n["grid_ctas"].fail(f"q_ctas_per_head x heads = {s.q_ctas_per_head} x {s.heads}")
+    return s
 
 
 def _tail(n: Node) -> TailPoint:
@@ -199,6 +205,16 @@ def _tail(n: Node) -> TailPoint:
         scheduled_q_rows=scheduled, q_row_efficiency=eff, mainloop=_stats(n["mainloop"]), checksum=n["checksum"].num())
 
 
+def _accuracy(n: Node) -> dict:
+    """The output against the fp32 reference: measures by name, each a number, and what the reference was."""
+    n.obj(("reference",), any_keys=True)
+    n["reference"].str()
+    for name, value in n.items():
+        if name != "reference":
+            value.num()
+    return n.value
+
+
 def from_node(root: Node) -> Sage2Report:
     """Validate a parsed document and build the report (seed format or version 1)."""
     root.obj((), any_keys=True)
@@ -206,10 +222,14 @@ def from_node(root: Node) -> Sage2Report:
     if version == 0:
         root.obj(_SEED_KEYS)
     elif version == 1:
-        root.obj(("report_version", *_SEED_KEYS, "provenance"), _V1_OPTIONAL)
+        root.obj(("report_version", *_SEED_KEYS, "provenance", *_V1_KEYS))
     else:
         raise root["report_version"].fail(f"0 (seed format, no key) or {CURRENT_VERSION}")
     shapes = {k: root[k].ints(4, lo=1, hi=I32[1]) for k in ("q_shape", "k_shape", "v_shape")}
+    for k in ("k_shape", "v_shape"):  # one batch and one head_dim (last in NHD and HND alike) for q, k and v
+        if (shapes[k][0], shapes[k][3]) != (shapes["q_shape"][0], shapes["q_shape"][3]):
+            raise root[k].fail(f"q_shape's batch and head_dim ({shapes['q_shape'][0]}, {shapes['q_shape'][3]}) "
+                               f"first and last")
     phases = {name: _stats(node) for name, node in root["phase_timings"].items(1)}
     if "fused_mainloop" not in phases:  # every report times the mainloop; its tables and diffs are about it
         raise root["phase_timings"].error(f"missing key 'fused_mainloop' (has: {', '.join(phases)})")
@@ -228,7 +248,7 @@ def from_node(root: Node) -> Sage2Report:
         iterations=root["iterations"].int(1, I32[1]),
         phase_timings=phases,
         fused_mainloop_phases=fused,
-        scheduler=_dataclass_ints(Scheduler, root["scheduler"]),
+        scheduler=_scheduler(root["scheduler"]),
         decomposition=DecompositionCheck(equal=dec["equal"].bool(), max_abs=dec["max_abs"].num(0),
                                          mean_abs=dec["mean_abs"].num(0)),
         manual_checksum=root["manual_checksum"].num(),
@@ -236,7 +256,7 @@ def from_node(root: Node) -> Sage2Report:
         tail_study=tuple(_tail(t) for t in root["tail_study"].list()),
         report_version=version,
         provenance=prov,
-        accuracy=root["accuracy"].obj(any_keys=True).value if root.get("accuracy") is not None else None,
+        accuracy=_accuracy(root["accuracy"]) if version >= 1 else None,
         checksum_definition=(root["checksum_definition"].str() if root.get("checksum_definition") is not None
                              else None),
     )

@@ -58,6 +58,12 @@ def _mutate(seed_report_path, fn):
     (lambda d: d.__setitem__("report_version", 7), "report_version", "expected 0"),
     (lambda d: d["phase_timings"].pop("fused_mainloop"), "phase_timings", "missing key 'fused_mainloop'"),
     (lambda d: d.__setitem__("phase_timings", {}), "phase_timings", "expected"),
+    # found by a readers review: each was accepted
+    (lambda d: d["scheduler"].__setitem__("cta_q", 0), "scheduler.cta_q", "expected an integer in [1, "),
+    (lambda d: d["scheduler"].__setitem__("grid_ctas", 100), "scheduler.grid_ctas",
+     "expected q_ctas_per_head x heads = 296 x 56"),
+    (lambda d: d.__setitem__("k_shape", [1, 37810, 56, 100]), "k_shape",
+     "expected q_shape's batch and head_dim (1, 128) first and last"),
 ])
 def test_malformed_reports_name_the_path(seed_report_path, mutation, path, expected):
     with pytest.raises(FormatError) as err:
@@ -70,11 +76,26 @@ def test_malformed_reports_name_the_path(seed_report_path, mutation, path, expec
 def test_version1_adds_provenance_and_round_trips(seed_report_path, tmp_path):
     seed = report.load(seed_report_path)
     v1 = dataclasses.replace(seed, report_version=1, provenance=collect(timing_mode="cold"),
-                             accuracy={"cos": 0.9993}, checksum_definition="sum of output in fp32")
+                             accuracy={"cos": 0.9993, "reference": "fp32"}, checksum_definition="sum of output in fp32")
     path = report.save(v1, tmp_path / "r.json")
     back = report.load(path)
     assert back == v1
     assert json.loads(path.read_text())["provenance"]["versions"]["labkit"] == "0.1.0"
+
+
+def test_a_labkit_report_without_its_accuracy_check_is_refused_by_name():
+    """Found by a readers review: a version 1 report without ``accuracy`` loaded, and notebook 02 then failed with an
+    AttributeError naming no file; labkit's profile always writes it and the checksum's definition."""
+    recorded = sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/report.json"))[-1]
+    doc = json.loads(recorded.read_text())
+    for damage, said in ((lambda d: d.pop("accuracy"), "missing key 'accuracy'"),
+                         (lambda d: d["accuracy"].__setitem__("cos", "high"), "accuracy.cos: = 'high': expected a "
+                                                                              "number"),
+                         (lambda d: d.pop("checksum_definition"), "missing key 'checksum_definition'")):
+        bad = json.loads(json.dumps(doc))
+        damage(bad)
+        with pytest.raises(FormatError, match=re.escape(said)):
+            report.loads(json.dumps(bad))
 
 
 def test_version1_requires_provenance(seed_report_path):
