@@ -148,7 +148,7 @@ class NcuSummary:
         need(isinstance(d, dict), "$", "an object (a notebook 05 ncu_summary.json)")
         if "version" not in d:
             raise NcuError(f"summary $: missing key 'version' (a notebook 05 ncu_summary.json has version {VERSION})")
-        if d["version"] != VERSION:
+        if type(d["version"]) is not int or d["version"] != VERSION:  # true and 1.0 are == 1 in Python
             raise NcuError(f"summary version {d['version']!r}: expected {VERSION}")
         missing = [k for k in ("device", "ncu", "cases", "timings", "counters", "rules", "attributions", "reports")
                    if k not in d]
@@ -157,11 +157,15 @@ class NcuSummary:
         for key, kind in (("cases", dict), ("timings", dict), ("reports", dict), ("counters", list), ("rules", list),
                           ("attributions", list)):
             need(isinstance(d[key], kind), key, f"a JSON {'object' if kind is dict else 'list'}")
+        for key in ("device", "ncu"):  # the closing note's first line
+            need(isinstance(d[key], str) and d[key], key, f"a non-empty string, not {d[key]!r}")
         for case, t in d["timings"].items():
             need(isinstance(t, dict) and all(isinstance(t.get(k), (int, float)) and not isinstance(t.get(k), bool)
                                              for k in ("p50_ns", "min_ns", "max_ns"))
                  and t["p50_ns"] > 0 and 0 < t["min_ns"] <= t["p50_ns"] <= t["max_ns"],
                  f"timings.{case}", "p50_ns, min_ns and max_ns numbers, 0 < min <= p50 <= max")
+            need(type(t.get("count")) is int and t["count"] >= 1, f"timings.{case}.count",
+                 f"the samples' count (an integer >= 1), not {t.get('count')!r}")
         for name, r in d["reports"].items():
             need(isinstance(r, dict) and isinstance(r.get("bytes"), int) and not isinstance(r["bytes"], bool),
                  f"reports.{name}.bytes", "an integer")

@@ -239,6 +239,9 @@ def test_stall_reasons_ordered_by_samples_over_the_kernel(fixture_summary):
     (lambda d: (d["counters"][0].update(dram_read_bytes=-5.0), d)[1],
      "summary counters[0].dram_read_bytes: expected a finite number >= 0 or null, not -5.0"),
     (lambda d: (d["counters"][0].update(kernel=""), d)[1], "summary counters[0].kernel: expected a string"),
+    (lambda d: {**d, "version": True}, "summary version True: expected 1"),
+    (lambda d: {**d, "device": None}, "summary device: expected a non-empty string, not None"),
+    (lambda d: (d["timings"]["sage2_seed"].update(count=0), d)[1], "summary timings.sage2_seed.count: expected the"),
 ])
 def test_summary_cli_refuses_a_damaged_summary_in_one_line(damage, message, tmp_path, capsys):
     from labkit import cli
