@@ -98,7 +98,14 @@ class SweepDir:
         n["workload"].str()  # a name only: a workload registered at run time is not known to a later reader
         for _, axis in n["grid"].items(1):
             axis.list(1)
-        n["points"].int(1)
+        try:
+            count = len(expand(n["grid"].value))
+        except ArgumentError as exc:  # a value twice or not finite: edited by hand
+            raise n["grid"].error(str(exc)) from None
+        if n["points"].int(1) != count:  # an edited grid would read as points "missing", and collect show fewer
+            raise n["points"].fail(f"{count}, the number of the grid's points")
+        if self.points_dir.exists() and not self.points_dir.is_dir():
+            raise LabkitError(f"{self.points_dir}: a file where the sweep's points directory should be")
         return n.value
 
     def check_start(self, workload: str, grid: dict[str, list]) -> None:
@@ -113,10 +120,14 @@ class SweepDir:
         if self.manifest_path.is_file():
             old = self.manifest()
             if old.get("workload") != workload or old.get("grid") != grid:
-                raise ArgumentError(f"{self.path} holds a sweep of {old.get('workload')} over {old.get('grid')}; "
-                                    "resume it with the same workload and grid, or use another directory")
+                raise ArgumentError(f"{self.path} holds a sweep of {old.get('workload')} over {old.get('grid')}, not "
+                                    f"of {workload} over {grid}; resume it with the same workload and grid (values in "
+                                    "the same order), or use another directory")
         else:
             OutputDir.parse(self.path, "sweep directory", writes=True)  # a new one: it, or where it goes, is writable
+            if self.path.is_dir() and any(self.path.iterdir()):  # its files would mix with the sweep's
+                raise ArgumentError(f"sweep directory {self.path} holds other files and no sweep.json; give an empty "
+                                    "or new directory")
 
     def start(self, workload: str, grid: dict[str, list]) -> list[tuple[str, dict]]:
         """Write the manifest (or check it is the same sweep); return every point as (id, params)."""

@@ -175,6 +175,28 @@ def test_a_sweep_with_a_kept_failed_point_still_exits_1(tmp_path, capsys):
                      str(tmp_path / "ok")]) == 0
 
 
+def test_a_directory_that_is_not_a_sweep_is_refused_before_anything_is_written(tmp_path, capsys):
+    """Found by a CLI review: a directory of other files took sweep.json and points/ beside them (exit 0), one whose
+    points was a file read as every point missing, and a resume over reordered values did not show the new grid."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    argv = ["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1,2", "--out"]
+    assert cli.main([*argv, str(other)]) == 2
+    assert "holds other files and no sweep.json" in capsys.readouterr().err
+    assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
+    d = tmp_path / "s"
+    assert cli.main([*argv, str(d)]) == 0
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=2,1", "--out", str(d)]) == 2
+    assert "not of demo.sleep over {'ms': [2, 1]}" in capsys.readouterr().err
+    for f in (d / "points").iterdir():
+        f.unlink()
+    (d / "points").rmdir()
+    (d / "points").write_text("")
+    assert cli.main(["sweep", "status", str(d)]) == 2
+    assert "points: a file where the sweep's points directory should be" in capsys.readouterr().err
+
+
 def test_cli(tmp_path, capsys):
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1,2", "--out", str(tmp_path)]) == 0
     assert "2 ok, 0 failed" in capsys.readouterr().out
@@ -201,6 +223,13 @@ def test_cli(tmp_path, capsys):
                                                                  "workload": 3})), r"workload: = 3: expected a string"),
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
                                                                  "grid": {}})), r"grid: = \{\}"),
+    # found by a readers review: an edited grid read as points "missing", and a value twice named no file
+    (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
+                                                                 "grid": {"ms": [1, 2, 3]}})),
+     r"sweep.json: points: = 2: expected 3, the number of the grid's points"),
+    (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
+                                                                 "grid": {"ms": [1, 1]}})),
+     r"sweep.json: grid: grid axis 'ms': 1 given twice"),
 ])
 def test_a_damaged_sweep_file_is_one_line_naming_it_in_status_collect_and_resume(damage, message, tmp_path, capsys):
     """Found by a CLI review: a point file holding a list was an AttributeError in status and a TypeError in collect,
