@@ -120,9 +120,10 @@ class SweepDir:
         if self.manifest_path.is_file():
             old = self.manifest()
             if old.get("workload") != workload or old.get("grid") != grid:
+                asked = f"of {workload}" if old.get("workload") != workload else f"over {grid}"
                 raise ArgumentError(f"{self.path} holds a sweep of {old.get('workload')} over {old.get('grid')}, not "
-                                    f"of {workload} over {grid}; resume it with the same workload and grid (values in "
-                                    "the same order), or use another directory")
+                                    f"{asked}; resume it with the same workload and grid (values in the same order), "
+                                    "or use another directory")
         else:
             OutputDir.parse(self.path, "sweep directory", writes=True)  # a new one: it, or where it goes, is writable
             if self.path.is_dir() and any(self.path.iterdir()):  # its files would mix with the sweep's

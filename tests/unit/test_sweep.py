@@ -188,7 +188,7 @@ def test_a_directory_that_is_not_a_sweep_is_refused_before_anything_is_written(t
     d = tmp_path / "s"
     assert cli.main([*argv, str(d)]) == 0
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=2,1", "--out", str(d)]) == 2
-    assert "not of demo.sleep over {'ms': [2, 1]}" in capsys.readouterr().err
+    assert "over {'ms': [1, 2]}, not over {'ms': [2, 1]}" in capsys.readouterr().err
     for f in (d / "points").iterdir():
         f.unlink()
     (d / "points").rmdir()
