@@ -65,9 +65,14 @@ def read_recorded_run(path: Path) -> RecordedRun:
             live run, a data file that does not parse).
     """
     run_json = path / "run.json"
-    run = load_document(run_json).obj(("notebook", "parameters", "ok", "session", "provenance"), any_keys=True)
+    run = load_document(run_json).obj(("notebook", "parameters", "ok", "session", "provenance"),
+                                      ("run_json_version", "error", "elapsed_s", "overrides"))
     if run["ok"].bool() is not True:
         raise run["ok"].error(f"the run failed ({run.value.get('error')}); it is not a result")
+    if run.value.get("error") is not None:
+        raise run["error"].fail("null in a run that is ok (a run with an error failed)")
+    if not path.name.endswith("-" + run["notebook"].str()):  # a record copied under another notebook's name
+        raise run["notebook"].fail(f"the notebook its directory {path.name!r} names")
     session = run["session"].obj(("mode",), any_keys=True)
     if session["mode"].value != "live":
         raise session["mode"].fail("'live' (only real GPU runs are kept)")

@@ -47,6 +47,22 @@ def test_newest_valid_run_with_the_same_parameters_is_shown(tmp_path, capsys):
     assert any("session.mode" in p and "'live'" in p for p in problems)
 
 
+@pytest.mark.parametrize("damage, said", [
+    (lambda doc: doc.update(notebook="nby"), "notebook: = 'nby': expected the notebook its directory"),
+    (lambda doc: doc.update(error="cell 2: boom"), "error: = 'cell 2: boom': expected null in a run that is ok"),
+    (lambda doc: doc.update(extra=1), "extra: unknown key"),
+])
+def test_a_run_record_that_contradicts_itself_is_not_a_result(damage, said, tmp_path):
+    """Found by a readers review: a run.json naming another notebook, one that was ok with an error, and one with
+    keys no writer puts there were each taken as a recorded result."""
+    run = _record(tmp_path, "20260101T000000Z")
+    doc = json.loads((run / "run.json").read_text())
+    damage(doc)
+    (run / "run.json").write_text(json.dumps(doc))
+    valid, problems = scan_recorded("nbx", tmp_path)
+    assert not valid and len(problems) == 1 and said in problems[0], problems
+
+
 def test_a_record_from_before_a_kernel_change_says_so_in_the_banner(tmp_path, capsys):
     """Found by a notebook review: notebook 02's sm90 view showed a record two mainloop changes old, 10 % slower, as if
     it were today's code."""
