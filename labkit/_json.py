@@ -366,3 +366,22 @@ def dumps(value: Any, *, indent: int | None = 2, source: str | None = None,
         raise FormatError(path, f"a value of type {type(v).__name__}: not a JSON value", source=source)
 
     return json.dumps(native(value, ""), indent=indent, allow_nan=False)
+
+
+# labkit's documents by the keys that mark each: what a reader says it was given when it is not its own kind
+_KINDS_BY_KEYS = ((("schema_version",), "a launch manifest (labkit manifest check)"),
+                  (("decode_report_version",), "a decode report (labkit report show)"),
+                  (("metadata", "phase_timings"), "a Sage2 report (labkit report show)"),
+                  (("sweep_version",), "a sweep's sweep.json (labkit sweep status)"),
+                  (("notebook", "ok", "provenance"), "a notebook run's run.json"),
+                  (("version", "attributions"), "a notebook 05 ncu summary (labkit ncu summary)"),
+                  (("timeline_version",), "a CTA timeline (labkit sched timeline)"))
+
+
+def document_kind(value: Any) -> str | None:
+    """Which of labkit's documents ``value`` is, in words, or None."""
+    if isinstance(value, dict):
+        for keys, kind in _KINDS_BY_KEYS:
+            if all(k in value for k in keys):
+                return kind
+    return None

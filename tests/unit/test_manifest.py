@@ -63,6 +63,21 @@ def test_seed_check_finds_its_problems_and_can_run(capsys):
     assert "verdict: can run" in out
 
 
+@pytest.mark.parametrize("glob, kind", [("*-02_sage2_phases/data/report.json", "a Sage2 report"),
+                                        ("*-02_sage2_phases/run.json", "a notebook run's run.json"),
+                                        ("*-05_ncu_correlation/data/ncu_summary.json", "a notebook 05 ncu summary")])
+def test_another_labkit_document_given_as_a_manifest_is_named(glob, kind, capsys):
+    """Found by a CLI review: a report or run record given to manifest check was only "missing key 'schema_version'"."""
+    from ..conftest import ROOT
+
+    given = sorted((ROOT / "data" / "runs").glob(glob))[-1]
+    for argv in (["manifest", "check", str(given), "--no-device"], ["decode", "from-manifest", str(given), "--out",
+                                                                    "/tmp/labkit-never-written"]):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"missing key 'schema_version': this is {kind}" in err and err.endswith("not a launch manifest\n")
+
+
 def test_a_scratch_buffer_no_field_points_to_is_flagged(tmp_path):
     """Found by a readers review: with the seed's ``{"scratch": "stats"}`` field removed, check said nothing, and the
     kernel would read a null pointer where the runner's zeroed stats buffer was meant to be."""

@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ..._json import Node, load_document
+from ..._json import Node, document_kind, load_document
 from ..._text import counted
 from ...errors import FormatError
 from ...provenance import read as read_provenance
@@ -164,9 +164,10 @@ def is_decode_report(path: Path | str) -> bool:
     json_kind = {type(None): "null", list: "a list", str: "a string", bool: "a boolean", int: "a number",
                  float: "a number"}
     keys = ", ".join(list(doc)[:6]) if isinstance(doc, dict) else f"no keys: it is {json_kind.get(type(doc), 'JSON')}"
+    what = f"this is {document_kind(doc)}" if document_kind(doc) else f"this has {keys or 'nothing'}"
     raise FormatError("", f"not a labkit report: a Sage2 report (labkit sage2 profile --out) has 'metadata' and "
                       f"'phase_timings', a decode report (labkit decode bench|compare --out) 'decode_report_version'; "
-                      f"this has {keys or 'nothing'}", source=str(path))
+                      f"{what}", source=str(path))
 
 
 def load(path: Path | str) -> DecodeReport:
