@@ -365,3 +365,11 @@ def test_show_says_when_the_peers_were_timed_before_the_persisting_l2_reset():
     assert unknown == (f"timed at {'f' * 40}, which this checkout cannot place before or after "
                        f"{report.PERSISTING_RESET}: {report.PERSISTING_NOTE}")
     assert "timed at no recorded commit, which" in report.persisting_note(with_sha(since, None))
+
+
+def test_a_split_sweep_shows_no_empty_build_column():
+    """Found by a notebook review: split sweeps printed a build column that only compare sweeps fill."""
+    text = report.show_table(report.load(ROOT / "data" / "runs" / "20261204T185600Z-decode_bench_targets" /
+                                         "sweep.json"))
+    sweeps = [line for line in text.splitlines() if line.lstrip().startswith("splits  kernel")]
+    assert sweeps and not any(line.rstrip().endswith("build") for line in sweeps)

@@ -252,11 +252,12 @@ def show_table(r: DecodeReport) -> str:
         lines += ["peers that did not run:", *not_run]
     for key, sweep in r.split_sweeps.items():  # split, tail and compare sweeps: * marks the plan's own call
         base = next((p.p50_us for p in sweep if p.heuristic), None)
+        builds = any(p.build for p in sweep)  # a compare sweep's builds; a split sweep's column would stay empty
         rows = [["*" if p.heuristic else "", str(p.splits), p.kernel, f"{p.p50_us:.2f}", f"{p.TBps:.2f}",
-                 f"{p.p50_us / base - 1:+.2%}" if base else "-", p.build or ""] for p in sweep]
+                 f"{p.p50_us / base - 1:+.2%}" if base else "-", *([p.build or ""] if builds else [])] for p in sweep]
         lines += ["", f"sweep {key} (* the plan's call; time vs plan: + is slower):",
-                  *fmt_table(["", "splits", "kernel", "p50 us", "TB/s", "time vs plan", "build"], rows, left=(0, 2, 6),
-                            rule=False).splitlines()]
+                  *fmt_table(["", "splits", "kernel", "p50 us", "TB/s", "time vs plan", *(["build"] if builds else [])],
+                             rows, left=(0, 2, 6), rule=False).splitlines()]
     if not any(p.build for p in r.points):  # a compare report's one call is the plan's, no run of the sweep
         from .targets import format_targets
 
