@@ -60,6 +60,12 @@ session = Session.start("04_cta_scheduling", source=source, out_dir=out_dir, par
     "decode_page_size": decode_page_size, "launches": launches})
 batch, n, heads, head_dim = shape
 do_sage2, do_decode = workload in ("sage2", "both"), workload in ("decode", "both")
+
+
+def not_studied(part: str) -> None:  # a part's headings stay in the notebook: say why nothing is under them
+    print(f"{part}: not studied in this run (workload {workload!r}); -p workload {part.lower()} or both runs it")
+
+
 decode_geo = {"head_dim": int(decode_head_dim), "heads_q": decode_heads[0], "heads_kv": decode_heads[1],
               "page_size": int(decode_page_size)}
 decode_name = f"paged decode d{decode_head_dim}, {decode_heads[0]}/{decode_heads[1]} heads, page {decode_page_size}"
@@ -98,6 +104,8 @@ if do_sage2:
     display_cols = ["q_len", "kv_len", "ctas", "waves", "last_wave_ctas", "wave_efficiency", "q_tile_efficiency",
                     "kv_tile_efficiency", "efficiency"]
     display(seed_model[display_cols])
+else:
+    not_studied("Sage2")
 
 # %% [markdown]
 # ## Sage2: one measured launch, CTA by CTA
@@ -111,6 +119,8 @@ if do_sage2:
                                                         f"{len(tl.records)} CTAs"))
     session.save_figure(fig, "sage2_gantt")
     display(pd.Series(tl.stats().to_dict()).to_frame("measured"))
+else:
+    not_studied("Sage2")
 
 # %% [markdown]
 # ## Sage2: efficiency along q and along kv, model and measured
@@ -138,6 +148,8 @@ if do_sage2:
     display(sage2_points[["sweep", "q_len", "kv_len", "ctas", "waves", "wave_efficiency", "measured_slot_efficiency",
                           "measured_minus_model", "measured_sm_efficiency", "efficiency", "measured_efficiency",
                           "measured_waves", "makespan_us", "sm_imbalance"]])
+else:
+    not_studied("Sage2")
 
 # %% [markdown]
 # ## Decode: one measured call, CTA by CTA (the split sweep's batch, heuristic splits)
@@ -168,6 +180,8 @@ if do_decode:
     session.save_figure(fig, "decode_sm_speed")
     display(pd.Series(dtl.stats().to_dict()).to_frame("measured"))
     print(dtl.fast_sms())
+else:
+    not_studied("Decode")
 
 # %% [markdown]
 # ## Decode: waves and efficiency against the split count and against the batch
@@ -210,3 +224,5 @@ if do_decode:
     display(decode_points[["sweep", "batch", "kv_len", "splits", "heuristic_splits", "kernel", "ctas", "waves",
                            "wave_efficiency", "measured_slot_efficiency", "measured_minus_model", "split_efficiency",
                            "measured_waves", "makespan_us"]])
+else:
+    not_studied("Decode")
