@@ -13,19 +13,22 @@ def _wave_boundaries(ax, model, x: str) -> None:
         ax.axvline(v, color="0.6", linestyle=":", linewidth=0.8, label="model: one more wave" if i == 0 else None)
 
 
-def efficiency_vs(model, measured, *, x: str, xlabel: str, title: str = "", log2: bool = False, ax=None):
-    """Model efficiency (waves x tiles, and waves alone) as lines over ``model[x]``; measured slot efficiency
-    (from the timeline) and it times the tile efficiency as points at ``measured[x]``."""
+def efficiency_vs(model, measured, *, x: str, xlabel: str, title: str = "", log2: bool = False, ax=None,
+                  factors: str = "tiles"):
+    """Model efficiency (waves x ``factors``, and waves alone) as lines over ``model[x]``; measured slot efficiency
+    (from the timeline) and it times the same factors as points at ``measured[x]``. ``factors`` names what the
+    model multiplies the waves by: Sage2's q and k tiles; decode's padded last stage and its splits' balance."""
     fig, ax = _axes(ax, figsize=(6, 3.8))
     d = model.sort_values(x)
     ax.plot(d[x], d["wave_efficiency"], "--", color="C0", linewidth=1, label="model: waves only")
-    ax.plot(d[x], d["efficiency"], "-", color="C0", label="model: waves x tiles")
+    ax.plot(d[x], d["efficiency"], "-", color="C0", label=f"model: waves x {factors}")
     _wave_boundaries(ax, model, x)
     if measured is not None and len(measured):
         m = measured.sort_values(x)
         ax.plot(m[x], m["measured_slot_efficiency"], "o", color="C1", markerfacecolor="none",
                 label="measured: slot efficiency (timeline)")
-        ax.plot(m[x], m["measured_efficiency"], "o", color="C1", label="measured: slot efficiency x tiles", zorder=3)
+        ax.plot(m[x], m["measured_efficiency"], "o", color="C1", label=f"measured: slot efficiency x {factors}",
+                zorder=3)
     if log2:
         ax.set_xscale("log", base=2)
     else:
@@ -98,7 +101,8 @@ def decode_sched(split_model, split_measured, batch_model, batch_measured, *, ti
                                                        (batch_model, batch_measured, "batch",
                                                         "batch [sequences] (heuristic splits)"))):
         waves_vs(model, measured, x=x, xlabel="", log2=True, ax=axes[0][col])
-        efficiency_vs(model, measured, x=x, xlabel=label, log2=True, ax=axes[1][col])
+        efficiency_vs(model, measured, x=x, xlabel=label, log2=True, ax=axes[1][col],
+                      factors="stage padding x split balance")
     _shared_legend(fig, axes.ravel())
     fig.suptitle(title, fontsize=10)
     return fig

@@ -179,3 +179,19 @@ def test_cold_l2_copies_reads_its_rows_strictly_and_draws_one_line_per_l2_state(
     assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == ["16", "1024"]
     assert any(t.get_text() == "L2 60 MiB" for t in ax.texts)
     assert plot.save(fig, tmp_path / "cold_l2").exists()
+
+
+def test_decode_efficiency_names_its_factors_not_sage2_tiles():
+    """Found by a notebook review: notebook 04's decode panels said "waves x tiles", Sage2's factors; decode's model
+    multiplies the waves by its padded last stage and its splits' balance."""
+    import pandas as pd
+
+    from labkit.sched import model as sched_model
+
+    rows = [sched_model.decode_launch(8, 8192, s, heads_kv=8, tokens_per_stage=64, sms=132, ctas_per_sm=2)
+            for s in (1, 2, 4)]
+    split_model = pd.DataFrame([{**r.to_dict(), "splits": s} for r, s in zip(rows, (1, 2, 4))])
+    fig = plot.decode_sched(split_model, None, split_model.rename(columns={"splits": "batch"}), None, title="t")
+    labels = {t.get_text() for leg in fig.legends for t in leg.get_texts()} | {
+        t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()}
+    assert "model: waves x stage padding x split balance" in labels and "model: waves x tiles" not in labels
