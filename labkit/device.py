@@ -72,7 +72,8 @@ class DeviceInfo:
 
     def to_frame(self):
         pd = _deps.require("pandas")
-        rows = [(k, v) for k, v in self.to_dict().items()]
+        # None is a field NVML did not give on that machine (or a record from before labkit read it)
+        rows = [(k, "not recorded" if v is None else v) for k, v in self.to_dict().items()]
         return pd.DataFrame(rows, columns=["property", "value"]).set_index("property")
 
 

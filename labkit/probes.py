@@ -224,6 +224,13 @@ def timing_overhead(launches: int = 2000) -> dict:
 TIMING_OVERHEAD_KEYS = ("bare_us", "nvtx_us", "events_us", "nvtx_events_us", "fresh_events_us")
 TIMED_LAUNCH_TARGET_US = 3.0  # issue 9: labkit's timed launch adds at most this much host time
 
+# the probes' keys in words, for figures (the keys stay the data's names)
+LABELS = {"host_enqueue_us": "host: enqueue", "gpu_back_to_back_us": "GPU: back to back",
+          "gpu_graph_us": "GPU: in a CUDA graph", "gpu_isolated_us": "GPU: one launch alone",
+          "launch_and_sync_us": "host: launch + synchronize", "bare_us": "bare launch",
+          "nvtx_us": "in an NVTX range", "events_us": "between CUDA events",
+          "nvtx_events_us": "labkit's timed launch (NVTX + events)", "fresh_events_us": "NVTX + a new event pair"}
+
 
 def timing_overhead_us(result: dict) -> dict[str, float]:
     """The host times [us] per launch of a ``timing_overhead`` result, in a fixed order."""

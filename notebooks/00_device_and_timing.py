@@ -76,7 +76,7 @@ cold_l2.pivot(index="MiB", columns="mode", values="p50_us")[["hot", "cold", "col
 # %%
 overhead = session.measure("launch_overhead", labkit.probes.launch_overhead, launches,
                            load=labkit.probes.overhead_us)
-fig = labkit.plot.value_bars(overhead, xlabel="time per launch [µs]",
+fig = labkit.plot.value_bars(overhead, xlabel="time per launch [µs]", labels=labkit.probes.LABELS,
                              title=session.title(f"Empty-kernel launch overhead, {launches} launches"))
 session.save_figure(fig, "launch_overhead")
 
@@ -91,7 +91,7 @@ session.save_figure(fig, "launch_overhead")
 # %%
 timing_cost = session.measure("timing_overhead", labkit.probes.timing_overhead, launches,
                               load=labkit.probes.timing_overhead_us)
-fig = labkit.plot.value_bars(timing_cost, xlabel="host time per launch [µs]",
+fig = labkit.plot.value_bars(timing_cost, xlabel="host time per launch [µs]", labels=labkit.probes.LABELS,
                              title=session.title(f"Host cost of timing a launch, {launches} launches"))
 session.save_figure(fig, "timing_overhead")
 print(labkit.probes.timing_overhead_table({**timing_cost, "launches": launches}))

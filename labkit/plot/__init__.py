@@ -141,10 +141,11 @@ def tail_study(report, *, title: str = "Sage2 tail study", ax=None):
     return fig
 
 
-def value_bars(values: dict[str, float], *, xlabel: str, title: str = "", ax=None):
-    """Labelled horizontal bars of named values (e.g. launch overheads in us)."""
+def value_bars(values: dict[str, float], *, xlabel: str, title: str = "", labels: dict[str, str] | None = None,
+               ax=None):
+    """Labelled horizontal bars of named values (e.g. launch overheads in us); ``labels`` puts words on the keys."""
     fig, ax = _axes(ax, figsize=(7, 0.6 + 0.4 * len(values)))
-    bars = ax.barh(list(values), list(values.values()))
+    bars = ax.barh([(labels or {}).get(k, k) for k in values], list(values.values()))
     ax.bar_label(bars, fmt="%.2f", padding=2, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
@@ -234,13 +235,13 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
                        edgecolor="white", linewidth=0.3)
     from matplotlib.patches import Patch
 
-    ax.set_yticks(range(len(rows)), [f"SM {s}.{k}" for s, k in rows], fontsize=5)
+    ax.set_yticks(range(len(rows)), [f"SM {s} slot {k}" for s, k in rows], fontsize=5)  # "SM 14.1" read as a number
     ax.invert_yaxis()
     ax.set_xlim(0, (df["end_ns"].max() - t0) / 1e3)
     ax.set_xlabel("time since the first CTA started [us]")
     shown = ("" if len(rows) == len(every) else f" ({len(rows)} of {len(every)}: the latest waves"
              + (", those that ended last and first)" if split else ")"))
-    ax.set_ylabel(f"SM.slot{shown}")
+    ax.set_ylabel(f"SM and slot{shown}")
     ax.set_title(title)
     n_waves = int(df["wave"].max()) + 1
     ax.legend(handles=[Patch(color=f"C{w % 8}", label=f"wave {w}") for w in range(min(n_waves, 8))], fontsize=7,
