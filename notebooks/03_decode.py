@@ -67,7 +67,7 @@ checks
 # ## Bandwidth: K+V bytes read per second, beside a 1 GiB copy's rate and the peers
 # A labkit.sweep: each (batch, kv_len) point is written to `data/sweeps/bandwidth/` as it finishes, so an
 # interrupted run keeps what it measured and a re-run resumes. Points over 9 GB of K+V are skipped (named under the
-# figure). `peers_not_run` says why a peer has no number at a point.
+# figure), and why a peer has no number at a point is printed above the table.
 
 # %%
 copy = session.measure("copy_ceiling", study.copy_ceiling)
@@ -77,7 +77,7 @@ table = study.bandwidth_table(points)
 fig = labkit.plot.decode_bandwidth(table.to_dict("records"), copy["TBps"], title=session.title(
     f"Paged decode, {heads[0]}/{heads[1]} heads, head_dim {head_dim}, page {page_size}, cold L2"))
 session.save_figure(fig, "decode_bandwidth")
-print("\n".join(study.skipped(points)))
+print("\n".join(study.skipped(points) + study.peers_not_run(table)))
 session.save_table(table, "bandwidth")
 study.shown(table)  # TB/s of K+V read for labkit and each peer; data/bandwidth.csv keeps every column
 

@@ -63,3 +63,19 @@ def test_notebook_03_live_on_a_faked_gpu(tmp_path, monkeypatch):
     pick = [r for r in rows if r["heuristic"]]
     assert len(pick) == 1 and pick[0]["splits"] == 2 and pick[0]["kernel"] == "mma w8s2 cl2 pp"  # the plan's own call
     assert (8, 8192, None) in asked and all(s in (None, *range(1, 257)) for _, _, s in asked)
+
+
+def test_why_a_peer_did_not_run_is_listed_once_per_reason_not_as_a_table_column():
+    """Found by a notebook review: a compiler's error in ``peers_not_run`` made notebook 03's table too wide to read."""
+    from labkit.workloads.decode import study
+
+    error = "InductorError: CompilationError: at 194:23:\n" + "x" * 300
+    table = pd.DataFrame({"batch": [1, 8, 64], "kv_len": [1024, 1024, 32768], "TBps": [0.4, 1.9, 4.5],
+                          "peers_not_run": ["flex_paged: compiled per shape", "flex_paged: compiled per shape",
+                                            f"flex_paged: {error}; fa3: absent"]})
+    assert "peers_not_run" not in study.shown(table)
+    lines = study.peers_not_run(table)
+    assert lines[0] == "flex_paged: compiled per shape (at 1 x 1024, 8 x 1024)"
+    assert lines[1].startswith("flex_paged: InductorError: CompilationError: at 194:23: xxx")
+    assert lines[1].endswith("... (at 64 x 32768)") and len(lines[1]) < 120
+    assert lines[2] == "fa3: absent (at 64 x 32768)"

@@ -111,8 +111,9 @@ def skipped(points) -> list[str]:
 def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kernel", "p50_us", "TBps")):
     """``table`` as a notebook shows it: columns that hold one value in every row left out (the figure's title and
     the parameters say them; the saved CSV keeps them), ``splits_used`` where it repeats ``splits``, and numbers
-    rounded to what the timing resolves (us to 0.01, TB/s to 0.001)."""
-    out = table.copy()
+    rounded to what the timing resolves (us to 0.01, TB/s to 0.001). ``peers_not_run`` is left out too: its reasons
+    (a compiler's error, say) made the table too wide to read; ``peers_not_run`` below lists them once each."""
+    out = table.drop(columns=[c for c in ("peers_not_run",) if c in table])
     if "splits_used" in out and "splits" in out and (out["splits_used"] == out["splits"]).all():
         out = out.drop(columns=["splits_used"])
     constant = [c for c in out.columns if c not in keep and out[c].astype(str).nunique() <= 1] if len(out) > 1 else []
@@ -123,6 +124,19 @@ def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kerne
         elif out[col].dtype.kind == "f":
             out[col] = out[col].round(3)
     return out
+
+
+def peers_not_run(table) -> list[str]:
+    """Why a peer has no number, one line per peer and reason with the points it held for (a reason cut to 100
+    characters: the CSV keeps it whole)."""
+    if "peers_not_run" not in table:
+        return []
+    where: dict[str, list[str]] = {}
+    for b, n, notes in zip(table["batch"], table["kv_len"], table["peers_not_run"]):
+        for note in filter(None, str(notes).split("; ")):
+            note = " ".join(note.split())
+            where.setdefault(note if len(note) <= 100 else note[:97] + "...", []).append(f"{b} x {n}")
+    return [f"{note} (at {', '.join(points)})" for note, points in where.items()]
 
 
 def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> list[dict]:
