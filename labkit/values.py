@@ -27,6 +27,10 @@ _INT = re.compile(r"[+-]?[0-9]{1,19}")  # ASCII only: int() also takes '1_000' a
 def parse_int(text: str, *, what: str, lo: int | None = None, hi: int | None = None) -> int:
     """An integer written in ASCII digits, in [lo, hi]."""
     if not isinstance(text, str) or not _INT.fullmatch(text.strip()):
+        if isinstance(text, str) and re.fullmatch(r"[+-]?[0-9]{20,}", text.strip()):  # digits, too many for an i64
+            bound = f"{lo}..{hi}" if lo is not None and hi is not None else "a 64-bit integer"
+            raise ArgumentError(f"{what} {text!r}: {len(text.strip().lstrip('+-'))} digits, out of range "
+                                f"(expected {bound})")
         raise ArgumentError(f"{what} {text!r}: expected an integer")
     return check_int(int(text), what=what, lo=lo, hi=hi)
 

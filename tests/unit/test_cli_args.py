@@ -37,6 +37,8 @@ BAD = [
     (S + ["--schedule", "sm90", "--cta-q", "64"], "fixed tiles (192 q x 128 keys per CTA"),
     # found by a CLI review: a tile given at the seed's own value was ignored with sm90 (exit 0, cta_q 192)
     (S + ["--schedule", "sm90", "--cta-q", "128", "--pv-terms", "1"], "drop --cta-q, --pv-terms"),
+    # found by a CLI review: "expected an integer" for a number too large to be one
+    (["device", "--index", "99999999999999999999"], "20 digits, out of range (expected 0..1023)"),
     # found by a CLI review: unchecked, each was "no row of this call"
     (["report", "spread", "data/runs", "--point", "64x8192", "--heads", "32/0"], "--heads '32/0': expected query / KV"),
     (["report", "spread", "data/runs", "--point", "64x8192", "--head-dim", "100"], "invalid choice: 100"),
