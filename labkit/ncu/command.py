@@ -83,6 +83,9 @@ def find_ncu() -> str:
         NcuError: none found (the message says where labkit looked and what to set).
     """
     given = _env.getenv("LABKIT_NCU")
+    if given and not Path(given).is_file():  # asked for that ncu: another one found on PATH would not be it
+        raise NcuError(f"Nsight Compute (ncu) not found: LABKIT_NCU={given} is no file (unset it to search PATH and "
+                       "/usr/local/cuda/bin/ncu)")
     for candidate in (given, shutil.which("ncu"), "/usr/local/cuda/bin/ncu"):
         if candidate and Path(candidate).is_file():
             return candidate

@@ -106,7 +106,8 @@ def test_cli(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("LABKIT_NCU", str(tmp_path / "missing-ncu"))
     monkeypatch.setenv("PATH", str(tmp_path))
     assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--", "labkit", "device"]) == 2
-    assert "ncu) not found" in capsys.readouterr().err
+    # found by a CLI review: the path given was not named, and another ncu on PATH would have run instead
+    assert f"ncu) not found: LABKIT_NCU={tmp_path / 'missing-ncu'} is no file" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, message", [
