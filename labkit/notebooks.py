@@ -42,10 +42,10 @@ def resolve(name: str) -> Path:
     if p.suffix in (".py", ".ipynb") and p.with_suffix(".py").is_file():
         return p.with_suffix(".py").resolve()
     names = list_notebooks()
-    hits = [n for n in names if n == name] or [n for n in names if n.startswith(name)]
+    hits = [n for n in names if n == name] or [n for n in names if name and n.startswith(name)]  # '' prefixes all
     if len(hits) != 1:
-        raise LabkitError(f"notebook {name!r}: {'ambiguous' if hits else 'not found'}; "
-                          f"available: {', '.join(names)}")
+        said = f"ambiguous, the start of {', '.join(hits)}" if hits else "not found"
+        raise LabkitError(f"notebook {name!r}: {said}; available: {', '.join(names)}")
     return notebook_dir() / f"{hits[0]}.py"
 
 

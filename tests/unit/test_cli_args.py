@@ -37,6 +37,8 @@ BAD = [
     (S + ["--schedule", "sm90", "--cta-q", "64"], "fixed tiles (192 q x 128 keys per CTA"),
     # found by a CLI review: a tile given at the seed's own value was ignored with sm90 (exit 0, cta_q 192)
     (S + ["--schedule", "sm90", "--cta-q", "128", "--pv-terms", "1"], "drop --cta-q, --pv-terms"),
+    (["nb", "params", ""], "notebook '': not found; available: 00_device_and_timing"),  # was "ambiguous"
+    (["nb", "params", "0"], "notebook '0': ambiguous, the start of 00_device_and_timing, 01_decode_manifest"),
     # found by a CLI review: "expected an integer" for a number too large to be one
     (["device", "--index", "99999999999999999999"], "20 digits, out of range (expected 0..1023)"),
     # found by a CLI review: unchecked, each was "no row of this call"
