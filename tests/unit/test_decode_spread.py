@@ -114,6 +114,12 @@ def test_a_directory_gives_its_decode_reports_skips_other_json_and_refuses_a_dam
         call_spread([tmp_path], 16, 4096, 128)
     os.mkfifo(tmp_path / "run2" / "pipe.json")  # found by a readers review: the damaged-report test waited on it
     assert call_spread([tmp_path], 64, 8192, 128).skipped == 3
+    # found by a CLI review: a copied report counted as a second run
+    (tmp_path / "run3").mkdir()
+    (tmp_path / "run3" / "copy.json").write_bytes((tmp_path / "run1" / "bench.json").read_bytes())
+    s = call_spread([tmp_path], 64, 8192, 128)
+    assert (len(s.runs), s.copies) == (2, 1)
+    assert spread_table(s).splitlines()[0].endswith("; 1 copy of a report already read left out")
     doc = json.loads((tmp_path / "run1" / "bench.json").read_text())
     doc["rows"][0]["TBps"] = "fast"
     (tmp_path / "run1" / "bench.json").write_text(json.dumps(doc))

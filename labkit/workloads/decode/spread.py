@@ -10,6 +10,7 @@ machine's state, not the kernel's). ``labkit report spread`` prints it and draws
 ``labkit decode bench`` places its own large calls among the recorded runs (``standings``). Nothing is timed here.
 """
 
+import json
 import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -82,6 +83,7 @@ class CallSpread:
     runs: tuple[RunRate, ...]
     reports: int  # decode reports read
     skipped: int  # other JSON files under the directories given
+    copies: int = 0  # reports of a run already read, left out
 
     @property
     def gpus(self) -> int:
@@ -142,6 +144,7 @@ class Reports:
     found: tuple[tuple[str, DecodeReport], ...]  # (name as given or under its directory, report)
     skipped: int  # other JSON files under the directories
     paths: tuple[Path, ...]  # each report's resolved path, in ``found``'s order
+    copies: int = 0  # reports of a run already read (a copied file), left out: a run counts once
 
 
 def read_reports(paths: list[str | Path]) -> Reports:
@@ -180,7 +183,14 @@ def read_reports(paths: list[str | Path]) -> Reports:
                 skipped += 1
             elif f.resolve() not in seen:
                 seen[f.resolve()] = (str(f.relative_to(path)), load(f))
-    return Reports(tuple(seen.values()), skipped, tuple(seen))
+    runs, kept = set(), {}
+    for where, (name, r) in seen.items():  # the first file of each report, in the order given
+        run = json.dumps(r.to_dict(), sort_keys=True)  # a copied file holds the same report: the same run
+        if run in runs:
+            continue
+        runs.add(run)
+        kept[where] = (name, r)
+    return Reports(tuple(kept.values()), skipped, tuple(kept), len(seen) - len(kept))
 
 
 def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head_dim: int, *, heads: str = "32/8",
@@ -211,7 +221,7 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
         raise ArgumentError(f"{label}: no row of this call in the {where}; " + (
             f"its recorded builds: {builds}" if builds else "labkit report show FILE lists a report's calls"))
     return CallSpread(label, tuple(sorted(runs, key=lambda x: (x.TBps, x.source))), len(reports.found),
-                      reports.skipped)
+                      reports.skipped, reports.copies)
 
 
 def _builds(reports: Reports, call: tuple) -> str:
@@ -241,7 +251,7 @@ def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB
     if exclude is not None:
         gone = Path(exclude).resolve()
         among = Reports(tuple(f for f, p in zip(among.found, among.paths) if p != gone), among.skipped,
-                        tuple(p for p in among.paths if p != gone))
+                        tuple(p for p in among.paths if p != gone), among.copies)
     lines = []
     for p in r.points:
         if p.mode not in COLD_MODES or p.kv_MB < min_kv_MB:
@@ -283,7 +293,9 @@ def spread_table(s: CallSpread) -> str:
     peers = [r.best_peer_TBps for r in s.runs if r.best_peer_TBps is not None]
     builds = len({r.kernel for r in s.runs})
     lines = [f"{s.call}: the plan's call in {counted(len(s.runs), 'run')} on {counted(s.gpus, 'GPU')}"
-             + (f" ({counted(builds, 'build')}: --kernel holds one)" if builds > 1 else ""),
+             + (f" ({counted(builds, 'build')}: --kernel holds one)" if builds > 1 else "")
+             + (f"; {s.copies} {'copy' if s.copies == 1 else 'copies'} of a report already read left out" if s.copies
+                else ""),
              fmt_table(["run", "GPU", "git", "build", "copy", "TB/s", "best peer", "x peer"], rows, rule=False),
              "TB/s: labkit timed alone; x peer: labkit / the best peer, both timed in the peers' rounds",
              f"labkit {min(rates):.3f}-{max(rates):.3f} TB/s (median {statistics.median(rates):.3f}, "
