@@ -82,7 +82,10 @@ def read(node, *, any_keys: bool = False) -> dict:
         FormatError: the key and what was expected.
     """
     n = node.obj(PROVENANCE_KEYS, any_keys=any_keys)
-    n["created_utc"].str()
+    try:  # report map --newest and the spreads order runs by it
+        _dt.datetime.fromisoformat(n["created_utc"].str())
+    except ValueError:
+        raise n["created_utc"].fail("an ISO 8601 time (collect() writes 2026-12-04T22:27:40+00:00)") from None
     n["host"].str()
     n["gpu_status"].str()
     for key in ("git_sha", "timing_mode"):

@@ -110,6 +110,7 @@ def test_version1_requires_provenance(seed_report_path):
     ("device", "H200", "provenance.device: = 'H200': expected an object"),
     ("device", {"name": "H200"}, "provenance.device: missing key 'index'"),
     ("versions", {"torch": 2.11}, "provenance.versions.torch: = 2.11: expected a string"),
+    ("created_utc", "yesterday", "provenance.created_utc: = 'yesterday': expected an ISO 8601 time"),  # CLI review
 ])
 def test_provenance_values_are_read_strictly(key, value, said):
     """Found by a review: a negative clock read as 'clocks not recorded', a device given as a string as 'device not
