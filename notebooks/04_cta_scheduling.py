@@ -61,11 +61,9 @@ session = Session.start("04_cta_scheduling", source=source, out_dir=out_dir, par
 batch, n, heads, head_dim = shape
 do_sage2, do_decode = workload in ("sage2", "both"), workload in ("decode", "both")
 
-
-def not_studied(part: str) -> None:  # a part's headings stay in the notebook: say why nothing is under them
-    print(f"{part}: not studied in this run (workload {workload!r}); -p workload {part.lower()} or both runs it")
-
-
+# a part left out keeps its headings in the notebook: under them, say why nothing follows
+not_studied = {part: f"{part}: not studied in this run (workload {workload!r}); -p workload {part.lower()} or both "
+               "runs it" for part in ("Sage2", "Decode")}
 decode_geo = {"head_dim": int(decode_head_dim), "heads_q": decode_heads[0], "heads_kv": decode_heads[1],
               "page_size": int(decode_page_size)}
 decode_name = f"paged decode d{decode_head_dim}, {decode_heads[0]}/{decode_heads[1]} heads, page {decode_page_size}"
@@ -105,7 +103,7 @@ if do_sage2:
                     "kv_tile_efficiency", "efficiency"]
     display(seed_model[display_cols])
 else:
-    not_studied("Sage2")
+    print(not_studied["Sage2"])
 
 # %% [markdown]
 # ## Sage2: one measured launch, CTA by CTA
@@ -120,7 +118,7 @@ if do_sage2:
     session.save_figure(fig, "sage2_gantt")
     display(pd.Series(tl.stats().to_dict()).to_frame("measured"))
 else:
-    not_studied("Sage2")
+    print(not_studied["Sage2"])
 
 # %% [markdown]
 # ## Sage2: efficiency along q and along kv, model and measured
@@ -149,7 +147,7 @@ if do_sage2:
                           "measured_minus_model", "measured_sm_efficiency", "efficiency", "measured_efficiency",
                           "measured_waves", "makespan_us", "sm_imbalance"]])
 else:
-    not_studied("Sage2")
+    print(not_studied["Sage2"])
 
 # %% [markdown]
 # ## Decode: one measured call, CTA by CTA (the split sweep's batch, heuristic splits)
@@ -181,7 +179,7 @@ if do_decode:
     display(pd.Series(dtl.stats().to_dict()).to_frame("measured"))
     print(dtl.fast_sms())
 else:
-    not_studied("Decode")
+    print(not_studied["Decode"])
 
 # %% [markdown]
 # ## Decode: waves and efficiency against the split count and against the batch
@@ -225,4 +223,4 @@ if do_decode:
                            "wave_efficiency", "measured_slot_efficiency", "measured_minus_model", "split_efficiency",
                            "measured_waves", "makespan_us"]])
 else:
-    not_studied("Decode")
+    print(not_studied["Decode"])
