@@ -23,6 +23,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Each test's figures closed after it: pyplot keeps every open one (and warns past 20)."""
+    yield
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
 @pytest.fixture
 def seed_report_path() -> Path:
     return ROOT / "data" / "sage2_report_seed.json"
