@@ -79,3 +79,29 @@ def test_why_a_peer_did_not_run_is_listed_once_per_reason_not_as_a_table_column(
     assert lines[1].startswith("flex_paged: InductorError: CompilationError: at 194:23: xxx")
     assert lines[1].endswith("... (at 64 x 32768)") and len(lines[1]) < 120
     assert lines[2] == "fa3: absent (at 64 x 32768)"
+
+
+def test_a_kernel_that_writes_nan_gives_a_correctness_row_a_json_file_holds(tmp_path, monkeypatch):
+    """Found by a review: a NaN in the output made ``max_abs_err`` NaN, which the strict writer of a live measurement
+    refuses, so notebook 03 would have died just where its table should say the case is out of bound."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from labkit.session import Session
+    from labkit.workloads.decode import study
+
+    def fake_run(x, *, splits):  # the exact answer, one element NaN where splits > 1; the rows past cu_seqlens_q NaN
+        out = study.decode_reference(x, x.geometry.head_dim ** -0.5).astype(np.float32)
+        out[int(x.cu_seqlens_q[-1]):] = np.nan
+        if splits > 1:
+            out[0, 0, 0] = np.nan
+        return SimpleNamespace(out=out)
+
+    monkeypatch.setattr(study, "CASES", dict(list(study.CASES.items())[:1]))
+    monkeypatch.setattr(study, "run_decode", fake_run)
+    (tmp_path / "data").mkdir()
+    rows = Session("nbx", "live", tmp_path, None, "test").measure("correctness", study.correctness)
+    exact, poisoned = rows
+    assert exact["within_bound"] and exact["nonfinite"] == 0 and exact["max_abs_err"] < 1e-6
+    assert not poisoned["within_bound"] and poisoned["nonfinite"] == 1 and poisoned["max_abs_err"] is None

@@ -35,7 +35,9 @@ def correctness(splits: tuple[int, ...] = (1, 3)) -> list[dict]:
             run = run_decode(x, splits=s)
             err = np.abs(run.out[:used] - ref[:used])
             bound = 2.0 ** -8 * (np.abs(ref[:used]) + magnitude[:used]) + 1e-3
-            rows.append({"case": name, "splits": s, "elements": int(err.size), "max_abs_err": float(err.max()),
+            nonfinite = int((~np.isfinite(err)).sum())  # NaN or inf written (or left unwritten): no max error
+            rows.append({"case": name, "splits": s, "elements": int(err.size),
+                         "max_abs_err": float(err.max()) if not nonfinite else None, "nonfinite": nonfinite,
                          "within_bound": bool((err <= bound).all()),
                          "unwritten_rows_untouched": bool(np.isnan(run.out[used:]).all())})
     return rows
