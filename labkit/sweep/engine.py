@@ -126,7 +126,9 @@ class SweepDir:
                                     "or use another directory")
         else:
             OutputDir.parse(self.path, "sweep directory", writes=True)  # a new one: it, or where it goes, is writable
-            if self.path.is_dir() and any(self.path.iterdir()):  # its files would mix with the sweep's
+            # its files would mix with the sweep's; an empty points/ is a start cut short before sweep.json
+            if self.path.is_dir() and any(p != self.points_dir or not p.is_dir() or any(p.iterdir())
+                                          for p in self.path.iterdir()):
                 raise ArgumentError(f"sweep directory {self.path} holds other files and no sweep.json; give an empty "
                                     "or new directory")
 
@@ -137,10 +139,10 @@ class SweepDir:
         if not self.manifest_path.is_file():
             from ..provenance import collect
 
-            self.points_dir.mkdir(parents=True, exist_ok=True)
+            self.path.mkdir(parents=True, exist_ok=True)
             atomic_write(self.manifest_path, {"sweep_version": VERSION, "workload": workload, "grid": grid,
                                               "points": len(points), "provenance": collect()})
-        self.points_dir.mkdir(parents=True, exist_ok=True)
+        self.points_dir.mkdir(exist_ok=True)
         return points
 
     def records(self) -> dict[str, dict]:

@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from .. import _deps
@@ -65,36 +66,54 @@ def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], 
     elif kind == "processes":
         ctx = mp.get_context("spawn")  # CUDA cannot be forked
         gpus = _gpu_count()
-        slots = ctx.Queue()  # handed to each worker as it starts: no manager process to outlive a killed driver
-        for i in range(workers):
-            slots.put(i % gpus if gpus else "")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_start_worker,
-                                 initargs=(slots, os.getpid())) as pool:
-            yield from _one_point_per_worker(pool, workers, sweep_dir, workload, todo)
+        queue = list(todo)
+        while queue:  # a point that kills its process breaks the pool: the rest go on in a new one
+            slots = ctx.Queue()  # handed to each worker as it starts: no manager process to outlive a killed driver
+            for i in range(workers):
+                slots.put(i % gpus if gpus else "")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_start_worker,
+                                     initargs=(slots, os.getpid())) as pool:
+                queue = yield from _one_point_per_worker(pool, workers, sweep_dir, workload, queue)
     else:
         yield from _dask(sweep_dir, workload, todo, workers=workers, client=client)
 
 
-def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, todo):
+def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, todo: list):
     """Hand the pool a point only as a worker frees up: what it holds is what runs, so an interrupt (or a caller
-    that stops reading) leaves at most the points in flight to end, and starts none of the queue."""
-    queue, running = iter(todo), {}
+    that stops reading) leaves at most the points in flight to end, and starts none of the queue. Returns the points
+    not handed out when the pool broke (a worker died: its points in flight are failed), for a new pool."""
+    queue, running = list(todo), {}
+    broken = False
 
     def submit_next() -> None:
-        for pid, params in queue:
-            running[pool.submit(run_point, sweep_dir, workload, pid, params)] = (pid, params)
-            return
+        nonlocal broken
+        if queue and not broken:
+            pid, params = queue[0]
+            try:
+                running[pool.submit(run_point, sweep_dir, workload, pid, params)] = (pid, params)
+            except BrokenProcessPool:
+                broken = True
+                return
+            queue.pop(0)
 
     for _ in range(workers):
         submit_next()
+    if not running:  # broken before it ran anything (a worker that cannot start): each point fails, none loops
+        for pid, params in queue:
+            yield _failed(sweep_dir, pid, params, "worker died: the process pool broke before running a point")
+        return []
     while running:
         for fut in wait(running, return_when=FIRST_COMPLETED).done:
             pid, params = running.pop(fut)
             submit_next()  # before the caller prints the record: no worker waits on it
             try:
                 yield fut.result()
-            except Exception as exc:  # noqa: BLE001 - a worker died: the point is failed, the rest go on
+            except BrokenProcessPool as exc:  # this point, or one beside it, took its process down
+                yield _failed(sweep_dir, pid, params, f"worker died: {exc} (one of the points in flight killed its "
+                                                      "process; --retry-failed runs the others again)")
+            except Exception as exc:  # noqa: BLE001 - an error the pool returned: the point is failed, the rest go on
                 yield _failed(sweep_dir, pid, params, f"worker died: {type(exc).__name__}: {exc}")
+    return queue
 
 
 def _dask(sweep_dir: str, workload: str, todo, *, workers: int, client=None):

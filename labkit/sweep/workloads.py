@@ -132,9 +132,12 @@ def _sage2_check(shape, q_len: int | None = None, kv_len: int | None = None, sch
 
 @register("demo.sleep")
 def demo_sleep(ms: float = 10, fail: str = "", **params) -> dict:
-    """No GPU: sleeps ``ms`` milliseconds and returns its parameters (``fail=yes`` raises, to try retries)."""
+    """No GPU: sleeps ``ms`` milliseconds and returns its parameters (``fail=yes`` raises, to try retries;
+    ``fail=exit`` ends its process, as a crashing kernel would, to try a pool's worker dying)."""
     if fail == "yes":
         raise RuntimeError(f"demo.sleep asked to fail ({params})")
+    if fail == "exit":
+        os._exit(3)
     time.sleep(float(ms) / 1e3)
     return {"ms": ms, **params, "pid": os.getpid(), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 

@@ -55,6 +55,21 @@ def test_failures_are_kept_and_retried_on_request(tmp_path):
     assert failed["error"].iloc[0].startswith("RuntimeError: demo.sleep asked to fail")
 
 
+def test_a_point_that_kills_its_worker_is_failed_and_the_rest_run_in_a_new_pool(tmp_path):
+    """Found by a review: with one point per worker, the next submit to the broken pool raised BrokenProcessPool out
+    of the sweep (a traceback, no record of the dead point), so every resume died on the same point."""
+    grid = {"i": list(range(6)), "fail": ["no", "exit"]}
+    counts = sweep.run(tmp_path, "demo.sleep", grid, executor="processes", workers=2, progress=None)
+    assert counts["ok"] + counts["failed"] == 12 and counts["failed"] >= 6
+    df = sweep.collect(tmp_path)
+    assert len(df) == 12 and (df.loc[df["fail"] == "exit", "status"] == "failed").all()
+    assert df.loc[df["fail"] == "exit", "error"].str.startswith("worker died: ").all()
+    # a point beside the dead one in the pool dies with it; alone in its pool, each runs on its own
+    again = sweep.run(tmp_path, "demo.sleep", grid, executor="processes", workers=1, retry_failed=True,
+                      progress=None)
+    assert again["failed"] == 6 and (sweep.collect(tmp_path).query("fail == 'no'")["status"] == "ok").all()
+
+
 def test_a_result_no_json_file_can_hold_is_a_failed_point_not_an_unreadable_sweep(tmp_path):
     """Found by a review: a point whose result held inf was written as JSON's Infinity, and every later status, collect
     or resume refused the sweep; numpy scalars became strings ("5")."""
@@ -185,6 +200,9 @@ def test_a_directory_that_is_not_a_sweep_is_refused_before_anything_is_written(t
     assert cli.main([*argv, str(other)]) == 2
     assert "holds other files and no sweep.json" in capsys.readouterr().err
     assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
+    cut_short = tmp_path / "cut"  # a start killed before its sweep.json (found by a review: then refused for good)
+    (cut_short / "points").mkdir(parents=True)
+    assert cli.main([*argv, str(cut_short)]) == 0
     d = tmp_path / "s"
     assert cli.main([*argv, str(d)]) == 0
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=2,1", "--out", str(d)]) == 2
