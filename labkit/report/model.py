@@ -180,12 +180,12 @@ def _stats(n: Node) -> Stats:
 _MAY_BE_ZERO = ("dynamic_shared_memory_bytes", "q_tail_rows", "k_tail_rows")  # the rest count tiles, warps, CTAs
 
 
-def _scheduler(n: Node) -> Scheduler:
+def _scheduler(n: Node, batch: int) -> Scheduler:
     names = [f.name for f in fields(Scheduler)]
     n.obj(names)
     s = Scheduler(**{k: n[k].int(0 if k in _MAY_BE_ZERO else 1, I32[1]) for k in names})
-    if s.grid_ctas != s.q_ctas_per_head * s.heads:  # the grid is the q tiles of every head
-        raise n["grid_ctas"].fail(f"q_ctas_per_head x heads = {s.q_ctas_per_head} x {s.heads}")
+    if s.grid_ctas != s.q_ctas_per_head * s.heads * batch:  # the grid: the q tiles of every head of every sequence
+        raise n["grid_ctas"].fail(f"q_ctas_per_head x heads x batch = {s.q_ctas_per_head} x {s.heads} x {batch}")
     return s
 
 
@@ -248,7 +248,7 @@ def from_node(root: Node) -> Sage2Report:
         iterations=root["iterations"].int(1, I32[1]),
         phase_timings=phases,
         fused_mainloop_phases=fused,
-        scheduler=_scheduler(root["scheduler"]),
+        scheduler=_scheduler(root["scheduler"], shapes["q_shape"][0]),
         decomposition=DecompositionCheck(equal=dec["equal"].bool(), max_abs=dec["max_abs"].num(0),
                                          mean_abs=dec["mean_abs"].num(0)),
         manual_checksum=root["manual_checksum"].num(),

@@ -61,7 +61,7 @@ def _mutate(seed_report_path, fn):
     # found by a readers review: each was accepted
     (lambda d: d["scheduler"].__setitem__("cta_q", 0), "scheduler.cta_q", "expected an integer in [1, "),
     (lambda d: d["scheduler"].__setitem__("grid_ctas", 100), "scheduler.grid_ctas",
-     "expected q_ctas_per_head x heads = 296 x 56"),
+     "expected q_ctas_per_head x heads x batch = 296 x 56 x 1"),
     (lambda d: d.__setitem__("k_shape", [1, 37810, 56, 100]), "k_shape",
      "expected q_shape's batch and head_dim (1, 128) first and last"),
 ])
@@ -81,6 +81,21 @@ def test_version1_adds_provenance_and_round_trips(seed_report_path, tmp_path):
     back = report.load(path)
     assert back == v1
     assert json.loads(path.read_text())["provenance"]["versions"]["labkit"] == "0.1.0"
+
+
+def test_the_scheduler_labkit_writes_reads_back_at_every_batch():
+    """Found by a review: the grid check left out the batch (grid.z), so every report of batch 2 or more, which sage2
+    profile writes and then reads back, was refused after all its GPU work."""
+    from dataclasses import asdict
+
+    from labkit._json import Node
+    from labkit.report.model import _scheduler
+    from labkit.workloads.sage2.schedule import Schedule, scheduler
+
+    for schedule in (Schedule(), Schedule.sm90()):
+        for batch in (1, 2, 5):
+            s = scheduler(batch, 333, 333, 4, 96, schedule)
+            assert _scheduler(Node(asdict(s)), batch) == s
 
 
 def test_a_labkit_report_without_its_accuracy_check_is_refused_by_name():
