@@ -1,9 +1,10 @@
 """Whether a recorded run measured today's code: the kernels and the plans that choose their builds, read as code.
 
 A recorded notebook says so when labkit's kernels or call plans changed since its run (``Session``'s banner). What
-counts is code: a comment, a docstring or a line's indentation changed in a kernel or a plan leaves the machine code
-and the plans as they were, so it leaves a record current (a comment on a not-kept A/B in ``decode/loads.py`` had
-called every notebook's record stale).
+counts is code: a comment, a docstring, a line's indentation or what a ``raise`` says changed in a kernel or a plan
+leaves the machine code and the plans as they were, so it leaves a record current (a comment on a not-kept A/B in
+``decode/loads.py`` had called every notebook's record stale, and reworded refusals in ``decode/geometry.py`` did
+again).
 """
 
 import ast
@@ -34,9 +35,10 @@ def _c_code(text: str) -> str:
 
 
 def code_of(path: str, text: str) -> str:
-    """``text`` as code: Python as its syntax tree without docstrings (unless it reads ``__doc__``); C/CUDA as C reads
-    it, without comments and with one space for each run of blanks outside literals. Anything else, or Python that does
-    not parse, as it is."""
+    """``text`` as code: Python as its syntax tree without docstrings (unless it reads ``__doc__``) and with each
+    ``raise`` only saying that it raises (its exception's words are what a refused call prints, not what a call that
+    runs does); C/CUDA as C reads it, without comments and with one space for each run of blanks outside literals.
+    Anything else, or Python that does not parse, as it is."""
     if path.endswith(".py"):
         try:
             tree = ast.parse(text)
@@ -50,6 +52,8 @@ def code_of(path: str, text: str) -> str:
                     and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                     and isinstance(body[0].value.value, str)):
                 node.body = body[1:] or [ast.Pass()]
+            if isinstance(node, ast.Raise):
+                node.exc, node.cause = ast.Constant("raise"), None
         return ast.dump(tree)
     if path.endswith((".cu", ".cuh", ".h", ".c", ".cpp")):
         return _c_code(text)

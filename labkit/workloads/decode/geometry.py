@@ -203,18 +203,27 @@ def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: in
         variant = "mma" if g.rows <= 16 and row_warps is None else "fma"
     if variant not in VARIANTS:
         raise ArgumentError(f"kernel variant {variant!r}: expected one of {', '.join(VARIANTS)}")
-    for name, value, allowed in (("warps", warps, (4, 8)), ("keys_per_warp", keys_per_warp, (16, 32)),
-                                 ("qk_chains", qk_chains, (1, 2)), ("dim_warps", dim_warps, (1, 2))):
-        if value is None:
-            continue
-        if variant != "mma":  # the CUDA-core kernel has its own fixed shape (WARPS warps, rows split by row_warps)
-            raise ArgumentError(f"{name} {value!r}: only the tensor-core (mma) kernel takes {name}; this build is the "
-                                "CUDA-core (fma) one")
-        if value not in allowed:
-            raise ArgumentError(f"{name} {value!r}: the tensor-core (mma) kernel takes {allowed[0]} or {allowed[1]}")
-    if dim_warps == 2 and (warps != 8 or keys_per_warp not in (None, 16)):
-        given = ", ".join(f"{k}={v}" for k, v in (("warps", warps), ("keys_per_warp", keys_per_warp)) if v is not None)
-        raise ArgumentError(f"dim_warps 2: needs warps=8 and 16 keys per warp ({given or 'warps not given: 4'})")
+    # the CUDA-core kernel has its own fixed shape (WARPS warps, rows split by row_warps): these four knobs are mma's
+    if warps is not None and (variant != "mma" or warps not in (4, 8)):
+        raise ArgumentError(f"warps {warps!r}: " + ("only the tensor-core (mma) kernel takes warps; this build is the "
+                                                     "CUDA-core (fma) one" if variant != "mma"
+                                                     else "the tensor-core (mma) kernel takes 4 or 8"))
+    if keys_per_warp is not None and (variant != "mma" or keys_per_warp not in (16, 32)):
+        raise ArgumentError(f"keys_per_warp {keys_per_warp!r}: " + (
+            "only the tensor-core (mma) kernel takes keys_per_warp; this build is the CUDA-core (fma) one"
+            if variant != "mma" else "the tensor-core (mma) kernel takes 16 or 32"))
+    if qk_chains is not None and (variant != "mma" or qk_chains not in (1, 2)):
+        raise ArgumentError(f"qk_chains {qk_chains!r}: " + (
+            "only the tensor-core (mma) kernel takes qk_chains; this build is the CUDA-core (fma) one"
+            if variant != "mma" else "the tensor-core (mma) kernel takes 1 or 2"))
+    if dim_warps is not None and (variant != "mma" or dim_warps not in (1, 2)
+                                  or (dim_warps == 2 and (warps != 8 or keys_per_warp not in (None, 16)))):
+        raise ArgumentError(f"dim_warps {dim_warps!r}: " + (
+            "only the tensor-core (mma) kernel takes dim_warps; this build is the CUDA-core (fma) one"
+            if variant != "mma" else "the tensor-core (mma) kernel takes 1 or 2" if dim_warps not in (1, 2)
+            else "needs warps=8 and 16 keys per warp (" + (", ".join(
+                f"{k}={v}" for k, v in (("warps", warps), ("keys_per_warp", keys_per_warp)) if v is not None)
+                or "warps not given: 4") + ")"))
     if variant == "mma":
         kb = KernelBuild("mma", 16, 1, keys_per_warp or 16, 2, g.head_dim, g.page_size, warps or WARPS, qk_chains or 2,
                          dim_warps=dim_warps or 1)
