@@ -53,6 +53,17 @@ def test_a_comment_or_docstring_in_a_kernel_or_plan_leaves_a_record_current(tmp_
         assert kernel_commits_since(recorded) == 0
 
 
+def test_what_a_raise_says_is_not_code_but_when_it_raises_is():
+    """Reworded refusals in decode/geometry.py (this session) called every recorded notebook stale: a call that runs
+    never reaches them. The condition that raises, and whether it raises, are code."""
+    plan = ('def f(w):\n    if w not in (4, 8):\n        raise ValueError(f"warps {w}: expected 4 or 8")\n'
+            '    return w\n')
+    words = plan.replace('f"warps {w}: expected 4 or 8"', '"warps " + ("x" if w else "y") + str(w)')
+    assert code_of("p.py", plan) == code_of("p.py", words) == code_of("p.py", plan.replace("ValueError", "KeyError"))
+    assert code_of("p.py", plan) != code_of("p.py", plan.replace("(4, 8)", "(4, 8, 16)"))
+    assert code_of("p.py", plan) != code_of("p.py", plan.replace("        raise ValueError(", "        print("))
+
+
 def _texts(image: bytes) -> dict:
     return {name: image[off:off + size] for name, (_, off, size, _) in _sections(image).items()
             if name.startswith(".text")}
