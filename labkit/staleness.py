@@ -36,7 +36,7 @@ def _c_code(text: str) -> str:
 
 def code_of(path: str, text: str) -> str:
     """``text`` as code: Python as its syntax tree without docstrings (unless it reads ``__doc__``) and with each
-    ``raise`` only saying that it raises (its exception's words are what a refused call prints, not what a call that
+    ``raise`` only saying which exception it raises (its words are what a refused call prints, not what a call that
     runs does); C/CUDA as C reads it, without comments and with one space for each run of blanks outside literals.
     Anything else, or Python that does not parse, as it is."""
     if path.endswith(".py"):
@@ -52,8 +52,10 @@ def code_of(path: str, text: str) -> str:
                     and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                     and isinstance(body[0].value.value, str)):
                 node.body = body[1:] or [ast.Pass()]
-            if isinstance(node, ast.Raise):
-                node.exc, node.cause = ast.Constant("raise"), None
+            if isinstance(node, ast.Raise):  # its class stays: a caller may catch one class and not another
+                if isinstance(node.exc, ast.Call):
+                    node.exc.args, node.exc.keywords = [], []
+                node.cause = None
         return ast.dump(tree)
     if path.endswith((".cu", ".cuh", ".h", ".c", ".cpp")):
         return _c_code(text)

@@ -68,22 +68,30 @@ def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], 
         gpus = _gpu_count()
         queue = list(todo)
         while queue:  # a point that kills its process breaks the pool: the rest go on in a new one
-            slots = ctx.Queue()  # handed to each worker as it starts: no manager process to outlive a killed driver
-            for i in range(workers):
-                slots.put(i % gpus if gpus else "")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_start_worker,
-                                     initargs=(slots, os.getpid())) as pool:
-                queue = yield from _one_point_per_worker(pool, workers, sweep_dir, workload, queue)
+            with _pool(ctx, workers, gpus) as pool:
+                queue, suspects = yield from _one_point_per_worker(pool, workers, sweep_dir, workload, queue)
+            for point in suspects:  # in flight when a worker died: each alone, so only the one that kills it fails
+                with _pool(ctx, 1, gpus) as pool:
+                    yield from _one_point_per_worker(pool, 1, sweep_dir, workload, [point])
     else:
         yield from _dask(sweep_dir, workload, todo, workers=workers, client=client)
 
 
+def _pool(ctx, workers: int, gpus: int) -> ProcessPoolExecutor:
+    slots = ctx.Queue()  # handed to each worker as it starts: no manager process to outlive a killed driver
+    for i in range(workers):
+        slots.put(i % gpus if gpus else "")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_start_worker,
+                               initargs=(slots, os.getpid()))
+
+
 def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, todo: list):
     """Hand the pool a point only as a worker frees up: what it holds is what runs, so an interrupt (or a caller
-    that stops reading) leaves at most the points in flight to end, and starts none of the queue. Returns the points
-    not handed out when the pool broke (a worker died: its points in flight are failed), for a new pool."""
+    that stops reading) leaves at most the points in flight to end, and starts none of the queue. When a worker
+    dies the pool breaks, failing every point in flight: in a pool of one worker that point killed it (a failed
+    point); of several, any may have. Returns (the points not handed out, those suspects) for new pools."""
     queue, running = list(todo), {}
-    broken = False
+    broken, suspects = False, []
 
     def submit_next() -> None:
         nonlocal broken
@@ -101,19 +109,21 @@ def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, tod
     if not running:  # broken before it ran anything (a worker that cannot start): each point fails, none loops
         for pid, params in queue:
             yield _failed(sweep_dir, pid, params, "worker died: the process pool broke before running a point")
-        return []
+        return [], []
     while running:
         for fut in wait(running, return_when=FIRST_COMPLETED).done:
             pid, params = running.pop(fut)
             submit_next()  # before the caller prints the record: no worker waits on it
             try:
                 yield fut.result()
-            except BrokenProcessPool as exc:  # this point, or one beside it, took its process down
-                yield _failed(sweep_dir, pid, params, f"worker died: {exc} (one of the points in flight killed its "
-                                                      "process; --retry-failed runs the others again)")
+            except BrokenProcessPool as exc:
+                if workers == 1:  # alone in its pool: it took the process down
+                    yield _failed(sweep_dir, pid, params, f"worker died: {exc}")
+                else:
+                    suspects.append((pid, params))
             except Exception as exc:  # noqa: BLE001 - an error the pool returned: the point is failed, the rest go on
                 yield _failed(sweep_dir, pid, params, f"worker died: {type(exc).__name__}: {exc}")
-    return queue
+    return queue, suspects
 
 
 def _dask(sweep_dir: str, workload: str, todo, *, workers: int, client=None):

@@ -59,8 +59,10 @@ def test_what_a_raise_says_is_not_code_but_when_it_raises_is():
     plan = ('def f(w):\n    if w not in (4, 8):\n        raise ValueError(f"warps {w}: expected 4 or 8")\n'
             '    return w\n')
     words = plan.replace('f"warps {w}: expected 4 or 8"', '"warps " + ("x" if w else "y") + str(w)')
-    assert code_of("p.py", plan) == code_of("p.py", words) == code_of("p.py", plan.replace("ValueError", "KeyError"))
+    assert code_of("p.py", plan) == code_of("p.py", words)
     assert code_of("p.py", plan) != code_of("p.py", plan.replace("(4, 8)", "(4, 8, 16)"))
+    # the class stays: plan.py catches ArgumentError from kernel_build (found by a review)
+    assert code_of("p.py", plan) != code_of("p.py", plan.replace("ValueError", "KeyError"))
     assert code_of("p.py", plan) != code_of("p.py", plan.replace("        raise ValueError(", "        print("))
 
 
