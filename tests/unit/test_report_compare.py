@@ -94,3 +94,19 @@ def test_small_rates_keep_their_digits_and_their_ratio(seed):
     row = next(ln for ln in report.diff_table(seed, other).splitlines() if ln.startswith("fused_mainloop")).split()
     assert row[3] != "0.0" and float(row[3]) > 0 and row[4].endswith("x")
     assert float(row[4][:-1]) == pytest.approx(float(row[3]) / float(row[2]), rel=2e-3)
+
+
+def test_an_hnd_report_works_out_the_same_mainloop_rate_as_its_nhd_twin(seed):
+    """Found by a review: sage2 profile wrote q_shape as B,N,H,D under layout HND, which the tables read as B,H,N,D,
+    so an HND report's mainloop rate came out H/N times off (0.00215 against 0.2749 TOPS at 1 x 4096 x 32 x 128)."""
+    from labkit.report.tables import phase_work
+    from labkit.values import Shape
+    from labkit.workloads.sage2.profile import tensor_shape
+
+    rates = []
+    for layout in ("NHD", "HND"):
+        t = tensor_shape(Shape(1, 4096, 32, 128), layout)
+        r = dataclasses.replace(seed, q_shape=t, k_shape=t, v_shape=t, metadata={**seed.metadata, "layout": layout})
+        rates.append(phase_work(r)["fused_mainloop"])
+    assert rates[0] == rates[1] == (4 * 32 * 4096 * 4096 * 128 / 1e12, "TOPS")
+    assert tensor_shape(Shape(1, 4096, 32, 128), "HND") == (1, 32, 4096, 128)

@@ -38,6 +38,12 @@ def _log(msg: str) -> None:
     print(f"[sage2 profile] {msg}", file=sys.stderr, flush=True)
 
 
+def tensor_shape(shape: Shape, layout: str) -> tuple[int, int, int, int]:
+    """q's (= k's = v's) tensor shape for B,N,H,D in ``layout``: [B, N, H, D] (NHD) or [B, H, N, D] (HND)."""
+    b, n, h, d = shape
+    return (b, n, h, d) if layout == "NHD" else (b, h, n, d)
+
+
 def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf16", warmup: int = 3,
             iterations: int = 10, q_tails: list[int] | None = None, kv_tails: list[int] | None = None,
             tail_iterations: int = 5, seed: int = 0, schedule: Schedule = Schedule(),
@@ -99,7 +105,9 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
                   f"{dtype}, seed {seed}", "dtype": dtype, "layout": layout, "head_dim": d,
                   "kernel_head_dim": kernel_head_dim, "sm_scale": sm_scale, "schedule": schedule.to_dict(),
                   "tail_iterations_interleaved": tail_iterations, "repo": str(_env.repo_root().name)},
-        q_shape=tuple(shape), k_shape=tuple(shape), v_shape=tuple(shape), warmup=warmup, iterations=iterations,
+        # the tensors' shapes, as the seed's report gives them: [B, H, N, D] in HND, which report tables read so
+        q_shape=tensor_shape(shape, layout), k_shape=tensor_shape(shape, layout), v_shape=tensor_shape(shape, layout),
+        warmup=warmup, iterations=iterations,
         phase_timings=timing.stats(), fused_mainloop_phases=fused,
         scheduler=scheduler(b, n, n, h, kernel_head_dim, schedule), decomposition=dec, manual_checksum=manual,
         reference_checksum=reference, tail_study=tuple(tails), report_version=1, provenance=prov, accuracy=acc,
