@@ -126,9 +126,9 @@ class SweepDir:
                                     "or use another directory")
         else:
             OutputDir.parse(self.path, "sweep directory", writes=True)  # a new one: it, or where it goes, is writable
-            # its files would mix with the sweep's; an empty points/ is a start cut short before sweep.json
-            if self.path.is_dir() and any(p != self.points_dir or not p.is_dir() or any(p.iterdir())
-                                          for p in self.path.iterdir()):
+            # its files would mix with the sweep's; an empty points/ or a sweep.json half written is a start cut short
+            if self.path.is_dir() and any((p != self.points_dir or not p.is_dir() or any(p.iterdir()))
+                                          and not p.name.startswith(".sweep.json.") for p in self.path.iterdir()):
                 raise ArgumentError(f"sweep directory {self.path} holds other files and no sweep.json; give an empty "
                                     "or new directory")
 

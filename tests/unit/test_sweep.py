@@ -201,6 +201,7 @@ def test_a_directory_that_is_not_a_sweep_is_refused_before_anything_is_written(t
     assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
     cut_short = tmp_path / "cut"  # a start killed before its sweep.json (found by a review: then refused for good)
     (cut_short / "points").mkdir(parents=True)
+    (cut_short / ".sweep.json.123.tmp").write_text('{"sweep_ver')
     assert cli.main([*argv, str(cut_short)]) == 0
     d = tmp_path / "s"
     assert cli.main([*argv, str(d)]) == 0
