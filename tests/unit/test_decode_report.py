@@ -297,6 +297,7 @@ def test_a_report_times_each_call_once_and_diff_pairs_the_same_kernel_variant(tm
     assert f"rows[{len(doc['rows']) - 1}]: the call of rows[1] again (batch 1 x 8192, d128, 32/8, cold, mma): " in err
     doc["rows"][-1]["kernel"] = "fma r2s2"  # the same shape in the other kernel: another call
     doc["rows"][-1]["p50_us"] *= 3
+    doc["rows"][-1]["TBps"] = doc["rows"][-1]["kv_MB"] / doc["rows"][-1]["p50_us"]  # its rate follows its time
     (tmp_path / "fma.json").write_text(json.dumps(doc))
     both = report.load(tmp_path / "fma.json")
     text = report.diff_table(both, report.load(RECORDED[-1]))
@@ -373,3 +374,20 @@ def test_a_split_sweep_shows_no_empty_build_column():
                                          "sweep.json"))
     sweeps = [line for line in text.splitlines() if line.lstrip().startswith("splits  kernel")]
     assert sweeps and not any(line.rstrip().endswith("build") for line in sweeps)
+
+
+def test_a_rate_its_bytes_and_time_do_not_give_and_two_plan_rows_in_a_sweep_are_refused(tmp_path):
+    """Found by a readers review: TBps was never checked against kv_MB / p50_us, and a sweep could mark two rows as the
+    plan's call, which "time vs plan" divides by."""
+    doc = json.loads(RECORDED[-1].read_text())
+    doc["rows"][0]["TBps"] *= 1.1
+    (tmp_path / "rate.json").write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match=r"rows\[0\]\.TBps: = .*: expected kv_MB / p50_us = "):
+        report.load(tmp_path / "rate.json")
+    doc = json.loads((ROOT / "data" / "runs" / "20261204T185600Z-decode_bench_targets" / "sweep.json").read_text())
+    key, sweep = next((k, s) for k, s in doc["split_sweeps"].items() if len(s) > 1)
+    for row in sweep:
+        row["heuristic"] = True
+    (tmp_path / "plans.json").write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match="more than one row marked heuristic"):
+        report.load(tmp_path / "plans.json")

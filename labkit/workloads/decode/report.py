@@ -97,11 +97,13 @@ def _point(n: Node) -> DecodePoint:
     heads = n["heads"].str()
     if not re.fullmatch(HEADS_FORM, heads):
         raise n["heads"].fail(HEADS_EXPECTED)
+    kv_mb, p50_us, tbps = n["kv_MB"].positive(1e7), n["p50_us"].positive(1e9), n["TBps"].positive(100)
+    if abs(tbps - kv_mb / p50_us) > 1e-9 * tbps:  # a rate the bytes and time beside it do not give was edited
+        raise n["TBps"].fail(f"kv_MB / p50_us = {kv_mb} / {p50_us} = {kv_mb / p50_us:.6g}")
     return DecodePoint(batch=n["batch"].int(1, 1 << 20), kv_len=n["kv_len"].int(1, 1 << 31),
                        head_dim=head_dim, heads=heads,
                        splits=n["splits"].int(1, 65535), kernel=n["kernel"].str(),
-                       mode=n["mode"].str(MODES), kv_MB=n["kv_MB"].positive(),
-                       p50_us=n["p50_us"].positive(1e9), TBps=n["TBps"].positive(100),
+                       mode=n["mode"].str(MODES), kv_MB=kv_mb, p50_us=p50_us, TBps=tbps,
                        peers=peers, heuristic=h.bool() if (h := n.get("heuristic")) is not None else None,
                        x_best_peer=(x.num(0, 1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-"
                                     else None),
@@ -112,6 +114,9 @@ def from_node(n: Node) -> DecodeReport:
     n.obj(("decode_report_version", "copy_read_plus_write_GBps", "rows", "split_sweeps", "provenance"))
     n["decode_report_version"].int(VERSION, VERSION)
     sweeps = {k: tuple(_point(p) for p in v.list(1)) for k, v in n["split_sweeps"].items()}
+    for k, sweep in sweeps.items():  # the plan's own call is one row of its sweep, which "time vs plan" divides by
+        if sum(1 for p in sweep if p.heuristic) > 1:
+            raise n["split_sweeps"][k].error("more than one row marked heuristic: expected the plan's call once")
     points, seen = [], {}
     for i, row in enumerate(n["rows"].list(1)):
         p = _point(row)
