@@ -235,6 +235,21 @@ def from_node(root: Node) -> Sage2Report:
         raise root["phase_timings"].error(f"missing key 'fused_mainloop' (has: {', '.join(phases)})")
     fused = {name: node.str() for name, node in root["fused_mainloop_phases"].items()}
     dec = root["manual_decomposition_vs_public_sage2"].obj(("equal", "max_abs", "mean_abs"))
+    if dec["equal"].bool() and (dec["max_abs"].num(0) != 0 or dec["mean_abs"].num(0) != 0):  # bitwise equal: no error
+        raise dec.error(f"equal with max_abs {dec['max_abs'].value} and mean_abs {dec['mean_abs'].value}: expected "
+                        "both 0 for outputs that are bitwise equal")
+    tails = [_tail(t) for t in root["tail_study"].list()]
+    layout = root["metadata"].value.get("layout", "NHD") if isinstance(root["metadata"].value, dict) else "NHD"
+    n_of = 1 if layout != "HND" else 2  # the sequence axis of [B, N, H, D] or [B, H, N, D]
+    seen = set()
+    for i, t in enumerate(tails):  # each point once, within the shape it was cut from
+        where = root["tail_study"].list()[i]
+        if (t.sweep, t.q_len, t.kv_len) in seen:
+            raise where.error(f"{t.sweep} q_len {t.q_len} kv_len {t.kv_len} again: expected each point once")
+        seen.add((t.sweep, t.q_len, t.kv_len))
+        if t.q_len > shapes["q_shape"][n_of] or t.kv_len > shapes["k_shape"][n_of]:
+            raise where.error(f"q_len {t.q_len} / kv_len {t.kv_len}: expected at most the shapes' "
+                              f"{shapes['q_shape'][n_of]} / {shapes['k_shape'][n_of]} ({layout})")
     prov = None
     if version >= 1:
         prov = read_provenance(root["provenance"])
@@ -253,7 +268,7 @@ def from_node(root: Node) -> Sage2Report:
                                          mean_abs=dec["mean_abs"].num(0)),
         manual_checksum=root["manual_checksum"].num(),
         reference_checksum=root["reference_checksum"].num(),
-        tail_study=tuple(_tail(t) for t in root["tail_study"].list()),
+        tail_study=tuple(tails),
         report_version=version,
         provenance=prov,
         accuracy=_accuracy(root["accuracy"]) if version >= 1 else None,

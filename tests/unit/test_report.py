@@ -64,6 +64,11 @@ def _mutate(seed_report_path, fn):
      "expected q_ctas_per_head x heads x batch = 296 x 56 x 1"),
     (lambda d: d.__setitem__("k_shape", [1, 37810, 56, 100]), "k_shape",
      "expected q_shape's batch and head_dim (1, 128) first and last"),
+    (lambda d: d["tail_study"][0].__setitem__("kv_len", 40000), "tail_study[0]",
+     "expected at most the shapes' 37810 / 37810 (NHD)"),
+    (lambda d: d["tail_study"].append(d["tail_study"][0]), "tail_study[6]", "again: expected each point once"),
+    (lambda d: d["manual_decomposition_vs_public_sage2"].__setitem__("max_abs", 3.0),
+     "manual_decomposition_vs_public_sage2", "expected both 0 for outputs that are bitwise equal"),
 ])
 def test_malformed_reports_name_the_path(seed_report_path, mutation, path, expected):
     with pytest.raises(FormatError) as err:
