@@ -50,6 +50,10 @@ def parse_float(text: str, *, what: str) -> float:
         value = float(text)
     except (TypeError, ValueError):
         raise ArgumentError(f"{what} {text!r}: expected a number") from None
+    if not math.isfinite(value):  # named as typed: 1e400 is inf only once parsed
+        overflow = text.strip().lower().lstrip("+-") not in ("inf", "infinity", "nan")
+        raise ArgumentError(f"{what} {text!r}: expected a finite number" + (" (it overflows a double)" if overflow
+                                                                          else ""))
     return check_finite(value, what=what)
 
 

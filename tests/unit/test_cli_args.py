@@ -38,6 +38,8 @@ BAD = [
     # found by a CLI review: a tile given at the seed's own value was ignored with sm90 (exit 0, cta_q 192)
     (S + ["--schedule", "sm90", "--cta-q", "128", "--pv-terms", "1"], "drop --cta-q, --pv-terms"),
     (["nb", "params", ""], "notebook '': not found; available: 00_device_and_timing"),  # was "ambiguous"
+    (["sage2", "precision", "--v-bias", "1e400", "--out", "{tmp}/p.json"],
+     "--v-bias '1e400': expected a finite number (it overflows a double)"),  # was "--v-bias inf"
     (["nb", "params", "0"], "notebook '0': ambiguous, the start of 00_device_and_timing, 01_decode_manifest"),
     # found by a CLI review: "expected an integer" for a number too large to be one
     (["device", "--index", "99999999999999999999"], "20 digits, out of range (expected 0..1023)"),
