@@ -7,6 +7,7 @@ process: events inside an ncu run time the replay, not the kernel (ncu-automatio
 The plan is pure data; only ``launch`` and ``time_cases`` touch the GPU.
 """
 
+import re
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -74,6 +75,13 @@ class CasePlan:
         from ..workloads.decode.run import geometry_for
 
         n.obj(("sage2", "decode", "repeat"))
+
+        def name(c):  # an NVTX path component (ncu/<name>) and a report row: no '/', no blanks, not empty
+            text = c["name"].str(max_len=128)
+            if not re.fullmatch(r"[A-Za-z0-9_.+-]+", text):
+                raise c["name"].fail("a case name of letters, digits and _ . + - (it names the NVTX range ncu/<name>)")
+            return text
+
         sage2 = []
         for c in n["sage2"].list():
             c.obj(("name", "group", "shape", "q_len", "kv_len"))
@@ -82,12 +90,12 @@ class CasePlan:
                 s = Shape.of(shape)
             except ArgumentError as exc:
                 raise c["shape"].error(str(exc)) from None
-            sage2.append(Sage2Case(c["name"].str(), c["group"].str(("seed", "q_tail", "kv_tail")), shape,
+            sage2.append(Sage2Case(name(c), c["group"].str(("seed", "q_tail", "kv_tail")), shape,
                                    c["q_len"].int(1, s.seq_len), c["kv_len"].int(1, s.seq_len)))
         decode = []
         for c in n["decode"].list():
             c.obj(("name", "batch", "kv_len", "head_dim", "heads_q", "heads_kv", "page_size"))
-            case = DecodeCase(c["name"].str(), c["batch"].int(1, 1 << 20), c["kv_len"].int(1, 1 << 31),
+            case = DecodeCase(name(c), c["batch"].int(1, 1 << 20), c["kv_len"].int(1, 1 << 31),
                               *(c[k].int(1, 4096) for k in ("head_dim", "heads_q", "heads_kv", "page_size")))
             try:
                 geometry_for(case.batch, case.kv_len, heads_q=case.heads_q, heads_kv=case.heads_kv,

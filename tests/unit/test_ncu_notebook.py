@@ -47,6 +47,9 @@ def test_case_plan_is_checked_without_a_gpu(tmp_path):
     (lambda d: d["decode"][1].update(name="sage2_seed"), r"case names repeat \(sage2_seed\)"),
     (lambda d: d.update(repeat=0), r"repeat: = 0: expected an integer in \[1, 1000\]"),
     (lambda d: d.update(extra=1), r"extra: unknown key"),
+    # found by a CLI review: a name that is no NVTX path component passed until the GPU run
+    (lambda d: d["sage2"][0].update(name=""), r"sage2\[0\]\.name: = '': expected a case name of letters"),
+    (lambda d: d["decode"][0].update(name="a/b c"), r"decode\[0\]\.name: = 'a/b c': expected a case name"),
 ])
 def test_a_bad_case_plan_is_one_line_naming_its_place(change, message, tmp_path):
     """Found by a CLI review: a shape of two entries was a ValueError traceback, and a decode head_dim of 100 or a
