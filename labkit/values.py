@@ -28,9 +28,8 @@ def parse_int(text: str, *, what: str, lo: int | None = None, hi: int | None = N
     """An integer written in ASCII digits, in [lo, hi]."""
     if not isinstance(text, str) or not _INT.fullmatch(text.strip()):
         if isinstance(text, str) and re.fullmatch(r"[+-]?[0-9]{20,}", text.strip()):  # digits, too many for an i64
-            bound = f"{lo}..{hi}" if lo is not None and hi is not None else "a 64-bit integer"
             raise ArgumentError(f"{what} {text!r}: {len(text.strip().lstrip('+-'))} digits, out of range "
-                                f"(expected {bound})")
+                                f"(expected {_range(lo, hi) if lo is not None or hi is not None else 'an i64'})")
         raise ArgumentError(f"{what} {text!r}: expected an integer")
     return check_int(int(text), what=what, lo=lo, hi=hi)
 
@@ -39,9 +38,12 @@ def check_int(value: int, *, what: str, lo: int | None = None, hi: int | None = 
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentError(f"{what} {value!r}: expected an integer")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        rng = f"{lo}..{hi}" if lo is not None and hi is not None else f">= {lo}" if lo is not None else f"<= {hi}"
-        raise ArgumentError(f"{what} {value}: expected {rng}")
+        raise ArgumentError(f"{what} {value}: expected {_range(lo, hi)}")
     return value
+
+
+def _range(lo: int | None, hi: int | None) -> str:
+    return f"{lo}..{hi}" if lo is not None and hi is not None else f">= {lo}" if lo is not None else f"<= {hi}"
 
 
 def parse_float(text: str, *, what: str) -> float:

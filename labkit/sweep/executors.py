@@ -90,17 +90,13 @@ def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, tod
     that stops reading) leaves at most the points in flight to end, and starts none of the queue. When a worker
     dies the pool breaks, failing every point in flight: in a pool of one worker that point killed it (a failed
     point); of several, any may have. Returns (the points not handed out, those suspects) for new pools."""
-    queue, running = list(todo), {}
-    broken, suspects = False, []
+    queue, running, suspects = list(todo), {}, []
 
     def submit_next() -> None:
-        nonlocal broken
-        if queue and not broken:
-            pid, params = queue[0]
+        if queue:
             try:
-                running[pool.submit(run_point, sweep_dir, workload, pid, params)] = (pid, params)
-            except BrokenProcessPool:
-                broken = True
+                running[pool.submit(run_point, sweep_dir, workload, *queue[0])] = queue[0]
+            except BrokenProcessPool:  # a worker died: the queue waits for a new pool
                 return
             queue.pop(0)
 
