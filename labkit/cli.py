@@ -8,6 +8,7 @@ import json
 import sys
 
 from ._cliargs import Parser, int_in, output_path, typed
+from ._json import dumps
 from .errors import LabkitError
 
 
@@ -175,7 +176,7 @@ def _bench(args) -> int:
     result["timing_overhead"] = overhead
     print(render(result))
     if args.out is not None:
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        args.out.write_text(dumps(result, indent=2) + "\n")
         print(f"full results: {args.out}")
     return 0
 

@@ -236,7 +236,7 @@ class Session:
         (out / "figs").mkdir(parents=True, exist_ok=True)
         s = cls(notebook, mode, out, recorded, gpu_status()[1])
         _show_every_column()
-        (out / "data" / "session.json").write_text(json.dumps(s.describe(), indent=2) + "\n")
+        (out / "data" / "session.json").write_text(dumps(s.describe(), indent=2) + "\n")
         print(s.banner())
         return s
 

@@ -4,9 +4,9 @@ Arguments are validated values; the manifest is parsed and checked (without a de
 anything needs a GPU, so bad input is refused the same way on every machine.
 """
 
-import json
 
 from .._cliargs import existing_dir, int_in, not_an_input, output_path, typed
+from .._json import dumps
 from ..errors import ArgumentError
 from ..values import parse_int
 from .issues import ManifestError
@@ -102,7 +102,7 @@ def _run(args) -> int:
     timings = r.time(iterations=args.iters, mode=args.mode)
     print(render_timings(timings))
     if args.json is not None:
-        args.json.write_text(json.dumps({k: t.to_dict() for k, t in timings.items()}, indent=2) + "\n")
+        args.json.write_text(dumps({k: t.to_dict() for k, t in timings.items()}, indent=2) + "\n")
         print(f"timings: {args.json}")
     return 0
 

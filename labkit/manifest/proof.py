@@ -7,12 +7,12 @@ needed) into ``dir`` and returns the manifest path; ``reference()`` is its float
 """
 
 import hashlib
-import json
 import struct
 from pathlib import Path
 
 import numpy as np
 
+from .._json import dumps
 from ..kernels import compile_cubin, kernel_path
 
 ENTRY = "tma_scale_proof"
@@ -73,7 +73,7 @@ def build(directory: Path | str, rows: int, cols: int, arch: str = "sm_90") -> P
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / f"{ENTRY}_{rows}x{cols}.json"
-    path.write_text(json.dumps(manifest_dict(name, sha, rows, cols), indent=2) + "\n")
+    path.write_text(dumps(manifest_dict(name, sha, rows, cols), indent=2) + "\n")
     return path
 
 

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .._json import Node, load_document
+from .._json import Node, dumps, load_document
 from ..errors import ArgumentError, NcuError
 
 RANGE = "ncu"  # the outer NVTX range of every case: --nvtx-include labkit@ncu/
@@ -113,9 +113,7 @@ class CasePlan:
         return cls(tuple(sage2), tuple(decode), n["repeat"].int(1, 1000))
 
     def save(self, path: Path) -> Path:
-        import json
-
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        path.write_text(dumps(self.to_dict(), indent=1, source=str(path)) + "\n")
         return path
 
     @classmethod

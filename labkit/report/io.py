@@ -1,8 +1,8 @@
 """Read and write Sage2 report files (through labkit's one hardened reader)."""
 
-import json
 from pathlib import Path
 
+from .._json import dumps as dumps_json
 from .._json import load_document, parse_text
 from .model import CURRENT_VERSION, Sage2Report, from_node, to_dict
 
@@ -23,7 +23,7 @@ def loads(text: str, source: str | None = None) -> Sage2Report:
 
 def dumps(r: Sage2Report) -> str:
     """The report as JSON text, formatted as the seed (2-space indent, no trailing newline)."""
-    return json.dumps(to_dict(r), indent=2)
+    return dumps_json(to_dict(r), indent=2)
 
 
 def save(r: Sage2Report, path: Path | str) -> Path:

@@ -76,8 +76,7 @@ def _crosscheck(args) -> int:
 
 
 def _overhead(args) -> int:
-    import json
-
+    from .._json import dumps
     from .crosscheck import overhead
 
     if args.shape and len(args.shape) > 1:
@@ -87,7 +86,7 @@ def _overhead(args) -> int:
     r = overhead(_shapes(args)[0], iterations=args.iterations)
     _print(r)
     if args.out is not None:
-        args.out.path.write_text(json.dumps(r, indent=1) + "\n")
+        args.out.path.write_text(dumps(r, indent=1) + "\n")
     return 0
 
 

@@ -10,12 +10,12 @@ offsets: 32 ns for %globaltimer on the H200, so every duration is known to one s
 writes the Chrome/Perfetto JSON (one track per slot).
 """
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .._json import dumps
 from ..errors import ArgumentError
 
 FIELDS = ("cta", "sm", "start_ns", "end_ns", "clk0", "clk1")
@@ -207,7 +207,7 @@ class Timeline:
     def save(self, path: Path | str) -> Path:
         """The records and the slots they were placed on, as JSON a notebook or ``labkit sched timeline`` reloads."""
         p = Path(path)
-        p.write_text(json.dumps(self.to_dict()) + "\n")
+        p.write_text(dumps(self.to_dict(), indent=None, source=str(p)) + "\n")
         return p
 
     @classmethod
@@ -243,5 +243,5 @@ class Timeline:
         meta = [{"name": "process_name", "ph": "M", "pid": int(sm), "args": {"name": f"SM {int(sm)}"}}
                 for sm in np.unique(rec[:, 1])]
         p = Path(path)
-        p.write_text(json.dumps({"traceEvents": meta + events, "displayTimeUnit": "ns"}) + "\n")
+        p.write_text(dumps({"traceEvents": meta + events, "displayTimeUnit": "ns"}, indent=None, source=str(p)) + "\n")
         return p

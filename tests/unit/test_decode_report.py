@@ -391,3 +391,13 @@ def test_a_rate_its_bytes_and_time_do_not_give_and_two_plan_rows_in_a_sweep_are_
     (tmp_path / "plans.json").write_text(json.dumps(doc))
     with pytest.raises(FormatError, match="more than one row marked heuristic"):
         report.load(tmp_path / "plans.json")
+
+
+def test_a_bench_row_holding_nan_is_refused_naming_the_row_and_field(tmp_path):
+    """The bench's report writer refuses a NaN rate naming the row and field (the file stays unwritten)."""
+    r = report.load(RECORDED[-1])
+    rows = r.to_dict()["rows"]
+    rows[1]["p50_us"] = float("nan")
+    with pytest.raises(FormatError, match=r"rows\[1\]\.p50_us: = nan: not a finite number"):
+        report.write(rows, {}, r.copy_TBps * 1e3, r.provenance, tmp_path / "b.json")
+    assert not (tmp_path / "b.json").exists()

@@ -203,3 +203,14 @@ def test_import_does_no_gpu_work():
             "labkit.workloads.sage2.profile, labkit.cli; print('cupy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_a_report_holding_nan_is_refused_by_its_writer_naming_the_field(seed_report_path, tmp_path):
+    """A measurement gone NaN is refused as the report is written, naming its JSON path; no file is left behind
+    (the strict reader would refuse it later, after the run that measured it is gone)."""
+    seed = report.load(seed_report_path)
+    nan = dataclasses.replace(seed.phase_timings["fused_mainloop"], p50_s=float("nan"))
+    bad = dataclasses.replace(seed, phase_timings={**seed.phase_timings, "fused_mainloop": nan})
+    with pytest.raises(FormatError, match=r"phase_timings\.fused_mainloop\.p50_s: = nan: not a finite number"):
+        report.save(bad, tmp_path / "r.json")
+    assert not (tmp_path / "r.json").exists()

@@ -7,11 +7,11 @@ seed's interleaved kv buffer at byte offsets), pointers, scratch and i32 constan
 """
 
 import hashlib
-import json
 import math
 import struct
 from pathlib import Path
 
+from ..._json import dumps
 from ...errors import ArgumentError
 from ...kernels import compile_cubin, kernel_path
 from .geometry import DecodeGeometry, KernelBuild, kernel_build
@@ -216,7 +216,7 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     sha = hashlib.sha256(cubin.image).hexdigest()
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"
                 f"_q{g.max_q_len}_{g.layout}_s{splits}{f'_t{tail_units}x{kb.tail_splits}' if tail_units else ''}.json")
-    path.write_text(json.dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows, pdl=pdl,
+    path.write_text(dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows, pdl=pdl,
                                              tail_units=tail_units), indent=2) + "\n")
     return path
 

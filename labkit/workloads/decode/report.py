@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ..._json import Node, document_kind, load_document
+from ..._json import Node, document_kind, dumps, load_document
 from ..._text import counted
 from ...errors import FormatError
 from ...provenance import read as read_provenance
@@ -186,7 +186,7 @@ def load(path: Path | str) -> DecodeReport:
 
 def save(r: DecodeReport, path: Path | str) -> Path:
     """Write ``r`` after a parse of its own output (never write a bad file)."""
-    text = json.dumps(r.to_dict(), indent=2)
+    text = dumps(r.to_dict(), indent=2, source=str(path))
     from ..._json import parse_text
 
     from_node(parse_text(text, source=str(path)))
@@ -202,7 +202,7 @@ def from_rows(rows: list[dict], split_sweeps: dict, copy_GBps: float, provenance
     """The benchmark's rows as a report, read as a file of them would be (a row that does not fit raises)."""
     doc = {"decode_report_version": VERSION, "copy_read_plus_write_GBps": copy_GBps, "rows": rows,
            "split_sweeps": split_sweeps, "provenance": provenance}
-    return from_node(Node(json.loads(json.dumps(doc)), "", source))
+    return from_node(Node(json.loads(dumps(doc, source=source)), "", source))
 
 
 def write(rows: list[dict], split_sweeps: dict, copy_GBps: float, provenance: dict, path: Path | str) -> Path:

@@ -7,6 +7,7 @@ GPU work, so a bad value is refused the same way with or without a GPU.
 import json
 
 from ..._cliargs import finite_float, int_in, output_dir, output_path, typed
+from ..._json import dumps
 from ...errors import ArgumentError
 from ...values import Shape
 from .schedule import Schedule
@@ -64,7 +65,7 @@ def _precision(args) -> int:
                              seed=args.seed, k_bias=args.k_bias, v_bias=args.v_bias, schedules=args.schedules)
     print(precision_frame(points).to_string(float_format=lambda v: f"{v:.4g}"))
     if args.out is not None:
-        args.out.write_text(json.dumps([pt.to_dict() for pt in points], indent=2))
+        args.out.write_text(dumps([pt.to_dict() for pt in points], indent=2) + "\n")
         print(f"results: {args.out}")
     return 0
 
