@@ -1,7 +1,7 @@
 // sage2_common.cuh: header-free helpers shared by the Sage2 kernels (NVRTC has no CUDA
 // headers on machines without a toolkit, so conversions are bit operations or PTX).
 //
-// Compile-time parameters, set by labkit.workloads.sage2.build with -D:
+// Compile-time parameters, set by labkit.workloads.sage2.plan (build_options) with -D:
 //   HEAD_DIM   padded head dim of the kernels (64 or 128); channels >= d_in read as 0
 //   IN_BF16    1: inputs/outputs are bf16, 0: fp16
 #pragma once
