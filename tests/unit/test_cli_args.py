@@ -130,6 +130,8 @@ BAD = [
     (["sched", "occupancy", "{tmp}"], "is a directory; expected the cubin"),
     (["sched", "occupancy", REPORT], "sage2_report_seed.json: not a 64-bit little-endian ELF file"),
     (["sched", "occupancy", SEED_CUBIN, "--arch", "banana"], "arch 'banana': labkit knows the limits of sm_80, sm_89"),
+    (["decode", "build", "--batch", "1", "--kv-len", "2147483600", "--out", "{tmp}/b"],
+     "--kv-len 2147483600: expected 1..2147483392"),  # the kernels' stage count would wrap (kernel review)
     (["decode", "build", "--batch", "8", "--kv-len", "4096", "--max-q-len", "0", "--out", "{tmp}/b"],
      "--max-q-len 0: expected 1..8"),
     (["decode", "bench", "--variant", "mma", "--variant", "fma", "--variant", "mma"],

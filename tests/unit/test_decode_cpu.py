@@ -91,6 +91,36 @@ def test_inputs_refuse_lengths_the_table_cannot_hold(seq_lens, q_lens, expected)
     assert expected in str(err.value)
 
 
+def test_a_call_longer_than_the_kernels_stage_count_can_hold_is_refused():
+    """The kernels count a sequence's stages as (seq_len + tokens_per_stage - 1) / tokens_per_stage in 32-bit ints: a
+    sequence within 256 tokens of 2**31 would wrap it negative and write every row as 0, so the call is refused (the
+    table is a broadcast view: no memory for 2**27 entries). No build's stage takes more than those 256 tokens."""
+    from itertools import product
+
+    from labkit.workloads.decode.inputs import MAX_SEQ_LEN
+
+    g = DecodeGeometry(1, 8, 1, 128, 16, (1 << 31) // 16 - 1, 4)
+    table = np.broadcast_to(np.int32(0), (1, g.max_pages))
+    cu = np.array([0, 1], np.int32)
+    with pytest.raises(ArgumentError, match=r"seq_lens\[0\] = 2147483632: expected 1..2147483392 \(q_len..2\*\*31 - "
+                                            r"256: the kernels count a sequence's stages in 32-bit ints\)"):
+        check_call(g, table, np.array([g.max_kv_len], np.int32), cu)
+    edge = DecodeGeometry(1, 8, 1, 128, 64, MAX_SEQ_LEN // 64, 4)  # the longest call the kernels count right
+    check_call(edge, np.broadcast_to(np.int32(3), (1, edge.max_pages)), np.array([MAX_SEQ_LEN], np.int32), cu)
+    stages = set()
+    for page, d, rows in product((16, 32, 64), (128, 256), (1, 8, 64)):
+        small = DecodeGeometry(1, rows, 1, d, page, 4, 4) if rows <= 16 else DecodeGeometry(1, 16, 1, d, page, 4, 4,
+                                                                                             max_q_len=rows // 16)
+        stages.add(kernel_build(small).tokens_per_stage)
+        if small.rows <= 16:
+            for warps, keys in product((4, 8), (16, 32)):
+                try:
+                    stages.add(kernel_build(small, warps=warps, keys_per_warp=keys, stages=1).tokens_per_stage)
+                except ArgumentError:  # more shared memory than a CTA gets: not a build
+                    assert d == 256 and warps * keys == 256
+    assert max(stages) == 256 and (1 << 31) - MAX_SEQ_LEN == max(stages)
+
+
 def test_reference_on_cases_with_known_answers():
     g = DecodeGeometry(batch=2, heads_q=4, heads_kv=2, head_dim=128, page_size=16, max_pages=4, num_pages=8)
     x = make_inputs(g, seq_lens=[1, 40], seed=2)

@@ -5,6 +5,7 @@ import sys
 from ..._cliargs import int_in, output_dir, output_path, typed
 from ..._text import counted
 from .build import MAX_SPLITS
+from .inputs import MAX_SEQ_LEN
 
 SPLITS_HELP = ("default: the plan's own count and build; a count given takes the default build for it (at 8 x 8k "
                "d128 the plan runs 2 splits of 8 warps in a cluster, --splits 2 the 4-warp build)")
@@ -242,7 +243,8 @@ def _compare(args) -> int:
 
 # a call's geometry: (option, default or None when required, help); the geometry checks each value against what the
 # kernel takes (head_dim 128/256, pages 16/32/64, ...)
-GEOMETRY = (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequence"), ("heads-q", 32, "query heads"),
+GEOMETRY = (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequence", MAX_SEQ_LEN),
+            ("heads-q", 32, "query heads"),
             ("heads-kv", 8, "KV heads"), ("head-dim", 128, "128 or 256"),
             ("page-size", 64, "tokens per page: 16, 32 or 64"))
 

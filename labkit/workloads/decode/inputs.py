@@ -8,6 +8,9 @@ import numpy as np
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry
 
+# The kernels round a sequence up to whole stages in 32-bit ints, (seq_len + tokens_per_stage - 1) / tokens_per_stage;
+# a stage takes at most 256 tokens (8 warps x 32 keys), so past this the count wraps negative and every row is 0.
+MAX_SEQ_LEN = (1 << 31) - 256
 
 @dataclass(frozen=True)
 class DecodeInputs:
@@ -55,9 +58,11 @@ def check_call(g: DecodeGeometry, page_table, seq_lens, cu_seqlens_q) -> None:
             raise ArgumentError(f"cu_seqlens_q[{b + 1}] - cu_seqlens_q[{b}] = {q_len}: expected 1..{g.max_q_len} "
                                 "query tokens")
         n = int(lens[b])
-        if not q_len <= n <= g.max_kv_len:
-            raise ArgumentError(f"seq_lens[{b}] = {n}: expected {q_len}..{g.max_kv_len} (q_len..max_pages x "
-                                f"page_size = {g.max_pages} x {g.page_size})")
+        if not q_len <= n <= min(g.max_kv_len, MAX_SEQ_LEN):
+            most = (f"max_pages x page_size = {g.max_pages} x {g.page_size}" if g.max_kv_len <= MAX_SEQ_LEN else
+                    "2**31 - 256: the kernels count a sequence's stages in 32-bit ints")
+            raise ArgumentError(f"seq_lens[{b}] = {n}: expected {q_len}..{min(g.max_kv_len, MAX_SEQ_LEN)} (q_len.."
+                                f"{most})")
         used = table[b, : -(-n // g.page_size)]
         bad = np.flatnonzero((used < 0) | (used >= g.num_pages))
         if bad.size:
