@@ -11,6 +11,7 @@ import pytest
 
 from labkit.errors import ArgumentError
 from labkit.workloads.decode import DecodeGeometry, decode_reference, kernel_build, make_inputs, run_decode
+from labkit.workloads.decode.inputs import bf16_to_f32
 
 pytestmark = pytest.mark.gpu
 
@@ -460,6 +461,39 @@ def test_multi_token_queries_with_causal_mask(q_lens, variant):
     x = make_inputs(g, seq_lens=[300, 4, 97], q_lens=q_lens, seed=11)
     for s in (1, 4):
         _check(x, run_decode(x, splits=s, variant=variant))
+
+
+NAN, INF = 0x7FC0, 0x7F80  # bf16 words
+
+
+@pytest.mark.parametrize("q_lens", [[1, 1, 1], [1, 4, 2]])
+@pytest.mark.parametrize(("layout", "head_dim", "variant", "build"), [
+    ("plain", 128, "fma", {}), ("plain", 128, "mma", {}), ("plain", 128, "mma", dict(warps=8, stages=2)),
+    ("plain", 256, "mma", dict(warps=8, dim_warps=2, stages=1)), ("interleaved", 256, "mma", {}),
+    ("plain", 128, "mma", dict(persistent=True)), ("plain", 128, "mma", dict(cluster=True))])
+def test_nan_and_inf_past_each_sequence_never_reach_the_output(layout, head_dim, variant, build, q_lens):
+    """A real pool holds stale or garbage words past each sequence and in pages no sequence uses: the tokens past
+    each sequence's end in its last page (NaN keys, Inf values), every unused page and the interleaved layout's
+    other slot are poisoned, and every output element still matches exact attention over the clean pool (NaN x 0 is
+    NaN: a masked key must be selected away, not multiplied by a zero weight). Splits past the keys get none."""
+    g = DecodeGeometry(3, 16, 4, head_dim, 32, 12, 60, max_q_len=max(q_lens), layout=layout)  # 4 x 4 = 16 rows
+    lens = [1 + max(q_lens), 33, 95]  # a page's first token, one past a page, the last token of a page
+    clean = make_inputs(g, seq_lens=lens, q_lens=q_lens, seed=5, share_pages=False)
+    x = make_inputs(g, seq_lens=lens, q_lens=q_lens, seed=5, share_pages=False)
+    used = set()
+    for b, n in enumerate(lens):
+        pages = x.page_table[b, : -(-n // g.page_size)]
+        assert not used & set(pages.tolist()), "a poisoned tail would land on another sequence's page"
+        used |= set(pages.tolist())
+        x.k[pages[-1], :, n % g.page_size or g.page_size:] = NAN
+        x.v[pages[-1], :, n % g.page_size or g.page_size:] = INF
+    unused = sorted(set(range(g.num_pages)) - used)
+    x.k[unused], x.v[unused] = NAN, INF
+    if layout == "interleaved":
+        x.pool["kv"][:, 0] = NAN  # the slot the seed's layout keeps beside K and V
+    assert np.isnan(bf16_to_f32(x.k)).any() and np.isinf(bf16_to_f32(x.v)).any()
+    for s in (1,) if "persistent" in build else (2, 4, 8) if "cluster" in build else (1, 3, 12):
+        _check(clean, run_decode(x, splits=s, variant=variant, **build))
 
 
 @pytest.mark.parametrize("mode", ["cold", "cold_clean", "graph"])
