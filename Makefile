@@ -20,6 +20,8 @@ help:
 	@echo "            SCHEDULE=sm90 (default: the Hopper build, sm_90a) or seed picks the Sage2 mainloop"
 	@echo "make lab    start JupyterLab on notebooks/"
 	@echo "make nb     write notebooks/*.ipynb from the percent sources"
+	@echo "make lint   ruff over labkit, tests and the notebook sources"
+	@echo "make clean  delete runs/ (local runs; data/runs stays) and the generated .ipynb"
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -57,6 +59,9 @@ nb: $(STAMP)
 
 lab: nb
 	$(BIN)/labkit lab
+
+lint: $(STAMP)
+	$(BIN)/ruff check labkit tests notebooks
 
 clean:
 	rm -rf runs build .pytest_cache notebooks/*.ipynb
