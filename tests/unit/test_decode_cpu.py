@@ -121,6 +121,24 @@ def test_a_call_longer_than_the_kernels_stage_count_can_hold_is_refused():
     assert max(stages) == 256 and (1 << 31) - MAX_SEQ_LEN == max(stages)
 
 
+def test_the_error_bound_takes_a_bf16_rounded_answer_and_refuses_a_scaled_or_shifted_one():
+    """``reference_and_bound``: exact attention rounded to bf16 (what a right kernel writes at best) is within the
+    bound at every element; the same answer 2 % off in scale, or with one key's weight dropped, is not."""
+    from labkit.workloads.decode.inputs import _bf16
+    from labkit.workloads.decode.reference import reference_and_bound
+
+    g = DecodeGeometry(2, 16, 4, 128, 32, 8, 20, max_q_len=2)
+    x = make_inputs(g, seq_lens=[200, 33], q_lens=[2, 1], seed=9)
+    ref, bound = reference_and_bound(x)
+    used = int(x.cu_seqlens_q[-1])
+    assert np.isnan(ref[used:]).all() and np.isfinite(bound[:used]).all()
+    rounded = bf16_to_f32(_bf16(ref[:used].astype(np.float32)))
+    assert (np.abs(rounded - ref[:used]) <= bound[:used]).all()
+    assert not (np.abs(1.02 * ref[:used] - ref[:used]) <= bound[:used]).all()
+    short = x.__class__(**{**x.__dict__, "seq_lens": x.seq_lens - np.array([1, 1], np.int32)})  # one key fewer
+    assert not (np.abs(decode_reference(short, g.head_dim ** -0.5)[:used] - ref[:used]) <= bound[:used]).all()
+
+
 def test_reference_on_cases_with_known_answers():
     g = DecodeGeometry(batch=2, heads_q=4, heads_kv=2, head_dim=128, page_size=16, max_pages=4, num_pages=8)
     x = make_inputs(g, seq_lens=[1, 40], seed=2)

@@ -30,3 +30,15 @@ def decode_reference(x: DecodeInputs, sm_scale: float, *, magnitude: bool = Fals
             p /= p.sum(axis=-1, keepdims=True)
             out[lo + i] = np.einsum("hgn,hnd->hgd", p, v[:, :visible]).reshape(g.heads_q, g.head_dim)
     return out
+
+
+def reference_and_bound(x: DecodeInputs) -> tuple[np.ndarray, np.ndarray]:
+    """Exact attention for ``x``'s call (scale head_dim ** -0.5) and each element's error bound, NaN past its q tokens.
+
+    The bound: the output is rounded to bf16 (2^-9 relative), and the tensor-core kernel rounds P to bf16 before P.V
+    (2^-9 per term, and terms can cancel), so it scales with the terms' magnitude M = sum_k p_k |v_k|, not |ref|:
+    |out - ref| <= 2^-8 (|ref| + M) + 1e-3 (the fp32 softmax adds ~1e-6); tests/gpu/test_decode_gpu.py states it too.
+    """
+    scale = x.geometry.head_dim ** -0.5
+    ref = decode_reference(x, scale)
+    return ref, 2.0 ** -8 * (np.abs(ref) + decode_reference(x, scale, magnitude=True)) + 1e-3
