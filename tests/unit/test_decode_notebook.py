@@ -89,10 +89,10 @@ def test_a_kernel_that_writes_nan_gives_a_correctness_row_a_json_file_holds(tmp_
     import numpy as np
 
     from labkit.session import Session
-    from labkit.workloads.decode import study
+    from labkit.workloads.decode import decode_reference, study
 
     def fake_run(x, *, splits):  # the exact answer, one element NaN where splits > 1; the rows past cu_seqlens_q NaN
-        out = study.decode_reference(x, x.geometry.head_dim ** -0.5).astype(np.float32)
+        out = decode_reference(x, x.geometry.head_dim ** -0.5).astype(np.float32)
         out[int(x.cu_seqlens_q[-1]):] = np.nan
         if splits > 1:
             out[0, 0, 0] = np.nan
