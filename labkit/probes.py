@@ -52,6 +52,12 @@ def copy_bandwidth(nbytes: int = 1 << 30, *, mode: str = "cold") -> dict:
     return out
 
 
+
+def copy_ceiling_GBps(mode: str = "cold") -> float:
+    """The bandwidth ceiling the workloads' rates are read against: a 1 GiB device-to-device copy (cudaMemcpyAsync),
+    read + write, GB/s, timed in ``mode`` as the calls beside it are."""
+    return copy_bandwidth(1 << 30, mode=mode)["memcpy"]["GBps_read_plus_write"]
+
 def launch_overhead(launches: int = 2000) -> dict:
     """Costs of launching an empty kernel (1 thread), in microseconds.
 

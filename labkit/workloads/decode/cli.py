@@ -37,7 +37,7 @@ def _from_manifest(args) -> int:
 
 def _bench(args) -> int:
     from ...errors import ArgumentError
-    from ...probes import copy_bandwidth
+    from ...probes import copy_ceiling_GBps
     from ...provenance import collect
     from .bench import (
         COLD_L2,
@@ -70,7 +70,7 @@ def _bench(args) -> int:
         points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
         points = [(b, n, d) for b, n, d in points if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES]
     print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
-    copy = copy_bandwidth(1 << 30, mode=args.mode)["memcpy"]["GBps_read_plus_write"]  # the ceiling, timed as the calls
+    copy = copy_ceiling_GBps(args.mode)  # the ceiling, timed as the calls
     print(f"copy 1 GiB device to device: {copy / 1e3:.2f} TB/s read+write", flush=True)
     provenance = collect(timing_mode=args.mode)
     rows, sweeps = [], {}
@@ -207,7 +207,7 @@ def _print_standings(run, among, own) -> None:
 
 
 def _compare(args) -> int:
-    from ...probes import copy_bandwidth
+    from ...probes import copy_ceiling_GBps
     from ...provenance import collect
     from .bench import COLD_L2, check_once, render
     from .compare import compare_builds, plan_builds
@@ -233,7 +233,7 @@ def _compare(args) -> int:
     if args.out is not None:
         from .report import ROW_KEYS, write
 
-        copy = copy_bandwidth(1 << 30, mode=args.mode)["memcpy"]["GBps_read_plus_write"]
+        copy = copy_ceiling_GBps(args.mode)
         kept = [{k: r[k] for k in (*ROW_KEYS, "heuristic", "build")} for r in rows]
         # the plan's call is the report's row (what `report diff` pairs across runs); every build is in its sweep
         write(kept[:1], {f"{b}x{n} d{d} compare": kept}, copy, collect(timing_mode=args.mode), args.out.path)

@@ -43,9 +43,9 @@ def correctness(splits: tuple[int, ...] = (1, 3)) -> list[dict]:
 
 def copy_ceiling() -> dict:
     """The device-to-device copy rate of 1 GiB (read + write), the bandwidth sweep's reference line."""
-    from ...probes import copy_bandwidth
+    from ...probes import copy_ceiling_GBps
 
-    return {"TBps": copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"] / 1e3}
+    return {"TBps": copy_ceiling_GBps() / 1e3}
 
 
 def split_counts(batch: int, kv_len: int, *, page_size: int = 64, head_dim: int = 128, heads_q: int = 32,

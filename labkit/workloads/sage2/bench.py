@@ -149,7 +149,7 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
           check: bool = True, seed: int = 0, schedule: Schedule = Schedule()) -> dict:
     """Run the benchmark for ``schedule``'s mainloop (the seed-schedule build is timed beside an sm90 one);
     returns rows and the numbers behind them (JSON-ready)."""
-    from ...probes import copy_bandwidth
+    from ...probes import copy_ceiling_GBps
     from .profile import check_options
 
     b, n, h, d = shape = Shape.of(shape)  # every argument checked before any GPU work
@@ -157,7 +157,7 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
     check_int(iterations, what="iterations", lo=1)
     check_int(warmup, what="warmup", lo=0)
     require_gpu("the Sage2 bench")  # named for what the user ran, not for its first step (the copy probe)
-    bw = copy_bandwidth(1 << 30)["memcpy"]["GBps_read_plus_write"] * 1e9
+    bw = copy_ceiling_GBps() * 1e9
     q, k, v = random_inputs(b, n, n, h, h, d, layout=layout, seed=seed)
     x = check_inputs(q, k, v, layout=layout)
     p = Sage2Plan(x, schedule)
