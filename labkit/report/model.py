@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 
 from .._json import I32, Node
 from ..provenance import read as read_provenance
-from ..timing.stats import STAT_FIELDS, Stats
+from ..timing.stats import Stats
 
 # Regions timed as one region around their members (the seed times both levels).
 PHASE_GROUPS: dict[str, tuple[str, ...]] = {
@@ -138,9 +138,6 @@ _V1_KEYS = ("accuracy", "checksum_definition")  # labkit's profile writes both; 
 SWEEPS = ("q_tail_fixed_kv", "kv_tail_fixed_q", "custom")
 
 
-MAX_SECONDS = 86400.0  # one timed region of a day or more is not a measurement
-
-
 def _check_labkit_metadata(n) -> None:
     """The fields labkit writes into a report's metadata and reads back (diff names them): dtype and layout from
     their choices, the schedule a Sage2 Schedule (a seed report's metadata is the user's own, not checked). An
@@ -160,21 +157,6 @@ def _check_labkit_metadata(n) -> None:
         sched = n["schedule"].obj((), names)  # older reports lack the later fields (mainloop)
         for name, field in sched.items():
             field.str(("seed", "sm90")) if name == "mainloop" else field.int(1)
-
-
-MEAN_ROUNDING = 1e-12  # relative: a few ulps
-
-
-def _stats(n: Node) -> Stats:
-    n.obj(STAT_FIELDS)
-    count = n["count"].int(1, I32[1])
-    vals = {k: n[k].num(0, MAX_SECONDS) for k in STAT_FIELDS if k != "count"}
-    if not vals["min_s"] <= vals["p50_s"] <= vals["p90_s"] <= vals["p95_s"] <= vals["p99_s"] <= vals["max_s"]:
-        raise n.error("expected min_s <= p50_s <= p90_s <= p95_s <= p99_s <= max_s")
-    # a mean of equal samples can round an ulp past them (reports written before Stats clamped it)
-    if not vals["min_s"] * (1 - MEAN_ROUNDING) <= vals["mean_s"] <= vals["max_s"] * (1 + MEAN_ROUNDING):
-        raise n["mean_s"].fail(f"a mean within [min_s, max_s] = [{vals['min_s']}, {vals['max_s']}]")
-    return Stats(count=count, **vals)
 
 
 _MAY_BE_ZERO = ("dynamic_shared_memory_bytes", "q_tail_rows", "k_tail_rows")  # the rest count tiles, warps, CTAs
@@ -202,7 +184,8 @@ def _tail(n: Node) -> TailPoint:
         sweep=n["sweep"].str(SWEEPS), q_len=q_len, kv_len=n["kv_len"].int(1, i32),
         q_ctas_per_head=n["q_ctas_per_head"].int(1, i32), k_iterations_per_cta=n["k_iterations_per_cta"].int(1, i32),
         q_tail_rows=n["q_tail_rows"].int(0, i32), k_tail_rows=n["k_tail_rows"].int(0, i32),
-        scheduled_q_rows=scheduled, q_row_efficiency=eff, mainloop=_stats(n["mainloop"]), checksum=n["checksum"].num())
+        scheduled_q_rows=scheduled, q_row_efficiency=eff, mainloop=Stats.from_node(n["mainloop"]),
+        checksum=n["checksum"].num())
 
 
 def _accuracy(n: Node) -> dict:
@@ -230,7 +213,7 @@ def from_node(root: Node) -> Sage2Report:
         if (shapes[k][0], shapes[k][3]) != (shapes["q_shape"][0], shapes["q_shape"][3]):
             raise root[k].fail(f"q_shape's batch and head_dim ({shapes['q_shape'][0]}, {shapes['q_shape'][3]}) "
                                f"first and last")
-    phases = {name: _stats(node) for name, node in root["phase_timings"].items(1)}
+    phases = {name: Stats.from_node(node) for name, node in root["phase_timings"].items(1)}
     if "fused_mainloop" not in phases:  # every report times the mainloop; its tables and diffs are about it
         raise root["phase_timings"].error(f"missing key 'fused_mainloop' (has: {', '.join(phases)})")
     fused = {name: node.str() for name, node in root["fused_mainloop_phases"].items()}

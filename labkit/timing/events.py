@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 
 from .. import _deps
+from .._json import Node
 from ..cuda import cupy, require_gpu
 from ..errors import TimingError
 from .nvtx import nvtx_range
@@ -82,7 +83,7 @@ class Timing:
     def from_dict(cls, d: dict) -> "Timing":
         d = dict(d)
         d["samples_s"] = tuple(d["samples_s"])
-        d["stats"] = Stats(**d["stats"])
+        d["stats"] = Stats.from_node(Node(d["stats"], "stats"))  # in order and in range, as a report's
         d["spread"] = Spread(**d["spread"])
         return cls(**d)
 

@@ -6,7 +6,11 @@ from typing import Sequence
 
 import numpy as np
 
+from .._json import I32
+
 STAT_FIELDS = ("count", "mean_s", "p50_s", "p90_s", "p95_s", "p99_s", "min_s", "max_s")
+MAX_SECONDS = 86400.0  # one timed region of a day or more is not a measurement
+MEAN_ROUNDING = 1e-12  # relative: a few ulps
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,23 @@ class Stats:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_node(cls, n) -> "Stats":
+        """A record read from a file (``labkit._json.Node``): every field, in range and in order.
+
+        Raises:
+            FormatError: naming the file and the field.
+        """
+        n.obj(STAT_FIELDS)
+        count = n["count"].int(1, I32[1])
+        vals = {k: n[k].num(0, MAX_SECONDS) for k in STAT_FIELDS if k != "count"}
+        if not vals["min_s"] <= vals["p50_s"] <= vals["p90_s"] <= vals["p95_s"] <= vals["p99_s"] <= vals["max_s"]:
+            raise n.error("expected min_s <= p50_s <= p90_s <= p95_s <= p99_s <= max_s")
+        # a mean of equal samples can round an ulp past them (reports written before Stats clamped it)
+        if not vals["min_s"] * (1 - MEAN_ROUNDING) <= vals["mean_s"] <= vals["max_s"] * (1 + MEAN_ROUNDING):
+            raise n["mean_s"].fail(f"a mean within [min_s, max_s] = [{vals['min_s']}, {vals['max_s']}]")
+        return cls(count=count, **vals)
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

@@ -279,3 +279,23 @@ def test_a_timings_clock_span_reads_in_mhz_and_is_empty_without_clocks():
                stop_reason="iterations=3", work_check="not checked")
     assert t.clock_span_mhz() == "1860-1740"
     assert Timing.from_dict({**t.to_dict(), "sm_clock_end_hz": None}).clock_span_mhz() == ""
+
+
+def test_a_recorded_timing_and_precision_point_read_their_stats_as_a_report_does():
+    """A notebook's recorded timing (and a precision point's mainloop) holding stats out of order, or missing one, is
+    refused naming the field, as a report's phase is, not taken as it stands."""
+    from labkit.errors import FormatError
+    from labkit.timing import Timing
+    from labkit.workloads.sage2.precision import PrecisionPoint
+
+    samples = [0.0409, 0.0412, 0.0407]
+    t = Timing(name="x", mode="cold", samples_s=tuple(samples), stats=Stats.from_samples(samples),
+               spread=Spread.from_samples(samples), calls_per_sample=1, flush_bytes=0, sm_clock_start_hz=None,
+               sm_clock_end_hz=None, clock_dropped=False, stop_reason="iterations=3", work_check="not checked")
+    assert Timing.from_dict(t.to_dict()) == t
+    swapped = {**t.to_dict(), "stats": {**t.stats.to_dict(), "p50_s": 0.05}}
+    with pytest.raises(FormatError, match=r"stats: expected min_s <= p50_s <= p90_s"):
+        Timing.from_dict(swapped)
+    no_p99 = {k: v for k, v in t.stats.to_dict().items() if k != "p99_s"}
+    with pytest.raises(FormatError, match=r"mainloop: missing key 'p99_s'"):
+        PrecisionPoint.from_dict({"mainloop": no_p99})

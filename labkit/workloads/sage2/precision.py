@@ -11,6 +11,7 @@ INT8 Q K^T alone costs about 1.3 %. The split leaves mostly the INT8 part.
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from ..._json import Node
 from ...cuda import cupy, require_gpu
 from ...errors import ArgumentError
 from ...timing import Stats, time_gpu
@@ -46,7 +47,7 @@ class PrecisionPoint:
 
     @classmethod
     def from_dict(cls, d: dict) -> "PrecisionPoint":
-        return cls(**{**d, "mainloop": Stats(**d["mainloop"])})
+        return cls(**{**d, "mainloop": Stats.from_node(Node(d["mainloop"], "mainloop"))})
 
 
 def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf16", k_bias: float = 0.0,
