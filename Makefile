@@ -20,6 +20,7 @@ help:
 	@echo "            SCHEDULE=sm90 (default: the Hopper build, sm_90a) or seed picks the Sage2 mainloop"
 	@echo "make lab    start JupyterLab on notebooks/"
 	@echo "make nb     write notebooks/*.ipynb from the percent sources"
+	@echo "make profile-NN  notebook NN as a plain script under ncu (NCU_ARGS: labkit ncu run options)"
 	@echo "make lint   ruff over labkit, tests and the notebook sources"
 	@echo "make clean  delete runs/ (local runs; data/runs stays) and the generated .ipynb"
 
@@ -59,6 +60,13 @@ nb: $(STAMP)
 
 lab: nb
 	$(BIN)/labkit lab
+
+# a notebook under ncu as a plain script (`labkit nb script`), not a Jupyter kernel:
+#   make profile-02 NCU_ARGS="--range sage2/fused_mainloop --preset source"   (report: build/02.ncu-rep)
+NCU_ARGS ?=
+profile-%: $(STAMP)
+	$(BIN)/labkit nb script $* --out build/$*.py
+	$(BIN)/labkit ncu run --out build/$* $(NCU_ARGS) -- $(BIN)/python build/$*.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check labkit tests notebooks

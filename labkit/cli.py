@@ -136,6 +136,18 @@ def _nb_run(args) -> int:
     return 0 if res.ok else 1
 
 
+def _nb_script(args) -> int:
+    from . import notebooks
+    from ._cliargs import not_an_input
+    from .notebook_script import write_script
+
+    not_an_input(args.out.path, [notebooks.resolve(args.name)], "--out")
+    params = notebooks.parse_parameters(args.name, _params_once(args.param, notebooks.parameters(args.name)))
+    path = write_script(args.name, params, args.out.path)
+    print(f"{path}\n  run it: python {path}   (under ncu: labkit ncu run --out DIR -- python {path})")
+    return 0
+
+
 def _nb_run_all(args) -> int:
     from . import notebooks
 
@@ -259,6 +271,13 @@ def build_parser() -> Parser:
                    help="set a parameter (repeatable; labkit nb params NAME lists them)")
     s.add_argument("--record", action="store_true", help="keep run.json + data/ in data/runs/ (live runs only)")
     s.set_defaults(fn=_nb_run)
+    s = nb.add_parser("script", help="write a notebook as a plain Python script with its parameters injected "
+                                     "(papermill --prepare-only, then jupytext): what ncu or a debugger should run")
+    s.add_argument("name", help="notebook name or unique prefix (e.g. 03)")
+    s.add_argument("-p", "--param", nargs=2, action="append", metavar=("KEY", "VALUE"),
+                   help="set a parameter (repeatable; labkit nb params NAME lists them)")
+    s.add_argument("--out", required=True, type=output_path("--out", parents=True), help="the script to write (.py)")
+    s.set_defaults(fn=_nb_script)
     s = nb.add_parser("run-all", help="run every notebook with its defaults, each into a new run directory under runs/ "
                                       "(or $LABKIT_OUT)")
     s.add_argument("--record", action="store_true", help="keep each live run in data/runs/ (live runs only)")

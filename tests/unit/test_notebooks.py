@@ -216,3 +216,44 @@ def test_nb_params_lists_types_and_defaults(capsys):
     assert cli.main(["nb", "params", "00"]) == 0
     out = capsys.readouterr().out
     assert "copy_mib" in out and "an integer in 1..16384" in out and "default 1024" in out
+
+
+def test_nb_script_writes_a_plain_script_with_the_parameters_injected_that_runs_as_the_notebook(tmp_path, capsys):
+    """``labkit nb script``: the notebook's cells as one Python file, the overrides in papermill's injected cell after
+    the defaults (so they win), nothing of papermill's bookkeeping; run with plain python (what ncu should profile),
+    it renders the notebook (recorded here) and saves its figures, as the notebook run does."""
+    out = tmp_path / "s" / "00.py"
+    assert cli.main(["nb", "script", "00", "-p", "launches", "500", "--out", str(out)]) == 0
+    assert f"run it: python {out}" in capsys.readouterr().out
+    text = out.read_text()
+    defaults, _, injected = text.partition('# %% tags=["injected-parameters"]')
+    assert "launches: Int(10, 1000000) = 2000" in defaults and injected.split("# %%")[0].strip().endswith(
+        "launches = 500") and "papermill" not in text
+    assert cli.main(["nb", "script", "00", "--out", str(out)]) == 0  # the defaults: what the recorded run measured
+    env = {**os.environ, "LABKIT_OUT": str(tmp_path / "runs"), "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, str(out)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "RECORDED mode" in done.stdout.splitlines()[0]
+    (run,) = (tmp_path / "runs").glob("*-00_device_and_timing")
+    assert {p.stem for p in (run / "figs").glob("*.png")} == set(OUTPUTS["00_device_and_timing"][0])
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["-p", "launches", "abc"], "launches"),
+    (["-p", "launches", "5"], "launches"),
+    (["-p", "nope", "1"], "nope"),
+])
+def test_nb_script_refuses_bad_parameters_in_one_line_and_writes_nothing(argv, said, tmp_path, capsys):
+    out = tmp_path / "00.py"
+    assert cli.main(["nb", "script", "00", *argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_nb_script_will_not_overwrite_the_notebook_it_reads(capsys):
+    source = ROOT / "notebooks" / "00_device_and_timing.py"
+    before = source.read_bytes()
+    assert cli.main(["nb", "script", "00", "--out", str(source)]) == 2
+    assert "is the input file" in capsys.readouterr().err and source.read_bytes() == before

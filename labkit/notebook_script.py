@@ -1,0 +1,42 @@
+"""A notebook as a plain Python script with its parameters injected (papermill's prepare-only pass, then jupytext):
+what a profiler should run. ncu or a debugger on a script holds one Python process from its first launch; on a
+notebook run it holds papermill's Jupyter kernel, a process ncu reaches only by following children."""
+
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from . import _deps
+from .notebooks import check_parameters, check_together, parameters, resolve, to_ipynb
+
+
+def write_script(name: str, params: dict[str, Any] | None, out: Path | str) -> Path:
+    """Notebook ``name``'s cells as a py:percent script, its defaults overridden by ``params`` in papermill's
+    injected-parameters cell after the parameters cell (checked by type and against each other first, as
+    ``notebooks.run`` does). Live or recorded is chosen where the script runs, by ``Session.start``.
+
+    Raises:
+        ParameterError: an unknown name, a wrong type or a value past another's bound; nothing is written.
+    """
+    pm = _deps.require("papermill")
+    jupytext = _deps.require("jupytext")
+    source = resolve(name)
+    overrides = check_parameters(source.stem, dict(params or {}))
+    if overrides.get("recorded_root"):  # the script may run from another directory
+        overrides["recorded_root"] = str(Path(overrides["recorded_root"]).resolve())
+    check_together(source.stem, {**{k: p.default for k, p in parameters(source.stem).items()}, **overrides})
+    logging.getLogger("papermill").setLevel(logging.ERROR)  # its parameter warnings: checked above, by type
+    with tempfile.TemporaryDirectory() as tmp:
+        blank = to_ipynb(source, Path(tmp) / "in.ipynb")
+        prepared = Path(tmp) / "prepared.ipynb"
+        pm.execute_notebook(str(blank), str(prepared), parameters=overrides, prepare_only=True,
+                            kernel_name="python3", progress_bar=False, log_output=False)
+        nb = jupytext.read(prepared)
+    nb.metadata.pop("papermill", None)  # papermill's bookkeeping: noise in a script
+    for cell in nb.cells:
+        cell.metadata.pop("papermill", None)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    jupytext.write(nb, out, fmt="py:percent")
+    return out
