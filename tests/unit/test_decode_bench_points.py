@@ -159,3 +159,31 @@ def test_bench_times_every_call_in_the_cold_mode_asked_for(monkeypatch, tmp_path
     err = capsys.readouterr().err
     assert "argument --mode: invalid choice: 'hot'" in err and "cold_clean" in err  # the choices' quoting varies
     assert "Traceback" not in err and err.count("\n") == 1, err
+
+
+def test_a_notebook_runs_the_bench_as_a_library_call_and_gets_the_report(monkeypatch, tmp_path):
+    """``bench_calls`` then ``run_bench``, without the CLI: the lines go to ``say`` (nothing printed), the report is
+    the DecodeReport the file holds, and the issue's sweep ends with the seed-sized call, cold and in a graph."""
+    from labkit import probes, provenance
+    from labkit.workloads.decode.bench_run import bench_calls, run_bench
+    from labkit.workloads.decode.plan import plan_call
+    from labkit.workloads.decode.run import geometry_for
+
+    def fake_point(batch, kv_len, head_dim, *, mode="cold", heads_q=32, heads_kv=8, **kw):
+        plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv))
+        return bench.call_row(batch, kv_len, head_dim, heads_q, heads_kv, plan, 1e-6 * batch * kv_len / 512, mode)
+
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
+    calls = bench_calls(quick=True, out=tmp_path / "r.json")
+    assert calls.points == ((1, 8192, 128), (8, 8192, 128), (64, 8192, 128)) and not calls.named
+    said: list[str] = []
+    run = run_bench(calls, say=said.append)
+    assert [(p.batch, p.kv_len, p.mode) for p in run.points] == [
+        (1, 8192, "cold"), (8, 8192, "cold"), (64, 8192, "cold"), (2, 704, "cold"), (2, 704, "graph")]
+    assert report.load(tmp_path / "r.json") == run and not (tmp_path / "r.json.partial").exists()
+    assert said[0].startswith("check against the exact reference") and "[5] batch 2 x 704" in said[6]
+    with pytest.raises(ArgumentError, match="--head-dim: it applies to the --point calls"):
+        bench_calls(quick=True, head_dim=256)

@@ -3,7 +3,6 @@
 import sys
 
 from ..._cliargs import int_in, output_dir, output_path, typed
-from ..._text import counted
 from .build import MAX_SPLITS
 from .inputs import MAX_SEQ_LEN
 
@@ -36,147 +35,16 @@ def _from_manifest(args) -> int:
 
 
 def _bench(args) -> int:
-    from ...errors import ArgumentError
-    from ...probes import copy_ceiling_GBps
-    from ...provenance import collect
-    from .bench import (
-        COLD_L2,
-        MAX_KV_BYTES,
-        SWEEP,
-        bench_point,
-        check_once,
-        check_points,
-        render,
-        split_sweep,
-        tail_sweep,
-    )
-
-    twice = next((v for i, v in enumerate(args.variant or ()) if v in args.variant[:i]), None)
-    if twice is not None:  # before the GPU: one row per call, and a report keeps each once
-        raise ArgumentError(f"--variant {twice} given twice: each kernel variant is timed once")
-    # the calls: --point's at one geometry, or the issue's sweep (and the seed-sized call), checked before the GPU
-    given = [f"--{o.replace('_', '-')}" for o in ("head_dim", "heads_q", "heads_kv", "page_size")
-             if getattr(args, o) is not None]
-    if args.point and args.quick:
-        raise ArgumentError("--point and --quick: --point names the calls, --quick takes three of the sweep's")
-    if given and not args.point:
-        raise ArgumentError(f"{', '.join(given)}: {'it applies' if len(given) == 1 else 'they apply'} to the --point "
-                            "calls; without --point the bench runs the issue's sweep at its own geometry (32/8 heads, "
-                            "page 64, head_dim 128 and 256)")
-    shape = {"heads_q": args.heads_q or 32, "heads_kv": args.heads_kv or 8, "page_size": args.page_size or 64}
-    if args.point:
-        points = check_points(args.point, args.head_dim or 128, **shape)
-    else:
-        points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if args.quick else SWEEP
-        points = [(b, n, d) for b, n, d in points if 2 * b * n * 8 * d * 2 <= MAX_KV_BYTES]
-    print(f"check against the exact reference: max |error| {check_once():.2e}", flush=True)
-    copy = copy_ceiling_GBps(args.mode)  # the ceiling, timed as the calls
-    print(f"copy 1 GiB device to device: {copy / 1e3:.2f} TB/s read+write", flush=True)
-    provenance = collect(timing_mode=args.mode)
-    rows, sweeps = [], {}
-
-    partial = None if args.out is None else args.out.path.with_name(args.out.path.name + ".partial")
-
-    def save(final: bool = False) -> None:
-        """After every stage into FILE.partial (an interrupted or failing bench keeps what it measured, and an
-        earlier report at FILE stays whole); at the end into FILE."""
-        if args.out is not None:
-            from .report import write
-
-            write(rows, sweeps, copy, provenance, args.out.path if final else partial)
-            if final:
-                partial.unlink(missing_ok=True)
-
-    def timed(row: dict) -> dict:
-        print(f"  [{len(rows) + 1}] batch {row['batch']} x {row['kv_len']}, d{row['head_dim']}, {row['heads']}, "
-              f"{counted(row['splits'], 'split')}, {row['mode']}: {row['p50_us']:.2f} us, "
-              f"{row['TBps']:.2f} TB/s", flush=True)
-        rows.append(row)
-        save()
-        return row
-
-    variants = []  # the build knob of each row, for the peers' rounds
-    for b, n, d in points:
-        for v in args.variant or (None,):  # every point takes either kernel (the mma one was d128 only at first)
-            timed(bench_point(b, n, d, iterations=args.iterations, mode=args.mode, variant=v, **shape))
-            variants.append({} if v is None else {"variant": v})
-    if args.peers:
-        from .peers import PEERS, best_peer, peer_rates
-
-        for row, knobs in zip(rows, variants, strict=True):
-            rates = peer_rates(row["batch"], row["kv_len"], row["head_dim"], iterations=args.iterations,
-                               mode=args.mode, **shape, **knobs)
-            row.update(rates)
-            ours = rates.get("labkit_beside_peers")
-            best = best_peer(rates)
-            row["x_best_peer"] = ours / best[1] if best and best[1] and isinstance(ours, float) else "-"  # same rounds
-            save()
-        reasons: dict[tuple[str, str], list[str]] = {}  # (peer, why it has no rate) -> the points it says so at
-        for r in rows:
-            for p in PEERS:
-                if p in r and not isinstance(r[p], float):
-                    reasons.setdefault((p, r[p]), []).append(f"{r['batch']} x {r['kv_len']} d{r['head_dim']}")
-        for (p, why), at in reasons.items():
-            print(f"peer {p}{'' if len(at) == len(rows) else ' at ' + ', '.join(at)}: {why}")
-    for v in () if args.point else args.variant or (None,):  # the sweep's own last call
-        for mode in (args.mode, "graph"):  # the seed-sized call, and its launch-bound replay in a CUDA graph
-            timed({**bench_point(2, 704, 256, heads_q=24, heads_kv=4, iterations=args.iterations, mode=mode,
-                                 variant=v), "heads": "24/4 seed"})
-    print(render(rows, f"paged decode, page {shape['page_size']}, {COLD_L2[args.mode]} (TBps = K+V bytes read / p50)"),
-          flush=True)
-    if args.sweep_splits:
-        at = {"1x8192": (1, 8192, 128, 32, 8), "8x8192": (8, 8192, 128, 32, 8), "1x1024": (1, 1024, 128, 32, 8)}
-        if args.sweep_splits == "all" or args.point:  # --point: its own calls
-            at = {f"{b}x{n} d{d}": (b, n, d, shape["heads_q"], shape["heads_kv"]) for b, n, d in points}
-        if not args.point:
-            at["2x704 seed"] = (2, 704, 256, 24, 4)
-        worst = []
-        for key, (b, n, d, hq, hk) in at.items():
-            sweeps[key] = split_sweep(b, n, d, heads_q=hq, heads_kv=hk, page_size=shape["page_size"],
-                                      iterations=args.iterations, mode=args.mode)
-            save()
-            best = min(r["p50_us"] for r in sweeps[key])
-            pick = next(r for r in sweeps[key] if r["heuristic"])
-            worst.append((pick["p50_us"] / best - 1, key))
-            print(render(sweeps[key], f"split sweep, batch {b} x {n}, d{d}, {hq}/{hk} heads: the heuristic's "
-                                      f"{pick['splits']} splits at {pick['p50_us'] / best - 1:+.1%} of the best"),
-                  flush=True)
-        off, key = max(worst)
-        print(f"split heuristic: at most {off:+.1%} of the best split count over {len(worst)} sweeps ({key})",
-              flush=True)
-    if args.sweep_tails:
-        import numpy as np
-
-        from ...errors import ArgumentError
-
-        for b, n, d in points:
-            try:
-                sweep = tail_sweep(b, n, d, iterations=args.iterations, mode=args.mode, timelines=True, **shape)
-            except ArgumentError as exc:  # a cluster plan, or one whose splits are already at the most
-                print(f"tail sweep, batch {b} x {n}, d{d}: skipped: {exc}", flush=True)
-                continue
-            key = f"{b}x{n} d{d} tails"
-            sweeps[key] = sweep.rows
-            save()
-            plan_us = next(r["p50_us"] for r in sweep.rows if r["heuristic"])
-            best = min(sweep.rows, key=lambda r: r["p50_us"])
-            print(render(sweep.rows, f"tail sweep, batch {b} x {n}, d{d}: the best, {best['kernel']}, at "
-                                     f"{best['p50_us'] / plan_us - 1:+.1%} of the plan"), flush=True)
-            for name, tl in sweep.timelines.items():
-                drain = tl.sm_drain_ns() / 1e3
-                print(f"  {name}, one {args.mode} call: {tl.stats().makespan_ns / 1e3:.1f} us; CTAs resident by "
-                      f"twentieths {' '.join(map(str, tl.active_ctas(20)))}; SMs idle before the end: median "
-                      f"{np.median(drain):.1f} us, 90th percentile {np.percentile(drain, 90):.1f} us", flush=True)
-                if args.out is not None:
-                    tl.save(args.out.path.with_name(f"{args.out.path.stem}.{key.replace(' ', '_')}."
-                                                    f"{name.replace(' ', '').replace('/', 'x')}.timeline.json"))
-    from .report import from_rows
+    from .bench_run import bench_calls, run_bench
     from .targets import format_targets
 
-    run = from_rows(rows, sweeps, copy, provenance)
+    calls = bench_calls(point=args.point, quick=args.quick, head_dim=args.head_dim, heads_q=args.heads_q,
+                        heads_kv=args.heads_kv, page_size=args.page_size, variants=args.variant,
+                        iterations=args.iterations, mode=args.mode, peers=args.peers, sweep_splits=args.sweep_splits,
+                        sweep_tails=args.sweep_tails, out=None if args.out is None else args.out.path)
+    run = run_bench(calls)
     print("\n".join(format_targets(run)), flush=True)
     if args.out is not None:
-        save(final=True)
         print(f"report: {args.out.path} (labkit report show|diff read it)")
     _print_standings(run, args.among, None if args.out is None else args.out.path)
     return 0
