@@ -48,9 +48,8 @@ from IPython.display import display
 
 import labkit
 from labkit.sched import measure as sched
-from labkit.sched import model
+from labkit.sched import study
 from labkit.session import Session
-from labkit.workloads.decode.run import geometry_for
 
 labkit.setup_logging("WARNING")
 session = Session.start("04_cta_scheduling", source=source, out_dir=out_dir, parameters={
@@ -58,7 +57,7 @@ session = Session.start("04_cta_scheduling", source=source, out_dir=out_dir, par
     "decode_kv_lens": decode_kv_lens, "decode_batches": decode_batches, "decode_splits": decode_splits,
     "decode_splits_batch": decode_splits_batch, "decode_head_dim": decode_head_dim, "decode_heads": decode_heads,
     "decode_page_size": decode_page_size, "launches": launches})
-batch, n, heads, head_dim = shape
+n = shape[1]  # N: the length the tail studies hold fixed
 do_sage2, do_decode = workload in ("sage2", "both"), workload in ("decode", "both")
 
 # a part left out keeps its headings in the notebook: under them, say why nothing follows
@@ -68,8 +67,7 @@ decode_geo = {"head_dim": int(decode_head_dim), "heads_q": decode_heads[0], "hea
               "page_size": int(decode_page_size)}
 decode_name = f"paged decode d{decode_head_dim}, {decode_heads[0]}/{decode_heads[1]} heads, page {decode_page_size}"
 if do_decode:  # the rest of the geometry's rules (the head group is decode_heads' own check) before anything runs
-    for b in sorted({decode_splits_batch, *decode_batches}):
-        geometry_for(b, max(decode_kv_lens), **decode_geo)
+    study.check_decode_calls([decode_splits_batch, *decode_batches], decode_kv_lens, **decode_geo)
 
 # %% [markdown]
 # ## Occupancy of each kernel, from its cubin
@@ -95,9 +93,7 @@ occ[["registers_per_thread", "smem_per_cta_bytes", "by_registers", "by_shared_me
 # %%
 if do_sage2:
     k_sage2 = int(occ.loc["sage2 mainloop", "ctas_per_sm"])
-    points = [(q, n) for q in q_lens] + [(n, kv) for kv in kv_lens]
-    seed_model = model.frame([labkit.sched.sage2_launch(batch, heads, q, kv, sms=sms, ctas_per_sm=k_sage2)
-                              for q, kv in points], q_len=[q for q, _ in points], kv_len=[kv for _, kv in points])
+    seed_model = study.sage2_tail_model(shape, q_lens, kv_lens, sms=sms, ctas_per_sm=k_sage2)
     session.save_table(seed_model, "sage2_model")
     display_cols = ["q_len", "kv_len", "ctas", "waves", "last_wave_ctas", "wave_efficiency", "q_tile_efficiency",
                     "kv_tile_efficiency", "efficiency"]
@@ -131,17 +127,11 @@ if do_sage2:
     q_sweep = session.sweep("sage2_q", "sage2.timeline", {"q_len": q_lens}, shape=shape, kv_len=n, launches=launches)
     kv_sweep = session.sweep("sage2_kv", "sage2.timeline", {"kv_len": kv_lens}, shape=shape, q_len=n,
                              launches=launches)
-    dense_q = [q for q in model.dense_lengths(q_lens, step=8, span=2048) if q <= n]
-    dense_kv = [kv for kv in model.dense_lengths(kv_lens, step=2, span=256) if kv <= n]
-    q_model = model.frame([labkit.sched.sage2_launch(batch, heads, q, n, sms=sms, ctas_per_sm=k_sage2)
-                           for q in dense_q], q_len=dense_q)
-    kv_model = model.frame([labkit.sched.sage2_launch(batch, heads, n, kv, sms=sms, ctas_per_sm=k_sage2)
-                            for kv in dense_kv], kv_len=dense_kv)
+    q_model, kv_model = study.sage2_dense_models(shape, q_lens, kv_lens, sms=sms, ctas_per_sm=k_sage2)
     fig = labkit.plot.sage2_sched(q_model, q_sweep, kv_model, kv_sweep, fixed={"q_len": n, "kv_len": n},
                                   title=session.title(f"Sage2 mainloop {list(shape)}: CTA-scheduling efficiency"))
     session.save_figure(fig, "sage2_efficiency")
-    sage2_points = pd.concat([q_sweep.assign(sweep="q"), kv_sweep.assign(sweep="kv")], ignore_index=True)
-    sage2_points["measured_minus_model"] = sage2_points["measured_slot_efficiency"] - sage2_points["wave_efficiency"]
+    sage2_points = study.measured_points(q=q_sweep, kv=kv_sweep)
     session.save_table(sage2_points, "sage2_points")
     display(sage2_points[["sweep", "q_len", "kv_len", "ctas", "waves", "wave_efficiency", "measured_slot_efficiency",
                           "measured_minus_model", "measured_sm_efficiency", "efficiency", "measured_efficiency",
@@ -201,23 +191,14 @@ if do_decode:
     batch_sweep = session.sweep("decode_batch", "decode.timeline", {"kv_len": decode_kv_lens, "batch": decode_batches},
                                 splits=0, launches=launches, **decode_geo)
     for kv in decode_kv_lens:
-        all_splits = list(range(1, max(decode_splits) + 1))
-        all_batches = list(range(1, max(decode_batches) + 1))
-        split_model = model.frame([sched.decode_model(decode_splits_batch, kv, s, sms=sms, **decode_geo)
-                                   for s in all_splits], splits=all_splits)
-        batch_model = model.frame([sched.decode_model(b, kv, None, sms=sms, **decode_geo)
-                                   for b in all_batches], batch=all_batches)
+        split_model, batch_model = study.decode_models(decode_splits_batch, kv, max(decode_splits), max(decode_batches),
+                                                       sms=sms, **decode_geo)
         fig = labkit.plot.decode_sched(split_model, split_sweep[split_sweep["kv_len"] == kv], batch_model,
                                        batch_sweep[batch_sweep["kv_len"] == kv], title=session.title(
                                            f"{decode_name}, {kv} tokens per sequence (split sweep at batch "
                                            f"{decode_splits_batch})"))
         session.save_figure(fig, f"decode_sched_{kv}")
-    decode_points = pd.concat([split_sweep.assign(sweep="splits"), batch_sweep.assign(sweep="batch")],
-                              ignore_index=True)
-    decode_points["measured_minus_model"] = decode_points["measured_slot_efficiency"] - decode_points["wave_efficiency"]
-    # the batch sweep asked for splits 0 (the heuristic's): show the count each call ran with
-    heuristic = decode_points["splits"] == 0
-    decode_points.loc[heuristic, "splits"] = decode_points.loc[heuristic, "heuristic_splits"]
+    decode_points = study.measured_points(splits=split_sweep, batch=batch_sweep)  # splits 0 shown as the count run
     session.save_table(decode_points, "decode_points")
     display(decode_points[["sweep", "batch", "kv_len", "splits", "heuristic_splits", "kernel", "ctas", "waves",
                            "wave_efficiency", "measured_slot_efficiency", "measured_minus_model", "split_efficiency",

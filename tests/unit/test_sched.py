@@ -83,3 +83,20 @@ def test_cli(capsys):
     assert "1024 threads per CTA is over its __launch_bounds__ of 512" in capsys.readouterr().err
     assert cli.main(["sched", "occupancy", str(SEED_CUBIN), "--kernel", SEED_ENTRY, "--arch", "sm_90"]) == 2
     assert "--arch sm_90: the cubin is built for sm_100" in capsys.readouterr().err
+
+
+def test_notebook_04s_points_table_names_each_sweep_and_the_split_count_each_call_ran_with():
+    import pandas as pd
+
+    from labkit.sched import study
+
+    splits = pd.DataFrame({"splits": [1, 4], "heuristic_splits": [2, 2], "measured_slot_efficiency": [0.9, 0.8],
+                           "wave_efficiency": [0.95, 0.7]})
+    batch = pd.DataFrame({"splits": [0, 0], "heuristic_splits": [3, 1], "measured_slot_efficiency": [0.5, 0.6],
+                          "wave_efficiency": [0.5, 0.5]})
+    t = study.measured_points(splits=splits, batch=batch)
+    assert t["sweep"].tolist() == ["splits", "splits", "batch", "batch"]
+    assert t["splits"].tolist() == [1, 4, 3, 1]  # asked 0 (the heuristic's): the count the call ran with
+    assert t["measured_minus_model"].round(6).tolist() == [-0.05, 0.1, 0.0, 0.1]
+    q_model, kv_model = study.sage2_dense_models((1, 4096, 8, 128), [1000], [4000], sms=132, ctas_per_sm=1)
+    assert q_model["q_len"].max() <= 4096 and kv_model["kv_len"].max() <= 4096 and 1000 in q_model["q_len"].tolist()

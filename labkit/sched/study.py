@@ -1,0 +1,56 @@
+"""Notebook 04's tables: the wave model over the lengths a study sweeps, and the measured points beside it (pandas;
+no GPU work here: the measured rows come from ``labkit.sched.measure`` through a sweep)."""
+
+from .model import dense_lengths, frame, sage2_launch
+
+
+def check_decode_calls(batches, kv_lens, **geometry) -> None:
+    """Every batch at the longest length, checked by the decode geometry before anything runs (a refusal names the
+    value)."""
+    from ..workloads.decode.run import geometry_for
+
+    for b in sorted(set(batches)):
+        geometry_for(b, max(kv_lens), **geometry)
+
+
+def sage2_tail_model(shape, q_lens, kv_lens, *, sms: int, ctas_per_sm: int):
+    """The model at each tail point: every q length at kv = N, then every kv length at q = N."""
+    batch, n, heads, _ = shape
+    points = [(q, n) for q in q_lens] + [(n, kv) for kv in kv_lens]
+    return frame([sage2_launch(batch, heads, q, kv, sms=sms, ctas_per_sm=ctas_per_sm) for q, kv in points],
+                 q_len=[q for q, _ in points], kv_len=[kv for _, kv in points])
+
+
+def sage2_dense_models(shape, q_lens, kv_lens, *, sms: int, ctas_per_sm: int):
+    """``(along q, along kv)``: the model over dense lengths around the tail points, crossing q-tile (128 rows), k-tile
+    (64 keys) and wave boundaries, each at most N."""
+    batch, n, heads, _ = shape
+    dense_q = [q for q in dense_lengths(q_lens, step=8, span=2048) if q <= n]
+    dense_kv = [kv for kv in dense_lengths(kv_lens, step=2, span=256) if kv <= n]
+    return (frame([sage2_launch(batch, heads, q, n, sms=sms, ctas_per_sm=ctas_per_sm) for q in dense_q], q_len=dense_q),
+            frame([sage2_launch(batch, heads, n, kv, sms=sms, ctas_per_sm=ctas_per_sm) for kv in dense_kv],
+                  kv_len=dense_kv))
+
+
+def decode_models(batch: int, kv_len: int, max_splits: int, max_batch: int, *, sms: int, **geometry):
+    """``(against the split count at batch, against the batch with the plan's own calls)``: the model at every count
+    1..``max_splits`` and every batch 1..``max_batch``, each with the CTAs per SM of the build its call gets."""
+    from .measure import decode_model
+
+    splits, batches = list(range(1, max_splits + 1)), list(range(1, max_batch + 1))
+    return (frame([decode_model(batch, kv_len, s, sms=sms, **geometry) for s in splits], splits=splits),
+            frame([decode_model(b, kv_len, None, sms=sms, **geometry) for b in batches], batch=batches))
+
+
+def measured_points(**sweeps):
+    """The sweeps' measured rows as one table, a ``sweep`` column naming each, and ``measured_minus_model`` (the slot
+    efficiency measured less the model's wave efficiency); a decode point asked for split count 0 (the heuristic's)
+    shows the count its call ran with."""
+    import pandas as pd
+
+    points = pd.concat([rows.assign(sweep=name) for name, rows in sweeps.items()], ignore_index=True)
+    points["measured_minus_model"] = points["measured_slot_efficiency"] - points["wave_efficiency"]
+    if "heuristic_splits" in points:
+        heuristic = points["splits"] == 0
+        points.loc[heuristic, "splits"] = points.loc[heuristic, "heuristic_splits"]
+    return points
