@@ -32,10 +32,6 @@ precision_iterations: Int(1, 1000) = 5  # timed mainloop calls per P.V variant i
 seed_report: File(measured=False, reads="sage2_report") = "data/sage2_report_seed.json"  # the user's report
 
 # %%
-import dataclasses
-
-import pandas as pd
-
 import labkit
 from labkit.report import Sage2Report
 from labkit.session import Session, each
@@ -82,13 +78,9 @@ print(labkit.report.diff_table(seed, ours))
 # ## Correctness: the two call paths and the fp32 reference
 
 # %%
-checks = pd.Series({**{f"accuracy {k}": v for k, v in ours.accuracy.items()},
-                    "one-shot == phase-by-phase (bitwise)": ours.decomposition.equal,
-                    "max |one-shot - phases|": ours.decomposition.max_abs,
-                    "manual checksum": ours.manual_checksum, "reference checksum": ours.reference_checksum,
-                    "checksum definition": ours.checksum_definition})
-session.save_table(checks.to_frame("value"), "checks")
-checks.to_frame("value")
+checks = labkit.report.checks_frame(ours)
+session.save_table(checks, "checks")
+checks
 
 # %% [markdown]
 # ## Where the error comes from
@@ -113,8 +105,7 @@ precision
 # ## Scheduler (computed from the schedule and the shape)
 
 # %%
-sched = pd.DataFrame({"labkit": dataclasses.asdict(ours.scheduler), "seed": dataclasses.asdict(seed.scheduler)})
-sched.index.name = "field"
+sched = labkit.report.scheduler_frame(labkit=ours, seed=seed)
 session.save_table(sched, "scheduler")
 sched
 

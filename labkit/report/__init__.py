@@ -11,8 +11,18 @@ from .model import (
            from_node,
            to_dict,
 )
-from .tables import diff_table, differences, label, phase_table, provenance_traits, summary, tail_table
+from .tables import (
+    checks_frame,
+    diff_table,
+    differences,
+    label,
+    phase_table,
+    provenance_traits,
+    scheduler_frame,
+    summary,
+    tail_table,
+)
 
 __all__ = ["CURRENT_VERSION", "PHASE_GROUPS", "DecompositionCheck", "Sage2Report", "Scheduler", "TailPoint",
-           "diff_table", "differences", "dumps", "label", "from_node", "load", "loads", "phase_table",
-           "provenance_traits", "save", "summary", "tail_table", "to_dict"]
+           "checks_frame", "diff_table", "differences", "dumps", "label", "from_node", "load", "loads", "phase_table",
+           "provenance_traits", "save", "scheduler_frame", "summary", "tail_table", "to_dict"]

@@ -170,3 +170,26 @@ def label(r: Sage2Report) -> str:
               else f"q {list(r.q_shape)} k {list(r.k_shape)} v {list(r.v_shape)}")
     extra = " ".join(str(r.metadata[k]) for k in ("dtype", "layout") if k in r.metadata)
     return f"{shapes} {extra}".strip()
+
+
+def checks_frame(r: Sage2Report):
+    """A labkit report's correctness checks as one ``value`` column: accuracy against the fp32 reference, the one-shot
+    call against the phase-by-phase one (bitwise and max difference), the checksums and how they are defined."""
+    import pandas as pd
+
+    return pd.Series({**{f"accuracy {k}": v for k, v in r.accuracy.items()},
+                      "one-shot == phase-by-phase (bitwise)": r.decomposition.equal,
+                      "max |one-shot - phases|": r.decomposition.max_abs,
+                      "manual checksum": r.manual_checksum, "reference checksum": r.reference_checksum,
+                      "checksum definition": r.checksum_definition}).to_frame("value")
+
+
+def scheduler_frame(**reports: Sage2Report):
+    """The reports' scheduler fields side by side, one column per keyword (``labkit=ours, seed=seed``)."""
+    from dataclasses import asdict
+
+    import pandas as pd
+
+    frame = pd.DataFrame({name: asdict(r.scheduler) for name, r in reports.items()})
+    frame.index.name = "field"
+    return frame

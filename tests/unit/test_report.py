@@ -214,3 +214,16 @@ def test_a_report_holding_nan_is_refused_by_its_writer_naming_the_field(seed_rep
     with pytest.raises(FormatError, match=r"phase_timings\.fused_mainloop\.p50_s: = nan: not a finite number"):
         report.save(bad, tmp_path / "r.json")
     assert not (tmp_path / "r.json").exists()
+
+
+def test_notebook_02s_checks_and_scheduler_tables(seed_report_path):
+    """The checks a labkit report carries, one row each, and the scheduler fields of two reports side by side."""
+    recorded = sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/report.json"))[-1]
+    ours, seed = report.load(recorded), report.load(seed_report_path)
+    checks = report.checks_frame(ours)
+    assert list(checks.columns) == ["value"] and checks.loc["one-shot == phase-by-phase (bitwise)", "value"] in (
+        True, False) and checks.loc["manual checksum", "value"] == ours.manual_checksum
+    assert [i for i in checks.index if i.startswith("accuracy ")] == [f"accuracy {k}" for k in ours.accuracy]
+    sched = report.scheduler_frame(labkit=ours, seed=seed)
+    assert list(sched.columns) == ["labkit", "seed"] and sched.index.name == "field"
+    assert sched.loc["grid_ctas", "seed"] == 16576 and sched.loc["grid_ctas", "labkit"] == ours.scheduler.grid_ctas
