@@ -285,7 +285,7 @@ def parse_text(text: str | bytes, source: str | None = None, *, allow_nonfinite:
         return d
 
     def parse_int(s):
-        if len(s) > MAX_INT_DIGITS + 1:
+        if len(s.lstrip("-")) > MAX_INT_DIGITS:
             flagged.append(True)
             return _Big(s)
         return int(s)

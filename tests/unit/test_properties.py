@@ -82,10 +82,10 @@ def _paths(value, path=()):
 
 
 NASTY = st.one_of(
-    st.sampled_from([0, -1, 1, 2, 3, 4, 64, 128, 1280, 2**31 - 1, 2**31, 2**32, 2**32 - 1, 2**63, 10**12, 10**40,
-                     10**400, -(2**31) - 1, 4.0, 0.5, -0.0, 1e308, 1e-300, float("nan"), float("inf"), True, False,
-                     None, "", "x", "\ud800", "\uff11\uff12", "bytes<\uff11\uff12\uff18\uff10>", "bytes<1280>", "i32",
-                     "in buffer<bf16>", "seqs", "tokens", [], {}, [0], [0, 0, 0], {"a": 1}, {"max": 2}]),
+    st.sampled_from([0, -1, 1, 2, 3, 4, 64, 128, 1280, 2**31 - 1, 2**31, 2**32, 2**32 - 1, 2**63, 10**12, 10**39,
+                     10**40, 10**400, -(2**31) - 1, 4.0, 0.5, -0.0, 1e308, 1e-300, float("nan"), float("inf"), True,
+                     False, None, "", "x", "\ud800", "\uff11\uff12", "bytes<\uff11\uff12\uff18\uff10>", "bytes<1280>",
+                     "i32", "in buffer<bf16>", "seqs", "tokens", [], {}, [0], [0, 0, 0], {"a": 1}, {"max": 2}]),
     st.integers(), st.floats(), st.text(max_size=6),
     st.lists(st.integers(min_value=-2, max_value=300), max_size=6),
 )

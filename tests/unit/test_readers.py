@@ -4,6 +4,7 @@ path and rule, or (for the check phase) reported as an error without a crash."""
 import copy
 import json
 import os
+import re
 import struct
 
 import numpy as np
@@ -86,9 +87,9 @@ def _fields(d):
     (lambda d: d["vars"]["seqs"].__setitem__("max", 2**63), "vars.seqs.max", "an integer in"),
     (lambda d: d["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"].__setitem__("size", 10**12),
      "ops.decode.impl.launches[0].args[0].pack.size", "an integer in [1, 32764]"),
-    (lambda d: d["ops"]["decode"]["impl"]["launches"][0].__setitem__("shared_mem", 10**40),
+    (lambda d: d["ops"]["decode"]["impl"]["launches"][0].__setitem__("shared_mem", 10**39),
      "ops.decode.impl.launches[0].shared_mem", "an integer in [0, 4294967295]"),
-    (lambda d: d["buffers"]["q"].__setitem__("shape", [10**40]), "buffers.q.shape[0]", "an integer in"),
+    (lambda d: d["buffers"]["q"].__setitem__("shape", [10**39]), "buffers.q.shape[0]", "an integer in"),
     (lambda d: d["buffers"]["q"].__setitem__("shape", [2**40, 2]), "buffers.q.shape", "at most 1099511627776"),
     (lambda d: d["ops"]["decode"]["impl"]["launches"][0].__setitem__("params", ["bytes<\uff11\uff12\uff18\uff10>"]),
      "ops.decode.impl.launches[0].params[0]", "'bytes<N>'"),
@@ -183,9 +184,9 @@ FM = ("phase_timings", "fused_mainloop")
      "a number in [0, 1]"),
     (lambda d: d["tail_study"][1].__setitem__("q_row_efficiency", 0.5), "tail_study[1].q_row_efficiency",
      "q_len / scheduled_q_rows"),
-    (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("count", 10**40),
+    (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("count", 10**39),
      "phase_timings.fused_mainloop.count", "an integer in [1, 2147483647]"),
-    (lambda d: d.__setitem__("q_shape", [1, 37810, 56, 10**40]), "q_shape[3]", "an integer in"),
+    (lambda d: d.__setitem__("q_shape", [1, 37810, 56, 10**39]), "q_shape[3]", "an integer in"),
 ])
 def test_report_refuses(edit, path, text):
     with pytest.raises(FormatError) as e:
@@ -263,3 +264,29 @@ def test_output_paths_probe_only_where_something_is_created(tmp_path, monkeypatc
     assert not list(tmp_path.glob(".labkit-write-check-*"))
     OutputPath.parse(tmp_path / "new.json")  # the real probe leaves nothing behind
     assert not list(tmp_path.glob(".labkit-write-check-*"))
+
+
+@pytest.mark.parametrize("text, accepted, said", [
+    ('{"n": ' + "7" * 40 + "}", True, None),
+    ('{"n": -' + "7" * 40 + "}", True, None),
+    ('{"n": ' + "7" * 41 + "}", False, "an integer of 41 digits: expected at most 40"),  # a review: 41 had passed
+    ('{"n": -' + "7" * 41 + "}", False, "an integer of 41 digits: expected at most 40"),
+    ("[" * MAX_DEPTH + "]" * MAX_DEPTH, True, None),
+    ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), False, f"nested {MAX_DEPTH + 1} levels deep: expected at most 64"),
+])
+def test_json_reader_limits_at_their_edges(text, accepted, said):
+    from labkit._json import parse_text
+
+    if accepted:
+        parse_text(text)
+    else:
+        with pytest.raises(FormatError, match=re.escape(said)):
+            parse_text(text)
+
+
+def test_an_integer_field_refuses_a_boolean():
+    from labkit._json import parse_text
+
+    for value in ("true", "false", "4.0"):
+        with pytest.raises(FormatError, match=f"schema_version: = {value}: expected an integer"):
+            parse_text('{"schema_version": ' + value + "}")["schema_version"].int(1)
