@@ -62,6 +62,12 @@ def test_calls_are_checked_before_anything_is_built():
     bad = x.__class__(**{**x.__dict__, "page_table": table})
     with pytest.raises(ArgumentError, match="page_table"):  # run_decode checks before it asks for a GPU
         run_decode(bad)
+    for page in (22, -1):  # the pool's edge: one past its last page, and below its first
+        table[1, 1] = page
+        with pytest.raises(ArgumentError, match=rf"page_table\[1\]\[1\] = {page}: expected a page id in 0..21"):
+            check_call(g, table, x.seq_lens, x.cu_seqlens_q)
+    table[1, 1] = 21
+    check_call(g, table, x.seq_lens, x.cu_seqlens_q)
 
 
 def test_inputs_use_shuffled_shared_pages_and_ragged_lengths():
@@ -137,6 +143,33 @@ def test_the_error_bound_takes_a_bf16_rounded_answer_and_refuses_a_scaled_or_shi
     assert not (np.abs(1.02 * ref[:used] - ref[:used]) <= bound[:used]).all()
     short = x.__class__(**{**x.__dict__, "seq_lens": x.seq_lens - np.array([1, 1], np.int32)})  # one key fewer
     assert not (np.abs(decode_reference(short, g.head_dim ** -0.5)[:used] - ref[:used]) <= bound[:used]).all()
+
+
+def test_the_reference_scales_scores_and_masks_causally_as_dense_attention_does():
+    """The float64 reference every GPU test trusts, against attention written out densely: two keys in closed form
+    (softmax of the scaled scores, natural exp), and q_len 3 where query token i sees the first n - 3 + i + 1 keys."""
+    g = DecodeGeometry(1, 2, 1, 128, 16, 4, 8, max_q_len=3)
+    x = make_inputs(g, seq_lens=[2], q_lens=[1], seed=4)
+    scale = 0.37  # not head_dim ** -0.5: a dropped or doubled scale shows
+    q = bf16_to_f32(x.q[0]).astype(np.float64)  # [Hq, D]
+    page = x.page_table[0, 0]
+    k = bf16_to_f32(x.k[page, 0, :2]).astype(np.float64)
+    v = bf16_to_f32(x.v[page, 0, :2]).astype(np.float64)
+    s = q @ k.T * scale  # [Hq, 2]
+    w = np.exp(s) / np.exp(s).sum(axis=1, keepdims=True)
+    assert np.allclose(decode_reference(x, scale)[0], w @ v, rtol=1e-12, atol=1e-12)
+
+    x = make_inputs(g, seq_lens=[40], q_lens=[3], seed=5)
+    pages = x.page_table[0, :3]
+    k = bf16_to_f32(x.k[pages, 0]).reshape(-1, 128)[:40].astype(np.float64)
+    v = bf16_to_f32(x.v[pages, 0]).reshape(-1, 128)[:40].astype(np.float64)
+    ref = decode_reference(x, scale)
+    for i in range(3):
+        visible = 40 - 3 + i + 1
+        s = bf16_to_f32(x.q[i]).astype(np.float64) @ k[:visible].T * scale
+        w = np.exp(s - s.max(axis=1, keepdims=True))
+        assert np.allclose(ref[i], (w / w.sum(axis=1, keepdims=True)) @ v[:visible], rtol=1e-12, atol=1e-12), i
+    assert not np.allclose(ref[0], ref[2])  # the rows see different keys
 
 
 def test_reference_on_cases_with_known_answers():
