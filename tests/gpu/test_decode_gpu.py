@@ -38,6 +38,12 @@ def _check(x, run):
     worst = np.unravel_index(np.argmax(err - bound), err.shape)
     assert (err <= bound).all(), \
         f"max err {err.max():.3g} at {worst} (ref {ref[:used][worst]:.4g}), splits {run.splits}"
+    # each (token, head) row as a whole: the element bound's 1e-3 floor is loose where |ref| ~ 0.01 (8k keys), so a
+    # softmax scale 2 % off or a key short passed it; a CPU emulation of the bf16 P and output roundings gives at most
+    # 2.8e-3 here, those wrong answers 1.8e-2 and more
+    rows = np.linalg.norm(out[:used] - ref[:used], axis=-1) / np.linalg.norm(ref[:used], axis=-1)
+    assert rows.max() <= 2.0 ** -7, f"row {np.unravel_index(rows.argmax(), rows.shape)}: relative error " \
+                                    f"{rows.max():.3g}, splits {run.splits}"
     return err.max()
 
 
@@ -68,8 +74,10 @@ def test_tensor_core_builds_match_exact_attention(name, warps, stages, keys, cha
     build = dict(variant="mma", warps=warps, stages=stages, keys_per_warp=keys, qk_chains=chains, dim_warps=dims)
     try:
         kernel_build(g, **build)
-    except ArgumentError as e:
-        pytest.skip(str(e))  # d256: 128 KB stages, two do not fit a CTA
+    except ArgumentError as e:  # d256: 128 KB stages, two do not fit a CTA; any other refusal is a failure
+        if g.head_dim != 256 or "more than a CTA gets" not in str(e):
+            raise
+        pytest.skip(str(e))
     x = make_inputs(g, seq_lens=lens, seed=3)
     for s in sorted({1, 3, min(g.max_pages, 16)}):
         _check(x, run_decode(x, splits=s, **build))
@@ -272,7 +280,7 @@ def test_compare_builds_checks_then_times_each_build_beside_the_plan(tmp_path, c
     assert plan["kernel"].startswith("mma w8s2") and plan["splits"] == 2 and plan["ctas_per_sm"] == 1
     assert four["splits"] == 4 and four["kernel"].startswith("mma w4s3") and four["ctas_per_sm"] == 2
     assert deep["kernel"].startswith("mma w8s3") and deep["ctas_per_sm"] == 1
-    assert all(0 <= r["max_diff"] < 0.05 and r["p50_us"] > 0 for r in rows)
+    assert all(r["p50_us"] > 0 for r in rows)  # each build's output: compare_builds refuses one off the plan's
     out = tmp_path / "compare.json"
     assert cli.main(["decode", "compare", "--batch", "8", "--kv-len", "1024", "--build", "stages=2",
                      "--iterations", "3", "--out", str(out)]) == 0
@@ -450,8 +458,9 @@ def test_split_counts_agree_within_reduction_tolerance():
     x = make_inputs(g, seq_lens=[8192, 5000], seed=7)
     one = run_decode(x, splits=1).out
     for s in (2, 7, 32, 128):
-        many = run_decode(x, splits=s).out
-        assert np.abs(many - one).max() <= 2.0 ** -7 * np.abs(one).max(), s
+        many = run_decode(x, splits=s)
+        assert np.abs(many.out - one).max() <= 2.0 ** -7 * np.abs(one).max(), s
+        _check(x, many)  # the only counts past 16 in the suite: against exact attention too
 
 
 @pytest.mark.parametrize("variant", ["mma", "fma"])

@@ -7,14 +7,19 @@ pytestmark = pytest.mark.gpu
 
 
 def test_sage2_timeline_records_every_cta_once_and_changes_no_output():
-    from labkit.workloads.sage2.inputs import check_inputs, random_inputs
+    from labkit.cuda import cupy
+    from labkit.workloads.sage2.inputs import check_inputs, random_inputs, to_f32
     from labkit.workloads.sage2.plan import Sage2Plan
+
+    cupy_isfinite = cupy().isfinite
 
     q, k, v = random_inputs(1, 4096, 4096, 8, 8, 128, layout="NHD", dtype="bf16", seed=3)
     plain = Sage2Plan(check_inputs(q, k, v, layout="NHD"))
     timed = Sage2Plan(check_inputs(q, k, v, layout="NHD"), timeline=True)
-    plain.run()
-    timed.run()
+    for plan in (plain, timed):  # poisoned first (bf16 NaN words): each run must write every element
+        plan.out.fill(0xFFFF)
+        plan.run()
+    assert bool(cupy_isfinite(to_f32(plain.out, "bf16")).all())
     assert np.array_equal(plain.out.get(), timed.out.get())
     tl = timed.read_timeline()
     df = tl.frame()
