@@ -286,3 +286,24 @@ def test_the_families_buffer_extents_follow_cu_seqlens_q_and_the_shared_page_tab
     errs = [str(e) for e in check(load(_seed_changed(tmp_path, separate_tables)), vars={"tokens": 2}).errors]
     assert len(errs) == 1 and ("ptrPageIdxKv: the kernel reads 176 B (mBatchSize 2 x 2 (K, V) x mMaxNumPagesPerSeqKv "
                                "11 page ids) of table from byte 0, but table has 88 B there") in errs[0]
+
+
+def test_launch_checks_at_their_edges(tmp_path):
+    """A block of 2048 threads through its z, an argument offset at the end of its buffer (one element before it is
+    fine), and a var of 0 given to the library (not only the CLI) are errors naming the field (found by a test audit:
+    a check that ignored z, or took offset == size, or 0, passed every test)."""
+    def errors(change, **kw):
+        return [str(e) for e in check(load(_seed_changed(tmp_path, change)), **kw).errors]
+
+    assert any("block: [32, 32, 2]: at most 1024 threads" in e
+               for e in errors(lambda d: _launch0(d).__setitem__("block", [32, 32, 2]), vars={"tokens": 2}))
+    nbytes = 22 * 2 * 64 * 4 * 2 * 256 * 2  # kv [22, 2, 64, 4, 2, 256] bf16
+
+    def offset(at):
+        return lambda d: d["programs"]["decode"]["calls"][0]["args"][2].__setitem__("offset", at)
+
+    assert any(f"offset: {nbytes} is past the end of kv ({nbytes} B)" in e
+               for e in errors(offset(nbytes), vars={"tokens": 2}))
+    assert not any("past the end" in e for e in errors(offset(nbytes - 2), vars={"tokens": 2}))  # too few elements
+    assert any("vars.seqs: value 0 outside 1..max 2" in e for e in [str(i) for i in check(load(SEED), vars={
+        "seqs": 0, "tokens": 2}).errors])
