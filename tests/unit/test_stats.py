@@ -61,6 +61,8 @@ def test_stop_rule_is_a_pure_function_of_the_samples():
     steady = [0.1] * 9
     assert rule.reason(steady) is None  # too few samples
     assert rule.reason(steady + [0.1]).startswith("noise 0.00%")
+    assert rule.reason([0.1, 0.1008] * 5) == "noise 0.42% < 0.50%"  # either side of max_noise
+    assert rule.reason([0.1, 0.1012] * 5) is None
     noisy = [0.1, 0.2] * 5
     assert rule.reason(noisy) is None  # 1.5 s of GPU time, noisy, below the 2 s budget
     assert rule.reason(noisy + [0.1, 0.2, 0.1, 0.2, 0.1]).startswith("time budget 2 s")

@@ -412,10 +412,13 @@ def test_point_files_are_this_grids_points_and_collect_follows_the_grid(tmp_path
     assert list(sweep.collect(out)["ms"]) == [3, 1, 2]  # the grid's order
     stray = tmp_path / "t"
     sweep.run(stray, "demo.sleep", {"ms": [7]}, progress=None)
-    for f in (stray / "points").glob("*.json"):
+    sweep.run(tmp_path / "u", "demo.sleep", {"ms": [8], "fail": ["yes"]}, progress=None)  # another grid's failure
+    for f in [*(stray / "points").glob("*.json"), *(tmp_path / "u" / "points").glob("*.json")]:
         (out / "points" / f.name).write_text(f.read_text())
-    assert list(sweep.collect(out)["ms"]) == [3, 1, 2] and sweep.status(out)["ok"] == 3
-    f = next((out / "points").glob("*.json"))
+    assert list(sweep.collect(out)["ms"]) == [3, 1, 2]
+    assert {k: v for k, v in sweep.status(out).items() if k != "workload"} == {"points": 3, "ok": 3, "failed": 0,
+                                                                                 "missing": 0}
+    f = out / "points" / f"{sweep.point_id({'ms': 3})}.json"  # one of this grid's own
     doc = json.loads(f.read_text())
     doc["params"]["ms"] = 999
     f.write_text(json.dumps(doc))
