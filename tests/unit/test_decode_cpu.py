@@ -1414,3 +1414,14 @@ def test_the_loads_default_never_picks_what_the_build_refuses(page_size, knobs):
     g = DecodeGeometry(4, 4, 4, 128, page_size, 12, 60)
     plan = plan_call(g, splits=2 if knobs.get("cluster") else None, **knobs)
     assert plan.kernel.dim_warps == 2 and not plan.kernel.wide_boxes
+
+
+def test_the_pool_limit_counts_both_halves_of_the_interleaved_buffer():
+    """K and V of the seed's layout live in one buffer: a pool whose K alone is at a manifest buffer's limit fits as two
+    plain buffers but not as one interleaved one (a test audit: counting it as one buffer let a 2 TB buffer through)."""
+    from labkit.workloads.decode.geometry import MAX_POOL_BYTES
+
+    pages = MAX_POOL_BYTES // (8 * 64 * 128 * 2)  # 8 KV heads x 64 tokens x d128, bf16: K alone at the limit
+    DecodeGeometry(1, 32, 8, 128, 64, 1, pages)
+    with pytest.raises(ArgumentError, match=f"a pool of {pages} pages is a 2.2 TB buffer; at most 1.1 TB"):
+        DecodeGeometry(1, 32, 8, 128, 64, 1, pages, layout="interleaved")
