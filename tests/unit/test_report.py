@@ -227,3 +227,23 @@ def test_notebook_02s_checks_and_scheduler_tables(seed_report_path):
     sched = report.scheduler_frame(labkit=ours, seed=seed)
     assert list(sched.columns) == ["labkit", "seed"] and sched.index.name == "field"
     assert sched.loc["grid_ctas", "seed"] == 16576 and sched.loc["grid_ctas", "labkit"] == ours.scheduler.grid_ctas
+
+
+def test_an_hnd_reports_tail_lengths_are_read_against_its_sequence_axis(seed_report_path):
+    """[B, H, N, D]: a tail q_len past H (56) but within N (37810) is valid, one past N is refused naming the layout
+    (a test audit: reading the head axis as N refused every HND report with a tail study, and no test saw it)."""
+    def hnd(d):
+        d["metadata"]["layout"] = "HND"
+        for k in ("q_shape", "k_shape", "v_shape"):
+            d[k] = [1, 56, 37810, 128]
+
+    r = report.loads(_mutate(seed_report_path, hnd))
+    assert max(t.q_len for t in r.tail_study) == 37810 > 56
+
+    def past_n(d):
+        hnd(d)
+        d["tail_study"][0]["kv_len"] = 37811
+
+    with pytest.raises(FormatError, match=r"tail_study\[0\]: q_len \d+ / kv_len 37811: expected at most the shapes' "
+                                          r"37810 / 37810 \(HND\)"):
+        report.loads(_mutate(seed_report_path, past_n))
