@@ -191,3 +191,13 @@ def test_a_one_wave_gantt_shows_the_slots_that_ended_first_and_last():
     shown = {int(t.get_text().split()[1].split(".")[0]) for t in fig.axes[0].get_yticklabels()}
     assert fast <= shown and set(range(120, 128)) <= shown and len(shown) == 16
     assert "16 of 128: the latest waves, those that ended last and first" in fig.axes[0].get_ylabel()
+
+
+def test_a_launch_of_fewer_ctas_than_slots_counts_the_empty_slots_as_idle():
+    """10 CTAs on 132 SMs: the 122 slots that never ran a CTA are idle for the whole launch, and the 10 used ones from
+    their CTA's end (a test audit: a stats that left the empty slots out passed every test)."""
+    rec = [(i, i, i % 7, i % 7 + 20_000 + 13 * i, 0, 0) for i in range(10)]
+    s = Timeline(np.array(rec), sms=132, ctas_per_sm=1).stats()
+    end = max(r[3] for r in rec)
+    assert s.makespan_ns == end - 0
+    assert s.last_wave_idle_slot_ns == 122 * s.makespan_ns + sum(end - r[3] for r in rec)
