@@ -427,3 +427,16 @@ def test_point_files_are_this_grids_points_and_collect_follows_the_grid(tmp_path
     sweep.SweepDir(tmp_path / "e").start("demo.sleep", {"ms": [1]})
     assert cli.main(["sweep", "collect", str(tmp_path / "e")]) == 0
     assert "no point has finished yet" in capsys.readouterr().out
+
+
+def test_a_resumed_sweeps_progress_counts_the_points_done_before_it(tmp_path):
+    """The progress line of a resume starts after the points already done ([3/4 ...], not [1/4 ...]), so its count and
+    eta read against the whole grid (found by a test audit: a count from 1 passed every test)."""
+    import io
+
+    out = tmp_path / "s"
+    sweep.run(out, "demo.sleep", {"ms": [1, 2]}, progress=None)
+    (out / "points" / f"{sweep.point_id({'ms': 2})}.json").unlink()  # one point to run again on a resume
+    lines = io.StringIO()
+    counts = sweep.run(out, "demo.sleep", {"ms": [1, 2]}, progress=lines)
+    assert counts["skipped"] == 1 and lines.getvalue().startswith("[2/2 done, 0 failed, eta ")
