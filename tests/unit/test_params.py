@@ -149,9 +149,9 @@ def test_an_int_can_require_a_multiple():
     """Found by a CLI review: notebook 01's proof_cols said 'x 4 B must be a multiple of 16' and took 5."""
     cols = Int(4, 65536, multiple_of=4)
     assert cols.parse("1000") == 1000 and cols.describe() == "an integer in 4..65536, a multiple of 4"
-    with pytest.raises(ParameterError):
+    with pytest.raises(ParameterError, match="= 5: expected an integer in 4..65536, a multiple of 4"):
         cols.parse("5")
-    with pytest.raises(ParameterError):
+    with pytest.raises(ParameterError, match="= 1002: expected an integer in 4..65536, a multiple of 4"):
         cols.check(1002)
 
 

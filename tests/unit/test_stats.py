@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 
@@ -40,9 +42,11 @@ def test_seed_percentiles_are_consistent_with_linear_interpolation(seed_report_p
         assert st.max_s == pytest.approx(st.p99_s + 0.09 * step, rel=1e-6, abs=1e-9), name
 
 
-@pytest.mark.parametrize("bad", [[], [1.0, float("nan")], [[1.0, 2.0]]])
-def test_stats_reject_bad_samples(bad):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("bad, said", [([], "non-empty 1-D list of samples, got shape (0,)"),
+                                       ([1.0, float("nan")], "contain NaN or inf"),
+                                       ([[1.0, 2.0]], "non-empty 1-D list of samples, got shape (1, 2)")])
+def test_stats_reject_bad_samples(bad, said):
+    with pytest.raises(ValueError, match=re.escape(said)):
         Stats.from_samples(bad)
 
 
