@@ -60,7 +60,7 @@ def find(module: Module, dirs: list[Path]) -> LoadedModule:
         named = list(d.rglob(module.source)) if d.name == "cubins" and "flashinfer" in str(d) else [d / module.source]
         for p in named:  # the named file exists but is a directory, FIFO or device: say so, never open it
             if p.exists() and not _regular(p):
-                wrong.append((p, "not a regular file"))
+                wrong.append((p, "is not a regular file (not opened)"))
         candidates = [p for p in named if _regular(p)]
         candidates += sorted(p for p in d.glob("*.cubin") if p.name != module.source and _regular(p))
         for p in candidates:
@@ -68,7 +68,7 @@ def find(module: Module, dirs: list[Path]) -> LoadedModule:
                 image = read_bytes(p, what="cubin", max_bytes=MAX_CUBIN_BYTES)
             except FormatError as exc:
                 if p.name == module.source:
-                    wrong.append((p, str(exc).split(": $: ", 1)[-1]))
+                    wrong.append((p, "is not readable as a cubin: " + str(exc).split(": $: ", 1)[-1]))
                 continue
             sha = hashlib.sha256(image).hexdigest()
             if sha == module.sha256:
@@ -78,11 +78,10 @@ def find(module: Module, dirs: list[Path]) -> LoadedModule:
                     raise ModuleError(f"modules.{module.name}: {show_path(p)}: {str(exc).split(': ', 1)[-1]}") from None
                 return LoadedModule(module, p, image, info)
             if p.name == module.source:
-                wrong.append((p, f"sha256 {sha}"))
-    if wrong:
-        p, what = wrong[0]
-        raise ModuleError(f"modules.{module.name}.sha256: {show_path(p)} has {what}, the manifest expects "
-                          f"{module.sha256}")
+                wrong.append((p, f"has sha256 {sha}"))
+    if wrong:  # every file by the module's name, in search order: the one the user put there may not be the first
+        found = "; ".join(f"{show_path(p)} {what}" for p, what in wrong)
+        raise ModuleError(f"modules.{module.name}.sha256: {found}; the manifest expects {module.sha256}")
     raise ModuleError(f"modules.{module.name}: no cubin with sha256 {module.sha256[:16]}... ({module.source}) in "
                       f"{', '.join(str(d) for d in dirs)}; put it in data/cubins/, pass --cubin-dir, or install "
                       "FlashInfer's cubins: pip install 'labkit[cubins]'")

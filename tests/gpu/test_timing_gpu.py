@@ -192,7 +192,7 @@ def test_no_gpu_work_is_an_error(cp):
         with other:
             run()
 
-    with pytest.raises(TimingError):
+    with pytest.raises(TimingError, match="other-stream: the timed region put no GPU work on the timing stream"):
         time_gpu(elsewhere, name="other-stream", iterations=3)
 
 

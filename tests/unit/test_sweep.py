@@ -224,7 +224,9 @@ def test_cli(tmp_path, capsys):
     assert cli.main(["sweep", "collect", str(tmp_path), "--csv"]) == 0
     assert capsys.readouterr().out.startswith("id,ms,status")
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms", "--out", str(tmp_path)]) == 2
+    assert "grid axis 'ms': expected NAME=V1,V2,..." in capsys.readouterr().err
     assert cli.main(["sweep", "status", str(tmp_path / "nope")]) == 2
+    assert capsys.readouterr().err == f"labkit: error: {tmp_path / 'nope'}: no such directory\n"
 
 
 @pytest.mark.parametrize("damage, message", [
