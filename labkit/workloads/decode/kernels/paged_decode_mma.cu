@@ -468,6 +468,8 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
                     const int key = t0 + n_keys + i / (WARP_DIMS / 8), d = d0 + 8 * (i % (WARP_DIMS / 8));
                     *reinterpret_cast<uint4*>(vt + tile_offset(key, d)) = make_uint4(0, 0, 0, 0);
                 }
+                // before TMA (the async proxy) refills this slot: a persistent CTA's next unit does
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
                 __syncwarp();
             }
             // PHASE: qk
