@@ -191,6 +191,7 @@ def _without_row_boxes(source_text: str, header_text: str) -> str:
     for with_, without in (("ROW_BOXES ? (unsigned)(t * PARTS + part) : (unsigned)(part * TOKENS_PER_STAGE + t)",
                             "(unsigned)(part * TOKENS_PER_STAGE + t)"),
                            ('"r"(ROW_BOXES ? 0 : row),\n          "r"(ROW_BOXES ? row : 0)', '"r"(row), "r"(0)'),
+                           ("ROW_BOXES ? (int)(row & 7u) : (t & 7)", "(t & 7)"),
                            ("#if WIDE_BOXES || ROW_BOXES", "#if WIDE_BOXES"),
                            ("WIDE_BOXES != 0 || ROW_BOXES != 0", "WIDE_BOXES != 0")):
         assert with_ in text, with_

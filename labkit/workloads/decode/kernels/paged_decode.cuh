@@ -106,7 +106,8 @@ __device__ __forceinline__ unsigned tile_offset(int t, int d) {
 #else
     const unsigned row = ROW_BOXES ? (unsigned)(t * PARTS + part) : (unsigned)(part * TOKENS_PER_STAGE + t);
 #endif
-    return row * 128u + (unsigned)((chunk ^ (t & 7)) * 16 + (d % 8) * 2);
+    const int phase = ROW_BOXES ? (int)(row & 7u) : (t & 7);  // row % 8 (= t % 8 where a part's rows run in t order)
+    return row * 128u + (unsigned)((chunk ^ phase) * 16 + (d % 8) * 2);
 }
 
 // ---- TMA: one stage of K and V (BOXES page slices x PARTS 64-dim boxes each) --------------------
