@@ -2,7 +2,9 @@
 the host (a C++ compiler, no GPU) and every (token, dim) of a stage compared with a model of the boxes that
 ``load_stage`` asks for, each written densely in box order (dim 0 fastest) and moved by the 128-byte swizzle (the
 16-byte chunk XOR the 128-byte line, within 1024-byte atoms). A layout that reads an element from anywhere else gives
-wrong attention on the GPU; here it fails without one."""
+wrong attention on the GPU; here it fails without one. The 4-D and wide boxes' layouts ran exact attention on the H200
+(tests/gpu/test_decode_gpu.py), so they also check the model; the row boxes' had not run on a GPU when this caught
+their first tile_offset taking the swizzle phase from the token."""
 
 import re
 import shutil
