@@ -428,6 +428,15 @@ def _map_offsets(dims, strides) -> set[int]:
     return set((sum(g * s for g, s in zip(grids, (2, *strides)))).ravel().tolist())
 
 
+def _built_tensor_maps(g: DecodeGeometry, plan, directory) -> tuple[dict, dict]:
+    """The K and V tensor maps of ``plan``'s built manifest, which validates offline."""
+    path = build_plan(g, plan, directory)
+    res = manifest.check(manifest.load(path), cubin_dirs=(directory,))
+    assert res.ok, [str(i) for i in res.issues]
+    fields = json.loads(path.read_text())["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
+    return fields[0]["tensormap"], fields[1]["tensormap"]
+
+
 @pytest.mark.parametrize("layout", ["plain", "interleaved"])
 @pytest.mark.parametrize(("geometry", "label"), [
     (dict(batch=1, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=128, num_pages=128),
@@ -441,8 +450,6 @@ def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geomet
     """wide_boxes=1 takes whatever build the plan picks, with 5-D tensor maps (64 dims, page rows, head_dim / 64
     parts 128 B apart, heads, pages) whose boxes hold a page slice's every part: the maps address the pool's bytes
     exactly as the 4-D ones do, and the manifest validates offline."""
-    import json
-
     from labkit.workloads.decode.build import _maps
     from labkit.workloads.decode.compare import parse_build
 
@@ -456,12 +463,8 @@ def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geomet
     assert kernel_label(wide.kernel) == (label or kernel_label(plain.kernel).replace(" pp", "") + " wide pp")
     assert "wide boxes" in describe_plan(wide) and "wide" not in describe_plan(plain)
     assert wide.to_dict()["wide_boxes"] is True and "wide_boxes" not in plain.to_dict()
-    path = build_plan(g, wide, tmp_path)
-    res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
-    assert res.ok, [str(i) for i in res.issues]
-    fields = json.loads(path.read_text())["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
     parts = g.head_dim // 64
-    for tm in (fields[0]["tensormap"], fields[1]["tensormap"]):
+    for tm in _built_tensor_maps(g, wide, tmp_path):
         assert tm["dims"] == [64, g.page_size, parts, g.heads_kv, g.num_pages]
         assert tm["box"] == [64, wide.kernel.box_rows, parts, 1, 1] and tm["strides"][1] == 128
     _, _, (dims4, strides4) = _maps(g)
@@ -498,12 +501,8 @@ def test_row_boxes_keep_the_plans_build_and_read_each_token_row_whole(geometry, 
     assert kernel_label(rows.kernel) == (label or kernel_label(four_d.kernel).replace(" pp", "") + " rows pp")
     assert "row boxes" in describe_plan(rows) and "row boxes" not in describe_plan(four_d)
     assert rows.to_dict()["row_boxes"] is True and "row_boxes" not in four_d.to_dict()
-    path = build_plan(g, rows, tmp_path)
-    res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
-    assert res.ok, [str(i) for i in res.issues]
-    fields = json.loads(path.read_text())["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
     parts, box_rows = g.head_dim // 64, rows.kernel.box_rows
-    for tm in (fields[0]["tensormap"], fields[1]["tensormap"]):
+    for tm in _built_tensor_maps(g, rows, tmp_path):
         assert tm["dims"] == [64, parts, g.page_size, g.heads_kv, g.num_pages]
         assert tm["box"] == [64, parts, box_rows, 1, 1] and tm["strides"][0] == 128
     _, _, (dims4, strides4) = _maps(g)
