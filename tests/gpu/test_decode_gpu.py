@@ -387,6 +387,29 @@ def test_wide_boxes_match_exact_attention_and_the_4d_loads_bit_for_bit(name, spl
 
 
 @pytest.mark.parametrize(("name", "splits", "build"), [
+    ("g4_d128_p64_long", 1, dict(warps=4, stages=3)),  # the one-split calls' build: a stage is one page slice
+    ("g4_d128_p64_long", 3, dict(warps=4, stages=1, qk_chains=1)),  # the large calls' one-stage build
+    ("g1_d128_p16", 3, dict(stages=3)),  # 4 page slices per stage, ragged lengths 1 / 16 / 17 / 191
+    ("g8_d128_p32", 8, dict(warps=8, stages=3, cluster=True, page_prefetch=True)),  # the batch-1 build, 4 slices
+    ("g6_d256_interleaved", 3, dict(warps=4, stages=1)),  # the seed's pool, head_dim 256 (4 parts per row)
+    ("g8_d128_p32", None, dict(variant="mma", persistent=True, stages=2))])
+def test_row_boxes_match_exact_attention_and_the_4d_loads_bit_for_bit(name, splits, build):
+    """5-D boxes with head_dim's parts before the page rows (row_boxes: each token row read whole) put every element
+    where the kernel's tile_offset reads it: exact attention within the bound, the same bits as the 4-D loads, and
+    timed calls (cold, graph) that write the same output."""
+    g, lens = CASES[name]
+    x = make_inputs(g, seq_lens=lens, seed=41)
+    rows = run_decode(x, splits=splits, row_boxes=True, **build)
+    assert rows.plan["row_boxes"] is True and "wide_boxes" not in rows.plan
+    _check(x, rows)
+    four_d = run_decode(x, splits=splits, wide_boxes=False, **build)
+    assert np.array_equal(rows.out, four_d.out, equal_nan=True)
+    for mode in ("cold", "graph"):
+        assert np.array_equal(run_decode(x, splits=splits, row_boxes=True, iterations=3, mode=mode, **build).out,
+                              rows.out, equal_nan=True)
+
+
+@pytest.mark.parametrize(("name", "splits", "build"), [
     ("g1_d128_p16", 3, dict(stages=3)),  # 4 page slices per stage, ragged lengths 1 / 16 / 17 / 191
     ("g1_d128_p16", 1, dict(warps=8, stages=1)),  # a one-stage ring: every stage a refill
     ("g4_d128_p64_long", None, {}),  # 2 x 8k: the plan's 16 splits of the 4-warp build, 3 stages, on request

@@ -509,6 +509,15 @@ def _map_offsets(dims, strides) -> set[int]:
     return set((sum(g * s for g, s in zip(grids, (2, *strides)))).ravel().tolist())
 
 
+def _built_tensor_maps(g: DecodeGeometry, plan, directory) -> tuple[dict, dict]:
+    """The K and V tensor maps of ``plan``'s built manifest, which validates offline."""
+    path = build_plan(g, plan, directory)
+    res = manifest.check(manifest.load(path), cubin_dirs=(directory,))
+    assert res.ok, [str(i) for i in res.issues]
+    fields = json.loads(path.read_text())["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
+    return fields[0]["tensormap"], fields[1]["tensormap"]
+
+
 @pytest.mark.parametrize("layout", ["plain", "interleaved"])
 @pytest.mark.parametrize(("geometry", "label"), [
     (dict(batch=1, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=128, num_pages=128),
@@ -522,8 +531,6 @@ def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geomet
     """wide_boxes=1 takes whatever build the plan picks, with 5-D tensor maps (64 dims, page rows, head_dim / 64
     parts 128 B apart, heads, pages) whose boxes hold a page slice's every part: the maps address the pool's bytes
     exactly as the 4-D ones do, and the manifest validates offline."""
-    import json
-
     from labkit.workloads.decode.build import _maps
     from labkit.workloads.decode.compare import parse_build
 
@@ -537,12 +544,8 @@ def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geomet
     assert kernel_label(wide.kernel) == (label or kernel_label(plain.kernel).replace(" pp", "") + " wide pp")
     assert "wide boxes" in describe_plan(wide) and "wide" not in describe_plan(plain)
     assert wide.to_dict()["wide_boxes"] is True and "wide_boxes" not in plain.to_dict()
-    path = build_plan(g, wide, tmp_path)
-    res = manifest.check(manifest.load(path), cubin_dirs=(tmp_path,))
-    assert res.ok, [str(i) for i in res.issues]
-    fields = json.loads(path.read_text())["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
     parts = g.head_dim // 64
-    for tm in (fields[0]["tensormap"], fields[1]["tensormap"]):
+    for tm in _built_tensor_maps(g, wide, tmp_path):
         assert tm["dims"] == [64, g.page_size, parts, g.heads_kv, g.num_pages]
         assert tm["box"] == [64, wide.kernel.box_rows, parts, 1, 1] and tm["strides"][1] == 128
     _, _, (dims4, strides4) = _maps(g)
@@ -551,6 +554,57 @@ def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geomet
     assert strides5[2:] == strides4[1:] and dims5[3:] == dims4[2:]  # heads and pages as before
     assert "_wide_" in " ".join(p.name for p in tmp_path.glob("*.cubin"))
     assert parse_build("wide_boxes=1") == {"wide_boxes": True}
+
+
+@pytest.mark.parametrize("layout", ["plain", "interleaved"])
+@pytest.mark.parametrize(("geometry", "label"), [
+    (dict(batch=16, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=64, num_pages=1024),
+     "mma w4s3 rows"),
+    (dict(batch=64, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=16, num_pages=1024),
+     "mma w4s1c1 rows"),
+    (dict(batch=1, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=128, num_pages=128),
+     "mma w8s3ef cl8 rows pp"),
+    (dict(batch=3, heads_q=16, heads_kv=2, head_dim=128, page_size=16, max_pages=9, num_pages=30), None)],
+    ids=["16x4k-d128", "64x1k-d128", "1x8k-d128", "page16"])
+def test_row_boxes_keep_the_plans_build_and_read_each_token_row_whole(geometry, label, layout, tmp_path):
+    """row_boxes=1 takes the plan's build (no plan takes them by default: not measured yet) with 5-D tensor maps whose
+    head_dim parts come before the page rows: the maps address the pool's bytes exactly as the 4-D ones do, a box of
+    the plain pool walks its page slice front to back (dim 0 fastest, as TMA walks a box), and the manifest validates
+    offline."""
+    from labkit.workloads.decode.build import _maps
+    from labkit.workloads.decode.compare import parse_build
+
+    g = DecodeGeometry(**geometry, layout=layout)
+    four_d, rows = plan_call(g, wide_boxes=False), plan_call(g, row_boxes=True)
+    assert not plan_call(g).kernel.row_boxes
+    assert dataclasses.replace(rows.kernel, row_boxes=False) == four_d.kernel
+    assert (rows.splits, rows.ctas_per_sm, rows.pdl) == (four_d.splits, four_d.ctas_per_sm, four_d.pdl)
+    assert kernel_label(rows.kernel) == (label or kernel_label(four_d.kernel).replace(" pp", "") + " rows pp")
+    assert "row boxes" in describe_plan(rows) and "row boxes" not in describe_plan(four_d)
+    assert rows.to_dict()["row_boxes"] is True and "row_boxes" not in four_d.to_dict()
+    parts, box_rows = g.head_dim // 64, rows.kernel.box_rows
+    for tm in _built_tensor_maps(g, rows, tmp_path):
+        assert tm["dims"] == [64, parts, g.page_size, g.heads_kv, g.num_pages]
+        assert tm["box"] == [64, parts, box_rows, 1, 1] and tm["strides"][0] == 128
+    _, _, (dims4, strides4) = _maps(g)
+    _, _, (dims5, strides5) = _maps(g, row_boxes=True)
+    assert _map_offsets(dims5[:3], strides5[:2]) == _map_offsets(dims4[:2], strides4[:1])  # a page slice's rows
+    assert strides5[2:] == strides4[1:] and dims5[3:] == dims4[2:]  # heads and pages as before
+    walk = [2 * d + part * strides5[0] + row * strides5[1]
+            for row in range(box_rows) for part in range(parts) for d in range(64)]
+    assert (walk == list(range(0, 2 * g.head_dim * box_rows, 2))) == (layout == "plain")
+    assert "_rows_" in " ".join(p.name for p in tmp_path.glob("*.cubin"))
+    assert parse_build("row_boxes=1") == {"row_boxes": True}
+
+
+def test_row_boxes_refuse_the_cuda_core_build_warp_pairs_and_wide_boxes():
+    with pytest.raises(ArgumentError, match=r"^row_boxes: the tensor-core \(mma\) kernel's loads where each warp takes "
+                                            r"all of head_dim; this call builds fma$"):
+        plan_call(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8), row_boxes=True)  # 8 heads x 8 tokens: CUDA cores
+    with pytest.raises(ArgumentError, match="this call builds warp pairs that split head_dim$"):
+        plan_call(DecodeGeometry(**SEED_LIKE), row_boxes=True)  # the seed's plan: warp pairs
+    with pytest.raises(ArgumentError, match="^row_boxes and wide_boxes: two orders of the same 5-D boxes; give one$"):
+        plan_call(DecodeGeometry(8, 32, 8, 128, 64, 16, 128), row_boxes=True, wide_boxes=True)
 
 
 def test_wide_boxes_refuse_the_cuda_core_build_and_pairs_over_short_pages():

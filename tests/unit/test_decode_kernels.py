@@ -1,6 +1,6 @@
 """The decode kernels' compile-time switches: without the timeline switch the machine code is the kernel without
 the recorder (with it, per-CTA records at byte 352 of the same 384-byte parameter block); without tail splits
-and a CTAs-per-SM bound, persistent CTAs, wide boxes or page ids ahead, the kernel without that code."""
+and a CTAs-per-SM bound, persistent CTAs, wide boxes, row boxes or page ids ahead, the kernel without that code."""
 
 import re
 
@@ -182,6 +182,35 @@ def test_wide_boxes_refuse_warp_pairs_over_pages_shorter_than_a_stage():
     src = kernel_path(decode_package.__file__, kb.source)
     with pytest.raises(CompileError, match="wide boxes: dim pairs only where a stage is one box"):
         compile_cubin(src, arch="sm_90", options=(*kb.options(), "-DWIDE_BOXES=1"))
+
+
+def _without_row_boxes(source_text: str, header_text: str) -> str:
+    """The tensor-core kernel with its header inlined and row boxes taken out: the tile rows, the 5-D box coordinates
+    and the 5-D load paths as they read without them."""
+    text = source_text.replace('#include "paged_decode.cuh"', header_text)
+    for with_, without in (("ROW_BOXES ? (unsigned)(t * PARTS + part) : (unsigned)(part * TOKENS_PER_STAGE + t)",
+                            "(unsigned)(part * TOKENS_PER_STAGE + t)"),
+                           ('"r"(ROW_BOXES ? 0 : row),\n          "r"(ROW_BOXES ? row : 0)', '"r"(row), "r"(0)'),
+                           ("ROW_BOXES ? (int)(row & 7u) : (t & 7)", "(t & 7)"),
+                           ("#if WIDE_BOXES || ROW_BOXES", "#if WIDE_BOXES"),
+                           ("WIDE_BOXES != 0 || ROW_BOXES != 0", "WIDE_BOXES != 0")):
+        assert with_ in text, with_
+        text = text.replace(with_, without)
+    text = re.sub(r"static_assert\(!ROW_BOXES[^\n]*\n", "", text)
+    assert "ROW_BOXES ?" not in text and "|| ROW_BOXES" not in text and "!ROW_BOXES" not in text
+    return text
+
+
+@pytest.mark.parametrize("knobs", [dict(stages=3), dict(stages=1, qk_chains=1),
+                                   dict(warps=8, stages=3, cluster_splits=8), dict(stages=3, page_size=16)],
+                         ids=["pipelined", "one-stage", "cluster", "page16"])
+def test_tensor_core_kernel_without_row_boxes_is_the_code_without_them(knobs):
+    """Row boxes change only constants folded at compile time and which 5-D path loads: builds without them compile to
+    the machine code of the source without them (the measured builds keep their timings), and with them to other
+    code; they refuse wide boxes and warp pairs."""
+    on, src = _switch_is_its_blocks(knobs, "row_boxes", _without_row_boxes)
+    with pytest.raises(CompileError, match="row boxes: not with wide boxes or dim pairs"):
+        compile_cubin(src, arch="sm_90", options=(*on.options(), "-DWIDE_BOXES=1"))
 
 
 def _without_page_prefetch(source_text: str, header_text: str) -> str:

@@ -3,7 +3,8 @@ the host (a C++ compiler, no GPU) and every (token, dim) of a stage compared wit
 ``load_stage`` asks for, each written densely in box order (dim 0 fastest) and moved by the 128-byte swizzle (the
 16-byte chunk XOR the 128-byte line, within 1024-byte atoms). A layout that reads an element from anywhere else gives
 wrong attention on the GPU; here it fails without one. The 4-D and wide boxes' layouts ran exact attention on the H200
-(tests/gpu/test_decode_gpu.py), so they also check the model."""
+(tests/gpu/test_decode_gpu.py), so they also check the model; the row boxes' had not run on a GPU when this caught
+their first tile_offset taking the swizzle phase from the token."""
 
 import re
 import shutil
@@ -18,7 +19,7 @@ from labkit.kernels import kernel_path
 CXX = shutil.which("g++") or shutil.which("clang++")
 
 
-def _tile_offsets(tmp_path, head_dim: int, tokens: int, box_rows: int, wide: bool) -> np.ndarray:
+def _tile_offsets(tmp_path, head_dim: int, tokens: int, box_rows: int, wide: bool, rows: bool) -> np.ndarray:
     """tile_offset(t, d) for every token t of a stage and every dim d, from the header's own function text."""
     header = kernel_path(decode_package.__file__, "paged_decode.cuh").read_text()
     body = re.search(r"__device__ __forceinline__ unsigned tile_offset\(int t, int d\) \{\n.*?\n\}\n", header, re.S)
@@ -28,6 +29,7 @@ def _tile_offsets(tmp_path, head_dim: int, tokens: int, box_rows: int, wide: boo
 #define __device__
 #define __forceinline__ inline
 #define WIDE_BOXES {int(wide)}
+#define ROW_BOXES {int(rows)}
 constexpr int PARTS = {head_dim // 64}, TOKENS_PER_STAGE = {tokens}, BOX_ROWS = {box_rows};
 {body.group(0)}
 int main() {{
@@ -41,13 +43,15 @@ int main() {{
     return np.array(out.split(), dtype=np.int64).reshape(tokens, head_dim)
 
 
-def _tma_placement(head_dim: int, tokens: int, box_rows: int, wide: bool) -> np.ndarray:
+def _tma_placement(head_dim: int, tokens: int, box_rows: int, wide: bool, rows: bool) -> np.ndarray:
     """Byte offset in the stage tile of (token, dim) as load_stage's boxes land: 4-D boxes [part][rows], wide boxes
-    [box][part][rows], 128 bytes per (row, part) line, then the 128-byte swizzle."""
+    [box][part][rows], row boxes [box][rows][part], 128 bytes per (row, part) line, then the 128-byte swizzle."""
     parts = head_dim // 64
     t, d = np.meshgrid(np.arange(tokens), np.arange(head_dim), indexing="ij")
     part, box, r = d // 64, t // box_rows, t % box_rows
-    if wide:
+    if rows:
+        line = box * box_rows * parts + r * parts + part
+    elif wide:
         line = box * parts * box_rows + part * box_rows + r
     else:
         line = part * tokens + box * box_rows + r
@@ -58,10 +62,11 @@ def _tma_placement(head_dim: int, tokens: int, box_rows: int, wide: bool) -> np.
 @pytest.mark.skipif(CXX is None, reason="no host C++ compiler (g++ or clang++) to run tile_offset on the CPU")
 @pytest.mark.parametrize(("head_dim", "tokens", "box_rows"), [(128, 64, 64), (128, 128, 64), (128, 64, 16),
                                                               (128, 128, 32), (256, 64, 64), (256, 32, 32)])
-@pytest.mark.parametrize("layout", ["4d", "wide"])
+@pytest.mark.parametrize("layout", ["4d", "wide", "rows"])
 def test_tile_offset_reads_each_element_where_the_tma_boxes_put_it(tmp_path, head_dim, tokens, box_rows, layout):
-    got = _tile_offsets(tmp_path, head_dim, tokens, box_rows, layout == "wide")
-    want = _tma_placement(head_dim, tokens, box_rows, layout == "wide")
+    wide, rows = layout == "wide", layout == "rows"
+    got = _tile_offsets(tmp_path, head_dim, tokens, box_rows, wide, rows)
+    want = _tma_placement(head_dim, tokens, box_rows, wide, rows)
     bad = np.argwhere(got != want)
     assert bad.size == 0, (f"{len(bad)} of {got.size} (token, dim) read from the wrong byte; first {tuple(bad[0])}: "
                            f"tile_offset {got[tuple(bad[0])]}, TMA put it at {want[tuple(bad[0])]}")

@@ -26,9 +26,10 @@ def _f32_bits(x: float) -> int:
     return struct.unpack("<i", struct.pack("<f", x))[0]
 
 
-def _maps(g: DecodeGeometry, wide_boxes: bool = False) -> tuple[dict, list, list]:
+def _maps(g: DecodeGeometry, wide_boxes: bool = False, row_boxes: bool = False) -> tuple[dict, list, list]:
     """(pool buffers, K/V call args, per-map dims+strides) for the geometry's layout; ``wide_boxes``: head_dim as
-    (64, head_dim / 64) with the parts 128 B apart, so that one box takes a page slice's every part."""
+    (64, head_dim / 64) with the parts 128 B apart, so that one box takes a page slice's every part; ``row_boxes``:
+    the same with the parts before the page rows, so that a box reads each token row whole and the rows in order."""
     d2 = g.head_dim * 2
     if g.layout == "plain":
         buffers = {n: {"dtype": "bf16", "shape": list(g.pool_shape()), "kind": "input"} for n in ("k_pool", "v_pool")}
@@ -43,6 +44,9 @@ def _maps(g: DecodeGeometry, wide_boxes: bool = False) -> tuple[dict, list, list
     if wide_boxes:
         dims = [64, g.page_size, g.head_dim // 64, g.heads_kv, g.num_pages]
         strides = [strides[0], 128, *strides[1:]]
+    if row_boxes:
+        dims = [64, g.head_dim // 64, g.page_size, g.heads_kv, g.num_pages]
+        strides = [128, *strides]
     return buffers, args, [dims, strides]
 
 
@@ -93,13 +97,14 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
     _check_splits(g, splits, kb)
     tail_ctas = _tail_grid(g, splits, kb, tail_units)
     scale = g.head_dim ** -0.5 if sm_scale is None else sm_scale
-    pool, kv_args, (dims, strides) = _maps(g, kb.wide_boxes)
+    pool, kv_args, (dims, strides) = _maps(g, kb.wide_boxes, kb.row_boxes)
     if q_rows is not None and (isinstance(q_rows, bool) or not isinstance(q_rows, int) or q_rows < g.q_tokens):
         raise ArgumentError(f"q_rows {q_rows!r}: expected an integer >= {g.q_tokens} (batch x max_q_len)")
     q_shape = [g.q_tokens if q_rows is None else q_rows, g.heads_q, g.head_dim]
     blocks = _grid_y_blocks(g, kb)
     groups = g.batch * g.heads_kv * blocks
-    box = [64, kb.box_rows, *([g.head_dim // 64] if kb.wide_boxes else []), 1, 1]
+    parts = [g.head_dim // 64]
+    box = [64, *(parts if kb.row_boxes else []), kb.box_rows, *(parts if kb.wide_boxes else []), 1, 1]
     tmap = lambda param: {"tensormap": {"param": param, "dtype": "bf16", "dims": dims, "strides": strides,  # noqa
                                         "box": box, "swizzle": 128, "l2_promotion": 128}}
     fields = [{"at": 0, **tmap(2)}, {"at": 128, **tmap(3)},
@@ -210,7 +215,8 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
             f"{'_ef' if kb.kv_evict_first else ''}"
             f"{f'_c{kb.cluster_splits}' if kb.cluster_splits > 1 else ''}"
             f"{f'_t{kb.tail_splits}' if kb.tail_splits > 1 else ''}{'_persistent' if kb.persistent_ctas else ''}"
-            f"{'_wide' if kb.wide_boxes else ''}{'_pp' if kb.page_prefetch else ''}{'_timeline' if kb.timeline else ''}"
+            f"{'_wide' if kb.wide_boxes else ''}{'_rows' if kb.row_boxes else ''}{'_pp' if kb.page_prefetch else ''}"
+            f"{'_timeline' if kb.timeline else ''}"
             f"_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()

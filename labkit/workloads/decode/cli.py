@@ -201,10 +201,11 @@ def register(sub) -> None:
                    metavar="KNOB=VALUE[,...]",
                    help=f"a build to time beside the plan's, e.g. warps=8,stages=2,persistent=1 (knobs: "
                         f"{', '.join(BUILD_KNOBS)}); repeatable. Knobs as plan_call takes them: any build knob but "
-                        "wide_boxes and page_prefetch sets aside the plan's own choices (its clustered pair, its "
-                        "persistent CTAs), wide_boxes=1 or 0 loads the plan's own build through 5-D or 4-D tensor maps "
-                        "(head_dim 256 plans take 5-D), page_prefetch=1 or 0 loads its refills' page ids a stage ahead "
-                        "or not (the 8-warp head_dim 128 plans do), and splits=N alone "
+                        "wide_boxes, row_boxes and page_prefetch sets aside the plan's own choices (its clustered "
+                        "pair, its persistent CTAs), wide_boxes=1 or 0 loads the plan's own build through 5-D or 4-D "
+                        "tensor maps (head_dim 256 plans take 5-D), row_boxes=1 through 5-D maps that read each token "
+                        "row whole (no plan takes them yet), page_prefetch=1 or 0 loads its refills' page ids a stage "
+                        "ahead or not (the 8-warp head_dim 128 plans do), and splits=N alone "
                         "takes that count's default build; the kernel column shows what ran")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=40)
     p.add_argument("--mode", choices=tuple(COLD_L2), default="cold",

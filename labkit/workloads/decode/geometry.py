@@ -134,6 +134,7 @@ class KernelBuild:
     min_ctas: int = 0  # -DMIN_CTAS=n (mma): __launch_bounds__' CTAs per SM, so registers allow n (0: no bound)
     persistent_ctas: int = 0  # n > 0 (mma, -DPERSISTENT=1): n CTAs claim whole units from a counter, one stage ring
     wide_boxes: bool = False  # -DWIDE_BOXES=1 (mma): 5-D tensor maps; one TMA load takes a page slice's every part
+    row_boxes: bool = False  # -DROW_BOXES=1 (mma, no dim pairs): 5-D maps with the parts before the rows (rows whole)
     page_prefetch: bool = False  # -DPAGE_PREFETCH=1 (mma, 4-D boxes, per-unit CTAs): refills' page ids a stage ahead
 
     @property
@@ -180,6 +181,7 @@ class KernelBuild:
                     *((f"-DMIN_CTAS={self.min_ctas}",) if self.min_ctas else ()),
                     *(("-DPERSISTENT=1",) if self.persistent_ctas else ()),
                     *(("-DWIDE_BOXES=1",) if self.wide_boxes else ()),
+                    *(("-DROW_BOXES=1",) if self.row_boxes else ()),
                     *(("-DPAGE_PREFETCH=1",) if self.page_prefetch else ()))
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
@@ -278,8 +280,8 @@ def kernel_label(kb) -> str:
     """``mma w4s3``: variant, warps per CTA (``w8d2``: in pairs that split head_dim), stages, then ``k32`` for 32
     keys per warp, ``c1`` for one Q K^T chain, ``ef`` for K/V loads with L2 evict_first, `` cl8`` for splits
     combined in a cluster of 8, `` tail/4`` for a call's last units in 4 splits each, `` P`` for persistent CTAs and
-    `` wide`` for one TMA load per page slice, `` pp`` for page ids loaded a stage ahead (``fma r2s2``: row warps
-    instead of warps)."""
+    `` wide`` for one TMA load per page slice, `` rows`` for such loads that read each token row whole, `` pp`` for page
+    ids loaded a stage ahead (``fma r2s2``: row warps instead of warps)."""
     if kb.variant == "fma":
         return f"fma r{kb.row_warps}s{kb.stages}"
     pairs = f"d{kb.dim_warps}" if kb.dim_warps > 1 else ""
@@ -287,4 +289,5 @@ def kernel_label(kb) -> str:
             + (f"c{kb.qk_chains}" if kb.qk_chains != 2 else "") + ("ef" if kb.kv_evict_first else "")
             + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else "")
             + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else "")
-            + (" wide" if kb.wide_boxes else "") + (" pp" if kb.page_prefetch else ""))
+            + (" wide" if kb.wide_boxes else "") + (" rows" if kb.row_boxes else "")
+            + (" pp" if kb.page_prefetch else ""))

@@ -1,5 +1,5 @@
-"""How a call's build loads its K/V stages: wide boxes (one 5-D TMA load per page slice), page ids a stage ahead and,
-with short pages, the ring's depth.
+"""How a call's build loads its K/V stages: wide boxes (one 5-D TMA load per page slice), row boxes (the same with
+each token row read whole), page ids a stage ahead and, with short pages, the ring's depth.
 
 Wide boxes and page ids ahead are build knobs with a default the plan applies last, once the build, its splits and its
 CTAs per SM are chosen (``labkit.workloads.decode.plan.plan_call``); both are bit-identical to the loads they replace.
@@ -61,13 +61,22 @@ BOUNDED_PAGE_SIZES = (16,)
 
 
 def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[KernelBuild], int],
-                 wide_boxes: bool | None, page_prefetch: bool | None) -> KernelBuild:
-    """``kb`` with its loads: each knob as given (True / False), or None for the default above. ``ctas_per_sm`` is the
-    plan's occupancy of a build, so page ids ahead are taken only where they keep it.
+                 wide_boxes: bool | None, page_prefetch: bool | None, row_boxes: bool | None = None) -> KernelBuild:
+    """``kb`` with its loads: each knob as given (True / False), or None for the default above (row boxes: off, as no
+    build has been measured with them). ``ctas_per_sm`` is the plan's occupancy of a build, so page ids ahead are
+    taken only where they keep it.
 
     Raises:
         ArgumentError: a knob the build cannot take, in one line.
     """
+    if row_boxes:
+        if kb.variant != "mma" or kb.dim_warps != 1:
+            what = kb.variant if kb.variant != "mma" else "warp pairs that split head_dim"
+            raise ArgumentError(f"row_boxes: the tensor-core (mma) kernel's loads where each warp takes all of "
+                                f"head_dim; this call builds {what}")
+        if wide_boxes:
+            raise ArgumentError("row_boxes and wide_boxes: two orders of the same 5-D boxes; give one")
+        kb, wide_boxes = dataclasses.replace(kb, row_boxes=True), False
     if wide_boxes is None:
         wide_boxes = _wide_by_default(g, kb)
     if wide_boxes:

@@ -1,5 +1,4 @@
-"""How one decode call runs on a GPU: the kernel build (stages, Q K^T chains), the KV split count and whether it
-launches with programmatic dependent launch.
+"""How one decode call runs on a GPU: its kernel build (stages, Q K^T chains), KV split count and PDL or not.
 
 Occupancy comes from the build's cubin (NVRTC, no GPU needed), so the split heuristic and the stage choice see the CTAs
 per SM the launch will really get.
@@ -41,7 +40,6 @@ import dataclasses
 import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from ..._text import counted
 from ...errors import ArgumentError
@@ -115,7 +113,7 @@ def cluster_ctas(size: int, sms: int = 132, arch: str = "sm_90", fit: Mapping[in
     return H200_CLUSTER_CTAS[size] if arch == "sm_90" and sms == 132 else sms - sms % size
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class CallPlan:
     """The build, its CTAs per SM, the split count of one decode call, and whether it launches with programmatic
     dependent launch (``pdl``: on when one CTA fills an SM, so the next call's CTAs can only take SMs this one has left;
@@ -133,10 +131,9 @@ class CallPlan:
         k = self.kernel
         tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
         persistent = {"persistent_ctas": k.persistent_ctas} if k.persistent_ctas else {}
-        wide = {"wide_boxes": True} if k.wide_boxes else {}
-        ahead = {"page_prefetch": True} if k.page_prefetch else {}
+        loads = {name: True for name in ("wide_boxes", "row_boxes", "page_prefetch") if getattr(k, name)}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
-                "qk_chains": k.qk_chains, **persistent, **wide, **ahead,
+                "qk_chains": k.qk_chains, **persistent, **loads,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
                 "ctas_per_sm": self.ctas_per_sm, "pdl": self.pdl, **tail}
 
@@ -149,6 +146,7 @@ def describe_plan(plan: CallPlan) -> str:
               f"the last {plan.tail_units} units in {k.tail_splits} splits each" if plan.tail_units else "",
               f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else "",
               "one TMA load per page slice (wide boxes)" if k.wide_boxes else "",
+              "one TMA load per page slice, each token row whole (row boxes)" if k.row_boxes else "",
               "page ids a stage ahead" if k.page_prefetch else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     head = [counted(plan.splits, "split"), f"{warps} x {counted(k.stages, 'stage')}",
@@ -174,7 +172,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
               persistent: bool | None = None, wide_boxes: bool | None = None, page_prefetch: bool | None = None,
-              timeline: bool = False, cluster_fit: Mapping[int, int] | None = None) -> CallPlan:
+              row_boxes: bool | None = None, timeline: bool = False, cluster_fit: Mapping[int, int] | None = None
+              ) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice. ``cluster_fit``: {cluster size: CTAs in such clusters the GPU holds at once}, as the GPU
     answered (None: ``cluster_ctas``'s table). ``tail_units`` and ``tail_splits`` (together, tensor cores, no
@@ -184,7 +183,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     counter, one stage ring across them. ``wide_boxes`` (tensor cores): the plan's build with 5-D tensor maps, so one
     TMA load takes a page slice's every 64-dim part (half the loads at head_dim 128, a quarter at 256);
     ``page_prefetch`` (tensor cores, per-unit CTAs): thread 0 loads each refill's page ids a stage ahead; for both,
-    None takes ``loads.choose_loads``'s default, False leaves it off. Pages of 16: ``loads.short_page_ring``."""
+    None takes ``loads.choose_loads``'s default, False leaves it off; ``row_boxes``: the same 5-D loads with the parts
+    before the rows (off unless given). Pages of 16: ``loads.short_page_ring``."""
     if tail_units is not None or tail_splits is not None:
         check_tail(g, tail_units, tail_splits, cluster)
         cluster = False
@@ -322,7 +322,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
                                 "block) units)")
         kb = dataclasses.replace(kb, tail_splits=tail_splits)
-    kb = choose_loads(g, kb, occ, wide_boxes, page_prefetch)
+    kb = choose_loads(g, kb, occ, wide_boxes, page_prefetch, row_boxes)
     per_sm = occ(kb)
     if (kb.tail_splits or kb.timeline) and kb.variant == "mma" and per_sm > 1:
         # the tail mapping (8 x 8k d128: 150 -> 168 registers) and the timeline's stamps (64 x 1k d128: 128 -> 158,

@@ -88,17 +88,26 @@ __device__ __forceinline__ float hi_bf16(unsigned w) { return __uint_as_float(w 
 // Byte offset of (token row t, dim d) in a stage tile: [PARTS][TOKENS_PER_STAGE][128 B], each 16-byte
 // chunk of a 128-byte row stored at chunk ^ (row % 8) (TMA's 128B swizzle; tiles are 1024-B aligned).
 // WIDE_BOXES (paged_decode_mma.cu): [BOXES][PARTS][BOX_ROWS][128 B], a box's parts together (the same when BOXES is 1).
+// ROW_BOXES (paged_decode_mma.cu): [TOKENS_PER_STAGE][PARTS][128 B], a token row's parts together, as a 5-D box with
+// the parts before the page rows lands them; so a box reads each row's head_dim whole and the rows in order, where
+// the other boxes read a page slice's half-rows of one part, then the other's. Its 128-byte rows are t x PARTS + part,
+// so 8 consecutive tokens of one part sit in only 8 / PARTS swizzle phases: ldmatrix meets 2-way bank conflicts at
+// head_dim 128.
 #ifndef WIDE_BOXES
 #define WIDE_BOXES 0
+#endif
+#ifndef ROW_BOXES
+#define ROW_BOXES 0
 #endif
 __device__ __forceinline__ unsigned tile_offset(int t, int d) {
     const int part = d / 64, chunk = (d % 64) / 8;
 #if WIDE_BOXES
     const unsigned row = (unsigned)(((t / BOX_ROWS) * PARTS + part) * BOX_ROWS + t % BOX_ROWS);
 #else
-    const unsigned row = (unsigned)(part * TOKENS_PER_STAGE + t);
+    const unsigned row = ROW_BOXES ? (unsigned)(t * PARTS + part) : (unsigned)(part * TOKENS_PER_STAGE + t);
 #endif
-    return row * 128u + (unsigned)((chunk ^ (t & 7)) * 16 + (d % 8) * 2);
+    const int phase = ROW_BOXES ? (int)(row & 7u) : (t & 7);  // row % 8 (= t % 8 where a part's rows run in t order)
+    return row * 128u + (unsigned)((chunk ^ phase) * 16 + (d % 8) * 2);
 }
 
 // ---- TMA: one stage of K and V (BOXES page slices x PARTS 64-dim boxes each) --------------------
@@ -112,20 +121,23 @@ __device__ __forceinline__ unsigned tile_offset(int t, int d) {
 #else
 #define KV_POLICY 0ull
 #endif
-// One 5-D box of a WIDE_BOXES map: 64 dims x BOX_ROWS tokens x PARTS parts of one page slice, [PARTS][BOX_ROWS][128 B]
+// One 5-D box of a page slice: WIDE_BOXES, 64 dims x BOX_ROWS tokens x PARTS parts, [PARTS][BOX_ROWS][128 B];
+// ROW_BOXES, 64 dims x PARTS parts x BOX_ROWS tokens, [BOX_ROWS][PARTS][128 B] (the row is the map's third coordinate)
 __device__ __forceinline__ void load_box5(unsigned char* dst, const TensorMap* map, int row, int head, int page,
                                           unsigned long long* bar, unsigned long long policy) {
 #if KV_EVICT_FIRST
     asm volatile(
         "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
         " [%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;"
-        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(0), "r"(row), "r"(0), "r"(head),
+        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(0), "r"(ROW_BOXES ? 0 : row),
+          "r"(ROW_BOXES ? row : 0), "r"(head),
           "r"(page), "r"(smem_addr(bar)), "l"(policy) : "memory");
 #else
     asm volatile(
         "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3, %4, %5, %6}], [%7];"
-        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(0), "r"(row), "r"(0), "r"(head),
+        ::"r"(smem_addr(dst)), "l"(reinterpret_cast<unsigned long long>(map)), "r"(0), "r"(ROW_BOXES ? 0 : row),
+          "r"(ROW_BOXES ? row : 0), "r"(head),
           "r"(page), "r"(smem_addr(bar)) : "memory");
 #endif
 }
@@ -160,7 +172,7 @@ __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* 
     for (int bx = 0; bx < BOXES; ++bx) {
         const int tok = tok0 + bx * BOX_ROWS, j = tok / PAGE_SIZE;
         const int page = j < valid_pages ? table[j] : -1;  // past the sequence: an all-OOB box, zero filled
-#if WIDE_BOXES
+#if WIDE_BOXES || ROW_BOXES
 #pragma unroll
         for (int t = 0; t < 2; ++t)
             load_box5(stage + t * TILE_ELEMS * 2 + bx * PARTS * BOX_ROWS * 128, maps[t], tok % PAGE_SIZE, head, page,
@@ -195,7 +207,7 @@ __device__ __forceinline__ void load_stage_pages(const Params& p, unsigned long 
 #pragma unroll
     for (int bx = 0; bx < BOXES; ++bx) {
         const int tok = tok0 + bx * BOX_ROWS, page = pages[bx];
-        if constexpr (WIDE_BOXES != 0) {  // not an #if: this whole loop is one PAGE_PREFETCH block
+        if constexpr (WIDE_BOXES != 0 || ROW_BOXES != 0) {  // not an #if: the loop is one PAGE_PREFETCH block
 #pragma unroll
             for (int t = 0; t < 2; ++t)
                 load_box5(stage + t * TILE_ELEMS * 2 + bx * PARTS * BOX_ROWS * 128, maps[t], tok % PAGE_SIZE, head,

@@ -34,12 +34,14 @@
 // while the next unit loads. No CTA start or pipeline fill per unit, and a faster SM claims more units (64 x 1k d256:
 // 142.3 -> 138.5 us on the H200; labkit.workloads.decode.plan says when).
 // WIDE_BOXES 1: 5-D tensor maps, so one TMA load takes a page slice's every 64-dim part and a tile is
-// [box][part][rows][128 B] (paged_decode.cuh). PAGE_PREFETCH 1: thread 0 loads a refill's page ids one stage ahead, right
-// after issuing the refill before it, so their L2 round trip overlaps the math. Both bit-identical; which builds take
-// them, and what they measured on the H200: labkit/workloads/decode/loads.py.
+// [box][part][rows][128 B] (paged_decode.cuh). ROW_BOXES 1: the same loads with the parts before the rows, a tile
+// [rows][part][128 B], each token row read whole and the rows in order. PAGE_PREFETCH 1: thread 0 loads a refill's
+// page ids one stage ahead, right after issuing the refill before it, so their L2 round trip overlaps the math. All
+// three bit-identical to the 4-D loads; which builds take them, and what they measured on the H200:
+// labkit/workloads/decode/loads.py.
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
-// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, WIDE_BOXES, PAGE_PREFETCH, LABKIT_TIMELINE and
-// KV_EVICT_FIRST (paged_decode.cuh).
+// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, WIDE_BOXES, ROW_BOXES, PAGE_PREFETCH, LABKIT_TIMELINE
+// and KV_EVICT_FIRST (paged_decode.cuh).
 // Launch: grid (splits, heads_kv x row blocks, batch), or (head units x head_splits + tail units x TAIL_SPLITS) with
 // TAIL_SPLITS, or (CTAs) with PERSISTENT; block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge) (PERSISTENT:
 // 1024 + STAGES * (stage + q rows) + merge).
@@ -78,6 +80,9 @@
 #endif
 #ifndef WIDE_BOXES  // 1: 5-D tensor maps; one TMA load per page slice takes every 64-dim part (paged_decode.cuh)
 #define WIDE_BOXES 0
+#endif
+#ifndef ROW_BOXES  // 1: 5-D tensor maps, head_dim's parts before the page rows (paged_decode.cuh)
+#define ROW_BOXES 0
 #endif
 #ifndef PAGE_PREFETCH  // 1: thread 0 loads each refill's page ids a stage ahead (paged_decode.cuh)
 #define PAGE_PREFETCH 0
@@ -128,6 +133,7 @@ static_assert(TAIL_SPLITS == 0 || (TAIL_SPLITS >= 2 && TAIL_SPLITS <= 16 && CLUS
 static_assert(DIM_WARPS == 1 || (DIM_WARPS == 2 && WARPS == 8 && KEYS_PER_WARP == 16), "dim pairs: 8 warps, 16 keys");
 static_assert(!WIDE_BOXES || BOXES == 1 || DIM_WARPS == 1, "wide boxes: dim pairs only where a stage is one box");
 static_assert(!PAGE_PREFETCH || !PERSISTENT, "page prefetch: per-unit CTAs");
+static_assert(!ROW_BOXES || (!WIDE_BOXES && DIM_WARPS == 1), "row boxes: not with wide boxes or dim pairs");
 static_assert(TOKENS_PER_STAGE % BOX_ROWS == 0 && (BOX_ROWS * 128) % 1024 == 0, "swizzle atoms stay whole");
 
 #include "paged_decode.cuh"
