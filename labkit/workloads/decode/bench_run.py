@@ -44,6 +44,8 @@ def bench_calls(*, point=None, quick: bool = False, head_dim=None, heads_q=None,
         ArgumentError: one line naming the option.
     """
     from .bench import MAX_KV_BYTES, SWEEP, check_points
+    from .geometry import kv_bytes_read
+    from .run import geometry_for
 
     twice = next((v for i, v in enumerate(variants or ()) if v in variants[:i]), None)
     if twice is not None:  # one row per call, and a report keeps each once
@@ -61,7 +63,8 @@ def bench_calls(*, point=None, quick: bool = False, head_dim=None, heads_q=None,
         points = check_points(point, head_dim or 128, **shape)
     else:
         points = [(1, 8192, 128), (8, 8192, 128), (64, 8192, 128)] if quick else SWEEP
-        points = [(b, n, d) for b, n, d in points if 2 * b * n * shape["heads_kv"] * d * 2 <= MAX_KV_BYTES]
+        points = [(b, n, d) for b, n, d in points
+                  if kv_bytes_read(geometry_for(b, n, head_dim=d, **shape)) <= MAX_KV_BYTES]
     return BenchCalls(tuple(points), **shape, named=bool(point), variants=tuple(variants or (None,)), **options)
 
 
