@@ -54,6 +54,25 @@ def accuracy(out, ref) -> dict:
             "nan": int(cp.isnan(o).sum()), "elements": int(o.size)}
 
 
+# Each output row's relative L2 error may reach this, whatever the inputs' bias or the P.V terms: a NumPy emulation of
+# the kernels' roundings (int8 Q and K per block after K smoothing, e4m3 P~ and V) on N(0, 1) inputs puts its worst row
+# near 0.05 (rel-L1 0.039, as the kernels measure), while a row left zero, another row's, or 15 % off exceeds it
+# (tests/unit/test_sage2_cpu.py, test_row_bound_sits_between_the_roundings_and_a_wrong_row).
+ROW_REL_L2_BOUND = 0.1
+
+
+def worst_row(out, ref) -> tuple[float, tuple[int, ...]]:
+    """The largest relative L2 error of one output row (the head_dim values of one batch, token and head) and that
+    row's index in ``out``'s leading axes; NaN rows count as the worst. ``accuracy`` sums over every element, so one
+    row that were zero or another head's is lost in it; here it is the result. NumPy or CuPy arrays, fp64 sums."""
+    xp = np if isinstance(out, np.ndarray) else cupy()
+    o, r = out.astype(xp.float64), ref.astype(xp.float64)
+    rows = xp.linalg.norm(o - r, axis=-1) / xp.maximum(xp.linalg.norm(r, axis=-1), 1e-30)
+    rows = xp.where(xp.isnan(rows), xp.inf, rows)
+    at = int(rows.argmax())
+    return float(rows.ravel()[at]), tuple(int(i) for i in np.unravel_index(at, rows.shape))
+
+
 def checksum(out_f32) -> float:
     cp = cupy()
     return float(np.float32(float(out_f32.astype(cp.float64).sum())))
