@@ -159,6 +159,17 @@ def overhead_us(result: dict) -> dict[str, float]:
     return {k: float(result[k]) for k in LAUNCH_OVERHEAD_KEYS}
 
 
+def launch_overhead_note(overhead: dict[str, float]) -> str:
+    """What the back-to-back bar measured: the GPU's own rate of empty launches, or (within 10 % of the host's enqueue
+    time) the host's, the GPU waiting for each launch; the graph's replay is then the GPU's own cost."""
+    b2b, host, graph = overhead["gpu_back_to_back_us"], overhead["host_enqueue_us"], overhead["gpu_graph_us"]
+    if b2b >= 0.9 * host:
+        return (f"GPU back to back, {b2b:.2f} us per launch, is the host's enqueue rate ({host:.2f} us): the GPU "
+                f"waited for each launch; in a CUDA graph, which the host does not pace, one costs {graph:.2f} us")
+    return (f"GPU back to back, {b2b:.2f} us per launch, outran the host's enqueue ({host:.2f} us): the launches "
+            f"queued, so this is the GPU's own rate; in a CUDA graph {graph:.2f} us")
+
+
 def timing_overhead(launches: int = 2000) -> dict:
     """Host time per timed launch of an empty kernel, in microseconds, by what wraps the launch.
 

@@ -2,6 +2,7 @@
 
 import datetime as _dt
 import importlib.metadata
+import os
 import platform
 import subprocess
 
@@ -47,6 +48,18 @@ def versions() -> dict[str, str | None]:
     return out
 
 
+def host() -> str:
+    """This machine's name with its CPU model and core count: host-side costs (a launch, an event record) scale with
+    the CPU, and two H200 hosts' bare launches differed 1.6x (4.5 and 7.4 us) with nothing in a record to say why."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{platform.node()} ({cpu}, {os.cpu_count()} CPUs)"
+
+
 def collect(*, timing_mode: str | None = None) -> dict:
     """Provenance of a run on this machine now. Works without a GPU (device is then null)."""
     ok, reason = gpu_status()
@@ -59,7 +72,7 @@ def collect(*, timing_mode: str | None = None) -> dict:
         clocks = {"sm_clock_hz": sm_clock_hz(info.index), "sm_clock_max_hz": info.sm_clock_max_hz}
     return {
         "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "host": platform.node(),
+        "host": host(),
         "git_sha": git_sha(),
         "timing_mode": timing_mode,
         "device": device,

@@ -79,14 +79,17 @@ overhead = session.measure("launch_overhead", labkit.probes.launch_overhead, lau
 fig = labkit.plot.value_bars(overhead, xlabel="time per launch [µs]", labels=labkit.probes.LABELS,
                              title=session.title(f"Empty-kernel launch overhead, {launches} launches"))
 session.save_figure(fig, "launch_overhead")
+print(labkit.probes.launch_overhead_note(overhead))
 
 # %% [markdown]
 # ## What timing a launch costs the host
 # Host time per launch of an empty kernel, enqueued back to back: bare; inside labkit's NVTX
 # range; between a reused start/stop event pair; both (labkit's timed-launch path: target at most
 # 3 µs over bare); and NVTX with a fresh event pair per launch (what `time_gpu` once did).
-# These are host times, so they move with the host's CPU: read the added cost against the bare
-# launch of the same run (4.5 µs bare, +2.8 µs timed on the host of `data/runs/20261201T044127Z-*`).
+# These are host times, so they move with the host's CPU (the record's `host` names it): read the added
+# cost against the bare launch of the same run. The target was met where a bare launch took 4.5 µs (+2.8 µs
+# timed, `data/runs/20261201T044127Z-*`); hosts that take 7 µs for a bare launch take about twice as long for
+# every part of it, event records included. Timing in cold mode hides these host costs behind the flush.
 
 # %%
 timing_cost = session.measure("timing_overhead", labkit.probes.timing_overhead, launches,

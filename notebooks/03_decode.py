@@ -68,6 +68,12 @@ checks
 # A labkit.sweep: each (batch, kv_len) point is written to `data/sweeps/bandwidth/` as it finishes, so an
 # interrupted run keeps what it measured and a re-run resumes. Points over 9 GB of K+V are skipped (named under the
 # figure), and why a peer has no number at a point is printed above the table.
+#
+# Every sample is cold: L2 is flushed before it by a memset of twice its size (NVBench's flush), which leaves L2
+# full of dirty lines that the call's reads write back, and an event pair also times the launch. Both are part of
+# the rates here, for labkit and the peers alike; with L2 left clean (`labkit decode bench --mode cold_clean`),
+# calls of 268 MB take 11-14 % less (8 x 8k d128: about 67 us, what ncu reads in notebook 05, against 76.5) and
+# 1 x 8k 1.5-2.1 us less (docs/decode.md, "A cold L2 left dirty or clean").
 
 # %%
 copy = session.measure("copy_ceiling", study.copy_ceiling)
@@ -83,6 +89,9 @@ study.shown(table)  # TB/s of K+V read for labkit and each peer; data/bandwidth.
 
 # %% [markdown]
 # ## Split sweep: K+V TB/s against the split count, and the heuristic's choice
+# The line forces each split count on one build (the legend names it); the star is the plan's own call, its split
+# count and the build the plan picks for it (clusters, stages, page ids ahead), so where the star sits above the line
+# at its own count, the difference is the build's, not the count's.
 
 # %%
 counts = study.split_counts(splits_at[0], splits_at[1], page_size=int(page_size), head_dim=int(head_dim),

@@ -146,9 +146,10 @@ else:
 # faster (the Sage2 mainloop, bound by its math, shows none). On the H200 at the default geometry (8 x 8k d128,
 # 32/8 heads), with two CTAs per SM (4 splits of the 4-warp build, the plan until 3cd9afd), 12-28 SMs did so by
 # 9-17 %, with SMs 34-39 and 78-83 among them nearly every time, and the call ended when the other SMs finished;
-# with one CTA per SM (the plan's clustered pair) the spread mostly went away: in most live runs on different GPUs
-# no SM's median CTA was under 0.95 of the median, in one 6 SMs were 5 % faster (docs/decode.md, "Tail
-# splits, and SMs of uneven speed"). The last chart and the line under the table show this run's SMs.
+# with one CTA per SM (the plan's clustered pair) it depends on the machine: before page ids a stage ahead (`pp`),
+# six of seven runs had no SM's median CTA under 0.95 of the median and one had 6; with them (the plan's build now)
+# runs have had 4 to 19 such SMs, often among the same 34-45 and 78-91 as with two CTAs per SM (docs/decode.md,
+# "Tail splits, and SMs of uneven speed"). The last chart and the line under the table show this run's SMs.
 
 # %%
 if do_decode:

@@ -81,12 +81,12 @@ counters
 # Why decode calls read shorter under ncu: the events' cold-L2 flush is a memset (as NVBench's), so the
 # call starts with an L2 full of dirty lines that its reads must write back, while ncu's cache control
 # leaves L2 clean; and an event pair also times the launch, which `gpu__time_duration` leaves out (notebook
-# 00's overhead probe measures it). How much the dirty lines cost was measured once, on the H200 at git
-# 77efa9b with that day's kernels (`data/runs/20261201T061700Z-flush_check`): flushing by a read pass
-# instead of the memset took 1 x 8192 from 21.3 to 18.1 us and 64 x 8192 from 503 to 492 us, against ncu's
-# 476-483 us there; the rest of that gap was not explained. The table below is this run's own gap, relative
-# and in us (`gap_us`: ncu minus event p50). The Sage2 mainloop (about 120 ms) agrees with ncu to about 1 %
-# either way, so a flag there sits at the threshold's edge: read it against the case's event min..max.
+# 00's overhead probe measures it). The dirty lines are most of it: with L2 left clean after the flush
+# (`labkit decode bench --mode cold_clean`; docs/decode.md, "A cold L2 left dirty or clean") 8 x 8k d128 took
+# 66.6-67.1 us instead of 76.5, and 1 x 8k 15.6-16.2 us instead of 17.6-17.9, about what ncu reads for them. The
+# table below is this run's own gap, relative and in us (`gap_us`: ncu minus event p50). For the Sage2 mainloop
+# (about 120 ms) the same write-backs, at most one L2 of lines (~15 us), are 0.01 %, so a flag there means the clocks
+# or the board moved between the two runs: read it against the case's event min..max.
 
 # %%
 gaps = tables.event_vs_ncu(summary)
@@ -99,6 +99,9 @@ gaps
 
 # %% [markdown]
 # ## Time against counters across the tail study and the decode sweep
+# Pearson r of the event p50 with each counter, per group. Each column names its points and how far apart their
+# times are: the Sage2 tail points differ by well under 1 %, so an r there follows whichever point ran slowest; the
+# decode sweep's times are tens of times apart, and its axes are logarithmic.
 
 # %%
 sweep = tables.sweep_table(summary)
@@ -107,7 +110,7 @@ session.save_table(corr, "correlations")
 shown = [c for c in ("dram_read_bytes", "sm_throughput_pct", "tensor_active_pct", "waves") if c in sweep]
 fig = labkit.plot.time_vs_counters(sweep, shown, corr, title=session.title("event p50 against ncu counters"))
 session.save_figure(fig, "time_vs_counters")
-corr.pivot(index="counter", columns="group", values="pearson_r") if len(corr) else corr
+tables.correlation_matrix(corr)
 
 # %% [markdown]
 # ## ncu's tail-effect and imbalance rules beside labkit's wave model

@@ -76,8 +76,25 @@ def correlations(s: NcuSummary, counters=CORRELATED):
             xy = g[["event_p50_us", c]].apply(pd.to_numeric, errors="coerce").dropna()
             ok = len(xy) >= 3 and xy.std().min() > 0
             r = float(np.corrcoef(xy["event_p50_us"], xy[c])[0, 1]) if ok else math.nan
-            rows.append({"group": group, "counter": c, "points": len(xy), "pearson_r": r})
-    return pd.DataFrame(rows, columns=["group", "counter", "points", "pearson_r"])
+            t = xy["event_p50_us"]
+            span = float(100 * (t.max() - t.min()) / t.median()) if len(t) else math.nan
+            ratio = float(t.max() / t.min()) if len(t) and t.min() > 0 else math.nan
+            rows.append({"group": group, "counter": c, "points": len(xy), "time_span_pct": span,
+                         "time_max_over_min": ratio, "pearson_r": r})
+    return pd.DataFrame(rows, columns=["group", "counter", "points", "time_span_pct", "time_max_over_min",
+                                       "pearson_r"])
+
+
+def correlation_matrix(corr):
+    """``correlations`` as counter x group, each column naming its points and how far its times spread: an r over 5
+    times within 1 % (the Sage2 tail study) reads a single point's noise as a correlation."""
+    if not len(corr):
+        return corr
+    first = corr.drop_duplicates("group").set_index("group")
+    spread = lambda r: (f"times {r.time_max_over_min:.0f}x apart" if r.time_max_over_min >= 2  # noqa: E731
+                        else f"times within {r.time_span_pct:.1f} %")
+    names = {g: f"{g} ({int(r.points)} points, {spread(r)})" for g, r in first.iterrows()}
+    return corr.pivot(index="counter", columns="group", values="pearson_r").rename(columns=names)
 
 
 def efficiency_table(s: NcuSummary):

@@ -13,7 +13,8 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
     """K+V TB/s against KV bytes read (log axis): labkit's kernel as one line per batch size (points
     along it are the kv lengths), the peers (labkit's K/V gathered contiguous) as grey hollow markers,
     labkit's call timed in the peers' rounds (``labkit_beside_peers``) as small black dots, and the
-    measured device-to-device copy rate as a reference line."""
+    measured device-to-device copy rate as a reference line. A peer whose column holds no number at any point is
+    named in the legend as not run."""
     fig, ax = _axes(ax, figsize=(8, 4.4))
     for i, b in enumerate(sorted({r["batch"] for r in rows})):
         pts = sorted((r["kv_MB"], r["TBps"]) for r in rows if r["batch"] == b)
@@ -24,10 +25,15 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
     beside = [(r["kv_MB"], r["labkit_beside_peers"]) for r in rows if measured(r.get("labkit_beside_peers"))]
     if beside:
         ax.plot(*zip(*beside), ".", color="k", markersize=5, zorder=4, label="labkit, in the peers' rounds")
+    absent = []
     for key, (marker, grey, label) in _PEER_STYLE.items():
         pts = [(r["kv_MB"], r[key]) for r in rows if measured(r.get(key))]
         if pts:
             ax.plot(*zip(*pts), marker, color=grey, markerfacecolor="none", label=label)
+        elif any(key in r for r in rows):  # a peer the sweep asked for that ran nowhere: the legend says so
+            absent.append(label)
+    if absent:
+        ax.plot([], [], " ", label=f"not run: {', '.join(absent)} (why: printed below)")
     ax.axhline(copy_TBps, color="0.4", linestyle="--", linewidth=1,
                label=f"1 GiB copy, read + write: {copy_TBps:.2f} TB/s")
     ax.set_xscale("log")

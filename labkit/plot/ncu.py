@@ -69,6 +69,10 @@ def time_vs_counters(df, counters, correlations=None, *, title: str = "time vs c
             ax.set_xlabel(f"{c} [MB]" if in_mb else f"{c.removesuffix('_ns')} [us]" if in_us else c, fontsize=7)
             ax.tick_params(labelsize=6)
             ax.ticklabel_format(axis="x", useOffset=False)  # "+1.249e1" beside the axis read as part of a tick
+            if len(times) and times.min() > 0 and times.max() > 10 * times.min():  # the decode sweep: 1k to 8k x 1..64
+                ax.set_yscale("log")
+                if (x > 0).all() and x.max() > 10 * x.min():
+                    ax.set_xscale("log")
             if j == 0:
                 ax.set_ylabel("event p50 [us]", fontsize=7)
     fig.suptitle(title, fontsize=9)

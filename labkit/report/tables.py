@@ -119,10 +119,26 @@ def phase_work(r: Sage2Report) -> dict[str, tuple[float, str]]:
     return out
 
 
+# labkit's Sage2 moves work between the seed's phases (plan.py): its V transpose quantizes V to e4m3 as it goes and its
+# K-mean pass also takes V's per-channel max, so its v_scale_fp8_quantization only writes the scales; beside a report
+# of another implementation these phases' ratios are the move's, not speed (a review read "0.001x" as one)
+MOVED_WORK = ("k_mean_and_smoothing_preparation", "v_transpose_pad_permute", "v_scale_fp8_quantization")
+MOVED_NOTE = ("* work moved between these phases: labkit's V transpose also quantizes V to e4m3 and its K-mean pass "
+              "also takes V's per-channel max, so only v_fp8_transpose_scale_quantization as a whole compares")
+
+
+def _made_by_labkit(r: Sage2Report) -> bool:
+    return bool(_field(r.provenance, "git_sha"))  # the seed's report, and any other tool's, records no labkit commit
+
+
 def diff_table(a: Sage2Report, b: Sage2Report) -> str:
     """Differences between the two runs first; then per-phase p50 of A and B and the ratio B/A, or,
-    when the shapes differ, work-normalized throughput (raw time ratios would mean nothing)."""
+    when the shapes differ, work-normalized throughput (raw time ratios would mean nothing). Between labkit's report
+    and another implementation's, the phases labkit splits differently (``MOVED_WORK``) are starred."""
     diffs = differences(a, b)
+    moved = _made_by_labkit(a) != _made_by_labkit(b)
+    star = lambda name, ratio: f"{ratio}*" if moved and name in MOVED_WORK and ratio != "-" else ratio  # noqa: E731
+    foot = [MOVED_NOTE] if moved and any(n in MOVED_WORK for n in (*a.phase_timings, *b.phase_timings)) else []
     head = ["A and B differ in:", *(f"  {d}" for d in diffs)] if diffs else ["A and B match in shape, dtype, "
                                                                             "layout, device, GPU, git and schedule"]
     same_shape = (a.q_shape, a.k_shape, a.v_shape) == (b.q_shape, b.k_shape, b.v_shape)
@@ -134,12 +150,12 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
             sb = b.phase_timings.get(name)
             ratio = "-" if sb is None or sa.p50_s == 0 else f"{sb.p50_s / sa.p50_s:.3f}x"
             rows.append([shown(name), f"{sa.p50_s * 1e3:.3f}", "-" if sb is None else f"{sb.p50_s * 1e3:.3f}",
-                         ratio if sb is not None else "only in A"])
+                         star(name, ratio) if sb is not None else "only in A"])
         rows += [[name, "-", f"{sb.p50_s * 1e3:.3f}", "only in B"]
                  for name, sb in b.phase_timings.items() if name not in a.phase_timings]
         ta, tb = (sum(r.phase_timings[p].p50_s for p in r.top_level_phases()) for r in (a, b))
         rows.append(["total (top-level p50)", f"{ta * 1e3:.3f}", f"{tb * 1e3:.3f}", f"{tb / ta:.3f}x" if ta else "-"])
-        return "\n".join([*head, fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows)])
+        return "\n".join([*head, fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows), *foot])
     wa, wb = phase_work(a), phase_work(b)
     rate = lambda w, st: None if st is None or st.p50_s == 0 or w[0] != w[0] else w[0] / st.p50_s  # noqa: E731
     shown_rate = lambda v: "-" if v is None else f"{v:.4g}"  # 4 significant digits: 0.035 TOPS is not 0.0  # noqa: E731
@@ -148,10 +164,10 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
         ra, rb = rate(wa[name], sa), rate(wb.get(name, (0, "")), sb)
         r = rb / ra if ra and rb is not None else None  # from the unrounded rates
         ratio = "-" if r is None else f"{r:.3f}x" if r >= 0.001 else f"{r:.3g}x"
-        rows.append([shown(name), wa[name][1], shown_rate(ra), shown_rate(rb), ratio])
+        rows.append([shown(name), wa[name][1], shown_rate(ra), shown_rate(rb), star(name, ratio)])
     note = ("shapes differ: raw times are not comparable, so this compares work-normalized throughput "
             "(mainloop: 4 B H Nq Nkv D ops per second; other phases: their 16-bit input bytes per second)")
-    return "\n".join([*head, note, fmt_table(["phase", "unit", "A", "B", "B/A"], rows)])
+    return "\n".join([*head, note, fmt_table(["phase", "unit", "A", "B", "B/A"], rows), *foot])
 
 
 def tail_table(r: Sage2Report):

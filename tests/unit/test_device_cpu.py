@@ -36,6 +36,32 @@ def test_given_git_sha_outranks_the_checkout(monkeypatch):
     assert git_sha() != "0" * 40
 
 
+def test_provenance_names_the_hosts_cpu():
+    """Host-side costs scale with the CPU: a record says which CPU, from /proc/cpuinfo, and how many there are."""
+    import os
+    import platform
+    from pathlib import Path
+
+    from labkit.provenance import collect
+
+    host = collect()["host"]
+    assert host.startswith(platform.node() + " (") and host.endswith(f", {os.cpu_count()} CPUs)")
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        model = next(line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
+                     if line.startswith("model name"))
+        assert f"({model}," in host
+
+
+def test_launch_overhead_note_tells_a_host_paced_bar_from_the_gpus_rate():
+    from labkit.probes import launch_overhead_note
+
+    paced = launch_overhead_note({"gpu_back_to_back_us": 7.48, "host_enqueue_us": 7.60, "gpu_graph_us": 0.68})
+    assert "is the host's enqueue rate (7.60 us)" in paced and "one costs 0.68 us" in paced
+    own = launch_overhead_note({"gpu_back_to_back_us": 2.1, "host_enqueue_us": 4.7, "gpu_graph_us": 0.68})
+    assert "outran the host's enqueue (4.70 us)" in own and "the GPU's own rate" in own
+
+
 class _FakeNvml:
     """NVML's calls that labkit.device makes, answering as the H200s' driver does (bytes from older bindings)."""
 

@@ -112,6 +112,14 @@ def test_tables_from_the_fixture(fixture_summary):
     corr = tables.correlations(s)
     assert set(corr["group"]) == {"sage2 tail study", "decode sweep"}
     assert corr[corr["group"] == "decode sweep"]["pearson_r"].isna().all()  # one point: no correlation
+    sweep = tables.sweep_table(s)
+    for group, part in sweep.groupby("group"):  # each column of the shown matrix names its points and time spread
+        t = part["event_p50_us"].astype(float)
+        span = 100 * (t.max() - t.min()) / t.median()
+        assert corr[corr["group"] == group]["time_span_pct"].iloc[0] == pytest.approx(span)
+        apart = t.max() / t.min()
+        words = f"times {apart:.0f}x apart" if apart >= 2 else f"times within {span:.1f} %"
+        assert f"{group} ({len(part)} points, {words})" in tables.correlation_matrix(corr).columns
     shares = tables.phase_table(s, "fused_line")
     assert list(shares.index) == ["<unmapped>", "qk_imma", "softmax", "pv_hmma", "epilogue"]
     assert shares.loc["softmax", "share_run1_pct"] == pytest.approx(45.07, abs=1e-2)

@@ -38,6 +38,10 @@ OUTPUTS = {
                             "efficiency.csv", "phases_sage2_seed.csv", "phases_decode_b64_kv8192.csv")),
 }
 
+# what a notebook's recorded render must say in its printed text or tables (findings of a review of the renders)
+SAYS = {"00_device_and_timing": ("the GPU waited for each launch",),  # the back-to-back bar was the host's pace
+        "05_ncu_correlation": ("5 points, times within 0.8 %", "6 points, times 54x apart")}  # an r over 5 times within 1 % read as a correlation
+
 
 def test_every_notebook_has_expected_outputs_listed():
     assert set(OUTPUTS) == set(notebooks.list_notebooks())
@@ -65,6 +69,9 @@ def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_
     assert "PosixPath(" not in shown  # a cell ending in save_figure had echoed the path under its figure
     tables = "".join("".join(o.get("data", {}).get("text/html", "")) for o in outputs)
     assert "<th>...</th>" not in tables  # every column shown: pandas' 20 had hid two of 05's counters
+    printed = "".join("".join(o.get("text", "")) for o in outputs)
+    for words in SAYS.get(name, ()):
+        assert words in printed + shown + tables, words
     embedded = [base64.b64decode(o["data"]["image/png"]) for o in outputs if "image/png" in o.get("data", {})]
     figs, data = OUTPUTS[name]
     assert len(embedded) == len(figs)  # every saved figure is shown, once

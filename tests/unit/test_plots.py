@@ -1,5 +1,7 @@
 """What the figures say: positions that mean something, numeric axes, units, titles."""
 
+import math
+
 import matplotlib
 import pytest
 
@@ -61,6 +63,12 @@ def test_decode_bandwidth_shows_labkit_in_the_peers_rounds_beside_them():
     assert len(dots.get_xdata()) >= 10
     cudnn = sorted(r["sdpa_cudnn"] for r in rows if "sdpa_cudnn" in r)
     assert sorted(by_label["torch SDPA cuDNN"].get_ydata()) == cudnn
+    assert not [label for label in by_label if label.startswith("not run")]  # no peer column without a number
+    # a peer the sweep ran for and that has no number anywhere (FA3 without its wheel) is named, not left out
+    for r in rows:
+        r["fa3"] = math.nan
+    labels = [line.get_label() for line in plot.decode_bandwidth(rows, 4.2, title="t").axes[0].lines]
+    assert "not run: FlashAttention-3 (why: printed below)" in labels and "FlashAttention-3" not in labels
 
 
 def test_split_sweep_names_the_plans_build_where_it_differs():

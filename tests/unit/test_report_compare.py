@@ -110,3 +110,20 @@ def test_an_hnd_report_works_out_the_same_mainloop_rate_as_its_nhd_twin(seed):
         rates.append(phase_work(r)["fused_mainloop"])
     assert rates[0] == rates[1] == (4 * 32 * 4096 * 4096 * 128 / 1e12, "TOPS")
     assert tensor_shape(Shape(1, 4096, 32, 128), "HND") == (1, 32, 4096, 128)
+
+
+def test_phases_labkit_splits_differently_are_starred_beside_another_implementation(seed):
+    """labkit quantizes V in its transpose, so beside the seed its v_scale phase read "0.001x" as if 1000x faster (a
+    review of notebook 02): those phases are starred, with a note, and only there."""
+    from ..conftest import ROOT
+
+    ours = report.load(sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/report.json"))[-1])
+    text = report.diff_table(seed, ours)
+    rows = {ln.split()[0]: ln.split() for ln in text.splitlines() if ln.strip() and not ln.startswith(("A ", "* "))}
+    for name in report.tables.MOVED_WORK:
+        assert rows[name][-1].endswith("x*"), rows[name]
+    assert rows["fused_mainloop"][-1].endswith("x") and rows["q_int8_quantization"][-1].endswith("x")
+    assert rows["v_fp8_transpose_scale_quantization"][-1].endswith("x")  # the group as a whole compares
+    assert text.splitlines()[-1] == report.tables.MOVED_NOTE
+    for same in (report.diff_table(seed, seed), report.diff_table(ours, ours)):
+        assert "*" not in same and report.tables.MOVED_NOTE not in same
