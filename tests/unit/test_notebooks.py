@@ -40,7 +40,8 @@ OUTPUTS = {
 
 # what a notebook's recorded render must say in its printed text or tables (findings of a review of the renders)
 SAYS = {"00_device_and_timing": ("the GPU waited for each launch",),  # the back-to-back bar was the host's pace
-        "05_ncu_correlation": ("5 points, times within 0.8 %", "6 points, times 54x apart")}  # an r over 5 times within 1 % read as a correlation
+        # an r over 5 times within 1 % had read as a correlation
+        "05_ncu_correlation": ("5 points, times within 0.8 %", "6 points, times 54x apart")}
 
 
 def test_every_notebook_has_expected_outputs_listed():
