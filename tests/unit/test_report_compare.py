@@ -84,6 +84,16 @@ def test_tail_table_is_in_ms_with_both_efficiencies(seed):
     assert df["mainloop_p50_ms"].iloc[0] == pytest.approx(seed.tail_study[0].mainloop.p50_s * 1e3)
     kv = df[df["sweep"] == "kv_tail_fixed_q"].set_index("kv_len")["kv_tile_efficiency"]
     assert kv[37760] == pytest.approx(37760 / (590 * 64)) and kv[37761] == pytest.approx(37761 / (591 * 64))
+    # each point against its sweep's full shape: the p50 difference, and whether the min..max ranges are apart
+    for sweep, part in df.groupby("sweep"):
+        full = part[(part["q_len"] == 37810) & (part["kv_len"] == 37810)].iloc[0]
+        assert full["vs_full_pct"] == 0 and not full["beyond_noise"]
+        for _, p in part.iterrows():
+            assert p["vs_full_pct"] == pytest.approx(100 * (p["mainloop_p50_ms"] / full["mainloop_p50_ms"] - 1))
+            apart = p["mainloop_min_ms"] > full["mainloop_max_ms"] or p["mainloop_max_ms"] < full["mainloop_min_ms"]
+            assert p["beyond_noise"] == apart
+    # in the seed only kv 37760 is apart from its full shape, faster by a hair (max 240.318 ms, the full's min 240.332)
+    assert df.loc[df["beyond_noise"], ["sweep", "kv_len"]].values.tolist() == [["kv_tail_fixed_q", 37760]]
 
 
 def test_small_rates_keep_their_digits_and_their_ratio(seed):
