@@ -167,10 +167,15 @@ def _lab(args) -> int:
     import os
 
     from ._env import repo_root
-    from .lab import check_port_free, lab_command
+    from .lab import check_port_free, lab_command, lab_url, new_token, pair_notebooks
 
     check_port_free(args.port)
-    argv = lab_command(repo_root() / "notebooks", port=args.port, open_browser=not args.no_browser)
+    notebooks = repo_root() / "notebooks"
+    for path in pair_notebooks(notebooks):
+        print(f"labkit lab: paired {path.name} with its source")
+    token = new_token()
+    argv = lab_command(notebooks, port=args.port, token=token, open_browser=not args.no_browser)
+    print(f"labkit lab: open {lab_url(args.port, token)}", flush=True)
     os.environ.pop("MPLBACKEND", None)  # kernels inherit it: Agg would keep figures out of the notebooks
     os.execv(argv[0], argv)
     return 0  # not reached

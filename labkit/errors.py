@@ -59,3 +59,19 @@ class ArgumentError(LabkitError, ValueError):
 
     Also a ValueError, so library callers that caught ValueError before keep working.
     """
+
+
+def exit_in_one_line() -> None:
+    """In a script (``labkit nb script``'s first cell), end on a LabkitError as the CLI does: ``labkit: error: ...``
+    on one line and exit status 2, not a traceback; any other exception keeps Python's traceback."""
+    import sys
+
+    previous = sys.excepthook
+
+    def hook(kind, error, tb):
+        if isinstance(error, LabkitError):
+            print(f"labkit: error: {' '.join(str(error).split())}", file=sys.stderr)
+            sys.exit(2)
+        previous(kind, error, tb)
+
+    sys.excepthook = hook

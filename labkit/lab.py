@@ -28,6 +28,32 @@ def check_port_free(port: int, host: str = "127.0.0.1") -> None:
             raise LabkitError(f"port {port} on {host} is taken ({exc.strerror}): give another with --port") from None
 
 
+def new_token() -> str:
+    return secrets.token_hex(24)
+
+
+def lab_url(port: int, token: str) -> str:
+    """Where to open the lab: Jupyter masks a token it did not make itself, so labkit prints this one (over ssh,
+    forward the port and open it locally)."""
+    return f"http://127.0.0.1:{port}/lab?token={token}"
+
+
+def pair_notebooks(notebook_dir: Path) -> list[Path]:
+    """Write the ``.ipynb`` of each percent source that has none (``make nb`` does all of them): the file browser
+    shows only the ``.ipynb`` side, and a fresh clone has none. Returns the files written."""
+    try:
+        import jupytext
+    except ImportError:
+        raise LabkitError("labkit lab needs jupytext to pair the notebooks: pip install -e '.[nb,lab]'") from None
+    written = []
+    for src in sorted(notebook_dir.glob("[0-9][0-9]_*.py")):
+        target = src.with_suffix(".ipynb")
+        if not target.exists():
+            jupytext.write(jupytext.read(src), target)
+            written.append(target)
+    return written
+
+
 def lab_command(notebook_dir: Path, *, port: int = 8888, token: str | None = None, open_browser: bool = True
                 ) -> list[str]:
     """The ``jupyter lab`` argv: bound to 127.0.0.1, token authentication on (a random token when
@@ -39,7 +65,7 @@ def lab_command(notebook_dir: Path, *, port: int = 8888, token: str | None = Non
     jupyter = Path(sys.executable).with_name("jupyter")
     argv = [str(jupyter) if jupyter.exists() else (shutil.which("jupyter") or "jupyter"), "lab",
             f"--ServerApp.root_dir={notebook_dir}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token or secrets.token_hex(24)}",
+            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token or new_token()}",
             f"--ContentsManager.hide_globs={HIDDEN!r}", "--KernelManager.transport=ipc"]
     if not open_browser:
         argv.append("--no-browser")

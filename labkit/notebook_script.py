@@ -36,6 +36,9 @@ def write_script(name: str, params: dict[str, Any] | None, out: Path | str) -> P
     nb.metadata.pop("papermill", None)  # papermill's bookkeeping: noise in a script
     for cell in nb.cells:
         cell.metadata.pop("papermill", None)
+    # a refused value (no recorded run to show, say) ends the script in one line, as `labkit nb run` does
+    nb.cells.insert(0, _deps.require("nbformat").v4.new_code_cell(
+        "import labkit.errors\n\nlabkit.errors.exit_in_one_line()"))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     jupytext.write(nb, out, fmt="py:percent")

@@ -49,3 +49,31 @@ def test_a_taken_port_is_one_line_before_jupyter_starts(capsys):
     err = capsys.readouterr().err
     assert err == (f"labkit: error: port {port} on 127.0.0.1 is taken (Address already in use): give another with "
                    "--port\n")
+
+
+def test_lab_prints_the_url_with_its_token_and_pairs_missing_notebooks(tmp_path, monkeypatch, capsys):
+    """Found by a new-user review: Jupyter masks a token it did not make, so over ssh no URL could log in; and on a
+    fresh clone the file browser was empty (no .ipynb until `make nb`)."""
+    import shutil
+
+    from labkit import _env, cli
+
+    pytest.importorskip("jupytext")
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    shutil.copy(ROOT / "notebooks" / "00_device_and_timing.py", nbdir)
+    shutil.copy(ROOT / "notebooks" / "01_decode_manifest.py", nbdir)
+    (nbdir / "01_decode_manifest.ipynb").write_text("{}")  # an existing pairing is left alone
+    monkeypatch.setattr(_env, "repo_root", lambda: tmp_path)
+    ran = []
+    monkeypatch.setattr(os, "execv", lambda exe, argv: ran.append(argv))
+    assert cli.main(["lab", "--no-browser", "--port", "18931"]) == 0
+    out = capsys.readouterr().out
+    token = next(a.split("=", 1)[1] for a in ran[0] if a.startswith("--IdentityProvider.token="))
+    assert f"labkit lab: open http://127.0.0.1:18931/lab?token={token}\n" in out
+    assert "paired 00_device_and_timing.ipynb" in out and "01_decode" not in out
+    import nbformat
+
+    nb = nbformat.read(nbdir / "00_device_and_timing.ipynb", as_version=4)
+    assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb.cells)
+    assert (nbdir / "01_decode_manifest.ipynb").read_text() == "{}"

@@ -245,6 +245,16 @@ def test_nb_script_writes_a_plain_script_with_the_parameters_injected_that_runs_
     assert "RECORDED mode" in done.stdout.splitlines()[0]
     (run,) = (tmp_path / "runs").glob("*-00_device_and_timing")
     assert {p.stem for p in (run / "figs").glob("*.png")} == set(OUTPUTS["00_device_and_timing"][0])
+    # values no recorded run was measured with, on a machine without a GPU: one line and status 2, as `nb run` says
+    # it (the script had died with a traceback, found by a new-user review); other errors keep their traceback
+    from labkit.cuda import gpu_available
+
+    if not gpu_available():
+        assert cli.main(["nb", "script", "00", "-p", "launches", "500", "--out", str(out)]) == 0
+        done = subprocess.run([sys.executable, str(out)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert done.stderr.startswith("labkit: error: recorded mode") and done.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize("argv, said", [
@@ -265,3 +275,11 @@ def test_nb_script_will_not_overwrite_the_notebook_it_reads(capsys):
     before = source.read_bytes()
     assert cli.main(["nb", "script", "00", "--out", str(source)]) == 2
     assert "is the input file" in capsys.readouterr().err and source.read_bytes() == before
+
+
+def test_exit_in_one_line_keeps_other_errors_tracebacks(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("import labkit.errors\nlabkit.errors.exit_in_one_line()\nraise ValueError('a bug')\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 1 and "Traceback" in done.stderr and "ValueError: a bug" in done.stderr
