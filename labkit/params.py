@@ -216,10 +216,14 @@ class IntList(_AtMost, Param):
         super().__init__(**kw)
         self.item = Int(lo, hi)
         self.length, self.max_items, self.at_most = length, max_items, at_most
+        # a list of free length is a sweep's axis, where a value given twice is refused only by the sweep, mid-run;
+        # a fixed-length one is a tuple (batch, kv_len) whose items may be equal
+        self.distinct = length is None
 
     def describe(self) -> str:
         count = f"{self.length}" if self.length else f"1..{self.max_items}"
-        return f"a list of {count} integers" + _range(self.item.lo, self.item.hi) + self._bound_text()
+        kind = "different integers" if self.distinct else "integers"
+        return f"a list of {count} {kind}" + _range(self.item.lo, self.item.hi) + self._bound_text()
 
     def parse(self, text: str) -> list[int]:
         value = _literal(text) if text.strip().startswith("[") else None
@@ -236,9 +240,13 @@ class IntList(_AtMost, Param):
         if self.length is not None and len(value) != self.length:
             raise self.fail(value)
         try:
-            return [self.item.check(v) for v in value]
+            items = [self.item.check(v) for v in value]
         except ParameterError:
             raise self.fail(value) from None
+        if self.distinct and len(set(items)) < len(items):
+            twice = next(v for v in items if items.count(v) > 1)
+            raise ParameterError(f"= {_shown(value)}: {twice} given twice; expected {self.describe()}")
+        return items
 
 
 class DecodeHeads(IntList):

@@ -130,7 +130,17 @@ def _sage2_check(shape, q_len: int | None = None, kv_len: int | None = None, sch
             raise ArgumentError(f"schedule {schedule!r}: expected the fields of a Sage2 Schedule ({exc})") from None
 
 
-@register("demo.sleep")
+DEMO_SLEEP_MAX_MS = 60_000
+
+
+def _sleep_check(ms: float = 10, fail: str = "", **params) -> None:
+    if not 0 <= float(ms) <= DEMO_SLEEP_MAX_MS:  # a negative one failed each point; 1e11 slept for three years
+        raise ArgumentError(f"ms={ms}: expected a sleep of 0..{DEMO_SLEEP_MAX_MS} milliseconds")
+    if fail not in ("", "no", "yes", "exit"):
+        raise ArgumentError(f"fail={fail!r}: expected yes (raise), exit (end the worker) or no")
+
+
+@register("demo.sleep", check=_sleep_check)
 def demo_sleep(ms: float = 10, fail: str = "", **params) -> dict:
     """No GPU: sleeps ``ms`` milliseconds and returns its parameters (``fail=yes`` raises, to try retries;
     ``fail=exit`` ends its process, as a crashing kernel would, to try a pool's worker dying)."""

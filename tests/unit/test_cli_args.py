@@ -36,7 +36,9 @@ BAD = [
     (S + ["--pv-terms", "3"], "invalid choice"),
     (S + ["--schedule", "sm90", "--cta-q", "64"], "fixed tiles (192 q x 128 keys per CTA"),
     # found by a CLI review: a tile given at the seed's own value was ignored with sm90 (exit 0, cta_q 192)
-    (S + ["--schedule", "sm90", "--cta-q", "128", "--pv-terms", "1"], "drop --cta-q, --pv-terms"),
+    (S + ["--schedule", "sm90", "--cta-q", "128", "--pv-terms", "1"], "per warp): drop --cta-q"),
+    # found by a new-user review: sm90's own one term, given, was refused as a "fixed tile"
+    (S + ["--schedule", "sm90", "--pv-terms", "2"], "--schedule sm90 builds one P V term: drop --pv-terms 2"),
     (["nb", "params", ""], "notebook '': not found; available: 00_device_and_timing"),  # was "ambiguous"
     (["sage2", "precision", "--v-bias", "1e400", "--out", "{tmp}/p.json"],
      "--v-bias '1e400': expected a finite number (it overflows a double)"),  # was "--v-bias inf"

@@ -157,7 +157,7 @@ def test_an_int_can_require_a_multiple():
 
 def test_a_length_can_be_bounded_by_another_parameter():
     lens = IntList(1, at_most="shape[1]")
-    assert lens.describe() == "a list of 1..64 integers >= 1, at most shape[1]"
+    assert lens.describe() == "a list of 1..64 different integers >= 1, at most shape[1]"
     lens.check_beside([4, 64], {"shape": [1, 64, 8, 128]})
     with pytest.raises(ParameterError, match=r"= \[4, 65\]: expected values at most shape\[1\] = 64"):
         lens.check_beside([4, 65], {"shape": [1, 64, 8, 128]})
@@ -193,3 +193,14 @@ def test_text_from_plain_papermill_is_refused_with_the_yaml_that_works(name, key
     (suggested,) = re.findall(r"papermill -y '(.+?)'\)", str(info.value))
     assert notebooks.check_parameters(name, yaml.safe_load(suggested)) == notebooks.parse_parameters(name, {key: text})
     assert f"labkit nb run {name} -p {key} {text}" in str(info.value)
+
+
+def test_a_swept_list_refuses_a_value_given_twice_and_a_fixed_pair_allows_it():
+    """Found by a new-user review: -p batch 1,1 passed the check and would have failed in the sweep's cell, mid-run."""
+    with pytest.raises(ParameterError, match=r"= \[1, 8, 1\]: 1 given twice; expected a list of 1..64 different"):
+        IntList(1, 4096).parse("1,8,1")
+    assert IntList(1, 4096, length=2).parse("8,8") == [8, 8]  # (batch, kv_len) of one call
+    for name, notebook_params in ((n, notebooks.parameters(n)) for n in notebooks.list_notebooks()):
+        for key, p in notebook_params.items():
+            if isinstance(p, IntList) and p.distinct:
+                assert len(set(p.default)) == len(p.default), (name, key)

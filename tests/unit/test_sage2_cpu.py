@@ -167,9 +167,9 @@ def test_schedule_cli_gives_registers_and_ctas_per_sm_of_both_builds():
 
     from labkit.workloads.sage2.sm90 import SETMAXNREG, SOURCE
 
-    for schedule, regs, ctas in (("seed", 255, 2), ("sm90", 128, 1)):
+    for schedule, regs, ctas, extra in (("seed", 255, 2, []), ("sm90", 128, 1, ["--pv-terms", "1"])):
         out = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,37810,56,128",
-                              "--schedule", schedule], capture_output=True, text=True)
+                              "--schedule", schedule, *extra], capture_output=True, text=True)  # sm90's own 1 term
         assert out.returncode == 0, out.stderr
         occ = json.loads(out.stdout)["mainloop_on_sm_90"]
         assert (occ["registers_per_thread"], occ["ctas_per_sm"]) == (regs, ctas), occ

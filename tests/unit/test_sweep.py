@@ -308,6 +308,10 @@ def test_a_sage2_sweep_takes_shapes_from_the_cli_and_is_checked_whole_before_it_
 
 @pytest.mark.parametrize("workload, grid, message", [
     ("demo.sleep", ["ms=abc"], "--grid ms='abc': workload demo.sleep takes a number there"),
+    # found by a new-user review: a negative sleep failed every point in a new directory, 1e11 ms slept for years
+    ("demo.sleep", ["ms=-5"], "ms=-5: expected a sleep of 0..60000 milliseconds"),
+    ("demo.sleep", ["ms=99999999999"], "ms=99999999999: expected a sleep of 0..60000 milliseconds"),
+    ("demo.sleep", ["fail=maybe"], "fail='maybe': expected yes (raise), exit (end the worker) or no"),
     ("decode.point", ["batch=1"], "workload decode.point needs an axis for kv_len"),
     ("decode.point", ["batch=1", "kv_len=1k"], "--grid kv_len='1k': workload decode.point takes an integer"),
     ("decode.point", ["batch=1", "kv_len=64", "peers=yes"], "--grid peers='yes': workload decode.point takes 0 or 1"),

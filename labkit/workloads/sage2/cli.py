@@ -27,6 +27,10 @@ def _schedule(args) -> int:
     given = {k: v for k, v in tiles.items() if v is not None}  # given at all, even at the seed's value
     if args.schedule == "sm90":
         s = Schedule.sm90()
+        if given.get("pv_terms") == 1:  # sm90's own one term, given: as sage2 profile, no reason to refuse it
+            given.pop("pv_terms")
+        if given.get("pv_terms") is not None:
+            raise ArgumentError(f"--schedule sm90 builds one P V term: drop --pv-terms {given['pv_terms']}")
         if given:
             raise ArgumentError(f"--schedule sm90 has fixed tiles ({s.cta_q} q x {s.cta_k} keys per CTA, {s.warp_q} q "
                                 f"rows per warp): drop {', '.join('--' + k.replace('_', '-') for k in given)}")
