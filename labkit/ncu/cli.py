@@ -106,12 +106,17 @@ def register(sub) -> None:
     p.add_argument("--source", required=True, help="the kernel's source file (matched by base name)")
     p.add_argument("--action", type=int_in(0, 1 << 20, what="--action"), default=None, help="one launch only")
     p.set_defaults(fn=_phases)
-    p = sp.add_parser("run", help="profile a command under ncu (labkit's NVTX ranges, boost clocks)")
+    p = sp.add_parser("run", help="profile a command under ncu (labkit's NVTX ranges, clocks left as they run)")
     p.add_argument("--out", required=True, type=output_path("--out", parents=True),
                    help="NAME or NAME.ncu-rep: ncu writes NAME.ncu-rep and its log NAME.log (both replaced)")
     p.add_argument("--range", action="append", help="labkit NVTX range path to profile (repeatable)")
-    p.add_argument("--preset", choices=("timing", "sol", "source", "sched"), default="sol")
-    p.add_argument("--clock-control", choices=("none", "base"), default="none")
+    p.add_argument("--preset", choices=("timing", "sol", "source", "sched"), default="sol",
+                   help="what ncu collects (default sol: SpeedOfLight, LaunchStats, Occupancy, WarpStateStats; "
+                        "timing: duration, cycles and DRAM bytes only; source: SourceCounters for `ncu phases`; "
+                        "sched: CTAs and cycles per SM)")
+    p.add_argument("--clock-control", choices=("none", "base"), default="none",
+                   help="default none: the GPU's clocks as they run, so ncu's times compare with labkit's events; "
+                        "base locks them to base clock, as ncu does unless told")
     p.add_argument("--source-folder", action="append", type=existing_dir("--source-folder"),
                    help="where ncu finds kernel sources")
     p.add_argument("--kernel-name", default=None, help="only kernels of this name (ncu syntax, e.g. regex:attn_fwd)")
