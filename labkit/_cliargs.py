@@ -21,6 +21,14 @@ class Parser(argparse.ArgumentParser):
         # a value that starts with a minus and a digit ("--shape -1,37810,56,128", "-.5") is a value, so that its own
         # check names it; argparse takes only a plain negative number for one (labkit has no option named like a number)
         self._negative_number_matcher = re.compile(r"^-\.?\d")
+        self.set_defaults(_prog=self.prog)  # the deepest command's parser sets it last: who an unknown option is for
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:  # argparse blamed the top-level parser ("labkit: unrecognized arguments") for a subcommand's
+            prog = getattr(parsed, "_prog", self.prog)
+            raise UsageError(f"{prog}: unrecognized arguments: {' '.join(extras)} ({prog} -h lists what it takes)")
+        return parsed
 
     def error(self, message: str):
         sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)

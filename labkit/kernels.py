@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import _env
 from .cuda import cupy
-from .errors import CompileError
+from .errors import CompileError, LabkitError
 
 BASE_OPTIONS = ("-lineinfo", "--std=c++17")
 
@@ -27,8 +27,17 @@ class Cubin:
 
 
 def _cache_dir() -> Path:
-    root = _env.getenv("LABKIT_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "labkit")
-    return Path(root) / "kernels"
+    """The compiled-kernel cache, created if missing; one that cannot be is refused naming its knob (the bare OSError
+    had named a path the user never gave: ``blob.bin/kernels: Not a directory``)."""
+    given = _env.getenv("LABKIT_CACHE")
+    root = Path(given or os.path.join(os.path.expanduser("~"), ".cache", "labkit")) / "kernels"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        what = f"LABKIT_CACHE {given}" if given else f"the kernel cache {root.parent}"
+        raise LabkitError(f"{what}: cannot make {root} in it ({exc.strerror}); point LABKIT_CACHE at a writable "
+                          "directory") from None
+    return root
 
 
 def compile_cubin(source: Path | str, *, arch: str, options: tuple[str, ...] = (),

@@ -323,9 +323,9 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     mode, recorded = plan_source(source.stem, effective, declared, recorded_root)  # refuses before anything runs
     if record and mode != "live":
         raise LabkitError(f"--record keeps real GPU runs only; {source.stem} would run {mode.upper()} here (no GPU)")
+    root = runs_root(out_root)  # before the progress line: a LABKIT_OUT that cannot be made is one line too
     if progress is not None:  # after the checks: a refused run prints its one line and nothing else
         print(f"running {source.stem} ...", file=progress, flush=True)
-    root = runs_root(out_root)
     run_dir = new_run_dir(root, source.stem)
     input_nb = to_ipynb(source, run_dir / f"{source.stem}.input.ipynb")
     output_nb = run_dir / f"{source.stem}.ipynb"

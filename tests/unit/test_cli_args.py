@@ -19,6 +19,10 @@ S = ["sage2", "schedule", "--shape", "1,37810,56,128"]
 
 # (argv, text the one error line must contain); {tmp} is a fresh directory
 BAD = [
+    # found by a new-user review: an unknown option was blamed on `labkit` itself, not the command that took it
+    (["manifest", "check", "data/trtllm_gen_decode_manifest_v4.json", "--bogus"],
+     "labkit manifest check: unrecognized arguments: --bogus (labkit manifest check -h lists what it takes)"),
+    (["report", "diff", "a", "b", "c"], "labkit report diff: unrecognized arguments: c"),
     (S + ["--cta-q", "0"], "--cta-q 0"),
     (S + ["--cta-k", "0"], "--cta-k 0"),
     (S + ["--warp-q", "0"], "--warp-q 0"),
@@ -317,3 +321,15 @@ def test_ncu_cases_of_an_empty_plan_is_refused(tmp_path, capsys):
     spec = CasePlan().save(tmp_path / "empty.json")
     assert cli.main(["ncu", "cases", str(spec)]) == 2
     assert capsys.readouterr().err == "labkit: error: the case plan holds no cases: nothing to launch\n"
+
+
+def test_a_kernel_cache_that_cannot_be_made_names_labkit_cache(tmp_path):
+    """Found by a new-user review: the error named `blob.bin/kernels`, a path the user never gave, and not the knob."""
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(b"x")
+    out = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,100,1,128"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT), "LABKIT_CACHE": str(blob)})
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith(f"labkit: error: LABKIT_CACHE {blob}: cannot make {blob}/kernels in it (Not a "
+                                 "directory); point LABKIT_CACHE at a writable directory")

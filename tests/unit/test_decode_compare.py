@@ -33,7 +33,8 @@ def test_parse_build_reads_each_kind_of_knob():
     ("wraps=8", "build 'wraps=8': wraps=8: expected KNOB=VALUE"),
     ("warps=8,", "build 'warps=8,': (empty): expected KNOB=VALUE"),
     ("warps=x", "build 'warps=x': warps 'x': expected an integer"),
-    ("stages=0", "build 'stages=0': stages 0: expected 1..65536"),
+    ("stages=0", "build 'stages=0': stages 0: expected 1..4"),  # kernel_build's bound: it had said 1..65536
+    ("stages=5", "build 'stages=5': stages 5: expected 1..4"),
     ("splits=999", "build 'splits=999': splits 999: expected 1..256"),
     ("persistent=yes", "build 'persistent=yes': persistent=yes: expected persistent=0 or persistent=1"),
     ("variant=wgmma", "expected variant=mma or variant=fma"),
@@ -45,8 +46,19 @@ def test_parse_build_names_the_spec_the_knob_and_what_was_expected(spec, message
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
+def test_parse_builds_stage_bound_is_kernel_builds():
+    from labkit.workloads.decode import DecodeGeometry
+    from labkit.workloads.decode.geometry import kernel_build
+
+    g = DecodeGeometry(8, 32, 8, 128, 64, 128, 1024)
+    top = compare.KNOB_MAX["stages"]
+    kernel_build(g, stages=top)
+    with pytest.raises(ArgumentError, match=f"stages {top + 1}: expected 1..{top}"):
+        kernel_build(g, stages=top + 1)
+
+
 KNOB_VALUES = {k: st.sampled_from(["mma", "fma"]) if k == "variant" else st.booleans() if k in compare.BOOL_KNOBS
-               else st.integers(1, 256) for k in BUILD_KNOBS}
+               else st.integers(1, compare.KNOB_MAX.get(k, 256)) for k in BUILD_KNOBS}
 
 
 @given(st.dictionaries(st.sampled_from(BUILD_KNOBS), st.just(None), min_size=1).flatmap(

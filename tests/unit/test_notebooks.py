@@ -111,7 +111,8 @@ def test_output_root_that_is_a_file_is_one_line_error(tmp_path, monkeypatch, cap
         runs_root()
     assert cli.main(["nb", "run", "00"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("labkit: error: LABKIT_OUT") and "Traceback" not in "".join(err)
+    # one line: the "running 00_device_and_timing ..." progress line had come first (a new-user review)
+    assert len(err) == 1 and err[0].startswith("labkit: error: LABKIT_OUT") and "Traceback" not in "".join(err)
 
 
 @pytest.mark.parametrize("failure, said", [

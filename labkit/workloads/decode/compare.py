@@ -15,6 +15,7 @@ from .run import geometry_for
 
 BOOL_KNOBS = ("kv_evict_first", "cluster", "persistent", "wide_boxes", "row_boxes", "page_prefetch")
 BUILD_KNOBS = ("splits", *OVERRIDES)
+KNOB_MAX = {"splits": MAX_SPLITS, "stages": 4}  # stages: kernel_build's own bound, so both say 1..4 (a review)
 
 
 def parse_build(spec: str) -> dict:
@@ -45,7 +46,7 @@ def parse_build(spec: str) -> dict:
                 raise ArgumentError(f"{where}: expected {key}=0 or {key}=1")
             knobs[key] = value == "1"
         else:
-            top = MAX_SPLITS if key == "splits" else 1 << 16
+            top = KNOB_MAX.get(key, 1 << 16)
             knobs[key] = parse_int(value, what=f"build {spec!r}: {key}", lo=1, hi=top)
     return knobs
 
