@@ -138,6 +138,7 @@ def register(sub) -> None:
                    help="cold: L2 flushed by a memset before each sample (left dirty, as NVBench's flush); "
                         "cold_clean: that flush, then a read of other data, so L2 is clean; hot: warm L2; graph: a "
                         "CUDA graph of the call replayed, per call")
-    p.add_argument("--seed", type=int_in(0, 2**63 - 1, what="--seed"), default=0)
+    p.add_argument("--seed", type=int_in(0, 2**63 - 1, what="--seed"), default=0,
+                   help="seed of the random fill of buffers the manifest's model does not provide (default 0)")
     p.add_argument("--json", default=None, type=output_path("--json"), help="also write the timings here")
     p.set_defaults(fn=_run)

@@ -94,7 +94,7 @@ def register(sub) -> None:
     sp = sub.add_parser("sched", help="CTA scheduling: occupancy, waves, timelines; GPU: ncu cross-check, overhead")
     sp = sp.add_subparsers(dest="sub", required=True)
     p = sp.add_parser("occupancy", help="CTAs per SM of a cubin's kernel and the limit that binds")
-    p.add_argument("cubin")
+    p.add_argument("cubin", help="a .cubin file (labkit decode build writes one; NVRTC or nvcc -cubin)")
     p.add_argument("--kernel", default=None, help="entry name (needed when the cubin has several)")
     p.add_argument("--arch", default=None, help="the SM whose limits apply: the cubin's own target (the default); "
                    "a cubin runs on no other")
@@ -107,7 +107,7 @@ def register(sub) -> None:
                    "the H200's)")
     p.set_defaults(fn=_occupancy)
     p = sp.add_parser("waves", help="waves, last-wave fill and efficiency of a grid")
-    p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), required=True)
+    p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), required=True, help="CTAs in the grid")
     p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132, help="SMs of the GPU (default 132, "
                    "the H200's)")
     p.add_argument("--ctas-per-sm", type=int_in(1, 32, what="--ctas-per-sm"), required=True,
@@ -130,6 +130,7 @@ def register(sub) -> None:
     p.set_defaults(fn=_crosscheck)
     p = sp.add_parser("overhead", help="(GPU) plain vs -DLABKIT_TIMELINE mainloop, interleaved (target <= 1%%)")
     p.add_argument("--shape", **shape, help="one shape (default: the seed shape)")
-    p.add_argument("--iterations", type=int_in(1, 1000, what="--iterations"), default=10)
+    p.add_argument("--iterations", type=int_in(1, 1000, what="--iterations"), default=10,
+                   help="interleaved rounds, each timing both builds once (default 10)")
     p.add_argument("--out", type=output_path("--out"), default=None, help="also write the result as JSON")
     p.set_defaults(fn=_overhead)

@@ -50,7 +50,7 @@ def register(sub) -> None:
     sp = sub.add_parser("sweep", help="parameter sweeps that resume (local, process pool or Dask)")
     sp = sp.add_subparsers(dest="sub", required=True)
     p = sp.add_parser("run", help="run or resume a sweep; each point is written as it finishes")
-    p.add_argument("--workload", required=True, choices=names())
+    p.add_argument("--workload", required=True, choices=names(), help="what each point runs")
     p.add_argument("--grid", action="append", required=True, type=typed(parse_axis, "grid"),
                    metavar="NAME=V1,V2", help="one axis (repeatable; the sweep is every combination); list values "
                                               "in brackets, e.g. shape=[1,1024,8,128],[1,2048,8,128]")
@@ -63,9 +63,9 @@ def register(sub) -> None:
     p.add_argument("--retry-failed", action="store_true", help="run the points that failed before again")
     p.set_defaults(fn=_run)
     p = sp.add_parser("status", help="points ok, failed and missing")
-    p.add_argument("dir")
+    p.add_argument("dir", help="a sweep's directory (sweep run --out)")
     p.set_defaults(fn=_status)
     p = sp.add_parser("collect", help="one row per finished point")
-    p.add_argument("dir")
-    p.add_argument("--csv", action="store_true")
+    p.add_argument("dir", help="a sweep's directory (sweep run --out)")
+    p.add_argument("--csv", action="store_true", help="print CSV instead of a table")
     p.set_defaults(fn=_collect)

@@ -333,3 +333,23 @@ def test_a_kernel_cache_that_cannot_be_made_names_labkit_cache(tmp_path):
     assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1, out.stderr
     assert out.stderr.startswith(f"labkit: error: LABKIT_CACHE {blob}: cannot make {blob}/kernels in it (Not a "
                                  "directory); point LABKIT_CACHE at a writable directory")
+
+
+def test_every_option_and_argument_of_every_command_says_what_it_is():
+    """Found by a new-user review: 25 options and arguments had no help text (defaults unstated)."""
+    import argparse
+
+    from labkit.cli import build_parser
+
+    bare = []
+
+    def walk(parser, path):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{path} {name}")
+            elif not isinstance(action, argparse._HelpAction) and not action.help:
+                bare.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "labkit")
+    assert not bare, bare

@@ -148,7 +148,9 @@ def register(sub) -> None:
     p.add_argument("--pool-pages", type=int_in(1, (1 << 31) - 1, what="--pool-pages"), default=None,
                    help="pages in the pool (default: batch x pages per sequence)")
     p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help=SPLITS_HELP)
-    p.add_argument("--layout", choices=("plain", "interleaved"), default="plain")
+    p.add_argument("--layout", choices=("plain", "interleaved"), default="plain",
+                   help="the KV pool: plain [pages, kv_heads, page_size, head_dim] (default) or the seed's interleaved "
+                        "K/V")
     p.add_argument("--out", required=True, type=output_dir("--out", writes=True),
                    help="directory for the cubin and the manifest")
     p.set_defaults(fn=_build)
@@ -176,7 +178,8 @@ def register(sub) -> None:
                    help="also time, at each point whose plan has no cluster, the same call with its last units in 2 "
                         "and 4 times its splits (interleaved, same data; outputs checked against the plan's first), "
                         "and record a cold call's per-CTA timeline of the plan and the fastest (saved beside --out)")
-    p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20)
+    p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=20,
+                   help="timed cold calls per point (default 20)")
     p.add_argument("--mode", choices=tuple(COLD_L2), default="cold",
                    help="how each sample finds L2: cold, flushed by a memset that leaves it dirty (NVBench's and "
                         "triton's flush; the default), or cold_clean, that flush and then a read of other data, so "
@@ -207,7 +210,8 @@ def register(sub) -> None:
                         "row whole (no plan takes them yet), page_prefetch=1 or 0 loads its refills' page ids a stage "
                         "ahead or not (the 8-warp head_dim 128 plans do), and splits=N alone "
                         "takes that count's default build; the kernel column shows what ran")
-    p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=40)
+    p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=40,
+                   help="shuffled rounds, each timing the plan and every build once (default 40)")
     p.add_argument("--mode", choices=tuple(COLD_L2), default="cold",
                    help="how each sample finds L2, as for decode bench: cold (flushed, left dirty; the default) or "
                         "cold_clean (flushed, then left clean)")

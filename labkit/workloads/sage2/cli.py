@@ -92,11 +92,15 @@ def register(sub) -> None:
     p = sp.add_parser("profile", help="measure a Sage2 report (seed format + provenance) on this GPU")
     p.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=SHAPE,
                    help="B,N,H,D of q = k = v (default 1,37810,56,128, the seed's)")
-    p.add_argument("--out", required=True, type=output_path("--out"))
+    p.add_argument("--out", required=True, type=output_path("--out"),
+                   help="the report's JSON file (labkit report show|diff read it)")
     _common(p)
-    p.add_argument("--warmup", type=int_in(0, 10**6, what="--warmup"), default=3)
-    p.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=10)
-    p.add_argument("--tail-iterations", type=int_in(1, 10**6, what="--tail-iterations"), default=5)
+    p.add_argument("--warmup", type=int_in(0, 10**6, what="--warmup"), default=3,
+                   help="untimed calls before each phase's timing (default 3)")
+    p.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=10,
+                   help="timed calls per phase, cold L2 (default 10)")
+    p.add_argument("--tail-iterations", type=int_in(1, 10**6, what="--tail-iterations"), default=5,
+                   help="timed mainloop calls per tail point and round (default 5)")
     p.add_argument("--q-tail", default=None, help="q lengths 1..N, comma separated (default: the seed's kind)")
     p.add_argument("--kv-tail", default=None, help="kv lengths 1..N, comma separated")
     p.add_argument("--tail-dir", default=None, metavar="DIR", type=output_dir("--tail-dir"),
@@ -111,7 +115,8 @@ def register(sub) -> None:
     p.add_argument("--schedules", default=[Schedule(), Schedule(pv_terms=2)],
                    type=typed(Schedule.parse_list, "schedules"), help=Schedule.parse_list.__doc__)
     _common(p)
-    p.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=5)
+    p.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=5,
+                   help="timed mainloop calls per build (default 5)")
     p.add_argument("--k-bias", type=finite_float("--k-bias"), default=0.0, help="per-channel bias scale added to K")
     p.add_argument("--v-bias", type=finite_float("--v-bias"), default=0.0, help="per-channel bias scale added to V")
     p.add_argument("--out", default=None, type=output_path("--out"), help="write the points as JSON")
@@ -119,6 +124,8 @@ def register(sub) -> None:
 
 
 def _common(p) -> None:
-    p.add_argument("--layout", choices=("NHD", "HND"), default="NHD")
-    p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16")
-    p.add_argument("--seed", type=int_in(0, 2**63 - 1, what="--seed"), default=0)
+    p.add_argument("--layout", choices=("NHD", "HND"), default="NHD",
+                   help="q, k, v as [B, N, H, D] (NHD, default) or [B, H, N, D]")
+    p.add_argument("--dtype", choices=("bf16", "fp16"), default="bf16", help="q, k, v and output (default bf16)")
+    p.add_argument("--seed", type=int_in(0, 2**63 - 1, what="--seed"), default=0,
+                   help="random inputs' seed (default 0)")
