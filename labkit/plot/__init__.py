@@ -104,13 +104,16 @@ def tail_study(report, *, title: str = "Sage2 tail study", ax=None):
     efficiency along the swept dimension (q rows / scheduled q rows, or kv tokens / (k iterations x cta_k)). The
     lengths sit evenly spaced, labelled, not to scale: a tail study measures lengths one token apart beside one 50
     away, which a numeric axis drew on top of each other. The efficiency marker sits a little right of its time's,
-    so neither hides the other. Points are not joined: neither quantity is linear between the lengths."""
+    so neither hides the other. Points are not joined: neither quantity is linear between the lengths. The panels
+    share their time axis."""
     from ..report.tables import tail_table
 
     plt = _plt()
     df = tail_table(report)
     sweeps = list(dict.fromkeys(df["sweep"]))
-    fig, axes = plt.subplots(1, len(sweeps), figsize=(4.6 * len(sweeps), 3.8), squeeze=False, layout="constrained")
+    # one time axis for both panels: the full shape sits in each, and two scales had shown it at two heights
+    fig, axes = plt.subplots(1, len(sweeps), figsize=(4.6 * len(sweeps), 3.8), squeeze=False, layout="constrained",
+                             sharey=True)
     for ax_, sweep in zip(axes[0], sweeps):
         d = df[df["sweep"] == sweep].sort_values("q_len" if sweep.startswith("q_") else "kv_len")
         along_q = sweep.startswith("q_")

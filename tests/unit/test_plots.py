@@ -40,6 +40,8 @@ def test_tail_study_spaces_the_lengths_evenly_labels_them_and_autoscales_efficie
     assert kv_values[0] == pytest.approx(37761 / (591 * 64))  # the kv panel shows kv tile efficiency
     lo, hi = q_eff.get_ylim()
     assert lo < 0.9967 and hi > 0.9999 and hi - lo < 0.01  # autoscaled around the data
+    # one time scale: the full shape, in both panels, had read 239.78 against 240.38 ms at two heights (a review)
+    assert q_ax.get_ylim() == kv_ax.get_ylim()
     assert fig._suptitle.get_text() == "Sage2 tail study, shape X: seed"
 
 
