@@ -35,7 +35,7 @@ seed_report: File(measured=False, reads="sage2_report") = "data/sage2_report_see
 import labkit
 from labkit.report import Sage2Report
 from labkit.session import Session, each
-from labkit.workloads.sage2.precision import PrecisionPoint, precision_frame, precision_study
+from labkit.workloads.sage2.precision import PrecisionPoint, fastest_build, precision_frame, precision_study
 from labkit.workloads.sage2.profile import profile
 from labkit.workloads.sage2.schedule import Schedule
 from labkit.workloads.sage2.tails import tail_points
@@ -99,6 +99,7 @@ points = session.measure("precision", precision_study, tuple(shape), layout=layo
                                       else ())))
 precision = precision_frame(points)
 session.save_table(precision, "precision")
+print(fastest_build(points))
 precision
 
 # %% [markdown]

@@ -74,6 +74,11 @@ checks
 # the rates here, for labkit and the peers alike; with L2 left clean (`labkit decode bench --mode cold_clean`),
 # calls of 268 MB take 11-14 % less (8 x 8k d128: about 67 us, what ncu reads in notebook 05, against 76.5) and
 # 1 x 8k 1.5-2.1 us less (docs/decode.md, "A cold L2 left dirty or clean").
+#
+# The `kernel` column names the build the plan chose (`kernel_label` in `labkit/workloads/decode/geometry.py`):
+# `mma w8s3ef cl8 pp` is the tensor-core kernel with 8 warps and 3 K/V stages (`s`), K/V loaded with L2 evict_first
+# (`ef`), its splits merged inside a cluster of 8 (`cl8`), page ids read a stage ahead (`pp`); `c1` is one Q K^T
+# chain instead of two, `P` persistent CTAs, `tail/4` the call's last units in 4 splits each.
 
 # %%
 copy = session.measure("copy_ceiling", study.copy_ceiling)

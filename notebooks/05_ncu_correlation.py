@@ -128,7 +128,10 @@ eff
 # ## Phases of the fused kernels (SourceCounters, two ncu runs)
 # Warp samples per source line grouped by the kernel's `// PHASE:` markers: each phase's share in
 # both runs and the difference in points, and the stall reasons per phase (run 1). Samples are
-# resident-warp time, not wall time per phase (ncu-automation.md section 7).
+# resident-warp time, not wall time per phase (ncu-automation.md section 7). ncu gives an inlined helper's
+# instructions the helper's own lines, so helpers carry markers of their own: in the decode kernel both products'
+# `mma.sync` instructions sit under `mma_qk_and_pv`, and `qk` and `pv` hold their operand loads (ldmatrix), conversions
+# and bookkeeping; read the three together for the math of both products.
 
 # %%
 for att in summary.attributions:

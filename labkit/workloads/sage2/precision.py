@@ -95,9 +95,22 @@ def precision_frame(points):
     """One row per build: the accuracy metrics, mainloop p50 (ms), TOPS and shared memory."""
     import pandas as pd
 
-    rows = [{"build": p.build, "pv_terms": p.pv_terms, "tiles": f"{p.cta_q}/{p.cta_k}/{p.warp_q}",
+    rows = [{"build": p.build, "pv_terms": p.pv_terms, "cta_q/cta_k/warp_q": f"{p.cta_q}/{p.cta_k}/{p.warp_q}",
              "P.V": "Sage2: e4m3 P, e4m3 V" if p.pv_terms == 1 else "two-term e4m3 P and V",
              "cos": p.cos, "rel_l1": p.rel_l1, "rmse": p.rmse, "nan": p.nan,
              "mainloop_p50_ms": p.mainloop.p50_s * 1e3, "TOPS": p.tops,
              "smem_bytes": p.dynamic_shared_memory_bytes} for p in points]
-    return pd.DataFrame(rows).set_index(["build", "pv_terms", "tiles"])
+    return pd.DataFrame(rows).set_index(["build", "pv_terms", "cta_q/cta_k/warp_q"])
+
+
+def fastest_build(points) -> str:
+    """Which build of ``points`` ran the mainloop fastest, against the seed schedule's Sage2 build (one P.V term):
+    a notebook whose phases come from the seed build says so beside the table."""
+    seed = next((p for p in points if p.build == "seed" and p.pv_terms == 1), None)
+    best = min(points, key=lambda p: p.mainloop.p50_s)
+    line = (f"fastest mainloop here: {best.build} build, pv_terms {best.pv_terms}, "
+            f"{best.mainloop.p50_s * 1e3:.1f} ms ({best.tops:.0f} TOPS)")
+    if seed is not None and best is not seed:
+        line += (f", {seed.mainloop.p50_s / best.mainloop.p50_s:.2f}x the seed schedule's "
+                 f"{seed.mainloop.p50_s * 1e3:.1f} ms, whose phases and tail study this notebook shows")
+    return line
