@@ -144,6 +144,6 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
     if off:
         fig.text(0.5, 0.005, f"off the axes: {', '.join(f'{v:.3f}' for v in off)} TB/s", ha="center", fontsize=7)
     builds = len({r.kernel for r in s.runs})
-    fig.suptitle(title or f"{s.call}: the plan's call in {len(s.runs)} runs on {s.gpus} GPUs"
+    fig.suptitle(title or f"{s.call}: the plan's call in {s.where}"
                  + (f" ({builds} builds)" if builds > 1 else ""), fontsize=10)
     return fig

@@ -339,6 +339,14 @@ def test_a_few_runs_of_one_machine_apart_from_the_rest_are_not_a_group(tmp_path)
     one_gpu = [_report(tmp_path / "a" / f"{i}.json", [_row(t)], uuid="GPU-same" if i < 3 else None)
                for i, t in enumerate(rates)]
     assert call_spread(one_gpu, 64, 8192, 128).step() is None
+    # the runs that name no GPU are said apart from the GPUs counted (a render review read 10 of 44 as missing)
+    import dataclasses
+
+    spread = call_spread(one_gpu, 64, 8192, 128)
+    assert spread.where == "12 runs on 10 GPUs"
+    unnamed = dataclasses.replace(spread, runs=tuple(r if r.gpu == "GPU-same" else dataclasses.replace(
+        r, gpu="not recorded") for r in spread.runs))
+    assert unnamed.where == "12 runs on 1 GPU (9 runs name none)"
     low, high = call_spread([_report(tmp_path / "b" / f"{i}.json", [_row(t)]) for i, t in enumerate(rates)],
                             64, 8192, 128).step()
     assert (low.runs, low.machines, high.runs) == (3, 3, 9)

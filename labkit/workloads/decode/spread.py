@@ -89,6 +89,13 @@ class CallSpread:
     def gpus(self) -> int:
         return len({r.gpu for r in self.runs if r.gpu != "not recorded"})
 
+    @property
+    def where(self) -> str:
+        """``44 runs on 28 GPUs (10 runs name none)``: the runs that record no GPU are not among the GPUs counted."""
+        unnamed = sum(r.gpu == "not recorded" for r in self.runs)
+        return (f"{counted(len(self.runs), 'run')} on {counted(self.gpus, 'GPU')}"
+                + (f" ({counted(unnamed, 'run')} name none)" if unnamed else ""))
+
     def step(self) -> tuple[Group, Group] | None:
         """The runs below and above the largest ratio between two neighbouring rates that leaves ``MIN_PER_SIDE`` runs
         on each side, where that step stands out: larger than either side's interquartile spread (q75 / q25), and
@@ -292,7 +299,7 @@ def spread_table(s: CallSpread) -> str:
     rates = [r.TBps for r in s.runs]
     peers = [r.best_peer_TBps for r in s.runs if r.best_peer_TBps is not None]
     builds = len({r.kernel for r in s.runs})
-    lines = [f"{s.call}: the plan's call in {counted(len(s.runs), 'run')} on {counted(s.gpus, 'GPU')}"
+    lines = [f"{s.call}: the plan's call in {s.where}"
              + (f" ({counted(builds, 'build')}: --kernel holds one)" if builds > 1 else "")
              + (f"; {s.copies} {'copy' if s.copies == 1 else 'copies'} of a report already read left out" if s.copies
                 else ""),
