@@ -185,8 +185,8 @@ else:
 # busy about 0.93 of the call), since that ran 1.7-1.9 % faster than two splits filling the second slots
 # (docs/decode.md, "How a call is planned"). `waves` is the model's (CTAs / slots, fractional); `measured_waves` is the
 # timeline's, the most CTAs any one slot ran, so a whole number (in the Sage2 table above, 64 beside 62.79 is a slot
-# that ran a 64th CTA, not a model off by a wave). Where a lone CTA of a last wave runs faster than a full wave's (the Sage2 Gantt chart above),
-# the model's efficiency is not an upper bound on the measured one.
+# that ran a 64th CTA, not a model off by a wave). Where a lone CTA of a last wave runs faster than a full wave's
+# (the Sage2 Gantt chart above), the model's efficiency is not an upper bound on the measured one.
 
 # %%
 if do_decode:
