@@ -12,6 +12,19 @@ class UsageError(LabkitError):
     """The command line itself is wrong (unknown option, missing or malformed value)."""
 
 
+class _StoreOnce(argparse._StoreAction):
+    """An option that takes one value refuses a second (argparse kept the last: ``--batch 8 --batch 16`` built batch
+    16 with no word, while ``-p`` and ``--var`` refuse a name given twice)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_given_once", {})
+        shown = " ".join(map(str, values)) if isinstance(values, list) else str(values)
+        if self.dest in given:
+            raise argparse.ArgumentError(self, f"given twice ({given[self.dest]}, then {shown}): give it once")
+        given[self.dest] = shown
+        super().__call__(parser, namespace, values, option_string)
+
+
 class Parser(argparse.ArgumentParser):
     """An ArgumentParser that raises UsageError instead of printing usage and exiting, so every
     refusal reaches the CLI's one-line ``labkit: error: ...`` and exit 2. Sub-parsers inherit it."""
@@ -22,6 +35,8 @@ class Parser(argparse.ArgumentParser):
         # check names it; argparse takes only a plain negative number for one (labkit has no option named like a number)
         self._negative_number_matcher = re.compile(r"^-\.?\d")
         self.set_defaults(_prog=self.prog)  # the deepest command's parser sets it last: who an unknown option is for
+        self.register("action", None, _StoreOnce)  # add_argument's default action
+        self.register("action", "store", _StoreOnce)
 
     def parse_args(self, args=None, namespace=None):
         parsed, extras = self.parse_known_args(args, namespace)

@@ -23,6 +23,10 @@ BAD = [
     (["manifest", "check", "data/trtllm_gen_decode_manifest_v4.json", "--bogus"],
      "labkit manifest check: unrecognized arguments: --bogus (labkit manifest check -h lists what it takes)"),
     (["report", "diff", "a", "b", "c"], "labkit report diff: unrecognized arguments: c"),
+    # found by a new-user review: the last of two values was taken with no word (-p and --var refused repeats)
+    (["decode", "build", "--batch", "8", "--batch", "16", "--kv-len", "1024", "--out", "{tmp}/d"],
+     "labkit decode build: argument --batch: given twice (8, then 16): give it once"),
+    (["device", "--index=1", "--index=2"], "argument --index: given twice (1, then 2)"),
     (S + ["--cta-q", "0"], "--cta-q 0"),
     (S + ["--cta-k", "0"], "--cta-k 0"),
     (S + ["--warp-q", "0"], "--warp-q 0"),

@@ -117,7 +117,8 @@ def test_compare_cli_refuses_bad_input_in_one_line_before_any_launch(monkeypatch
             (["--build", "stages=2", "--head-dim", "100"], "head_dim 100: the decode kernel takes 128, 256"),
             (["--build", "persistent=1,warps=8,stages=3"], "build 'persistent=1,warps=8,stages=3' at batch 64 x "
                                                            "1024 d128: 1184 + 276480 B of shared memory"),
-            (["--build", "splits=32", "--batch", "8"], "build 'splits=32' at batch 8 x 1024 d128: "),
+            (["--build", "splits=32"], "build 'splits=32' at batch 64 x 1024 d128: "),
+            (["--build", "splits=2", "--batch", "8"], "argument --batch: given twice (64, then 8): give it once"),
             ([], "the following arguments are required: --build")):
         assert cli.main(call + args) == 2
         err = capsys.readouterr().err
