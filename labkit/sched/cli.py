@@ -11,6 +11,8 @@ SHOWN_AS = {"full_waves": "waves_taken"}
 def _print(d: dict) -> None:
     for k, v in d.items():  # nanoseconds to 0.1 (the timer ticks 32 ns), ratios to 4 places
         k = SHOWN_AS.get(k, k)
+        if isinstance(v, (tuple, list)):  # "(128,)" read as Python, not as the CTAs of each wave
+            v = ", ".join(map(str, v))
         print(f"{k:22s} {v:.{1 if k.endswith('_ns') else 4}f}" if isinstance(v, float) else f"{k:22s} {v}")
 
 

@@ -39,7 +39,7 @@ def _collect(args) -> int:
     if df.empty and not args.csv:  # pandas' "Empty DataFrame / Columns: []" said nothing
         print(f"{args.dir}: no point has finished yet (labkit sweep status {args.dir})")
         return 0
-    print(df.to_csv(index=False) if args.csv else df.to_string(index=False))
+    print(df.to_csv(index=False) if args.csv else df.to_string(index=False, na_rep="-"))
     return 0
 
 
