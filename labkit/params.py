@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from typing import Any
 
 from .errors import ArgumentError, ParameterError
@@ -173,6 +174,30 @@ class Text(Param):
         if not isinstance(value, str):
             raise self.fail(value)
         return value
+
+
+class Names(Text):
+    """Comma-separated names such as ncu's sections and metrics (``SpeedOfLight,LaunchStats``;
+    ``dram__bytes_read.sum``): letters, digits, ``_`` and ``.``, each once; kept as the string given. A free string had
+    let ``-p metrics 'not a metric;rm'`` through to the ncu command line, refused only there, mid-run."""
+
+    def __init__(self, *, allow_empty: bool = False, **kw):
+        super().__init__(**kw)
+        self.allow_empty = allow_empty
+        self.kind = "comma-separated names (letters, digits, _ and .)" + (", or empty" if allow_empty else "")
+
+    def check(self, value: Any) -> str:
+        text = super().check(value)
+        if not text and self.allow_empty:
+            return text
+        names = text.split(",")
+        bad = next((n for n in names if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", n)), None)
+        if bad is not None:
+            raise ParameterError(f"= {_shown(value)}: {bad!r} is not a name; expected {self.describe()}")
+        twice = next((n for n in names if names.count(n) > 1), None)
+        if twice is not None:
+            raise ParameterError(f"= {_shown(value)}: {twice} given twice; expected {self.describe()}")
+        return text
 
 
 class Choice(Param):
@@ -388,4 +413,5 @@ class File(Text):
         return value
 
 
-TYPES = {cls.__name__: cls for cls in (Int, Float, Text, Choice, IntList, DecodeHeads, Sage2Shape, IntDict, File)}
+TYPES = {cls.__name__: cls for cls in (Int, Float, Text, Names, Choice, IntList, DecodeHeads, Sage2Shape, IntDict,
+                                      File)}

@@ -18,7 +18,7 @@
 # from two SourceCounters runs.
 
 # %% tags=["parameters"]
-from labkit.params import Choice, Int, IntList, Sage2Shape, Text  # parameter types: `labkit nb params 05`
+from labkit.params import Choice, Int, IntList, Names, Sage2Shape, Text  # parameter types: `labkit nb params 05`
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if GPU and ncu work, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
@@ -30,8 +30,8 @@ decode_batch: IntList(1, 4096) = [1, 8, 64]  # decode sweep: sequences per call
 decode_kv_lens: IntList(1, 1048576) = [1024, 8192]  # decode sweep: KV tokens per sequence
 head_dim: Choice("128", "256") = "128"  # decode head_dim (32 q / 8 KV heads, page 64)
 iterations: Int(1, 1000) = 10  # event-timed calls per case (cold L2)
-sections: Text() = "SpeedOfLight,LaunchStats,Occupancy,WorkloadDistribution"  # ncu sections of the counter runs
-metrics: Text() = ""  # more ncu metrics of the counter runs, comma-separated (DRAM bytes, tensor %, L2 hit always)
+sections: Names() = "SpeedOfLight,LaunchStats,Occupancy,WorkloadDistribution"  # ncu sections of the counter runs
+metrics: Names(allow_empty=True) = ""  # more ncu metrics of the counter runs (DRAM bytes, tensor %, L2 hit always)
 
 # %%
 from pathlib import Path

@@ -204,3 +204,18 @@ def test_a_swept_list_refuses_a_value_given_twice_and_a_fixed_pair_allows_it():
         for key, p in notebook_params.items():
             if isinstance(p, IntList) and p.distinct:
                 assert len(set(p.default)) == len(p.default), (name, key)
+
+
+def test_names_take_ncu_section_and_metric_names_only():
+    """Found by a new-user review: notebook 05's sections and metrics were free strings that reached ncu's command
+    line unchecked ('not a metric;rm' included)."""
+    from labkit.params import Names
+
+    assert Names().parse("SpeedOfLight,LaunchStats") == "SpeedOfLight,LaunchStats"
+    assert Names(allow_empty=True).parse("") == "" and Names(allow_empty=True).parse(
+        "dram__bytes_read.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active").count(",") == 1
+    for bad, said in (("not a metric;rm", "'not a metric;rm' is not a name"), ("", "'' is not a name"),
+                      ("A,,B", "'' is not a name"), ("Occupancy,Occupancy", "Occupancy given twice")):
+        with pytest.raises(ParameterError, match=re.escape(said)):
+            Names().parse(bad)
+    assert isinstance(notebooks.parameters("05")["metrics"].type, Names)
