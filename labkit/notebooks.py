@@ -109,7 +109,7 @@ def declared_parameters(name: str) -> dict[str, Parameter]:
             try:
                 if ref not in out or (index and not isinstance(out[ref].default, list)):
                     raise ValueError
-                params._at_most(bound, {k: p.default for k, p in out.items()})
+                params.bound_of(bound, {k: p.default for k, p in out.items()})
             except (IndexError, ValueError, TypeError):
                 what = "an item of a list parameter" if index else "a parameter"
                 raise LabkitError(f"{where}: {node.target.id}'s at_most={bound!r}: expected {what} declared above "

@@ -1,23 +1,12 @@
-"""Typed notebook parameters: the annotations of a notebook's ``parameters`` cell.
-
-A parameters cell reads ``copy_mib: Int(1, 16384) = 1024  # help``. The annotation is one of
-the types below; it parses a command-line string (``labkit nb run -p copy_mib 64``) and checks
-a Python value (papermill API, a JupyterLab edit), both into one canonical value, or raises
-ParameterError naming the parameter, the value and what was expected. The runner checks every
-override before any cell runs; ``Session.start`` checks the values the notebook actually holds.
-
-``measured=False`` marks a parameter that does not change what is measured (where results go,
-which reference file to draw beside them): recorded mode ignores it when it picks a run.
-"""
+"""Scalar notebook parameter types (numbers, strings, names, choices, files) and the base ``Param``."""
 
 from __future__ import annotations
 
-import ast
 import math
 import re
 from typing import Any
 
-from .errors import ArgumentError, ParameterError
+from ..errors import ArgumentError, ParameterError
 
 
 def _shown(value: Any) -> str:
@@ -58,7 +47,7 @@ class Param:
         return recorded == wanted
 
 
-def _at_most(ref: str | None, values: dict) -> int | None:
+def bound_of(ref: str | None, values: dict) -> int | None:
     """The bound ``ref`` names among ``values``: ``"shape[1]"`` (an item of a list parameter) or ``"n"``."""
     if ref is None:
         return None
@@ -77,7 +66,7 @@ class _AtMost:
         return f", at most {self.at_most}" if self.at_most else ""
 
     def check_beside(self, value: Any, values: dict) -> None:
-        bound = _at_most(self.at_most, values)
+        bound = bound_of(self.at_most, values)
         items = value if isinstance(value, (list, tuple)) else [value]
         if bound is not None and any(v > bound for v in items):
             raise ParameterError(f"= {_shown(value)}: expected {'values' if items is value else 'a value'} at most "
@@ -225,153 +214,6 @@ class Choice(Param):
         return value
 
 
-def _literal(text: str):
-    try:
-        return ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None
-
-
-class IntList(_AtMost, Param):
-    """A non-empty list of integers in ``lo..hi`` (each at most another parameter's item ``at_most``); on the command
-    line ``1,2,3`` or ``[1, 2, 3]``."""
-
-    def __init__(self, lo: int | None = None, hi: int | None = None, *, length: int | None = None,
-                 max_items: int = 64, at_most: str | None = None, **kw):
-        super().__init__(**kw)
-        self.item = Int(lo, hi)
-        self.length, self.max_items, self.at_most = length, max_items, at_most
-        # a list of free length is a sweep's axis, where a value given twice is refused only by the sweep, mid-run;
-        # a fixed-length one is a tuple (batch, kv_len) whose items may be equal
-        self.distinct = length is None
-
-    def describe(self) -> str:
-        count = f"{self.length}" if self.length else f"1..{self.max_items}"
-        kind = "different integers" if self.distinct else "integers"
-        return f"a list of {count} {kind}" + _range(self.item.lo, self.item.hi) + self._bound_text()
-
-    def parse(self, text: str) -> list[int]:
-        value = _literal(text) if text.strip().startswith("[") else None
-        if value is None:
-            try:
-                value = [int(x, 10) for x in text.split(",")]
-            except ValueError:
-                raise self.fail(text) from None
-        return self.check(value)
-
-    def check(self, value: Any) -> list[int]:
-        if not isinstance(value, (list, tuple)) or not value or len(value) > self.max_items:
-            raise self.fail(value)
-        if self.length is not None and len(value) != self.length:
-            raise self.fail(value)
-        try:
-            items = [self.item.check(v) for v in value]
-        except ParameterError:
-            raise self.fail(value) from None
-        if self.distinct and len(set(items)) < len(items):
-            twice = next(v for v in items if items.count(v) > 1)
-            raise ParameterError(f"= {_shown(value)}: {twice} given twice; expected {self.describe()}")
-        return items
-
-
-class DecodeHeads(IntList):
-    """Query heads, KV heads of a decode call: two integers in 1..256 that the decode kernel takes (query heads a
-    multiple of KV heads, 1..16 per KV head; ``labkit.workloads.decode.geometry.check_heads``), so a notebook refuses
-    a head group before any cell runs."""
-
-    def __init__(self, **kw):
-        super().__init__(1, 256, length=2, **kw)
-
-    def describe(self) -> str:
-        return "query heads, KV heads: 2 integers in 1..256, 1..16 query heads per KV head"
-
-    def check(self, value: Any) -> list[int]:
-        from .workloads.decode.geometry import check_heads
-
-        heads = super().check(value)
-        try:
-            check_heads(*heads)
-        except ArgumentError as exc:
-            raise ParameterError(f"= {heads!r}: {str(exc).removeprefix('decode geometry: ')}") from None
-        return heads
-
-
-class Sage2Shape(Param):
-    """B,N,H,D of q = k = v: the library's own ``labkit.values.Shape`` (head_dim 64..128 in steps of 8),
-    so a notebook refuses exactly what ``labkit sage2 --shape`` and ``profile()`` refuse."""
-
-    kind = "B,N,H,D, e.g. 1,37810,56,128 (head_dim 64..128 in steps of 8)"
-
-    def parse(self, text: str) -> list[int]:
-        from .values import Shape
-
-        value = _literal(text) if text.strip().startswith("[") else text
-        try:
-            return list(Shape.of(value))
-        except ArgumentError as exc:
-            raise ParameterError(f"= {text!r}: {exc}") from None
-
-    def check(self, value: Any) -> list[int]:
-        from .values import Shape
-
-        if not isinstance(value, (list, tuple)):
-            raise self.fail(value)
-        try:
-            return list(Shape.of(value))
-        except ArgumentError as exc:
-            raise ParameterError(f"= {value!r}: {exc}") from None
-
-
-class IntDict(Param):
-    """Names to integers in ``lo..hi``: ``tokens=2,seqs=4`` or ``{'tokens': 2}``. ``vars_of="manifest"``: the
-    manifest another parameter names declares each name, and each value is within its 1..max (checked before any
-    cell: a recorded-mode notebook would otherwise only say that no run was recorded with them)."""
-
-    def __init__(self, lo: int | None = None, hi: int | None = None, *, vars_of: str | None = None, **kw):
-        super().__init__(**kw)
-        self.item = Int(lo, hi)
-        self.vars_of = vars_of
-
-    def describe(self) -> str:
-        declared = f", vars the {self.vars_of} declares" if self.vars_of else ""
-        return "name=integer pairs (name=1,other=2)" + _range(self.item.lo, self.item.hi) + declared
-
-    def check_beside(self, value: Any, values: dict) -> None:
-        if self.vars_of is None:
-            return
-        from ._env import repo_path
-        from .manifest import load
-        from .manifest.validate import resolve_vars
-
-        issues: list = []
-        resolve_vars(load(repo_path(values[self.vars_of])), value, issues)
-        errors = [f"{i.path} {i.message}" for i in issues if i.severity == "error"]
-        if errors:
-            raise ParameterError(f"= {_shown(value)}: expected vars that {self.vars_of} = {values[self.vars_of]!r} "
-                                 f"declares, each in 1..its max; " + "; ".join(errors))
-
-    def parse(self, text: str) -> dict[str, int]:
-        if text.strip().startswith("{"):
-            return self.check(_literal(text))
-        try:
-            pairs = [(k.strip(), int(v, 10)) for k, v in (p.split("=", 1) for p in text.split(",") if p.strip())]
-        except ValueError:
-            raise self.fail(text) from None
-        names = [k for k, _ in pairs]
-        twice = sorted({k for k in names if names.count(k) > 1})
-        if twice:  # the last one would win unseen, as manifest check --var refuses it
-            raise ParameterError(f"= {text!r}: {', '.join(twice)} given twice; expected each name once")
-        return self.check(dict(pairs))
-
-    def check(self, value: Any) -> dict[str, int]:
-        if not isinstance(value, dict) or not all(isinstance(k, str) and k.isidentifier() for k in value):
-            raise self.fail(value)
-        try:
-            return {k: self.item.check(v) for k, v in value.items()}
-        except ParameterError:
-            raise self.fail(value) from None
-
-
 # File(reads=...): the format's name and its strict reader, run on the file before any cell
 READERS = {"manifest": ("a schema_version 4 launch manifest", "labkit.manifest", "load"),
            "sage2_report": ("a Sage2 report", "labkit.report", "load")}
@@ -394,8 +236,8 @@ class File(Text):
     def check(self, value: Any) -> str:
         import importlib
 
-        from ._env import repo_path
-        from .errors import LabkitError
+        from .._env import repo_path
+        from ..errors import LabkitError
 
         if not isinstance(value, str) or not value:
             raise self.fail(value)
@@ -411,7 +253,3 @@ class File(Text):
             except LabkitError as exc:
                 raise ParameterError(f"= {value!r}: expected {what}; {exc}") from None
         return value
-
-
-TYPES = {cls.__name__: cls for cls in (Int, Float, Text, Names, Choice, IntList, DecodeHeads, Sage2Shape, IntDict,
-                                      File)}
