@@ -160,14 +160,19 @@ def overhead_us(result: dict) -> dict[str, float]:
 
 
 def launch_overhead_note(overhead: dict[str, float]) -> str:
-    """What the back-to-back bar measured: the GPU's own rate of empty launches, or (within 10 % of the host's enqueue
-    time) the host's, the GPU waiting for each launch; the graph's replay is then the GPU's own cost."""
+    """What the back-to-back bar measured. Within 10 % of the host's enqueue time it is the host's pace (the GPU waited
+    for each launch, and the graph's replay is the GPU's own cost); well above it, the launches queued and it is the
+    GPU's own rate; below it the two loops disagree (a GPU cannot run launches faster than they arrive)."""
     b2b, host, graph = overhead["gpu_back_to_back_us"], overhead["host_enqueue_us"], overhead["gpu_graph_us"]
-    if b2b >= 0.9 * host:
-        return (f"GPU back to back, {b2b:.2f} us per launch, is the host's enqueue rate ({host:.2f} us): the GPU "
-                f"waited for each launch; in a CUDA graph, which the host does not pace, one costs {graph:.2f} us")
-    return (f"GPU back to back, {b2b:.2f} us per launch, outran the host's enqueue ({host:.2f} us): the launches "
-            f"queued, so this is the GPU's own rate; in a CUDA graph {graph:.2f} us")
+    said = f"GPU back to back, {b2b:.2f} us per launch"
+    if abs(b2b - host) <= 0.1 * host:
+        return (f"{said}, is the host's enqueue rate ({host:.2f} us): the GPU waited for each launch; in a CUDA graph, "
+                f"which the host does not pace, one costs {graph:.2f} us")
+    if b2b > host:
+        return (f"{said}, is slower than the host's enqueue ({host:.2f} us): the launches queued, so this is the GPU's "
+                f"own rate; in a CUDA graph {graph:.2f} us")
+    return (f"{said}, is faster than the host enqueued them ({host:.2f} us): the two loops disagree (launches left "
+            f"queued from before the timing?); in a CUDA graph {graph:.2f} us")
 
 
 def timing_overhead(launches: int = 2000) -> dict:

@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from .._cliargs import existing_dir, int_in, output_path
+from .._text import shown_table
 
 
 def _show(args) -> int:
@@ -19,7 +20,7 @@ def _show(args) -> int:
         if all(act.metric_by_name(m) is None for _, _, act in ctx.actions):
             raise NcuError(f"--metrics {m}: no profiled kernel in {args.report} has it (ncu --query-metrics lists "
                            "the names; the report holds those its sections collected)")
-    print(kernels(ctx, extra).to_string(index=False, na_rep="-"))  # a metric ncu did not collect
+    print(shown_table(kernels(ctx, extra)))  # "-": a metric ncu did not collect
     if args.rules:
         print()
         print(rules(ctx).to_string(index=False))
@@ -67,7 +68,7 @@ def _run(args) -> int:
                       clock_control=args.clock_control, source_folders=tuple(Path(s) for s in args.source_folder or ()),
                       kernel_name=args.kernel_name, launch_count=args.launch_count)
     done = profile(target, opts, progress=sys.stderr, timeout_s=args.timeout)
-    print(kernels(load(done.report)).to_string(index=False, na_rep="-"))
+    print(shown_table(kernels(load(done.report))))
     print(f"report: {done.report} ({done.report_bytes / 2**20:.1f} MB, {done.elapsed_s:.0f} s)")
     return 0
 

@@ -1,6 +1,7 @@
 """``labkit sweep run|status|collect``: thin shells over labkit.sweep."""
 
 from .._cliargs import int_in, output_dir, typed
+from .._text import shown_table
 
 
 def _run(args) -> int:
@@ -39,7 +40,7 @@ def _collect(args) -> int:
     if df.empty and not args.csv:  # pandas' "Empty DataFrame / Columns: []" said nothing
         print(f"{args.dir}: no point has finished yet (labkit sweep status {args.dir})")
         return 0
-    print(df.to_csv(index=False) if args.csv else df.to_string(index=False, na_rep="-"))
+    print(df.to_csv(index=False) if args.csv else shown_table(df))
     return 0
 
 

@@ -58,8 +58,11 @@ def test_launch_overhead_note_tells_a_host_paced_bar_from_the_gpus_rate():
 
     paced = launch_overhead_note({"gpu_back_to_back_us": 7.48, "host_enqueue_us": 7.60, "gpu_graph_us": 0.68})
     assert "is the host's enqueue rate (7.60 us)" in paced and "one costs 0.68 us" in paced
-    own = launch_overhead_note({"gpu_back_to_back_us": 2.1, "host_enqueue_us": 4.7, "gpu_graph_us": 0.68})
-    assert "outran the host's enqueue (4.70 us)" in own and "the GPU's own rate" in own
+    # a review: the first version had these two the wrong way round (a GPU slower than the host called host-paced)
+    own = launch_overhead_note({"gpu_back_to_back_us": 3.0, "host_enqueue_us": 1.5, "gpu_graph_us": 0.68})
+    assert "is slower than the host's enqueue (1.50 us): the launches queued" in own and "the GPU's own rate" in own
+    odd = launch_overhead_note({"gpu_back_to_back_us": 2.1, "host_enqueue_us": 4.7, "gpu_graph_us": 0.68})
+    assert "the two loops disagree" in odd
 
 
 class _FakeNvml:

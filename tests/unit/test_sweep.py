@@ -446,3 +446,26 @@ def test_a_resumed_sweeps_progress_counts_the_points_done_before_it(tmp_path):
     lines = io.StringIO()
     counts = sweep.run(out, "demo.sleep", {"ms": [1, 2]}, progress=lines)
     assert counts["skipped"] == 1 and lines.getvalue().startswith("[2/2 done, 0 failed, eta ")
+
+
+def test_collect_prints_missing_values_as_a_dash_lists_as_items_and_whole_numbers_whole(tmp_path, capsys):
+    """Found by reviews: collect printed None (gpu_uuid, a failed point's result), a shape as a Python list, and a pid
+    made float by a failed point's missing one as 28217.0; pandas' na_rep does not reach None in object columns."""
+    import re
+
+    import pandas as pd
+
+    from labkit._text import shown_table
+
+    out = tmp_path / "sw"
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--grid",
+                     "shape=[1,1024,8,128]", "--grid", "fail=no,yes", "--out", str(out)]) == 1  # one point failed
+    capsys.readouterr()
+    assert cli.main(["sweep", "collect", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "None" not in text and re.search(r" 1, 1024, 8, 128 +(no|yes) ", text), text  # not [1, 1024, 8, 128]
+    assert not re.search(r"\b\d{3,}\.0\b", text), text  # the pid column, whole
+    table = shown_table(pd.DataFrame({"uuid": [None, "GPU-1"], "pid": [28217.0, float("nan")], "t": [0.5, None],
+                                      "waves": [(132, 10), [1]]}))
+    assert [row.split() for row in table.split("\n")[1:]] == [["-", "28217", "0.5", "132,", "10"],
+                                                              ["GPU-1", "-", "-", "1"]], table
