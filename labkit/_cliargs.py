@@ -18,7 +18,7 @@ class _StoreOnce(argparse._StoreAction):
 
     def __call__(self, parser, namespace, values, option_string=None):
         given = namespace.__dict__.setdefault("_given_once", {})
-        shown = " ".join(map(str, values)) if isinstance(values, list) else str(values)
+        shown = getattr(parser, "_typed", {}).get(self.dest) or str(values)  # as typed, not a parsed Shape(...)
         if self.dest in given:
             raise argparse.ArgumentError(self, f"given twice ({given[self.dest]}, then {shown}): give it once")
         given[self.dest] = shown
@@ -38,10 +38,20 @@ class Parser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)  # add_argument's default action
         self.register("action", "store", _StoreOnce)
 
+    def _get_values(self, action, arg_strings):
+        self.__dict__.setdefault("_typed", {})[action.dest] = " ".join(arg_strings)  # for _StoreOnce's message
+        return super()._get_values(action, arg_strings)
+
     def parse_args(self, args=None, namespace=None):
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:  # argparse blamed the top-level parser ("labkit: unrecognized arguments") for a subcommand's
-            prog = getattr(parsed, "_prog", self.prog)
+            import sys
+
+            argv = list(sys.argv[1:] if args is None else args)
+            sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+            command_at = next((i for i, a in enumerate(argv) if sub is not None and a in sub.choices), len(argv))
+            before = any(e in argv[:command_at] for e in extras)  # `labkit --bogus device`: labkit's, not device's
+            prog = self.prog if before else getattr(parsed, "_prog", self.prog)
             raise UsageError(f"{prog}: unrecognized arguments: {' '.join(extras)} ({prog} -h lists what it takes)")
         return parsed
 

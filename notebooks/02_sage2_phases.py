@@ -99,7 +99,7 @@ points = session.measure("precision", precision_study, tuple(shape), layout=layo
                                       else ())))
 precision = precision_frame(points)
 session.save_table(precision, "precision")
-print(fastest_build(points))
+print(fastest_build(points, shown=build))
 precision
 
 # %% [markdown]

@@ -173,17 +173,18 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
 def tail_table(r: Sage2Report):
     """The tail study as a DataFrame in ms, with the tile efficiency along each swept length:
     q rows / scheduled q rows, and kv tokens / (k iterations x cta_k); and each point against its sweep's full shape
-    (the longest q and kv there): ``vs_full_pct``, its p50's difference, and ``beyond_noise``, whether the two
-    points' min..max ranges are apart (a tail point slower than the full shape beyond noise is not what the tile
-    model says)."""
+    (q and kv both the shape's N; NaN where a sweep has none): ``vs_full_pct``, its p50's difference, and
+    ``beyond_noise``, whether the two points' min..max ranges are apart (a tail point slower than the full shape
+    beyond noise is not what the tile model says)."""
     df = r.tail_frame()
     for col in [c for c in df.columns if c.startswith("mainloop_") and c.endswith("_s")]:
         df[col[:-2] + "_ms"] = df.pop(col) * 1e3
     df["kv_tile_efficiency"] = df["kv_len"] / (df["k_iterations_per_cta"] * r.scheduler.cta_k)
     df["vs_full_pct"], df["beyond_noise"] = math.nan, False
+    n_q, n_kv = _bnhd(r.q_shape, _layout(r))[1], _bnhd(r.k_shape, _layout(r))[1]
     for _, part in df.groupby("sweep", sort=False):
-        full = part[(part["q_len"] == part["q_len"].max()) & (part["kv_len"] == part["kv_len"].max())]
-        if full.empty:
+        full = part[(part["q_len"] == n_q) & (part["kv_len"] == n_kv)]
+        if full.empty:  # a sweep without the full shape (tails given without N): nothing to compare with
             continue
         f = full.iloc[0]
         df.loc[part.index, "vs_full_pct"] = 100 * (part["mainloop_p50_ms"] / f["mainloop_p50_ms"] - 1)

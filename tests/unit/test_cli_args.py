@@ -23,6 +23,9 @@ BAD = [
     (["manifest", "check", "data/trtllm_gen_decode_manifest_v4.json", "--bogus"],
      "labkit manifest check: unrecognized arguments: --bogus (labkit manifest check -h lists what it takes)"),
     (["report", "diff", "a", "b", "c"], "labkit report diff: unrecognized arguments: c"),
+    (["--bogus", "device"], "labkit: error: labkit: unrecognized arguments: --bogus (labkit -h lists what it takes)"),
+    (["sage2", "profile", "--shape", "1,100,1,128", "--shape", "1,200,1,128", "--out", "{tmp}/r.json"],
+     "argument --shape: given twice (1,100,1,128, then 1,200,1,128)"),  # as typed, not Shape(batch=1, ...)
     # found by a new-user review: the last of two values was taken with no word (-p and --var refused repeats)
     (["decode", "build", "--batch", "8", "--batch", "16", "--kv-len", "1024", "--out", "{tmp}/d"],
      "labkit decode build: argument --batch: given twice (8, then 16): give it once"),

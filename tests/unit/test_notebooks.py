@@ -42,7 +42,7 @@ OUTPUTS = {
 SAYS = {"00_device_and_timing": ("the GPU waited for each launch",),  # the back-to-back bar was the host's pace
         # the headline phases come from the seed build; the sm90 build's 2.9x had been a table row with no sentence
         "02_sage2_phases": ("fastest mainloop here: sm90 build, pv_terms 1, 41.",
-                            "2.91x the seed schedule's 120.0 ms, whose phases and tail study this notebook shows"),
+                            "2.91x the seed build's 120.0 ms, whose phases and tail study this notebook shows"),
         # an r over 5 times within 1 % had read as a correlation
         "05_ncu_correlation": ("5 points, times within 0.8 %", "6 points, times 54x apart")}
 

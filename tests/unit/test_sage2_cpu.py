@@ -225,3 +225,21 @@ def test_row_bound_sits_between_the_roundings_and_a_wrong_row():
     short = exact(nk // 2)
     err, at = worst_row(out[:1], short[:1])
     assert err > ROW_REL_L2_BOUND, err
+
+
+def test_fastest_build_is_said_against_the_build_the_notebook_shows():
+    """Notebook 02 shows one build's phases; the precision study may hold a faster one (a review: the line had named
+    the seed build as shown even when the notebook profiled sm90)."""
+    from labkit.workloads.sage2.precision import PrecisionPoint, fastest_build
+
+    from ..conftest import ROOT
+
+    record = sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/precision.json"))[-1]
+    points = [PrecisionPoint.from_dict(d) for d in json.loads(record.read_text())]
+    assert {p.build for p in points} == {"seed", "sm90"}
+    seed_line = fastest_build(points, Schedule())
+    assert seed_line.startswith("fastest mainloop here: sm90 build, pv_terms 1,")
+    assert "x the seed build's" in seed_line and seed_line.endswith("whose phases and tail study this notebook shows")
+    shown = ", the build whose phases and tail study this notebook shows"
+    assert fastest_build(points, Schedule.sm90()).endswith(shown)
+    assert fastest_build(points, Schedule(cta_q=64)).endswith("this notebook shows is not among these")
