@@ -57,7 +57,8 @@ def host() -> str:
             cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
     except OSError:
         pass
-    return f"{platform.node()} ({cpu}, {os.cpu_count()} CPUs)"
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{platform.node()} ({cpu}, {usable} CPUs)"  # the CPUs this process may use (a job's cgroup or taskset)
 
 
 def collect(*, timing_mode: str | None = None) -> dict:

@@ -184,9 +184,10 @@ else:
 # 16's 128 units run one split of the two-per-SM build, one CTA on each of 128 SMs (slot efficiency about 0.47, its SMs
 # busy about 0.93 of the call), since that ran 1.7-1.9 % faster than two splits filling the second slots
 # (docs/decode.md, "How a call is planned"). `waves` is the model's (CTAs / slots, fractional); `measured_waves` is the
-# timeline's, the most CTAs any one slot ran, so a whole number (in the Sage2 table above, 64 beside 62.79 is a slot
-# that ran a 64th CTA, not a model off by a wave). Where a lone CTA of a last wave runs faster than a full wave's
-# (the Sage2 Gantt chart above), the model's efficiency is not an upper bound on the measured one.
+# timeline's, the most CTAs any one slot ran, a whole number. Even placement would make it the model's waves rounded
+# up; where it is more (64 beside 62.79 in the Sage2 table above, 5 beside 3.88 here), the hardware gave some slots
+# more CTAs than others, and the call ends with those. Where a lone CTA of a last wave runs faster than a full
+# wave's (the Sage2 Gantt chart above), the model's efficiency is not an upper bound on the measured one.
 
 # %%
 if do_decode:

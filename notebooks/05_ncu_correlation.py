@@ -100,7 +100,7 @@ gaps
 # %% [markdown]
 # ## Time against counters across the tail study and the decode sweep
 # Pearson r of the event p50 with each counter, per group. Each column names its points and how far apart their
-# times are: the Sage2 tail points differ by well under 1 %, so an r there follows whichever point ran slowest; the
+# times are: the Sage2 tail points differ by under 1 %, so an r there follows whichever point ran slowest; the
 # decode sweep's times are tens of times apart, and its axes are logarithmic.
 
 # %%

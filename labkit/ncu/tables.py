@@ -90,11 +90,17 @@ def correlation_matrix(corr):
     times within 1 % (the Sage2 tail study) reads a single point's noise as a correlation."""
     if not len(corr):
         return corr
-    first = corr.drop_duplicates("group").set_index("group")
-    spread = lambda r: (f"times {r.time_max_over_min:.0f}x apart" if r.time_max_over_min >= 2  # noqa: E731
-                        else f"times within {r.time_span_pct:.1f} %")
-    names = {g: f"{g} ({int(r.points)} points, {spread(r)})" for g, r in first.iterrows()}
-    return corr.pivot(index="counter", columns="group", values="pearson_r").rename(columns=names)
+    groups = list(dict.fromkeys(corr["group"]))  # in the figure's order, not pivot's alphabetical one
+    names = {}
+    for g in groups:
+        part = corr[corr["group"] == g]
+        had = part[part["points"] > 0] if (part["points"] > 0).any() else part  # a counter ncu gave nowhere: none
+        lo, hi = int(had["points"].min()), int(had["points"].max())
+        widest = part.loc[part["points"].idxmax()]  # the counters' points can differ: a counter ncu did not give
+        spread = (f"times {widest.time_max_over_min:.0f}x apart" if widest.time_max_over_min >= 2
+                  else f"times within {widest.time_span_pct:.1f} %")
+        names[g] = f"{g} ({lo if lo == hi else f'{lo}-{hi}'} points, {spread})"
+    return corr.pivot(index="counter", columns="group", values="pearson_r")[groups].rename(columns=names)
 
 
 def efficiency_table(s: NcuSummary):

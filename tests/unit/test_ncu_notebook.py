@@ -120,6 +120,11 @@ def test_tables_from_the_fixture(fixture_summary):
         apart = t.max() / t.min()
         words = f"times {apart:.0f}x apart" if apart >= 2 else f"times within {span:.1f} %"
         assert f"{group} ({len(part)} points, {words})" in tables.correlation_matrix(corr).columns
+    assert [c.split(" (")[0] for c in tables.correlation_matrix(corr).columns] == list(dict.fromkeys(corr["group"]))
+    fewer = corr.copy()
+    fewer.loc[(fewer["group"] == "sage2 tail study") & (fewer["counter"] == "waves"), "points"] = 2
+    (header,) = [c for c in tables.correlation_matrix(fewer).columns if c.startswith("sage2 tail study")]
+    assert header.startswith("sage2 tail study (2-"), header  # a counter with fewer points: the range is said
     shares = tables.phase_table(s, "fused_line")
     assert list(shares.index) == ["<unmapped>", "qk_imma", "softmax", "pv_hmma", "epilogue"]
     assert shares.loc["softmax", "share_run1_pct"] == pytest.approx(45.07, abs=1e-2)
@@ -300,3 +305,10 @@ def test_the_gap_figure_says_what_its_markers_mean_and_close_times_carry_their_s
     assert (sage2.max() - sage2.min()) / sage2.median() < 0.02
     assert all("times within" in t for t in titles if t.startswith("sage2 tail study"))
     assert not any("times within" in t for t in titles if t.startswith("decode sweep"))  # 9 us .. 490 us apart
+    # the decode sweep's times are tens of times apart: log axes (a linear axis had crushed 5 of 6 points near 0);
+    # the Sage2 tail's, 0.8 % apart, stay linear
+    for ax in fig.axes:
+        decode = ax.get_title().startswith("decode sweep")
+        assert ax.get_yscale() == ("log" if decode else "linear"), ax.get_title()
+        if decode and ax.get_xlabel().startswith("dram_read_bytes"):
+            assert ax.get_xscale() == "log"

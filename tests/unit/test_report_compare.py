@@ -143,3 +143,9 @@ def test_phases_labkit_splits_differently_are_starred_beside_another_implementat
     assert text.splitlines()[-1] == report.tables.MOVED_NOTE
     for same in (report.diff_table(seed, seed), report.diff_table(ours, ours)):
         assert "*" not in same and report.tables.MOVED_NOTE not in same
+    # shapes that differ compare rates: the same phases starred, the same note
+    other = report.diff_table(seed, dataclasses.replace(ours, q_shape=(1, 8192, 56, 128), k_shape=(1, 8192, 56, 128),
+                                                        v_shape=(1, 8192, 56, 128), tail_study=()))
+    assert "shapes differ" in other and other.splitlines()[-1] == report.tables.MOVED_NOTE
+    starred = [ln.split()[0] for ln in other.splitlines() if ln.rstrip().endswith("x*")]
+    assert set(starred) == set(report.tables.MOVED_WORK) - {"v_scale_fp8_quantization"}  # no rate for that one
