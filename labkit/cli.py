@@ -298,7 +298,7 @@ def build_parser() -> Parser:
                    help="timed calls per row (default 10)")
     s.add_argument("--schedule", default=Schedule(), type=typed(Schedule.parse, "schedule"),
                    help="the mainloop build: seed (mma.sync, the seed's tiles), sm90 (wgmma + TMA, sm_90a), or "
-                        "CTA_Q/CTA_K/WARP_Q/PV_TERMS of the seed-style build, e.g. 128/64/32/2")
+                        "CTA_Q/CTA_K/WARP_Q/PV_TERMS of the seed-style build, e.g. 128/64/32/2 (default seed)")
     s.add_argument("--out", default=None, type=output_path("--out"), help="also write the full results as JSON")
     s.set_defaults(fn=_bench)
     _extend(sub)

@@ -355,8 +355,13 @@ def test_every_option_and_argument_of_every_command_says_what_it_is():
             if isinstance(action, argparse._SubParsersAction):
                 for name, sub in action.choices.items():
                     walk(sub, f"{path} {name}")
-            elif not isinstance(action, argparse._HelpAction) and not action.help:
+            elif isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+                continue
+            elif not action.help:
                 bare.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+            elif (action.option_strings and not action.required and action.default not in (None, False, [])
+                  and "default" not in action.help and str(action.default) not in action.help):
+                bare.append(f"{path} {action.option_strings[-1]}: default {action.default!r} unstated")
 
     walk(build_parser(), "labkit")
     assert not bare, bare

@@ -113,7 +113,8 @@ def register(sub) -> None:
     p.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=SHAPE,
                    help="B,N,H,D of q = k = v (default 1,37810,56,128, the seed's)")
     p.add_argument("--schedules", default=[Schedule(), Schedule(pv_terms=2)],
-                   type=typed(Schedule.parse_list, "schedules"), help=Schedule.parse_list.__doc__)
+                   type=typed(Schedule.parse_list, "schedules"),
+                   help=Schedule.parse_list.__doc__.rstrip(".") + "; default seed,128/64/32/2")
     _common(p)
     p.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=5,
                    help="timed mainloop calls per build (default 5)")
