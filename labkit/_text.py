@@ -6,6 +6,11 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def one_line(text: str) -> str:
+    """Control characters (a newline in a file name or a message) escaped: an error stays one line."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def cell(value) -> object:
     """A table cell as a person reads it: a missing value (None, NaN) as ``-``, a list or tuple as its items; anything
     else unchanged. pandas' ``na_rep`` leaves None in object columns, which printed as ``None``."""

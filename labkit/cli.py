@@ -9,6 +9,7 @@ import sys
 
 from ._cliargs import Parser, int_in, output_path, typed
 from ._json import dumps
+from ._text import one_line
 from .errors import LabkitError
 
 
@@ -320,11 +321,6 @@ def _extend(sub) -> None:
         m.register(sub)
 
 
-def _one_line(text: str) -> str:
-    """Control characters (a newline in a file name or a message) escaped: the error stays one line."""
-    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
-
-
 def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # names from files may hold any character: never crash printing
         if hasattr(stream, "reconfigure"):
@@ -333,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return args.fn(args)
     except LabkitError as exc:
-        print(f"labkit: error: {_one_line(str(exc))}", file=sys.stderr)
+        print(f"labkit: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as the Python docs recommend
         import os
@@ -342,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except OSError as exc:  # a path the checks could not foresee (/proc, permissions, a full disk): one line too
         where = f"{exc.filename}: " if exc.filename is not None else ""
-        print(f"labkit: error: {_one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)
+        print(f"labkit: error: {one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("labkit: interrupted", file=sys.stderr)

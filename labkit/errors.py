@@ -66,11 +66,13 @@ def exit_in_one_line() -> None:
     on one line and exit status 2, not a traceback; any other exception keeps Python's traceback."""
     import sys
 
+    from ._text import one_line
+
     previous = sys.excepthook
 
     def hook(kind, error, tb):
         if isinstance(error, LabkitError):
-            print(f"labkit: error: {' '.join(str(error).split())}", file=sys.stderr)
+            print(f"labkit: error: {one_line(str(error))}", file=sys.stderr)
             sys.exit(2)
         previous(kind, error, tb)
 

@@ -94,9 +94,9 @@ def correlation_matrix(corr):
     names = {}
     for g in groups:
         part = corr[corr["group"] == g]
-        had = part[part["points"] > 0] if (part["points"] > 0).any() else part  # a counter ncu gave nowhere: none
-        lo, hi = int(had["points"].min()), int(had["points"].max())
-        widest = part.loc[part["points"].idxmax()]  # the counters' points can differ: a counter ncu did not give
+        counts = part.loc[part["points"] > 0, "points"]  # a counter ncu gave nowhere has none: not a range's end
+        lo, hi = (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
+        widest = part.loc[part["points"].idxmax()]  # the spread of the counter with the most points
         spread = (f"times {widest.time_max_over_min:.0f}x apart" if widest.time_max_over_min >= 2
                   else f"times within {widest.time_span_pct:.1f} %")
         names[g] = f"{g} ({lo if lo == hi else f'{lo}-{hi}'} points, {spread})"

@@ -7,7 +7,7 @@ import ast
 from typing import Any
 
 from ..errors import ArgumentError, ParameterError
-from .scalar import Int, Param, _AtMost, _range, _shown
+from .scalar import Int, Param, _AtMost, _first_repeat, _range, _shown
 
 
 def _literal(text: str):
@@ -53,8 +53,8 @@ class IntList(_AtMost, Param):
             items = [self.item.check(v) for v in value]
         except ParameterError:
             raise self.fail(value) from None
-        if self.distinct and len(set(items)) < len(items):
-            twice = next(v for v in items if items.count(v) > 1)
+        twice = _first_repeat(items) if self.distinct else None
+        if twice is not None:
             raise ParameterError(f"= {_shown(value)}: {twice} given twice; expected {self.describe()}")
         return items
 

@@ -15,6 +15,11 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _first_repeat(items):
+    """The first item given twice, or None: a swept list or a list of names takes each once."""
+    return next((v for i, v in enumerate(items) if v in items[:i]), None)
+
+
 class Param:
     """Base: ``parse(text)`` for CLI strings, ``check(value)`` for Python values."""
 
@@ -183,7 +188,7 @@ class Names(Text):
         bad = next((n for n in names if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", n)), None)
         if bad is not None:
             raise ParameterError(f"= {_shown(value)}: {bad!r} is not a name; expected {self.describe()}")
-        twice = next((n for n in names if names.count(n) > 1), None)
+        twice = _first_repeat(names)
         if twice is not None:
             raise ParameterError(f"= {_shown(value)}: {twice} given twice; expected {self.describe()}")
         return text

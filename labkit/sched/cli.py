@@ -1,6 +1,7 @@
 """``labkit sched occupancy|waves``: thin shells over labkit.sched (no GPU needed)."""
 
 from .._cliargs import int_in, not_an_input, output_dir, output_path, typed
+from .._text import cell
 from ..values import Shape
 
 # names printed in place of a field's that misleads: full_waves is ceil(waves), the waves a launch takes (the API and
@@ -11,8 +12,7 @@ SHOWN_AS = {"full_waves": "waves_taken"}
 def _print(d: dict) -> None:
     for k, v in d.items():  # nanoseconds to 0.1 (the timer ticks 32 ns), ratios to 4 places
         k = SHOWN_AS.get(k, k)
-        if isinstance(v, (tuple, list)):  # "(128,)" read as Python, not as the CTAs of each wave
-            v = ", ".join(map(str, v))
+        v = cell(v)  # "(128,)" had read as Python, not as the CTAs of each wave
         print(f"{k:22s} {v:.{1 if k.endswith('_ns') else 4}f}" if isinstance(v, float) else f"{k:22s} {v}")
 
 
