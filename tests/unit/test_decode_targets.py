@@ -21,8 +21,11 @@ def point(batch, kv_len, head_dim=128, *, TBps=4.5, mode="cold", heads="32/8", x
                               x_best_peer=x)
 
 
-def of(*points, sweeps=None) -> report.DecodeReport:
-    return report.DecodeReport(copy_TBps=4.25, points=points, split_sweeps=sweeps or {}, provenance={})
+H200 = {"device": {"name": "NVIDIA H200"}}
+
+
+def of(*points, sweeps=None, provenance=H200) -> report.DecodeReport:
+    return report.DecodeReport(copy_TBps=4.25, points=points, split_sweeps=sweeps or {}, provenance=provenance)
 
 
 def by_target(r) -> dict:
@@ -98,6 +101,32 @@ def test_split_sweeps_count_and_tail_or_compare_sweeps_do_not():
     sweeps.pop("2x704 seed")
     split = by_target(of(point(1, 1024), sweeps=sweeps))["split"]
     assert (split.met, split.detail) == (True, "at most +2.6% (1x8192) over 1 sweep")
+
+
+def test_off_the_h200_the_absolute_targets_are_shown_unjudged_and_the_relative_ones_judged():
+    """An H100's HBM3 peaks under 4.4 TB/s: MISSED there would say nothing of the kernel."""
+    calls = (point(64, 8192, TBps=3.01, x=0.989, sdpa_cudnn=3.04),
+             point(1, 8192, TBps=1.55, p50_us=21.71, x=1.2, fa3=1.28),
+             point(2, 704, 256, mode="graph", heads="24/4 seed", p50_us=6.29))
+    for provenance, gpu in (({"device": {"name": "NVIDIA H100 80GB HBM3"}}, "NVIDIA H100 80GB HBM3"),
+                            ({}, "not recorded")):
+        r = of(*calls, provenance=provenance)
+        t = by_target(r)
+        assert [(t[k].met, t[k].calls, t[k].verdict) for k in ("4.4", "2.0", "seed-sized")] == [
+            (None, 1, "not judged (set on the H200)")] * 3
+        assert (t["4.4"].detail, t["2.0"].detail, t["seed-sized"].detail) == (
+            "all 1 at 3.01-3.01 TB/s", "1.55 TB/s (21.71 us)", "6.29 us")
+        assert (t["no"].met, t["no"].missed) == (False, 1)  # the peers ran on the same GPU: still judged
+        lines = targets.format_targets(r)
+        assert lines[1] == (f"  this run's GPU: {gpu}; the absolute targets were set on the H200, so its numbers are "
+                            "shown under them, not judged")
+        assert lines[2] == "  >= 4.4 TB/s whenever >= 2 GB of K/V is read: not judged (set on the H200), all 1 at " \
+                           "3.01-3.01 TB/s"
+        assert not any("MISSED" in line for line in lines if "TB/s whenever" in line or "CUDA graph" in line)
+        assert lines[-1] == "  not in this run: no cold split sweep (labkit decode bench --sweep-splits)"
+    on_h200 = by_target(of(*calls))
+    assert [on_h200[k].met for k in ("4.4", "2.0", "seed-sized")] == [False, False, True]
+    assert "this run's GPU" not in "\n".join(targets.format_targets(of(*calls)))
 
 
 def test_a_compare_report_shows_no_targets(tmp_path, capsys):

@@ -143,6 +143,23 @@ def test_bench_table_marks_a_launch_bound_phase():
     assert "launch-bound" in lines["v_scale_fp8_quantization"] and "296" not in lines["v_scale_fp8_quantization"]
 
 
+def test_the_ratio_to_the_h200_target_is_given_on_an_h200_only():
+    """Found on the first H100 run: every mainloop row was divided by the public kernel's time on the H200, under a
+    column that did not say so."""
+    from labkit.workloads.sage2.bench import render, x_target
+
+    assert x_target(0.0391, "NVIDIA H200") == {"x_target_127ms": pytest.approx(0.3079, abs=1e-4)}
+    assert x_target(0.0391, "NVIDIA H100 80GB HBM3") == {}
+    result = {"shape": [1, 37810, 56, 128], "layout": "NHD", "copy_GBps": 2997.0, "schedule": "sm90",
+              "device": "NVIDIA H100 80GB HBM3", "rows": [{"phase": "fused_mainloop", "p50_ms": 39.14, "TOPS": 1047.2}]}
+    lines = render(result).splitlines()
+    assert lines[0] == "Sage2 bench [1, 37810, 56, 128] NHD, schedule sm90, on NVIDIA H100 80GB HBM3, copy 2997 GB/s " \
+                       "(read+write)"
+    assert lines[1] == ("x_target_127ms (the public kernel's 127 ms on the H200) is not shown on this GPU: "
+                        "mainloop_x_this compares with the peers timed here")
+    assert render({**result, "device": "NVIDIA H200"}).splitlines()[1].startswith("phase")
+
+
 def test_bench_table_shows_each_peer_interleaved_and_alone():
     """A peer's row carries its time in the shuffled rounds and alone, the mainloop's ratio to each and the SM
     clocks they ran at."""

@@ -25,7 +25,13 @@ from .reference import accuracy, attention_ref, to_bhnd
 from .schedule import Schedule
 
 LAUNCH_BOUND_S = 10e-6  # below this byte floor a phase is timed as a kernel launch, not as traffic
-TARGET_MAINLOOP_S = 0.127  # the public sm89-schedule kernel on this H200 (323 TOPS)
+TARGET_MAINLOOP_S = 0.127  # the public sm89-schedule kernel on the H200 (323 TOPS)
+TARGET_GPU = "H200"  # x_target_127ms is a ratio to that GPU's time: shown on one only
+
+
+def x_target(mainloop_s: float, device: str) -> dict:
+    """``{'x_target_127ms': ...}`` on an H200, {} on another GPU (the public kernel was not timed there)."""
+    return {"x_target_127ms": mainloop_s / TARGET_MAINLOOP_S} if TARGET_GPU in device else {}
 
 
 def x_floor(p50_s: float, floor_s: float) -> float | str:
@@ -97,7 +103,7 @@ def _fa3(x, sm_scale: float, fp8: bool):
     return torch_on_cupy_stream(fa3), output
 
 
-def _peer_rows(p, ops: int, iterations: int, ref, layout: str, main_alone) -> list[dict]:
+def _peer_rows(p, ops: int, iterations: int, ref, layout: str, main_alone, device: str) -> list[dict]:
     """torch SDPA (cuDNN, flash) and FA3 (bf16, FP8) timed interleaved with the mainloop (cold, shuffled
     order), then each alone (cold): a row for the mainloop's own samples in the rounds, then one per peer;
     FA3's accuracy against ``ref``. ``main_alone``: the mainloop's Timing alone (its phase timing)."""
@@ -126,7 +132,7 @@ def _peer_rows(p, ops: int, iterations: int, ref, layout: str, main_alone) -> li
     timing = interleave(fns, iterations=iterations, warmup=1, mode="cold", order="shuffle")
     main_s, main_alone_s = timing[main].stats.p50_s, main_alone.stats.p50_s
     rows.append({"phase": main, "p50_ms": main_s * 1e3, "TOPS": ops / main_s / 1e12,
-                 "x_target_127ms": main_s / TARGET_MAINLOOP_S, "MHz": timing[main].clock_span_mhz(),
+                 **x_target(main_s, device), "MHz": timing[main].clock_span_mhz(),
                  "alone_ms": main_alone_s * 1e3, "alone_MHz": main_alone.clock_span_mhz()})
     for name in [n for n in fns if n != main]:
         t = timing[name].stats.p50_s
@@ -149,6 +155,7 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
           check: bool = True, seed: int = 0, schedule: Schedule = Schedule()) -> dict:
     """Run the benchmark for ``schedule``'s mainloop (the seed-schedule build is timed beside an sm90 one);
     returns rows and the numbers behind them (JSON-ready)."""
+    from ...device import describe
     from ...probes import copy_ceiling_GBps
     from .profile import check_options
 
@@ -157,12 +164,14 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
     check_int(iterations, what="iterations", lo=1)
     check_int(warmup, what="warmup", lo=0)
     require_gpu("the Sage2 bench")  # named for what the user ran, not for its first step (the copy probe)
+    device = describe().name
     bw = copy_ceiling_GBps() * 1e9
     q, k, v = random_inputs(b, n, n, h, h, d, layout=layout, seed=seed)
     x = check_inputs(q, k, v, layout=layout)
     p = Sage2Plan(x, schedule)
     p2 = Sage2Plan(x, Schedule(pv_terms=2) if schedule.mainloop == "seed" else Schedule())  # the other build
-    out = {"shape": list(shape), "layout": layout, "copy_GBps": bw / 1e9, "schedule": schedule.text()}
+    out = {"shape": list(shape), "layout": layout, "copy_GBps": bw / 1e9, "schedule": schedule.text(),
+           "device": device}
     ref = None
     if check:  # check before timing: a wrong kernel is never timed
         ref = attention_ref(*(to_f32(a, x.dtype) for a in (q, k, v)), sm_scale=p.sm_scale, layout=layout)
@@ -186,13 +195,13 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
             row["x_floor"] = x_floor(p50, floors[name] / bw)
         if name == "fused_mainloop":
             row["TOPS"] = ops / p50 / 1e12
-            row["x_target_127ms"] = p50 / TARGET_MAINLOOP_S
+            row.update(x_target(p50, device))
             row["MHz"] = t.clock_span_mhz()
         rows.append(row)
     t2 = time_gpu(p2.mainloop, name=f"sage2/mainloop/{_label(p2.schedule)}", iterations=iterations).stats.p50_s
     rows.append({"phase": f"fused_mainloop {_label(p2.schedule)}", "p50_ms": t2 * 1e3, "TOPS": ops / t2 / 1e12,
-                 "x_target_127ms": t2 / TARGET_MAINLOOP_S})
-    rows += _peer_rows(p, ops, iterations, ref, layout, timing.phases["fused_mainloop"])
+                 **x_target(t2, device)})
+    rows += _peer_rows(p, ops, iterations, ref, layout, timing.phases["fused_mainloop"], device)
     out["rows"] = rows
     out["phases"] = {k: t.to_dict() for k, t in timing.phases.items()}
     return out
@@ -203,8 +212,12 @@ def _label(s: Schedule) -> str:
 
 
 def render(result: dict) -> str:
+    device = result.get("device")  # written since the first run on an H100
     head = (f"Sage2 bench {result['shape']} {result['layout']}, schedule {result.get('schedule', '128/64/32/1')}, "
-            f"copy {result['copy_GBps']:.0f} GB/s (read+write)")
+            + (f"on {device}, " if device else "") + f"copy {result['copy_GBps']:.0f} GB/s (read+write)")
+    if device and TARGET_GPU not in device:
+        head += (f"\nx_target_127ms (the public kernel's {TARGET_MAINLOOP_S * 1e3:.0f} ms on the {TARGET_GPU}) is not "
+                 "shown on this GPU: mainloop_x_this compares with the peers timed here")
     for key in [k for k in result if k.startswith("accuracy")]:
         a, label = result[key], key.removeprefix("accuracy").removeprefix("_") or "this schedule"
         head += f"\ncheck vs fp32 reference, {label}: cos {a['cos']:.6f}, rel-L1 {a['rel_l1']:.4f}, NaN {a['nan']}"
