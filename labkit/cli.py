@@ -5,6 +5,7 @@ Errors labkit raises on purpose print one line (``labkit: error: ...``) and exit
 
 import argparse
 import json
+import re
 import sys
 
 from ._cliargs import Parser, int_in, output_path, typed
@@ -51,10 +52,12 @@ def _report_map(args) -> int:
     maps = load_maps(args.files, newest=args.newest)  # every file read and checked before anything is printed or drawn
     print("\n\n".join(map_table(m) for m in maps))
     if args.out is not None:
+        models = len({m.device for m in maps}) > 1
         for m in maps:
             clean = "_clean" if m.mode == "cold_clean" else ""  # a geometry's two cold modes are two maps
+            model = "_" + re.sub(r"\W+", "_", m.device.removeprefix("NVIDIA ")) if models else ""  # so are two GPUs'
             path = args.out.path if len(maps) == 1 else args.out.path.with_name(
-                f"{args.out.path.stem}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}{clean}")
+                f"{args.out.path.stem}{model}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}{clean}")
             print(f"figure: {plot.save(plot.peer_map(m), path)}")
     return 0
 
@@ -76,7 +79,8 @@ def _report_spread(args) -> int:
     from .workloads.decode.spread import call_spread, spread_table
 
     batch, kv_len = args.point
-    s = call_spread(args.paths, batch, kv_len, args.head_dim, heads=args.heads, mode=args.mode, kernel=args.kernel)
+    s = call_spread(args.paths, batch, kv_len, args.head_dim, heads=args.heads, mode=args.mode, kernel=args.kernel,
+                    device=args.device)
     print(spread_table(s))
     if args.out is not None:
         print(f"figure: {plot.save(plot.call_spread(s), args.out.path)}")
@@ -262,6 +266,8 @@ def build_parser() -> Parser:
                    help="the calls' cold mode: L2 left dirty by the flush (cold, the default) or clean (cold_clean)")
     s.add_argument("--kernel", help="only runs of this build (its label in the table, e.g. 'mma w4s1c1'), to hold the "
                                     "kernel fixed across commits")
+    s.add_argument("--device", help="only runs on this GPU model, as the reports name it (e.g. 'NVIDIA H200'): the "
+                                    "runs' step is sought only among one model's")
     s.add_argument("--out", type=output_path("figure", parents=True), help="write the figure as PATH.png and .svg")
     s.set_defaults(fn=_report_spread)
 

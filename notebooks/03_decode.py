@@ -110,15 +110,17 @@ session.save_figure(fig, "split_sweep")
 study.shown(pd.DataFrame(sweep_splits))
 
 # %% [markdown]
-# ## Across H200s: one call in every recorded run
+# ## Across GPUs of this model: one call in every recorded run
 # The H200s lent to labkit run calls of 2 GB or more in two states about 2 % apart, and the peers timed beside labkit
 # move with it (`docs/decode.md`, "Two states of the H200s"). The plan's row of the `spread_at` call from every decode
-# report under `data/runs` (`labkit report spread`), of the build this notebook's sweep ran there, slowest first:
-# left, labkit against the best peer in the same rounds; right, both against that run's 1 GiB copy rate.
+# report under `data/runs` on this notebook's GPU model (`labkit report spread --device`), of the build this
+# notebook's sweep ran there, slowest first: left, labkit against the best peer in the same rounds; right, both
+# against that run's 1 GiB copy rate.
 
 # %%
 spread = study.recorded_spread(spread_at[0], spread_at[1], head_dim=int(head_dim), page_size=int(page_size),
-                               heads_q=heads[0], heads_kv=heads[1], kernel=study.table_kernel(table, *spread_at))
+                               heads_q=heads[0], heads_kv=heads[1], kernel=study.table_kernel(table, *spread_at),
+                               device=session.device_name)
 if spread is not None:
     print(spread_table(spread))
     print("\nthis notebook's call:", study.this_run_among(spread, table, *spread_at))

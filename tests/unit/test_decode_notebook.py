@@ -51,7 +51,7 @@ def test_notebook_03_live_on_a_faked_gpu(tmp_path, monkeypatch):
     assert ns["session"].live
     assert {p.stem for p in (tmp_path / "figs").glob("*.png")} == {"decode_bandwidth", "split_sweep", "spread"}
     # the recorded runs' 64 x 8k d128, beside which this faked run has no 64 x 8k of its own
-    assert ns["spread"].call == "64 x 8k d128, 32/8 heads, cold" and len(ns["spread"].runs) >= 12
+    assert ns["spread"].call == "64 x 8k d128, 32/8 heads, cold, on NVIDIA H200" and len(ns["spread"].runs) >= 12
     assert study.this_run_among(ns["spread"], ns["table"], *ns["spread_at"]).endswith("bandwidth sweep (its batch and "
                                                                                      "kv_lens)")
     grid = json.loads((tmp_path / "data" / "sweeps" / "bandwidth" / "sweep.json").read_text())

@@ -44,10 +44,12 @@ def test_the_recorded_grid_maps_86_calls_with_batch_12_furthest_behind():
     assert len(frame) == 86 and frame["x_best_peer"].min() == pytest.approx(worst.x_best_peer)
 
 
-def _report(tmp_path, name, rows, created=None):
+def _report(tmp_path, name, rows, created=None, device=None):
     prov = json.loads(GRID[0].read_text())["provenance"]
     if created is not None:
         prov["created_utc"] = created
+    if device is not None:
+        prov["device"]["name"] = device
     return report.write(rows, {}, 4200.0, prov, tmp_path / name)
 
 
@@ -91,6 +93,20 @@ def test_calls_timed_with_l2_left_clean_make_a_map_of_their_own(tmp_path, capsys
     figures = [line.split(": ", 1)[1] for line in capsys.readouterr().out.splitlines() if line.startswith("figure: ")]
     assert figures == [str(tmp_path / "figs" / "map_d128_32-8.png"), str(tmp_path / "figs" / "map_d128_32-8_clean.png")]
     assert all(imread(f).shape[0] > 200 for f in figures)  # two pictures: the clean map did not overwrite the other
+
+
+def test_calls_timed_on_two_gpu_models_make_a_map_each(tmp_path, capsys):
+    """The same call on an H100 and an H200 is two results (the peers ran on each), not one timed twice: neither
+    replaces the other, and the figures of the two maps are two files."""
+    h200 = _report(tmp_path, "h200.json", [_row(4, 8192, 1.02), _row(8, 8192, 1.05)])
+    h100 = _report(tmp_path, "h100.json", [_row(4, 8192, 0.99)], device="NVIDIA H100 80GB HBM3")
+    maps = load_maps([h200, h100])
+    assert [(m.device, sorted(m.cells)) for m in maps] == [("NVIDIA H100 80GB HBM3", [(4, 8192)]),
+                                                           ("NVIDIA H200", [(4, 8192), (8, 8192)])]
+    assert maps[0].where.startswith("NVIDIA H100 80GB HBM3 (") and maps[1].where.startswith("NVIDIA H200 (")
+    assert cli.main(["report", "map", str(h200), str(h100), "--out", str(tmp_path / "map")]) == 0
+    figures = [line.split(": ", 1)[1] for line in capsys.readouterr().out.splitlines() if line.startswith("figure: ")]
+    assert figures == [str(tmp_path / "map_H100_80GB_HBM3_d128_32-8.png"), str(tmp_path / "map_H200_d128_32-8.png")]
 
 
 def test_the_best_peer_is_the_fastest_peer_with_a_rate_never_labkit_itself():

@@ -54,8 +54,8 @@ def test_twelve_recorded_benches_fall_into_two_groups_that_the_peers_and_the_cop
     assert len(frame) == 12 and frame["TBps"].is_monotonic_increasing
 
 
-def _report(path, rows, *, sweeps=None, copy=4250.0, uuid=None, sha="a" * 40, vbios=None, board=None):
-    """A decode report at ``path``, on a GPU of its own unless ``uuid`` names one."""
+def _report(path, rows, *, sweeps=None, copy=4250.0, uuid=None, sha="a" * 40, vbios=None, board=None, device=None):
+    """A decode report at ``path``, on an H200 of its own unless ``uuid`` names one (``device``: another model)."""
     import zlib
 
     prov = json.loads(BENCHES[0].read_text())["provenance"]
@@ -64,6 +64,8 @@ def _report(path, rows, *, sweeps=None, copy=4250.0, uuid=None, sha="a" * 40, vb
         prov["device"]["vbios_version"] = vbios
     if board is not None:
         prov["device"]["board_part_number"] = board
+    if device is not None:
+        prov["device"]["name"] = device
     prov["git_sha"] = sha
     path.parent.mkdir(parents=True, exist_ok=True)
     return report.write(rows, sweeps or {}, copy, prov, path)
@@ -166,7 +168,7 @@ def test_two_clusters_apart_by_more_than_their_spread_are_the_two_groups(low, hi
     lows = [x * (1 + 0.01 * (v - 3.0) / 2.0) for v in low]
     y = x * 1.01 * (1 + apart)
     highs = [y * (1 + 0.01 * (v - 3.0) / 2.0) for v in high]
-    runs = tuple(RunRate(v, "k", 4.2, None, None, None, f"GPU-{i}", None, None, "s", "", f"r{i}")
+    runs = tuple(RunRate(v, "k", 4.2, None, None, None, f"GPU-{i}", "NVIDIA H200", None, None, "s", "", f"r{i}")
                  for i, v in enumerate(sorted(lows + highs)))
     s = CallSpread("c", runs, len(runs), 0)
     assert len(runs) >= MIN_FOR_GROUPS
@@ -265,8 +267,40 @@ def test_standings_place_each_call_of_2_gb_or_more_among_its_own_build_s_runs(tm
     assert standings(this, read_reports([tmp_path / "runs"])) == [
         "  64 x 8k d128 (mma w4s1c1) 4.345 TB/s: faster than 2 of the 6 recorded runs, in the slower group's range "
         "(4.330-4.350 / 4.450-4.470)",
-        "  256 x 8k d128 (mma w4s1) 4.400 TB/s: 1 recorded run of this build, too few to place it",
-        "  128 x 8k d128 (mma w4s1c1) 4.400 TB/s: 0 recorded runs of this build, too few to place it"]
+        "  256 x 8k d128 (mma w4s1) 4.400 TB/s: 1 recorded run of this build on NVIDIA H200, too few to place it",
+        "  128 x 8k d128 (mma w4s1c1) 4.400 TB/s: 0 recorded runs of this build on NVIDIA H200, too few to place it"]
+
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def test_an_h100_run_is_placed_among_h100_runs_only_and_a_spread_over_two_models_seeks_no_step(tmp_path, capsys):
+    """Found on the first H100 run: its 3.0 TB/s call read 'faster than 0 of the 44 recorded runs, below both
+    groups', as if the machine were an H200 in a slow state; saved among them, it would have made the step between
+    the models the two groups."""
+    for i, t in enumerate((4.33, 4.34, 4.35, 4.45, 4.46, 4.47)):
+        _report(tmp_path / "runs" / f"{i}.json", [_row(t)])
+    for i, t in enumerate((3.00, 3.01, 3.02)):
+        _report(tmp_path / "runs" / f"h100_{i}.json", [_row(t)], device=H100)
+    found = read_reports([tmp_path / "runs"])
+    this = report.load(_report(tmp_path / "this.json", [_row(3.015)], device=H100))
+    assert standings(this, found) == [
+        f"  64 x 8k d128 (mma w4s1c1) 3.015 TB/s: 3 recorded runs of this build on {H100}, too few to place it"]
+    both = call_spread(found, 64, 8192, 128)
+    assert both.devices == (H100, "NVIDIA H200") and len(both.runs) == 9
+    assert both.step() is None  # 3.02 -> 4.33 is the largest step, and three runs a side: the models', not a state
+    table = spread_table(both).splitlines()
+    assert table[1].split()[:3] == ["run", "model", "GPU"]
+    assert table[-1] == (f"runs on 2 GPU models ({H100}, NVIDIA H200): no step sought, as one between models is not "
+                         "a state; --device NAME holds one")
+    h200 = call_spread(found, 64, 8192, 128, device="NVIDIA H200")
+    assert (len(h200.runs), h200.call) == (6, "64 x 8k d128, 32/8 heads, cold, on NVIDIA H200")
+    assert h200.step() is not None and "model" not in spread_table(h200).splitlines()[1].split()
+    with pytest.raises(ArgumentError, match=f"no run of this call on NVIDIA A100 .* it ran on {H100}, NVIDIA H200$"):
+        call_spread(found, 64, 8192, 128, device="NVIDIA A100")
+    assert cli.main(["report", "spread", str(tmp_path / "runs"), "--point", "64x8192", "--device", H100]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"64 x 8k d128, 32/8 heads, cold, on {H100}: the plan's call in 3 runs on 3 GPUs")
 
 
 def _fake_bench(monkeypatch, rows):
@@ -393,3 +427,8 @@ def test_the_notebook_s_spread_takes_its_own_build_or_says_why_it_shows_every_bu
     assert capsys.readouterr().out == "no recorded run of mma w9: every build's shown\n"
     assert recorded_spread(8, 8192, runs=tmp_path / "runs") is None
     assert capsys.readouterr().out.startswith("no recorded run to place this call among: 8 x 8k d128, 32/8 heads")
+    _report(tmp_path / "runs" / "h100.json", [_row(3.0)], device=H100)  # the notebook's own GPU model only
+    assert len(recorded_spread(64, 8192, kernel="mma w4s1c1", device="NVIDIA H200", runs=tmp_path / "runs").runs) == 6
+    assert recorded_spread(64, 8192, kernel="mma w4s1c1", device=H100, runs=tmp_path / "runs").devices == (H100,)
+    assert recorded_spread(64, 8192, device="NVIDIA A100", runs=tmp_path / "runs") is None
+    assert "no run of this call on NVIDIA A100" in capsys.readouterr().out.splitlines()[-1]

@@ -38,6 +38,7 @@ class PeerMap:
     replaced: int = 0  # calls timed in two reports whose later timing the map shows (``newest``)
     mode: str = "cold"  # labkit.timing's cold mode of every cell
     before_reset: tuple[tuple[str, str], ...] = ()  # its runs whose peers may have read FA3's persisting L2 lines
+    device: str = "not recorded"  # the GPU model of every cell: an H100's and an H200's calls are two maps
 
     @property
     def what(self) -> str:
@@ -50,7 +51,7 @@ class PeerMap:
         """One line for a title: the run, or how many runs on how many GPUs (machines differ by a few %)."""
         if len(self.runs) == 1:
             return "{}, git {}".format(*self.runs[0])
-        return f"{len(self.runs)} runs on {counted(len({gpu for gpu, _ in self.runs}), 'GPU')}"
+        return f"{len(self.runs)} runs on {counted(len({gpu for gpu, _ in self.runs}), 'GPU')} ({self.device})"
 
     @property
     def batches(self) -> tuple[int, ...]:
@@ -79,7 +80,8 @@ class PeerMap:
 
 
 def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) -> list[PeerMap]:
-    """One map per geometry and cold mode from ``(name, report)`` pairs, their cold rows that have ``x_best_peer``.
+    """One map per GPU model, geometry and cold mode from ``(name, report)`` pairs, their cold rows that have
+    ``x_best_peer``.
     ``newest``: a
     call in two reports takes the later one's timing (by its provenance's ``created_utc``), as after a plan change
     some calls of a grid are timed again.
@@ -88,8 +90,8 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
         ArgumentError: no such row in any report, or one call in two of them without ``newest`` (which one to draw
             is not the map's choice), or with it in two reports created at the same time.
     """
-    found: dict[tuple[int, str, str], dict] = {}  # (geometry, mode) -> {(batch, kv_len): (cell, created, run)}
-    replaced: dict[tuple[int, str, str], int] = {}
+    found: dict[tuple, dict] = {}  # (model, geometry, mode) -> {(batch, kv_len): (cell, created, run)}
+    replaced: dict[tuple, int] = {}
     early: set[tuple[str, str]] = set()
     for name, r in reports:
         t = provenance_traits(r.provenance)
@@ -101,7 +103,7 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
             best = best_peer(p.peers)
             if p.mode not in COLD_MODES or p.x_best_peer is None or best is None:
                 continue
-            key = (p.head_dim, p.heads, p.mode)
+            key = (t["device"], p.head_dim, p.heads, p.mode)
             cells = found.setdefault(key, {})
             call = f"batch {p.batch} x {p.kv_len}, d{p.head_dim}, {p.heads}, {p.mode}"
             if (p.batch, p.kv_len) in cells:
@@ -121,10 +123,11 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
         raise ArgumentError(f"{', '.join(name for name, _ in reports)}: no cold call timed beside the peers (write "
                             "one with labkit decode bench --peers --out FILE)")
     maps = []
-    for (d, heads, mode), cells in sorted(found.items()):
+    for (device, d, heads, mode), cells in sorted(found.items()):
         runs = tuple(sorted({v[2] for v in cells.values()}))
-        maps.append(PeerMap(d, heads, {k: c for k, (c, _, _) in cells.items()}, runs, replaced.get((d, heads, mode), 0),
-                            mode, tuple(run for run in runs if run in early)))
+        maps.append(PeerMap(d, heads, {k: c for k, (c, _, _) in cells.items()}, runs,
+                            replaced.get((device, d, heads, mode), 0), mode, tuple(run for run in runs if run in early),
+                            device))
     return maps
 
 

@@ -3,7 +3,8 @@ beside it move with it.
 
 Decode reports hold one GPU's run each; the same call (batch x kv_len, head_dim, heads, cold mode) timed on several
 H200s differs by more than the noise of one run. This gathers the plan's row of one call from many reports (files, or
-every decode report under a directory, each once), slowest first, with each run's GPU, commit, build, copy rate and
+every decode report under a directory, each once), of one GPU model where asked (an H100's rates sit a third under
+an H200's: a step between models is not a state), slowest first, with each run's GPU, commit, build, copy rate and
 best peer, and looks for a step between the rates that splits the runs into a slower and a faster group (``step``):
 where it stands out, the two groups' medians say whether the peers and the copy probe of the same runs moved too (a
 machine's state, not the kernel's). ``labkit report spread`` prints it and draws it (``labkit.plot.call_spread``);
@@ -40,6 +41,7 @@ class RunRate:
     best_peer_TBps: float | None
     x_best_peer: float | None  # labkit in the peers' rounds / the best peer
     gpu: str  # NVML's GPU id, 'not recorded' in early records
+    device: str  # the GPU model, as NVML names it ('NVIDIA H200'), 'not recorded' where the run names none
     vbios: str | None  # the board's firmware, recorded since the two states were found
     board: str | None  # the board's part number, recorded since the VBIOS was found the same in both states
     git: str
@@ -90,6 +92,11 @@ class CallSpread:
         return len({r.gpu for r in self.runs if r.gpu != "not recorded"})
 
     @property
+    def devices(self) -> tuple[str, ...]:
+        """The GPU models of the runs."""
+        return tuple(sorted({r.device for r in self.runs}))
+
+    @property
     def where(self) -> str:
         """``44 runs on 28 GPUs (10 runs name none)``: the runs that record no GPU are not among the GPUs counted."""
         unnamed = sum(r.gpu == "not recorded" for r in self.runs)
@@ -100,9 +107,10 @@ class CallSpread:
         """The runs below and above the largest ratio between two neighbouring rates that leaves ``MIN_PER_SIDE`` runs
         on each side, where that step stands out: larger than either side's interquartile spread (q75 / q25), and
         each side on ``MIN_MACHINES_PER_SIDE`` machines or more. None otherwise (too few runs, rates that spread
-        evenly, or a few runs of one machine apart from the rest)."""
+        evenly, a few runs of one machine apart from the rest, or runs on several GPU models, whose step would be
+        the models')."""
         rs = self.runs
-        if len(rs) < MIN_FOR_GROUPS:
+        if len(rs) < MIN_FOR_GROUPS or len(self.devices) > 1:
             return None
         at = max(range(MIN_PER_SIDE - 1, len(rs) - MIN_PER_SIDE), key=lambda i: rs[i + 1].TBps / rs[i].TBps)
         low, high = rs[: at + 1], rs[at + 1:]
@@ -201,10 +209,11 @@ def read_reports(paths: list[str | Path]) -> Reports:
 
 
 def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head_dim: int, *, heads: str = "32/8",
-                mode: str = "cold", kernel: str | None = None) -> CallSpread:
+                mode: str = "cold", kernel: str | None = None, device: str | None = None) -> CallSpread:
     """The plan's row of one call in every report (a report's rows are its plans' calls; ``decode compare`` keeps its
     other builds in a sweep), from paths (``read_reports``) or reports already read.
-    ``kernel``: only rows of that build (its label, e.g. ``mma w4s1c1``), to hold the kernel fixed.
+    ``kernel``: only rows of that build (its label, e.g. ``mma w4s1c1``), to hold the kernel fixed; ``device``: only
+    runs on that GPU model (its name as the reports record it, e.g. ``NVIDIA H200``).
 
     Raises:
         ArgumentError: a mode that is not cold, a path that is not a decode report, or no such row anywhere.
@@ -221,9 +230,16 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
             if call == (batch, kv_len, head_dim, heads, mode) and kernel in (None, p.kernel):
                 runs.append(_run(name, r, p))
     label = f"{shape_label(batch, kv_len, head_dim)}, {heads} heads, {mode}" + (f", {kernel}" if kernel else "")
+    if device is not None:
+        others = sorted({x.device for x in runs} - {device})
+        runs = [x for x in runs if x.device == device]
+        label += f", on {device}"
     if not runs:
         where = counted(len(reports.found), "decode report") + (f" ({reports.skipped} other JSON files skipped)"
                                                                 if reports.skipped else "")
+        if device is not None and others:
+            raise ArgumentError(f"{label}: no run of this call on {device} in the {where}; it ran on "
+                                + ", ".join(others))
         builds = _builds(reports, (batch, kv_len, head_dim, heads, mode)) if kernel else ""
         raise ArgumentError(f"{label}: no row of this call in the {where}; " + (
             f"its recorded builds: {builds}" if builds else "labkit report show FILE lists a report's calls"))
@@ -253,25 +269,27 @@ def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB
               exclude: Path | str | None = None) -> list[str]:
     """Where each cold call of ``r`` that reads ``min_kv_MB`` or more stands among the recorded runs of the same call
     and build (``exclude``: ``r``'s own file, where it lies among them): one line each, or for a build with fewer
-    than ``MIN_FOR_GROUPS`` runs a line that says so (runs of other builds would place the build, not the machine). A
-    bench prints them under its targets: on an H200 in the slower state the lines say so."""
+    than ``MIN_FOR_GROUPS`` runs a line that says so (runs of other builds would place the build, not the machine);
+    only runs on ``r``'s GPU model count. A bench prints them under its targets: on an H200 in the slower state the
+    lines say so."""
     if exclude is not None:
         gone = Path(exclude).resolve()
         among = Reports(tuple(f for f, p in zip(among.found, among.paths) if p != gone), among.skipped,
                         tuple(p for p in among.paths if p != gone), among.copies)
-    lines = []
+    lines, device = [], provenance_traits(r.provenance)["device"]
     for p in r.points:
         if p.mode not in COLD_MODES or p.kv_MB < min_kv_MB:
             continue
         try:
-            s = call_spread(among, p.batch, p.kv_len, p.head_dim, heads=p.heads, mode=p.mode, kernel=p.kernel)
+            s = call_spread(among, p.batch, p.kv_len, p.head_dim, heads=p.heads, mode=p.mode, kernel=p.kernel,
+                            device=device)
             runs = len(s.runs)
-        except ArgumentError:  # no recorded run of this call and build
+        except ArgumentError:  # no recorded run of this call and build on this GPU model
             s, runs = None, 0
         head = f"  {call_label(p)} ({p.kernel})"
         if runs < MIN_FOR_GROUPS:
-            lines.append(f"{head} {p.TBps:.3f} TB/s: {counted(runs, 'recorded run')} of this build, too few to place "
-                         "it")
+            lines.append(f"{head} {p.TBps:.3f} TB/s: {counted(runs, 'recorded run')} of this build on {device}, too "
+                         "few to place it")
         else:
             lines.append(f"{head} {s.place(p.TBps)}")
     return lines
@@ -282,8 +300,8 @@ def _run(name: str, r: DecodeReport, p: DecodePoint) -> RunRate:
     best = best_peer(p.peers)
     device = r.provenance.get("device") or {}
     return RunRate(p.TBps, p.kernel, r.copy_TBps, best[0] if best else None, best[1] if best else None,
-                   p.x_best_peer, t["gpu"], device.get("vbios_version"), device.get("board_part_number"), t["git"][:7],
-                   str(r.provenance.get("created_utc", "")), name)
+                   p.x_best_peer, t["gpu"], t["device"], device.get("vbios_version"), device.get("board_part_number"),
+                   t["git"][:7], str(r.provenance.get("created_utc", "")), name)
 
 
 def spread_table(s: CallSpread) -> str:
@@ -294,8 +312,9 @@ def spread_table(s: CallSpread) -> str:
     def peer(r: RunRate) -> str:
         return "-" if r.best_peer is None else f"{r.best_peer} {r.best_peer_TBps:.2f}"
 
-    rows = [[r.source, r.gpu, r.git, r.kernel, f"{r.copy_TBps:.3f}", f"{r.TBps:.3f}", peer(r),
-             "-" if r.x_best_peer is None else f"{r.x_best_peer:.3f}"] for r in s.runs]
+    models = len(s.devices) > 1  # then each row names its model, and no step is sought
+    rows = [[r.source, *([r.device] if models else []), r.gpu, r.git, r.kernel, f"{r.copy_TBps:.3f}", f"{r.TBps:.3f}",
+             peer(r), "-" if r.x_best_peer is None else f"{r.x_best_peer:.3f}"] for r in s.runs]
     rates = [r.TBps for r in s.runs]
     peers = [r.best_peer_TBps for r in s.runs if r.best_peer_TBps is not None]
     builds = len({r.kernel for r in s.runs})
@@ -303,14 +322,18 @@ def spread_table(s: CallSpread) -> str:
              + (f" ({counted(builds, 'build')}: --kernel holds one)" if builds > 1 else "")
              + (f"; {s.copies} {'copy' if s.copies == 1 else 'copies'} of a report already read left out" if s.copies
                 else ""),
-             fmt_table(["run", "GPU", "git", "build", "copy", "TB/s", "best peer", "x peer"], rows, rule=False),
+             fmt_table(["run", *(["model"] if models else []), "GPU", "git", "build", "copy", "TB/s", "best peer",
+                        "x peer"], rows, rule=False),
              "TB/s: labkit timed alone; x peer: labkit / the best peer, both timed in the peers' rounds",
              f"labkit {min(rates):.3f}-{max(rates):.3f} TB/s (median {statistics.median(rates):.3f}, "
              f"{max(rates) / min(rates) - 1:+.1%} from slowest to fastest)"
              + (f"; the best peer {min(peers):.3f}-{max(peers):.3f} in {counted(len(peers), 'run')} with peers"
                 if peers else "")]
     step = s.step()
-    if step is None and len(s.runs) >= MIN_FOR_GROUPS:
+    if models:
+        lines.append(f"runs on {counted(len(s.devices), 'GPU model')} ({', '.join(s.devices)}): no step sought, as one "
+                     "between models is not a state; --device NAME holds one")
+    elif step is None and len(s.runs) >= MIN_FOR_GROUPS:
         lines.append(f"no step with {MIN_PER_SIDE} or more runs on each side stands out from the spread on either side "
                      f"of it, on {MIN_MACHINES_PER_SIDE} or more machines each")
     if step:

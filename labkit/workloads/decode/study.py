@@ -160,11 +160,12 @@ def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> lis
 
 
 def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: int = 64, heads_q: int = 32,
-                    heads_kv: int = 8, kernel: str | None = None, runs: Path | str = "data/runs"):
-    """The plan's call in every decode report under ``runs`` (``spread.call_spread``: where a number of this run stands
-    among the H200s'), of the build ``kernel`` where it has ``MIN_FOR_GROUPS`` recorded runs, else of every build (said
-    in a printed line: other builds place the build as much as the machine); None, its reason printed in one line,
-    where no recorded run has the call."""
+                    heads_kv: int = 8, kernel: str | None = None, device: str | None = None,
+                    runs: Path | str = "data/runs"):
+    """The plan's call in every decode report under ``runs`` on the GPU model ``device`` (``spread.call_spread``: where
+    a number of this run stands among the same GPUs'), of the build ``kernel`` where it has ``MIN_FOR_GROUPS``
+    recorded runs, else of every build (said in a printed line: other builds place the build as much as the machine);
+    None, its reason printed in one line, where no recorded run has the call."""
     from ..._env import repo_path
     from ...errors import ArgumentError
     from .bench import heads_label
@@ -172,7 +173,7 @@ def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: 
 
     try:
         found = read_reports([repo_path(runs)])
-        shape = {"heads": heads_label(heads_q, heads_kv, page_size)}
+        shape = {"heads": heads_label(heads_q, heads_kv, page_size), "device": device}
         if kernel is not None:
             try:
                 own = call_spread(found, batch, kv_len, head_dim, kernel=kernel, **shape)
