@@ -178,8 +178,9 @@ else:
 # sweep with the plan's own call for each), each with the CTAs per SM of the build that call gets (at the default
 # geometry, 8k tokens on the H200: 1, 2 or 4, depending on the batch; a count asked for in the split sweep takes
 # the build `plan_call` gives that count, which can differ from the plan's own at the same count); a call whose
-# splits form clusters (`cl` in its kernel) takes its waves from the CTAs the GPU holds in whole clusters, 120 of
-# the H200's 132 SMs in clusters of 4 or 8; points: measured. The table's `kernel` column names each point's build.
+# splits form clusters (`cl` in its kernel) takes its waves from the CTAs the GPU holds in whole clusters (120 of
+# 132 SMs in clusters of 4 or 8 on the H200s and the H100 labkit ran on); points: measured. The table's `kernel`
+# column names each point's build.
 # Efficiency is a share of all the slots, so a call that leaves slots empty by design reads low: at 8k tokens, batch
 # 16's 128 units run one split of the two-per-SM build, one CTA on each of 128 SMs (slot efficiency about 0.47, its SMs
 # busy about 0.93 of the call), since that ran 1.7-1.9 % faster than two splits filling the second slots

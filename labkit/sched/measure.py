@@ -38,30 +38,35 @@ def _decode_plan(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv:
     is the plan's own call; a count is that count with the build ``plan_call`` gives it, which can differ from the
     plan's own build at the same count (8 x 8k d128: the plan runs 2 splits of 8 warps in a cluster, while 2 splits
     asked for run the 4-warp build). ``timeline``: the instrumented call's plan (it keeps per-unit CTAs);
-    ``cluster_fit``: the clusters the GPU holds (None: this GPU's answer where ``sms`` and ``arch`` are this GPU's,
-    as the launched call's plan asks; else ``plan.cluster_ctas``'s table)."""
+    ``cluster_fit`` and ``l2_bytes``: the clusters the GPU holds and its L2 (None: this GPU's, where ``sms`` and
+    ``arch`` are this GPU's, as the launched call's plan asks; else ``plan.cluster_ctas``'s table and the H200's L2:
+    an H100's 50 MiB takes calls of 157-189 MB off the evict-first build that 60 MiB gives them)."""
     from ..workloads.decode.plan import H200_L2_BYTES, plan_call
     from ..workloads.decode.run import geometry_for
 
-    if cluster_fit is None:
-        cluster_fit = _this_gpus_clusters(sms, arch)
+    here = _this_gpu(sms, arch) if cluster_fit is None or l2_bytes is None else None
+    if cluster_fit is None and here is not None:
+        from .clusters import resident_cluster_ctas
+
+        cluster_fit = resident_cluster_ctas(here.index)
+    if l2_bytes is None:
+        l2_bytes = here.l2_bytes if here is not None else H200_L2_BYTES
     g = geometry_for(batch, kv_len, heads_q=heads_q, heads_kv=heads_kv, head_dim=head_dim, page_size=page_size)
-    return g, plan_call(g, sms=sms, arch=arch, l2_bytes=l2_bytes or H200_L2_BYTES, splits=splits, timeline=timeline,
+    return g, plan_call(g, sms=sms, arch=arch, l2_bytes=l2_bytes, splits=splits, timeline=timeline,
                         cluster_fit=cluster_fit)
 
 
-def _this_gpus_clusters(sms: int, arch: str) -> dict[int, int] | None:
-    """The clusters the GPU at hand holds, where ``sms`` and ``arch`` describe it (a model of this GPU's call then
-    plans it as the launch does); None without a GPU or for another GPU."""
+def _this_gpu(sms: int, arch: str):
+    """The GPU at hand (``DeviceInfo``) where ``sms`` and ``arch`` describe it (a model of this GPU's call then plans
+    it as the launch does); None without a GPU or for another GPU."""
     from ..cuda import gpu_status
 
     if not gpu_status()[0]:
         return None
     from ..device import describe
-    from .clusters import resident_cluster_ctas
 
     dev = describe()
-    return resident_cluster_ctas(dev.index) if (dev.sm_count, dev.arch) == (sms, arch) else None
+    return dev if (dev.sm_count, dev.arch) == (sms, arch) else None
 
 
 def decode_occupancy(batch: int, kv_len: int, *, head_dim: int = 128, heads_q: int = 32, heads_kv: int = 8,

@@ -53,7 +53,7 @@ def test_occupancy_model_matches_the_driver():
 def test_the_cluster_probe_the_plan_asks_matches_the_decode_build_and_the_h200_table(size):
     """plan_for_device asks labkit.sched.clusters how many CTAs in clusters of ``size`` (one per SM) the GPU holds at
     once, with an empty probe kernel; the driver gives the 1-CTA-per-SM clustered decode build the same count, and on
-    the H200 it is plan.cluster_ctas's table (what CPU plans take)."""
+    the H200 it is plan.cluster_ctas's table (what CPU plans take; the H100 of 2026-12-05 held the same counts)."""
     from labkit.cuda import load_function, max_active_clusters
     from labkit.device import describe
     from labkit.sched.clusters import resident_cluster_ctas

@@ -220,3 +220,23 @@ def test_a_model_of_this_gpus_call_plans_with_the_clusters_this_gpu_holds(monkey
     assert here.kernel.cluster_splits == 0  # 64 CTAs in clusters of 8 do not fit in 56
     _, other = measure._decode_plan(2, 704, sms=100, arch=dev.arch, **seed)  # another GPU: the table, every SM
     assert other.kernel.cluster_splits == 8
+
+
+@pytest.mark.parametrize("name,l2_mib,evict_first", [("NVIDIA H200", 60, True), ("NVIDIA H100 80GB HBM3", 50, False)])
+def test_the_model_plans_a_call_with_the_l2_of_the_gpu_at_hand(monkeypatch, name, l2_mib, evict_first):
+    """Found on the first H100 run's review: notebook 04's model and kernel labels planned with the H200's 60 MiB L2
+    while the launch planned with the GPU's, so at 5 x 8k d128 (168 MB, under 3 x 60 MiB but over 3 x 50 MiB) the
+    model named an evict-first build the H100 did not run."""
+    import dataclasses
+
+    import labkit.cuda
+    from labkit.sched.measure import _decode_plan
+
+    dev = _fake_device(monkeypatch)
+    monkeypatch.setattr(labkit.device, "describe", lambda *a, **k: dataclasses.replace(dev, name=name,
+                                                                                          l2_bytes=l2_mib << 20))
+    monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (True, "faked"))
+    _, plan = _decode_plan(5, 8192, 128, 32, 8, 64)
+    assert plan.kernel.kv_evict_first is evict_first
+    _, asked = _decode_plan(5, 8192, 128, 32, 8, 64, l2_bytes=60 << 20)  # an L2 given is the L2 planned with
+    assert asked.kernel.kv_evict_first
