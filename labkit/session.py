@@ -206,12 +206,13 @@ class Session:
 
     @classmethod
     def start(cls, notebook: str, *, source: str = "auto", out_dir: str | Path = "", parameters: dict | None = None,
-              runs_root: Path | None = None) -> "Session":
+              runs_root: Path | str | None = None) -> "Session":
         """Check the parameters, decide live vs recorded, print it (the notebook's first output).
 
         Args:
             parameters: the notebook's other parameter values; each is checked by its declared
                 type, and every parameter that changes the measurement must be here.
+            runs_root: where recorded runs are found (None or '': ``data/runs``), a notebook's ``recorded_root``.
 
         Raises:
             ParameterError: a value of the wrong type, or a measured parameter left out.
@@ -230,7 +231,7 @@ class Session:
                 raise ParameterError(f"Session.start({notebook!r}): pass the measured parameters {missing} too")
             values = {**{k: p.default for k, p in declared.items() if k != "out_dir"}, **values}
             notebooks.check_together(notebook, values)  # in JupyterLab too: a tail past the shape's N stops here
-        mode, recorded = plan_source(notebook, values, declared, runs_root)
+        mode, recorded = plan_source(notebook, values, declared, Path(runs_root) if runs_root else None)
         out = Path(out_dir) if out_dir else rundirs.new_run_dir(rundirs.runs_root(), notebook)
         (out / "data").mkdir(parents=True, exist_ok=True)
         (out / "figs").mkdir(parents=True, exist_ok=True)

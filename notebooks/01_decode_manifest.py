@@ -19,6 +19,7 @@ from labkit.params import Choice, File, Int, IntDict, Text  # parameter types: `
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
+recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs), e.g. one unpacked from a GPU host
 manifest: File(reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # manifest to check
 manifest_vars: IntDict(1, 2147483647, vars_of="manifest") = {"tokens": 2}  # var values (name=N,...); others: their max
 iterations: Int(1, 100000) = 50  # timed samples per call
@@ -32,7 +33,7 @@ from labkit.manifest.session import device_run_lines, field_frame, proof_line, r
 from labkit.session import Session
 
 labkit.setup_logging("WARNING")
-session = Session.start("01_decode_manifest", source=source, out_dir=out_dir, parameters={
+session = Session.start("01_decode_manifest", source=source, out_dir=out_dir, runs_root=recorded_root, parameters={
     "manifest": manifest, "manifest_vars": manifest_vars, "iterations": iterations, "proof_rows": proof_rows,
     "proof_cols": proof_cols})
 path = labkit.repo_path(manifest)

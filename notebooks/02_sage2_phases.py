@@ -19,6 +19,7 @@ from labkit.params import Choice, File, Int, IntList, Sage2Shape, Text  # parame
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
+recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs), e.g. one unpacked from a GPU host
 shape: Sage2Shape() = [1, 37810, 56, 128]  # B,N,H,D of q, k and v (the same shape)
 layout: Choice("NHD", "HND") = "NHD"  # memory layout of q, k, v
 dtype: Choice("bf16", "fp16") = "bf16"  # 16-bit input type
@@ -41,7 +42,7 @@ from labkit.workloads.sage2.schedule import Schedule
 from labkit.workloads.sage2.tails import tail_points
 
 labkit.setup_logging("WARNING")
-session = Session.start("02_sage2_phases", source=source, out_dir=out_dir, parameters={
+session = Session.start("02_sage2_phases", source=source, out_dir=out_dir, runs_root=recorded_root, parameters={
     "shape": shape, "layout": layout, "dtype": dtype, "schedule": schedule, "warmup": warmup, "iterations": iterations,
     "q_tail": q_tail, "kv_tail": kv_tail, "tail_iterations": tail_iterations,
     "precision_iterations": precision_iterations, "seed_report": seed_report})

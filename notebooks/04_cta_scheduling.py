@@ -28,6 +28,7 @@ from labkit.params import Choice, DecodeHeads, Int, IntList, Sage2Shape, Text  #
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
+recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs), e.g. one unpacked from a GPU host
 workload: Choice("sage2", "decode", "both", covers={"both": ("sage2", "decode")}) = "both"  # which kernels to study
 shape: Sage2Shape() = [1, 37810, 56, 128]  # Sage2 B,N,H,D of q, k and v
 q_lens: IntList(1, at_most="shape[1]") = [37760, 37761, 37810]  # Sage2 q lengths, kv_len = N (the seed's q tail)
@@ -52,7 +53,7 @@ from labkit.sched import study
 from labkit.session import Session
 
 labkit.setup_logging("WARNING")
-session = Session.start("04_cta_scheduling", source=source, out_dir=out_dir, parameters={
+session = Session.start("04_cta_scheduling", source=source, out_dir=out_dir, runs_root=recorded_root, parameters={
     "workload": workload, "shape": shape, "q_lens": q_lens, "kv_lens": kv_lens, "gantt_q_len": gantt_q_len,
     "decode_kv_lens": decode_kv_lens, "decode_batches": decode_batches, "decode_splits": decode_splits,
     "decode_splits_batch": decode_splits_batch, "decode_head_dim": decode_head_dim, "decode_heads": decode_heads,

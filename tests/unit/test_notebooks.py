@@ -91,6 +91,22 @@ def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_
     assert (tmp_path / "latest").resolve() == res.run_dir.resolve()
 
 
+H100_RUNS = ROOT / "data" / "runs" / "20261205T053000Z-h100_first_run" / "notebooks"
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUTS))
+def test_every_notebook_shows_the_records_under_its_recorded_root_here_the_h100_s(name, tmp_path):
+    """The first H100 run's records sit apart from data/runs (whose newest run each notebook shows by default, the
+    H200's); recorded_root shows them, and the notebook says which GPU they are of."""
+    res = notebooks.run(name, {"source": "recorded", "recorded_root": str(H100_RUNS)}, out_root=tmp_path,
+                        timeout_s=600)
+    assert res.ok, res.error
+    assert res.recorded_from.startswith("data/runs/20261205T053000Z-h100_first_run/notebooks/")
+    nb = json.loads(res.notebook.read_text())
+    first = "".join(nb["cells"][next(i for i, c in enumerate(nb["cells"]) if c.get("outputs"))]["outputs"][0]["text"])
+    assert "RECORDED mode" in first and "NVIDIA H100 80GB HBM3" in first, first
+
+
 def test_notebooks_use_only_public_labkit_api():
     for src in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"):
         text = src.read_text()
