@@ -724,6 +724,31 @@ def test_reference_magnitude_bounds_the_output():
     assert (mag >= np.abs(ref) - 1e-12).all() and (mag > 0).all()
 
 
+@pytest.mark.parametrize("name,l2_mib,evict_first", [("NVIDIA H200", 60, True), ("NVIDIA H100 80GB HBM3", 50, False)])
+def test_decode_build_plans_for_the_gpu_at_hand_and_says_so(monkeypatch, tmp_path, capsys, name, l2_mib, evict_first):
+    """Found on the first H100 run's review: decode build and from-manifest planned for the H200 on any host, so on an
+    H100 a 168 MB call's cubin took the evict-first build the bench, planning for the GPU, did not launch."""
+    import dataclasses
+    import json
+
+    import labkit.cuda
+    import labkit.device
+    import labkit.sched.clusters
+    from labkit import cli
+    from labkit.workloads.decode.plan import H200_CLUSTER_CTAS
+
+    h200 = sorted((ROOT / "data" / "runs").glob("*-00_device_and_timing"))[0] / "data" / "device.json"
+    dev = dataclasses.replace(labkit.device.DeviceInfo.from_dict(json.loads(h200.read_text())), name=name,
+                              l2_bytes=l2_mib << 20)
+    monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (True, "faked"))
+    monkeypatch.setattr(labkit.device, "describe", lambda *a, **k: dev)
+    monkeypatch.setattr(labkit.sched.clusters, "resident_cluster_ctas", lambda index=0: dict(H200_CLUSTER_CTAS))
+    assert cli.main(["decode", "build", "--batch", "5", "--kv-len", "8192", "--out", str(tmp_path)]) == 0
+    line = capsys.readouterr().out.splitlines()[1]
+    assert f"planned for this GPU, {name}; check it with" in line
+    assert ("K/V L2 evict_first" in line) is evict_first
+
+
 def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
     from labkit import cli
 
@@ -734,7 +759,9 @@ def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
     assert "page dim: the input's K/V maps say 0 pages (trtllm-gen fills mNumPagesInMemPool = 44)" in out
     assert "cu_seqlens_q: the input never packs it (offset 936 stays null)" in out
     assert "q tokens per sequence: 1 in the input (its mMaxSeqLenQ)" in out
-    assert "splits: 8 per (sequence, KV head) (the input's grid.x = 38), combined in a thread-block cluster of 8" in out
+    assert ("splits: 8 per (sequence, KV head) (the input's grid.x = 38), combined in a thread-block cluster of 8 "
+            "(distributed shared memory, no global partials); planned for the H200 (sm_90, 132 SMs, 60 MiB L2): no "
+            "GPU here") in out
     assert "the input's own check: 0 error(s), 5 warning(s) (labkit manifest check " in out
     path = next(tmp_path.glob("decode_*.json"))
     assert f"check it with: labkit manifest check {path}\n" in out
@@ -945,7 +972,8 @@ def test_decode_build_cli_says_how_the_call_runs(tmp_path, capsys):
     assert ("8 splits, 8 warps (pairs split head_dim) x 2 stages, 1 CTA per SM, splits combined in a cluster of 8, "
             "K/V L2 evict_first, PDL" in out)
     assert cli.main(["decode", "build", "--batch", "64", "--kv-len", "8192", "--out", str(tmp_path / "big")]) == 0
-    assert "1 split, 4 warps x 1 stage, 4 CTAs per SM; check it" in capsys.readouterr().out
+    assert ("1 split, 4 warps x 1 stage, 4 CTAs per SM, planned for the H200 (sm_90, 132 SMs, 60 MiB L2): no GPU here; "
+            "check it") in capsys.readouterr().out
     assert cli.main([*args, "--head-dim", "100", "--out", str(tmp_path / "bad")]) == 2
     err = capsys.readouterr().err
     assert "head_dim 100: the decode kernel takes 128, 256" in err and "Traceback" not in err

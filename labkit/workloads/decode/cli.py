@@ -13,14 +13,15 @@ SPLITS_HELP = ("default: the plan's own count and build; a count given takes the
 def _build(args) -> int:
     from .build import build_plan
     from .geometry import DecodeGeometry
-    from .plan import describe_plan, plan_call
+    from .plan import describe_plan
+    from .run import plan_here
 
     pages = -(-args.kv_len // args.page_size)
     g = DecodeGeometry(args.batch, args.heads_q, args.heads_kv, args.head_dim, args.page_size, pages,
                        args.batch * pages if args.pool_pages is None else args.pool_pages, args.max_q_len, args.layout)
-    plan = plan_call(g, splits=args.splits)
+    plan, planned_for = plan_here(g, splits=args.splits)
     path = build_plan(g, plan, args.out.path)
-    print(f"{path}\n  {describe_plan(plan)}; check it with: labkit manifest check {path}")
+    print(f"{path}\n  {describe_plan(plan)}, {planned_for}; check it with: labkit manifest check {path}")
     return 0
 
 

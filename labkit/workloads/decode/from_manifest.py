@@ -14,7 +14,6 @@ from ...manifest.families import K
 from ...manifest.model import BufArg, I32Field, Launch, Manifest, ParamField, TensorMapField
 from .build import build_plan
 from .geometry import DecodeGeometry
-from .plan import plan_call
 
 
 def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]:
@@ -107,16 +106,17 @@ def from_manifest(seed: Manifest, directory: Path | str, *, splits: int | None =
     note the input's own static check (its errors and warnings do not stop the re-targeting: only its geometry is
     taken)."""
     from ...manifest import check
+    from .run import plan_here
 
     g, q_rows, notes = geometry_from_manifest(seed)
-    plan = plan_call(g, splits=splits)
+    plan, planned_for = plan_here(g, splits=splits)
     s = plan.splits
     path = build_plan(g, plan, directory, q_rows=q_rows)
     launch = _first_launch(seed)
     notes.append(f"splits: {s} per (sequence, KV head)"
                  + (f" (the input's grid.x = {launch.grid[0]})" if launch is not None else "")
                  + (f", combined in a thread-block cluster of {s} (distributed shared memory, no global partials)"
-                    if plan.kernel.cluster_splits > 1 else ""))
+                    if plan.kernel.cluster_splits > 1 else "") + f"; {planned_for}")
     own = check(seed)
     errors = sum(i.severity == "error" for i in own.issues)
     warnings = sum(i.severity == "warning" for i in own.issues)

@@ -10,7 +10,7 @@ from ...timing import Timing
 from .build import build_plan
 from .geometry import DecodeGeometry
 from .inputs import DecodeInputs, bf16_to_f32, check_call
-from .plan import plan_for_device
+from .plan import H200_L2_BYTES, plan_call, plan_for_device
 
 
 @dataclass(frozen=True)
@@ -107,3 +107,17 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
     occ = cubin_occupancy(cubin, dynamic_smem_bytes=plan.kernel.dynamic_smem_bytes)
     records = records.astype(np.int64)
     return Timeline(records[records[:, 3] > 0], sms=describe().sm_count, ctas_per_sm=occ.ctas_per_sm)
+
+
+def plan_here(g: DecodeGeometry, **overrides):
+    """(the plan for ``g`` and a line naming what it was planned for): this GPU where there is one (its SMs, L2 and
+    clusters, as the bench plans), else the H200 (``plan_call``'s defaults): a cubin built on a CPU box is planned
+    for the H200, and an H100's 50 MiB L2 gives 157-189 MB calls another build."""
+    from ...cuda import gpu_status
+
+    if gpu_status()[0]:
+        from ...device import describe
+
+        return plan_for_device(g, **overrides), f"planned for this GPU, {describe().name}"
+    return plan_call(g, **overrides), (f"planned for the H200 (sm_90, 132 SMs, {H200_L2_BYTES >> 20} MiB L2): no GPU "
+                                       "here")
