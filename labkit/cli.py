@@ -55,7 +55,7 @@ def _report_map(args) -> int:
         models = len({m.device for m in maps}) > 1
         for m in maps:
             clean = "_clean" if m.mode == "cold_clean" else ""  # a geometry's two cold modes are two maps
-            model = "_" + re.sub(r"\W+", "_", m.device.removeprefix("NVIDIA ")) if models else ""  # so are two GPUs'
+            model = "_" + re.sub(r"\W+", "_", m.device.removeprefix("NVIDIA ")).strip("_") if models else ""  # 2 GPUs'
             path = args.out.path if len(maps) == 1 else args.out.path.with_name(
                 f"{args.out.path.stem}{model}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}{clean}")
             print(f"figure: {plot.save(plot.peer_map(m), path)}")

@@ -2,6 +2,7 @@
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass
 
 from . import _deps
@@ -173,3 +174,9 @@ def describe(index: int = 0) -> DeviceInfo:
         vbios_version=nvml.get("vbios_version"),
         board_part_number=nvml.get("board_part_number"),
     )
+
+
+def is_h200(name: str) -> bool:
+    """Whether NVML's ``name`` is an H200 ('NVIDIA H200', 'NVIDIA H200 NVL'), where labkit's absolute targets were
+    set; not the GH200, an H100-class part."""
+    return re.search(r"\bH200\b", name) is not None

@@ -212,7 +212,8 @@ class Session:
         Args:
             parameters: the notebook's other parameter values; each is checked by its declared
                 type, and every parameter that changes the measurement must be here.
-            runs_root: where recorded runs are found (None or '': ``data/runs``), a notebook's ``recorded_root``.
+            runs_root: where recorded runs are found (None or '': ``data/runs``), a notebook's ``recorded_root``;
+                relative: from the repo root, as File parameters (JupyterLab's kernel runs in ``notebooks/``).
 
         Raises:
             ParameterError: a value of the wrong type, or a measured parameter left out.
@@ -231,7 +232,7 @@ class Session:
                 raise ParameterError(f"Session.start({notebook!r}): pass the measured parameters {missing} too")
             values = {**{k: p.default for k, p in declared.items() if k != "out_dir"}, **values}
             notebooks.check_together(notebook, values)  # in JupyterLab too: a tail past the shape's N stops here
-        mode, recorded = plan_source(notebook, values, declared, Path(runs_root) if runs_root else None)
+        mode, recorded = plan_source(notebook, values, declared, _env.repo_path(runs_root) if runs_root else None)
         out = Path(out_dir) if out_dir else rundirs.new_run_dir(rundirs.runs_root(), notebook)
         (out / "data").mkdir(parents=True, exist_ok=True)
         (out / "figs").mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from labkit.params import Choice, File, Int, IntList, Text  # parameter types: `
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it; empty: runs/<stamp>-<name>)
-recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs), e.g. one unpacked from a GPU host
+recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs; relative: from the repo root)
 copy_mib: Int(1, 16384) = 1024  # size of the device-to-device copy probe, MiB
 launches: Int(10, 1000000) = 2000  # empty launches per launch-overhead measurement
 cold_l2_mib: IntList(1, 16384, max_items=8) = [16, 48, 256, 1024]  # copy sizes of the cold-L2 probe, MiB

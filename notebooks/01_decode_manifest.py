@@ -19,7 +19,7 @@ from labkit.params import Choice, File, Int, IntDict, Text  # parameter types: `
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
-recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs), e.g. one unpacked from a GPU host
+recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs; relative: from the repo root)
 manifest: File(reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # manifest to check
 manifest_vars: IntDict(1, 2147483647, vars_of="manifest") = {"tokens": 2}  # var values (name=N,...); others: their max
 iterations: Int(1, 100000) = 50  # timed samples per call

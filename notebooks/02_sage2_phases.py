@@ -19,7 +19,7 @@ from labkit.params import Choice, File, Int, IntList, Sage2Shape, Text  # parame
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
-recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs), e.g. one unpacked from a GPU host
+recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs; relative: from the repo root)
 shape: Sage2Shape() = [1, 37810, 56, 128]  # B,N,H,D of q, k and v (the same shape)
 layout: Choice("NHD", "HND") = "NHD"  # memory layout of q, k, v
 dtype: Choice("bf16", "fp16") = "bf16"  # 16-bit input type

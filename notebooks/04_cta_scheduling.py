@@ -28,7 +28,7 @@ from labkit.params import Choice, DecodeHeads, Int, IntList, Sage2Shape, Text  #
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
-recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs), e.g. one unpacked from a GPU host
+recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs; relative: from the repo root)
 workload: Choice("sage2", "decode", "both", covers={"both": ("sage2", "decode")}) = "both"  # which kernels to study
 shape: Sage2Shape() = [1, 37810, 56, 128]  # Sage2 B,N,H,D of q, k and v
 q_lens: IntList(1, at_most="shape[1]") = [37760, 37761, 37810]  # Sage2 q lengths, kv_len = N (the seed's q tail)
@@ -199,7 +199,7 @@ if do_decode:
                                 splits=0, launches=launches, **decode_geo)
     for kv in decode_kv_lens:
         split_model, batch_model = study.decode_models(decode_splits_batch, kv, max(decode_splits), max(decode_batches),
-                                                       sms=sms, **decode_geo)
+                                                       sms=sms, l2_bytes=device.l2_bytes, **decode_geo)
         fig = labkit.plot.decode_sched(split_model, split_sweep[split_sweep["kv_len"] == kv], batch_model,
                                        batch_sweep[batch_sweep["kv_len"] == kv], title=session.title(
                                            f"{decode_name}, {kv} tokens per sequence (split sweep at batch "

@@ -22,7 +22,7 @@ from labkit.params import Choice, Int, IntList, Names, Sage2Shape, Text  # param
 
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if GPU and ncu work, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
-recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs), e.g. one unpacked from a GPU host
+recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs; relative: from the repo root)
 shape: Sage2Shape() = [1, 37810, 56, 128]  # B,N,H,D of the Sage2 q = k = v (the seed shape)
 q_tail: IntList(1, at_most="shape[1]") = [37760, 37761]  # q lengths of the tail study (kv fixed at N)
 kv_tail: IntList(1, at_most="shape[1]") = [37760, 37761]  # kv lengths of the tail study (q fixed at N)

@@ -163,11 +163,13 @@ def decode_call_label(batch: int, kv_len: int, splits: int | None = None, *, hea
 
 
 def decode_model(batch: int, kv_len: int, splits: int | None, *, head_dim: int = 128, heads_q: int = 32,
-                 heads_kv: int = 8, page_size: int = 64, sms: int = 132, ctas_per_sm: int | None = None) -> LaunchModel:
+                 heads_kv: int = 8, page_size: int = 64, sms: int = 132, ctas_per_sm: int | None = None,
+                 l2_bytes: int | None = None) -> LaunchModel:
     """The model of one decode call (``splits`` None: the plan's own call; a count: as ``_decode_plan``;
     ``ctas_per_sm`` None: that of the build the plan takes for this call, which changes with the batch and the split
-    count)."""
-    g, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, splits=splits)
+    count; ``l2_bytes`` None: as ``_decode_plan``, a recorded run's GPU is given its own)."""
+    g, plan = _decode_plan(batch, kv_len, head_dim, heads_q, heads_kv, page_size, sms=sms, splits=splits,
+                           l2_bytes=l2_bytes)
     return _launch_model(g, plan, kv_len, sms=sms, ctas_per_sm=ctas_per_sm)
 
 

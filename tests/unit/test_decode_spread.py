@@ -334,8 +334,8 @@ def test_the_bench_says_where_its_large_calls_stand_among_the_recorded_runs(tmp_
     tail = printed[printed.index("issue #10's targets"):].splitlines()
     assert tail[-3:] == [
         f"report: {out} (labkit report show|diff read it)",
-        f"where its calls of 2 GB or more stand among the recorded runs (labkit report spread {tmp_path / 'runs'} "
-        "--point BxN --kernel BUILD shows them):",
+        f"where its calls of 2 GB or more stand among the recorded runs on NVIDIA H200 (labkit report spread "
+        f"{tmp_path / 'runs'} --point BxN --kernel BUILD --device 'NVIDIA H200' shows them):",
         "  64 x 8k d128 (mma w4s1c1) 4.360 TB/s: faster than 3 of the 6 recorded runs, between the two groups "
         "(4.330-4.350 / 4.450-4.470)"]
     assert cli.main([*argv, "--among", "none"]) == 0
@@ -346,8 +346,8 @@ def test_the_bench_says_where_its_large_calls_stand_among_the_recorded_runs(tmp_
     prov["device"].update(board_part_number="692-2G520-0282-001", vbios_version="96.00.A5.00.1A")
     monkeypatch.setattr(provenance, "collect", lambda **kw: prov)
     assert cli.main([*argv, "--among", str(tmp_path / "runs")]) == 0
-    assert ("stand among the recorded runs (this GPU: board 692-2G520-0282-001, VBIOS 96.00.A5.00.1A; labkit report "
-            "spread") in capsys.readouterr().out
+    assert ("stand among the recorded runs on NVIDIA H200 (this GPU: board 692-2G520-0282-001, VBIOS 96.00.A5.00.1A; "
+            "labkit report spread") in capsys.readouterr().out
     timed.clear()
     assert cli.main([*argv, "--among", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err.strip()
@@ -422,7 +422,7 @@ def test_the_notebook_s_spread_takes_its_own_build_or_says_why_it_shows_every_bu
     _report(tmp_path / "runs" / "old.json", [_row(4.1, kernel="mma/1")])
     assert len(recorded_spread(64, 8192, kernel="mma w4s1c1", runs=tmp_path / "runs").runs) == 6
     assert len(recorded_spread(64, 8192, kernel="mma/1", runs=tmp_path / "runs").runs) == 7
-    assert capsys.readouterr().out == "1 recorded runs of mma/1: every build's shown\n"
+    assert capsys.readouterr().out == "1 recorded run of mma/1: every build's shown\n"
     assert len(recorded_spread(64, 8192, kernel="mma w9", runs=tmp_path / "runs").runs) == 7
     assert capsys.readouterr().out == "no recorded run of mma w9: every build's shown\n"
     assert recorded_spread(8, 8192, runs=tmp_path / "runs") is None

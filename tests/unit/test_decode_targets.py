@@ -109,6 +109,7 @@ def test_off_the_h200_the_absolute_targets_are_shown_unjudged_and_the_relative_o
              point(1, 8192, TBps=1.55, p50_us=21.71, x=1.2, fa3=1.28),
              point(2, 704, 256, mode="graph", heads="24/4 seed", p50_us=6.29))
     for provenance, gpu in (({"device": {"name": "NVIDIA H100 80GB HBM3"}}, "NVIDIA H100 80GB HBM3"),
+                            ({"device": {"name": "NVIDIA GH200 480GB"}}, "NVIDIA GH200 480GB"),  # not an H200
                             ({}, "not recorded")):
         r = of(*calls, provenance=provenance)
         t = by_target(r)
@@ -124,6 +125,7 @@ def test_off_the_h200_the_absolute_targets_are_shown_unjudged_and_the_relative_o
                            "3.01-3.01 TB/s"
         assert not any("MISSED" in line for line in lines if "TB/s whenever" in line or "CUDA graph" in line)
         assert lines[-1] == "  not in this run: no cold split sweep (labkit decode bench --sweep-splits)"
+    assert by_target(of(*calls, provenance={"device": {"name": "NVIDIA H200 NVL"}}))["4.4"].met is False
     on_h200 = by_target(of(*calls))
     assert [on_h200[k].met for k in ("4.4", "2.0", "seed-sized")] == [False, False, True]
     assert "this run's GPU" not in "\n".join(targets.format_targets(of(*calls)))

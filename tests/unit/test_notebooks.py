@@ -107,6 +107,20 @@ def test_every_notebook_shows_the_records_under_its_recorded_root_here_the_h100_
     assert "RECORDED mode" in first and "NVIDIA H100 80GB HBM3" in first, first
 
 
+def test_a_relative_recorded_root_in_jupyterlab_is_from_the_repo_root(tmp_path, monkeypatch, capsys):
+    """JupyterLab's kernel runs in notebooks/: a relative recorded_root typed in the parameter cell is taken from the
+    repo root, as File parameters are (a review found the README's path refused there)."""
+    from labkit import notebooks as nbs
+    from labkit.session import Session
+
+    monkeypatch.chdir(tmp_path)
+    defaults = {k: p.default for k, p in nbs.parameters("01").items() if k not in ("source", "out_dir",
+                                                                                    "recorded_root")}
+    s = Session.start("01_decode_manifest", source="recorded", out_dir=tmp_path / "out",
+                      runs_root=str(H100_RUNS.relative_to(ROOT)), parameters=defaults)
+    assert s.device_name == "NVIDIA H100 80GB HBM3" and "h100_first_run" in capsys.readouterr().out
+
+
 def test_notebooks_use_only_public_labkit_api():
     for src in (ROOT / "notebooks").glob("[0-9][0-9]_*.py"):
         text = src.read_text()

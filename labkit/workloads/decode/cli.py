@@ -56,6 +56,7 @@ def _print_standings(run, among, own) -> None:
     record there costs this line, not the measurements)."""
     from ..._env import data_dir
     from ...errors import LabkitError
+    from ...report.tables import provenance_traits
     from .spread import board_label, read_reports, standings
 
     if among is False:  # --among none
@@ -70,9 +71,11 @@ def _print_standings(run, among, own) -> None:
         return
     if lines:
         board = board_label(run.provenance)
+        model = provenance_traits(run.provenance)["device"]
         this_gpu = f"this GPU: {board}; " if board else ""
-        print(f"where its calls of 2 GB or more stand among the recorded runs ({this_gpu}labkit report spread {folder} "
-              "--point BxN --kernel BUILD shows them):", *lines, sep="\n", flush=True)
+        print(f"where its calls of 2 GB or more stand among the recorded runs on {model} ({this_gpu}labkit report "
+              f"spread {folder} --point BxN --kernel BUILD --device '{model}' shows them):", *lines, sep="\n",
+              flush=True)
 
 
 def _compare(args) -> int:

@@ -93,8 +93,8 @@ class CallSpread:
 
     @property
     def devices(self) -> tuple[str, ...]:
-        """The GPU models of the runs."""
-        return tuple(sorted({r.device for r in self.runs}))
+        """The GPU models the runs name (a run naming none is of no other model)."""
+        return tuple(sorted({r.device for r in self.runs} - {"not recorded"}))
 
     @property
     def where(self) -> str:
@@ -288,8 +288,9 @@ def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB
             s, runs = None, 0
         head = f"  {call_label(p)} ({p.kernel})"
         if runs < MIN_FOR_GROUPS:
-            lines.append(f"{head} {p.TBps:.3f} TB/s: {counted(runs, 'recorded run')} of this build on {device}, too "
-                         "few to place it")
+            on = device if device != "not recorded" else "a GPU not recorded"
+            lines.append(f"{head} {p.TBps:.3f} TB/s: {counted(runs, 'recorded run')} of this build on {on}, too few "
+                         "to place it")
         else:
             lines.append(f"{head} {s.place(p.TBps)}")
     return lines

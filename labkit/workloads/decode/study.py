@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..._text import counted
 from .build import build_plan
 from .geometry import DecodeGeometry
 from .inputs import make_inputs
@@ -174,14 +175,15 @@ def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: 
     try:
         found = read_reports([repo_path(runs)])
         shape = {"heads": heads_label(heads_q, heads_kv, page_size), "device": device}
+        on = f" on {device}" if device else ""
         if kernel is not None:
             try:
                 own = call_spread(found, batch, kv_len, head_dim, kernel=kernel, **shape)
                 if len(own.runs) >= MIN_FOR_GROUPS:
                     return own
-                print(f"{len(own.runs)} recorded runs of {kernel}: every build's shown")
+                print(f"{counted(len(own.runs), 'recorded run')} of {kernel}{on}: every build's shown")
             except ArgumentError:
-                print(f"no recorded run of {kernel}: every build's shown")
+                print(f"no recorded run of {kernel}{on}: every build's shown")
         return call_spread(found, batch, kv_len, head_dim, **shape)
     except ArgumentError as exc:
         print(f"no recorded run to place this call among: {exc}")

@@ -22,7 +22,7 @@ MIN_TBPS_BATCH1_8K = 2.0  # batch 1, 8k tokens, 8 KV heads, head_dim 128
 SEED_GRAPH_MAX_US = 10.0
 SPLIT_SLACK = 0.05  # the split heuristic within 5 % of a sweep's best split count
 SHOWN = 5  # calls named per missed target, the furthest first
-TARGET_GPU = "H200"  # the absolute targets' GPU, as NVML names it ("NVIDIA H200")
+TARGET_GPU = "H200"  # the absolute targets' GPU (``labkit.device.is_h200``)
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,10 @@ def _shown(v: float, bound: float, digits: int = 2) -> str:
 def target_gpu(r: DecodeReport) -> str | None:
     """``r``'s GPU where it is not the one the absolute targets were set on (its name, or 'not recorded'); None on
     an H200."""
+    from ...device import is_h200
+
     name = (r.provenance.get("device") or {}).get("name")
-    return None if name and TARGET_GPU in name else name or "not recorded"
+    return None if name and is_h200(name) else name or "not recorded"
 
 
 def _result(target: str, covered: list, missed: list, shown, met_detail: str, absent: str,

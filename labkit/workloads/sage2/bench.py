@@ -26,12 +26,14 @@ from .schedule import Schedule
 
 LAUNCH_BOUND_S = 10e-6  # below this byte floor a phase is timed as a kernel launch, not as traffic
 TARGET_MAINLOOP_S = 0.127  # the public sm89-schedule kernel on the H200 (323 TOPS)
-TARGET_GPU = "H200"  # x_target_127ms is a ratio to that GPU's time: shown on one only
+TARGET_GPU = "H200"  # x_target_127ms is a ratio to that GPU's time: shown on one only (``labkit.device.is_h200``)
 
 
 def x_target(mainloop_s: float, device: str) -> dict:
     """``{'x_target_127ms': ...}`` on an H200, {} on another GPU (the public kernel was not timed there)."""
-    return {"x_target_127ms": mainloop_s / TARGET_MAINLOOP_S} if TARGET_GPU in device else {}
+    from ...device import is_h200
+
+    return {"x_target_127ms": mainloop_s / TARGET_MAINLOOP_S} if is_h200(device) else {}
 
 
 def x_floor(p50_s: float, floor_s: float) -> float | str:
@@ -215,7 +217,9 @@ def render(result: dict) -> str:
     device = result.get("device")  # written since the first run on an H100
     head = (f"Sage2 bench {result['shape']} {result['layout']}, schedule {result.get('schedule', '128/64/32/1')}, "
             + (f"on {device}, " if device else "") + f"copy {result['copy_GBps']:.0f} GB/s (read+write)")
-    if device and TARGET_GPU not in device:
+    from ...device import is_h200
+
+    if device and not is_h200(device):
         head += (f"\nx_target_127ms (the public kernel's {TARGET_MAINLOOP_S * 1e3:.0f} ms on the {TARGET_GPU}) is not "
                  "shown on this GPU: mainloop_x_this compares with the peers timed here")
     for key in [k for k in result if k.startswith("accuracy")]:
@@ -223,6 +227,8 @@ def render(result: dict) -> str:
         head += f"\ncheck vs fp32 reference, {label}: cos {a['cos']:.6f}, rel-L1 {a['rel_l1']:.4f}, NaN {a['nan']}"
     cols = ["phase", "p50_ms", "floor_ms", "x_floor", "TOPS", "x_target_127ms", "TFLOPS", "mainloop_x_this", "MHz",
             "alone_ms", "mainloop_x_alone", "alone_MHz", "cos", "rel_l1", "error"]
+    if device and not is_h200(device):  # an empty column otherwise
+        cols.remove("x_target_127ms")
     lines = [head, "  ".join(f"{c:>14}" if i else f"{c:<36}" for i, c in enumerate(cols))]
     for r in result["rows"]:
         cells = []
