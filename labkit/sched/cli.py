@@ -106,12 +106,12 @@ def register(sub) -> None:
                    help="dynamic shared memory per CTA in bytes, as the launch asks for it (default 0)")
     p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), default=None, help="also the waves of a grid")
     p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132, help="SMs of the GPU (default 132, "
-                   "the H200's)")
+                   "the H200's and the H100 SXM's)")
     p.set_defaults(fn=_occupancy)
     p = sp.add_parser("waves", help="waves, last-wave fill and efficiency of a grid")
     p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), required=True, help="CTAs in the grid")
     p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132, help="SMs of the GPU (default 132, "
-                   "the H200's)")
+                   "the H200's and the H100 SXM's)")
     p.add_argument("--ctas-per-sm", type=int_in(1, 32, what="--ctas-per-sm"), required=True,
                    help="resident CTAs per SM, 1..32 (an SM of sm_80..sm_100 holds at most 32)")
     p.set_defaults(fn=_waves)

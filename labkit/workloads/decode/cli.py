@@ -197,8 +197,8 @@ def register(sub) -> None:
                    help="time this kernel (tensor cores or CUDA cores) instead of the default; repeatable")
     p.add_argument("--among", type=typed(_among, "directory"), default=None, metavar="DIR",
                    help="the recorded runs (decode reports under DIR) to place the run's calls of 2 GB or more "
-                        "among, after the targets: H200s run them in two states about 2 %% apart (default: this "
-                        "checkout's data/runs; 'none': skip)")
+                        "among, those of the same GPU model only, after the targets: H200s run them in two states "
+                        "about 2 %% apart (default: this checkout's data/runs; 'none': skip)")
     p.set_defaults(fn=_bench)
     from .compare import BUILD_KNOBS, parse_build
 
