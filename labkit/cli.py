@@ -62,10 +62,17 @@ def _report_map(args) -> int:
     return 0
 
 
+def _device_model(text: str) -> str:
+    """``--device``: a GPU model as reports name it; a blank one would match no run and say so obscurely."""
+    from .errors import ArgumentError
+
+    if not text.strip():
+        raise ArgumentError(f"--device {text!r}: expected a GPU model as the reports name it, e.g. 'NVIDIA H200'")
+    return text
+
+
 def _report_heads(text: str) -> str:
     """``--heads`` as decode reports write it, checked as their reader checks it (a typo is not 'no row')."""
-    import re
-
     from .errors import ArgumentError
     from .workloads.decode.report import HEADS_EXPECTED, HEADS_FORM
 
@@ -266,8 +273,9 @@ def build_parser() -> Parser:
                    help="the calls' cold mode: L2 left dirty by the flush (cold, the default) or clean (cold_clean)")
     s.add_argument("--kernel", help="only runs of this build (its label in the table, e.g. 'mma w4s1c1'), to hold the "
                                     "kernel fixed across commits")
-    s.add_argument("--device", help="only runs on this GPU model, as the reports name it (e.g. 'NVIDIA H200'): the "
-                                    "runs' step is sought only among one model's")
+    s.add_argument("--device", type=typed(_device_model, "device"),
+                   help="only runs on this GPU model, as the reports name it (e.g. 'NVIDIA H200'): the runs' step is "
+                        "sought only among one model's")
     s.add_argument("--out", type=output_path("figure", parents=True), help="write the figure as PATH.png and .svg")
     s.set_defaults(fn=_report_spread)
 

@@ -298,6 +298,9 @@ def test_an_h100_run_is_placed_among_h100_runs_only_and_a_spread_over_two_models
     assert h200.step() is not None and "model" not in spread_table(h200).splitlines()[1].split()
     with pytest.raises(ArgumentError, match=f"no run of this call on NVIDIA A100 .* it ran on {H100}, NVIDIA H200$"):
         call_spread(found, 64, 8192, 128, device="NVIDIA A100")
+    assert cli.main(["report", "spread", str(tmp_path / "runs"), "--point", "64x8192", "--device", " "]) == 2
+    assert capsys.readouterr().err.strip().endswith("--device ' ': expected a GPU model as the reports name it, e.g. "
+                                                    "'NVIDIA H200'")
     assert cli.main(["report", "spread", str(tmp_path / "runs"), "--point", "64x8192", "--device", H100]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"64 x 8k d128, 32/8 heads, cold, on {H100}: the plan's call in 3 runs on 3 GPUs")
