@@ -54,9 +54,10 @@ copy_table
 # The copy again at sizes below and above the L2: with L2 warm; after the memset flush that `cold` timing (labkit's
 # default, as NVBench's) leaves full of dirty lines, which the copy's misses write back to DRAM inside the sample; and
 # after `cold_clean`'s flush, which reads other data after the memset so that L2 is clean. The gap between the two
-# cold lines is what a cold sample pays for the flush's lines: a few µs at most (an L2's worth of write-backs), so a
-# large share of a call of tens of MB and a small one of a call of a GB. A copy touches twice its size: from half the
-# L2 on (30 MiB on an H200, 25 on an H100) its source and destination do not both fit, and "warm" is no longer warm.
+# cold lines is what a cold sample pays for the flush's lines, at most an L2's worth of write-backs (1.8-3.9 µs on the
+# H200s recorded, 4.1-6.6 µs on the H100), so a large share of a call of tens of MB and a small one of a call of a
+# GB. A copy touches twice its size: from half the L2 on (the first dotted line: 30 MiB on an H200, 25 on an H100)
+# its source and destination do not both fit, and "warm" is no longer warm.
 # Both cold pads first reset L2 lines that kernels loaded as persisting (L2::evict_last), where the CUDA context sets
 # L2 aside for them (11.25 MiB on the H200s measured): no memset or read of normal lines evicts those, and FA3 loads
 # its K/V so. The table: p50 [µs].

@@ -11,7 +11,7 @@
 #
 # Validate a schema_version 4 launch manifest, show its launch plan and the parameter block
 # byte by byte, and run it when this GPU can. The seed's cubin is sm_100f (B200/B300 class),
-# so on an H200 the notebook says why it cannot run, and proves the same runner path with
+# so on a Hopper GPU (H100, H200) the notebook says why it cannot run, and proves the same runner path with
 # labkit's own TMA proof kernel instead.
 
 # %% tags=["parameters"]
@@ -43,7 +43,7 @@ path = labkit.repo_path(manifest)
 
 # %%
 result = labkit.manifest.check(labkit.manifest.load(path), vars=manifest_vars)
-print(render_check(result, None, "static check: the device comes below"))
+print(render_check(result, None, "static check: the device comes below", param_block=False))  # its table follows
 
 # %% [markdown]
 # ## The parameter block

@@ -72,9 +72,10 @@ checks
 #
 # Every sample is cold: L2 is flushed before it by a memset of twice its size (NVBench's flush), which leaves L2
 # full of dirty lines that the call's reads write back, and an event pair also times the launch. Both are part of
-# the rates here, for labkit and the peers alike; with L2 left clean (`labkit decode bench --mode cold_clean`),
-# calls of 268 MB take 11-14 % less (8 x 8k d128: about 67 us, what ncu reads in notebook 05, against 76.5) and
-# 1 x 8k 1.5-2.1 us less (docs/decode.md, "A cold L2 left dirty or clean").
+# the rates here, for labkit and the peers alike. How much: on the H200s of docs/decode.md ("A cold L2 left dirty or
+# clean"), with L2 left clean (`labkit decode bench --mode cold_clean`) calls of 268 MB took 11-14 % less (8 x 8k
+# d128 about 67 us, what ncu reads for it, against 76.5 cold) and 1 x 8k 1.5-2.1 us less; notebook 05 reads this
+# GPU's own gap between the two.
 #
 # The `kernel` column names the build the plan chose (`kernel_label` in `labkit/workloads/decode/geometry.py`):
 # `mma w8s3ef cl8 pp` is the tensor-core kernel with 8 warps and 3 K/V stages (`s`), K/V loaded with L2 evict_first

@@ -82,15 +82,21 @@ counters
 # call starts with an L2 full of dirty lines that its reads must write back, while ncu's cache control
 # leaves L2 clean; and an event pair also times the launch, which `gpu__time_duration` leaves out (notebook
 # 00's overhead probe measures it). The dirty lines are most of it: with L2 left clean after the flush
-# (`labkit decode bench --mode cold_clean`; docs/decode.md, "A cold L2 left dirty or clean") 8 x 8k d128 took
-# 66.6-67.1 us instead of 76.5, and 1 x 8k 15.6-16.2 us instead of 17.6-17.9, about what ncu reads for them. The
-# table below is this run's own gap, relative and in us (`gap_us`: ncu minus event p50). For the Sage2 mainloop
-# (about 120 ms) the same write-backs, at most one L2 of lines (~15 us), are 0.01 %, so a flag there means the clocks
-# or the board moved between the two runs: read it against the case's event min..max.
+# (`labkit decode bench --mode cold_clean`; docs/decode.md, "A cold L2 left dirty or clean"), on the H200s 8 x 8k
+# d128 took 66.6-67.1 us instead of 76.5, and 1 x 8k 15.6-16.2 us instead of 17.6-17.9, about what ncu reads for
+# them. The table below is this run's own gap, relative and in us (`gap_us`: ncu minus event p50), and the lines
+# above it say per sweep whether the gaps share a sign and lie outside the events' min..max.
+#
+# For the Sage2 mainloop (over 100 ms) the same write-backs, at most one L2 of lines (~15 us), are 0.01 %, so a flag
+# there is a difference in how the kernel itself ran in the two runs. On the H200s' records the five Sage2 cases
+# stayed within 0.1 %; on the first H100's (`data/runs/20261205T053000Z-h100_first_run/`) ncu read all five 1.1-1.7 %
+# longer, above every event sample, at an SM clock of 1.83-1.84 GHz (the `clock_hz` counter); what makes that gap is
+# not known yet.
 
 # %%
 gaps = tables.event_vs_ncu(summary)
 session.save_table(gaps, "event_vs_ncu")
+print("\n".join(tables.gap_lines(gaps)))
 for row in gaps[gaps["flagged"]].itertuples():
     print(f"FLAGGED {row.case}: ncu {row.ncu_us:.1f} us, event p50 {row.event_p50_us:.1f} us ({100 * row.gap:+.2f} %)")
 fig = labkit.plot.event_vs_ncu(gaps, title=session.title("ncu gpu__time_duration against CUDA-event p50"))
@@ -101,7 +107,8 @@ gaps
 # ## Time against counters across the tail study and the decode sweep
 # Pearson r of the event p50 with each counter, per group. Each column names its points and how far apart their
 # times are: the Sage2 tail points differ by under 1 %, so an r there follows whichever point ran slowest; the
-# decode sweep's times are tens of times apart, and its axes are logarithmic.
+# decode sweep's times are tens of times apart, so its time axis is logarithmic, and so is a counter's that spans
+# more than 10x.
 
 # %%
 sweep = tables.sweep_table(summary)
@@ -114,10 +121,11 @@ tables.correlation_matrix(corr)
 
 # %% [markdown]
 # ## ncu's tail-effect and imbalance rules beside labkit's wave model
-# labkit's CTA efficiency: ctas / (ceil(waves) x slots) with the launch's grid, SM count and CTAs per SM
-# (the tightest of ncu's occupancy limits), `labkit.sched.waves`. It does not see clusters: a decode call whose
-# splits form clusters of 8 fits only 120 of the H200's 132 SMs, which notebook 04's model counts. A rule column
-# reads "none fired" where no rule of that kind applied to the launch (or `sections` left out the one that has it).
+# labkit's CTA efficiency: ctas / (ceil(waves) x slots) with the launch's grid, SM count and CTAs per SM (the
+# tightest of ncu's occupancy limits), `labkit.sched.waves`. It does not see clusters: a decode call whose splits
+# form clusters of 8 fits only 120 of the 132 SMs of an H100 or H200 SXM, which notebook 04's model counts. A rule
+# column reads "none fired" where no rule of that kind applied to the launch (or `sections` left out the one that
+# has it).
 
 # %%
 eff = tables.efficiency_table(summary)
@@ -128,7 +136,7 @@ eff
 # ## Phases of the fused kernels (SourceCounters, two ncu runs)
 # Warp samples per source line grouped by the kernel's `// PHASE:` markers: each phase's share in
 # both runs and the difference in points, and the stall reasons per phase (run 1). Samples are
-# resident-warp time, not wall time per phase (ncu-automation.md section 7). ncu gives an inlined helper's
+# resident-warp time, not wall time per phase (warps are in different phases at once). ncu gives an inlined helper's
 # instructions the helper's own lines, so helpers carry markers of their own: in the decode kernel both products'
 # `mma.sync` instructions sit under `mma_qk_and_pv`, and `qk` and `pv` hold their operand loads (ldmatrix), conversions
 # and bookkeeping; read the three together for the math of both products.

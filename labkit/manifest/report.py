@@ -10,7 +10,9 @@ def _table(header, rows) -> list[str]:
     return [fmt(header), fmt(["-" * w for w in widths]), *(fmt(r) for r in rows)]
 
 
-def render_check(res: CheckResult, device=None, gpu_reason: str = "") -> str:
+def render_check(res: CheckResult, device=None, gpu_reason: str = "", *, param_block: bool = True) -> str:
+    """``manifest check``'s text: modules, vars, issues, then per call its grid, scratch, tensor maps and parameter
+    block (``param_block=False``: its size only, where a table beside it shows the block, as in notebook 01)."""
     m = res.manifest
     out = [f"manifest {m.source} (schema_version {m.schema_version}, model {m.model}), program {res.program}"]
     out.append(f"device: {device.name} ({device.arch})" if device else
@@ -38,10 +40,13 @@ def render_check(res: CheckResult, device=None, gpu_reason: str = "") -> str:
             f = launch.args[0].fields[fi]
             out.append(f"  tensormap at {f.at}: dims {list(dims)} (inner first), strides {list(f.strides)} B, "
                        f"box {list(f.box)}, swizzle {f.swizzle} B, {f.dtype}")
+        written = sum(r.size for r in plan.rows)
+        if not param_block:
+            out.append(f"  parameter block: {plan.pack_size} B, {written} B written, {plan.pack_size - written} B zero")
+            continue
         out.append(f"  parameter block ({plan.pack_size} B):")
         out += ["    " + line for line in _table(["at", "size", "kind", "source", "value"],
                                                 [[r.at, r.size, r.kind, r.source, r.value] for r in plan.rows])]
-        written = sum(r.size for r in plan.rows)
         out.append(f"    {written} B written, {plan.pack_size - written} B zero")
     out.append("")
     unchecked = "" if device else "; not checked against a GPU (its architecture and limits may still refuse it)"

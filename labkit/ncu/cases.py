@@ -3,7 +3,7 @@ paged-decode sweep, each in its own NVTX range ``ncu/<case name>`` (domain ``lab
 
 The same ``CasePlan`` is launched once per case under ncu (``labkit ncu cases SPEC.json``, NVTX filter
 ``labkit@ncu/``, kernel-name filter per workload) and timed with CUDA events in a separate, un-profiled
-process: events inside an ncu run time the replay, not the kernel (ncu-automation.md section 8).
+process: events inside an ncu run time the replay (every pass, save and restore), not the kernel.
 The plan is pure data; only ``launch`` and ``time_cases`` touch the GPU.
 """
 

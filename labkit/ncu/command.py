@@ -7,7 +7,7 @@ from pathlib import Path
 from .. import _env
 from ..errors import NcuError
 
-PRESETS = {  # ncu-automation.md section 4: what each costs in replay passes is noted there
+PRESETS = {  # replay passes each costs: timing 1-2, sol about 10-15, source about 15-23
     "timing": {"metrics": ("gpu__time_duration.sum", "gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second",
                            "dram__bytes_read.sum", "dram__bytes_write.sum")},
     "sol": {"sections": ("SpeedOfLight", "LaunchStats", "Occupancy", "WarpStateStats"),

@@ -1,5 +1,6 @@
 """Time inside one fused kernel, by phase: ncu's per-PC samples summed per source line, lines grouped
-by the kernel's ``// PHASE: <name>`` markers (ncu-automation.md section 7).
+by the kernel's ``// PHASE: <name>`` markers. Samples are of resident-warp time, not wall time per
+phase: warps are in different phases at once, so shares shift with occupancy and tails.
 
 A line belongs to the last marker above it in the same ``__global__`` function (markers reset at each
 ``__global__``, so a second kernel in the file is not taken for the first one's last phase); ``// PHASE: end``

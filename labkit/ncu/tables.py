@@ -51,6 +51,23 @@ def event_vs_ncu(s: NcuSummary, *, limit: float = GAP_LIMIT, min_ns: float = GAP
     return pd.DataFrame(rows)
 
 
+def gap_lines(gaps) -> list[str]:
+    """One line per sweep group of ``event_vs_ncu``'s table: the range of its gaps, whether they share a sign (an
+    offset between the two ways of timing, not one case's drift) and in how many cases ncu's duration lies outside
+    the events' min..max."""
+    lines = []
+    for group, g in gaps.groupby("group", sort=False):
+        g = g[g["gap"].notna()]
+        if g.empty:
+            continue
+        outside = int(((g["ncu_us"] < g["event_min_us"]) | (g["ncu_us"] > g["event_max_us"])).sum())
+        sign = ("ncu longer in every case" if (g["gap"] > 0).all() else
+                "ncu shorter in every case" if (g["gap"] < 0).all() else "ncu longer in some cases, shorter in others")
+        lines.append(f"{group or 'other'}: gaps {100 * g['gap'].min():+.2f} to {100 * g['gap'].max():+.2f} % over "
+                     f"{len(g)} cases, {sign}; ncu outside the events' min..max in {outside} of {len(g)}")
+    return lines
+
+
 def sweep_table(s: NcuSummary):
     """Event p50 joined to the first launch's counters of each case, with its sweep group."""
     df = counter_table(s)

@@ -126,11 +126,12 @@ def tail_study(report, *, title: str = "Sage2 tail study", ax=None):
         ax_.set_xlim(-0.5, len(x) - 0.5)
         ax_.set_xlabel(("q_len" if along_q else "kv_len") + " [tokens] (evenly spaced, not to scale)")
         ax_.set_ylabel("mainloop time [ms]")
+        ax_.tick_params(axis="y", labelleft=True)  # sharey hides a right panel's numbers, its label stayed alone
         fixed = f"kv_len {d['kv_len'].iloc[0]}" if along_q else f"q_len {d['q_len'].iloc[0]}"
         ax_.set_title(f"{'q' if along_q else 'kv'} tail, {fixed}", fontsize=9)
         eff = d["q_row_efficiency"] if along_q else d["kv_tile_efficiency"]
         ax2 = ax_.twinx()
-        ax2.plot([v + 0.12 for v in x], eff, "s", color="C1", markerfacecolor="none",
+        ax2.plot([v + 0.18 for v in x], eff, "s", color="C1", markerfacecolor="none",
                  label=("q-row" if along_q else "kv-tile") + " efficiency")
         ax2.set_ylabel(("q rows / scheduled rows" if along_q else "kv tokens / (k iters x cta_k)") + " [1]")
         span = max(float(eff.max() - eff.min()), 1e-4)
@@ -162,16 +163,18 @@ _KIND_COLORS = {"tensormap": "C4", "param": "C1", "scratch": "C5", "i32": "C2"}
 
 def cold_l2_copies(table, *, l2_mib: float | None = None, title: str = "copy by L2 state", ax=None):
     """The cold-L2 copy probe (``labkit.probes.cold_l2_table``): TB/s read + written against the copy's size, one line
-    per L2 state (warm, flushed and left dirty, flushed and left clean); a dotted line at the L2's size."""
+    per L2 state (warm, flushed and left dirty, flushed and left clean); dotted lines at half the L2 (from there a
+    copy's source and destination no longer both fit) and at its size."""
     fig, ax = _axes(ax, figsize=(6.4, 3.8))
     labels = {"hot": "hot (L2 warm)", "cold": "cold (flushed, left dirty)", "cold_clean": "cold_clean (flushed, clean)"}
     for mode, rows in table.groupby("mode", sort=False):
         rows = rows.sort_values("MiB")
         ax.plot(rows["MiB"], rows["TBps"], marker="o", label=labels.get(mode, mode))
     if l2_mib:
-        ax.axvline(l2_mib, color="0.5", linestyle=":", linewidth=1)
-        ax.annotate(f"L2 {l2_mib:.0f} MiB", (l2_mib, ax.get_ylim()[0]), xytext=(3, 3), textcoords="offset points",
-                    fontsize=7, color="0.4")
+        for at, label in ((l2_mib / 2, f"L2/2 {l2_mib / 2:g} MiB"), (l2_mib, f"L2 {l2_mib:g} MiB")):
+            ax.axvline(at, color="0.5", linestyle=":", linewidth=1)
+            ax.annotate(label, (at, ax.get_ylim()[0]), xytext=(3, 3), textcoords="offset points", fontsize=7,
+                        color="0.4")
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(table["MiB"].unique()), [str(m) for m in sorted(table["MiB"].unique())])
     ax.set_xlabel("copy size [MiB]")

@@ -93,6 +93,18 @@ def peer_map(m, *, title: str | None = None, ax=None):
     return fig
 
 
+OFF_NAMED = 3  # rates off a spread's axes named under it
+
+
+def _run_name(r) -> str:
+    """A run's directory (``20261201T051846Z-decode_bench``), or its file where it lies in none."""
+    import re
+    from pathlib import Path
+
+    path = Path(r.source)
+    return next((p for p in path.parts if re.match(r"\d{8}T\d{6}Z-", p)), path.name)
+
+
 def call_spread(s, *, this_run: float | None = None, this_run_beside: float | None = None, title: str | None = None):
     """One call across runs (a ``CallSpread``): left, labkit timed in the peers' rounds against the best peer of the
     same rounds, beside the line where they are level; right, labkit timed alone and the best peer against the run's
@@ -104,7 +116,7 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
     one on the left (each panel's line is the rate its y axis holds)."""
     from . import _plt
 
-    fig, (left, right) = _plt().subplots(1, 2, figsize=(10, 4.4))
+    fig, (left, right) = _plt().subplots(1, 2, figsize=(10, 4.4), layout="constrained")
     step = s.step()
     slow = step[0].runs if step else 0
     groups = [(s.runs[:slow], "C1", "slower group"), (s.runs[slow:], "C0", "faster group" if slow else "all runs")]
@@ -121,13 +133,17 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
     for ax, rate, how in ((right, this_run, "labkit alone"), (left, this_run_beside, "in its peers' rounds")):
         if rate is not None:
             ax.axhline(rate, color="0.2", linestyle="--", linewidth=1, label=f"this run, {how}: {rate:.3f} TB/s")
-    rates = sorted([r.TBps for r in s.runs] + [v for r in s.runs for v in (r.best_peer_TBps, r.beside_TBps)
-                                               if v is not None] + [v for v in (this_run, this_run_beside)
-                                                                    if v is not None])
+    mine = ((this_run, "labkit alone"), (this_run_beside, "labkit beside peers"))
+    named = sorted([(r.TBps, f"labkit alone, {_run_name(r)}") for r in s.runs]
+                   + [(v, f"{what}, {_run_name(r)}") for r in s.runs
+                      for v, what in ((r.best_peer_TBps, "best peer"), (r.beside_TBps, "labkit beside peers"))
+                      if v is not None]
+                   + [(v, f"this run, {how}") for v, how in mine if v is not None])
+    rates = [v for v, _ in named]
     q10, q90 = rates[len(rates) // 10], rates[(9 * len(rates)) // 10]
     lo, hi = max(rates[0], q10 - 1.5 * (q90 - q10)), min(rates[-1], q90 + 1.5 * (q90 - q10))
     pad = 0.05 * (hi - lo or hi)
-    off = [v for v in rates if not lo <= v <= hi]
+    off = [f"{v:.3f} ({what})" for v, what in named if not lo <= v <= hi]
     if any(r.beside_TBps is not None for r in s.runs):
         left.plot([lo - pad, hi + pad], [lo - pad, hi + pad], ":", color="0.4", linewidth=1, label="level with it")
         left.set_xlim(lo - pad, hi + pad)
@@ -139,10 +155,11 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
     left.set_xlabel("the best peer in the same rounds [TB/s]")
     left.set_ylabel("labkit in the peers' rounds [TB/s]")
     right.set_xlabel("the run's 1 GiB copy, read + write [TB/s]")
-    right.set_ylabel("K + V read rate, labkit alone and the best peer [TB/s]")
+    right.set_ylabel("labkit alone and the best peer [TB/s]")
     right.legend(fontsize=7)
-    if off:
-        fig.text(0.5, 0.005, f"off the axes: {', '.join(f'{v:.3f}' for v in off)} TB/s", ha="center", fontsize=7)
+    if off:  # named, the y axis of both panels holds every rate
+        more = f"; {len(off) - OFF_NAMED} more" if len(off) > OFF_NAMED else ""
+        fig.supxlabel(f"off the y axes [TB/s]: {'; '.join(off[:OFF_NAMED])}{more}", fontsize=7)  # room kept for it
     builds = len({r.kernel for r in s.runs})
     fig.suptitle(title or f"{s.call}: the plan's call in {s.where}"
                  + (f" ({builds} builds)" if builds > 1 else ""), fontsize=10)

@@ -66,7 +66,8 @@ def time_vs_counters(df, counters, correlations=None, *, title: str = "time vs c
             # an r over times that differ by less than their run-to-run noise says nothing: say how close they are
             close = f", times within {100 * spread:.1f} %" if spread == spread and spread < 0.02 else ""
             ax.set_title(f"{g}\nr = {r:.2f}{close}" if r == r else f"{g}\nr: n/a", fontsize=7)
-            ax.set_xlabel(f"{c} [MB]" if in_mb else f"{c.removesuffix('_ns')} [us]" if in_us else c, fontsize=7)
+            ax.set_xlabel(f"{c} [MB]" if in_mb else f"{c.removesuffix('_ns')} [us]" if in_us
+                          else f"{c} [%]" if c.endswith("_pct") else c, fontsize=7)
             ax.tick_params(labelsize=6)
             ax.ticklabel_format(axis="x", useOffset=False)  # "+1.249e1" beside the axis read as part of a tick
             if len(times) and times.min() > 0 and times.max() > 10 * times.min():  # the decode sweep: 1k to 8k x 1..64

@@ -75,10 +75,11 @@ def test_why_a_peer_did_not_run_is_listed_once_per_reason_not_as_a_table_column(
                                             f"flex_paged: {error}; fa3: absent"]})
     assert "peers_not_run" not in study.shown(table)
     lines = study.peers_not_run(table)
-    assert lines[0] == "flex_paged: compiled per shape (at 1 x 1024, 8 x 1024)"
-    assert lines[1].startswith("flex_paged: InductorError: CompilationError: at 194:23: xxx")
-    assert lines[1].endswith("... (at 64 x 32768)") and len(lines[1]) < 120
-    assert lines[2] == "fa3: absent (at 64 x 32768)"
+    # the peer and where it has no number first, then why: a list of points after the reason read as where it ran
+    assert lines[0] == "flex_paged: no number at 1 x 1024, 8 x 1024: compiled per shape"
+    assert lines[1].startswith("flex_paged: no number at 64 x 32768: InductorError: CompilationError: at 194:23: xxx")
+    assert lines[1].endswith("xxx...") and len(lines[1]) < 150
+    assert lines[2] == "fa3: no number at 64 x 32768: absent"
 
 
 def test_a_kernel_that_writes_nan_gives_a_correctness_row_a_json_file_holds(tmp_path, monkeypatch):

@@ -61,6 +61,20 @@ def test_seed_check_finds_its_problems_and_can_run(capsys):
     assert ("grid [38, 4, 2] (seqs=2) = 304 CTAs, block [512, 1, 1], shared memory 144992 B dynamic + 1024 B static"
             in out)
     assert "verdict: can run" in out
+    assert "  parameter block (1280 B):" in out and "B written," in out
+
+
+def test_the_check_text_can_leave_the_parameter_block_to_a_table_beside_it():
+    """Found by a notebook review: notebook 01 printed the block's rows in the check's text and again as its table."""
+    from labkit.manifest.report import render_check
+
+    res = check(load(SEED), vars={"tokens": 2})
+    full, short = render_check(res, None, "no GPU"), render_check(res, None, "no GPU", param_block=False)
+    rows = len(res.plans[0].rows)
+    assert len(full.splitlines()) - len(short.splitlines()) == rows + 3  # title, header, rule; one line for two
+    written = sum(r.size for r in res.plans[0].rows)
+    assert f"  parameter block: 1280 B, {written} B written, {1280 - written} B zero" in short
+    assert short.splitlines()[-1] == full.splitlines()[-1].rstrip() and "verdict: can run" in short
 
 
 @pytest.mark.parametrize("glob, kind", [("*-02_sage2_phases/data/report.json", "a Sage2 report"),

@@ -312,3 +312,30 @@ def test_the_gap_figure_says_what_its_markers_mean_and_close_times_carry_their_s
         assert ax.get_yscale() == ("log" if decode else "linear"), ax.get_title()
         if decode and ax.get_xlabel().startswith("dram_read_bytes"):
             assert ax.get_xscale() == "log"
+        if "_pct" in ax.get_xlabel():  # a review: percentages had no unit
+            assert ax.get_xlabel().endswith("_pct [%]")
+
+
+def test_gap_lines_say_per_sweep_whether_ncu_reads_longer_or_shorter_and_outside_the_events_range():
+    """Found on the first H100 run: all five Sage2 cases read 1.1-1.7 % longer under ncu, each flagged alone, and the
+    notebook's text blamed a clock or board change; one line per sweep now shows the offset the five share."""
+    import pandas as pd
+
+    gaps = pd.DataFrame([
+        {"case": "s1", "group": "sage2 tail study", "event_p50_us": 100.0, "event_min_us": 99.0, "event_max_us": 101.0,
+         "ncu_us": 101.7, "gap": 0.017},
+        {"case": "s2", "group": "sage2 tail study", "event_p50_us": 100.0, "event_min_us": 99.0, "event_max_us": 102.0,
+         "ncu_us": 101.1, "gap": 0.011},
+        {"case": "d1", "group": "decode sweep", "event_p50_us": 20.0, "event_min_us": 19.0, "event_max_us": 21.0,
+         "ncu_us": 18.0, "gap": -0.1},
+        {"case": "d2", "group": "decode sweep", "event_p50_us": 20.0, "event_min_us": 19.0, "event_max_us": 21.0,
+         "ncu_us": 20.2, "gap": 0.01},
+        {"case": "d3", "group": "decode sweep", "event_p50_us": float("nan"), "event_min_us": float("nan"),
+         "event_max_us": float("nan"), "ncu_us": 20.0, "gap": float("nan")},  # no event timing: left out
+    ])
+    assert tables.gap_lines(gaps) == [
+        "sage2 tail study: gaps +1.10 to +1.70 % over 2 cases, ncu longer in every case; ncu outside the events' "
+        "min..max in 1 of 2",
+        "decode sweep: gaps -10.00 to +1.00 % over 2 cases, ncu longer in some cases, shorter in others; ncu outside "
+        "the events' min..max in 1 of 2"]
+    assert tables.gap_lines(gaps[gaps["case"] == "d3"]) == []

@@ -121,9 +121,13 @@ class CallSpread:
         return _group(low), _group(high)
 
     def place(self, TBps: float) -> str:
-        """Where a rate of the same call stands among the runs: how many it beats, and which group's range holds it."""
-        faster = sum(r.TBps < TBps for r in self.runs)
-        line = f"{TBps:.3f} TB/s: faster than {faster} of the {counted(len(self.runs), 'recorded run')}"
+        """Where a rate of the same call stands among the runs: how many it beats and how many it is level with at the
+        0.001 TB/s shown (a run beaten by 0.0003 read as 'faster than' at the same printed rate), and which group's
+        range holds it."""
+        level = sum(round(r.TBps, 3) == round(TBps, 3) for r in self.runs)
+        faster = sum(r.TBps < TBps and round(r.TBps, 3) != round(TBps, 3) for r in self.runs)
+        line = (f"{TBps:.3f} TB/s: faster than {faster} of the {counted(len(self.runs), 'recorded run')}"
+                + (f", level with {level} at this precision" if level else ""))
         step = self.step()
         if step is None:
             return line

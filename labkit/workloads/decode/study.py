@@ -128,16 +128,17 @@ def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kerne
 
 
 def peers_not_run(table) -> list[str]:
-    """Why a peer has no number, one line per peer and reason with the points it held for (a reason cut to 100
-    characters: the CSV keeps it whole)."""
+    """Why a peer has no number, one line per peer and reason, the points first: ``flex_paged: no number at 1 x
+    1024, 8 x 1024: run at ...`` (a reason cut to 100 characters: the CSV keeps it whole)."""
     if "peers_not_run" not in table:
         return []
-    where: dict[str, list[str]] = {}
+    where: dict[tuple[str, str], list[str]] = {}
     for b, n, notes in zip(table["batch"], table["kv_len"], table["peers_not_run"]):
         for note in filter(None, str(notes).split("; ")):
-            note = " ".join(note.split())
-            where.setdefault(note if len(note) <= 100 else note[:97] + "...", []).append(f"{b} x {n}")
-    return [f"{note} (at {', '.join(points)})" for note, points in where.items()]
+            peer, _, why = " ".join(note.split()).partition(": ")
+            where.setdefault((peer, why if len(why) <= 100 else why[:97] + "..."), []).append(f"{b} x {n}")
+    return [f"{peer}: no number at {', '.join(points)}" + (f": {why}" if why else "")
+            for (peer, why), points in where.items()]
 
 
 def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> list[dict]:
@@ -181,9 +182,10 @@ def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: 
                 own = call_spread(found, batch, kv_len, head_dim, kernel=kernel, **shape)
                 if len(own.runs) >= MIN_FOR_GROUPS:
                     return own
-                print(f"{counted(len(own.runs), 'recorded run')} of {kernel}{on}: every build's shown")
+                print(f"only {counted(len(own.runs), 'recorded run')} of {kernel}{on} (a run is placed among "
+                      f"{MIN_FOR_GROUPS} or more): the runs of every build are shown")
             except ArgumentError:
-                print(f"no recorded run of {kernel}{on}: every build's shown")
+                print(f"no recorded run of {kernel}{on}: the runs of every build are shown")
         return call_spread(found, batch, kv_len, head_dim, **shape)
     except ArgumentError as exc:
         print(f"no recorded run to place this call among: {exc}")
