@@ -56,8 +56,9 @@ def _check(args) -> int:
     device, reason = (None, "--no-device") if args.no_device else _device()
     _, res = _checked(args, device)
     print(render_check(res, device, reason))
-    if not res.ok:  # the report above lists them; stderr gets the one line every refusal gets
-        raise ManifestError(f"{len(res.errors)} error(s): {args.file} cannot run (the report above lists them)")
+    if not res.ok:  # the report above lists them; stderr gets the one line every refusal gets, naming the first
+        more = f" (and {len(res.errors) - 1} more: the report above lists them)" if len(res.errors) > 1 else ""
+        raise ManifestError(f"{len(res.errors)} error(s): {args.file} cannot run: {res.errors[0]}{more}")
     return 0
 
 

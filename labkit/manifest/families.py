@@ -9,7 +9,7 @@ kernel read or write past a buffer it indexes by sequence (page table, KV length
 
 import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .issues import Issue
 from .model import I32Field, Manifest, ParamField, TensorMapField
@@ -35,6 +35,7 @@ class FamilyContext:
     program: str
     values: dict[str, int]  # var values
     checked: object  # validate.LaunchCheck (not imported: validate imports this module)
+    modules: dict = field(default_factory=dict)  # module name -> modules.LoadedModule, those found
 
 
 def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
@@ -159,9 +160,9 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
             s = op.scratch.get(name)
             if s is None:
                 continue
-            if s.nbytes < nbytes:
-                issues.append(Issue("warning", f"ops.{op.name}.impl.scratch.{name}",
-                                    f"{s.nbytes} B < {nbytes} B the kernel needs"))
+            if s.nbytes < nbytes:  # the kernel writes past it: as an index buffer too short, an error
+                issues.append(Issue("error", f"ops.{op.name}.impl.scratch.{name}",
+                                    f"{s.nbytes} B < {nbytes} B the kernel writes"))
             if name == "partial" and s.dtype == "f32":
                 issues.append(Issue("note", f"ops.{op.name}.impl.scratch.partial",
                                     f"declared f32 but the kernel writes 16-bit partial O: {nbytes} B needed, "
@@ -170,8 +171,13 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
 
 
 def matching(launch):
-    """The family checkers that apply to ``launch``."""
+    """The family checkers that apply to ``launch``: trtllm-gen's FMHA here, labkit's own decode kernel's beside
+    the code that writes its manifests."""
+    from ..workloads.decode import manifest_rules
+
     out = []
     if launch.entry.startswith("fmhaSm100") and len(launch.args) == 1 and launch.args[0].size == 1280:
         out.append(trtllm_gen_fmha)
+    if manifest_rules.applies(launch):
+        out.append(manifest_rules.paged_decode)
     return out

@@ -358,7 +358,7 @@ def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | Non
             res.launches.append(lc)
             if lc.ok:
                 for rule in families.matching(launch):
-                    res.issues.extend(rule(families.FamilyContext(m, pname, res.vars, lc)))
+                    res.issues.extend(rule(families.FamilyContext(m, pname, res.vars, lc, res.modules)))
     # a family rule that explains an unpacked parameter (what the kernel then assumes) replaces the generic warning
     generic = "the kernel never sees it"
     explained = {i.path for i in res.issues if "never packed" in i.message and generic not in i.message}

@@ -95,12 +95,15 @@ BAD = [
      "wrong_sha256.json: 1 error(s), nothing written: error: modules."),  # pack launches nothing (found by a review)
     (["manifest", "pack", SEED, "--out", ""], "empty file name"),
     (["manifest", "pack", SEED, "--var", "seqs=99999999999", "--out", "{tmp}/x.bin"], "value 99999999999"),
-    (["manifest", "check", SEED, "--var", "seqs=99999999999", "--no-device"], "cannot run"),
+    (["manifest", "check", SEED, "--var", "seqs=99999999999", "--no-device"], "cannot run: error: vars.seqs"),
     (["manifest", "check", SEED, "--var", "seqs"], "NAME=INTEGER"),
     (["manifest", "check", SEED, "--var", "seqs=x"], "expected an integer"),
     (["manifest", "check", SEED, "--var", "seqs=0"], "--var seqs 0"),
     (["manifest", "check", SEED, "--var", "seqs=1", "--var", "seqs=2"], "given twice"),
     (["manifest", "check", SEED, "--program", "", "--no-device"], "cannot run"),
+    # the one line names the first error (it had said only "the report above lists them", on stdout; a CLI review)
+    (["manifest", "check", SEED, "--program", "nosuch", "--no-device"],
+     "1 error(s): " + SEED + " cannot run: error: programs: no program 'nosuch' (have decode)"),
     (["manifest", "check", "{tmp}", "--no-device"], "is a directory"),
     (["manifest", "check", "{tmp}/nope.json", "--no-device"], "No such file"),
     (["manifest", "check", "/dev/zero", "--no-device"], "character device"),

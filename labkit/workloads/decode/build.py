@@ -19,7 +19,10 @@ from .geometry import DecodeGeometry, KernelBuild, kernel_build
 ENTRY = "paged_decode"
 PARAM_BYTES = 384  # sizeof(Params): 352 B of fields (head_splits at 348: tail-split builds only), padded to 64 B
 MAX_SPLITS = 256  # MAX_SPLITS in kernels/paged_decode.cuh (the reduction's weights in shared memory)
-BATCH_AT, MAX_PAGES_AT, MAX_Q_LEN_AT = 320, 332, 336  # Params.batch, .max_pages, .max_q_len in the block
+# Params' offsets (kernels/paged_decode.cuh): pointers, then the split scratch, then i32 constants
+Q_AT, OUT_AT, TABLE_AT, SEQ_AT, CUQ_AT = 256, 264, 272, 280, 288
+PARTIAL_O_AT, PARTIAL_ML_AT, COUNTER_AT = 296, 304, 312
+BATCH_AT, HEADS_KV_AT, GROUP_AT, MAX_PAGES_AT, MAX_Q_LEN_AT, NUM_PAGES_AT = 320, 324, 328, 332, 336, 340
 
 
 def _f32_bits(x: float) -> int:
@@ -108,13 +111,14 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
     tmap = lambda param: {"tensormap": {"param": param, "dtype": "bf16", "dims": dims, "strides": strides,  # noqa
                                         "box": box, "swizzle": 128, "l2_promotion": 128}}
     fields = [{"at": 0, **tmap(2)}, {"at": 128, **tmap(3)},
-              {"at": 256, "param": 1}, {"at": 264, "param": 0}, {"at": 272, "param": 4}, {"at": 280, "param": 5},
-              {"at": 288, "param": 6},
-              {"at": 296, "scratch": "partial_o"}, {"at": 304, "scratch": "partial_ml"},
-              {"at": 312, "scratch": "counter"},
-              {"at": BATCH_AT, "i32": g.batch}, {"at": 324, "i32": g.heads_kv}, {"at": 328, "i32": g.group},
+              {"at": Q_AT, "param": 1}, {"at": OUT_AT, "param": 0}, {"at": TABLE_AT, "param": 4},
+              {"at": SEQ_AT, "param": 5}, {"at": CUQ_AT, "param": 6},
+              {"at": PARTIAL_O_AT, "scratch": "partial_o"}, {"at": PARTIAL_ML_AT, "scratch": "partial_ml"},
+              {"at": COUNTER_AT, "scratch": "counter"},
+              {"at": BATCH_AT, "i32": g.batch}, {"at": HEADS_KV_AT, "i32": g.heads_kv},
+              {"at": GROUP_AT, "i32": g.group},
               {"at": MAX_PAGES_AT, "i32": g.max_pages}, {"at": MAX_Q_LEN_AT, "i32": g.max_q_len},
-              {"at": 340, "i32": g.num_pages},
+              {"at": NUM_PAGES_AT, "i32": g.num_pages},
               {"at": 344, "i32": _f32_bits(scale * math.log2(math.e))},
               *([{"at": 348, "i32": splits}] if tail_ctas else []),
               *([{"at": 352, "scratch": "timeline"}] if kb.timeline else [])]
