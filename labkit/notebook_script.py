@@ -8,7 +8,28 @@ from pathlib import Path
 from typing import Any
 
 from . import _deps
+from .errors import ArgumentError
 from .notebooks import check_parameters, check_together, parameters, resolve, to_ipynb
+
+FIRST_CELL = "import labkit.errors\n\nlabkit.errors.exit_in_one_line()"  # every script starts with it
+
+
+def check_script_path(out: Path | str) -> None:
+    """``out`` may take a script: a ``.py`` name (jupytext writes by suffix: ``.txt`` had ended in its traceback,
+    ``.ipynb`` in a notebook), and no file there but one this wrote before (``--out labkit/cli.py`` had replaced it).
+
+    Raises:
+        ArgumentError: another suffix, or an existing file that is not such a script.
+    """
+    out = Path(out)
+    if out.suffix != ".py":
+        raise ArgumentError(f"--out {out}: expected a .py file (the script is Python, in py:percent cells)")
+    if out.exists():
+        with open(out, "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+        if FIRST_CELL not in head:
+            raise ArgumentError(f"--out {out}: exists and is not a script labkit nb script wrote; refusing to "
+                                "overwrite it (delete it, or name another file)")
 
 
 def write_script(name: str, params: dict[str, Any] | None, out: Path | str) -> Path:
@@ -37,9 +58,9 @@ def write_script(name: str, params: dict[str, Any] | None, out: Path | str) -> P
     for cell in nb.cells:
         cell.metadata.pop("papermill", None)
     # a refused value (no recorded run to show, say) ends the script in one line, as `labkit nb run` does
-    nb.cells.insert(0, _deps.require("nbformat").v4.new_code_cell(
-        "import labkit.errors\n\nlabkit.errors.exit_in_one_line()"))
+    nb.cells.insert(0, _deps.require("nbformat").v4.new_code_cell(FIRST_CELL))
     out = Path(out)
+    check_script_path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     jupytext.write(nb, out, fmt="py:percent")
     return out

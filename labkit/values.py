@@ -136,6 +136,9 @@ class Shape:
         out = tuple(self.length(v, what) for v in values)
         if not out:
             raise ArgumentError(f"{what}: expected at least one length")
+        twice = next((v for i, v in enumerate(out) if v in out[:i]), None)
+        if twice is not None:  # the report keeps each tail point once: refused here, not after the GPU run
+            raise ArgumentError(f"{what}: {twice} given twice; expected each length once")
         return out
 
 

@@ -51,8 +51,12 @@ def _timeline(args) -> int:
 
 
 def _shapes(args):
+    from ..errors import ArgumentError
     from .crosscheck import DEFAULT_SHAPES
 
+    twice = next((s for i, s in enumerate(args.shape or ()) if s in args.shape[:i]), None)
+    if twice is not None:  # two launches in one NVTX range name: refused before the GPU is touched
+        raise ArgumentError(f"--shape {','.join(map(str, twice))} given twice; expected each shape once")
     return args.shape or list(DEFAULT_SHAPES)
 
 

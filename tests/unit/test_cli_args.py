@@ -82,6 +82,11 @@ BAD = [
     (["sage2", "precision", "--out", "{tmp}/missing/p.json"], "does not exist"),
     (["sage2", "profile", "--q-tail", "a,b", "--out", "{tmp}/r.json"], "--q-tail 'a'"),
     (["sage2", "profile", "--q-tail", "0", "--out", "{tmp}/r.json"], "--q-tail 0"),
+    # a list that names one item twice: refused before the GPU (the report refused it only after the run; a review)
+    (["sage2", "profile", "--kv-tail", "5,5", "--out", "{tmp}/r.json"], "--kv-tail: 5 given twice"),
+    (["sage2", "precision", "--schedules", "seed,sm90,seed"], "--schedules: 128/64/32/1 given twice"),
+    (["sched", "launches", "--shape", "1,100,2,128", "--shape", "1,100,2,128", "--out", "{tmp}/l.json"],
+     "--shape 1,100,2,128 given twice"),
     (["sage2", "profile", "--kv-tail", "99999", "--shape", "1,64,1,64", "--out", "{tmp}/r.json"], "expected 1..64"),
     (["sage2", "profile", "--q-tail", "", "--out", "{tmp}/r.json"], "--q-tail ''"),
     (["sage2", "profile", "--out", "{tmp}"], "is a directory"),

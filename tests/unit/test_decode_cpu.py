@@ -749,6 +749,18 @@ def test_decode_build_plans_for_the_gpu_at_hand_and_says_so(monkeypatch, tmp_pat
     assert ("K/V L2 evict_first" in line) is evict_first
 
 
+def test_decode_build_says_when_kv_len_rounds_up_to_whole_pages(tmp_path, capsys):
+    """Found by a CLI review: --kv-len 100 built a manifest of 2 pages of 64, whose run reads 128 tokens, unsaid."""
+    from labkit import cli
+
+    assert cli.main(["decode", "build", "--batch", "2", "--kv-len", "100", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[2] == (
+        "  --kv-len 100: 2 pages of 64 per sequence (128 tokens); a call's seq_lens say how many of them it reads "
+        "(manifest run reads them all)")
+    assert cli.main(["decode", "build", "--batch", "2", "--kv-len", "128", "--out", str(tmp_path)]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2  # whole pages: nothing to say
+
+
 def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
     from labkit import cli
 

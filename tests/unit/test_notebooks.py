@@ -311,6 +311,25 @@ def test_nb_script_will_not_overwrite_the_notebook_it_reads(capsys):
     assert "is the input file" in capsys.readouterr().err and source.read_bytes() == before
 
 
+def test_nb_script_writes_only_a_py_file_and_overwrites_only_a_script_it_wrote(tmp_path, capsys):
+    """Found by a CLI review: ``--out s.txt`` ended in jupytext's traceback, ``--out s.ipynb`` wrote a notebook, and
+    ``--out labkit/cli.py`` replaced the file without a word."""
+    for name in ("s.txt", "s.ipynb", "s"):
+        assert cli.main(["nb", "script", "00", "--out", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert err == f"labkit: error: --out {tmp_path / name}: expected a .py file (the script is Python, in " \
+                      "py:percent cells)\n" and not (tmp_path / name).exists()
+    other = tmp_path / "mine.py"
+    other.write_text("print('my own code')\n")
+    assert cli.main(["nb", "script", "00", "--out", str(other)]) == 2
+    assert "exists and is not a script labkit nb script wrote; refusing to overwrite it" in capsys.readouterr().err
+    assert other.read_text() == "print('my own code')\n"
+    script = tmp_path / "00.py"  # make profile-NN writes build/NN.py again each time: a script it wrote is replaced
+    assert cli.main(["nb", "script", "00", "--out", str(script)]) == 0
+    assert cli.main(["nb", "script", "00", "-p", "launches", "500", "--out", str(script)]) == 0
+    assert "launches = 500" in script.read_text()
+
+
 def test_exit_in_one_line_keeps_other_errors_tracebacks(tmp_path):
     script = tmp_path / "s.py"
     script.write_text("import labkit.errors\nlabkit.errors.exit_in_one_line()\nraise ValueError('a bug')\n")

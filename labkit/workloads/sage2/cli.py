@@ -65,6 +65,9 @@ def _profile(args) -> int:
 def _precision(args) -> int:
     from .precision import precision_frame, precision_study
 
+    twice = next((s for i, s in enumerate(args.schedules) if s in args.schedules[:i]), None)
+    if twice is not None:
+        raise ArgumentError(f"--schedules: {twice.text()} given twice; expected each schedule once")
     points = precision_study(args.shape, layout=args.layout, dtype=args.dtype, iterations=args.iterations,
                              seed=args.seed, k_bias=args.k_bias, v_bias=args.v_bias, schedules=args.schedules)
     print(precision_frame(points).to_string(float_format=lambda v: f"{v:.4g}"))
