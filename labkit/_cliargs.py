@@ -43,6 +43,7 @@ class Parser(argparse.ArgumentParser):
         return super()._get_values(action, arg_strings)
 
     def parse_args(self, args=None, namespace=None):
+        self._argv = args  # for error(): an unknown option before the command
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:  # argparse blamed the top-level parser ("labkit: unrecognized arguments") for a subcommand's
             import sys
@@ -52,14 +53,24 @@ class Parser(argparse.ArgumentParser):
             command_at = next((i for i, a in enumerate(argv) if sub is not None and a in sub.choices), len(argv))
             before = any(e in argv[:command_at] for e in extras)  # `labkit --bogus device`: labkit's, not device's
             prog = self.prog if before else getattr(parsed, "_prog", self.prog)
-            raise UsageError(f"{prog}: unrecognized arguments: {' '.join(extras)} ({prog} -h lists what it takes)")
+            raise UsageError(("" if prog == "labkit" else f"{prog}: ")
+                             + f"unrecognized arguments: {' '.join(extras)} ({prog} -h lists what it takes)")
         return parsed
 
     def error(self, message: str):
+        import sys
+
         sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
         if sub is not None and message == f"the following arguments are required: {sub.dest}":  # not argparse's dest
-            message = f"expected a command: {', '.join(sub.choices)} ({self.prog} -h says what each does)"
-        raise UsageError(f"{self.prog}: {message}")
+            # the parser parse_args ran on (the top level) sees the command line; a subcommand's is handled there
+            argv = (sys.argv[1:] if self._argv is None else self._argv) if hasattr(self, "_argv") else []
+            unknown = [a for a in argv if a.startswith("-") and a not in self._option_string_actions]
+            message = ((f"unrecognized arguments: {' '.join(unknown)}; " if unknown else "")
+                       + f"expected a command: {', '.join(sub.choices)} ({self.prog} -h says what each does)")
+        elif sub is not None and message.startswith(f"argument {sub.dest}: invalid choice: "):  # argparse's dest name
+            message = "unknown command " + message.removeprefix(f"argument {sub.dest}: invalid choice: ")
+        # the CLI prints 'labkit: error: ...': the top-level parser's own name would say 'labkit' twice
+        raise UsageError(message if self.prog == "labkit" else f"{self.prog}: {message}")
 
 
 def typed(parse: Callable[[str], object], name: str) -> Callable[[str], object]:

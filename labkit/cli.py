@@ -78,6 +78,14 @@ def _report_heads(text: str) -> str:
 
     if not re.fullmatch(HEADS_FORM, text):
         raise ArgumentError(f"--heads {text!r}: expected {HEADS_EXPECTED}")
+    q, kv, rest = re.fullmatch(r"(\d+)/(\d+)(.*)", text).groups()
+    if int(q) % int(kv):
+        raise ArgumentError(f"--heads {text!r}: {q} query heads on {kv} KV heads; expected a multiple of the KV heads")
+    if page := re.fullmatch(r" page (\d+)", rest):
+        if page.group(1) not in ("16", "32", "64"):
+            raise ArgumentError(f"--heads {text!r}: page {page.group(1)}; expected page 16, 32 or 64")
+        if page.group(1) == "64":  # the reports leave the default page size unsaid
+            return f"{q}/{kv}"
     return text
 
 
@@ -265,7 +273,7 @@ def build_parser() -> Parser:
                                     "slower and a faster group")
     s.add_argument("paths", nargs="+", help="decode reports, or directories to search for them (e.g. data/runs)")
     s.add_argument("--point", required=True, type=typed(parse_point, "point"), metavar="BATCHxKV_LEN",
-                   help="the call, e.g. 64x8192")
+                   help="the call, e.g. 64x8192 or 64x8k")
     s.add_argument("--head-dim", type=int, choices=HEAD_DIMS, default=128, help="default 128")
     s.add_argument("--heads", default="32/8", type=typed(_report_heads, "heads"),
                    help="query / KV heads as the reports write them: 32/8 (the default), or '32/8 page 16' for "

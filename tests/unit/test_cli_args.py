@@ -23,7 +23,11 @@ BAD = [
     (["manifest", "check", "data/trtllm_gen_decode_manifest_v4.json", "--bogus"],
      "labkit manifest check: unrecognized arguments: --bogus (labkit manifest check -h lists what it takes)"),
     (["report", "diff", "a", "b", "c"], "labkit report diff: unrecognized arguments: c"),
-    (["--bogus", "device"], "labkit: error: labkit: unrecognized arguments: --bogus (labkit -h lists what it takes)"),
+    (["--bogus", "device"], "labkit: error: unrecognized arguments: --bogus (labkit -h lists what it takes)"),
+    # found by a CLI review: 'labkit: error: labkit: ...' said it twice, `labkit --bogus` did not name --bogus, and
+    # argparse's own names for the command ('argument cmd:', 'argument sub:') reached the user
+    (["--bogus"], "labkit: error: unrecognized arguments: --bogus; expected a command: device, report,"),
+    (["decode", "bogus"], "labkit: error: labkit decode: unknown command 'bogus' (choose from 'build',"),
     (["sage2", "profile", "--shape", "1,100,1,128", "--shape", "1,200,1,128", "--out", "{tmp}/r.json"],
      "argument --shape: given twice (1,100,1,128, then 1,200,1,128)"),  # as typed, not Shape(batch=1, ...)
     # found by a new-user review: the last of two values was taken with no word (-p and --var refused repeats)
@@ -157,11 +161,15 @@ BAD = [
      "--max-q-len 0: expected 1..8"),
     (["decode", "bench", "--variant", "mma", "--variant", "fma", "--variant", "mma"],
      "--variant mma given twice: each kernel variant is timed once"),
-    (["nosuch"], "invalid choice"),
-    ([], "labkit: expected a command: device, report, nb, lab, bench, manifest, sage2, decode, sched, ncu, sweep "
-         "(labkit -h says what each does)"),
+    (["nosuch"], "unknown command 'nosuch'"),
+    ([], "labkit: error: expected a command: device, report, nb, lab, bench, manifest, sage2, decode, sched, ncu, "
+         "sweep (labkit -h says what each does)"),
     (["report"], "labkit report: expected a command: show, diff, map, spread (labkit report -h says what each does)"),
     (["report", "spread", "data/runs"], "the following arguments are required: --point"),
+    # a CLI review: these ended in 'no row of this call' after reading every report
+    (["report", "spread", "data/runs", "--point", "64x8k", "--heads", "32/8 page 17"], "page 17; expected page 16, 32"),
+    (["report", "spread", "data/runs", "--point", "64x8k", "--heads", "33/8"],
+     "33 query heads on 8 KV heads; expected a multiple of the KV heads"),
     (["report", "spread", "data/runs", "--point", "64x8192", "--out", "{tmp}/no/such/dir/f", "--head-dim", "0"],
      "--head-dim: invalid choice: 0 (choose from 128, 256)"),
     # found by a CLI review: each was dropped silently, refused only after the GPU check, or written after the run

@@ -19,10 +19,14 @@ RECORDED_PROVENANCE = json.loads(sorted((ROOT / "data" / "runs").glob("*-decode_
 
 def test_parse_point_reads_batch_by_kv_len_and_names_what_was_expected():
     assert parse_point("64x1024") == (64, 1024) and parse_point(" 1x8192 ") == (1, 8192)
-    for spec, message in (("64", "point '64': expected BATCHxKV_LEN, e.g. 64x1024"),
+    # as the tables print it (a CLI review: '64x8k' was refused where the output says '64 x 8k')
+    assert parse_point("64x8k") == (64, 8192) and parse_point("1x32K") == (1, 32768)
+    for spec, message in (("64", "point '64': expected BATCHxKV_LEN, e.g. 64x1024 or 64x8k"),
                           ("64x", "point '64x': kv_len '': expected an integer"),
                           ("0x1024", "point '0x1024': batch 0: expected 1..2147483647"),
-                          ("8xk", "point '8xk': kv_len 'k': expected an integer")):
+                          ("8xk", "point '8xk': kv_len in k (1024) '': expected an integer"),
+                          ("8x0k", "point '8x0k': kv_len in k (1024) 0: expected 1..2097151"),
+                          ("8xkk", "point '8xkk': kv_len in k (1024) 'k': expected an integer")):
         with pytest.raises(ArgumentError, match="^" + re.escape(message)):
             parse_point(spec)
 

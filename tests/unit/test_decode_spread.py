@@ -190,6 +190,16 @@ def test_the_figure_puts_each_group_beside_its_peers_and_its_copy_rate():
     assert "1 GiB copy" in right.get_xlabel() and fig._suptitle.get_text().endswith("in 12 runs on 12 GPUs")
 
 
+def test_report_spread_takes_the_default_page_spelled_out_and_kv_len_in_k(capsys):
+    """A CLI review: '--heads "32/8 page 64"' (the default, written out) found no row, and '--point 64x8k' (as the
+    tables print it) was refused."""
+    args = ["report", "spread", *map(str, BENCHES), "--point", "64x8192"]
+    assert cli.main(args) == 0
+    plain = capsys.readouterr().out
+    assert cli.main([*args[:-1], "64x8k", "--heads", "32/8 page 64"]) == 0
+    assert capsys.readouterr().out == plain
+
+
 def test_report_spread_prints_the_runs_and_writes_the_figure(tmp_path, capsys):
     out_path = tmp_path / "figs" / "spread"
     assert cli.main(["report", "spread", *map(str, BENCHES), "--point", "64x8192", "--out", str(out_path)]) == 0

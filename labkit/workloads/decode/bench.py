@@ -233,7 +233,8 @@ def time_builds(batch: int, kv_len: int, head_dim: int, knobs: dict, shape: dict
 
 
 def parse_point(spec: str) -> tuple[int, int]:
-    """``"64x1024"`` as (batch, kv_len), each a positive integer.
+    """``"64x1024"`` as (batch, kv_len), each a positive integer; kv_len may be written in thousands of 1024 as the
+    tables print it (``64x8k``).
 
     Raises:
         ArgumentError: one line naming the spec and what was expected.
@@ -243,9 +244,12 @@ def parse_point(spec: str) -> tuple[int, int]:
 
     batch, x, kv_len = spec.strip().partition("x")
     if not x:
-        raise ArgumentError(f"point {spec!r}: expected BATCHxKV_LEN, e.g. 64x1024")
-    return (parse_int(batch, what=f"point {spec!r}: batch", lo=1, hi=(1 << 31) - 1),
-            parse_int(kv_len, what=f"point {spec!r}: kv_len", lo=1, hi=(1 << 31) - 1))
+        raise ArgumentError(f"point {spec!r}: expected BATCHxKV_LEN, e.g. 64x1024 or 64x8k")
+    kilo = kv_len.lower().endswith("k")
+    kv = parse_int(kv_len[:-1] if kilo else kv_len, what=f"point {spec!r}: kv_len" + (" in k (1024)" if kilo else ""),
+                   lo=1,
+                   hi=((1 << 31) - 1) // (1024 if kilo else 1))
+    return parse_int(batch, what=f"point {spec!r}: batch", lo=1, hi=(1 << 31) - 1), kv * (1024 if kilo else 1)
 
 
 def check_points(points: list[tuple[int, int]], head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,

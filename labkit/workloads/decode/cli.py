@@ -170,8 +170,8 @@ def register(sub) -> None:
     p = dp.add_parser("bench", help="KV TB/s over the sweep or at the calls you name (GPU)")
     p.add_argument("--quick", action="store_true", help="three points instead of the sweep")
     p.add_argument("--point", type=typed(parse_point, "point"), action="append", metavar="BATCHxKV_LEN",
-                   help="time this call instead of the sweep (and the seed-sized call), e.g. 64x1024; repeatable; "
-                        "its geometry from the four options below")
+                   help="time this call instead of the sweep (and the seed-sized call), e.g. 64x1024 or 64x8k; "
+                        "repeatable; its geometry from the four options below")
     for name, what in (("heads-q", "query heads (default 32)"), ("heads-kv", "KV heads (default 8)"),
                        ("head-dim", "head_dim: 128 or 256 (default 128)"),
                        ("page-size", "tokens per page: 16, 32 or 64 (default 64)")):  # None: not given
