@@ -184,7 +184,7 @@ class NcuSummary:
             for k in ("case", "kernel"):
                 need(isinstance(row.get(k), str) and row[k], f"counters[{i}].{k}", "a string")
             need(_number(row.get("duration_ns")) and row["duration_ns"] > 0, f"counters[{i}].duration_ns",
-                 "a number above 0")
+                 f"a number above 0, not {row.get('duration_ns')!r}")
             need(isinstance(row.get("launch"), int) and not isinstance(row["launch"], bool) and row["launch"] >= 0,
                  f"counters[{i}].launch", "the launch's index in its case (an integer >= 0)")
             for k, v in row.items():  # the counters: ncu may lack one (null), never a negative or non-finite one
@@ -207,6 +207,11 @@ class NcuSummary:
                 need(all(isinstance(x, str) for x in run["phases"]) and len(set(run["phases"])) == len(run["phases"]),
                      f"{at}.phases", "distinct phase names")
                 need(all(_number(x) for x in run["share"] + run["samples"]), at, "numbers in samples and share")
+                # a share is of all samples (a review: 5 had printed as 500.00 %), a sample count is not negative
+                bad = next((x for x in run["share"] if not 0 <= x <= 1), None)
+                need(bad is None, f"{at}.share", f"fractions 0..1 of the samples, not {bad!r}")
+                bad = next((x for x in run["samples"] if x < 0), None)
+                need(bad is None, f"{at}.samples", f"sample counts >= 0, not {bad!r}")
                 need(isinstance(run.get("stalls"), dict) and all(
                     isinstance(v, dict) and all(_number(x) for x in v.values()) for v in run["stalls"].values()),
                      f"{at}.stalls", "an object of phase -> {reason: samples}")

@@ -82,6 +82,7 @@ BAD = [
     (["sage2", "precision", "--schedules", "128/64/32"], "4 integers"),
     (["sage2", "precision", "--schedules", "128/64/32/1,"], "4 integers"),
     (["sage2", "precision", "--k-bias", "nan"], "finite"),
+    (["sage2", "precision", "--k-bias", "1e308"], "--k-bias 1e+308: expected -10000..10000"),  # had said k_bias
     (["sage2", "precision", "--iterations", "0"], "--iterations 0"),
     (["sage2", "precision", "--out", "{tmp}/missing/p.json"], "does not exist"),
     (["sage2", "profile", "--q-tail", "a,b", "--out", "{tmp}/r.json"], "--q-tail 'a'"),
@@ -149,7 +150,7 @@ BAD = [
       "launches=0", "--out", "{tmp}/s"], "launches 0: expected 1..100"),
     (["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--workers", "4", "--out", "{tmp}/s"],
      "--workers 4: the local executor runs one point at a time; use --executor processes or dask"),
-    (["sage2", "precision", "--k-bias", "1e300"], "k_bias 1e+300: expected -10000..10000 (inputs stay finite in bf16)"),
+    (["sage2", "precision", "--k-bias", "1e300"], "--k-bias 1e+300: expected -10000..10000 (inputs stay finite in bf16)"),
     (["sweep", "status", "{tmp}/nope"], "/nope: no such directory"),
     (["sched", "occupancy", "{tmp}/nope.cubin"], "cannot read the cubin (No such file"),
     (["sched", "occupancy", "{tmp}"], "is a directory; expected the cubin"),
@@ -159,6 +160,7 @@ BAD = [
      "--kv-len 2147483600: expected 1..2147483392"),  # the kernels' stage count would wrap (kernel review)
     (["decode", "build", "--batch", "8", "--kv-len", "4096", "--max-q-len", "0", "--out", "{tmp}/b"],
      "--max-q-len 0: expected 1..8"),
+    (["decode", "bench", "--sweep-tails"], "--sweep-tails records per-CTA timelines saved beside --out FILE"),
     (["decode", "bench", "--variant", "mma", "--variant", "fma", "--variant", "mma"],
      "--variant mma given twice: each kernel variant is timed once"),
     (["nosuch"], "unknown command 'nosuch'"),

@@ -300,8 +300,9 @@ def test_a_recorded_timing_and_precision_point_read_their_stats_as_a_report_does
                sm_clock_end_hz=None, clock_dropped=False, stop_reason="iterations=3", work_check="not checked")
     assert Timing.from_dict(t.to_dict()) == t
     swapped = {**t.to_dict(), "stats": {**t.stats.to_dict(), "p50_s": 0.05}}
-    with pytest.raises(FormatError, match=r"stats: expected min_s <= p50_s <= p90_s"):
+    with pytest.raises(FormatError, match=r"stats: expected min_s <= p50_s <= p90_s") as caught:
         Timing.from_dict(swapped)
+    assert "not min_s 0.0407 <= p50_s 0.05 <= p90_s" in str(caught.value)  # the numbers that broke it (a review)
     no_p99 = {k: v for k, v in t.stats.to_dict().items() if k != "p99_s"}
     with pytest.raises(FormatError, match=r"mainloop: missing key 'p99_s'"):
         PrecisionPoint.from_dict({"mainloop": no_p99})

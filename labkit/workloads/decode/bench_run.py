@@ -54,6 +54,8 @@ def bench_calls(*, point=None, quick: bool = False, head_dim=None, heads_q=None,
                                                      ("heads_kv", heads_kv), ("page_size", page_size)) if v is not None]
     if point and quick:
         raise ArgumentError("--point and --quick: --point names the calls, --quick takes three of the sweep's")
+    if options.get("sweep_tails") and options.get("out") is None:  # its timelines go beside the report, or are lost
+        raise ArgumentError("--sweep-tails records per-CTA timelines saved beside --out FILE: give --out")
     if given and not point:
         raise ArgumentError(f"{', '.join(given)}: {'it applies' if len(given) == 1 else 'they apply'} to the --point "
                             "calls; without --point the bench runs the issue's sweep at its own geometry (32/8 heads, "

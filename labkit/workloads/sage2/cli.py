@@ -6,7 +6,7 @@ GPU work, so a bad value is refused the same way with or without a GPU.
 
 import json
 
-from ..._cliargs import finite_float, int_in, output_dir, output_path, typed
+from ..._cliargs import int_in, output_dir, output_path, typed
 from ..._json import dumps
 from ...errors import ArgumentError
 from ...values import Shape
@@ -60,6 +60,17 @@ def _profile(args) -> int:
     print(phase_table(r))
     print(f"report: {args.out}")
     return 0
+
+
+def _bias(text: str, option: str) -> float:
+    """``--k-bias`` / ``--v-bias``: a finite number within what keeps the inputs finite (``precision.MAX_BIAS``)."""
+    from ...values import parse_float
+    from .precision import MAX_BIAS
+
+    v = parse_float(text, what=option)
+    if abs(v) > MAX_BIAS:
+        raise ArgumentError(f"{option} {v:g}: expected -{MAX_BIAS:g}..{MAX_BIAS:g} (inputs stay finite in bf16)")
+    return v
 
 
 def _precision(args) -> int:
@@ -121,8 +132,11 @@ def register(sub) -> None:
     _common(p)
     p.add_argument("--iterations", type=int_in(1, 10**6, what="--iterations"), default=5,
                    help="timed mainloop calls per build (default 5)")
-    p.add_argument("--k-bias", type=finite_float("--k-bias"), default=0.0, help="per-channel bias scale added to K")
-    p.add_argument("--v-bias", type=finite_float("--v-bias"), default=0.0, help="per-channel bias scale added to V")
+    from .precision import MAX_BIAS
+
+    for qkv in ("k", "v"):  # the range checked here too, so that the message names the option
+        p.add_argument(f"--{qkv}-bias", type=typed(lambda t, o=f"--{qkv}-bias": _bias(t, o), "bias"), default=0.0,
+                       help=f"per-channel bias scale added to {qkv.upper()}, -{MAX_BIAS:g}..{MAX_BIAS:g} (default 0)")
     p.add_argument("--out", default=None, type=output_path("--out"), help="write the points as JSON")
     p.set_defaults(fn=_precision)
 
