@@ -74,18 +74,12 @@ def _device_model(text: str) -> str:
 def _report_heads(text: str) -> str:
     """``--heads`` as decode reports write it, checked as their reader checks it (a typo is not 'no row')."""
     from .errors import ArgumentError
-    from .workloads.decode.report import HEADS_EXPECTED, HEADS_FORM
+    from .workloads.decode.report import heads_problem
 
-    if not re.fullmatch(HEADS_FORM, text):
-        raise ArgumentError(f"--heads {text!r}: expected {HEADS_EXPECTED}")
-    q, kv, rest = re.fullmatch(r"(\d+)/(\d+)(.*)", text).groups()
-    if int(q) % int(kv):
-        raise ArgumentError(f"--heads {text!r}: {q} query heads on {kv} KV heads; expected a multiple of the KV heads")
-    if page := re.fullmatch(r" page (\d+)", rest):
-        if page.group(1) not in ("16", "32", "64"):
-            raise ArgumentError(f"--heads {text!r}: page {page.group(1)}; expected page 16, 32 or 64")
-        if page.group(1) == "64":  # the reports leave the default page size unsaid
-            return f"{q}/{kv}"
+    if (problem := heads_problem(text)) is not None:
+        raise ArgumentError(f"--heads {text!r}: {problem}")
+    if text.endswith(" page 64"):  # the reports leave the default page size unsaid
+        return text.removesuffix(" page 64")
     return text
 
 

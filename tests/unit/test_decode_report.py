@@ -31,7 +31,12 @@ def test_the_recorded_benchmark_is_a_valid_report_that_round_trips(tmp_path):
     (lambda d: d.pop("provenance"), "missing key 'provenance'"),
     (lambda d: d["rows"][0].update(p50_us=0), r"rows\[0\].p50_us: = 0: expected a number above 0"),
     (lambda d: d["rows"][0].update(head_dim=100), r"rows\[0\].head_dim: = 100: expected one of the kernels' head_dims"),
-    (lambda d: d["rows"][0].update(heads="a/b"), r"rows\[0\].heads: = 'a/b': expected query / KV heads"),
+    (lambda d: d["rows"][0].update(heads="a/b"), r"rows\[0\].heads: 'a/b': expected query / KV heads"),
+    # a CLI review: each was shown as if measured
+    (lambda d: d["rows"][0].update(heads="33/8"), r"rows\[0\].heads: '33/8': 33 query heads on 8 KV heads; expected a"),
+    (lambda d: d["rows"][0].update(heads="32/8 page 17"), r"rows\[0\].heads: '32/8 page 17': page 17; expected page"),
+    (lambda d: d["rows"][0].update(kernel=" "), r"rows\[0\].kernel: = ' ': expected the build's label"),
+    (lambda d: d.update(copy_read_plus_write_GBps=0), r"copy_read_plus_write_GBps: = 0: expected a number above 0"),
 ])
 def test_bad_reports_are_refused_naming_the_path(change, message, tmp_path):
     doc = json.loads(RECORDED[-1].read_text())

@@ -86,6 +86,26 @@ HEADS_FORM = r"[1-9]\d*/[1-9]\d*( .+)?"  # a report's heads: query / KV, then wh
 HEADS_EXPECTED = "query / KV heads, e.g. '32/8' (a suffix may name the geometry: '24/4 seed', '32/8 page 16')"
 
 
+def heads_problem(heads: str) -> str | None:
+    """What is wrong with a report's ``heads`` (``HEADS_FORM``, a whole number of query heads per KV head, a page
+    size the kernels take), or None."""
+    if not re.fullmatch(HEADS_FORM, heads):
+        return f"expected {HEADS_EXPECTED}"
+    q, kv, rest = re.fullmatch(r"(\d+)/(\d+)(.*)", heads).groups()
+    if int(q) % int(kv):
+        return f"{q} query heads on {kv} KV heads; expected a multiple of the KV heads"
+    if (page := re.fullmatch(r" page (\d+)", rest)) and page.group(1) not in ("16", "32", "64"):
+        return f"page {page.group(1)}; expected page 16, 32 or 64"
+    return None
+
+
+def _kernel(n: Node) -> str:
+    """A row's build label: never empty (every table and spread names the build by it)."""
+    if not n.str().strip():
+        raise n.fail("the build's label, e.g. 'mma w4s1c1'")
+    return n.value
+
+
 def _point(n: Node) -> DecodePoint:
     n.obj(ROW_KEYS, (*PEERS, "x_best_peer", "heuristic", "build"))
     peers = {}
@@ -95,14 +115,14 @@ def _point(n: Node) -> DecodePoint:
     if (head_dim := n["head_dim"].int()) not in HEAD_DIMS:
         raise n["head_dim"].fail(f"one of the kernels' head_dims, {', '.join(map(str, HEAD_DIMS))}")
     heads = n["heads"].str()
-    if not re.fullmatch(HEADS_FORM, heads):
-        raise n["heads"].fail(HEADS_EXPECTED)
+    if (problem := heads_problem(heads)) is not None:
+        raise n["heads"].error(f"{heads!r}: {problem}")
     kv_mb, p50_us, tbps = n["kv_MB"].positive(1e7), n["p50_us"].positive(1e9), n["TBps"].positive(100)
     if abs(tbps - kv_mb / p50_us) > 1e-9 * tbps:  # a rate the bytes and time beside it do not give was edited
         raise n["TBps"].fail(f"kv_MB / p50_us = {kv_mb} / {p50_us} = {kv_mb / p50_us:.6g}")
     return DecodePoint(batch=n["batch"].int(1, 1 << 20), kv_len=n["kv_len"].int(1, 1 << 31),
                        head_dim=head_dim, heads=heads,
-                       splits=n["splits"].int(1, 65535), kernel=n["kernel"].str(),
+                       splits=n["splits"].int(1, 65535), kernel=_kernel(n["kernel"]),
                        mode=n["mode"].str(MODES), kv_MB=kv_mb, p50_us=p50_us, TBps=tbps,
                        peers=peers, heuristic=h.bool() if (h := n.get("heuristic")) is not None else None,
                        x_best_peer=(x.num(0, 1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-"
@@ -125,7 +145,7 @@ def from_node(n: Node) -> DecodeReport:
                             f"{p.heads}, {p.mode}, {p.variant}): expected one row per call")
         seen[p.key] = i
         points.append(p)
-    return DecodeReport(copy_TBps=n["copy_read_plus_write_GBps"].num(0, 1e5) / 1e3,
+    return DecodeReport(copy_TBps=n["copy_read_plus_write_GBps"].positive(1e5) / 1e3,
                         points=tuple(points), split_sweeps=sweeps,
                         provenance=read_provenance(n["provenance"], any_keys=True))
 
