@@ -44,8 +44,9 @@ def resolve(name: str) -> Path:
     names = list_notebooks()
     hits = [n for n in names if n == name] or [n for n in names if name and n.startswith(name)]  # '' prefixes all
     if len(hits) != 1:
-        said = f"ambiguous, the start of {', '.join(hits)}" if hits else "not found"
-        raise LabkitError(f"notebook {name!r}: {said}; available: {', '.join(names)}")
+        if hits:  # its candidates are the list: naming every notebook again after them said it twice
+            raise LabkitError(f"notebook {name!r}: ambiguous, the start of {', '.join(hits)}; give more of the name")
+        raise LabkitError(f"notebook {name!r}: not found; available: {', '.join(names)}")
     return notebook_dir() / f"{hits[0]}.py"
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from .._json import I32, Node
 from ..provenance import read as read_provenance
 from ..timing.stats import Stats
+from ..values import HEAD_DIMS
 
 # Regions timed as one region around their members (the seed times both levels).
 PHASE_GROUPS: dict[str, tuple[str, ...]] = {
@@ -162,13 +163,30 @@ def _check_labkit_metadata(n) -> None:
 _MAY_BE_ZERO = ("dynamic_shared_memory_bytes", "q_tail_rows", "k_tail_rows")  # the rest count tiles, warps, CTAs
 
 
-def _scheduler(n: Node, batch: int) -> Scheduler:
+def _scheduler(n: Node, batch: int, q_len: int, kv_len: int, heads: int) -> Scheduler:
+    """The launch geometry, against itself and the shapes it was planned for (a review: heads 7 beside q_shape's 56,
+    1 q CTA per head for 37810 rows, 5 threads for 4 warps had all been shown as they stood)."""
     names = [f.name for f in fields(Scheduler)]
     n.obj(names)
     s = Scheduler(**{k: n[k].int(0 if k in _MAY_BE_ZERO else 1, I32[1]) for k in names})
+    for key, want, how in (("heads", heads, "q_shape's heads"),
+                           ("q_ctas_per_head", -(-q_len // s.cta_q), f"ceil(N {q_len} / cta_q {s.cta_q})"),
+                           ("k_iterations_per_cta", -(-kv_len // s.cta_k), f"ceil(kv N {kv_len} / cta_k {s.cta_k})"),
+                           ("threads_per_cta", 32 * s.warps_per_cta, f"32 x warps_per_cta {s.warps_per_cta}")):
+        if getattr(s, key) != want:
+            raise n[key].fail(f"{how} = {want}")
     if s.grid_ctas != s.q_ctas_per_head * s.heads * batch:  # the grid: the q tiles of every head of every sequence
         raise n["grid_ctas"].fail(f"q_ctas_per_head x heads x batch = {s.q_ctas_per_head} x {s.heads} x {batch}")
     return s
+
+
+def _tail_tiles(t: "TailPoint", s: Scheduler, where: Node) -> None:
+    """A tail point's tiles as the scheduler cuts its lengths."""
+    for key, want, how in (("q_ctas_per_head", -(-t.q_len // s.cta_q), f"ceil(q_len {t.q_len} / cta_q {s.cta_q})"),
+                           ("k_iterations_per_cta", -(-t.kv_len // s.cta_k),
+                            f"ceil(kv_len {t.kv_len} / cta_k {s.cta_k})")):
+        if getattr(t, key) != want:
+            raise where[key].fail(f"{how} = {want}")
 
 
 def _tail(n: Node) -> TailPoint:
@@ -233,6 +251,16 @@ def from_node(root: Node) -> Sage2Report:
         if t.q_len > shapes["q_shape"][n_of] or t.kv_len > shapes["k_shape"][n_of]:
             raise where.error(f"q_len {t.q_len} / kv_len {t.kv_len}: expected at most the shapes' "
                               f"{shapes['q_shape'][n_of]} / {shapes['k_shape'][n_of]} ({layout})")
+    heads, q_n = (shapes["q_shape"][2], shapes["q_shape"][1]) if n_of == 1 else shapes["q_shape"][1:3]
+    if shapes["q_shape"][3] not in HEAD_DIMS:
+        raise root["q_shape"].fail(f"a head_dim the Sage2 kernels take ({', '.join(map(str, HEAD_DIMS))}) last")
+    scheduler = _scheduler(root["scheduler"], shapes["q_shape"][0], q_n, shapes["k_shape"][n_of], heads)
+    for i, t in enumerate(tails):
+        _tail_tiles(t, scheduler, root["tail_study"].list()[i])
+    iterations = root["iterations"].int(1, I32[1])
+    for name, st in phases.items():  # every phase timed the report's iterations
+        if st.count != iterations:
+            raise root["phase_timings"][name]["count"].fail(f"the report's iterations, {iterations}")
     prov = None
     if version >= 1:
         prov = read_provenance(root["provenance"])
@@ -243,10 +271,10 @@ def from_node(root: Node) -> Sage2Report:
         metadata=metadata.value,
         **shapes,
         warmup=root["warmup"].int(0, I32[1]),
-        iterations=root["iterations"].int(1, I32[1]),
+        iterations=iterations,
         phase_timings=phases,
         fused_mainloop_phases=fused,
-        scheduler=_scheduler(root["scheduler"], shapes["q_shape"][0]),
+        scheduler=scheduler,
         decomposition=DecompositionCheck(equal=dec["equal"].bool(), max_abs=dec["max_abs"].num(0),
                                          mean_abs=dec["mean_abs"].num(0)),
         manual_checksum=root["manual_checksum"].num(),

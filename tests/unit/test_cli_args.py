@@ -57,7 +57,10 @@ BAD = [
     (["nb", "params", ""], "notebook '': not found; available: 00_device_and_timing"),  # was "ambiguous"
     (["sage2", "precision", "--v-bias", "1e400", "--out", "{tmp}/p.json"],
      "--v-bias '1e400': expected a finite number (it overflows a double)"),  # was "--v-bias inf"
-    (["nb", "params", "0"], "notebook '0': ambiguous, the start of 00_device_and_timing, 01_decode_manifest"),
+    (["sched", "timeline", SEED], "missing key 'timeline_version': this is a launch manifest (labkit manifest "
+                                   "check), not a per-CTA timeline"),  # a CLI review: it named only the key
+    (["nb", "params", "0"], "notebook '0': ambiguous, the start of 00_device_and_timing, 01_decode_manifest, "
+                            "02_sage2_phases, 03_decode, 04_cta_scheduling, 05_ncu_correlation; give more of the name"),
     # found by a CLI review: "expected an integer" for a number too large to be one
     (["device", "--index", "99999999999999999999"], "20 digits, out of range (expected 0..1023)"),
     # found by a CLI review: unchecked, each was "no row of this call"

@@ -69,6 +69,17 @@ def _mutate(seed_report_path, fn):
     (lambda d: d["tail_study"].append(d["tail_study"][0]), "tail_study[6]", "again: expected each point once"),
     (lambda d: d["manual_decomposition_vs_public_sage2"].__setitem__("max_abs", 3.0),
      "manual_decomposition_vs_public_sage2", "expected both 0 for outputs that are bitwise equal"),
+    # found by a CLI review: each was shown as it stood
+    (lambda d: d["scheduler"].update(heads=7, grid_ctas=296 * 7), "scheduler.heads", "expected q_shape's heads = 56"),
+    (lambda d: d["scheduler"].update(q_ctas_per_head=1, grid_ctas=56), "scheduler.q_ctas_per_head",
+     "expected ceil(N 37810 / cta_q 128) = 296"),
+    (lambda d: d["scheduler"].update(threads_per_cta=5), "scheduler.threads_per_cta",
+     "expected 32 x warps_per_cta 4 = 128"),
+    (lambda d: d["tail_study"][0].update(k_iterations_per_cta=3), "tail_study[0].k_iterations_per_cta",
+     "expected ceil(kv_len "),
+    (lambda d: [d[k].__setitem__(3, 100) for k in ("q_shape", "k_shape", "v_shape")], "q_shape",
+     "expected a head_dim the Sage2 kernels take"),
+    (lambda d: d.__setitem__("iterations", 3), "phase_timings.", "expected the report's iterations, 3"),
 ])
 def test_malformed_reports_name_the_path(seed_report_path, mutation, path, expected):
     with pytest.raises(FormatError) as err:
@@ -99,8 +110,9 @@ def test_the_scheduler_labkit_writes_reads_back_at_every_batch():
 
     for schedule in (Schedule(), Schedule.sm90()):
         for batch in (1, 2, 5):
-            s = scheduler(batch, 333, 333, 4, 96, schedule)
-            assert _scheduler(Node(asdict(s)), batch) == s
+            for q_len, kv_len in ((333, 333), (37810, 37761), (1, 64)):
+                s = scheduler(batch, q_len, kv_len, 4, 96, schedule)
+                assert _scheduler(Node(asdict(s)), batch, q_len, kv_len, 4) == s
 
 
 def test_a_labkit_report_without_its_accuracy_check_is_refused_by_name():

@@ -13,8 +13,12 @@ def seed(seed_report_path):
 
 
 def _other_shape(seed):
-    shape = (1, 8192, 8, 128)  # no tail study: the seed's points lie past this N
-    return dataclasses.replace(seed, q_shape=shape, k_shape=shape, v_shape=shape, tail_study=(),
+    from labkit.report.model import Scheduler
+    from labkit.workloads.sage2.schedule import scheduler
+
+    shape = (1, 8192, 8, 128)  # no tail study: the seed's points lie past this N; the scheduler's tiles of this shape
+    tiles = Scheduler(**dataclasses.asdict(scheduler(1, 8192, 8192, 8, 128)))
+    return dataclasses.replace(seed, q_shape=shape, k_shape=shape, v_shape=shape, tail_study=(), scheduler=tiles,
                                metadata={**seed.metadata, "dtype": "bf16", "layout": "NHD"},
                                provenance={"device": {"name": "NVIDIA H200"}, "clocks": {"sm_clock_hz": 1.98e9}})
 
