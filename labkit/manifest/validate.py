@@ -298,6 +298,9 @@ def _find_modules(m: Manifest, res: CheckResult, device, cubin_dirs: tuple) -> N
             res.issues.append(Issue("error", f"modules.{name}", str(exc).split(": ", 1)[-1]))
             continue
         res.modules[name] = lm
+        if lm.path.name != Path(m.modules[name].source).name:  # found by its sha256 under another name: say which
+            res.issues.append(Issue("note", f"modules.{name}.source", f"{m.modules[name].source!r} is not there; "
+                                    f"the cubin of its sha256 is {lm.path} (loaded)"))
         if device is not None and not lm.info.runs_on(device.compute_capability):
             res.issues.append(Issue("error", f"modules.{name}",
                                     f"{lm.path.name} is built for {lm.info.target}; {device.name} is "

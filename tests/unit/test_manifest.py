@@ -64,6 +64,15 @@ def test_seed_check_finds_its_problems_and_can_run(capsys):
     assert "  parameter block (1280 B):" in out and "B written," in out
 
 
+def test_a_module_found_by_its_sha256_under_another_name_is_named(tmp_path):
+    """A CLI review: a module whose source names no file loaded the cubin of its sha256 without a word."""
+    res = check(load(_seed_changed(tmp_path, lambda d: next(iter(d["modules"].values())).update(
+        source="nosuch.cubin"))), vars={"tokens": 2})
+    notes = [str(i) for i in res.issues if i.path.endswith(".source")]
+    assert res.ok and len(notes) == 1 and "'nosuch.cubin' is not there; the cubin of its sha256 is " in notes[0]
+    assert not [i for i in check(load(SEED), vars={"tokens": 2}).issues if i.path.endswith(".source")]
+
+
 def test_the_check_text_can_leave_the_parameter_block_to_a_table_beside_it():
     """Found by a notebook review: notebook 01 printed the block's rows in the check's text and again as its table."""
     from labkit.manifest.report import render_check
