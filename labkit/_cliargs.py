@@ -43,7 +43,7 @@ class Parser(argparse.ArgumentParser):
         return super()._get_values(action, arg_strings)
 
     def parse_args(self, args=None, namespace=None):
-        self._argv = args  # for error(): an unknown option before the command
+        Parser._command_line = (self, args)  # for error(): an unknown option where a command was expected
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:  # argparse blamed the top-level parser ("labkit: unrecognized arguments") for a subcommand's
             import sys
@@ -62,9 +62,11 @@ class Parser(argparse.ArgumentParser):
 
         sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
         if sub is not None and message == f"the following arguments are required: {sub.dest}":  # not argparse's dest
-            # the parser parse_args ran on (the top level) sees the command line; a subcommand's is handled there
-            argv = (sys.argv[1:] if self._argv is None else self._argv) if hasattr(self, "_argv") else []
-            unknown = [a for a in argv if a.startswith("-") and a not in self._option_string_actions]
+            top, argv = getattr(Parser, "_command_line", (self, []))
+            argv = sys.argv[1:] if argv is None else argv
+            known = {*self._option_string_actions, *top._option_string_actions}
+            unknown = [a for a in argv if a.startswith("-") and a not in known
+                       and not self._negative_number_matcher.match(a)]
             message = ((f"unrecognized arguments: {' '.join(unknown)}; " if unknown else "")
                        + f"expected a command: {', '.join(sub.choices)} ({self.prog} -h says what each does)")
         elif sub is not None and message.startswith(f"argument {sub.dest}: invalid choice: "):  # argparse's dest name

@@ -24,6 +24,8 @@ def check_script_path(out: Path | str) -> None:
     out = Path(out)
     if out.suffix != ".py":
         raise ArgumentError(f"--out {out}: expected a .py file (the script is Python, in py:percent cells)")
+    if out.is_dir():
+        raise ArgumentError(f"--out {out}: is a directory; expected a .py file")
     if out.exists():
         with open(out, "rb") as f:
             head = f.read(4096).decode("utf-8", "replace")

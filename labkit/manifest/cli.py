@@ -58,7 +58,8 @@ def _check(args) -> int:
     print(render_check(res, device, reason))
     if not res.ok:  # the report above lists them; stderr gets the one line every refusal gets, naming the first
         more = f" (and {len(res.errors) - 1} more: the report above lists them)" if len(res.errors) > 1 else ""
-        raise ManifestError(f"{len(res.errors)} error(s): {args.file} cannot run: {res.errors[0]}{more}")
+        first = res.errors[0]
+        raise ManifestError(f"{len(res.errors)} error(s): {args.file} cannot run: {first.path}: {first.message}{more}")
     return 0
 
 

@@ -56,6 +56,8 @@ def gap_lines(gaps) -> list[str]:
     offset between the two ways of timing, not one case's drift) and in how many cases ncu's duration lies outside
     the events' min..max."""
     lines = []
+    if gaps.empty or "group" not in gaps:  # event_vs_ncu's table of no launches has no group column
+        return lines
     for group, g in gaps.groupby("group", sort=False):
         g = g[g["gap"].notna()]
         if g.empty:

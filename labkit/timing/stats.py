@@ -57,7 +57,7 @@ class Stats:
         count = n["count"].int(1, I32[1])
         vals = {k: n[k].num(0, MAX_SECONDS) for k in STAT_FIELDS if k != "count"}
         if not vals["min_s"] <= vals["p50_s"] <= vals["p90_s"] <= vals["p95_s"] <= vals["p99_s"] <= vals["max_s"]:
-            order = " <= ".join(f"{k} {vals[k]:g}" for k in ("min_s", "p50_s", "p90_s", "p95_s", "p99_s", "max_s"))
+            order = " <= ".join(f"{k} {vals[k]!r}" for k in ("min_s", "p50_s", "p90_s", "p95_s", "p99_s", "max_s"))
             raise n.error(f"expected min_s <= p50_s <= p90_s <= p95_s <= p99_s <= max_s, not {order}")
         # a mean of equal samples can round an ulp past them (reports written before Stats clamped it)
         if not vals["min_s"] * (1 - MEAN_ROUNDING) <= vals["mean_s"] <= vals["max_s"] * (1 + MEAN_ROUNDING):

@@ -28,6 +28,8 @@ BAD = [
     # argparse's own names for the command ('argument cmd:', 'argument sub:') reached the user
     (["--bogus"], "labkit: error: unrecognized arguments: --bogus; expected a command: device, report,"),
     (["decode", "bogus"], "labkit: error: labkit decode: unknown command 'bogus' (choose from 'build',"),
+    (["decode", "--bogus"], "labkit: error: labkit decode: unrecognized arguments: --bogus; expected a command: build"),
+    (["--bogus", "decode"], "labkit: error: labkit decode: unrecognized arguments: --bogus; expected a command: build"),
     (["sage2", "profile", "--shape", "1,100,1,128", "--shape", "1,200,1,128", "--out", "{tmp}/r.json"],
      "argument --shape: given twice (1,100,1,128, then 1,200,1,128)"),  # as typed, not Shape(batch=1, ...)
     # found by a new-user review: the last of two values was taken with no word (-p and --var refused repeats)
@@ -108,7 +110,7 @@ BAD = [
      "wrong_sha256.json: 1 error(s), nothing written: error: modules."),  # pack launches nothing (found by a review)
     (["manifest", "pack", SEED, "--out", ""], "empty file name"),
     (["manifest", "pack", SEED, "--var", "seqs=99999999999", "--out", "{tmp}/x.bin"], "value 99999999999"),
-    (["manifest", "check", SEED, "--var", "seqs=99999999999", "--no-device"], "cannot run: error: vars.seqs"),
+    (["manifest", "check", SEED, "--var", "seqs=99999999999", "--no-device"], "cannot run: vars.seqs"),
     (["manifest", "check", SEED, "--var", "seqs"], "NAME=INTEGER"),
     (["manifest", "check", SEED, "--var", "seqs=x"], "expected an integer"),
     (["manifest", "check", SEED, "--var", "seqs=0"], "--var seqs 0"),
@@ -116,7 +118,7 @@ BAD = [
     (["manifest", "check", SEED, "--program", "", "--no-device"], "cannot run"),
     # the one line names the first error (it had said only "the report above lists them", on stdout; a CLI review)
     (["manifest", "check", SEED, "--program", "nosuch", "--no-device"],
-     "1 error(s): " + SEED + " cannot run: error: programs: no program 'nosuch' (have decode)"),
+     "1 error(s): " + SEED + " cannot run: programs: no program 'nosuch' (have decode)"),
     (["manifest", "check", "{tmp}", "--no-device"], "is a directory"),
     (["manifest", "check", "{tmp}/nope.json", "--no-device"], "No such file"),
     (["manifest", "check", "/dev/zero", "--no-device"], "character device"),

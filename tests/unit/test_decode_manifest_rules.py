@@ -12,7 +12,7 @@ import pytest
 from labkit import cli
 from labkit.manifest import check, load
 from labkit.workloads.decode import DecodeGeometry, build
-from labkit.workloads.decode.build import BATCH_AT, MAX_PAGES_AT, MAX_Q_LEN_AT
+from labkit.workloads.decode.build import BATCH_AT, HEADS_KV_AT, MAX_PAGES_AT, MAX_Q_LEN_AT, build_plan
 from labkit.workloads.decode.plan import plan_call
 
 
@@ -30,6 +30,10 @@ def built(tmp_path_factory):
     out["cluster"] = build(g, plan.splits, d / "cluster", kernel=plan.kernel)
     out["causal"] = build(DecodeGeometry(3, 24, 4, 256, 64, 11, 33, max_q_len=4), 2, d / "causal")
     out["interleaved"] = build(DecodeGeometry(2, 24, 4, 256, 64, 11, 22, layout="interleaved"), 2, d / "inter")
+    g = DecodeGeometry(2, 32, 8, 128, 64, 128, 300)  # a tail build (1-D grid, splits meet in global memory)
+    out["tail"] = build_plan(g, plan_call(g, variant="mma", splits=3, tail_units=5, tail_splits=8), d / "tail")
+    g = DecodeGeometry(8, 32, 8, 128, 64, 16, 128)  # the timeline build: 6 u64 per CTA in its own scratch
+    out["timeline"] = build_plan(g, plan_call(g, splits=4, timeline=True), d / "timeline")
     return out
 
 
@@ -71,7 +75,7 @@ def test_split_scratch_too_small_for_splits_that_meet_in_global_memory_is_refuse
     errs = _errors(_changed(built["global"], shrink, tmp_path))
     assert errs == [
         "error: ops.decode.impl.scratch.counter: 4 B; 4 splits meet through it: the kernel writes at least 256 B "
-        "(one u32 per unit (64))",
+        "(a u32 per unit, 64 at least)",
         "error: ops.decode.impl.scratch.partial_ml: 4 B; 4 splits meet through it: the kernel writes at least "
         "8192 B ((max, sum) f32 per split and row)",
         "error: ops.decode.impl.scratch.partial_o: 4 B; 4 splits meet through it: the kernel writes at least "
@@ -85,14 +89,21 @@ def test_split_scratch_too_small_for_splits_that_meet_in_global_memory_is_refuse
 
 def test_a_page_table_of_another_shape_or_a_batch_past_the_buffers_is_refused(built, tmp_path):
     errs = _errors(_changed(built["two"], lambda d: _field(d, MAX_PAGES_AT).update(i32=64), tmp_path))
-    assert errs == ["error: ops.decode.impl.launches[0].args[0].pack.fields[4]: table is [2, 2]; the kernel reads it "
-                    "as [batch, max_pages] = [2, 64] (the constants at bytes 320 and 332)"]
+    assert errs == ["error: ops.decode.impl.launches[0].args[0].pack.fields[4]: the kernel reads 512 B (batch 2 x "
+                    "max_pages 64 page ids, i32) of table from byte 0, which has 16 B there"]
     errs = _errors(_changed(built["two"], lambda d: d["buffers"]["table"].update(shape=[1, 1]), tmp_path))
-    assert len(errs) == 1 and "table is [1, 1]" in errs[0]
+    assert len(errs) == 1 and "which has 4 B there" in errs[0]
+    # a table of more rows is read within: fine; rows of another length put a sequence's ids elsewhere: a warning
+    res = check(load(_changed(built["two"], lambda d: d["buffers"]["table"].update(shape=[3, 2]), tmp_path)))
+    assert res.ok and not [i for i in res.issues if i.severity != "note"]
+    res = check(load(_changed(built["two"], lambda d: d["buffers"]["table"].update(shape=[1, 4]), tmp_path)))
+    assert res.ok and [str(i) for i in res.issues if "ids apart" in i.message] == [
+        "warning: ops.decode.impl.launches[0].args[0].pack.fields[4]: table is [1, 4]: the kernel reads its rows "
+        "max_pages = 2 ids apart, so the ids it takes for a sequence are not that row's"]
     errs = _errors(_changed(built["two"], lambda d: _field(d, BATCH_AT).update(i32=3), tmp_path))
     assert [e.split(": ", 2)[1] for e in errs] == [f"ops.decode.impl.launches[0].args[0].pack.fields[{i}]"
-                                                  for i in (4, 5, 6, 2, 3)]
-    assert "reads 16 B (batch + 1 = 4 query offsets, i32) of cuq, which has 12 B" in errs[2]
+                                                  for i in (2, 3, 4, 5, 6)]
+    assert "reads 16 B (batch + 1 = 4 query offsets, i32) of cuq from byte 0, which has 12 B there" in errs[4]
 
 
 def test_more_sequences_on_the_grid_than_the_page_table_holds_is_refused(built, tmp_path):
@@ -119,3 +130,86 @@ def test_the_cli_refuses_it_in_one_line_before_any_gpu_work(built, tmp_path, cap
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "2 error(s), nothing launched: " in err, err
     assert "q is [2, 32, 128]; the kernel takes [rows >= batch x max_q_len = 6" in err
+
+
+def _call_arg(doc, buf):
+    return next(a for a in doc["programs"]["decode"]["calls"][0]["args"] if a.get("buf") == buf)
+
+
+def test_offsets_grids_written_as_numbers_and_head_dims_are_held_too(built, tmp_path):
+    """A review of the rule found these passing: out or the table bound past their start, a grid whose sequences are
+    a number rather than the seqs var, q and out of another head_dim than the K/V maps'."""
+    def out_at(doc):
+        _call_arg(doc, "out")["offset"] = 4096
+    errs = _errors(_changed(built["two"], out_at, tmp_path))
+    assert errs == ["error: ops.decode.impl.launches[0].args[0].pack.fields[3]: the kernel writes 16384 B (batch x "
+                    "max_q_len = 2 rows of 32 x 128 bf16) of out from byte 4096, which has 12288 B there"]
+
+    def table_at(doc):
+        _call_arg(doc, "table")["offset"] = 8
+    assert "of table from byte 8, which has 8 B there" in _errors(_changed(built["two"], table_at, tmp_path))[0]
+
+    def numeric_grid(doc):
+        launch = doc["ops"]["decode"]["impl"]["launches"][0]
+        launch["grid"][2] = 16
+        doc["vars"] = {}
+    errs = _errors(_changed(built["global"], numeric_grid, tmp_path))
+    assert errs == ["error: ops.decode.impl.launches[0].grid[2]: 16 sequences, but the page table and lengths hold "
+                    "batch 8"]
+
+    def d64(doc):
+        for name in ("q", "out"):
+            doc["buffers"][name]["shape"][2] = 64
+    errs = _errors(_changed(built["two"], d64, tmp_path))
+    assert errs == ["error: ops.decode.impl.launches[0].args[0].pack.fields[2]: head_dim 64 (q's last dim): the K map "
+                    "holds 8192 elements per page and head, not head_dim x a page of 16, 32, 64"]
+
+    def out_d256(doc):
+        doc["buffers"]["out"]["shape"][2] = 256
+    assert _errors(_changed(built["two"], out_d256, tmp_path))[-1].endswith("out's head_dim 256 is not q's 128")
+
+    def heads(doc):
+        doc["buffers"]["q"]["shape"][1] = 16
+    assert "q is [2, 16, 128]; the kernel takes" in _errors(_changed(built["two"], heads, tmp_path))[0]
+
+    def flat(doc):
+        doc["buffers"]["q"]["shape"] = [2, 32 * 128]
+    assert "q is [2, 4096]; the kernel takes" in _errors(_changed(built["two"], flat, tmp_path))[0]
+    errs = _errors(_changed(built["global"], lambda d: _field(d, HEADS_KV_AT).update(i32=3), tmp_path))
+    assert "grid[1]: 8: expected heads_kv 3 x row blocks" in errs[-1]
+
+
+def test_a_tail_build_s_and_a_timeline_build_s_scratch_are_held_to_what_the_kernel_writes(built, tmp_path):
+    def shrink(name):
+        return lambda doc: doc["ops"]["decode"]["impl"]["scratch"][name].update(shape=[1])
+    assert _errors(built["tail"]) == [] and _errors(built["timeline"]) == []
+    errs = _errors(_changed(built["tail"], shrink("partial_o"), tmp_path))
+    assert errs == ["error: ops.decode.impl.scratch.partial_o: 4 B; 4 splits meet through it: the kernel writes at "
+                    "least 32768 B (128 f32 per split and row)"]  # 16 units x (3 + 1) splits x 1 row, 128 f32
+    errs = _errors(_changed(built["timeline"], lambda d: d["ops"]["decode"]["impl"]["scratch"]["timeline"].update(
+        shape=[4, 6]), tmp_path))
+    assert errs == ["error: ops.decode.impl.scratch.timeline: 192 B; the kernel records 6 u64 per CTA, 12288 B for 256 "
+                    "CTAs"]
+
+
+def test_the_rule_follows_the_kernel_s_abi_not_the_model_label_and_needs_the_cubin_for_scratch(built, tmp_path):
+    def relabel(doc):
+        doc["model"] = "someone-else"
+        for s in doc["ops"]["decode"]["impl"]["scratch"].values():
+            s["shape"] = [1]
+    assert len(_errors(_changed(built["global"], relabel, tmp_path))) == 3  # the same kernel, the same writes
+    import dataclasses
+
+    from labkit.manifest.families import matching
+
+    launch = load(built["two"]).ops["decode"].launches[0]
+    assert [r.__name__ for r in matching(launch)] == ["paged_decode"]
+    other = dataclasses.replace(launch, args=(dataclasses.replace(launch.args[0], size=256),))
+    assert matching(other) == []  # another block size: another ABI
+
+    def no_cubin(doc):
+        next(iter(doc["modules"].values()))["sha256"] = "0" * 64
+        for s in doc["ops"]["decode"]["impl"]["scratch"].values():
+            s["shape"] = [1]
+    errs = _errors(_changed(built["global"], no_cubin, tmp_path))
+    assert len(errs) == 1 and errs[0].startswith("error: modules.decode")  # the module's own error stops it

@@ -345,3 +345,4 @@ def test_gap_lines_say_per_sweep_whether_ncu_reads_longer_or_shorter_and_outside
         "decode sweep: gaps -10.00 to +1.00 % over 2 cases, ncu longer in some cases, shorter in others; ncu outside "
         "the events' min..max in 1 of 2"]
     assert tables.gap_lines(gaps[gaps["case"] == "d3"]) == []
+    assert tables.gap_lines(pd.DataFrame(columns=["case", "kernel", "event_p50_us", "ncu_us", "gap"])) == []  # none

@@ -319,6 +319,14 @@ def test_nb_script_writes_only_a_py_file_and_overwrites_only_a_script_it_wrote(t
         err = capsys.readouterr().err
         assert err == f"labkit: error: --out {tmp_path / name}: expected a .py file (the script is Python, in " \
                       "py:percent cells)\n" and not (tmp_path / name).exists()
+    assert cli.main(["nb", "script", "00", "--out", str(tmp_path)]) == 2  # a directory: no .py name
+    from labkit.errors import ArgumentError
+    from labkit.notebook_script import write_script
+
+    (tmp_path / "d.py").mkdir()
+    with pytest.raises(ArgumentError, match="is a directory; expected a .py file"):
+        write_script("00", None, tmp_path / "d.py")
+    capsys.readouterr()
     other = tmp_path / "mine.py"
     other.write_text("print('my own code')\n")
     assert cli.main(["nb", "script", "00", "--out", str(other)]) == 2

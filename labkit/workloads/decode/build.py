@@ -23,6 +23,7 @@ MAX_SPLITS = 256  # MAX_SPLITS in kernels/paged_decode.cuh (the reduction's weig
 Q_AT, OUT_AT, TABLE_AT, SEQ_AT, CUQ_AT = 256, 264, 272, 280, 288
 PARTIAL_O_AT, PARTIAL_ML_AT, COUNTER_AT = 296, 304, 312
 BATCH_AT, HEADS_KV_AT, GROUP_AT, MAX_PAGES_AT, MAX_Q_LEN_AT, NUM_PAGES_AT = 320, 324, 328, 332, 336, 340
+HEAD_SPLITS_AT, TIMELINE_AT = 348, 352  # a tail-split build's splits of the other units; the timeline build's records
 
 
 def _f32_bits(x: float) -> int:
@@ -120,8 +121,8 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
               {"at": MAX_PAGES_AT, "i32": g.max_pages}, {"at": MAX_Q_LEN_AT, "i32": g.max_q_len},
               {"at": NUM_PAGES_AT, "i32": g.num_pages},
               {"at": 344, "i32": _f32_bits(scale * math.log2(math.e))},
-              *([{"at": 348, "i32": splits}] if tail_ctas else []),
-              *([{"at": 352, "scratch": "timeline"}] if kb.timeline else [])]
+              *([{"at": HEAD_SPLITS_AT, "i32": splits}] if tail_ctas else []),
+              *([{"at": TIMELINE_AT, "scratch": "timeline"}] if kb.timeline else [])]
     ctas = tail_ctas or kb.persistent_ctas or splits * g.heads_kv * blocks * g.batch
     one_d = tail_ctas or kb.persistent_ctas  # a 1-D grid: no "seqs" dimension
     stored_splits = kb.tail_splits or splits  # partials per unit
