@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from .._json import I64, U32, Node, document_kind, load_document, parse_text
+from .._json import I32, I64, U32, Node, document_kind, load_document, parse_text
 from .model import (
     BUFFER_KINDS,
     DTYPES,
@@ -177,7 +177,10 @@ def from_node(root: Node) -> Manifest:
     programs = {}
     for k, n in root["programs"].items(1):
         n.obj(("calls",), ("batch",))
-        batch = n["batch"].obj(any_keys=True).value if n.get("batch") else {}
+        # the seed's {groups, rows}: sequences and query rows per sequence, described, never launched from; read
+        # strictly all the same (a review: any keys and values had passed unseen)
+        batch = ({k: v.int(1, I32[1]) for k, v in n["batch"].obj((), ("groups", "rows")).items()}
+                 if n.get("batch") is not None else {})
         programs[k] = Program(k, batch, tuple(_call(c) for c in n["calls"].list(1)))
     return Manifest(SCHEMA_VERSION, root["model"].str(), vars_, buffers, modules, ops, programs, root.source)
 
