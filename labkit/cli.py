@@ -153,10 +153,9 @@ def _nb_run(args) -> int:
 def _nb_script(args) -> int:
     from . import notebooks
     from ._cliargs import not_an_input
-    from .notebook_script import check_script_path, write_script
+    from .notebook_script import write_script
 
     not_an_input(args.out.path, [notebooks.resolve(args.name)], "--out")
-    check_script_path(args.out.path)
     params = notebooks.parse_parameters(args.name, _params_once(args.param, notebooks.parameters(args.name)))
     path = write_script(args.name, params, args.out.path)
     print(f"{path}\n  run it: python {path}   (under ncu: labkit ncu run --out DIR -- python {path})")

@@ -41,7 +41,10 @@ def write_script(name: str, params: dict[str, Any] | None, out: Path | str) -> P
 
     Raises:
         ParameterError: an unknown name, a wrong type or a value past another's bound; nothing is written.
+        ArgumentError: ``out`` is no place for the script (``check_script_path``), found before any work.
     """
+    out = Path(out)
+    check_script_path(out)
     pm = _deps.require("papermill")
     jupytext = _deps.require("jupytext")
     source = resolve(name)
@@ -61,8 +64,6 @@ def write_script(name: str, params: dict[str, Any] | None, out: Path | str) -> P
         cell.metadata.pop("papermill", None)
     # a refused value (no recorded run to show, say) ends the script in one line, as `labkit nb run` does
     nb.cells.insert(0, _deps.require("nbformat").v4.new_code_cell(FIRST_CELL))
-    out = Path(out)
-    check_script_path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     jupytext.write(nb, out, fmt="py:percent")
     return out

@@ -17,6 +17,12 @@ from pathlib import Path
 
 from .errors import ArgumentError
 
+
+def first_repeat(items):
+    """The first item given twice, or None: a swept list, a list of names or of options takes each once."""
+    items = list(items)
+    return next((v for i, v in enumerate(items) if v in items[:i]), None)
+
 HEAD_DIMS = tuple(range(64, 129, 8))  # 64 runs as 64; 72..128 are zero-padded to the 128 kernel
 MAX_GRID_YZ = 65535  # heads are grid.y, batch is grid.z of every Sage2 kernel
 MAX_SEQ_LEN = 1 << 30  # padded lengths travel as int32
@@ -136,8 +142,7 @@ class Shape:
         out = tuple(self.length(v, what) for v in values)
         if not out:
             raise ArgumentError(f"{what}: expected at least one length")
-        twice = next((v for i, v in enumerate(out) if v in out[:i]), None)
-        if twice is not None:  # the report keeps each tail point once: refused here, not after the GPU run
+        if (twice := first_repeat(out)) is not None:  # a report keeps each tail point once: refused before the GPU
             raise ArgumentError(f"{what}: {twice} given twice; expected each length once")
         return out
 

@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, field
 
 from .issues import Issue
-from .model import I32Field, Manifest, ParamField, TensorMapField
+from .model import BufArg, I32Field, Manifest, ParamField, TensorMapField
 
 # KernelParams offsets (v0.6.13 layout)
 K = dict(tmaK=128, tmaV=384, ptrO=912, ptrCumSeqLensQ=936, ptrPageIdxKv=1000, ptrSeqLensKv=1080, mBatchSize=1116,
@@ -38,16 +38,45 @@ class FamilyContext:
     modules: dict = field(default_factory=dict)  # module name -> modules.LoadedModule, those found
 
 
+class PackView:
+    """One checked launch's parameter block as a family rule reads it: the field at each byte offset, the JSON path
+    that names it, and the buffer a pointer field is bound to."""
+
+    def __init__(self, ctx: FamilyContext):
+        lc = ctx.checked
+        self.ctx, self.lc = ctx, lc
+        self.base = f"ops.{lc.op.name}.impl.launches[{lc.launch_index}]"
+        self.by_at = {f.at: (i, f) for i, f in enumerate(lc.launch.args[0].fields)}
+
+    def field(self, at: int):
+        return self.by_at.get(at, (None, None))[1]
+
+    def path(self, at: int) -> str:
+        """The field's JSON path, or the block's where no field is there."""
+        return f"{self.base}.args[0].pack.fields[{self.by_at[at][0]}]" if at in self.by_at else \
+            f"{self.base}.args[0].pack"
+
+    def i32(self, at: int) -> int | None:
+        f = self.field(at)
+        return f.value if isinstance(f, I32Field) else None
+
+    def bound(self, at: int):
+        """(argument, buffer, bytes from the argument's offset on) of the pointer packed at ``at``, or None."""
+        f = self.field(at)
+        if not isinstance(f, ParamField) or f.param >= len(self.lc.bound) or not isinstance(self.lc.bound[f.param],
+                                                                                             BufArg):
+            return None
+        arg = self.lc.bound[f.param]
+        buf = self.ctx.manifest.buffers.get(arg.buf)
+        return None if buf is None else (arg, buf, buf.nbytes - arg.offset)
+
+
 def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
     issues = []
     lc = ctx.checked
-    op, li, launch, call, values, tm_dims = lc.op, lc.launch_index, lc.launch, lc.call, ctx.values, lc.tensormap_dims
-    pack = launch.args[0]
-    base = f"ops.{op.name}.impl.launches[{li}]"
-    by_at = {f.at: (i, f) for i, f in enumerate(pack.fields)}
-
-    def path(at):
-        return f"{base}.args[0].pack.fields[{by_at[at][0]}]" if at in by_at else f"{base}.args[0].pack"
+    op, launch, call, values, tm_dims = lc.op, lc.launch, lc.call, ctx.values, lc.tensormap_dims
+    view = PackView(ctx)
+    base, by_at, path = view.base, view.by_at, view.path
 
     def val(at):
         """The 32-bit value a field writes at ``at`` (vars resolved), or None."""
@@ -132,14 +161,10 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
                  "ptrO": (None if None in (rows, hq) else rows * hq * HEAD_DIM * 2, "writes",
                           f"{rows_what} of mNumHeadsQ {hq} x {HEAD_DIM} bf16")}
         for name, (need, verb, what) in reach.items():
-            f = by_at.get(K[name], (None, None))[1]
-            if need is None or not isinstance(f, ParamField) or f.param >= len(lc.bound):
+            got = view.bound(K[name])
+            if need is None or got is None:
                 continue
-            arg = lc.bound[f.param]
-            buf = ctx.manifest.buffers.get(getattr(arg, "buf", None))
-            if buf is None:
-                continue
-            there = buf.nbytes - arg.offset
+            arg, _, there = got
             if need > there:
                 warn(K[name], f"{name}: the kernel {verb} {need} B ({what}) of {arg.buf} from byte {arg.offset}, "
                               f"but {arg.buf} has {there} B there", "error")

@@ -7,7 +7,8 @@ import ast
 from typing import Any
 
 from ..errors import ArgumentError, ParameterError
-from .scalar import Int, Param, _AtMost, _first_repeat, _range, _shown
+from ..values import first_repeat
+from .scalar import Int, Param, _AtMost, _range, _shown
 
 
 def _literal(text: str):
@@ -53,7 +54,7 @@ class IntList(_AtMost, Param):
             items = [self.item.check(v) for v in value]
         except ParameterError:
             raise self.fail(value) from None
-        twice = _first_repeat(items) if self.distinct else None
+        twice = first_repeat(items) if self.distinct else None
         if twice is not None:
             raise ParameterError(f"= {_shown(value)}: {twice} given twice; expected {self.describe()}")
         return items

@@ -7,17 +7,13 @@ import re
 from typing import Any
 
 from ..errors import ArgumentError, ParameterError
+from ..values import first_repeat
 
 
 def _shown(value: Any) -> str:
     """A value as an error names it: its repr, cut at 60 characters."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _first_repeat(items):
-    """The first item given twice, or None: a swept list or a list of names takes each once."""
-    return next((v for i, v in enumerate(items) if v in items[:i]), None)
 
 
 class Param:
@@ -188,7 +184,7 @@ class Names(Text):
         bad = next((n for n in names if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", n)), None)
         if bad is not None:
             raise ParameterError(f"= {_shown(value)}: {bad!r} is not a name; expected {self.describe()}")
-        twice = _first_repeat(names)
+        twice = first_repeat(names)
         if twice is not None:
             raise ParameterError(f"= {_shown(value)}: {twice} given twice; expected {self.describe()}")
         return text

@@ -52,10 +52,10 @@ def _timeline(args) -> int:
 
 def _shapes(args):
     from ..errors import ArgumentError
+    from ..values import first_repeat
     from .crosscheck import DEFAULT_SHAPES
 
-    twice = next((s for i, s in enumerate(args.shape or ()) if s in args.shape[:i]), None)
-    if twice is not None:  # two launches in one NVTX range name: refused before the GPU is touched
+    if (twice := first_repeat(args.shape or ())) is not None:  # two launches of one NVTX name: refused before the GPU
         raise ArgumentError(f"--shape {','.join(map(str, twice))} given twice; expected each shape once")
     return args.shape or list(DEFAULT_SHAPES)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...errors import ArgumentError
+from ...values import first_repeat
 from .report import DecodeReport
 
 SEED_CALL = (2, 704, 256, 24, 4)  # batch, kv_len, head_dim, heads_q, heads_kv: the seed manifest's geometry
@@ -47,8 +48,7 @@ def bench_calls(*, point=None, quick: bool = False, head_dim=None, heads_q=None,
     from .geometry import kv_bytes_read
     from .run import geometry_for
 
-    twice = next((v for i, v in enumerate(variants or ()) if v in variants[:i]), None)
-    if twice is not None:  # one row per call, and a report keeps each once
+    if (twice := first_repeat(variants or ())) is not None:  # one row per call, and a report keeps each once
         raise ArgumentError(f"--variant {twice} given twice: each kernel variant is timed once")
     given = [f"--{o.replace('_', '-')}" for o, v in (("head_dim", head_dim), ("heads_q", heads_q),
                                                      ("heads_kv", heads_kv), ("page_size", page_size)) if v is not None]

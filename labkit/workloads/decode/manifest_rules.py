@@ -13,8 +13,9 @@ say (too little makes the launch fault; it cannot write outside the CTA's shared
 
 import math
 
+from ...manifest.families import PackView
 from ...manifest.issues import Issue
-from ...manifest.model import BufArg, I32Field, ParamField, ScratchField, TensorMapField
+from ...manifest.model import ScratchField, TensorMapField
 from .build import (
     BATCH_AT,
     COUNTER_AT,
@@ -49,124 +50,120 @@ def applies(launch) -> bool:
 
 def paged_decode(ctx) -> list[Issue]:
     """The family rule (``labkit.manifest.families``): errors where the kernel would index past a buffer."""
-    lc, m = ctx.checked, ctx.manifest
-    base = f"ops.{lc.op.name}.impl.launches[{lc.launch_index}]"
-    by_at = {f.at: (i, f) for i, f in enumerate(lc.launch.args[0].fields)}
-    issues: list[Issue] = []
+    return _Rule(ctx).issues
 
-    def path(at: int) -> str:
-        return f"{base}.args[0].pack.fields[{by_at[at][0]}]" if at in by_at else f"{base}.args[0].pack"
 
-    def error(where: str, message: str, severity: str = "error") -> None:
-        issues.append(Issue(severity, where, message))
+class _Rule:
+    """The checks of one launch, in order; ``issues`` holds what they found."""
 
-    c = {name: by_at[at][1].value for at, name in CONSTANTS.items()
-         if at in by_at and isinstance(by_at[at][1], I32Field)}
-    for at, name in CONSTANTS.items():
-        if name not in c:
-            error(path(at), f"the kernel reads {name} from byte {at} of the parameter block: no i32 there")
-        elif c[name] < 1:
-            error(path(at), f"{name} {c[name]}: expected 1 or more")
-    if issues:
-        return issues
-    batch, hkv, group, max_pages, max_q_len = (c[n] for n in CONSTANTS.values())
-    rows, heads_q = batch * max_q_len, hkv * group
+    def __init__(self, ctx):
+        self.ctx, self.view, self.lc, self.issues = ctx, PackView(ctx), ctx.checked, []
+        c = {name: self.view.i32(at) for at, name in CONSTANTS.items()}
+        for at, name in CONSTANTS.items():
+            if c[name] is None:
+                self.error(self.view.path(at), f"the kernel reads {name} from byte {at} of the parameter block: no "
+                                               "i32 there")
+            elif c[name] < 1:
+                self.error(self.view.path(at), f"{name} {c[name]}: expected 1 or more")
+        if self.issues:
+            return
+        self.batch, self.hkv, self.group, self.max_pages, self.max_q_len = c.values()
+        head_dim = self.q_and_out()
+        self.index_buffers()
+        self.grid_and_scratch(head_dim)
 
-    def bound(at: int):
-        """(argument, buffer, bytes from the argument's offset on) of the pointer packed at ``at``, or None."""
-        f = by_at.get(at, (None, None))[1]
-        if not isinstance(f, ParamField) or f.param >= len(lc.bound) or not isinstance(lc.bound[f.param], BufArg):
-            return None
-        arg = lc.bound[f.param]
-        buf = m.buffers.get(arg.buf)
-        return None if buf is None else (arg, buf, buf.nbytes - arg.offset)
+    def error(self, where: str, message: str, severity: str = "error") -> None:
+        self.issues.append(Issue(severity, where, message))
 
-    def reach(at: int, need: int, verb: str, what: str) -> None:
-        got = bound(at)
+    def reach(self, at: int, need: int, verb: str, what: str) -> None:
+        got = self.view.bound(at)
         if got is not None and got[2] < need:
-            arg = got[0]
-            error(path(at), f"the kernel {verb} {need} B ({what}) of {arg.buf} from byte {arg.offset}, which has "
-                            f"{got[2]} B there")
+            self.error(self.view.path(at), f"the kernel {verb} {need} B ({what}) of {got[0].buf} from byte "
+                                           f"{got[0].offset}, which has {got[2]} B there")
 
-    # q and out: [rows, heads_q, head_dim], one head_dim, the one the K/V maps hold
-    dims = {}
-    for at in (Q_AT, OUT_AT):
-        got = bound(at)
-        if got is None:
-            continue
-        arg, buf, _ = got
-        if len(buf.shape) != 3 or buf.shape[0] < rows or buf.shape[1] != heads_q:
-            error(path(at), f"{arg.buf} is {list(buf.shape)}; the kernel takes [rows >= batch x max_q_len = {rows}, "
-                            f"heads_kv x group = {heads_q}, head_dim]")
-            continue
-        dims[at] = buf.shape[2]
-        reach(at, rows * heads_q * buf.shape[2] * 2, "reads" if at == Q_AT else "writes",
-              f"batch x max_q_len = {rows} rows of {heads_q} x {buf.shape[2]} bf16")
-    head_dim = dims.get(Q_AT)
-    if len(set(dims.values())) > 1:
-        error(path(OUT_AT), f"out's head_dim {dims[OUT_AT]} is not q's {dims[Q_AT]}")
-    elif head_dim is not None and (per_page := _elements_per_page(lc, by_at)) is not None:
-        if per_page % head_dim or per_page // head_dim not in PAGE_SIZES:
-            error(path(Q_AT), f"head_dim {head_dim} (q's last dim): the K map holds {per_page} elements per page and "
-                              f"head, not head_dim x a page of {', '.join(map(str, PAGE_SIZES))}")
-    # index buffers: the page table read as rows of max_pages, one length and one query offset per sequence (+ 1)
-    reach(TABLE_AT, batch * max_pages * 4, "reads", f"batch {batch} x max_pages {max_pages} page ids, i32")
-    table = bound(TABLE_AT)
-    if table is not None and table[1].shape[-1] != max_pages:
-        error(path(TABLE_AT), f"{table[0].buf} is {list(table[1].shape)}: the kernel reads its rows max_pages = "
-                              f"{max_pages} ids apart, so the ids it takes for a sequence are not that row's",
-              "warning")
-    reach(SEQ_AT, batch * 4, "reads", f"batch {batch} KV lengths, i32")
-    reach(CUQ_AT, (batch + 1) * 4, "reads", f"batch + 1 = {batch + 1} query offsets, i32")
-    _grid_and_scratch(ctx, lc, by_at, base, path, error, batch, hkv, group * max_q_len, head_dim)
-    return issues
+    def q_and_out(self) -> int | None:
+        """q and out: [rows, heads_q, head_dim], one head_dim, the one the K/V maps hold; q's head_dim, or None."""
+        rows, heads_q, dims = self.batch * self.max_q_len, self.hkv * self.group, {}
+        for at in (Q_AT, OUT_AT):
+            got = self.view.bound(at)
+            if got is None:
+                continue
+            arg, buf, _ = got
+            if len(buf.shape) != 3 or buf.shape[0] < rows or buf.shape[1] != heads_q:
+                self.error(self.view.path(at), f"{arg.buf} is {list(buf.shape)}; the kernel takes [rows >= batch x "
+                                               f"max_q_len = {rows}, heads_kv x group = {heads_q}, head_dim]")
+                continue
+            dims[at] = buf.shape[2]
+            self.reach(at, rows * heads_q * buf.shape[2] * 2, "reads" if at == Q_AT else "writes",
+                       f"batch x max_q_len = {rows} rows of {heads_q} x {buf.shape[2]} bf16")
+        head_dim = dims.get(Q_AT)
+        if len(set(dims.values())) > 1:
+            self.error(self.view.path(OUT_AT), f"out's head_dim {dims[OUT_AT]} is not q's {dims[Q_AT]}")
+        elif head_dim is not None and (per_page := self.elements_per_page()) is not None:
+            if per_page % head_dim or per_page // head_dim not in PAGE_SIZES:
+                self.error(self.view.path(Q_AT), f"head_dim {head_dim} (q's last dim): the K map holds {per_page} "
+                                                 "elements per page and head, not head_dim x a page of "
+                                                 f"{', '.join(map(str, PAGE_SIZES))}")
+        return head_dim
 
+    def elements_per_page(self) -> int | None:
+        """Elements of one (page, KV head) slice in the K map (its dims but the last two, KV heads and pages)."""
+        i = self.view.by_at.get(K_MAP_AT, (None, None))[0]
+        dims = self.lc.tensormap_dims.get(i) if isinstance(self.view.field(K_MAP_AT), TensorMapField) else None
+        return math.prod(dims[:-2]) if dims and len(dims) > 2 else None
 
-def _elements_per_page(lc, by_at) -> int | None:
-    """Elements of one (page, KV head) slice in the K map (its dims but the last two, KV heads and pages)."""
-    i, f = by_at.get(K_MAP_AT, (None, None))
-    dims = lc.tensormap_dims.get(i) if isinstance(f, TensorMapField) else None
-    return math.prod(dims[:-2]) if dims and len(dims) > 2 else None
+    def index_buffers(self) -> None:
+        """The page table read as rows of max_pages, one length and one query offset per sequence (+ 1)."""
+        batch, max_pages = self.batch, self.max_pages
+        self.reach(TABLE_AT, batch * max_pages * 4, "reads", f"batch {batch} x max_pages {max_pages} page ids, i32")
+        table = self.view.bound(TABLE_AT)
+        if table is not None and table[1].shape[-1] != max_pages:
+            self.error(self.view.path(TABLE_AT), f"{table[0].buf} is {list(table[1].shape)}: the kernel reads its "
+                                                 f"rows max_pages = {max_pages} ids apart, so the ids it takes for a "
+                                                 "sequence are not that row's", "warning")
+        self.reach(SEQ_AT, batch * 4, "reads", f"batch {batch} KV lengths, i32")
+        self.reach(CUQ_AT, (batch + 1) * 4, "reads", f"batch + 1 = {batch + 1} query offsets, i32")
 
+    def grid_and_scratch(self, head_dim: int | None) -> None:
+        """The grid's sequences against the table; the split scratch (counters, partials) and the timeline's
+        records against what the kernel writes there."""
+        base, batch, hkv = self.view.base, self.batch, self.hkv
+        grid, (gx, gy, gz) = self.lc.launch.grid, self.lc.grid
+        splits = None
+        if isinstance(grid[2], str) or gy > 1 or gz > 1:  # the split builds' [splits, heads_kv x row blocks, seqs]
+            if gz > batch:
+                named = f"{grid[2]} = " if isinstance(grid[2], str) else ""
+                self.error(f"{base}.grid[2]", f"{named}{gz} sequences, but the page table and lengths hold batch "
+                                              f"{batch}")
+            if gy % hkv:
+                self.error(f"{base}.grid[1]", f"{gy}: expected heads_kv {hkv} x row blocks")
+            else:  # the rows of one split's partial: at least a row block's share of the unit's rows
+                splits, groups, block_rows = gx, batch * gy, -(-(self.group * self.max_q_len) // (gy // hkv))
+        elif (head_splits := self.view.i32(HEAD_SPLITS_AT)) is not None:  # a tail build's 1-D grid
+            # its tail units take more splits than the others (at least one more); a row block holds at least a row
+            splits, groups, block_rows = head_splits + 1, batch * hkv, 1
+        if splits is not None and splits > 1 and head_dim is not None and self.clustered() is False:
+            rows = groups * splits * block_rows
+            for at, need, what in ((COUNTER_AT, groups * 4, f"a u32 per unit, {groups} at least"),
+                                   (PARTIAL_ML_AT, rows * 2 * 4, "(max, sum) f32 per split and row"),
+                                   (PARTIAL_O_AT, rows * head_dim * 4, f"{head_dim} f32 per split and row")):
+                self.scratch_at_least(at, need, f"{splits} splits meet through it: the kernel writes at least "
+                                                f"{need} B ({what})")
+        ctas = gx * gy * gz
+        self.scratch_at_least(TIMELINE_AT, ctas * TIMELINE_WORDS * 8, f"the kernel records {TIMELINE_WORDS} u64 per "
+                                                                     f"CTA, {ctas * TIMELINE_WORDS * 8} B for {ctas} "
+                                                                     "CTAs")
 
-def _grid_and_scratch(ctx, lc, by_at, base, path, error, batch, hkv, unit_rows, head_dim) -> None:
-    """The grid's sequences against the table; the split scratch (counters, partials) and the timeline's records
-    against what the kernel writes there."""
-    grid, (gx, gy, gz) = lc.launch.grid, lc.grid
-    splits = groups = None
-    if isinstance(grid[2], str) or gy > 1 or gz > 1:  # the split builds' [splits, heads_kv x row blocks, sequences]
-        if gz > batch:
-            error(f"{base}.grid[2]", f"{grid[2]} = {gz} sequences, but the page table and lengths hold batch {batch}"
-                  if isinstance(grid[2], str) else f"{gz} sequences, but the page table and lengths hold batch {batch}")
-        if gy % hkv:
-            error(f"{base}.grid[1]", f"{gy}: expected heads_kv {hkv} x row blocks")
-        else:  # the rows of one split's partial: at least a row block's share of the unit's rows
-            splits, groups, block_rows = gx, batch * gy, -(-unit_rows // (gy // hkv))
-    elif HEAD_SPLITS_AT in by_at and isinstance(by_at[HEAD_SPLITS_AT][1], I32Field):  # a tail build's 1-D grid
-        # its tail units take more splits than the others (at least one more); a row block holds at least one row
-        splits, groups, block_rows = by_at[HEAD_SPLITS_AT][1].value + 1, batch * hkv, 1
-    if splits is not None and splits > 1 and head_dim is not None and _clustered(ctx, lc.launch) is False:
-        rows = groups * splits * block_rows
-        for at, need, what in ((COUNTER_AT, groups * 4, f"a u32 per unit, {groups} at least"),
-                               (PARTIAL_ML_AT, rows * 2 * 4, "(max, sum) f32 per split and row"),
-                               (PARTIAL_O_AT, rows * head_dim * 4, f"{head_dim} f32 per split and row")):
-            _scratch_at_least(lc, by_at, at, need, f"{splits} splits meet through it: the kernel writes at least "
-                                                   f"{need} B ({what})", error)
-    _scratch_at_least(lc, by_at, TIMELINE_AT, gx * gy * gz * TIMELINE_WORDS * 8,
-                      f"the kernel records {TIMELINE_WORDS} u64 per CTA, {gx * gy * gz * TIMELINE_WORDS * 8} B for "
-                      f"{gx * gy * gz} CTAs", error)
+    def scratch_at_least(self, at: int, need: int, why: str) -> None:
+        f = self.view.field(at)
+        s = self.lc.op.scratch.get(f.scratch) if isinstance(f, ScratchField) else None
+        if s is not None and s.nbytes < need:
+            self.error(f"ops.{self.lc.op.name}.impl.scratch.{s.name}", f"{s.nbytes} B; {why}")
 
-
-def _scratch_at_least(lc, by_at, at: int, need: int, why: str, error) -> None:
-    f = by_at.get(at, (None, None))[1]
-    s = lc.op.scratch.get(f.scratch) if isinstance(f, ScratchField) else None
-    if s is not None and s.nbytes < need:
-        error(f"ops.{lc.op.name}.impl.scratch.{s.name}", f"{s.nbytes} B; {why}")
-
-
-def _clustered(ctx, launch) -> bool | None:
-    """Whether the cubin's entry was compiled with a cluster (its splits then meet in shared memory); None where the
-    cubin was not found (nothing is launched then: the module's own error stops it)."""
-    lm = (ctx.modules or {}).get(launch.module)
-    entry = lm.info.entries.get(launch.entry) if lm is not None else None
-    return None if entry is None else entry.cluster_dims is not None and entry.cluster_dims != (1, 1, 1)
+    def clustered(self) -> bool | None:
+        """Whether the cubin's entry was compiled with a cluster (its splits then meet in shared memory); None where
+        the cubin was not found (nothing is launched then: the module's own error stops it)."""
+        launch = self.lc.launch
+        lm = (self.ctx.modules or {}).get(launch.module)
+        entry = lm.info.entries.get(launch.entry) if lm is not None else None
+        return None if entry is None else entry.cluster_dims is not None and entry.cluster_dims != (1, 1, 1)

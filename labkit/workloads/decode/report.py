@@ -16,7 +16,7 @@ from ..._text import counted
 from ...errors import FormatError
 from ...provenance import read as read_provenance
 from ...timing import MODES
-from .geometry import HEAD_DIMS
+from .geometry import HEAD_DIMS, PAGE_SIZES
 from .peers import PEERS as BENCHED_PEERS
 
 VERSION = 1
@@ -94,8 +94,8 @@ def heads_problem(heads: str) -> str | None:
     q, kv, rest = re.fullmatch(r"(\d+)/(\d+)(.*)", heads).groups()
     if int(q) % int(kv):
         return f"{q} query heads on {kv} KV heads; expected a multiple of the KV heads"
-    if (page := re.fullmatch(r" page (\d+)", rest)) and page.group(1) not in ("16", "32", "64"):
-        return f"page {page.group(1)}; expected page 16, 32 or 64"
+    if (page := re.fullmatch(r" page (\d+)", rest)) and int(page.group(1)) not in PAGE_SIZES:
+        return f"page {page.group(1)}; expected page {', '.join(map(str, PAGE_SIZES))}"
     return None
 
 

@@ -9,7 +9,7 @@ import json
 from ..._cliargs import int_in, output_dir, output_path, typed
 from ..._json import dumps
 from ...errors import ArgumentError
-from ...values import Shape
+from ...values import Shape, first_repeat
 from .schedule import Schedule
 
 PV_TERMS_HELP = "1: Sage2's e4m3 P and V (default); 2: each as two e4m3 terms (more precise, slower)"
@@ -63,21 +63,17 @@ def _profile(args) -> int:
 
 
 def _bias(text: str, option: str) -> float:
-    """``--k-bias`` / ``--v-bias``: a finite number within what keeps the inputs finite (``precision.MAX_BIAS``)."""
+    """``--k-bias`` / ``--v-bias``, checked as the study checks it, under the option's name."""
     from ...values import parse_float
-    from .precision import MAX_BIAS
+    from .precision import check_bias
 
-    v = parse_float(text, what=option)
-    if abs(v) > MAX_BIAS:
-        raise ArgumentError(f"{option} {v:g}: expected -{MAX_BIAS:g}..{MAX_BIAS:g} (inputs stay finite in bf16)")
-    return v
+    return check_bias(parse_float(text, what=option), option)
 
 
 def _precision(args) -> int:
     from .precision import precision_frame, precision_study
 
-    twice = next((s for i, s in enumerate(args.schedules) if s in args.schedules[:i]), None)
-    if twice is not None:
+    if (twice := first_repeat(args.schedules)) is not None:
         raise ArgumentError(f"--schedules: {twice.text()} given twice; expected each schedule once")
     points = precision_study(args.shape, layout=args.layout, dtype=args.dtype, iterations=args.iterations,
                              seed=args.seed, k_bias=args.k_bias, v_bias=args.v_bias, schedules=args.schedules)

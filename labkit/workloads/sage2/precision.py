@@ -50,6 +50,14 @@ class PrecisionPoint:
         return cls(**{**d, "mainloop": Stats.from_node(Node(d["mainloop"], "mainloop"))})
 
 
+def check_bias(bias: float, what: str, dtype: str = "bf16") -> float:
+    """A K or V bias: finite and within ``MAX_BIAS`` (1e300 had passed: the inputs became inf)."""
+    bias = check_finite(bias, what=what)
+    if abs(bias) > MAX_BIAS:
+        raise ArgumentError(f"{what} {bias:g}: expected -{MAX_BIAS:g}..{MAX_BIAS:g} (inputs stay finite in {dtype})")
+    return bias
+
+
 def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf16", k_bias: float = 0.0,
                     v_bias: float = 0.0, iterations: int = 5, seed: int = 0,
                     schedules: Sequence[Schedule] = (Schedule(), Schedule(pv_terms=2))) -> list[PrecisionPoint]:
@@ -61,11 +69,7 @@ def precision_study(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: st
     b, n, h, d = shape = Shape.of(shape)
     check_options(layout=layout, dtype=dtype, seed=seed)
     check_int(iterations, what="iterations", lo=1)
-    k_bias, v_bias = check_finite(k_bias, what="k_bias"), check_finite(v_bias, what="v_bias")
-    for what, bias in (("k_bias", k_bias), ("v_bias", v_bias)):  # 1e300 had passed: the inputs became inf
-        if abs(bias) > MAX_BIAS:
-            raise ArgumentError(f"{what} {bias:g}: expected -{MAX_BIAS:g}..{MAX_BIAS:g} (inputs stay finite in "
-                                f"{dtype})")
+    k_bias, v_bias = check_bias(k_bias, "k_bias", dtype), check_bias(v_bias, "v_bias", dtype)
     schedules = list(schedules)
     if not schedules or not all(isinstance(s, Schedule) for s in schedules):
         raise ArgumentError(f"schedules {schedules!r}: expected one or more Schedule")
