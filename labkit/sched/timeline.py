@@ -60,12 +60,12 @@ class Timeline:
         try:
             rec = np.asarray(records, dtype=np.int64)
         except OverflowError:  # a stamp past int64 (numpy's own message was a traceback's)
-            raise ArgumentError("timeline stamps outside 0..2**62: not %globaltimer / clock64 readings") from None
+            raise ArgumentError("timeline stamps outside [0, 2**62): not %globaltimer / clock64 readings") from None
         if rec.ndim != 2 or rec.shape[1] != len(FIELDS) or rec.shape[0] == 0:
             raise ArgumentError(f"timeline records of shape {list(rec.shape)}: expected [ctas, 6] "
                                 f"({', '.join(FIELDS)})")
         if (rec[:, 2:] < 0).any() or (rec[:, 2:] >= 1 << 62).any():  # u64 stamps read as i64; sums must not wrap
-            raise ArgumentError("timeline stamps outside 0..2**62: not %globaltimer / clock64 readings")
+            raise ArgumentError("timeline stamps outside [0, 2**62): not %globaltimer / clock64 readings")
         far = np.abs(rec[:, 2] - np.median(rec[:, 2]))
         if far.max() > MAX_SPAN_NS:  # e.g. a record left unwritten (zeros) among real stamps
             i = int(np.argmax(far))

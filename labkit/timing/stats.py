@@ -9,7 +9,7 @@ import numpy as np
 from .._json import I32
 
 STAT_FIELDS = ("count", "mean_s", "p50_s", "p90_s", "p95_s", "p99_s", "min_s", "max_s")
-MAX_SECONDS = 86400.0  # one timed region of a day or more is not a measurement
+MAX_SECONDS = 86400.0  # one timed region longer than a day is not a measurement
 MEAN_ROUNDING = 1e-12  # relative: a few ulps
 
 

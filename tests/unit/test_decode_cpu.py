@@ -367,6 +367,34 @@ def test_kernel_build_and_split_heuristic():
     assert default_splits(geometry_for(1, 64)) == 1
 
 
+def test_the_cuda_core_build_by_hand_and_its_label():
+    # 64 rows (8 query heads per KV head x 8 tokens) at d128: 64 // 16 = 4 row warps of 16 rows; a stage is 32 keys x
+    # (4 warps // 4 row warps) = 32 tokens, 2 x 32 x 128 x 2 B = 16 KB: 96 KB // 16 KB = 6 stages, capped at 4
+    kb = kernel_build(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8))
+    assert (kb.variant, kb.row_warps, kb.tokens_per_stage, kb.stage_bytes, kb.stages) == ("fma", 4, 32, 16384, 4)
+    assert kernel_label(kb) == "fma r4s4"
+    # one row warp, asked for: 16 rows (16 query heads per KV head, one token), at most 16 per warp at d128; a stage of
+    # 32 x 4 = 128 tokens is 64 KB, so 2 stages
+    g16 = DecodeGeometry(1, 16, 1, 128, 16, 4, 4)
+    one = kernel_build(g16, row_warps=1)
+    assert (one.variant, one.rows_per_warp, one.row_warps, one.stages) == ("fma", 16, 1, 2)
+    assert kernel_label(one) == "fma r1s2"
+    with pytest.raises(ArgumentError, match="row_warps 3: expected 1, 2 or 4 with at most 16 rows per warp"):
+        kernel_build(g16, row_warps=3)
+
+
+def test_the_split_heuristic_counts_ctas_per_sm_from_shared_memory_and_13_kb_of_static_per_cta():
+    # batch 8 x 8k d128 (64 units) on the one-stage build: 1 KB + its merge buffer (4 warps x 16 rows x 130 x 4 B =
+    # 33280, over one 32 KB stage) of dynamic shared memory and ~13 KB static per CTA: 233472 // (34304 + 13312) = 4
+    # CTAs per SM, so 528 slots over 64 units = 8 splits (its pages allow 16)
+    g = geometry_for(8, 8192)
+    kb = kernel_build(g, stages=1)
+    assert kb.dynamic_smem_bytes == 1024 + 4 * 16 * 130 * 4
+    assert default_splits(g, kernel=kb) == 8
+    # a split count is an integer, also where the pages bound it (batch 1 x 8k: 512 tokens per split at least)
+    assert [type(default_splits(x, kernel=kb)) for x in (g, geometry_for(1, 8192))] == [int, int]
+
+
 @pytest.mark.parametrize(("batch", "kv_len", "head_dim", "stages", "chains", "splits", "per_sm"), [
     (64, 1024, 128, 1, 1, 1, 4),   # 512 units on 528 slots
     (256, 8192, 128, 1, 1, 1, 4),

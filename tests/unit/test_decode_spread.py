@@ -465,3 +465,36 @@ def test_a_rate_off_the_figure_s_axes_is_named_with_what_it_is_and_its_run():
     fig = plot.call_spread(CallSpread("c", runs, len(runs), 0))
     assert fig._supxlabel.get_text() == "off the y axes [TB/s]: 3.000 (best peer, 20261200T000000Z-decode_bench)"
     assert all(ax.get_ylim()[0] > 4.1 for ax in fig.axes)  # the axes hold the bulk; the outlier is named instead
+
+
+def test_a_run_naming_no_gpu_is_its_directorys_machine_and_one_without_a_peer_rate_has_no_rate_beside_it():
+    from dataclasses import replace
+
+    from labkit.workloads.decode.spread import RunRate
+
+    r = RunRate(4.3, "k", 4.2, None, None, 1.02, "not recorded", "not recorded", None, None, "s", "",
+                "20261202T095400Z-gpu_suite_bench/bench.json")
+    assert r.machine == "20261202T095400Z-gpu_suite_bench" and r.beside_TBps is None  # x best peer, but no peer rate
+    named = replace(r, gpu="GPU-1", best_peer="fa3", best_peer_TBps=4.0)
+    assert named.machine == "GPU-1" and named.beside_TBps == pytest.approx(1.02 * 4.0)
+
+
+def test_a_step_with_two_machines_on_a_side_names_the_groups_and_a_rate_is_placed_at_the_shown_precision():
+    """Three slower runs on GPUs A, A and B, three faster on C, D and E: the step 4.02 -> 4.40 (+9.5 %) is over either
+    side's spread, and each side is on 2 or more machines."""
+    from labkit.workloads.decode.spread import CallSpread, RunRate
+
+    runs = tuple(RunRate(v, "k", 4.2, None, None, None, gpu, "NVIDIA H200", None, None, "s", "", f"r{i}")
+                 for i, (v, gpu) in enumerate(zip((4.0004, 4.01, 4.02, 4.40, 4.41, 4.42), "AABCDE")))
+    s = CallSpread("c", runs, len(runs), 0)
+    assert s.copies == 0
+    low, high = s.step()
+    assert (low.runs, low.machines, low.low, high.runs, high.machines, high.low) == (3, 2, 4.0004, 3, 3, 4.40)
+    groups = "(4.000-4.020 / 4.400-4.420)"
+    # 4.0004 is the slowest run itself: level with it at 0.001 TB/s, beating none, in the slower group's range
+    assert s.place(4.0004) == ("4.000 TB/s: faster than 0 of the 6 recorded runs, level with 1 at this precision, in "
+                               f"the slower group's range {groups}")
+    # 4.0099 beats 4.0004 and reads as 4.010, level with that run
+    assert s.place(4.0099) == ("4.010 TB/s: faster than 1 of the 6 recorded runs, level with 1 at this precision, in "
+                               f"the slower group's range {groups}")
+    assert s.place(4.2) == f"4.200 TB/s: faster than 3 of the 6 recorded runs, between the two groups {groups}"

@@ -103,6 +103,19 @@ def test_split_sweeps_count_and_tail_or_compare_sweeps_do_not():
     assert (split.met, split.detail) == (True, "at most +2.6% (1x8192) over 1 sweep")
 
 
+def test_a_heuristic_exactly_5_percent_off_the_best_is_within_5_percent():
+    # 21.0 / 20.0 - 1 is 0.05 and an ulp in floats: it was judged MISSED (a mutation audit); 21.02 is outside
+    def sweep(heuristic_us):
+        return tuple(replace(point(8, 8192, p50_us=t), splits=s, heuristic=s == 2)
+                     for s, t in zip((1, 2, 4), (20.0, heuristic_us, 22.0)))
+
+    assert 21.0 / 20.0 - 1 > 0.05
+    split = by_target(of(point(1, 1024), sweeps={"8x8192": sweep(21.0)}))["split"]
+    assert (split.met, split.detail) == (True, "at most +5.0% (8x8192) over 1 sweep")
+    split = by_target(of(point(1, 1024), sweeps={"8x8192": sweep(21.02)}))["split"]
+    assert (split.met, split.detail) == (False, "8x8192 +5.1%")
+
+
 def test_off_the_h200_the_absolute_targets_are_shown_unjudged_and_the_relative_ones_judged():
     """An H100's HBM3 peaks under 4.4 TB/s: MISSED there would say nothing of the kernel."""
     calls = (point(64, 8192, TBps=3.01, x=0.989, sdpa_cudnn=3.04),
@@ -149,3 +162,34 @@ def test_the_large_call_target_misses_exactly_the_calls_under_4_4(rates):
     assert t.calls == len(rates) and t.missed == sum(v < 4.4 for v in rates)
     assert t.met is (t.missed == 0)
     assert targets.to_frame(targets.check_targets(r)).loc[0, "verdict"] == ("met" if t.met else "MISSED")
+
+
+def test_each_bound_holds_its_own_value_as_the_issue_words_it():
+    # ">= 2 GB": a call of exactly 2000 MB is covered; ">= 2.0 TB/s": exactly 2.0 is met; "<= 10 us": exactly 10.0
+    # is met
+    exactly_2gb = replace(point(64, 8192, TBps=4.5), kv_MB=2000.0)
+    assert by_target(of(exactly_2gb))["4.4"].calls == 1
+    assert by_target(of(point(1, 8192, TBps=2.0)))["2.0"].met is True
+    seed = point(2, 704, 256, mode="graph", heads="24/4 seed", p50_us=10.0)
+    assert by_target(of(seed))["seed-sized"].met is True
+
+
+def test_the_other_gpu_line_comes_only_with_an_unjudged_target_and_an_unjudged_target_misses_none():
+    # an H100 run of a large call alone: its absolute target is shown unjudged (0 missed, whatever its rate), so the
+    # GPU is named; a run of a small call beside the peers alone has only a judged (relative) target: no such line
+    h100 = {"device": {"name": "NVIDIA H100 80GB HBM3"}}
+    large = of(point(64, 8192, TBps=3.0), provenance=h100)
+    t = by_target(large)["4.4"]
+    assert (t.met, t.calls, t.missed) == (None, 1, 0)
+    assert targets.format_targets(large)[1].startswith("  this run's GPU: NVIDIA H100 80GB HBM3;")
+    small = of(point(1, 1024, x=1.02, sdpa_cudnn=3.5), provenance=h100)
+    assert by_target(small)["no"].met is True
+    lines = targets.format_targets(small)
+    assert lines[1].startswith("  at no size below the best peer: met") and "this run's GPU" not in "\n".join(lines)
+
+
+def test_the_modes_a_run_timed_are_named_only_where_it_timed_no_cold_call():
+    # cold and hot calls: the targets it lacks are listed, and the run's modes are not (its cold calls were judged)
+    lines = targets.format_targets(of(point(1, 1024), point(1, 1024, mode="hot")))
+    assert lines[-1].startswith("  not in this run: no cold call of 2 GB or more;")
+    assert "this run timed" not in lines[-1]

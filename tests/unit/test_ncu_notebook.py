@@ -264,6 +264,16 @@ def test_stall_reasons_ordered_by_samples_over_the_kernel(fixture_summary):
     (lambda d: {**d, "version": True}, "summary version True: expected 1"),
     (lambda d: {**d, "device": None}, "summary device: expected a non-empty string, not None"),
     (lambda d: (d["timings"]["sage2_seed"].update(count=0), d)[1], "summary timings.sage2_seed.count: expected the"),
+    # a test audit: each of these was read (or failed past the checks, a traceback) with the check it hit left out
+    (lambda d: (d.pop("rules"), d)[1], "summary lacks rules"),
+    (lambda d: (d["cases"]["sage2"].__setitem__(0, "sage2_seed"), d)[1],
+     "summary cases.sage2: expected a list of cases, each with a name"),
+    (lambda d: (d["rules"][0].update(rule=3), d)[1],
+     "summary rules[0]: expected an object with case, kernel, rule and title"),
+    (lambda d: (d["attributions"][0]["runs"][0]["phases"].__setitem__(1, "<unmapped>"), d)[1],
+     "summary attributions[0].runs[0].phases: expected distinct phase names"),
+    (lambda d: (d["attributions"][0].update(skipped=""), d)[1],
+     "summary attributions[0].skipped: expected null or why the attribution was skipped"),
 ])
 def test_summary_cli_refuses_a_damaged_summary_in_one_line(damage, message, tmp_path, capsys):
     from labkit import cli
@@ -346,3 +356,44 @@ def test_gap_lines_say_per_sweep_whether_ncu_reads_longer_or_shorter_and_outside
         "the events' min..max in 1 of 2"]
     assert tables.gap_lines(gaps[gaps["case"] == "d3"]) == []
     assert tables.gap_lines(pd.DataFrame(columns=["case", "kernel", "event_p50_us", "ncu_us", "gap"])) == []  # none
+
+
+def test_summary_values_are_plain_json_and_a_case_is_the_innermost_range_right_under_the_outer_one():
+    import numpy as np
+
+    from labkit.ncu.summary import _case, _plain
+
+    # numpy scalars become Python numbers (an np.int64 is no int: it would be written as a string), NaN and inf None
+    got = [_plain(v) for v in (np.int64(7), np.float64(2.5), float("nan"), np.float32("inf"), None, "x")]
+    assert got == [7, 2.5, None, None, None, "x"] and type(got[0]) is int
+    assert [_case(n) for n in ("ncu/fused", "run/ncu/fused", "bench/fused", "fused")] == ["fused", "fused", None, None]
+    assert _case("bench/fused", outer="bench") == "fused"
+
+
+@needs_fixture
+def test_phase_run_refuses_a_launch_past_the_last_and_rule_rows_keep_the_wanted_rules_of_the_wanted_cases(monkeypatch):
+    import re
+
+    from labkit import ncu
+    from labkit.ncu import summary
+    from labkit.ncu.summary import phase_run
+
+    rep = ncu.load(FIXTURE / "rep_main.ncu-rep")  # fused_line launched twice under bench/
+    with pytest.raises(NcuError, match=r"no launch 2 in NVTX range bench/fused_line \(2 launches\)"):
+        phase_run(rep, "fused_line", "fused_kernel.cu", outer="bench", launch=2)
+    # the fixture's 66 rule results (CPIStall, UncoalescedGlobalAccess, SOLBottleneck, ...) hold no tail or imbalance
+    # rule; were CPIStall one, fused_line's would be its 4 rows (2 launches x 2), and no other kernel's or rule's
+    assert rule_rows(rep, NAMES, outer="bench") == []
+    monkeypatch.setattr(summary, "WANTED_RULES", re.compile("CPIStall"))
+    assert [(r["case"], r["rule"]) for r in rule_rows(rep, ["fused_line"], outer="bench")] == [
+        ("fused_line", "CPIStall")] * 4
+    assert rule_rows(type("Empty", (), {"actions": []})(), NAMES) == []  # a report without rule results
+
+
+def test_a_summary_of_one_sample_per_case_reads():
+    # one timed sample: its min, p50 and max are one value
+    (recorded,) = sorted((ROOT / "data" / "runs").glob("*-05_ncu_correlation/data/ncu_summary.json"))[-1:]
+    d = json.loads(recorded.read_text())
+    for t in d["timings"].values():
+        t.update(min_ns=t["p50_ns"], max_ns=t["p50_ns"], count=1)
+    assert NcuSummary.from_dict(d).timings == d["timings"]

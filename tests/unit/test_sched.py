@@ -1,5 +1,7 @@
 """CTA scheduling model against hand-computed cases and the facts measured on the H200."""
 
+import re
+
 import pytest
 
 from labkit import cli
@@ -55,6 +57,34 @@ def test_tile_efficiency_matches_the_seed_tail_points():
     assert tile_efficiency(37760, 64) == 1.0
 
 
+@pytest.mark.parametrize("args, kw, said", [
+    ((0, 132, 2), {}, "ctas = 0: expected an integer >= 1"),
+    ((True, 132, 2), {}, "ctas = True: expected an integer >= 1"),
+    ((128, 132.0, 2), {}, "sms = 132.0: expected an integer >= 1"),
+    ((128, 132, 0), {}, "ctas_per_sm = 0: expected an integer >= 1"),
+    ((128, 132, 2), {"resident": 0}, "resident = 0: expected 1..264 (sms x ctas_per_sm)"),
+    ((128, 132, 2), {"resident": 265}, "resident = 265: expected 1..264"),
+    ((128, 132, 2), {"resident": True}, "resident = True: expected 1..264"),
+])
+def test_waves_refuse_what_is_no_grid(args, kw, said):
+    with pytest.raises(ArgumentError, match=re.escape(said)):
+        waves(*args, **kw)
+
+
+def test_waves_take_any_resident_count_from_one_to_every_slot():
+    # resident 1: one CTA at a time, so 3 CTAs take 3 full waves; the efficiency stays a share of all 264 slots
+    one = waves(3, 132, 2, resident=1)
+    assert (one.waves, one.full_waves, one.last_wave_fill, one.efficiency) == (3.0, 3, 1.0, 3 / (3 * 264))
+    assert waves(300, 132, 2, resident=264) == waves(300, 132, 2)
+
+
+@pytest.mark.parametrize("length, tile, said", [(0, 64, "length = 0"), (64, 0, "tile = 0"), (True, 64, "length = True"),
+                                                (64, 64.0, "tile = 64.0")])
+def test_tile_efficiency_refuses_what_is_no_length_or_tile(length, tile, said):
+    with pytest.raises(ArgumentError, match=re.escape(f"{said}: expected an integer >= 1")):
+        tile_efficiency(length, tile)
+
+
 def test_cubin_occupancy_reads_registers_and_smem_from_the_elf():
     occ = cubin_occupancy(SEED_CUBIN, kernel=SEED_ENTRY, dynamic_smem_bytes=144992)
     assert occ.arch == "sm_100" and occ.registers_per_thread == 128 and occ.threads_per_cta == 512
@@ -65,6 +95,46 @@ def test_cubin_occupancy_reads_registers_and_smem_from_the_elf():
     cubin = compile_cubin(KERNELS["attn_fwd"], arch="sm_90", options=build_options(128, "bf16", Schedule()))
     sage2 = cubin_occupancy(cubin.image, threads_per_cta=128, dynamic_smem_bytes=32768)
     assert sage2.registers_per_thread == 255 and sage2.ctas_per_sm == 2
+
+
+def test_occupancy_takes_a_shape_at_each_limit_and_refuses_one_past_it():
+    # 1024 threads of 32 registers: 32 warps of 1024 registers, 65536 / 1024 / 32 = 2 CTAs by registers, 2048 / 1024 = 2
+    # by threads; 64 warps per SM
+    big = occupancy(arch="sm_90", threads_per_cta=1024, registers_per_thread=32)
+    assert (big.ctas_per_sm, big.warps_per_sm, big.limiter) == (2, 64, "registers, threads")
+    # 232448 B, sm_90's opt-in maximum, + the 1 KB reserve = 233472, the whole carveout: one CTA
+    whole = occupancy(arch="sm_90", threads_per_cta=128, registers_per_thread=32, static_smem_bytes=1024,
+                      dynamic_smem_bytes=231424)
+    assert (whole.smem_per_cta_bytes, whole.ctas_per_sm, whole.warps_per_sm, whole.limiter) == (
+        233472, 1, 4, "shared_memory")
+    for kw, said in ((dict(threads_per_cta=1025), "threads_per_cta 1025: a CTA has at most 1024 threads"),
+                     (dict(threads_per_cta=0), "threads_per_cta = 0: expected a non-negative integer"),
+                     (dict(registers_per_thread=True), "registers_per_thread = True"),
+                     (dict(static_smem_bytes=-1), "static_smem_bytes = -1"),
+                     (dict(dynamic_smem_bytes=231425, static_smem_bytes=1024), "allows 232448 B per CTA")):
+        with pytest.raises(ArgumentError, match=re.escape(said)):
+            occupancy(arch="sm_90", **{"threads_per_cta": 128, "registers_per_thread": 32, **kw})
+
+
+def test_cubin_occupancy_refuses_an_entry_it_cannot_size(monkeypatch):
+    # a cubin read as one entry 'k' of sm_90: one without a register count, one without __launch_bounds__ (its threads
+    # then given or refused), and a kernel name the cubin lacks
+    import labkit.manifest.elf as elf
+
+    def cubin(**entry):
+        e = elf.Entry("k", 0, (), 0, 0, **{"max_threads": None, "registers": 32, **entry})
+        monkeypatch.setattr(elf, "read_cubin", lambda image: elf.CubinInfo(90, "sm_90", {"k": e}))
+
+    cubin(registers=None)
+    with pytest.raises(ArgumentError, match=re.escape("k: the cubin records no register count (EIATTR_REGCOUNT)")):
+        cubin_occupancy(b"cubin", threads_per_cta=128)
+    cubin()
+    with pytest.raises(ArgumentError, match="k has no __launch_bounds__: give the threads per CTA"):
+        cubin_occupancy(b"cubin")
+    assert cubin_occupancy(b"cubin", threads_per_cta=128) == occupancy(arch="sm_90", threads_per_cta=128,
+                                                                       registers_per_thread=32)
+    with pytest.raises(ArgumentError, match="kernel 'other' is not in the cubin; it has: k"):
+        cubin_occupancy(b"cubin", kernel="other", threads_per_cta=128)
 
 
 def test_cli(capsys):

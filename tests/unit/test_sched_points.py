@@ -76,6 +76,33 @@ def test_dense_lengths_cross_each_point_and_its_neighbours():
     assert dense_lengths([1], step=4)[0] == 1
 
 
+def test_a_tail_split_calls_wave_efficiency_counts_every_slot_of_every_sm():
+    # the `thirds` call above on 1 SM of 2 slots: the same 2 slots, so the same greedy schedule (slots busy to 6 and
+    # 8 stages) and the same 14 / (2 x 8) as on 2 SMs of 1 slot
+    thirds = decode_launch(3, 256, 1, heads_kv=1, tokens_per_stage=64, sms=1, ctas_per_sm=2, tail_units=1,
+                           tail_splits=3)
+    assert (thirds.ctas, thirds.slots, thirds.wave_efficiency, thirds.split_efficiency) == (5, 2, 14 / 16, 12 / 14)
+
+
+def test_dense_lengths_by_hand():
+    # step 10, the default span 4 x 10 = 40 around 100: every 10th length from 60 to 140 (both ends), and 99-101
+    assert dense_lengths([100], step=10) == [60, 70, 80, 90, 99, 100, 101, 110, 120, 130, 140]
+    # span 0 around 2: the point and its neighbours only, 1 among them
+    assert dense_lengths([2], step=4, span=0) == [1, 2, 3]
+    for bad, said in ((dict(points=[0], step=4), "length"), (dict(points=[5], step=0), "step")):
+        with pytest.raises(ArgumentError, match=said):
+            dense_lengths(**bad)
+
+
+def test_a_models_frame_puts_the_extra_column_first():
+    from labkit.sched.model import frame
+
+    models = [sage2_launch(1, 56, q, 37810, sms=132, ctas_per_sm=2) for q in (37760, 37810)]
+    df = frame(models, q_len=[37760, 37810])
+    assert list(df.columns[:2]) == ["q_len", "kind"] and list(df["q_len"]) == [37760, 37810]
+    assert list(df["ctas"]) == [m.ctas for m in models]
+
+
 def _fake_device(monkeypatch):
     """A recorded H200 in place of the GPU: its description, its cluster counts, and no refusal for want of one."""
     import labkit.cuda

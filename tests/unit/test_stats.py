@@ -3,6 +3,8 @@ import re
 import numpy as np
 import pytest
 
+from labkit._json import Node
+from labkit.errors import FormatError
 from labkit.report import load
 from labkit.timing.stats import STAT_FIELDS, Spread, Stats
 
@@ -56,6 +58,38 @@ def test_spread():
     assert sp.std_s == pytest.approx(np.std(x, ddof=1))
     assert sp.iqr_s == pytest.approx(np.percentile(x, 75) - np.percentile(x, 25))
     assert sp.ci95_s == pytest.approx(1.96 * np.std(x, ddof=1) / 2)
+
+
+def test_spread_of_one_sample_is_zero_and_rel_std_is_std_over_mean():
+    # one sample has no spread: std 0 (numpy's ddof=1 std of one sample is NaN), so the CI half-width is 0 too
+    one = Spread.from_samples([0.004])
+    assert (one.std_s, one.iqr_s, one.ci95_s, one.rel_std) == (0.0, 0.0, 0.0, 0.0)
+    rng = np.random.default_rng(11)
+    x = rng.lognormal(mean=-7, sigma=0.3, size=50)
+    sp = Spread.from_samples(x)
+    assert sp.rel_std == pytest.approx(np.std(x, ddof=1) / np.mean(x))
+    assert sp.ci95_s == pytest.approx(1.96 * np.std(x, ddof=1) / np.sqrt(50))
+
+
+def _stats_node(**edit) -> Node:
+    return Node({**Stats.from_samples([0.002, 0.003, 0.004, 0.010]).to_dict(), **edit}, "stats", "r.json")
+
+
+def test_a_read_mean_may_round_past_min_or_max_by_mean_rounding_and_no_further():
+    # min_s 0.002, max_s 0.010: a mean 1e-13 (relative) outside either is an ulp-rounded one and reads; 1.5e-12 (over
+    # MEAN_ROUNDING's 1e-12) or half the minimum is refused naming mean_s
+    for mean in (0.002 * (1 - 1e-13), 0.010 * (1 + 1e-13)):
+        assert Stats.from_node(_stats_node(mean_s=mean)).mean_s == mean
+    for mean in (0.002 * (1 - 1.5e-12), 0.010 * (1 + 1.5e-12), 0.001):
+        with pytest.raises(FormatError, match=r"r.json: stats.mean_s: = .*expected a mean within \[min_s, max_s\]"):
+            Stats.from_node(_stats_node(mean_s=mean))
+
+
+def test_a_read_stats_value_is_at_most_a_day():
+    # MAX_SECONDS: a timed region longer than a day (86400 s) is not a measurement
+    assert Stats.from_node(_stats_node(max_s=86399.5)).max_s == 86399.5
+    with pytest.raises(FormatError, match=r"r.json: stats.max_s: = 86400.5: expected a number in \[0, 86400.0\]"):
+        Stats.from_node(_stats_node(max_s=86400.5))
 
 
 def test_stop_rule_is_a_pure_function_of_the_samples():

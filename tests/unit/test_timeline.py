@@ -46,7 +46,7 @@ def test_two_slots_per_sm_and_uneven_ctas():
         Timeline(np.array([(0, 0, 10, 5, 0, 0)]), sms=1, ctas_per_sm=1)
     # found by a CLI review: a stamp past int64 was numpy's traceback, and an unwritten (zero) record among real
     # %globaltimer stamps made a launch of 57 years
-    with pytest.raises(ArgumentError, match=r"stamps outside 0..2\*\*62"):
+    with pytest.raises(ArgumentError, match=r"stamps outside \[0, 2\*\*62\)"):
         Timeline([[0, 0, 2**70, 2**70 + 5, 0, 0]], sms=1, ctas_per_sm=1)
     real = [(i, i, 1_796_158_545_689_815_104 + i, 1_796_158_545_689_884_288, 0, 0) for i in range(1, 4)]
     with pytest.raises(ArgumentError, match=r"records\[0\]: starts 1.8e\+09 s from the other CTAs' median start"):
@@ -201,3 +201,57 @@ def test_a_launch_of_fewer_ctas_than_slots_counts_the_empty_slots_as_idle():
     end = max(r[3] for r in rec)
     assert s.makespan_ns == end - 0
     assert s.last_wave_idle_slot_ns == 122 * s.makespan_ns + sum(end - r[3] for r in rec)
+
+
+def test_the_same_launch_read_from_another_epoch_is_the_same_launch(tmp_path):
+    """%globaltimer counts from an arbitrary epoch (a test audit: every launch here started at 0, so a makespan of
+    t1 + t0 and a trace's slices placed from 0 passed). Three SMs of one slot: SM 0 runs CTAs 0 (0-1500 ns) and 1
+    (1500-2750), SM 1 a CTA shorter than a timer step at 250, SM 2 one at 0."""
+    rec = np.array([(0, 0, 0, 1500, 0, 0), (1, 0, 1500, 2750, 0, 0), (2, 1, 250, 250, 0, 0), (3, 2, 0, 0, 0, 0)])
+    later = rec.copy()
+    later[:, 2:4] += 1_796_158_545_000_000_000
+    for r in (rec, later):
+        tl = Timeline(r, sms=3, ctas_per_sm=1)
+        s = tl.stats()
+        # busy 1500 + 1250 = 2750 ns of 3 slots x 2750
+        assert (s.makespan_ns, s.busy_ns, s.slot_efficiency, s.waves) == (2750, 2750, 1 / 3, 2)
+        assert list(tl.active_ctas(1)) == [1]  # at 1375 ns only CTA 0 runs
+        assert list(tl.sm_drain_ns()) == [0, 2500, 2750]  # SM 0 ends last; SM 1 at 250, SM 2 at 0
+        doc = json.loads(tl.chrome_trace(tmp_path / "trace.json").read_text())
+        slices = sorted((e["args"]["cta"], e["ts"], e["dur"]) for e in doc["traceEvents"] if e["ph"] == "X")
+        assert slices == [(0, 0.0, 1.5), (1, 1.5, 1.25), (2, 0.25, 0.0), (3, 0.0, 0.0)]  # us from the first start
+
+
+def test_a_timelines_records_are_checked_at_their_edges():
+    # a launch's CTAs start within 100 s (MAX_SPAN_NS) of their median start; stamps are under 2**62
+    base = [(0, 0, 0, 10, 0, 0), (1, 1, 0, 10, 0, 0)]  # the median start is 0
+    Timeline([*base, (2, 0, 100_000_000_000, 100_000_000_010, 0, 0)], sms=2, ctas_per_sm=1)
+    with pytest.raises(ArgumentError, match=r"records\[2\]: starts 100 s from the other CTAs' median start"):
+        Timeline([*base, (2, 0, 100_000_000_001, 100_000_000_010, 0, 0)], sms=2, ctas_per_sm=1)
+    Timeline([[0, 0, 2**62 - 10, 2**62 - 1, 0, 0]], sms=1, ctas_per_sm=1)
+    with pytest.raises(ArgumentError, match=r"stamps outside \[0, 2\*\*62\)"):
+        Timeline([[0, 0, 2**62 - 10, 2**62, 0, 0]], sms=1, ctas_per_sm=1)
+    # the first record whose SM is out of range is named, not the first record on SM 0
+    with pytest.raises(ArgumentError, match=r"records\[2\]: SM id 5 \(ids 0..5\): expected 0..1"):
+        Timeline([*base, (2, 5, 20, 30, 0, 0)], sms=2, ctas_per_sm=1)
+
+
+def test_the_timer_step_is_the_gcd_of_every_offset_one_step_included():
+    # stamps 0, 1, 64 and 128 ns from the first: a 1 ns step (64 ns were the step, the stamp at 1 could not be)
+    tl = Timeline(np.array([(0, 0, 0, 64, 0, 0), (1, 1, 1, 128, 0, 0)]), sms=2, ctas_per_sm=1)
+    assert tl.timer_step_ns == 1
+
+
+def test_a_saved_timeline_with_other_fields_is_refused():
+    from labkit.errors import FormatError
+
+    doc = Timeline(_spin(3), sms=132, ctas_per_sm=1).to_dict()
+    with pytest.raises(FormatError, match=r"t.json: fields: = .*: expected the fields \['cta', 'sm', 'start_ns'"):
+        Timeline.from_dict({**doc, "fields": ["sm", "cta", *doc["fields"][2:]]}, source="t.json")
+
+
+def test_an_sm_at_exactly_the_fast_share_is_not_under_it():
+    # SM 1's CTAs take 95 ns where the others' take 100: 95 / 100 = 0.95 = FAST_SM, not under it; SM 2's 90 are
+    rec = [(2 * sm + i, sm, i * d, (i + 1) * d, 0, 0) for sm, d in enumerate((100, 95, 90, 100, 100)) for i in range(2)]
+    line = Timeline(np.array(rec), sms=5, ctas_per_sm=1).fast_sms()
+    assert "1 of 5 SMs under 0.95 x that (ids 2; their median -10%); the lowest 0.900 x" in line

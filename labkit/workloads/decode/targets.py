@@ -116,11 +116,12 @@ def check_targets(r: DecodeReport) -> tuple[TargetResult, ...]:
     out.append(_result(f"the seed-sized call in a CUDA graph <= {SEED_GRAPH_MAX_US:g} us", seed,
                        [p for p in seed if p.p50_us > SEED_GRAPH_MAX_US], lambda p: f"{p.p50_us:.2f} us",
                        ", ".join(f"{p.p50_us:.2f} us" for p in seed), "no graph-replayed seed-sized call", other_gpu))
+    # exactly 5 % off is within 5 %: 21.0 / 20.0 - 1 is 0.05 and an ulp, hence the relative slack on the bound
     off = sorted(((heur.p50_us / min(q.p50_us for q in sweep) - 1, key) for key, sweep in r.split_sweeps.items()
                   if not key.endswith((" tails", " compare")) and all(q.mode == "cold" for q in sweep)
                   and (heur := next((q for q in sweep if q.heuristic), None)) is not None), reverse=True)
     out.append(_result(f"the split heuristic within {SPLIT_SLACK:.0%} of a sweep's best split count", off,
-                       [o for o in off if o[0] > SPLIT_SLACK], lambda o: f"{o[1]} {o[0]:+.1%}",
+                       [o for o in off if o[0] > SPLIT_SLACK * (1 + 1e-9)], lambda o: f"{o[1]} {o[0]:+.1%}",
                        f"at most {off[0][0]:+.1%} ({off[0][1]}) over {counted(len(off), 'sweep')}" if off else "",
                        "no cold split sweep (labkit decode bench --sweep-splits)"))
     return tuple(out)
