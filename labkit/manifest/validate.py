@@ -99,7 +99,11 @@ def resolve_vars(m: Manifest, overrides: dict[str, int] | None, issues: list[Iss
             declared = ", ".join(m.vars) or "none"
             issues.append(Issue("error", f"vars.{name}", f"not declared; declared vars: {declared}"))
             continue
-        if type(value) is not int or not 1 <= value <= m.vars[name].max:
+        if type(value) is not int:  # kept out of values: the calls' checks compare it with integers
+            issues.append(Issue("error", f"vars.{name}", f"value {value!r} ({type(value).__name__}): expected an "
+                                                         f"integer in 1..max {m.vars[name].max}"))
+            continue
+        if not 1 <= value <= m.vars[name].max:
             issues.append(Issue("error", f"vars.{name}", f"value {value} outside 1..max {m.vars[name].max}"))
         values[name] = value
     for name in m.vars:
@@ -261,6 +265,11 @@ def _check_tensormaps(m: Manifest, op: Op, li: int, launch: Launch, bound: tuple
             if buf is None or tensormap.check(f) or arg.offset >= buf.nbytes:
                 continue  # already an error of its own
             p = f"{_launch_path(op.name, li)}.args[{ai}].pack.fields[{fi}].tensormap"
+            if (zeros := sum(d == 0 for d in f.dims)) > 1:  # which takes the room is a guess: 1 page, or 1 head
+                issues.append(Issue("error", f"{p}.dims",
+                                    f"{list(f.dims)}: {zeros} zero dims; one (the seed's page dim) can be derived from "
+                                    f"{arg.buf}'s extent: give the others"))
+                continue
             dims, derived = tensormap.derive_dims(f, buf.nbytes, arg.offset)
             for di, value in derived.items():
                 stride = f.strides[di - 1] if di else dtype_bytes(f.dtype)

@@ -12,7 +12,7 @@ import pytest
 from labkit import cli
 from labkit.manifest import check, load
 from labkit.workloads.decode import DecodeGeometry, build
-from labkit.workloads.decode.build import BATCH_AT, HEADS_KV_AT, MAX_PAGES_AT, MAX_Q_LEN_AT, build_plan
+from labkit.workloads.decode.build import BATCH_AT, HEADS_KV_AT, MAX_PAGES_AT, MAX_Q_LEN_AT, Q_AT, build_plan
 from labkit.workloads.decode.plan import plan_call
 
 
@@ -192,6 +192,23 @@ def test_a_tail_build_s_and_a_timeline_build_s_scratch_are_held_to_what_the_kern
                     "CTAs"]
 
 
+def test_split_scratch_is_held_to_the_sequences_the_grid_launches(built, tmp_path):
+    """The 4-split build at 8 x 1k with grid [4, 8, 1] written as numbers: one sequence's 8 (KV head) units, each split
+    a partial of 4 rows (32 / 8 query heads, one token): 8 x 4 x 4 = 128 rows of 128 f32 = 65536 B at least; a
+    numeric grid with a y of 8 is a split build as the seqs var's is (a mutation audit: no test had one)."""
+    def one_sequence(partial_o_floats):
+        def change(doc):
+            doc["ops"]["decode"]["impl"]["launches"][0]["grid"][2] = 1
+            doc["vars"] = {}
+            doc["ops"]["decode"]["impl"]["scratch"]["partial_o"].update(shape=[partial_o_floats])
+        return _changed(built["global"], change, tmp_path)
+
+    assert _errors(one_sequence(128 * 128)) == []
+    assert _errors(one_sequence(128 * 128 - 1)) == [
+        "error: ops.decode.impl.scratch.partial_o: 65532 B; 4 splits meet through it: the kernel writes at least 65536 "
+        "B (128 f32 per split and row)"]
+
+
 def test_the_rule_follows_the_kernel_s_abi_not_the_model_label_and_needs_the_cubin_for_scratch(built, tmp_path):
     def relabel(doc):
         doc["model"] = "someone-else"
@@ -213,3 +230,35 @@ def test_the_rule_follows_the_kernel_s_abi_not_the_model_label_and_needs_the_cub
             s["shape"] = [1]
     errs = _errors(_changed(built["global"], no_cubin, tmp_path))
     assert len(errs) == 1 and errs[0].startswith("error: modules.decode")  # the module's own error stops it
+
+
+def test_index_buffers_scratch_and_timeline_one_element_short_are_refused(built, tmp_path):
+    """One element under what the kernel touches is an error, the exact size is not (found by a test audit: 3 B per
+    KV length, 7 B per timeline u64 and a 2-split build's scratch all passed, the shortfalls tried being larger)."""
+    errs = _errors(_changed(built["global"], lambda d: d["buffers"]["seq"].update(shape=[7]), tmp_path))
+    assert len(errs) == 1 and errs[0].endswith("the kernel reads 32 B (batch 8 KV lengths, i32) of seq from byte 0, "
+                                               "which has 28 B there")
+
+    def timeline(n):
+        return lambda doc: doc["ops"]["decode"]["impl"]["scratch"]["timeline"].update(shape=[n])
+    assert _errors(_changed(built["timeline"], timeline(256 * 6), tmp_path)) == []
+    assert _errors(_changed(built["timeline"], timeline(256 * 6 - 1), tmp_path)) == [
+        "error: ops.decode.impl.scratch.timeline: 12280 B; the kernel records 6 u64 per CTA, 12288 B for 256 CTAs"]
+
+    def shrink(doc):
+        for s in doc["ops"]["decode"]["impl"]["scratch"].values():
+            s["shape"] = [1]
+    assert check(load(built["two"])).modules["decode"].info.entries["paged_decode"].cluster_dims is None
+    errs = _errors(_changed(built["two"], shrink, tmp_path))
+    assert [e.split(":")[1].strip() for e in errs] == [f"ops.decode.impl.scratch.{n}" for n in
+                                                      ("counter", "partial_ml", "partial_o")], errs
+    assert all("2 splits meet through it" in e for e in errs)
+
+
+def test_a_block_without_q_s_pointer_is_checked_not_crashed(built, tmp_path):
+    """The rule reads q and out through their pointer fields; where one is missing, validation's warning says so."""
+    def drop_q(doc):
+        fields = doc["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
+        fields.remove(_field(doc, Q_AT))
+    res = check(load(_changed(built["two"], drop_q, tmp_path)))
+    assert res.ok and any(i.severity == "warning" and "never packed" in i.message for i in res.issues)

@@ -333,3 +333,419 @@ def test_launch_checks_at_their_edges(tmp_path):
     assert not any("past the end" in e for e in errors(offset(nbytes - 2), vars={"tokens": 2}))  # too few elements
     assert any("vars.seqs: value 0 outside 1..max 2" in e for e in [str(i) for i in check(load(SEED), vars={
         "seqs": 0, "tokens": 2}).errors])
+
+
+@pytest.mark.parametrize("value", ["2", 2.0, True, None])
+def test_a_var_that_is_no_integer_is_one_error_not_a_crash(value):
+    # the library API (the CLI parses --var to int first): "2" was a TypeError inside the calls' checks, and 2.0
+    # "outside 1..max 2" (a mutation audit)
+    errors = [str(e) for e in check(load(SEED), vars={"seqs": value, "tokens": 2}).errors]
+    assert errors == [f"error: vars.seqs: value {value!r} ({type(value).__name__}): expected an integer in 1..max 2"]
+
+
+def _fields0(doc):
+    return _launch0(doc)["args"][0]["pack"]["fields"]
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def test_pack_with_a_device_s_pointers_and_encoded_maps():
+    """What the runner packs on a GPU (tests/gpu), here with made-up pointers, scratch and maps: each lands at its
+    field's offset, 8 or 128 bytes of it, and the map says what it shows (found by a test audit: on CPU pack_bytes
+    had only met zero pointers and no maps, so a packer that never wrote an encoded map passed)."""
+    m = load(SEED)
+    op = m.ops["decode"]
+    ptrs = tuple(0x7F00_0000_0000 + 0x1_0000 * i if i != 5 else 0 for i in range(7))  # params 0..6: buffers
+    scratch = {"partial": 0x7E00_0000_0200, "stats": 0x7E00_0000_0300}  # no counter: its pointer is 0
+    maps = {i: bytes(range(i * 8, i * 8 + 128)) for i in range(3)} | {3: None}  # fields 0..3: the maps, one unencoded
+    blob, rows = pack_bytes(op.launches[0].args[0], op, Bindings((*ptrs, 2, 2), ("p",) * 9, scratch, maps))
+    want = bytearray(_golden_non_tensormap_bytes(2, 2))
+    for i, f in enumerate(_fields0(json.loads(SEED.read_text()))):  # the manifest's own field list, read as JSON
+        if "tensormap" in f:
+            want[f["at"]:f["at"] + 128] = maps[i] or bytes(128)
+        elif "scratch" in f:
+            struct.pack_into("<Q", want, f["at"], scratch.get(f["scratch"], 0))
+        elif "param" in f and f["param"] < 7:
+            struct.pack_into("<Q", want, f["at"], ptrs[f["param"]])
+    assert len(blob) == 1280 and blob == bytes(want)
+    by_at = {r.at: r for r in rows}
+    assert [by_at[at].value for at in (0, 128, 384, 512)] == ["encoded"] * 3 + [
+        "zero-filled (no CUDA driver to encode)"]
+    assert by_at[912].value == "0x7f0000000000" and by_at[1000].value == "0x7f0000040000"
+    assert by_at[1080].value == "0 (no device: pointer unknown)"  # seq's pointer, given as 0
+    assert by_at[1016].value == "0x7e0000000300" and by_at[1016].source == "scratch stats"
+    assert by_at[984].value == "0 (no device: pointer unknown)" and by_at[984].source == "scratch counter"
+    # an i32 shows its float reading only where it reads as one: 1.0, log2(e) / 16 (odd bits), not 704 or -1
+    scale = struct.unpack("<f", struct.pack("<f", math.log2(math.e) / 16))[0]
+    assert by_at[1216].value == "1065353216 (0x3f800000, f32 1)"
+    assert by_at[1220].value == f"{_f32_bits(scale)} (0x{_f32_bits(scale):08x}, f32 {scale:.8g})"
+    assert by_at[1148].value == "704 (0x000002c0)" and by_at[1180].value == "-1431655765 (0xaaaaaaab)"
+
+
+def test_pack_writes_each_scalar_dtype_in_its_own_bytes():
+    """A scalar param is packed as its dtype (little-endian), not as a pointer-sized word."""
+    from labkit.manifest.model import Op, Pack, ParamField, ParamSig
+
+    sigs = tuple(ParamSig(i, t, False, t, None) for i, t in enumerate(("i32", "u32", "f32", "i64")))
+    op = Op("scalars", sigs, {}, ())
+    pack = Pack(24, (ParamField(16, 3), ParamField(8, 2), ParamField(4, 1), ParamField(0, 0)))
+    blob, rows = pack_bytes(pack, op, Bindings((-7, 2**32 - 1, 1.5, -(2**40)), ("a", "b", "c", "d"), {}, {}))
+    assert blob == struct.pack("<iIf4xq", -7, 2**32 - 1, 1.5, -(2**40))
+    assert [(r.at, r.size, r.value) for r in rows] == [(0, 4, "-7"), (4, 4, "4294967295"), (8, 4, "1.5"),
+                                                       (16, 8, str(-(2**40)))]
+
+
+def test_pack_writes_a_field_that_ends_at_the_block_s_end_and_nothing_past_it():
+    """The packer never writes past the block (check reports such a field; pack_bytes alone must not grow or
+    overflow the block), and a field that ends exactly at the end is inside it."""
+    from labkit.manifest.model import I32Field, Op, Pack
+
+    pack = Pack(8, (I32Field(0, 5), I32Field(4, -1), I32Field(8, 7)))
+    blob, rows = pack_bytes(pack, Op("o", (), {}, ()), Bindings((), (), {}, {}))
+    assert blob == struct.pack("<iI", 5, 0xFFFFFFFF)
+    assert [(r.at, r.value) for r in rows][2] == (8, "outside the pack: not written")
+
+
+def test_pack_fields_at_the_block_s_edges(tmp_path):
+    """An i32 in the block's last 4 bytes is checked fine and packed there; a param field naming param 9 of an op
+    with params 0..8 is an error, not a crash (found by a test audit: both edges passed with >= for >)."""
+    res = check(load(_seed_changed(tmp_path, lambda d: _fields0(d).append({"at": 1276, "i32": 0x12345678}))),
+                vars={"tokens": 2})
+    assert res.ok, [str(e) for e in res.errors]
+    assert res.plans[0].offline_blob[1276:] == struct.pack("<I", 0x12345678)
+
+    def param9(doc):
+        _fields0(doc)[4]["param"] = 9
+    errs = [str(e) for e in check(load(_seed_changed(tmp_path, param9)), vars={"tokens": 2}).errors]
+    assert "error: ops.decode.impl.launches[0].args[0].pack.fields[4]: param 9: op decode has params 0..8" in errs
+
+
+def test_a_refused_manifest_names_its_file_and_its_errors_once(tmp_path):
+    """A call with an error is not handed to the family rules (they assume a valid launch: with seqs 3 they would add
+    errors about the 2-row page table), and the refusal names the file."""
+    from labkit.manifest import ManifestError
+
+    res = check(load(SEED), vars={"seqs": 3, "tokens": 2})
+    assert [str(e) for e in res.errors] == ["error: vars.seqs: value 3 outside 1..max 2"]
+    with pytest.raises(ManifestError) as e:
+        res.raise_if_errors()
+    assert str(e.value) == f"{SEED}: 1 error(s), nothing launched: error: vars.seqs: value 3 outside 1..max 2"
+
+
+def test_vars_not_declared_and_vars_left_at_their_max_are_named():
+    res = check(load(SEED), vars={"tokens": 2, "heads": 4})
+    assert [str(e) for e in res.errors] == ["error: vars.heads: not declared; declared vars: tokens, seqs"]
+    assert [str(i) for i in res.issues if i.path.startswith("vars.") and i.severity == "note"] == [
+        "note: vars.seqs: = 2 (its max; pass --var seqs=N)"]
+
+
+def test_block_grid_module_and_parameter_blocks_at_their_edges(tmp_path):
+    """The launch limits both sides of each edge (found by a test audit: a block of exactly 1024 threads refused, z
+    of 64, any grid limit, the kernel's maxntid, a module not in modules and a second parameter block all passed)."""
+    def errors(change, at=".block", **kw):
+        res = check(load(_seed_changed(tmp_path, change)), vars={"tokens": 2}, **kw)
+        return [str(e) for e in res.errors if e.path.endswith(at)]
+
+    def block(b):
+        return lambda d: _launch0(d).__setitem__("block", b)
+
+    for fine in ([1024, 1, 1], [32, 32, 1], [1, 1, 64]):  # without the cubin: its maxntid is 512
+        assert errors(block(fine), find_modules=False) == [], fine
+    for over in ([1, 1, 65], [16, 16, 8], [41, 25, 1]):
+        assert errors(block(over), find_modules=False) == [
+            f"error: ops.decode.impl.launches[0].block: {over}: at most 1024 threads and z <= 64"]
+    for over in ([513, 1, 1], [32, 17, 1]):  # the seed's cubin: __launch_bounds__ 512
+        assert errors(block(over)) == [f"error: ops.decode.impl.launches[0].block: {over} exceeds the kernel's "
+                                       "maxntid [512, 1, 1]"]
+
+    def grid(g):
+        return lambda d: _launch0(d).__setitem__("grid", g)
+    assert errors(grid([2**31 - 1, 65535, 65535]), ".grid", find_modules=False) == []
+    for over in ([2**31, 1, 1], [1, 65536, 1], [1, 1, 65536]):
+        assert errors(grid(over), ".grid", find_modules=False) == [
+            f"error: ops.decode.impl.launches[0].grid: {over}: x <= 2^31-1, y and z <= 65535"]
+    assert errors(lambda d: _launch0(d).update(module="nosuch"), ".module") == [
+        "error: ops.decode.impl.launches[0].module: 'nosuch' is not in modules"]
+
+    def two_blocks(doc):
+        _launch0(doc)["params"].append("bytes<8>")
+        _launch0(doc)["args"].append({"pack": {"size": 8, "fields": [{"at": 0, "i32": 1}]}})
+    assert errors(two_blocks, ".params", find_modules=False) == [
+        "error: ops.decode.impl.launches[0].params: 2 parameter blocks: labkit launches exactly one by-value block "
+        "per kernel"]
+
+
+def test_shared_memory_over_the_device_s_opt_in_is_refused(tmp_path):
+    import dataclasses
+
+    b200 = dataclasses.replace(H200, name="NVIDIA B200", compute_capability=(10, 0))  # 232448 B opt-in, as H200
+
+    def errors(shared_mem):
+        path = _seed_changed(tmp_path, lambda d: _launch0(d).update(shared_mem=shared_mem))
+        return [str(e) for e in check(load(path), vars={"tokens": 2}, device=b200).errors]
+    assert errors(232448 - 1024) == []  # the cubin's 1024 B static smem on top: exactly the opt-in
+    assert errors(232448 - 1023) == ["error: ops.decode.impl.launches[0].shared_mem: 231425 + 1024 static = 232449 B "
+                                     "exceeds NVIDIA B200's 232448 B"]
+
+
+def test_call_arguments_that_do_not_fit_their_params_are_named(tmp_path):
+    """Each mismatch between a call and its op is an error (or the one warning) naming the argument, never a crash
+    (found by a test audit: a var given for a buffer, a buffer for a scalar, an output into an input buffer, too few
+    arguments and an unknown op were in no test)."""
+    def issues(change, **kw):
+        res = check(load(_seed_changed(tmp_path, change)), **{"vars": {"tokens": 2}, **kw})
+        return [str(i) for i in res.issues if i.severity != "note"]
+
+    def arg(i, value):
+        return lambda d: d["programs"]["decode"]["calls"][0]["args"].__setitem__(i, value)
+
+    call = "programs.decode.calls[0]"
+    assert f"error: {call}.args[0]: var 'seqs' given for param 0 (out buffer<bf16>)" in issues(arg(0, {"var": "seqs"}))
+    assert f"error: {call}.args[7]: buffer 'seq' given for scalar param 7 (i32)" in issues(arg(7, {"buf": "seq"}))
+    assert f"warning: {call}.args[0].buf: param 0 writes (out buffer<bf16>) into q, declared kind input" in issues(
+        arg(0, {"buf": "q"}))
+    assert [i for i in issues(arg(1, {"buf": "nope"})) if i.startswith("error")] == [
+        f"error: {call}.args[1].buf: 'nope' is not in buffers (q, out, kv, table, seq, cuq)"]
+    assert [i for i in issues(lambda d: d["programs"]["decode"]["calls"][0].update(
+        args=d["programs"]["decode"]["calls"][0]["args"][:1])) if i.startswith("error")] == [
+        f"error: {call}.args: 1 args for op decode's 9 params"]
+    assert [i for i in issues(lambda d: d["programs"]["decode"]["calls"][0].update(op="nope"))
+            if i.startswith("error")] == [f"error: {call}.op: 'nope' is not in ops (decode)"]
+    assert issues(lambda d: None, program="nope") == ["error: programs: no program 'nope' (have decode)"]
+
+
+def test_scalar_vars_fit_their_param_s_dtype_up_to_its_edge(tmp_path):
+    """An i32 param takes 1..2^31-1; an f32 one 1..2^24, the integers a float holds exactly."""
+    def errors(dtype, max_, value):
+        def change(doc):
+            doc["vars"]["tokens"]["max"] = max_
+            doc["ops"]["decode"]["params"][8] = dtype
+        res = check(load(_seed_changed(tmp_path, change)), vars={"tokens": value}, find_modules=False)
+        return [str(e) for e in res.errors if e.path.startswith("programs.")]
+
+    assert errors("i32", 2**31 - 1, 2**31 - 1) == []
+    assert errors("f32", 2**24, 1) == [] and errors("f32", 2**24, 2**24) == []
+    assert errors("f32", 2**24 + 1, 2**24 + 1) == [
+        "error: programs.decode.calls[0].args[8].var: tokens = 16777217 does not fit param 8 (f32: 1..16777216)"]
+
+
+SEED_KV_BYTES = 22 * 2 * 64 * 4 * 2 * 256 * 2  # kv [22, 2, 64, 4, 2, 256] bf16: 22 pages of 524288 B
+K_SLAB_BYTES = 2 + 255 * 2 + 63 * 4096 + 3 * 1024  # one page of the K/V maps, dims [256, 64, 4, .] strides 4096, 1024
+
+
+def _map_issues(tmp_path, change, field=1, **kw):
+    res = check(load(_seed_changed(tmp_path, change)), **{"vars": {"tokens": 2}, "find_modules": False, **kw})
+    where = f"ops.decode.impl.launches[0].args[0].pack.fields[{field}].tensormap"
+    return [str(i) for i in res.issues if i.path.startswith(where) or ".offset" in i.path]
+
+
+def test_tensor_map_rules_at_their_edges(tmp_path):
+    """cuTensorMapEncodeTiled's limits, both sides of each (found by a test audit: box and element_strides of another
+    rank, element strides, the box's 16-byte inner span, stride and dim limits and a rank-1 map were in no test)."""
+    def tm(**change):
+        return lambda d: _fields0(d)[1]["tensormap"].update(change)
+
+    p = "error: ops.decode.impl.launches[0].args[0].pack.fields[1].tensormap"
+    refused = [(tm(box=[]), f"{p}.box: 0 entries: expected rank = 4"),
+               (tm(element_strides=[1, 1, 1]), f"{p}.element_strides: 3 entries: expected rank = 4"),
+               (tm(element_strides=[1, 1, 1, 9]), f"{p}.element_strides[3]: 9: expected 1..8"),
+               (tm(element_strides=[0, 1, 1, 1]), f"{p}.element_strides[0]: 0: expected 1..8"),
+               (tm(box=[64, 257, 1, 1]), f"{p}.box[1]: 257: expected 1..256"),
+               (tm(box=[64, 0, 1, 1]), f"{p}.box[1]: 0: expected 1..256"),
+               (tm(box=[4, 64, 1, 1]), f"{p}.box[0]: 4 x 2 B = 8 B: expected a multiple of 16 B"),
+               (tm(strides=[4096, 1024, 2**40]),
+                f"{p}.strides[2]: 1099511627776 B: expected a non-zero multiple of 16 below 2^40"),
+               (tm(dims=[256, 64, 4, 2**32 + 1]), f"{p}.dims[3]: 4294967297 > 2^32")]
+    for change, said in refused:
+        assert said in _map_issues(tmp_path, change), said
+    for change in (tm(element_strides=[1, 1, 1, 8]), tm(box=[64, 256, 1, 1]), tm(strides=[4096, 1024, 2**40 - 16]),
+                   tm(dims=[256, 64, 4, 2**32])):
+        assert not [i for i in _map_issues(tmp_path, change) if i.startswith(p) and not i.startswith(f"{p}.dims:")]
+
+    def rank1(doc):  # q's map as one dimension: its length derived from q's 786432 B
+        _fields0(doc)[0]["tensormap"].update(dims=[0], strides=[], box=[64])
+    assert _map_issues(tmp_path, rank1, field=0) == [
+        "warning: ops.decode.impl.launches[0].args[0].pack.fields[0].tensormap.dims[0]: 0 (the driver rejects 0): "
+        "derived from q's extent as 393216 (786432 B from offset 0, stride 2 B) for programs.decode.calls[0]"]
+
+
+def test_a_tensor_map_s_zero_dim_is_the_last_slab_that_fits_and_its_dims_stay_in_the_buffer(tmp_path):
+    """The seed's V map (kv from byte 262656) ends exactly at kv's end with 22 pages; 16 B further on only 21 fit, and
+    from kv's last K_SLAB_BYTES - 16 B not even one (found by a test audit: the seed's derivation had 512 B of slack,
+    so a wrong slab size passed). Explicit dims are held to the buffer the same way."""
+    def v_at(offset, dims=None):
+        def change(doc):
+            doc["programs"]["decode"]["calls"][0]["args"][3]["offset"] = offset
+            if dims:
+                _fields0(doc)[2]["tensormap"]["dims"] = dims
+        return _map_issues(tmp_path, change, field=2)
+
+    p = "ops.decode.impl.launches[0].args[0].pack.fields[2].tensormap"
+    for offset, pages in ((262656, 22), (262672, 21), (SEED_KV_BYTES - K_SLAB_BYTES, 1)):
+        assert SEED_KV_BYTES - offset - K_SLAB_BYTES - (pages - 1) * 524288 in range(524288)  # the test's own sum
+        assert v_at(offset) == [f"warning: {p}.dims[3]: 0 (the driver rejects 0): derived from kv's extent as {pages} "
+                                f"({SEED_KV_BYTES} B from offset {offset}, stride 524288 B) for "
+                                "programs.decode.calls[0]"]
+    offset = SEED_KV_BYTES - K_SLAB_BYTES + 16
+    assert v_at(offset) == [f"error: {p}.dims[3]: 0, and not even one slab of kv fits from offset {offset}"]
+    assert ("error: programs.decode.calls[0].args[3].offset: 262664: a tensor map base must be 16-byte aligned"
+            in v_at(262664))
+    assert v_at(262656, [256, 64, 4, 22]) == []  # ends at kv's last byte
+    # two zeros: which of them takes the room is a guess (greedily, the heads dim took all of it and left 1 page)
+    assert v_at(262656, [256, 64, 0, 0]) == [
+        f"error: {p}.dims: [256, 64, 0, 0]: 2 zero dims; one (the seed's page dim) can be derived from kv's extent: "
+        "give the others"]
+    end = 262672 + K_SLAB_BYTES + 21 * 524288
+    assert v_at(262672, [256, 64, 4, 22]) == [f"error: {p}.dims: [256, 64, 4, 22] with strides [4096, 1024, 524288] "
+                                              f"reach byte {end} of kv ({SEED_KV_BYTES} B)"]
+
+
+def test_a_derived_dim_over_the_driver_s_2_32_is_an_error(tmp_path):
+    def big(nbytes):
+        def change(doc):
+            doc["buffers"]["big"] = {"dtype": "u8", "shape": [nbytes], "kind": "input"}
+            doc["ops"]["decode"]["params"].append("in buffer<u8>")
+            doc["programs"]["decode"]["calls"][0]["args"].append({"buf": "big"})
+            _fields0(doc).append({"at": 640, "tensormap": {"param": 9, "dtype": "u8", "dims": [0], "strides": [],
+                                                           "box": [16], "swizzle": 0, "l2_promotion": 0}})
+        return [i for i in _map_issues(tmp_path, change, field=34) if i.startswith("error")]
+
+    assert big(2**32) == []
+    assert big(2**32 + 16) == ["error: ops.decode.impl.launches[0].args[0].pack.fields[34].tensormap.dims[0]: 0: "
+                               "derived as 4294967312 from big's extent, above the driver's 2^32"]
+
+
+def test_the_trtllm_gen_rules_name_each_constant_that_disagrees(tmp_path):
+    """The family's head, fast-mod, hidden-size and softmax-scale rules and its grid rules with vars or numbers (found
+    by a test audit: the seed satisfies them all, so rules that never fired, or read the wrong offset, passed)."""
+    def warnings(change, **vars):
+        res = check(load(_seed_changed(tmp_path, change)), vars={"tokens": 2, **vars})
+        assert res.ok, [str(e) for e in res.errors]
+        return [str(i) for i in res.issues if i.severity == "warning" and "cu_seqlens_q" not in i.message
+                and "derived from kv" not in i.message and "mNumPagesInMemPool" not in i.message]
+
+    def i32(at, value):
+        def change(doc):
+            fields = _fields0(doc)
+            f = next((f for f in fields if f["at"] == at), None)
+            if f is None:
+                fields.append({"at": at, "i32": value})
+            else:
+                f["i32"] = value
+        return change
+
+    def fields(*i):
+        return [f"warning: ops.decode.impl.launches[0].args[0].pack.fields[{j}]: " for j in i]
+
+    assert warnings(lambda d: None) == []
+    w, = fields(17)  # mNumHeadsQPerKv at 1172
+    assert warnings(i32(1164, 3)) == [w + "mNumHeadsQ 24 must equal mNumHeadsKv 3 x mNumHeadsQPerKv 6, G <= 8"]
+    w, = fields(18)  # divisor at 1176; fast_mod_div of 6: shift ceil(log2 6) - 1 = 2, multiplier ceil(2^34 / 6)
+    assert warnings(i32(1180, 0)) == [w + "fast-mod divisor (6, 0, 0, 2) != (6, 2863311531, 0, 2) "
+                                          "(cuda::fast_mod_div of G=6)"]
+    assert warnings(i32(1184, 1)) == [w + "fast-mod divisor (6, 2863311531, 1, 2) != (6, 2863311531, 0, 2) "
+                                          "(cuda::fast_mod_div of G=6)"]
+    w, = fields(21)  # mNumHiddenEltsO at 1192
+    assert warnings(i32(1192, 6000)) == [w + "mNumHiddenEltsO = 6000; mNumHeadsQ x 256 = 6144"]
+    w, = fields(27)  # mScaleSoftmaxLog2 at 1220
+    def g2(doc):  # 24 query heads over 12 KV heads, every constant of G = 2 right but the fast-mod multiplier
+        for at, value in ((1164, 12), (1172, 2), (1176, 2), (1180, 0), (1188, 0), (1204, 4)):
+            i32(at, value)(doc)
+    assert warnings(g2) == [fields(18)[0] + "fast-mod divisor (2, 0, 0, 0) != "
+                            "(2, 2147483648, 0, 0) (cuda::fast_mod_div of G=2)",  # ceil(2^32 / 2), shift 0
+                            "warning: ops.decode.impl.launches[0].grid[1]: 4; mNumHeadsQ / min(G, 8) = 12"]
+    assert warnings(i32(1220, _f32_bits(1.0))) == [
+        w + f"mScaleSoftmaxLog2 bits 1065353216; (1/sqrt(256)) log2(e) is {_f32_bits(math.log2(math.e) / 16)}"]
+
+    def grid(g, **vars_max):
+        def change(doc):
+            _launch0(doc)["grid"] = g
+            doc["vars"].update({k: {"max": v} for k, v in vars_max.items()})
+        return change
+    g = "warning: ops.decode.impl.launches[0].grid"
+    assert warnings(grid([38, "heads", "seqs"], heads=8), heads=4) == []
+    assert warnings(grid([38, "heads", "seqs"], heads=8), heads=3) == [f"{g}[1]: 3; mNumHeadsQ / min(G, 8) = 4"]
+    assert warnings(grid(["ctas", 4, "seqs"], ctas=64), ctas=38) == []
+    assert warnings(grid(["ctas", 4, "seqs"], ctas=64), ctas=37) == [f"{g}[0]: 37; mMaxNumCtasQ x mMaxNumCtasKv = 38"]
+    assert warnings(grid([38, 4, 2])) == [] and warnings(grid([38, 4, 1])) == [f"{g}[2]: 1 but mBatchSize = 2"]
+
+
+def test_the_trtllm_gen_rules_hold_the_scratch_and_the_query_rows_at_their_edges(tmp_path, capsys):
+    """Split counters and partials sized by the brief's rules 22 and 23 (2 sequences x 4 head groups x 1 x 38 CTAs),
+    the f32 partial's note, and 3 query tokens over 2 sequences of 1 (one row unwritten)."""
+    def scratch(name, shape):
+        return lambda d: d["ops"]["decode"]["impl"]["scratch"][name].update(shape=shape)
+
+    def errors(change):
+        return [str(e) for e in check(load(_seed_changed(tmp_path, change)), vars={"tokens": 2}).errors]
+    assert errors(scratch("counter", [8])) == []  # 2 x 4 x 1 u32
+    assert errors(scratch("counter", [7])) == ["error: ops.decode.impl.scratch.counter: 28 B < 32 B the kernel writes"]
+    assert errors(scratch("partial", [1])) == [
+        f"error: ops.decode.impl.scratch.partial: 4 B < {2 * 4 * 38 * 8 * 256 * 2} B the kernel writes"]
+    notes = [str(i) for i in check(load(SEED), vars={"tokens": 2}).issues if i.path.endswith("scratch.partial")]
+    assert notes == ["note: ops.decode.impl.scratch.partial: declared f32 but the kernel writes 16-bit partial O: "
+                     "1245184 B needed, 2490368 B allocated (safe, mislabelled)"]
+    assert cli.main(["manifest", "check", str(SEED), "--var", "tokens=3", "--var", "seqs=2", "--no-device"]) == 0
+    assert "mBatchSize x mMaxSeqLenQ = 2: query rows 2..2 of out stay unwritten" in capsys.readouterr().out
+
+
+def test_the_trtllm_gen_rules_skip_what_the_block_does_not_hold(tmp_path):
+    """A block without mBatchSize, mMaxNumCtasQ or the counter scratch is checked without those rules, not crashed."""
+    def drop(at, scratch=None):
+        def change(doc):
+            doc["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"] = [
+                f for f in _fields0(doc) if f["at"] != at]
+            if scratch:
+                del doc["ops"]["decode"]["impl"]["scratch"][scratch]
+        return change
+
+    def pointer_at_1192(doc):  # mNumHiddenEltsO is an int64: cuq's pointer packed there by mistake
+        drop(1192)(doc)
+        _fields0(doc).append({"at": 1192, "param": 6})
+
+    for change in (drop(1116), drop(1152), drop(984, "counter"), drop(1192), pointer_at_1192):
+        res = check(load(_seed_changed(tmp_path, change)), vars={"tokens": 2})
+        assert res.ok and not any("mNumHiddenEltsO" in i.message for i in res.issues if i.severity != "note")
+    note = "mNumHiddenEltsO is an int64 written as i32: right only because the block is zero-filled"
+    assert any(note in i.message for i in check(load(SEED), vars={"tokens": 2}).issues if i.severity == "note")
+    res = check(load(_seed_changed(tmp_path, lambda d: _fields0(d).append({"at": 1196, "i32": 0}))), vars={"tokens": 2})
+    assert res.ok and not any(note in i.message for i in res.issues)  # its high word written too
+
+
+def test_arch_specific_cubins_run_only_on_their_own_compute_capability():
+    from labkit.manifest import CubinInfo
+
+    assert CubinInfo(100, "sm_100a", {}).runs_on((10, 0)) and not CubinInfo(100, "sm_100a", {}).runs_on((10, 3))
+    assert CubinInfo(100, "sm_100f", {}).runs_on((10, 3)) and CubinInfo(90, "sm_90", {}).runs_on((9, 0))
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_90a"])
+def test_a_cubin_without_its_tkinfo_note_takes_its_target_from_e_flags_and_nv_compat(arch, tmp_path):
+    """ptxas does not always record ``-arch`` in ``.note.nv.tkinfo``: without it the SM comes from e_flags and the
+    ``a`` from ``.nv.compat`` attribute 9 (found by a test audit: every cubin in the tests had the note)."""
+    image = compile_cubin(tmp_path / "probe.cu", arch=arch, code=KERNEL).image
+    assert b".note.nv.tkinfo\0" in image
+    assert read_cubin(image.replace(b".note.nv.tkinfo\0", b".note.nv.tkinfX\0")).target == arch
+
+
+def test_a_cubin_without_its_note_compat_or_global_info_sections_still_reads():
+    """Each of the optional sections renamed away: the seed then reads as plain sm_100 (the ``f`` is only in the
+    note), and without ``.nv.info`` or the entry's ``.text`` its register count is unknown, not a crash."""
+    cubin = next((ROOT / "data" / "cubins").glob("fmha*.cubin"))
+    image, entry = cubin.read_bytes(), cubin.stem
+    bare = image.replace(b".note.nv.tkinfo\0", b".note.nv.tkinfX\0").replace(b".nv.compat\0", b".nv.compaX\0")
+    assert read_cubin(bare).target == "sm_100"
+    compat = bytes.fromhex("02020200020505000203010002060100")  # the seed's four .nv.compat records
+    no_note = image.replace(b".note.nv.tkinfo\0", b".note.nv.tkinfX\0")
+    assert read_cubin(no_note).target == "sm_100" and no_note.count(compat) == 1
+    # its last record made attribute 9 = 1: an arch-specific build, found though it ends the section
+    assert read_cubin(no_note.replace(compat, compat[:12] + bytes.fromhex("02090100"))).target == "sm_100a"
+    full = read_cubin(image).entries[entry]
+    for old, new in ((b"\0.nv.info\0", b"\0.nv.infX\0"), (f"\0.text.{entry}\0".encode(), b"\0.texX" + bytes(
+            f".{entry}\0", "ascii"))):
+        assert image.count(old) >= 1
+        e = read_cubin(image.replace(old, new)).entries[entry]
+        assert e.registers is None and (e.param_bytes, e.static_smem_bytes) == (full.param_bytes,
+                                                                                full.static_smem_bytes)

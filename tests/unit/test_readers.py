@@ -95,12 +95,52 @@ def _fields(d):
      "ops.decode.impl.launches[0].params[0]", "'bytes<N>'"),
     (lambda d: d["modules"][next(iter(d["modules"]))].__setitem__("source", "../../etc/passwd"),
      "modules.", "a cubin file name"),
+    # found by a test audit: these values passed the parser (or crashed it) with the rule's check removed
+    (lambda d: d["ops"]["decode"]["params"].__setitem__(7, "int"), "ops.decode.params[7]",
+     "'[in|out|inout] buffer<dtype>' or a scalar (i32, u32, f32, i64)"),
+    (lambda d: _fields(d)[1]["tensormap"].__setitem__("swizzle", 48),
+     "ops.decode.impl.launches[0].args[0].pack.fields[1].tensormap.swizzle", "a swizzle span in bytes: 0, 32, 64, 128"),
+    (lambda d: _fields(d)[1]["tensormap"].__setitem__("l2_promotion", 32),
+     "ops.decode.impl.launches[0].args[0].pack.fields[1].tensormap.l2_promotion",
+     "an L2 promotion in bytes: 0, 64, 128, 256"),
+    (lambda d: _fields(d)[9].__setitem__("i32", -(2**31) - 1), "ops.decode.impl.launches[0].args[0].pack.fields[9].i32",
+     "an integer in [-2147483648, 4294967295]"),
+    (lambda d: _fields(d)[9].__setitem__("i32", 2**32), "ops.decode.impl.launches[0].args[0].pack.fields[9].i32",
+     "an integer in [-2147483648, 4294967295]"),
+    (lambda d: d["programs"]["decode"]["batch"].__setitem__("groups", 0), "programs.decode.batch.groups",
+     "an integer in [1, 2147483647]"),
+    (lambda d: d["ops"]["decode"].__setitem__("params", []), "ops.decode.params", "a list of 1..any entries (got 0)"),
+    (lambda d: d["programs"]["decode"].__setitem__("calls", []), "programs.decode.calls",
+     "a list of 1..any entries (got 0)"),
 ])
 def test_manifest_parse_refuses(edit, path, text):
     with pytest.raises(FormatError) as e:
         loads(_manifest(edit), source="m.json")
     msg = str(e.value)
     assert msg.startswith(f"m.json: {path}") and text in msg, msg
+
+
+def test_manifest_parse_accepts_the_other_side_of_its_limits():
+    """The values just inside the limits above parse, and pack as written: an i32 field's 2^32 - 1 and -2^31, an
+    explicit offset 0, one field, a 1-byte block, a buffer of exactly 2^40 bytes, an op without scratch; a tensor map
+    without element_strides steps over every element (1s, as the driver is given)."""
+    def edits(d):
+        _fields(d)[9]["i32"], _fields(d)[24]["i32"] = 2**32 - 1, -(2**31)
+        d["programs"]["decode"]["calls"][0]["args"][0]["offset"] = 0
+    m = loads(_manifest(edits))
+    assert [f.element_strides for f in m.ops["decode"].launches[0].args[0].fields[:4]] == [(1, 1, 1, 1)] * 3 + [
+        (1, 1, 1, 1, 1)]
+    blob = check(m, vars={"tokens": 2}, find_modules=False).plans[0].offline_blob
+    assert blob[1112:1116] == b"\xff\xff\xff\xff" and blob[1208:1212] == struct.pack("<i", -(2**31))
+
+    def small(d):
+        launch = d["ops"]["decode"]["impl"]["launches"][0]
+        launch.update(params=["bytes<1>"], args=[{"pack": {"size": 1, "fields": [{"at": 0, "i32": 1}]}}])
+        del d["ops"]["decode"]["impl"]["scratch"]
+        d["buffers"]["q"]["shape"] = [2**39]
+    op = loads(_manifest(small)).ops["decode"]
+    assert op.scratch == {} and op.launches[0].args[0].size == 1 and len(op.launches[0].args[0].fields) == 1
+    assert loads(_manifest(small)).buffers["q"].nbytes == 2**40
 
 
 @pytest.mark.parametrize("edit, vars, path, text", [
@@ -142,6 +182,45 @@ def test_corrupt_header_is_a_format_error(offset, value):
     struct.pack_into("<H" if offset >= 58 else "<I", bad, offset, value)
     with pytest.raises(FormatError):
         read_cubin(bytes(bad))
+
+
+def _section_headers(data):
+    (shoff,), (size, count, names) = struct.unpack_from("<Q", data, 40), struct.unpack_from("<HHH", data, 58)
+    return shoff, size, count, names
+
+
+def test_corrupt_header_fields_are_named():
+    """Found by a test audit: an ELF of another machine, a name table index one past the last header, a 63-byte
+    header entry and SM 9 had not been tried (the first read as a cubin, the second raised IndexError)."""
+    _, _, count, _ = _section_headers(CUBIN)
+    (e_flags,) = struct.unpack_from("<I", CUBIN, 48)
+    for offset, fmt, value, said in ((18, "<H", 62, "ELF machine 62 is not EM_CUDA (190): not a cubin"),
+                                     (62, "<H", count, f"name table index {count}: corrupt cubin"),
+                                     (58, "<H", 63, "entry size 63 (expected >= 64)"),
+                                     (48, "<I", e_flags & ~0xFF00 | 9 << 8, "not a CUDA SM (corrupt cubin)")):
+        bad = bytearray(CUBIN)
+        struct.pack_into(fmt, bad, offset, value)
+        with pytest.raises(FormatError, match=re.escape(said)):
+            read_cubin(bytes(bad))
+
+
+def test_a_cubin_s_section_name_table_may_lie_anywhere_in_the_file():
+    """The seed's name table is its first section (byte 64); moved to the file's end it reads the same."""
+    shoff, size, _, names = _section_headers(CUBIN)
+    at = shoff + names * size + 24  # sh_offset, then sh_size
+    off, n = struct.unpack_from("<QQ", CUBIN, at)
+    moved = bytearray(CUBIN + CUBIN[off:off + n])
+    struct.pack_into("<Q", moved, at, len(CUBIN))
+    assert read_cubin(bytes(moved)) == read_cubin(CUBIN)
+
+
+def test_eiattr_records_are_read_to_the_section_s_last_byte():
+    from labkit.manifest.elf import _eiattrs
+
+    blob = struct.pack("<BBH", 0x04, 0x17, 4) + b"abcd" + struct.pack("<BBH", 0x03, 0x19, 1280)
+    assert list(_eiattrs(blob)) == [(0x17, b"abcd"), (0x19, 1280)]
+    with pytest.raises(FormatError, match="EIATTR 0x17 of 5 B runs past its 8-byte .nv.info section"):
+        list(_eiattrs(blob[:8].replace(b"\x04\x17\x04", b"\x04\x17\x05")))
 
 
 def test_directory_and_fifo_named_like_the_cubin(tmp_path, capsys):

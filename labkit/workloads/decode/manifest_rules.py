@@ -137,8 +137,8 @@ class _Rule:
                                               f"{batch}")
             if gy % hkv:
                 self.error(f"{base}.grid[1]", f"{gy}: expected heads_kv {hkv} x row blocks")
-            else:  # the rows of one split's partial: at least a row block's share of the unit's rows
-                splits, groups, block_rows = gx, batch * gy, -(-(self.group * self.max_q_len) // (gy // hkv))
+            else:  # the grid's sequences' units; a split's partial: at least a row block's share of a unit's rows
+                splits, groups, block_rows = gx, min(gz, batch) * gy, -(-(self.group * self.max_q_len) // (gy // hkv))
         elif (head_splits := self.view.i32(HEAD_SPLITS_AT)) is not None:  # a tail build's 1-D grid
             # its tail units take more splits than the others (at least one more); a row block holds at least a row
             splits, groups, block_rows = head_splits + 1, batch * hkv, 1
