@@ -389,3 +389,19 @@ def test_every_option_and_argument_of_every_command_says_what_it_is():
 
     walk(build_parser(), "labkit")
     assert not bare, bare
+
+
+def test_the_command_line_of_the_console_script_is_read_from_sys_argv(monkeypatch, capsys):
+    """``labkit`` as installed calls main() with no argv: the unknown option before the command is still labkit's."""
+    monkeypatch.setattr(sys, "argv", ["labkit", "--bogus", "device"])
+    assert cli.main() == 2
+    assert capsys.readouterr().err == "labkit: error: unrecognized arguments: --bogus (labkit -h lists what it takes)\n"
+    monkeypatch.setattr(sys, "argv", ["labkit", "--bogus"])
+    assert cli.main() == 2
+    assert capsys.readouterr().err.startswith("labkit: error: unrecognized arguments: --bogus; expected a command: ")
+
+
+def test_an_existing_directory_option_takes_the_directory(tmp_path):
+    from labkit._cliargs import existing_dir
+
+    assert existing_dir("--dir")(str(tmp_path)) == tmp_path

@@ -402,6 +402,8 @@ def test_the_split_heuristic_counts_ctas_per_sm_from_shared_memory_and_13_kb_of_
     (16, 8192, 128, 3, 2, 1, 2),   # 128 units: a CTA on nearly every SM already (2 splits ran 1.7 % slower)
     (1, 8192, 128, 3, 2, 16, 2),   # (without its cluster of 8)
     (1, 32768, 128, 3, 2, 16, 2),  # 2048 tokens per split: one CTA per SM
+    (66, 1024, 128, 1, 1, 1, 4),   # 528 units: exactly one full wave of 528 slots
+    (132, 1024, 128, 1, 1, 1, 4),  # 1056 units: exactly two
 ])
 def test_call_plan_picks_one_stage_when_units_fill_the_gpu(batch, kv_len, head_dim, stages, chains, splits, per_sm):
     # without clusters: batch 1 runs 8 splits in a cluster, 8 x 4k 2 (the tests below)
@@ -1547,3 +1549,36 @@ def test_the_pool_limit_counts_both_halves_of_the_interleaved_buffer():
     DecodeGeometry(1, 32, 8, 128, 64, 1, pages)
     with pytest.raises(ArgumentError, match=f"a pool of {pages} pages is a 2.2 TB buffer; at most 1.1 TB"):
         DecodeGeometry(1, 32, 8, 128, 64, 1, pages, layout="interleaved")
+
+
+def test_clusters_of_8_that_fill_just_half_of_what_the_gpu_holds_are_left_out():
+    """1 x 8k d128 is 8 units: 8 x 8 = 64 CTAs in clusters of 8. The H200 holds 120 such CTAs at once, and 64 is more
+    than half of them (2 x 64 = 128 > 120): a cluster of 8 (above). A GPU that holds 128 would be exactly half full
+    (2 x 64 = 128, not more): no cluster, the 4-warp build's 16 splits at 2 per SM."""
+    g = geometry_for(1, 8192, head_dim=128)
+    assert kernel_label(plan_call(g, sms=132).kernel) == "mma w8s3ef cl8 pp"
+    plan = plan_call(g, sms=132, cluster_fit={2: 132, 4: 128, 8: 128})
+    assert (kernel_label(plan.kernel), plan.splits, plan.ctas_per_sm) == ("mma w4s3ef", 16, 2), describe_plan(plan)
+
+
+def test_a_one_stage_wave_that_holds_the_two_splits_exactly_takes_them():
+    """24 x 8k: 24 x 8 = 192 units, 2 x 192 = 384 CTAs in 2 splits. On 132 SMs the one-stage build at 3 per SM holds
+    them in one wave of 396 slots (above); on 128 SMs its wave is 128 x 3 = 384 slots: exactly full, still one wave."""
+    g = geometry_for(24, 8192, head_dim=128)
+    plan = plan_call(g, sms=128)
+    assert (kernel_label(plan.kernel), plan.splits, plan.ctas_per_sm) == ("mma w4s1", 2, 3), describe_plan(plan)
+
+
+def test_a_clustered_pair_of_splits_is_said_in_the_plans_line():
+    """8 x 8k d128: 8 x 8 = 64 units, each 2 splits of one 8-warp CTA per SM combined in a cluster of 2 (the smallest
+    cluster the plan takes): the line says so, as it does for clusters of 8."""
+    plan = plan_call(geometry_for(8, 8192, head_dim=128), sms=132)
+    assert (plan.splits, plan.kernel.cluster_splits) == (2, 2)
+    assert "1 CTA per SM, splits combined in a cluster of 2, " in describe_plan(plan), describe_plan(plan)
+
+
+def test_leaving_clusters_off_keeps_the_short_page_ring():
+    """``cluster=False`` is no build knob: at pages of 16 the plan's own ring stands, as without the knob (24 x 8k:
+    1 split of the 2-stage build at 3 per SM, above)."""
+    plan = plan_call(geometry_for(24, 8192, head_dim=128, page_size=16), sms=132, cluster=False)
+    assert (kernel_label(plan.kernel), plan.splits, plan.ctas_per_sm) == ("mma w4s2 wide pp", 1, 3), describe_plan(plan)

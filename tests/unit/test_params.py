@@ -219,3 +219,119 @@ def test_names_take_ncu_section_and_metric_names_only():
         with pytest.raises(ParameterError, match=re.escape(said)):
             Names().parse(bad)
     assert isinstance(notebooks.parameters("05")["metrics"].type, Names)
+
+
+def test_a_number_bounded_on_one_side_names_that_bound_alone():
+    """``None``: unbounded; a one-sided range is said as one bound, not as 'in 1..None'."""
+    assert Int(1).describe() == "an integer >= 1" and Int(hi=5).describe() == "an integer <= 5"
+    assert Int().describe() == "an integer"
+    assert Int(hi=5).parse("-7") == -7
+    with pytest.raises(ParameterError, match=r"^= 6: expected an integer <= 5$"):
+        Int(hi=5).parse("6")
+
+
+def test_declarations_are_checked_where_declared():
+    """A multiple of 0 would divide by zero at the first value checked; a format with no reader would check nothing;
+    a choice may cover every option, itself too."""
+    for bad in (0, -4, True):
+        with pytest.raises(ValueError, match=re.escape(f"Int(multiple_of={bad!r}): expected an integer >= 1")):
+            Int(1, 10, multiple_of=bad)
+    with pytest.raises(ValueError, match=r"File\(reads='csv'\): expected one of manifest, sage2_report"):
+        File(reads="csv")
+    assert Choice("a", "both", covers={"both": ("a", "both")}).answers("both", "a")  # every option, itself too
+
+
+@pytest.mark.parametrize("kind, value, expected", [
+    (Text(), 3, "= 3: expected a string"),
+    (File(), None, "= None: expected an existing file (absolute or from the repo root)"),
+    (File(), "", "= '': expected an existing file (absolute or from the repo root)"),
+    (IntList(1), 5, "= 5: expected a list of 1..64 different integers >= 1"),
+    (IntList(1), [], "= []: expected a list of 1..64 different integers >= 1"),
+    (IntList(1, max_items=2), [1, 2, 3], "= [1, 2, 3]: expected a list of 1..2 different integers >= 1"),
+    (IntDict(0), {"tokens": -1}, "= {'tokens': -1}: expected name=integer pairs (name=1,other=2) >= 0"),
+    (IntDict(0), {"tokens": "2"}, "= {'tokens': '2'}: expected name=integer pairs"),
+])
+def test_python_values_of_the_wrong_kind_are_refused_by_check(kind, value, expected):
+    """``check`` takes Python values (the API, papermill's yaml): a value of the wrong kind is one ParameterError
+    naming it, not a TypeError or a value taken."""
+    with pytest.raises(ParameterError) as err:
+        kind.check(value)
+    assert str(err.value).startswith(expected), str(err.value)
+
+
+def test_an_int_list_takes_a_python_list_on_the_command_line():
+    assert IntList(1).parse("[1, 2, 3]") == [1, 2, 3] and IntList(1).parse(" [4,5] ") == [4, 5]
+    assert IntList(1, length=2).parse("[8, 8]") == [8, 8]
+
+
+def test_a_missing_file_is_said_to_be_missing_and_where_it_was_looked_for(tmp_path):
+    """A relative path is looked for under the repository root, and the error says where; an absolute one as given."""
+    from labkit._env import repo_root
+
+    with pytest.raises(ParameterError) as err:
+        File().check("no/such/file.json")
+    where = repo_root() / "no/such/file.json"
+    assert str(err.value) == (f"= 'no/such/file.json': no such file ({where}); expected an existing file (absolute or "
+                              "from the repo root)")
+    with pytest.raises(ParameterError) as err:
+        File().check(str(tmp_path / "gone.json"))
+    assert str(err.value) == (f"= {str(tmp_path / 'gone.json')!r}: no such file; expected an existing file (absolute "
+                              "or from the repo root)")
+    with pytest.raises(ParameterError, match=re.escape(f"= 'data': a directory ({repo_root() / 'data'}); expected")):
+        File().check("data")
+    import os
+
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(ParameterError, match=re.escape(f"= {str(tmp_path / 'pipe')!r}: not a regular file; expected")):
+        File().check(str(tmp_path / "pipe"))
+
+
+def test_list_and_map_types_say_what_they_take():
+    """A fixed-length list is a tuple (batch, kv_len) whose items may be equal: its count, not 'different'."""
+    assert IntList(1, 4096, length=2).describe() == "a list of 2 integers in 1..4096"
+    assert IntList(1, max_items=2).describe() == "a list of 1..2 different integers >= 1"
+    assert IntList(1, max_items=2).check([1, 2]) == [1, 2]  # max_items items: the most it takes
+    assert IntDict(1).describe() == "name=integer pairs (name=1,other=2) >= 1"
+    assert IntDict(1, 64, vars_of="manifest").describe() == ("name=integer pairs (name=1,other=2) in 1..64, vars the "
+                                                             "manifest declares")
+
+
+@pytest.mark.parametrize("text, expected", [("1,1", [1, 1]), ("256,16", [256, 16]), ("256,256", [256, 256])])
+def test_decode_heads_take_1_to_256_heads(text, expected):
+    assert DecodeHeads().parse(text) == expected
+
+
+def test_decode_heads_past_256_are_refused_by_their_range():
+    with pytest.raises(ParameterError, match=re.escape("= [257, 257]: expected query heads, KV heads: 2 integers in "
+                                                       "1..256")):
+        DecodeHeads().parse("257,257")
+
+
+def test_a_shape_given_as_a_python_list_is_checked_as_the_cli_checks_it():
+    assert Sage2Shape().check((1, 37810, 56, 128)) == [1, 37810, 56, 128]
+    with pytest.raises(ParameterError, match=re.escape("= [1, 37810, 56, 100]: head_dim 100: the Sage2 kernels take "
+                                                       "64..128 in steps of 8")):
+        Sage2Shape().check([1, 37810, 56, 100])
+    with pytest.raises(ParameterError, match=re.escape("= '1,37810,56,128': expected B,N,H,D")):
+        Sage2Shape().check("1,37810,56,128")
+
+
+def test_a_long_value_is_named_cut_at_60_characters():
+    with pytest.raises(ParameterError) as err:
+        Int(1, 10).check("x" * 100)
+    # repr: a quote and 100 x's and a quote (102 characters); cut to its first 57 and '...'
+    assert str(err.value) == "= '" + "x" * 56 + "...: expected an integer in 1..10"
+
+
+def test_a_value_answers_for_itself_only_and_is_measured_unless_declared_not():
+    """Recorded mode: a run recorded with a value answers that value (a Choice's ``covers`` aside)."""
+    assert Int(1).answers(3, 3) and not Int(1).answers(3, 4) and not Text().answers("a", "b")
+    assert Int(1).measured and Text().measured and not Int(1, measured=False).measured
+    # a file too: a recorded run that checked another manifest does not answer this one
+    assert File().measured and notebooks.declared_parameters("01")["manifest"].measured
+
+
+def test_vars_the_manifest_declares_pass_the_check_beside_it():
+    manifest = "data/trtllm_gen_decode_manifest_v4.json"  # declares tokens, 1..64
+    IntDict(1, vars_of="manifest").check_beside({"tokens": 64}, {"manifest": manifest})
+    IntDict(1).check_beside({"anything": 3}, {})  # no manifest named: nothing to check

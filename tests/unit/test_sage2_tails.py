@@ -108,3 +108,56 @@ def test_the_sweep_workload_refuses_bad_parameters_before_any_gpu_work(tmp_path)
     assert not (tmp_path / "b").exists()
     assert tails.tail_grid(SHAPE, iterations=2, layout="HND", dtype="fp16", q_tails=[5], kv_tails=None, seed=3,
                            schedule=Schedule(pv_terms=2))["schedule"] == [Schedule(pv_terms=2).to_dict()]
+
+
+def test_default_tails_where_n_is_a_whole_number_of_tiles_or_under_one():
+    """N a multiple of the tile: the tile below N, one more row, and N; N one tile: that tile alone (no tile below it,
+    and no row past N); N under one tile: its first row and N."""
+    assert tails.default_tails(256, 128) == [128, 129, 256]
+    assert tails.default_tails(384, 128) == [256, 257, 384]
+    assert tails.default_tails(128, 128) == [128]
+    assert tails.default_tails(100, 128) == [1, 100]
+    assert tails.default_tails(1000, 64) == [960, 961, 1000]  # 1000 = 15 * 64 + 40
+
+
+def test_a_round_that_is_no_object_or_has_no_configurations_is_refused():
+    def rnd(i, confs=CONFIGS):
+        return {"round_index": i, "configurations": [{"sweep": s, "q_len": q, "kv_len": k, "seconds": 1e-3,
+                                                      "checksum": 1.0} for s, q, k in confs]}
+    with pytest.raises(FormatError, match="tail round 1"):
+        tails.tail_points([rnd(0), "not a round"])
+    with pytest.raises(FormatError, match=r"tail round 0: configurations"):
+        tails.tail_points([rnd(0, [])])
+    # rounds are named by their own index, not their place in the list (a sweep's rows come in any order)
+    with pytest.raises(LabkitError, match="round 1 ran other configurations than round 3"):
+        tails.tail_points([rnd(3), rnd(1, CONFIGS[:5])])
+    # a round of one configuration, a length of one row: a length; none is not
+    one = [("q_tail_fixed_kv", 1, 1000), ("kv_tail_fixed_q", 1000, 1)]
+    assert [(p.q_len, p.kv_len) for p in tails.tail_points([rnd(0, one[:1])])] == [(1, 1000)]
+    assert [(p.q_len, p.kv_len) for p in tails.tail_points([rnd(0, one[1:])])] == [(1000, 1)]
+    for name, q, k, field in (("q_tail_fixed_kv", 0, 1000, "q_len"), ("kv_tail_fixed_q", 1000, 0, "kv_len")):
+        with pytest.raises(FormatError, match=rf"tail round 0: configurations\[0\]\.{field}"):
+            tails.tail_points([rnd(0, [(name, q, k)])])
+
+
+def test_a_study_of_no_rounds_is_refused_before_any_sweep(tmp_path):
+    for call in (lambda: tails.tail_study(SHAPE, iterations=0, directory=tmp_path / "s", progress=None),
+                 lambda: tails.check_tail_dir(tmp_path / "s", SHAPE, iterations=0)):
+        with pytest.raises(ArgumentError, match="tail_iterations"):
+            call()
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_study_run_with_the_defaults_is_the_one_its_directory_check_resumes(tmp_path, monkeypatch):
+    """``check_tail_dir`` and ``tail_study`` take the same defaults: the check passes for the study it is to resume."""
+    import labkit.cuda
+
+    calls: list[int] = []
+    monkeypatch.setattr(tails, "tail_round", _fake_round(calls))
+    monkeypatch.setattr(labkit.cuda, "require_gpu", lambda what: None)
+    tails.tail_study(SHAPE, directory=tmp_path / "s", progress=None)
+    assert calls == [0, 1, 2, 3, 4]  # five rounds by default
+    tails.check_tail_dir(tmp_path / "s", SHAPE)
+    calls.clear()  # no directory: a temporary one, gone after
+    assert [(p.sweep, p.q_len, p.kv_len) for p in tails.tail_study(SHAPE, iterations=2, progress=None)] == CONFIGS
+    assert calls == [0, 1]
