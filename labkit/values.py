@@ -154,6 +154,8 @@ def _path_argument(text, what: str, noun: str, check) -> Path:
         raise ArgumentError(f"{what}: an empty {noun} name")
     p = Path(text)
     shown = ascii(str(text)) if not str(text).isprintable() else repr(str(text))
+    if "\0" in str(text):  # pathlib's exists() answers False to it, and the write fails later, a ValueError
+        raise ArgumentError(f"{what} {shown}: a {noun} name with a NUL character")
     try:
         check(p, shown)
     except ArgumentError:

@@ -101,6 +101,38 @@ def test_show_gives_labkit_beside_the_peers_its_own_column_and_says_why_a_peer_d
         in text + "\n"
 
 
+def test_show_without_peers_has_no_peer_columns_and_a_long_reason_is_cut(tmp_path):
+    """A run that timed no peers shows no 'beside peers' or 'x best peer' column (every row as long as the header);
+    a reason over 100 characters is cut to 100 (found by a mutation audit: neither was given)."""
+    r = report.load(RECORDED[-1])
+    p = r.points[0]
+    bare = p.__class__(**{**p.__dict__, "peers": {}, "x_best_peer": None})
+    text = report.show_table(r.__class__(**{**r.__dict__, "points": (bare,), "split_sweeps": {}}))
+    header, row = text.splitlines()[1:3]
+    assert header.split()[-3:] == ["p50", "us", "TB/s"], header
+    assert "beside" not in header and "best" not in header and row.split()[-1] == f"{p.TBps:.2f}", text
+    assert "'x best peer' divides it" not in text  # the note on the peers' columns goes with them
+    why, whole = "E" * 150, "W" * 100
+    one = p.__class__(**{**p.__dict__, "peers": {"fa3": why, "flex_paged": whole, "sdpa_flash": 1.2},
+                         "x_best_peer": 1.0})
+    text = report.show_table(r.__class__(**{**r.__dict__, "points": (one,), "split_sweeps": {}}))
+    assert f"  fa3 at {p.batch} x {p.kv_len} d{p.head_dim}: {why[:97]}...\n" in text + "\n", text
+    assert f"  flex at {p.batch} x {p.kv_len} d{p.head_dim}: {whole}\n" in text + "\n", text
+    assert "'x best peer' divides it by the fastest peer's" in text
+
+
+def test_a_split_sweep_of_one_row_and_a_provenance_with_keys_of_another_labkit_read(tmp_path):
+    """A sweep may hold one row, and a provenance with keys a later labkit adds reads (found by a mutation audit:
+    no recorded report had either)."""
+    doc = json.loads(RECORDED[-1].read_text())
+    doc["split_sweeps"] = {"one": [dict(doc["rows"][0])]}
+    doc["provenance"] = {**doc["provenance"], "a_later_field": {"x": 1}}
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps(doc))
+    r = report.load(f)
+    assert len(r.split_sweeps["one"]) == 1 and r.provenance["a_later_field"] == {"x": 1}
+
+
 def test_why_a_peer_did_not_run_keeps_the_last_line_of_a_long_message():
     """Inductor wraps a subprocess's traceback: its first line says an exception occurred, its last line which."""
     from labkit.workloads.decode.peers import _why

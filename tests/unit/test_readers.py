@@ -6,6 +6,7 @@ import json
 import os
 import re
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -37,6 +38,9 @@ def _refused(data: bytes, path: str, text: str, tmp_path):
 @pytest.mark.parametrize("data, path, text", [
     (b'{"a": "\xff"}', "$", "byte 0xff at offset 7 is not UTF-8"),
     ("{}".encode("utf-16"), "$", "UTF-16"),
+    # without a BOM, by the NULs beside ASCII (found by a mutation audit: only a BOM was given)
+    *[('{"a": 1}'.encode(enc), "$", "UTF-16 or UTF-32 text: expected UTF-8")
+      for enc in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")],
     (b"\x00\x01\x02\x7fELF" * 10, "$", "not valid JSON"),
     (b'{"a": "x', "$", "not valid JSON: Unterminated string starting at line 1 column 7"),  # not "at at"
     (b'{"a": 1', "$", "not valid JSON: Expecting ',' delimiter at line 1 column 8"),
@@ -48,6 +52,7 @@ def _refused(data: bytes, path: str, text: str, tmp_path):
     (b'{"x": -Infinity}', "x", "expected a finite number"),
     (b'{"schema_version": 3, "schema_version": 4}', "schema_version", "duplicate key 'schema_version'"),
     (b'{"a": {"b": 1, "b": 1}}', "a.b", "duplicate key 'b'"),
+    (b'{"a": 1, "b": 2, "c": 3, "b": 4}', "b", "duplicate key 'b'"),  # the repeated key, not the first
     (b'{"name": "\\ud800x"}', "name", "lone surrogate"),
 ])
 def test_json_reader_refuses(data, path, text, tmp_path):
@@ -369,3 +374,130 @@ def test_an_integer_field_refuses_a_boolean():
     for value in ("true", "false", "4.0"):
         with pytest.raises(FormatError, match=f"schema_version: = {value}: expected an integer"):
             parse_text('{"schema_version": ' + value + "}")["schema_version"].int(1)
+
+
+def test_a_file_name_that_cannot_be_opened_is_one_line_naming_it(tmp_path):
+    """An empty name, an embedded NUL and a name with a newline: each a FormatError of one line, the name shown with
+    its control characters escaped (found by a mutation audit: none of them was given)."""
+    with pytest.raises(FormatError) as e:
+        read_bytes("", what="manifest")
+    assert str(e.value) == "'': $: an empty file name was given for the manifest"
+    with pytest.raises(FormatError) as e:
+        read_bytes("a\0b.json", what="manifest")
+    assert str(e.value).startswith(r"a\x00b.json: $: cannot read the manifest (") and "\n" not in str(e.value)
+    name = tmp_path / "new\nline.json"
+    with pytest.raises(FormatError) as e:
+        read_json(name, what="manifest")
+    msg = str(e.value)
+    assert msg == f"{str(tmp_path)}/new\\nline.json: $: cannot read the manifest (No such file or directory)", msg
+
+
+def test_a_long_value_is_shown_cut_to_60_characters():
+    from labkit._json import parse_text
+
+    long = "x" * 100
+    with pytest.raises(FormatError) as e:
+        parse_text(json.dumps({"n": long}), source="r.json")["n"].int()
+    shown = repr(long)[:57] + "..."
+    assert len(shown) == 60 and str(e.value) == f"r.json: n: = {shown}: expected an integer"
+
+
+def test_scalar_fields_at_their_edges():
+    """true/false only where a boolean is read; a string up to 4096 characters; a positive number with a cap names
+    the cap (found by a mutation audit: none was given)."""
+    from labkit._json import parse_text
+
+    doc = parse_text(json.dumps({"equal": 1, "ok": True, "s": "a" * 4096, "long": "a" * 4097, "t": 0, "r": 11}),
+                     source="r.json")
+    assert doc["ok"].bool() is True and doc["s"].str() == "a" * 4096
+    for field, read, said in (("equal", lambda n: n.bool(), "equal: = 1: expected true or false"),
+                              ("long", lambda n: n.str(), "expected a string of at most 4096 characters"),
+                              ("t", lambda n: n.positive(10), "t: = 0: expected a number above 0 and at most 10"),
+                              ("t", lambda n: n.positive(), "t: = 0: expected a number above 0"),
+                              ("r", lambda n: n.positive(10), "r: = 11: expected a number in [-inf, 10]")):
+        with pytest.raises(FormatError) as e:
+            read(doc[field])
+        assert str(e.value).startswith("r.json: ") and str(e.value).endswith(said), str(e.value)
+
+
+def test_number_arguments_name_the_value_and_the_rule():
+    """A float that is not a number and an integer over a bound given alone (found by a mutation audit: the first was
+    an UnboundLocalError once its raise went, the second said '>= None')."""
+    from labkit.values import check_int, parse_float
+
+    for text in ("abc", "", "1,5"):
+        with pytest.raises(ArgumentError) as e:
+            parse_float(text, what="--rate")
+        assert str(e.value) == f"--rate {text!r}: expected a number"
+    with pytest.raises(ArgumentError) as e:
+        check_int(5, what="--splits", hi=3)
+    assert str(e.value) == "--splits 5: expected <= 3"
+    with pytest.raises(ArgumentError) as e:
+        check_int(0, what="--splits", lo=1)
+    assert str(e.value) == "--splits 0: expected >= 1"
+
+
+def test_a_finite_number_check_and_the_head_dim_the_kernels_are_built_for():
+    """check_finite refuses what parse_float refuses when given a Python value; 64 runs as 64, 72..128 pad to the 128
+    kernel (found by a mutation audit: neither was called by a test)."""
+    from labkit.values import HEAD_DIMS, check_finite, kernel_head_dim
+
+    assert check_finite(3, what="--rate") == 3.0
+    for value in (float("nan"), float("inf"), True, "1"):
+        with pytest.raises(ArgumentError) as e:
+            check_finite(value, what="--rate")
+        assert str(e.value) == f"--rate {value!r}: expected a finite number"
+    assert HEAD_DIMS == (64, 72, 80, 88, 96, 104, 112, 120, 128)
+    assert [kernel_head_dim(d) for d in HEAD_DIMS] == [64] + [128] * 8
+    assert [Shape(1, 16, 1, d).kernel_head_dim for d in (64, 72, 128)] == [64, 128, 128]
+    # at most 2**33 elements per tensor: 2**26 rows of one head of 128 is 2**33, twice that is a typo
+    assert tuple(Shape(1, 1 << 26, 1, 128)) == (1, 1 << 26, 1, 128)
+    with pytest.raises(ArgumentError, match=re.escape(f"shape [2, {1 << 26}, 1, 128]: more than {2 ** 33} elements")):
+        Shape(2, 1 << 26, 1, 128)
+    for value in (5, None, "1,2,3"):  # not text of four integers: refused by name, not an AttributeError
+        with pytest.raises(ArgumentError, match=re.escape(f"shape {value!r}: expected B,N,H,D (four integers)")):
+            Shape.parse(value)
+
+
+def test_a_path_the_os_will_not_look_at_is_refused_and_the_write_probe_leaves_no_descriptor(tmp_path):
+    """A name the OS will not look at (too long) is one ArgumentError naming it, not an OSError later; the probe closes
+    what it opened (found by a mutation audit: neither was checked)."""
+    from labkit.values import OutputDir, OutputPath
+
+    long = "x" * 5000
+    for parse in (OutputPath.parse, OutputDir.parse):
+        with pytest.raises(ArgumentError) as e:
+            parse(long, "--out")
+        assert str(e.value).startswith(f"--out {long!r}: [Errno ") and "File name too long" in str(e.value)
+    fds = Path("/proc/self/fd")
+    if fds.is_dir():
+        before = len(list(fds.iterdir()))
+        for i in range(5):
+            OutputDir.parse(tmp_path / f"new{i}", writes=True)
+        assert len(list(fds.iterdir())) == before
+
+
+def test_the_default_size_cap_and_a_parsed_text_refuse_as_a_file_does(tmp_path):
+    """16 MiB by default; text parsed without a file is as strict about NaN as a file (found by a mutation audit:
+    only a cap given by the caller, and NaN read from a file, were tried)."""
+    from labkit._json import parse_text
+
+    f = tmp_path / "big.json"
+    f.write_bytes(b" " * (16 << 20))
+    assert len(read_bytes(f)) == 16 << 20
+    f.write_bytes(b" " * ((16 << 20) + 1))
+    with pytest.raises(FormatError, match=f"{(16 << 20) + 1} bytes: expected a file of at most {16 << 20} bytes"):
+        read_bytes(f)
+    with pytest.raises(FormatError, match=re.escape("x[1]: = nan: expected a finite number")):
+        parse_text('{"x": [1, NaN]}')
+
+
+@pytest.mark.parametrize("kind", ["OutputPath", "OutputDir"])
+def test_an_output_name_with_a_nul_is_refused_before_anything_runs(kind, tmp_path):
+    """pathlib's exists() answers False to a NUL, so the name passed the checks and its write failed after the run,
+    a ValueError (a mutation audit). The API and notebooks can pass one; a command line cannot."""
+    from labkit import values
+    from labkit.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match=r"^--out '.*a\\x00b': a (file|directory) name with a NUL character$"):
+        getattr(values, kind).parse(str(tmp_path / "a\0b"), "--out")

@@ -36,6 +36,10 @@ def test_seed_model(seed_report_path):
                                     "v_fp8_transpose_scale_quantization", "fused_mainloop"]
     df = r.to_frame()
     assert df.loc[r.top_level_phases(), "share"].sum() == pytest.approx(1.0)
+    # a group's members one level below it, times in ms (found by a mutation audit: neither was checked)
+    assert list(df["level"]) == [0 if p in r.top_level_phases() else 1 for p in df.index] and set(df["level"]) == {0, 1}
+    assert list(df["p50_ms"]) == pytest.approx([r.phase_timings[p].p50_s * 1e3 for p in df.index])
+    assert list(df["p90_ms"]) == pytest.approx([r.phase_timings[p].p90_s * 1e3 for p in df.index])
 
 
 def _mutate(seed_report_path, fn):
@@ -126,7 +130,10 @@ def test_a_labkit_report_without_its_accuracy_check_is_refused_by_name():
     for damage, said in ((lambda d: d.pop("accuracy"), "missing key 'accuracy'"),
                          (lambda d: d["accuracy"].__setitem__("cos", "high"), "accuracy.cos: = 'high': expected a "
                                                                               "number"),
-                         (lambda d: d.pop("checksum_definition"), "missing key 'checksum_definition'")):
+                         (lambda d: d.pop("checksum_definition"), "missing key 'checksum_definition'"),
+                         # found by a mutation audit: each was a KeyError or TypeError naming no file
+                         (lambda d: d["accuracy"].pop("reference"), "accuracy: missing key 'reference'"),
+                         (lambda d: d.__setitem__("accuracy", [0.99]), "accuracy: = [0.99]: expected an object")):
         bad = json.loads(json.dumps(doc))
         damage(bad)
         with pytest.raises(FormatError, match=re.escape(said)):
@@ -156,7 +163,6 @@ def test_provenance_values_are_read_strictly(key, value, said):
     doc["provenance"][key] = value
     with pytest.raises(FormatError, match=re.escape(said)):
         report.loads(json.dumps(doc))
-
 
 
 @pytest.mark.parametrize("key, value, said", [

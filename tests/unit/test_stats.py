@@ -308,6 +308,28 @@ def test_rotated_rounds_keep_predecessors_and_shuffled_rounds_spread_them():
         round_orders(names, 2, order="random")
 
 
+def test_a_timing_is_flagged_when_its_sm_clock_fell():
+    """clock_dropped: the end clock below 90% of the start clock, or below 75% of the device's max; never without both
+    readings (found by a mutation audit: no test called it). 0.9 x 1980 MHz = 1782 MHz, 0.75 x 1980 MHz = 1485 MHz."""
+    from labkit.timing.events import _clock_dropped
+
+    start, top = 1_980_000_000, 1_980_000_000
+    assert _clock_dropped(start, 1_781_000_000, None) is True
+    assert _clock_dropped(start, 1_782_000_000, None) is False  # 90% exactly is not a drop
+    assert _clock_dropped(start, start, None) is False and _clock_dropped(start, 1_900_000_000, top) is False
+    assert _clock_dropped(1_500_000_000, 1_484_000_000, top) is True  # steady, but far below what the GPU can do
+    assert _clock_dropped(1_500_000_000, 1_485_000_000, top) is False  # 75% exactly is not
+    assert _clock_dropped(None, 1_000, top) is False and _clock_dropped(start, None, top) is False
+
+
+def test_samples_of_zero_time_stop_on_the_budget_with_infinite_noise():
+    """A zero mean is infinite relative noise, not a division by zero (found by a mutation audit: only 'stops' was
+    checked)."""
+    from labkit.timing.events import StopRule
+
+    assert StopRule(min_samples=2, min_time_s=0).reason([0.0, 0.0]) == "time budget 0 s (noise inf%)"
+
+
 def test_a_timings_clock_span_reads_in_mhz_and_is_empty_without_clocks():
     """The bench's MHz columns: start-end of the SM clock, or nothing where NVML gave no clock."""
     from labkit.timing import Timing

@@ -42,6 +42,50 @@ def test_run_writes_each_point_and_resumes(tmp_path):
     assert len(df) == 6 and set(df["status"]) == {"ok"} and not df["id"].duplicated().any()
 
 
+def test_each_point_records_how_long_it_ran(tmp_path):
+    """elapsed_s is the point's own wall time: at least what demo.sleep slept, at most the whole run (found by a
+    mutation audit: a record without it, or one counting from the epoch, passed every test)."""
+    t0 = time.time()
+    sweep.run(tmp_path, "demo.sleep", {"ms": [30, 60]}, progress=None)
+    wall = time.time() - t0
+    df = sweep.collect(tmp_path).set_index("ms")
+    for ms in (30, 60):
+        assert ms / 1e3 <= df.loc[ms, "elapsed_s"] <= wall, (ms, df.loc[ms, "elapsed_s"], wall)
+    rec = json.loads((tmp_path / "points" / f"{sweep.point_id({'ms': 30})}.json").read_text())
+    assert t0 <= rec["started"] and rec["started"] + rec["elapsed_s"] <= t0 + wall + 1e-3
+
+
+def test_a_point_file_is_on_disk_whole_before_it_is_renamed_into_place(tmp_path, monkeypatch):
+    """Each file is synced with all its bytes before the rename, so a power cut leaves a point whole or absent (found
+    by a mutation audit: dropping the flush or the fsync passed every test)."""
+    real, synced = os.fsync, []
+
+    def fsync(fd):
+        synced.append(os.fstat(fd).st_size)
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    sweep.run(tmp_path, "demo.sleep", {"ms": [1, 2]}, progress=None)
+    written = [tmp_path / "sweep.json", *sorted((tmp_path / "points").glob("*.json"))]
+    assert len(written) == 3 and sorted(synced) == sorted(f.stat().st_size for f in written)
+
+
+def test_a_resume_keeps_the_sweep_json_of_the_first_run(tmp_path):
+    """sweep.json says where and when the sweep began: a resume (from another host, a day later) leaves it as it was;
+    a new sweep's directory is made with its parents (found by a mutation audit: rewriting sweep.json on every resume,
+    or a directory whose parent is missing, passed every test)."""
+    grid = {"ms": [1, 2]}
+    d = tmp_path / "new" / "parents" / "s"  # created with its parents
+    sweep.run(d, "demo.sleep", grid, progress=None)
+    manifest = d / "sweep.json"
+    first = json.loads(manifest.read_text())
+    first["provenance"]["host"] = "the-first-host"  # as if begun elsewhere
+    manifest.write_text(json.dumps(first))
+    (d / "points" / f"{sweep.point_id({'ms': 2})}.json").unlink()
+    assert sweep.run(d, "demo.sleep", grid, progress=None)["ok"] == 1
+    assert json.loads(manifest.read_text()) == first
+
+
 def test_failures_are_kept_and_retried_on_request(tmp_path):
     grid = {"ms": [1], "fail": ["no", "yes"]}
     assert sweep.run(tmp_path, "demo.sleep", grid, progress=None)["failed"] == 1
@@ -88,6 +132,21 @@ def test_a_result_no_json_file_can_hold_is_a_failed_point_not_an_unreadable_swee
     assert "result not recorded: " in df.loc[2.0, "error"] and "result.rate: = inf: not a finite number" in \
         df.loc[2.0, "error"]
     assert sweep.status(tmp_path)["failed"] == 1
+
+
+def test_a_result_that_is_not_an_object_is_collected_as_one_result_column(tmp_path):
+    """A workload may return a bare number or list: collect shows it in a ``result`` column (found by a mutation audit:
+    no workload in the tests returned one)."""
+    from labkit.sweep import workloads
+
+    @workloads.register("test.scalar")
+    def scalar(x: int = 1):
+        return [x, x] if x > 2 else x * 2
+
+    assert sweep.run(tmp_path, "test.scalar", {"x": [1, 2, 3]}, progress=None)["ok"] == 3
+    df = sweep.collect(tmp_path)
+    assert list(df["x"]) == [1, 2, 3] and list(df["result"]) == [2, 4, [3, 3]]
+    assert not [c for c in df.columns if c.startswith("result.")]
 
 
 def test_process_pool_runs_every_point_once(tmp_path):
@@ -218,6 +277,25 @@ def test_a_directory_that_is_not_a_sweep_is_refused_before_anything_is_written(t
     assert "points: a file where the sweep's points directory should be" in capsys.readouterr().err
 
 
+def test_a_resume_with_another_workload_names_both_and_a_directory_it_cannot_write_is_refused(tmp_path):
+    """The refusal names the sweep that is there and the workload asked for; a new sweep where no file can be created
+    is refused as such, not as an OSError from mkdir (found by a mutation audit: neither was given)."""
+    from labkit.sweep import workloads
+
+    @workloads.register("test.other")
+    def other(ms: int = 1) -> dict:
+        return {"ms": ms}
+
+    sweep.run(tmp_path, "demo.sleep", {"ms": [1, 2]}, progress=None)
+    with pytest.raises(ArgumentError, match=re.escape(f"{tmp_path} holds a sweep of demo.sleep over {{'ms': [1, 2]}}, "
+                                                      "not of test.other; resume it with the same workload")):
+        sweep.run(tmp_path, "test.other", {"ms": [1, 2]}, progress=None)
+    if Path("/proc/self").is_dir():
+        with pytest.raises(ArgumentError, match="sweep directory '/proc/labkit-sweep': cannot create a file in "
+                                                "'/proc'"):
+            sweep.run("/proc/labkit-sweep", "demo.sleep", {"ms": [1]}, progress=None)
+
+
 def test_cli(tmp_path, capsys):
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1,2", "--out", str(tmp_path)]) == 0
     assert "2 ok, 0 failed" in capsys.readouterr().out
@@ -253,6 +331,13 @@ def test_cli(tmp_path, capsys):
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
                                                                  "grid": {"ms": [1, 1]}})),
      r"sweep.json: grid: grid axis 'ms': 1 given twice"),
+    # an axis that is not a list of values, read as one had its characters as points (found by a mutation audit)
+    (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
+                                                                 "grid": {"ms": "12"}})),
+     r"sweep.json: grid.ms: = '12': expected a list"),
+    (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
+                                                                 "grid": {"ms": []}})),
+     r"sweep.json: grid.ms: = \[\]: expected a list of 1\.\.any entries \(got 0\)"),
 ])
 def test_a_damaged_sweep_file_is_one_line_naming_it_in_status_collect_and_resume(damage, message, tmp_path, capsys):
     """Found by a CLI review: a point file holding a list was an AttributeError in status and a TypeError in collect,
@@ -283,6 +368,41 @@ def test_grid_values_in_brackets_are_lists():
         parse_axis("shape=[1,1024,8")
     # found by a CLI review: the schedule error's own example, schedule={"cta_q":128}, had been refused
     assert parse_axis('schedule={"cta_q":128},{"cta_q":64}') == ("schedule", [{"cta_q": 128}, {"cta_q": 64}])
+
+
+def test_an_empty_grid_value_or_no_axis_is_refused():
+    """An empty value between commas ran as the string '' (found by a mutation audit: no test gave one), and an empty
+    grid is no sweep."""
+    for text in ("ms=1,,2", "ms=1,", "ms= ,2"):
+        with pytest.raises(ArgumentError, match=re.escape(f"grid axis {text!r}: an empty value")):
+            sweep.parse_axis(text)
+    with pytest.raises(ArgumentError, match="a sweep needs at least one grid axis"):
+        sweep.expand({})
+
+
+def test_an_object_value_given_twice_in_another_key_order_is_one_value():
+    """Two objects that differ only in their keys' order are one point (one id, one file): given twice, refused as
+    any value given twice (found by a mutation audit: the check compared them as written)."""
+    a, b = {"cta_q": 128, "cta_k": 64}, {"cta_k": 64, "cta_q": 128}
+    assert sweep.point_id({"schedule": a}) == sweep.point_id({"schedule": b})
+    with pytest.raises(ArgumentError, match="given twice: each point runs once"):
+        sweep.parse_axis('schedule={"cta_q":128,"cta_k":64},{"cta_k":64,"cta_q":128}')
+    with pytest.raises(ArgumentError, match="given twice: each point runs once"):
+        sweep.expand({"schedule": [a, b]})
+
+
+def test_a_sweep_recorded_by_an_earlier_run_keeps_its_points_ids():
+    """A committed sweep (written on a GPU by an earlier labkit) reads as whole today: every point file is found as
+    its grid's point, none missing, so a resume would run nothing again (found by a mutation audit: a changed id or
+    sweep_version passed every test, each sweep being written and read by the same code)."""
+    d = ROOT / "data" / "runs" / "20261203T084643Z-03_decode" / "data" / "sweeps" / "splits"
+    manifest = json.loads((d / "sweep.json").read_text())
+    files = {f.stem for f in (d / "points").glob("*.json")}
+    assert len(files) == manifest["points"] > 0
+    s = sweep.status(d)
+    assert (s["points"], s["ok"] + s["failed"], s["missing"]) == (manifest["points"], len(files), 0)
+    df = sweep.collect(d)
+    assert set(df["id"]) == files and len(df) == len(files)
 
 
 @pytest.mark.parametrize("grid, message", [
@@ -446,6 +566,24 @@ def test_a_resumed_sweeps_progress_counts_the_points_done_before_it(tmp_path):
     lines = io.StringIO()
     counts = sweep.run(out, "demo.sleep", {"ms": [1, 2]}, progress=lines)
     assert counts["skipped"] == 1 and lines.getvalue().startswith("[2/2 done, 0 failed, eta ")
+
+
+def test_the_progress_eta_is_the_mean_time_per_point_times_the_points_left_and_none_goes_nowhere(tmp_path, capsys):
+    """Each line's eta is (time so far / points run) x points left, so it ends at 0.0; progress=None prints nothing
+    (found by a mutation audit: any eta formula, and None printing to stdout, passed every test)."""
+    import io
+
+    lines = io.StringIO()
+    t0 = time.time()
+    sweep.run(tmp_path / "a", "demo.sleep", {"ms": [300], "i": [0, 1, 2]}, progress=lines)
+    wall = time.time() - t0
+    etas = [float(m) for m in re.findall(r"eta ([0-9.]+) s\]", lines.getvalue())]
+    assert len(etas) == 3, lines.getvalue()
+    for i, eta in enumerate(etas, start=1):  # time so far: at least i x 0.3 s, at most the whole run
+        assert 0.3 * (3 - i) - 0.05 <= eta <= wall / i * (3 - i) + 0.05, (i, etas, wall)
+    capsys.readouterr()
+    sweep.run(tmp_path / "b", "demo.sleep", {"ms": [1, 2]}, progress=None)
+    assert capsys.readouterr() == ("", "")
 
 
 def test_collect_prints_missing_values_as_a_dash_lists_as_items_and_whole_numbers_whole(tmp_path, capsys):
