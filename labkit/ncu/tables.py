@@ -63,8 +63,11 @@ def gap_lines(gaps) -> list[str]:
         if g.empty:
             continue
         outside = int(((g["ncu_us"] < g["event_min_us"]) | (g["ncu_us"] > g["event_max_us"])).sum())
-        sign = ("ncu longer in every case" if (g["gap"] > 0).all() else
-                "ncu shorter in every case" if (g["gap"] < 0).all() else "ncu longer in some cases, shorter in others")
+        gap = g["gap"]
+        sign = ("ncu longer in every case" if (gap > 0).all() else "ncu shorter in every case" if (gap < 0).all() else
+                "ncu longer or level in every case" if (gap >= 0).all() else
+                "ncu shorter or level in every case" if (gap <= 0).all() else
+                "ncu longer in some cases, shorter in others")
         lines.append(f"{group or 'other'}: gaps {100 * g['gap'].min():+.2f} to {100 * g['gap'].max():+.2f} % over "
                      f"{len(g)} cases, {sign}; ncu outside the events' min..max in {outside} of {len(g)}")
     return lines

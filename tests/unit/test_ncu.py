@@ -84,6 +84,62 @@ def test_command_line_from_labkit_names(tmp_path):
         ncu.NcuOptions(output=tmp_path / "r", preset="fast")
 
 
+def test_command_line_of_a_preset_without_ranges_is_exactly_its_flags(tmp_path):
+    """Found by mutation testing: the --metrics list, --kernel-name, --launch-count, the clock and replay settings
+    and the absence of --nvtx without ranges were not pinned by any test."""
+    opts = ncu.NcuOptions(output=tmp_path / "rep.ncu-rep", preset="timing", clock_control="base",
+                          replay_mode="application", metrics=("gpu__time_duration.sum", "sm__x.sum"),
+                          kernel_name="attn_fwd", launch_count=3, extra=("--print-summary", "none"))
+    # by hand: the timing preset's five metrics then the new one, the repeated gpu__time_duration.sum once; no ranges
+    # so no --nvtx, no sections so no --section, no source so no --import-source
+    assert ncu.argv(opts, ["python3", "x.py"], ncu="/opt/ncu") == [
+        "/opt/ncu", "--target-processes", "all", "--clock-control", "base", "--replay-mode", "application",
+        "-f", "-o", str(tmp_path / "rep"), "--log-file", str(tmp_path / "rep.log"),
+        "--metrics", "gpu__time_duration.sum,gpc__cycles_elapsed.max,gpc__cycles_elapsed.avg.per_second,"
+                     "dram__bytes_read.sum,dram__bytes_write.sum,sm__x.sum",
+        "--kernel-name", "attn_fwd", "--launch-count", "3", "--print-summary", "none", "python3", "x.py"]
+
+
+def test_the_source_preset_imports_source_without_folders_and_sol_does_not(tmp_path):
+    def cmd(preset):
+        return ncu.argv(ncu.NcuOptions(output=tmp_path / "r.ncu-rep", preset=preset, nvtx_ranges=("bench/",)), ["t"])
+
+    src = cmd("source")
+    assert src[src.index("--import-source") + 1] == "yes" and "--source-folders" not in src
+    assert src.count("--section") == 3 and src[src.index("--nvtx-include") + 1] == "labkit@bench/"  # '/' not doubled
+    # the source preset names no metrics, and no kernel or launch count was asked for: none of those flags
+    assert not {"--metrics", "--kernel-name", "--launch-count"} & set(src) and src[-1] == "t"
+    sol = cmd("sol")
+    assert "--import-source" not in sol
+    assert sol[sol.index("--metrics") + 1] == ("lts__t_sector_hit_rate.pct,"
+                                               "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active")
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("clock_control", "boost", "clock_control 'boost': expected none or base"),
+    ("replay_mode", "pass", "replay_mode 'pass': expected kernel, application, range or app-range"),
+    ("nvtx_ranges", ("",), "NVTX range '': expected a labkit range path"),
+    ("nvtx_ranges", ("/bench",), "NVTX range '/bench': expected a labkit range path")])
+def test_options_ncu_would_reject_or_misread_are_refused_naming_the_value(field, value, said, tmp_path):
+    with pytest.raises(NcuError) as exc:
+        ncu.NcuOptions(output=tmp_path / "r", **{field: value})
+    assert str(exc.value).startswith(said)
+
+
+@pytest.mark.skipif(Path("/usr/local/cuda/bin/ncu").is_file(), reason="an ncu is installed where labkit looks last")
+def test_find_ncu_searches_path_and_otherwise_says_where_it_looked(tmp_path, monkeypatch):
+    monkeypatch.delenv("LABKIT_NCU", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(NcuError) as exc:
+        ncu.find_ncu()
+    assert str(exc.value) == ("Nsight Compute (ncu) not found: looked at $LABKIT_NCU, PATH and "
+                              "/usr/local/cuda/bin/ncu; install Nsight Compute or set LABKIT_NCU to its ncu")
+    exe = tmp_path / "ncu"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert ncu.find_ncu() == str(exe)
+
+
 def test_known_failures_read_from_the_log():
     assert "ERR_NVGPUCTRPERM" in ncu.diagnose("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")
     assert "LibraryNotLoaded" in ncu.diagnose("Failed to initialize the profiler: LibraryNotLoaded")

@@ -2,7 +2,9 @@
 recorded path rendered from a synthetic summary in a temporary runs root (nothing is written to data/runs)."""
 
 import base64
+import dataclasses
 import json
+import math
 import statistics
 from pathlib import Path
 
@@ -356,6 +358,11 @@ def test_gap_lines_say_per_sweep_whether_ncu_reads_longer_or_shorter_and_outside
         "the events' min..max in 1 of 2"]
     assert tables.gap_lines(gaps[gaps["case"] == "d3"]) == []
     assert tables.gap_lines(pd.DataFrame(columns=["case", "kernel", "event_p50_us", "ncu_us", "gap"])) == []  # none
+    # a gap of exactly 0 beside shorter ones: none is longer (a mutation audit: it read "longer in some cases")
+    level = gaps[gaps["case"].isin(["d1", "d2"])].assign(gap=[-0.1, 0.0], ncu_us=[18.0, 20.0])
+    assert tables.gap_lines(level)[0].startswith("decode sweep: gaps -10.00 to +0.00 % over 2 cases, ncu shorter or "
+                                                 "level in every case;")
+    assert "ncu longer or level in every case;" in tables.gap_lines(level.assign(gap=[0.0, 0.1]))[0]
 
 
 def test_summary_values_are_plain_json_and_a_case_is_the_innermost_range_right_under_the_outer_one():
@@ -397,3 +404,110 @@ def test_a_summary_of_one_sample_per_case_reads():
     for t in d["timings"].values():
         t.update(min_ns=t["p50_ns"], max_ns=t["p50_ns"], count=1)
     assert NcuSummary.from_dict(d).timings == d["timings"]
+
+
+def _sweep(p50_us, waves):
+    """A decode sweep of one launch per case: event p50 ``p50_us`` and ncu's ``waves`` counter (no l2_hit_pct)."""
+    names = [f"d{i}" for i in range(len(p50_us))]
+    timings = {n: {"p50_ns": t * 1e3, "min_ns": t * 1e3, "max_ns": t * 1e3, "count": 1} for n, t in zip(names, p50_us)}
+    counters = tuple({"case": n, "launch": 0, "kernel": "k", "duration_ns": t * 1e3, "waves": w}
+                     for n, t, w in zip(names, p50_us, waves))
+    return NcuSummary("dev", "ncu", {"sage2": [], "decode": [{"name": n} for n in names], "repeat": 1}, timings,
+                      counters, (), (), {})
+
+
+def test_correlations_need_three_points_and_skip_a_counter_ncu_did_not_give():
+    """Found by mutation testing: the three-point threshold, the NaN below it, a counter absent from the report and the
+    '2x apart' wording at exactly 2x were not pinned."""
+    corr = tables.correlations(_sweep([100, 150, 200], [1, 2, 4]), counters=("waves", "l2_hit_pct"))
+    assert list(corr["counter"]) == ["waves"]  # l2_hit_pct was not collected: no row, no error
+    row = corr.iloc[0]
+    # by hand: dx = (-50, 0, 50), dy = (-4/3, -1/3, 5/3): r = 150 / sqrt(5000 * 42/9) = 0.98198
+    assert row["points"] == 3 and row["pearson_r"] == pytest.approx(150 / math.sqrt(5000 * 42 / 9))
+    assert row["time_max_over_min"] == 2.0 and row["time_span_pct"] == pytest.approx(100 * 100 / 150)
+    assert list(tables.correlation_matrix(corr).columns) == ["decode sweep (3 points, times 2x apart)"]
+    two = tables.correlations(_sweep([100, 150], [1, 2]), counters=("waves",))
+    assert two["points"].tolist() == [2] and two["pearson_r"].isna().all()  # two points always fit a line: no r
+    none = tables.correlations(_sweep([], []))
+    assert none.empty and tables.correlation_matrix(none).empty
+
+
+def test_a_gap_is_flagged_past_the_limit_for_a_kernel_of_at_least_min_ns():
+    s = _sweep([200], [1])
+    s = dataclasses.replace(s, counters=({**s.counters[0], "duration_ns": 250_000},))
+    # by hand: ncu 250 us over an event p50 of 200 us: gap 250/200 - 1 = 0.25 exactly, ncu minus event 50 us
+    row = tables.event_vs_ncu(s, limit=0.25, min_ns=200_000).iloc[0]
+    assert (row["gap"], row["gap_us"], row["flagged"]) == (0.25, 50.0, False)  # at the limit: not past it
+    assert (row["event_min_us"], row["event_max_us"]) == (200.0, 200.0)
+    assert tables.event_vs_ncu(s, limit=0.2499, min_ns=200_000).iloc[0]["flagged"]  # 200 us is at least min_ns
+    assert not tables.event_vs_ncu(s, limit=0.2499, min_ns=200_001).iloc[0]["flagged"]
+
+
+def test_the_efficiency_table_of_a_launch_without_occupancy_limits_or_rule_speedups():
+    """A launch whose occupancy section was not collected has no wave model (not an error), and a rule without an
+    estimated speedup is named by its title (id where untitled) alone, not '(nan%)'."""
+    s = dataclasses.replace(_sweep([100], [1]), rules=(
+        {"case": "d0", "rule": "WorkloadImbalance", "title": "SM imbalance", "speedup_pct": None},
+        {"case": "d0", "rule": "WorkloadImbalance", "title": "", "speedup_pct": 12.34}))
+    row = tables.efficiency_table(s).iloc[0]
+    assert row["ctas_per_sm"] is None and math.isnan(row["labkit_waves"]) and math.isnan(row["last_wave_fill"])
+    assert row["imbalance_rules"] == "SM imbalance; WorkloadImbalance (12.3%)" and row["tail_rule"] == "none fired"
+    # a second case with its occupancy limits (the first's read as NaN beside them): one CTA per SM, by the tightest
+    # limit, and 264 CTAs over 132 SMs: by hand 264 / (132 x 1) = 2 full waves
+    limits = {"limit_registers": 2, "limit_shared_mem": 1, "limit_warps": 4, "limit_blocks": 32, "grid": 264,
+              "sm_count": 132}
+    two = _sweep([100, 200], [1, 2])
+    two = dataclasses.replace(two, counters=(two.counters[0], {**two.counters[1], **limits}))
+    eff = tables.efficiency_table(two).set_index("case")
+    assert math.isnan(eff.loc["d0", "labkit_waves"])
+    assert (eff.loc["d1", "ctas_per_sm"], eff.loc["d1", "labkit_waves"], eff.loc["d1", "last_wave_fill"]) == (1, 2, 1)
+
+
+def test_phase_shares_of_a_single_ncu_run_have_no_difference_column():
+    from labkit.ncu.summary import Attribution
+
+    one = Attribution("d0", "k.cu", ("load", "mma"), ({"phases": ["load", "mma"], "share": [0.25, 0.75]},))
+    df = tables.phase_table(dataclasses.replace(_sweep([100], [1]), attributions=(one,)), "d0")
+    assert list(df.columns) == ["share_run1_pct"] and df["share_run1_pct"].to_dict() == {"load": 25.0, "mma": 75.0}
+
+
+def test_a_case_plan_takes_its_edge_values(tmp_path):
+    """Found by mutation testing: the bounds of a case name (128 characters) and of a decode case's sizes (one head,
+    which the decode geometry takes) were not pinned."""
+    d = CasePlan(sage2_cases([1, 1024, 8, 128], [1], [1]), decode_cases([1], [1024], heads_q=1, heads_kv=1),
+                 repeat=1000).to_dict()
+    d["decode"][0]["name"] = "n" * 128
+    (tmp_path / "edge.json").write_text(json.dumps(d))
+    plan = CasePlan.load(tmp_path / "edge.json")
+    assert (plan.decode[0].heads_q, plan.decode[0].heads_kv, plan.repeat) == (1, 1, 1000)
+    assert [(c.q_len, c.kv_len) for c in plan.sage2] == [(1024, 1024), (1, 1024), (1024, 1)]  # one row, one token
+    assert plan.names == ["sage2_seed", "sage2_q1", "sage2_kv1", "n" * 128]
+    for i, key in ((1, "q_len"), (2, "kv_len")):
+        zero = json.loads(json.dumps(d))
+        zero["sage2"][i][key] = 0
+        (tmp_path / "zero.json").write_text(json.dumps(zero))
+        with pytest.raises(FormatError, match=rf"sage2\[{i}\]\.{key}: = 0: expected an integer in \[1, 1024\]"):
+            CasePlan.load(tmp_path / "zero.json")
+    d["decode"][0]["name"] = "n" * 129
+    (tmp_path / "long.json").write_text(json.dumps(d))
+    with pytest.raises(FormatError, match=r"decode\[0\]\.name: "):
+        CasePlan.load(tmp_path / "long.json")
+
+
+def test_a_case_without_an_event_timing_has_no_gap_and_a_sweep_shorter_under_ncu_says_so():
+    s = _sweep([100, 200], [1, 2])
+    s = dataclasses.replace(s, timings={"d1": s.timings["d1"]},  # d0 was profiled but not timed
+                            counters=tuple({**c, "duration_ns": c["duration_ns"] * 0.9} for c in s.counters))
+    gaps = tables.event_vs_ncu(s).set_index("case")
+    assert math.isnan(gaps.loc["d0", "gap"]) and math.isnan(gaps.loc["d0", "event_p50_us"])
+    assert not gaps.loc["d0", "flagged"] and gaps.loc["d1", "gap"] == pytest.approx(-0.1)  # by hand: 180 / 200 - 1
+    assert math.isnan(tables.sweep_table(s).set_index("case").loc["d0", "event_p50_us"])
+    assert tables.gap_lines(gaps.reset_index()) == [
+        "decode sweep: gaps -10.00 to -10.00 % over 1 cases, ncu shorter in every case; ncu outside the events' "
+        "min..max in 1 of 1"]
+
+
+def test_decode_cases_keep_the_issues_largest_point_and_leave_out_the_next():
+    # by hand: K and V, 8 kv heads x 128 dims x 2 bytes each: 4096 B per token; 64 x 32768 tokens are 8.59 GB, within
+    # the bench's 9 GB; 128 x 32768 are 17.2 GB
+    assert [c.name for c in decode_cases([64, 128], [32768])] == ["decode_b64_kv32768"]

@@ -14,7 +14,7 @@ import pytest
 
 from labkit import cli, notebooks
 from labkit.errors import LabkitError
-from labkit.rundirs import new_run_dir, runs_root
+from labkit.rundirs import new_run_dir, point_latest, runs_root, write_run_json
 
 from ..conftest import ROOT
 
@@ -146,6 +146,82 @@ def test_output_root_that_is_a_file_is_one_line_error(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err.strip().splitlines()
     # one line: the "running 00_device_and_timing ..." progress line had come first (a new-user review)
     assert len(err) == 1 and err[0].startswith("labkit: error: LABKIT_OUT") and "Traceback" not in "".join(err)
+
+
+def test_latest_follows_each_new_run_and_a_file_system_without_symlinks_is_no_error(tmp_path, monkeypatch):
+    """Found by mutation testing: ``runs/latest`` was checked only by the slow whole-notebook runs, and a file system
+    that refuses symlinks not at all."""
+    first, second = new_run_dir(tmp_path, "nb"), new_run_dir(tmp_path, "nb")
+    for run in (first, second):
+        point_latest(tmp_path, run)
+        assert (tmp_path / "latest").resolve() == run.resolve()
+        assert os.readlink(tmp_path / "latest") == run.name  # relative: the runs folder can move
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, second.name, "latest"])  # no .latest-*
+
+    def refuse(self, target):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(Path, "symlink_to", refuse)
+    third = new_run_dir(tmp_path, "nb")
+    point_latest(tmp_path, third)  # the run itself is fine: latest stays where it was
+    assert (tmp_path / "latest").resolve() == second.resolve() and not list(tmp_path.glob(".latest-*"))
+
+
+def test_999_runs_in_one_second_take_suffixes_up_to_999_then_are_refused(tmp_path, monkeypatch):
+    import datetime as dt
+    import types
+
+    from labkit import rundirs
+
+    class Frozen(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=tz)
+
+    monkeypatch.setattr(rundirs, "_dt", types.SimpleNamespace(datetime=Frozen, timezone=dt.timezone))  # one second
+    (tmp_path / "20260102T030405Z-nb").mkdir()
+    for n in range(2, 999):  # the first and -2 .. -998 taken
+        (tmp_path / f"20260102T030405Z-nb-{n}").mkdir()
+    assert new_run_dir(tmp_path, "nb").name == "20260102T030405Z-nb-999"
+    with pytest.raises(LabkitError) as exc:
+        new_run_dir(tmp_path, "nb")
+    assert str(exc.value) == f"{tmp_path}: 999 runs of nb in one second; clean up {tmp_path}"
+    assert len(list(tmp_path.iterdir())) == 999
+
+
+def test_an_output_root_is_created_with_its_parents_or_refused_in_one_line(tmp_path):
+    nested = tmp_path / "a" / "b" / "runs"
+    assert runs_root(nested) == nested and nested.is_dir()
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(LabkitError) as exc:
+        runs_root(tmp_path / "afile" / "runs")
+    assert str(exc.value) == f"output directory {tmp_path / 'afile' / 'runs'}: cannot create it (Not a directory)"
+    with pytest.raises(LabkitError) as exc:
+        runs_root(tmp_path / "afile")
+    assert str(exc.value).startswith(f"output directory {tmp_path / 'afile'} is not a directory; point it at")
+
+
+def test_the_default_runs_directory_that_is_a_file_is_named_as_such(tmp_path, monkeypatch):
+    from labkit import _env
+
+    (tmp_path / "runs").write_text("x")
+    monkeypatch.delenv("LABKIT_OUT", raising=False)
+    monkeypatch.setattr(_env, "runs_dir", lambda: tmp_path / "runs")
+    with pytest.raises(LabkitError) as exc:
+        runs_root()
+    assert str(exc.value) == (f"runs directory {tmp_path / 'runs'} is not a directory; point it at a directory (it is "
+                              "created if missing)")
+
+
+def test_run_json_says_whether_the_run_failed_and_its_time_in_ms(tmp_path):
+    path = write_run_json(tmp_path, notebook="nb", parameters={"n": 1}, overrides={}, error="cell 3: boom",
+                          elapsed_s=1.23456, session=None)
+    doc = json.loads(path.read_text())
+    assert path == tmp_path / "run.json" and path.read_text().endswith("}\n")
+    assert (doc["ok"], doc["error"], doc["elapsed_s"], doc["run_json_version"]) == (False, "cell 3: boom", 1.235, 2)
+    ok = json.loads(write_run_json(tmp_path, notebook="nb", parameters={}, overrides={}, error=None, elapsed_s=0.5,
+                                   session=None).read_text())
+    assert ok["ok"] is True and ok["error"] is None
 
 
 @pytest.mark.parametrize("failure, said", [

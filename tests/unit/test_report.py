@@ -197,6 +197,33 @@ def test_cli_show_prints_the_phase_table(seed_report_path):
     assert any(line.startswith("  q_int8_quantization") for line in lines)
 
 
+def test_tables_align_their_columns_under_a_rule_of_dashes():
+    """Found by mutation testing: the show test splits lines on blanks, so neither the column widths nor the rule
+    under the header were pinned."""
+    rows = [["a", "1.5"], ["longer_name", "12.25"]]
+    # by hand: column widths max(5, 1, 11) = 11 and max(2, 3, 5) = 5, two blanks apart; text left, numbers right
+    assert report.tables.fmt_table(["phase", "ms"], rows).splitlines() == [
+        "phase" + " " * 6 + "  " + "   ms",
+        "-" * 11 + "  " + "-" * 5,
+        "a" + " " * 10 + "  " + "  1.5",
+        "longer_name" + "  " + "12.25"]
+    assert report.tables.fmt_table(["phase", "ms"], rows, rule=False).splitlines()[1].startswith("a ")
+
+
+def test_a_report_whose_phases_all_took_zero_time_shows_no_shares(seed_report_path):
+    r = report.load(seed_report_path)
+    zero = dataclasses.replace(r, phase_timings={k: dataclasses.replace(v, p50_s=0.0)
+                                                 for k, v in r.phase_timings.items()})
+    lines = report.phase_table(zero).splitlines()
+    assert lines[-1].split() == ["total", "(top-level", "p50)", "0.000", "-"]
+    assert lines[2:] and all(ln.split()[-1] == "-" for ln in lines[2:])  # every phase: no share of a zero total
+    shown = report.phase_table(r).splitlines()
+    top = [ln.split() for ln in shown[2:-1] if not ln.startswith(" ")]  # the top-level phases: not indented
+    total = shown[-1].split()
+    assert total[-1] == "100.0%" and float(total[-2]) == pytest.approx(sum(float(t[2]) for t in top), abs=0.002)
+    assert sum(float(t[-1][:-1]) for t in top) == pytest.approx(100, abs=0.05 * len(top))  # shares of that total
+
+
 def test_cli_diff_prints_ratios(seed_report_path, tmp_path):
     d = json.loads(seed_report_path.read_text())
     for st in d["phase_timings"].values():

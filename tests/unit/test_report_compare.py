@@ -153,3 +153,52 @@ def test_phases_labkit_splits_differently_are_starred_beside_another_implementat
     assert "shapes differ" in other and other.splitlines()[-1] == report.tables.MOVED_NOTE
     starred = [ln.split()[0] for ln in other.splitlines() if ln.rstrip().endswith("x*")]
     assert set(starred) == set(report.tables.MOVED_WORK) - {"v_scale_fp8_quantization"}  # no rate for that one
+
+
+def test_phases_in_only_one_report_or_of_zero_time_have_no_ratio(seed):
+    """Found by mutation testing: no test compared reports of different phase lists, or a phase that took no time."""
+    mainloop = seed.phase_timings["fused_mainloop"]
+    b = dataclasses.replace(seed, phase_timings={**{k: v for k, v in seed.phase_timings.items()
+                                                    if k != "v_scale_fp8_quantization"}, "new_phase": mainloop})
+    a = dataclasses.replace(seed, phase_timings={**seed.phase_timings, "q_int8_quantization": dataclasses.replace(
+        seed.phase_timings["q_int8_quantization"], p50_s=0.0)})
+    rows = {ln.split()[0]: ln.split() for ln in report.diff_table(a, b).splitlines()[1:]}
+    v_scale_ms = f"{seed.phase_timings['v_scale_fp8_quantization'].p50_s * 1e3:.3f}"
+    assert rows["v_scale_fp8_quantization"] == ["v_scale_fp8_quantization", v_scale_ms, "-", "only", "in", "A"]
+    assert rows["new_phase"] == ["new_phase", "-", f"{mainloop.p50_s * 1e3:.3f}", "only", "in", "B"]
+    assert rows["q_int8_quantization"][1] == "0.000" and rows["q_int8_quantization"][-1] == "-"
+
+
+def test_the_other_phases_rates_divide_the_bytes_of_the_tensor_they_read(seed):
+    """q phases read Q's 16-bit bytes, the others K's (or V's): with a KV twice Q's length the two differ."""
+    q, kv = (2, 8192, 8, 128), (2, 16384, 8, 128)  # a batch of 2: bytes scale with it
+    other = dataclasses.replace(_other_shape(seed), q_shape=q, k_shape=kv, v_shape=kv)
+    rows = {ln.split()[0]: ln.split() for ln in report.diff_table(seed, other).splitlines()}
+    for phase, (b, n, h, d) in (("q_int8_quantization", q),
+                                ("k_int8_subtract_mean_quantization", kv)):
+        gbs = 2 * b * n * h * d / 1e9 / other.phase_timings[phase].p50_s  # by hand: bytes of 16-bit values per second
+        assert rows[phase][1] == "GB/s" and float(rows[phase][3]) == pytest.approx(gbs, rel=1e-3)
+    where = report.summary(other).splitlines()[1]  # the clock NVML read before the run, in MHz
+    assert where.startswith("NVIDIA H200, SM 1980 MHz before the run, git not recorded;")
+
+
+def test_tail_table_keeps_the_sample_count_as_it_is(seed):
+    df = report.tail_table(seed)
+    assert df["mainloop_count"].tolist() == [t.mainloop.count for t in seed.tail_study]
+    assert not [c for c in df.columns if c.endswith("_ms") and not c.startswith("mainloop_")]
+
+
+def test_no_moved_work_note_without_the_phases_it_is_about(seed):
+    only = dataclasses.replace(seed, phase_timings={"fused_mainloop": seed.phase_timings["fused_mainloop"]})
+    ours = dataclasses.replace(only, provenance={"git_sha": "9dc6c8f" + "0" * 33})  # labkit's beside the seed's
+    text = report.diff_table(only, ours)
+    assert "git: A not recorded | B 9dc6c8f00000" in text and report.tables.MOVED_NOTE not in text and "*" not in text
+
+
+def test_phases_of_zero_time_have_no_ratio_or_rate(seed):
+    zero = dataclasses.replace(seed, phase_timings={k: dataclasses.replace(v, p50_s=0.0)
+                                                    for k, v in seed.phase_timings.items()})
+    same = report.diff_table(zero, zero).splitlines()
+    assert same[-1].split() == ["total", "(top-level", "p50)", "0.000", "0.000", "-"]
+    rows = [ln.split() for ln in report.diff_table(seed, _other_shape(zero)).splitlines() if ln.startswith("fused_")]
+    assert rows == [["fused_mainloop", "TOPS", rows[0][2], "-", "-"]] and float(rows[0][2]) > 0

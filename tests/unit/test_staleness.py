@@ -143,3 +143,32 @@ def test_has_commit_reads_the_history(tmp_path, monkeypatch):
     assert has_commit(first, second) and has_commit(first, first)
     assert has_commit(second, first) is False
     assert has_commit(first, "f" * 40) is None
+
+
+def test_a_kernel_file_added_or_deleted_counts_even_if_it_holds_only_comments(tmp_path, monkeypatch):
+    """A file missing at either commit is a change (``_same_code``): found by mutation testing, a missing file read as
+    empty code, so an added or deleted file of comments alone read as the same code as nothing."""
+    git = _git_repo(tmp_path, monkeypatch)
+    (tmp_path / "labkit").mkdir()
+    (tmp_path / "labkit" / "k.cu").write_text("int v = 1;\n")
+    git("add", "."), git("commit", "-qm", "v1")
+    recorded = git("rev-parse", "HEAD")
+    added = tmp_path / "labkit" / "notes.cuh"
+    added.write_text("// only a comment\n")
+    git("add", "."), git("commit", "-qm", "add")
+    assert kernel_commits_since(recorded) == 1
+    git("rm", "-q", str(added)), git("commit", "-qm", "delete")
+    assert kernel_commits_since(git("rev-parse", "HEAD~1")) == 1  # deleted since the commit that had it
+    assert kernel_commits_since(recorded) == 0  # added then deleted: the same files as at the record, a revert
+
+
+def test_code_of_leaves_a_file_neither_python_nor_c_as_it_is():
+    text = "a  b // not a comment here\n\n/* nor this */\n"
+    assert code_of("notes.txt", text) == text and code_of("bad.py", "def (:\n") == "def (:\n"
+
+
+def test_a_bare_raise_or_a_raise_of_a_class_reads_as_code():
+    """Found by mutation testing: only ``raise Class(words)`` was read; a re-raise has no exception to strip."""
+    plan = "try:\n    f()\nexcept KeyError:\n    raise\n"
+    assert code_of("p.py", plan) != code_of("p.py", plan.replace("raise", "pass"))
+    assert code_of("p.py", "raise KeyError\n") != code_of("p.py", "raise ValueError\n")
