@@ -23,6 +23,7 @@ def first_repeat(items):
     items = list(items)
     return next((v for i, v in enumerate(items) if v in items[:i]), None)
 
+
 HEAD_DIMS = tuple(range(64, 129, 8))  # 64 runs as 64; 72..128 are zero-padded to the 128 kernel
 MAX_GRID_YZ = 65535  # heads are grid.y, batch is grid.z of every Sage2 kernel
 MAX_SEQ_LEN = 1 << 30  # padded lengths travel as int32

@@ -8,11 +8,11 @@ kernel read or write past a buffer it indexes by sequence (page table, KV length
 """
 
 import math
-import struct
 from dataclasses import dataclass, field
 
 from .issues import Issue
 from .model import BufArg, I32Field, Manifest, ParamField, TensorMapField
+from .pack import f32_bits
 
 # KernelParams offsets (v0.6.13 layout)
 K = dict(tmaK=128, tmaV=384, ptrO=912, ptrCumSeqLensQ=936, ptrPageIdxKv=1000, ptrSeqLensKv=1080, mBatchSize=1116,
@@ -21,10 +21,6 @@ K = dict(tmaK=128, tmaV=384, ptrO=912, ptrCumSeqLensQ=936, ptrPageIdxKv=1000, pt
          mNumHiddenEltsO=1192, mNumPagesInMemPool=1200, mNumTokensPerCtaQ=1204, mScaleSoftmaxLog2=1220,
          mSumOfSeqLensQ=1244, mUseBlockSparseAttention=1252)  # 1252: two bools, mUsesSharedPagedKvIdx in byte 1253
 HEAD_DIM = 256
-
-
-def _f32_bits(x: float) -> int:
-    return struct.unpack("<i", struct.pack("<f", x))[0]
 
 
 @dataclass(frozen=True)
@@ -117,7 +113,7 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
         warn(K["mNumHiddenEltsO"], "mNumHiddenEltsO is an int64 written as i32: right only because the block is "
                                    "zero-filled (the high word stays 0)", "note")
     scale = val(K["mScaleSoftmaxLog2"])
-    want_scale = _f32_bits(math.log2(math.e) / math.sqrt(HEAD_DIM))
+    want_scale = f32_bits(math.log2(math.e) / math.sqrt(HEAD_DIM))
     if scale is not None and scale != want_scale:
         warn(K["mScaleSoftmaxLog2"], f"mScaleSoftmaxLog2 bits {scale}; (1/sqrt(256)) log2(e) is {want_scale}")
     cq, ck = val(K["mMaxNumCtasQ"]), val(K["mMaxNumCtasKv"])

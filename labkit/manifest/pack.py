@@ -9,6 +9,11 @@ from dataclasses import dataclass
 from .model import I32Field, Op, Pack, ParamField, ScratchField, TensorMapField
 
 
+def f32_bits(x: float) -> int:
+    """The i32 field value whose bytes are the f32 ``x`` (a block's float constants are written as i32 fields)."""
+    return struct.unpack("<i", struct.pack("<f", x))[0]
+
+
 @dataclass(frozen=True)
 class FieldRow:
     """One line of the parameter-block map."""

@@ -68,7 +68,7 @@ def gap_lines(gaps) -> list[str]:
                 "ncu longer or level in every case" if (gap >= 0).all() else
                 "ncu shorter or level in every case" if (gap <= 0).all() else
                 "ncu longer in some cases, shorter in others")
-        lines.append(f"{group or 'other'}: gaps {100 * g['gap'].min():+.2f} to {100 * g['gap'].max():+.2f} % over "
+        lines.append(f"{group or 'other'}: gaps {100 * gap.min():+.2f} to {100 * gap.max():+.2f} % over "
                      f"{len(g)} cases, {sign}; ncu outside the events' min..max in {outside} of {len(g)}")
     return lines
 

@@ -239,12 +239,12 @@ def from_node(root: Node) -> Sage2Report:
     if dec["equal"].bool() and (dec["max_abs"].num(0) != 0 or dec["mean_abs"].num(0) != 0):  # bitwise equal: no error
         raise dec.error(f"equal with max_abs {dec['max_abs'].value} and mean_abs {dec['mean_abs'].value}: expected "
                         "both 0 for outputs that are bitwise equal")
-    tails = [_tail(t) for t in root["tail_study"].list()]
+    tail_nodes = root["tail_study"].list()
+    tails = [_tail(t) for t in tail_nodes]
     layout = root["metadata"].value.get("layout", "NHD") if isinstance(root["metadata"].value, dict) else "NHD"
     n_of = 1 if layout != "HND" else 2  # the sequence axis of [B, N, H, D] or [B, H, N, D]
     seen = set()
-    for i, t in enumerate(tails):  # each point once, within the shape it was cut from
-        where = root["tail_study"].list()[i]
+    for t, where in zip(tails, tail_nodes):  # each point once, within the shape it was cut from
         if (t.sweep, t.q_len, t.kv_len) in seen:
             raise where.error(f"{t.sweep} q_len {t.q_len} kv_len {t.kv_len} again: expected each point once")
         seen.add((t.sweep, t.q_len, t.kv_len))
@@ -255,8 +255,8 @@ def from_node(root: Node) -> Sage2Report:
     if shapes["q_shape"][3] not in HEAD_DIMS:
         raise root["q_shape"].fail(f"a head_dim the Sage2 kernels take ({', '.join(map(str, HEAD_DIMS))}) last")
     scheduler = _scheduler(root["scheduler"], shapes["q_shape"][0], q_n, shapes["k_shape"][n_of], heads)
-    for i, t in enumerate(tails):
-        _tail_tiles(t, scheduler, root["tail_study"].list()[i])
+    for t, where in zip(tails, tail_nodes):
+        _tail_tiles(t, scheduler, where)
     iterations = root["iterations"].int(1, I32[1])
     for name, st in phases.items():  # every phase timed the report's iterations
         if st.count != iterations:

@@ -2,6 +2,7 @@ import json
 import math
 import struct
 
+import numpy as np
 import pytest
 
 from labkit import cli
@@ -9,7 +10,7 @@ from labkit.device import DeviceInfo
 from labkit.errors import FormatError
 from labkit.kernels import compile_cubin
 from labkit.manifest import check, load, read_cubin
-from labkit.manifest.pack import Bindings, pack_bytes
+from labkit.manifest.pack import Bindings, f32_bits, pack_bytes
 
 from ..conftest import ROOT, SHARED
 
@@ -347,8 +348,11 @@ def _fields0(doc):
     return _launch0(doc)["args"][0]["pack"]["fields"]
 
 
-def _f32_bits(x: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", x))[0]
+def test_an_f32_constant_is_the_i32_of_its_ieee_bits():
+    # IEEE 754 single: 1.0 is 0x3F800000; -2.0 is 0xC0000000, an i32 field's -2**30; numpy's view agrees elsewhere
+    assert f32_bits(1.0) == 0x3F800000 and f32_bits(-2.0) == -(2**30)
+    x = math.log2(math.e) / 16
+    assert f32_bits(x) == int(np.float32(x).view(np.int32))
 
 
 def test_pack_with_a_device_s_pointers_and_encoded_maps():
@@ -380,7 +384,7 @@ def test_pack_with_a_device_s_pointers_and_encoded_maps():
     # an i32 shows its float reading only where it reads as one: 1.0, log2(e) / 16 (odd bits), not 704 or -1
     scale = struct.unpack("<f", struct.pack("<f", math.log2(math.e) / 16))[0]
     assert by_at[1216].value == "1065353216 (0x3f800000, f32 1)"
-    assert by_at[1220].value == f"{_f32_bits(scale)} (0x{_f32_bits(scale):08x}, f32 {scale:.8g})"
+    assert by_at[1220].value == f"{f32_bits(scale)} (0x{f32_bits(scale):08x}, f32 {scale:.8g})"
     assert by_at[1148].value == "704 (0x000002c0)" and by_at[1180].value == "-1431655765 (0xaaaaaaab)"
 
 
@@ -656,8 +660,8 @@ def test_the_trtllm_gen_rules_name_each_constant_that_disagrees(tmp_path):
     assert warnings(g2) == [fields(18)[0] + "fast-mod divisor (2, 0, 0, 0) != "
                             "(2, 2147483648, 0, 0) (cuda::fast_mod_div of G=2)",  # ceil(2^32 / 2), shift 0
                             "warning: ops.decode.impl.launches[0].grid[1]: 4; mNumHeadsQ / min(G, 8) = 12"]
-    assert warnings(i32(1220, _f32_bits(1.0))) == [
-        w + f"mScaleSoftmaxLog2 bits 1065353216; (1/sqrt(256)) log2(e) is {_f32_bits(math.log2(math.e) / 16)}"]
+    assert warnings(i32(1220, f32_bits(1.0))) == [
+        w + f"mScaleSoftmaxLog2 bits 1065353216; (1/sqrt(256)) log2(e) is {f32_bits(math.log2(math.e) / 16)}"]
 
     def grid(g, **vars_max):
         def change(doc):

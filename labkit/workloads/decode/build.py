@@ -8,12 +8,12 @@ seed's interleaved kv buffer at byte offsets), pointers, scratch and i32 constan
 
 import hashlib
 import math
-import struct
 from pathlib import Path
 
 from ..._json import dumps
 from ...errors import ArgumentError
 from ...kernels import compile_cubin, kernel_path
+from ...manifest.pack import f32_bits
 from .geometry import DecodeGeometry, KernelBuild, kernel_build
 
 ENTRY = "paged_decode"
@@ -24,10 +24,6 @@ Q_AT, OUT_AT, TABLE_AT, SEQ_AT, CUQ_AT = 256, 264, 272, 280, 288
 PARTIAL_O_AT, PARTIAL_ML_AT, COUNTER_AT = 296, 304, 312
 BATCH_AT, HEADS_KV_AT, GROUP_AT, MAX_PAGES_AT, MAX_Q_LEN_AT, NUM_PAGES_AT = 320, 324, 328, 332, 336, 340
 HEAD_SPLITS_AT, TIMELINE_AT = 348, 352  # a tail-split build's splits of the other units; the timeline build's records
-
-
-def _f32_bits(x: float) -> int:
-    return struct.unpack("<i", struct.pack("<f", x))[0]
 
 
 def _maps(g: DecodeGeometry, wide_boxes: bool = False, row_boxes: bool = False) -> tuple[dict, list, list]:
@@ -120,7 +116,7 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
               {"at": GROUP_AT, "i32": g.group},
               {"at": MAX_PAGES_AT, "i32": g.max_pages}, {"at": MAX_Q_LEN_AT, "i32": g.max_q_len},
               {"at": NUM_PAGES_AT, "i32": g.num_pages},
-              {"at": 344, "i32": _f32_bits(scale * math.log2(math.e))},
+              {"at": 344, "i32": f32_bits(scale * math.log2(math.e))},
               *([{"at": HEAD_SPLITS_AT, "i32": splits}] if tail_ctas else []),
               *([{"at": TIMELINE_AT, "scratch": "timeline"}] if kb.timeline else [])]
     ctas = tail_ctas or kb.persistent_ctas or splits * g.heads_kv * blocks * g.batch
