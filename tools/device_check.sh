@@ -3,7 +3,7 @@
 # tests and the notebooks live, recording them. Usage (device tool, carry .whl):
 #   LABKIT_GIT_SHA=<sha> bash tools/device_check.sh [pytest paths...]
 # Results land in $OUT: logs and results.tgz (data/runs + runs). .whl holds the notebook wheels (papermill, ipykernel,
-# nbformat, jupytext, nvtx, ...), ncu-report for notebook 05, fa3-fwd and einops for the FA3 peer.
+# nbformat, jupytext, nvtx, ...), ncu-report for notebook 05, fa3-fwd and einops for the FA3 peer: tools/device_wheels.sh.
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || exit 1

@@ -1,6 +1,7 @@
 """requirements.txt (pip) and environment.yml (conda) must describe the same pinned set."""
 
 import re
+import subprocess
 
 import yaml
 
@@ -73,3 +74,24 @@ def test_package_data_takes_every_file_the_kernels_and_styles_need():
     shipped = {str(f.relative_to(ROOT / "labkit")) for g in globs for f in (ROOT / "labkit").glob(g)}
     missing = [p for p in data if p not in shipped]
     assert not missing, missing
+
+
+def test_device_wheels_refuses_bad_arguments_before_downloading(tmp_path):
+    """tools/device_wheels.sh: an unknown set or a missing wheel list ends in one line and status 2, nothing fetched."""
+    script = str(ROOT / "tools" / "device_wheels.sh")
+    listed = tmp_path / "list.txt"
+    listed.write_text("# nothing pinned\n")
+    env = {"PATH": "/usr/bin:/bin", "LABKIT_NOTEBOOK_WHEELS": str(listed)}
+    bad = subprocess.run(["bash", script, str(tmp_path / "w"), "flash"], env=env, capture_output=True, text=True)
+    assert (bad.returncode, bad.stderr) == (2, "device_wheels: 'flash' is neither ncu, fa3 nor NAME==VERSION\n")
+    env["LABKIT_NOTEBOOK_WHEELS"] = str(tmp_path / "absent.txt")
+    gone = subprocess.run(["bash", script, str(tmp_path / "w")], env=env, capture_output=True, text=True)
+    assert gone.returncode == 2 and gone.stderr.startswith(f"device_wheels: no notebook wheel list at {tmp_path}")
+    assert not (tmp_path / "w").exists()
+
+
+def test_device_wheels_fetches_the_ncu_report_that_the_ncu_extra_pins():
+    """The GPU host's .ncu-rep reader must be the version labkit's `ncu` extra pins (the device's ncu 2025.3.1)."""
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    pin = re.search(r'ncu = \["(ncu-report==[\d.]+)"\]', pyproject).group(1)
+    assert f'ncu) specs+=("{pin}")' in (ROOT / "tools" / "device_wheels.sh").read_text()
