@@ -166,6 +166,13 @@ BAD = [
      "--kv-len 2147483600: expected 1..2147483392"),  # the kernels' stage count would wrap (kernel review)
     (["decode", "build", "--batch", "8", "--kv-len", "4096", "--max-q-len", "0", "--out", "{tmp}/b"],
      "--max-q-len 0: expected 1..8"),
+    # the options without a bound of their own stop at int32's, as the kernel's parameters do
+    (["decode", "build", "--batch", "2147483648", "--kv-len", "64", "--out", "{tmp}/b"],
+     "--batch 2147483648: expected 1..2147483647"),
+    (["decode", "build", "--batch", "8", "--kv-len", "64", "--pool-pages", "2147483648", "--out", "{tmp}/b"],
+     "--pool-pages 2147483648: expected 1..2147483647"),
+    (["decode", "from-manifest", SEED, "--splits", "0", "--out", "{tmp}/b"], "--splits 0: expected 1..256"),
+    (["decode", "from-manifest", SEED], "the following arguments are required: --out"),
     (["decode", "bench", "--sweep-tails"], "--sweep-tails records per-CTA timelines saved beside --out FILE"),
     (["decode", "bench", "--variant", "mma", "--variant", "fma", "--variant", "mma"],
      "--variant mma given twice: each kernel variant is timed once"),

@@ -234,3 +234,23 @@ def test_compare_builds_checks_each_output_against_the_plans(monkeypatch):
         monkeypatch.setattr(bench, "time_builds", _fake_time_builds(outs, times))
         with pytest.raises(AssertionError, match=message):
             compare.compare_builds(64, 1024, 128, builds)
+
+
+def test_compare_cli_table_shows_each_builds_call_its_time_and_rate(monkeypatch, capsys):
+    """The printed table is each build's call as decode bench prints it (batch, kv_len, p50_us, TBps), then the
+    build and how it stands against the plan; the plan is said by its build column, not by a heuristic column."""
+    _fake_h200(monkeypatch)
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    rows = [{"batch": 64, "kv_len": 1024, "head_dim": 128, "heads": "32/8", "splits": 1, "kernel": label,
+             "mode": "cold", "kv_MB": 268.4, "p50_us": us, "TBps": 268.4 / us, "heuristic": name == "plan",
+             "build": name, "ctas_per_sm": per_sm, "vs_plan": us / 77.1 - 1, "max_diff": diff, "bit_equal": diff == 0}
+            for name, label, per_sm, us, diff in (("plan", "mma w4s1c1", 4, 77.1, 0.0),
+                                                  ("splits=2", "mma w4s1c1", 4, 80.0, 9.8e-4))]
+    monkeypatch.setattr(compare, "compare_builds", lambda *a, **k: rows)
+    assert cli.main(["decode", "compare", "--batch", "64", "--kv-len", "1024", "--build", "splits=2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("compare, batch 64 x 1024, d128"))
+    assert lines[head + 1].split() == ["batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB",
+                                       "p50_us", "TBps", "build", "vs_plan", "max_diff", "bit_equal"]
+    assert lines[head + 3].split() == ["64", "1024", "128", "32/8", "1", "mma", "w4s1c1", "(4/SM)", "cold", "268.40",
+                                       "80.00", "3.35", "splits=2", "+3.76%", "0.00098", "False"]

@@ -1582,3 +1582,255 @@ def test_leaving_clusters_off_keeps_the_short_page_ring():
     1 split of the 2-stage build at 3 per SM, above)."""
     plan = plan_call(geometry_for(24, 8192, head_dim=128, page_size=16), sms=132, cluster=False)
     assert (kernel_label(plan.kernel), plan.splits, plan.ctas_per_sm) == ("mma w4s2 wide pp", 1, 3), describe_plan(plan)
+
+
+def test_a_call_whose_arrays_do_not_have_the_geometrys_shape_is_refused_naming_both_shapes():
+    """A table with fewer columns than max_pages would be sliced short and pass the page checks, and a seq_lens of
+    another batch would be read past its end by the kernel: check_call names the shape it got and the one expected."""
+    g = DecodeGeometry(**SEED_LIKE)
+    x = make_inputs(g, seq_lens=[704, 65], seed=1)
+    with pytest.raises(ArgumentError, match=r"^page_table shape \[2, 10\]: expected \[2, 11\]$"):
+        check_call(g, x.page_table[:, :10], x.seq_lens, x.cu_seqlens_q)
+    with pytest.raises(ArgumentError, match=r"^seq_lens shape \[1\] / cu_seqlens_q shape \[3\]: expected "
+                                            r"\[2\] / \[3\]$"):
+        check_call(g, x.page_table, x.seq_lens[:1], x.cu_seqlens_q)
+    with pytest.raises(ArgumentError, match=r"^seq_lens shape \[2\] / cu_seqlens_q shape \[2\]: expected "
+                                            r"\[2\] / \[3\]$"):
+        check_call(g, x.page_table, x.seq_lens, x.cu_seqlens_q[:2])
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["programs"]["decode"]["calls"][0]["args"].__setitem__(2, {"var": "seqs"}),
+     "the first call does not bind out, q, K, V, table, seq, cu_seqlens_q buffers"),
+    (lambda d: d["programs"]["decode"]["calls"][0].update(args=d["programs"]["decode"]["calls"][0]["args"][:6]),
+     "the first call does not bind out, q, K, V, table, seq, cu_seqlens_q buffers"),
+    (lambda d: d["buffers"]["out"].update(shape=[64, 24, 128]),
+     "q [64, 24, 256] and out [64, 24, 128] must both be [tokens, heads, dim]"),
+    (lambda d: (d["buffers"]["q"].update(shape=[64, 6144]), d["buffers"]["out"].update(shape=[64, 6144])),
+     "q [64, 6144] and out [64, 6144] must both be [tokens, heads, dim]"),
+    (lambda d: d["buffers"]["kv"].update(shape=[22, 3, 64, 4, 2, 256]),
+     "expected K and V as views of one interleaved kv[pages, 2, P, Hkv, 2, D] buffer (got kv [22, 3, 64, 4, 2, 256], "
+     "kv [22, 3, 64, 4, 2, 256])"),
+    (lambda d: d["buffers"]["seq"].update(shape=[3]),  # one length too many: the pool and cu_seqlens_q agree
+     "pool head_dim 256, seq [3], cu_seqlens_q [3] do not match q's head_dim 256 and batch 2"),
+    # the geometry's refusal names the buffers it came from, and no "(from )" where it names no field
+    (lambda d: (d["buffers"]["q"].update(shape=[64, 25, 256]), d["buffers"]["out"].update(shape=[64, 25, 256])),
+     "decode geometry: heads_q 25 is not a multiple of heads_kv 4 (from buffers.q.shape[1], buffers.kv.shape[3])"),
+    (lambda d: (d["buffers"]["q"].update(shape=[64, 68, 256]), d["buffers"]["out"].update(shape=[64, 68, 256])),
+     "decode geometry: 17 query heads per KV head: expected 1..16"),
+])
+def test_from_manifest_refuses_a_call_that_is_not_trtllm_gens_decode_signature(change, message, tmp_path, capsys):
+    """A first call that binds a scalar or too few buffers, or q and out that are not both [tokens, heads, dim], is one
+    line naming what was expected, and nothing is written."""
+    from labkit import cli
+
+    doc = json.loads((ROOT / "data" / "trtllm_gen_decode_manifest_v4.json").read_text())
+    change(doc)
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    assert cli.main(["decode", "from-manifest", str(tmp_path / "m.json"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(f"m.json: {message}"), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_from_manifest_builds_labkits_call_for_one_query_token(tmp_path):
+    """The notes say labkit's call is built for 1 query token per sequence: the manifest's name and its packed
+    max_q_len say the same."""
+    from labkit.workloads.decode.build import MAX_Q_LEN_AT
+    from labkit.workloads.decode.from_manifest import from_manifest
+
+    path, _ = from_manifest(manifest.load(ROOT / "data" / "trtllm_gen_decode_manifest_v4.json"), tmp_path)
+    assert path.name == "decode_b2_h24-4_d256_p64x11_q1_interleaved_s8.json"
+    fields = json.loads(path.read_text())["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
+    assert [f["i32"] for f in fields if f["at"] == MAX_Q_LEN_AT] == [1]
+
+
+def test_decode_build_sizes_the_pool_at_every_sequences_pages_unless_told(tmp_path, capsys):
+    """--pool-pages defaults to batch x pages per sequence (each sequence its own pages); given, it is the pool."""
+    from labkit import cli
+
+    args = ["decode", "build", "--batch", "3", "--kv-len", "1000"]  # 16 pages of 64 per sequence
+    assert cli.main([*args, "--out", str(tmp_path / "own")]) == 0
+    assert manifest.load(next((tmp_path / "own").glob("decode_*.json"))).buffers["k_pool"].shape == (48, 8, 64, 128)
+    assert cli.main([*args, "--pool-pages", "20", "--out", str(tmp_path / "small")]) == 0
+    assert manifest.load(next((tmp_path / "small").glob("decode_*.json"))).buffers["v_pool"].shape == (20, 8, 64, 128)
+    capsys.readouterr()
+
+
+def test_split_sweep_times_the_plan_at_its_own_count_and_each_other_count_as_given(monkeypatch):
+    """At 8 x 8k d128 the plan runs 2 splits (in a cluster): the sweep's row at 2 is the plan's own call (splits None),
+    every other power of two is timed at that count, and only the plan's row is marked."""
+    from labkit.workloads.decode import bench
+
+    from .test_sched_points import _fake_device
+
+    _fake_device(monkeypatch)
+    asked = []
+    monkeypatch.setattr(bench, "bench_point", lambda b, n, d, *, splits=None, **kw: asked.append(splits) or {})
+    rows = bench.split_sweep(8, 8192)
+    assert asked == [1, None, 4, 8, 16, 32, 64, 128]
+    assert [r["heuristic"] for r in rows] == [False, True, False, False, False, False, False, False]
+
+
+def test_tail_candidates_stop_at_the_most_splits_a_tail_takes():
+    """A tail takes at most TAIL_MAX_SPLITS (16) splits, whatever the pages allow: at 8 splits of a 128-page call only
+    the 2x tail is a candidate (plan_call would refuse the 4x one, 32, and the sweep with it)."""
+    from labkit.workloads.decode.bench import tail_candidates
+    from labkit.workloads.decode.knobs import TAIL_MAX_SPLITS
+
+    g = geometry_for(8, 8192, head_dim=128)  # 64 units, 128 pages
+    eight = plan_call(g, sms=132, splits=8, cluster=False)
+    assert TAIL_MAX_SPLITS == 16 and eight.splits == 8
+    assert tail_candidates(g, eight, 132) == [(16, 16), (32, 16)]
+
+
+def test_a_tail_sweep_of_a_clustered_plan_is_refused_naming_its_build(monkeypatch):
+    """Tails split single units further; a plan whose splits meet in a cluster has none to give: one line naming the
+    call and the plan's build, before anything is built or timed."""
+    from labkit.workloads.decode import bench
+
+    from .test_sched_points import _fake_device
+
+    _fake_device(monkeypatch)
+    monkeypatch.setattr(bench, "time_builds", lambda *a, **k: pytest.fail("a tail sweep of a clustered plan was timed"))
+    with pytest.raises(ArgumentError, match=r"^tail sweep at batch 8 x 8192 d128: the plan runs mma w8s2 cl2 pp; tails "
+                                            r"take tensor-core builds without clusters$"):
+        bench.tail_sweep(8, 8192, 128, iterations=1)
+
+
+def test_a_tail_variant_that_changes_a_unit_before_its_tail_is_refused_before_timing(monkeypatch):
+    """Only a tail's own split reduction may round otherwise: a variant must give the plan's output bit for bit in the
+    units before its tail. One such element off by 2^-12 (well within the tail's tolerance) is the finding, named,
+    and nothing is timed."""
+    from labkit.workloads.decode import bench
+
+    from .test_sched_points import _fake_device
+
+    _fake_device(monkeypatch)
+    ref = np.random.default_rng(0).standard_normal((128, 4, 128)).astype(np.float32)  # 16 x 8 units of 4 q heads
+    ref[0, 0, 0] = 1.0
+
+    def fake_time_builds(b, n, d, knobs, shape, iterations, check, *, what, mode="cold"):
+        outs = {name: ref.copy() for name in knobs}
+        outs[list(knobs)[1]][0, 0, 0] += 2.0 ** -12  # the first unit: before any tail
+        check(outs)
+        raise StopIteration  # nothing to time on a CPU
+
+    monkeypatch.setattr(bench, "time_builds", fake_time_builds)
+    with pytest.raises(AssertionError, match=r"^tail sweep: tail \d+/\d+ does not give the plan's output \(max "
+                                             r"difference 0\.000244\)$"):
+        bench.tail_sweep(16, 4096, 128, iterations=1)
+
+
+def test_a_tail_sweep_asked_for_timelines_records_the_plans_and_the_fastest_variants(monkeypatch):
+    """--sweep-tails keeps one cold call's per-CTA timeline of the plan and of the fastest variant, each recorded with
+    its own knobs; without timelines asked for, none is recorded."""
+    from types import SimpleNamespace
+
+    from labkit.workloads.decode import bench, run
+
+    from .test_sched_points import _fake_device
+
+    _fake_device(monkeypatch)
+
+    def fake_time_builds(b, n, d, knobs, shape, iterations, check, *, what, mode="cold"):
+        g = geometry_for(b, n, head_dim=d, **shape)
+        return ({name: plan_call(g, sms=132, **kw) for name, kw in knobs.items()},  # the last variant the fastest
+                {name: SimpleNamespace(stats=SimpleNamespace(p50_s=(50 - i) * 1e-6)) for i, name in enumerate(knobs)},
+                {})
+
+    recorded = []
+    monkeypatch.setattr(bench, "time_builds", fake_time_builds)
+    monkeypatch.setattr(run, "decode_timeline", lambda b, n, d, *, cold, **kw: recorded.append(kw) or len(recorded))
+    assert bench.tail_sweep(16, 4096, 128, iterations=1).timelines == {} and recorded == []
+    sweep = bench.tail_sweep(16, 4096, 128, iterations=1, timelines=True)
+    fastest = sweep.rows[-1]
+    assert list(sweep.timelines) == ["plan", f"tail {fastest['kernel'].split('(')[1].split()[0]}/"
+                                     f"{recorded[1]['tail_splits']}"] and list(sweep.timelines.values()) == [1, 2]
+    assert recorded[0] == {"heads_q": 32, "heads_kv": 8, "page_size": 64, "persistent": False}
+
+
+def test_the_kv_maps_read_the_pool_at_the_strides_and_offsets_of_its_layout():
+    """The K/V tensor maps a manifest packs address the pool's bytes: plain pools [pages, Hkv, P, D] with rows D, pages
+    P x D and heads Hkv x P x D elements apart, and the seed's interleaved kv buffer at the seed's own offsets and
+    strides (K = kv[:, 1, :, :, 0], V 512 B on): a wrong stride reads other tokens, which only a GPU run would show."""
+    from labkit.workloads.decode import manifest_dict
+
+    seed = json.loads((ROOT / "data" / "trtllm_gen_decode_manifest_v4.json").read_text())
+    seed_maps = {f["at"]: f.get("tensormap") for f in seed["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"][
+        "fields"]}
+
+    def maps(g):
+        m = manifest_dict(g, 1, "decode.cubin", "0" * 64)
+        fields = {f["at"]: f for f in m["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]}
+        return [fields[at]["tensormap"] for at in (0, 128)], m["programs"]["decode"]["calls"][0]["args"][2:4]
+
+    (k, v), args = maps(DecodeGeometry(2, 32, 8, 128, 64, 16, 40))
+    assert args == [{"buf": "k_pool"}, {"buf": "v_pool"}]
+    assert k["dims"] == v["dims"] == [128, 64, 8, 40] and k["strides"] == v["strides"] == [256, 64 * 256, 8 * 64 * 256]
+    (k, v), args = maps(DecodeGeometry(2, 24, 4, 256, 64, 11, 22, layout="interleaved"))
+    assert args == seed["programs"]["decode"]["calls"][0]["args"][2:4] == [{"buf": "kv", "offset": 262144},
+                                                                            {"buf": "kv", "offset": 262656}]
+    assert k["strides"] == v["strides"] == seed_maps[128]["strides"] == seed_maps[384]["strides"]
+    assert k["strides"] == [4096, 1024, 524288]
+    assert k["dims"] == [256, 64, 4, 22]  # the pool's real 22 pages (the seed's maps say 0)
+
+
+def test_the_timeline_scratch_holds_a_record_for_every_cta_of_a_row_blocked_grid():
+    """Each CTA writes its 6 u64 timeline words: with 4 row blocks per KV head the grid is splits x (Hkv x 4) x batch
+    CTAs, and a scratch sized for fewer would be written past its end."""
+    from labkit.workloads.decode import manifest_dict
+
+    g = DecodeGeometry(2, 32, 2, 256, 32, 9, 30, 8)  # 128 rows of 32 for the CUDA-core build: 4 row blocks
+    kb = kernel_build(g, timeline=True)
+    assert kb.row_blocks(g) == 4
+    impl = manifest_dict(g, 2, "decode.cubin", "0" * 64, kernel=kb)["ops"]["decode"]["impl"]
+    assert impl["launches"][0]["grid"] == [2, 2 * 4, "seqs"]
+    assert impl["scratch"]["timeline"] == {"dtype": "u64", "shape": [2 * 2 * 4 * 2, 6]}
+
+
+@pytest.mark.parametrize("change, kwargs, message", [
+    ({"persistent_ctas": 264}, {"splits": 2}, "a persistent build takes whole units: 1 split, not 2"),
+    ({}, {"splits": 1, "tail_units": 5}, "tail_units 5: this build has no tail splits (KernelBuild.tail_splits)"),
+    ({}, {"splits": 1, "q_rows": 1}, "q_rows 1: expected an integer >= 2 (batch x max_q_len)"),
+    ({}, {"splits": 1, "q_rows": True}, "q_rows True: expected an integer >= 2 (batch x max_q_len)"),
+])
+def test_a_manifest_that_its_launch_would_get_wrong_is_refused_naming_the_value(change, kwargs, message):
+    """manifest_dict by hand (not through a plan): persistent CTAs given splits, tail units for a build without tail
+    splits, or q and out buffers of fewer rows than the call writes would launch a grid or write rows the build does
+    not mean; each is one line naming the value."""
+    from labkit.workloads.decode import manifest_dict
+
+    g = DecodeGeometry(2, 32, 8, 128, 64, 16, 40)
+    kb = dataclasses.replace(kernel_build(g), **change)
+    with pytest.raises(ArgumentError) as err:
+        manifest_dict(g, cubin_name="decode.cubin", sha256="0" * 64, kernel=kb, **kwargs)
+    assert str(err.value) == message
+
+
+def test_a_tail_variant_is_held_to_the_tolerance_inside_the_plans_own_tail(monkeypatch):
+    """At 76 x 8k the plan splits its own last 80 units in 3: a variant with a shorter tail (8 units in 16 splits) runs
+    those units in other splits than the plan, so there it may round otherwise; only the units before both tails are
+    held to the plan's bits."""
+    from labkit.workloads.decode import bench
+    from labkit.workloads.decode.plan import plan_for_device
+
+    from .test_sched_points import _fake_device
+
+    _fake_device(monkeypatch)
+    assert plan_for_device(geometry_for(76, 8192), persistent=False).tail_units == 80
+    ref = np.random.default_rng(0).standard_normal((608, 4, 128)).astype(np.float32)  # 76 x 8 units of 4 q heads
+    ref[528, 0, 0] = 1.0
+    checked = []
+
+    def fake_time_builds(b, n, d, knobs, shape, iterations, check, *, what, mode="cold"):
+        outs = {name: ref.copy() for name in knobs}
+        outs["tail 8/16"][528, 0, 0] += 2.0 ** -12  # the first unit of the plan's tail, before the variant's
+        check(outs)
+        checked.append(list(knobs))
+        raise StopIteration  # nothing to time on a CPU
+
+    monkeypatch.setattr(bench, "time_builds", fake_time_builds)
+    with pytest.raises(StopIteration):
+        bench.tail_sweep(76, 8192, 128, iterations=1, candidates=[(8, 16)])
+    assert checked == [["plan", "tail 8/16"]]

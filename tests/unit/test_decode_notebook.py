@@ -106,3 +106,26 @@ def test_a_kernel_that_writes_nan_gives_a_correctness_row_a_json_file_holds(tmp_
     exact, poisoned = rows
     assert exact["within_bound"] and exact["nonfinite"] == 0 and exact["max_abs_err"] < 1e-6
     assert not poisoned["within_bound"] and poisoned["nonfinite"] == 1 and poisoned["max_abs_err"] is None
+
+
+def test_the_copy_ceiling_is_the_copy_probes_gb_s_in_tb_s(monkeypatch):
+    """The bandwidth figure's reference line is in TB/s, as its rates are: the probe's 4200 GB/s is 4.2, not 4.2e6."""
+    import labkit.probes
+    from labkit.workloads.decode import study
+
+    monkeypatch.setattr(labkit.probes, "copy_ceiling_GBps", lambda mode="cold": 4200.0)
+    assert study.copy_ceiling() == {"TBps": 4.2}
+
+
+def test_the_notebooks_lookups_take_the_row_of_that_batch_and_kv_len():
+    """The spread's build and this run's rate come from the bandwidth table's row of both the batch and the kv_len,
+    not from a row that shares one of them; a call the sweep did not time has none."""
+    from labkit.workloads.decode import study
+
+    table = pd.DataFrame({"batch": [1, 8, 8], "kv_len": [8192, 1024, 8192],
+                          "kernel": ["mma w4s3ef", "mma w8s1", "mma w8s2 cl2"], "TBps": [1.76, 2.9, 3.46],
+                          "labkit_beside_peers": [1.7, None, 3.4]})
+    assert study.table_kernel(table, 8, 8192) == "mma w8s2 cl2" and study.table_kernel(table, 64, 8192) is None
+    assert study.table_rate(table, 8, 8192) == 3.46 and study.table_rate(table, 8, 8192, beside_peers=True) == 3.4
+    assert study.table_rate(table, 8, 1024, beside_peers=True) is None and study.table_rate(table, 1, 1024) is None
+    assert study.peers_not_run(table) == []  # no peers_not_run column: no peer had a reason

@@ -212,3 +212,32 @@ def test_the_map_names_its_runs_timed_before_the_persisting_l2_reset(capsys):
     assert report.PERSISTING_NOTE not in map_table(new)
     assert f"  1 of 2 runs {line}" in map_table(mixed).splitlines()
     assert "behind at 24 of 153 calls; furthest: 16 x 4k x 0.973 (sdpa_cudnn)" in map_table(new)
+
+
+def test_a_map_of_several_runs_is_titled_by_their_count_and_one_without_a_call_timed_twice_says_none(tmp_path):
+    """The title line of a map over runs on several GPUs counts them (one run's would name only the first), and a
+    map with no call in two reports neither counts replacements nor prints that line."""
+    (m,) = load_maps([*GRID, *RETIMED], newest=True)
+    assert m.where == "3 runs on 3 GPUs (NVIDIA H200)"
+    (one,) = load_maps([_report(tmp_path, "a.json", [_row(4, 8192, 0.97)])])
+    assert one.replaced == 0 and "in two reports" not in map_table(one)
+
+
+def test_a_call_level_with_its_best_peer_is_not_behind(tmp_path):
+    """'under 1: behind': a call at exactly the best peer's rate is level, not counted behind."""
+    (m,) = load_maps([_report(tmp_path, "a.json", [_row(4, 8192, 1.0), _row(8, 8192, 0.99)])])
+    assert [k for k, _ in m.behind()] == [(8, 8192)]
+    assert "behind at 1 of 2 calls; furthest: 8 x 8k x 0.990 (sdpa_cudnn)" in map_table(m)
+
+
+def test_newest_refuses_a_report_built_in_memory_without_an_iso_time_naming_it(tmp_path):
+    """peer_maps takes reports a notebook holds, not only files the reader checked: --newest cannot order a report
+    whose created_utc is not an ISO time, and says which report and what it holds."""
+    import dataclasses
+
+    a = report.load(_report(tmp_path, "a.json", [_row(4, 8192, 0.97)], created="2026-12-03T10:00:00+00:00"))
+    b = report.load(_report(tmp_path, "b.json", [_row(4, 8192, 1.01)], created="2026-12-03T11:00:00+00:00"))
+    bad = dataclasses.replace(b, provenance={**b.provenance, "created_utc": "yesterday"})
+    with pytest.raises(ArgumentError, match=r"^b\.json: provenance\.created_utc 'yesterday': expected an ISO time, "
+                                            r"which --newest compares$"):
+        peer_maps([("a.json", a), ("b.json", bad)], newest=True)

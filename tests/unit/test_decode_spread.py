@@ -498,3 +498,31 @@ def test_a_step_with_two_machines_on_a_side_names_the_groups_and_a_rate_is_place
     assert s.place(4.0099) == ("4.010 TB/s: faster than 1 of the 6 recorded runs, level with 1 at this precision, in "
                                f"the slower group's range {groups}")
     assert s.place(4.2) == f"4.200 TB/s: faster than 3 of the 6 recorded runs, between the two groups {groups}"
+
+
+def test_the_bench_is_placed_among_the_runs_with_or_without_a_report_and_never_among_itself(tmp_path, monkeypatch,
+                                                                                              capsys):
+    """Without --out the bench places its calls all the same; with --out under the --among folder, the report it just
+    wrote is not one of the recorded runs it is placed among (6 runs, not 7)."""
+    for i, t in enumerate((4.33, 4.34, 4.35, 4.45, 4.46, 4.47)):
+        _report(tmp_path / "runs" / f"{i}.json", [_row(t)])
+    _fake_bench(monkeypatch, [_row(4.36), _row(2.0, batch=8), _row(1.9, batch=1)])
+    argv = ["decode", "bench", "--point", "1x8192", "--point", "8x8192", "--point", "64x8192", "--among",
+            str(tmp_path / "runs")]
+    placed = "  64 x 8k d128 (mma w4s1c1) 4.360 TB/s: faster than 3 of the 6 recorded runs, between the two groups"
+    assert cli.main(argv) == 0
+    assert placed in capsys.readouterr().out
+    assert cli.main([*argv, "--out", str(tmp_path / "runs" / "bench.json")]) == 0
+    assert placed in capsys.readouterr().out and (tmp_path / "runs" / "bench.json").exists()
+
+
+def test_the_bench_says_nothing_of_recorded_runs_where_labkit_has_none(tmp_path, monkeypatch, capsys):
+    """An installed labkit has no data/runs: the bench ends at its targets, without a line that the runs it was not
+    asked about could not be read."""
+    import labkit._env
+
+    monkeypatch.setattr(labkit._env, "data_dir", lambda: tmp_path / "data")
+    _fake_bench(monkeypatch, [_row(4.36), _row(2.0, batch=8), _row(1.9, batch=1)])
+    assert cli.main(["decode", "bench", "--point", "1x8192", "--point", "8x8192", "--point", "64x8192"]) == 0
+    out = capsys.readouterr().out
+    assert "issue #10's targets" in out and "recorded runs" not in out
