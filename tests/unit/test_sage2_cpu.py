@@ -1,6 +1,8 @@
 """Sage2 without a GPU: the scheduler against the seed, NVRTC builds, the e4m3 reference."""
 
 import json
+import math
+import re
 import subprocess
 import sys
 
@@ -11,7 +13,7 @@ from labkit.kernels import compile_cubin
 from labkit.manifest.elf import read_cubin
 from labkit.report import load
 from labkit.workloads.sage2.plan import KERNELS, build_options
-from labkit.workloads.sage2.reference import ROW_REL_L2_BOUND, e4m3_bits, e4m3_round, int8_groups, worst_row
+from labkit.workloads.sage2.reference import ROW_REL_L2_BOUND, e4m3_bits, e4m3_round, int8_groups, v_prep_ref, worst_row
 from labkit.workloads.sage2.schedule import Schedule, scheduler, tail_fields
 
 
@@ -267,3 +269,480 @@ def test_fastest_build_is_said_against_the_build_the_notebook_shows():
     shown = ", the build whose phases and tail study this notebook shows"
     assert fastest_build(points, Schedule.sm90()).endswith(shown)
     assert fastest_build(points, Schedule(cta_q=64)).endswith("this notebook shows is not among these")
+
+
+# ---- the references themselves, against independent fp64 computations (NumPy standing in for CuPy) -------------
+def _e4m3_table() -> np.ndarray:
+    """Every finite non-negative e4m3 (fn) value by its code 0x00..0x7E, decoded from the bit fields."""
+    codes = np.arange(0x7F)
+    exp, mant = codes >> 3, codes & 7
+    return np.where(exp == 0, mant * 2.0 ** -9, (1 + mant / 8) * 2.0 ** (exp - 7))
+
+
+def _e4m3_nearest(x: np.ndarray) -> np.ndarray:
+    """The code of the e4m3 value nearest |x| (ties to the even code), saturating at 448 (0x7E)."""
+    table = _e4m3_table()
+    dist = np.abs(np.abs(x.astype(np.float64))[:, None] - table[None, :])
+    best = dist.min(axis=1, keepdims=True)
+    tie_even = np.where((dist == best) & (np.arange(0x7F) % 2 == 0), 0, 1) + (dist != best) * 2
+    return tie_even.argmin(axis=1)
+
+
+@pytest.fixture
+def numpy_as_cupy(monkeypatch):
+    """The fp32 reference's CuPy calls are NumPy's: run them on the CPU."""
+    from labkit.workloads.sage2 import reference
+
+    monkeypatch.setattr(reference, "cupy", lambda: np)
+    return reference
+
+
+@pytest.mark.parametrize("layout", ["NHD", "HND"])
+def test_attention_ref_is_exact_attention_on_every_element(numpy_as_cupy, layout):
+    """The GPU tests hold the kernels to attention_ref: it must be softmax attention to fp32 accuracy, with grouped
+    query heads reading their own kv head and every query block written (block 16 over 37 rows: three blocks)."""
+    rng = np.random.default_rng(11)
+    b, nq, nk, hq, hk, d, scale = 2, 37, 29, 4, 2, 16, 0.31
+    q, k, v = (rng.standard_normal((b, n, h, d)).astype(np.float32) for n, h in ((nq, hq), (nk, hk), (nk, hk)))
+    s = np.einsum("bqhd,bkhd->bhqk", q.astype(np.float64), np.repeat(k, hq // hk, axis=2).astype(np.float64)) * scale
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    exact = np.einsum("bhqk,bkhd->bqhd", p / p.sum(axis=-1, keepdims=True), np.repeat(v, hq // hk, axis=2))
+    given = [x if layout == "NHD" else x.transpose(0, 2, 1, 3).copy() for x in (q, k, v)]
+    out = numpy_as_cupy.attention_ref(*given, sm_scale=scale, layout=layout, block=16)
+    assert out.shape == (b, nq, hq, d) and out.dtype == np.float32
+    np.testing.assert_allclose(out, exact, rtol=1e-5, atol=1e-6)
+
+
+def test_accuracy_metrics_equal_their_definitions(numpy_as_cupy):
+    """cos, rel-L1, RMSE and max |err| as fp64 sums over every element; a NaN output is counted."""
+    rng = np.random.default_rng(12)
+    ref = rng.standard_normal((2, 5, 3, 8)).astype(np.float32)
+    out = (ref + 0.01 * rng.standard_normal(ref.shape)).astype(np.float32)
+    o, r = out.astype(np.float64).ravel().tolist(), ref.astype(np.float64).ravel().tolist()
+    diff = [a - c for a, c in zip(o, r)]
+    got = numpy_as_cupy.accuracy(out, ref)
+    norms = math.sqrt(math.fsum(a * a for a in o) * math.fsum(c * c for c in r))
+    assert got["cos"] == pytest.approx(math.fsum(a * c for a, c in zip(o, r)) / norms, rel=1e-12)
+    assert got["rel_l1"] == pytest.approx(math.fsum(map(abs, diff)) / math.fsum(map(abs, r)), rel=1e-12)
+    assert got["rmse"] == pytest.approx(math.sqrt(math.fsum(x * x for x in diff) / len(diff)), rel=1e-12)
+    assert got["max_abs"] == max(map(abs, diff)) and (got["nan"], got["elements"]) == (0, 240)
+    out[1, 2, 0, 3] = np.nan
+    assert numpy_as_cupy.accuracy(out, ref)["nan"] == 1
+
+
+def test_checksum_is_the_fp64_sum_rounded_to_fp32(numpy_as_cupy):
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((3, 50, 4, 64)).astype(np.float32) + np.float32(0.25)
+    got = numpy_as_cupy.checksum(x)
+    assert got == float(np.float32(math.fsum(x.astype(np.float64).ravel()))) and got != 0
+
+
+def test_sm_scale_log2_is_the_softmax_scale_in_base_2():
+    from labkit.workloads.sage2.reference import sm_scale_log2
+
+    for d in (64, 96, 128):
+        assert sm_scale_log2(d) == pytest.approx(1 / math.sqrt(d) / math.log(2), rel=1e-14)
+
+
+def test_e4m3_round_and_bits_match_the_nearest_e4m3_value_on_random_inputs():
+    """Every element against a table of all 127 finite e4m3 magnitudes decoded from their bit fields: the nearest
+    (ties to the even code), 448 above it, the sign kept (0x80 on a negative value rounded to zero)."""
+    rng = np.random.default_rng(14)
+    x = (rng.choice([-1.0, 1.0], 4000) * 2.0 ** rng.uniform(-12, 9.5, 4000)).astype(np.float32)
+    code = _e4m3_nearest(x)
+    np.testing.assert_array_equal(e4m3_round(x), np.where(x < 0, -1, 1) * _e4m3_table()[code])
+    np.testing.assert_array_equal(e4m3_bits(e4m3_round(x)), code | np.where(x < 0, 0x80, 0))
+
+
+def test_int8_groups_quantize_each_group_to_within_half_a_step():
+    """Per group of ``rows`` tokens x every channel: scale amax / 127, |q scale - x| <= scale / 2 on every element,
+    the group's largest |x| at +-127, padded tokens and channels zero; an all-zero group keeps a finite scale."""
+    rng = np.random.default_rng(15)
+    b, h, n, d, rows, npad, hd = 1, 2, 70, 72, 32, 96, 128
+    x = rng.standard_normal((b, h, n, d)).astype(np.float32) * np.float32(3.0)
+    x[:, 1, 32:64] = 0  # head 1's second group
+    q, scale = int8_groups(x, rows, npad, hd)
+    assert q.dtype == np.int8 and q.shape == (b, h, npad, hd) and scale.shape == (b, h, npad // rows)
+    xp = np.zeros((b, h, npad, hd))
+    xp[:, :, :n, :d] = x
+    groups = xp.reshape(b, h, npad // rows, rows * hd)
+    amax = np.abs(groups).max(axis=-1)
+    np.testing.assert_allclose(scale, np.where(amax > 0, amax, 1e-7) / 127, rtol=1e-6)
+    step = np.repeat(scale.astype(np.float64), rows, axis=-1)[..., None]
+    assert (np.abs(q * step - xp) <= step / 2 * (1 + 1e-6)).all()
+    qg = np.abs(q.reshape(groups.shape).astype(int))
+    assert (qg.max(axis=-1) == np.where(amax > 0, 127, 0)).all()
+    assert not q[:, :, n:].any() and not q[..., d:].any() and not q[:, 1, 32:64].any()
+
+
+def test_v_prep_ref_permutes_tokens_and_splits_v_into_two_e4m3_terms():
+    """vt position p of each 16 holds token 2m + r (r = p % 4 < 2) or 8 + 2m + r - 2 (m = p % 16 // 4), the pairs
+    the mma B fragment reads; the per-channel scale is amax / 448 and the bytes, decoded from their bit fields, give
+    V within e4m3's 2^-4 (one term) and within 2^-8 with the second term over 16."""
+    rng = np.random.default_rng(16)
+    b, h, n, d, npad, hd = 2, 3, 40, 72, 64, 128
+    v = rng.standard_normal((b, h, n, d)).astype(np.float32)
+    vt, hi, lo, vs = v_prep_ref(v, npad, hd)
+    p = np.arange(npad)
+    m, r = p % 16 // 4, p % 4
+    token = p // 16 * 16 + np.where(r < 2, 2 * m + r, 8 + 2 * m + r - 2)
+    vp = np.zeros((b, h, npad, hd), np.float32)
+    vp[:, :, :n, :d] = v
+    np.testing.assert_array_equal(vt, vp[:, :, token, :].transpose(0, 3, 1, 2))
+    amax = np.abs(v).max(axis=2)  # [B, H, D]
+    assert vs.shape == (b, h, hd)
+    np.testing.assert_allclose(vs[..., :d], amax / 448, rtol=1e-6)
+    assert (vs[..., d:] == np.float32(np.float32(1e-7) / np.float32(448))).all()
+
+    def decode(bits):
+        return np.where(bits & 0x80, -1, 1) * _e4m3_table()[np.minimum(bits & 0x7F, 0x7E)]
+
+    scaled = vt.astype(np.float64) / vs.transpose(0, 2, 1)[..., None]  # [B, D, H, Npad]
+    one, two = decode(hi), decode(hi) + decode(lo) / 16
+    assert ((hi & 0x7F) <= 0x7E).all() and ((lo & 0x7F) <= 0x7E).all()
+    assert (np.abs(one - scaled) <= 2.0 ** -4 * np.abs(scaled) + 2.0 ** -10).all()
+    assert (np.abs(two - scaled) <= 2.0 ** -8 * np.abs(scaled) + 2.0 ** -13).all()
+    assert (np.abs(one[:, :d]).max(axis=-1) == 448).all() and not hi[..., token >= n].any()
+
+
+# ---- input checks and 16-bit conversions (NumPy standing in for CuPy: no GPU needed) ----------------------------
+@pytest.fixture
+def inputs_on_numpy(monkeypatch):
+    from labkit.workloads.sage2 import inputs
+
+    monkeypatch.setattr(inputs, "cupy", lambda: np)
+    return inputs
+
+
+def test_check_inputs_gives_the_geometry_of_either_layout(inputs_on_numpy):
+    """Grouped-query q, k, v in HND: lengths, heads and head_dim read from the right axes, and strides given as
+    (batch, token, head) whatever the layout; head_dim 72..120 runs on the 128 kernel, 64 on its own."""
+    rng = np.random.default_rng(21)
+    q = rng.standard_normal((2, 6, 40, 72)).astype(np.float16)  # [B, H, N, D]
+    k = v = rng.standard_normal((2, 3, 50, 72)).astype(np.float16)
+    x = inputs_on_numpy.check_inputs(q, k, v, layout="HND")
+    got = (x.dtype, x.layout, x.batch, x.q_len, x.kv_len, x.heads_q, x.heads_kv, x.head_dim, x.torch_out)
+    assert got == ("fp16", "HND", 2, 40, 50, 6, 3, 72, False)
+    assert x.kernel_head_dim == 128 and x.strides(q) == (6 * 40 * 72, 72, 40 * 72)
+    w = rng.integers(0, 1 << 16, (1, 33, 4, 64), dtype=np.uint16)  # bf16 words, NHD
+    y = inputs_on_numpy.check_inputs(w, w, w)
+    assert (y.dtype, y.q_len, y.heads_q, y.kernel_head_dim, y.strides(w)) == ("bf16", 33, 4, 64, (33 * 4 * 64, 256, 64))
+
+
+@pytest.mark.parametrize("shapes, layout, message", [
+    (((1, 8, 2, 64),) * 3, "BNHD", "layout 'BNHD'; expected one of ('NHD', 'HND')"),
+    (((1, 8, 64), (1, 8, 2, 64), (1, 8, 2, 64)), "NHD", "q: rank 3; expected 4 (NHD)"),
+    (((1, 8, 2, 64), (1, 8, 2, 64), (1, 9, 2, 64)), "NHD", "k (1, 8, 2, 64) and v (1, 9, 2, 64) differ"),
+    (((1, 8, 2, 64), (2, 8, 2, 64), (2, 8, 2, 64)), "NHD", "q (1, 8, 2, 64) and k (2, 8, 2, 64): batch and head_dim"),
+    (((1, 8, 2, 64), (1, 8, 2, 72), (1, 8, 2, 72)), "NHD", "batch and head_dim must match (NHD)"),
+    (((1, 0, 2, 64), (1, 8, 2, 64), (1, 8, 2, 64)), "NHD", "empty input: q (1, 0, 2, 64)"),
+    (((1, 8, 2, 64), (1, 8, 0, 64), (1, 8, 0, 64)), "NHD", "empty input"),
+    (((1, 8, 3, 64), (1, 8, 2, 64), (1, 8, 2, 64)), "NHD", "3 query heads are not a multiple of 2 kv heads"),
+    (((1, 3, 8, 64), (1, 2, 8, 64), (1, 2, 8, 64)), "HND", "3 query heads are not a multiple of 2 kv heads"),
+    (((1, 8, 2, 56),) * 3, "NHD", "head_dim 56; expected 64..128"),
+    (((1, 8, 2, 136),) * 3, "NHD", "head_dim 136; expected 64..128"),
+    (((1, 8, 2, 100),) * 3, "NHD", "head_dim 100; expected 64..128 and a multiple of 8"),
+])
+def test_check_inputs_refuses_bad_geometry_naming_it(inputs_on_numpy, shapes, layout, message):
+    q, k, v = (np.ones(s, np.float16) for s in shapes)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        inputs_on_numpy.check_inputs(q, k, v, layout=layout)
+
+
+def test_check_inputs_refuses_bad_arrays_naming_them(inputs_on_numpy):
+    ok = np.ones((1, 8, 2, 64), np.float16)
+
+    class Four:  # rank 4, but no array
+        ndim = 4
+
+    for (q, k, v), dtype, message in [
+            ((ok, ok, np.ones((1, 8, 2, 64), np.float32)), None, "v: dtype float32; expected float16, or uint16"),
+            ((ok.view(np.uint16), ok, ok), None, "q, k, v dtypes differ (['bf16', 'fp16', 'fp16'])"),
+            ((ok.view(np.uint16),) * 3, "fp16", "q: dtype uint16; expected float16"),
+            ((ok, ok.transpose(0, 2, 1, 3).copy().transpose(0, 2, 1, 3), ok), None, "k: not contiguous (strides"),
+            ((ok, ok, [[[[0.0]]]]), None, "v: rank ?; expected 4"),
+            ((ok, ok, "v"), None, "v: rank ?"),
+            ((ok, ok, Four()), None, "v: Four; expected a CuPy array or a torch tensor on the GPU")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            inputs_on_numpy.check_inputs(q, k, v, dtype=dtype)
+    x = inputs_on_numpy.check_inputs(ok.view(np.uint16), ok.view(np.uint16), ok.view(np.uint16), dtype="bf16")
+    assert x.dtype == "bf16"
+
+
+def test_bf16_words_round_to_nearest_even_and_read_back_exactly(inputs_on_numpy):
+    """to_16bit against the two bf16 neighbours of each fp32 value (the nearer, the even one on a tie); to_f32 and
+    np_to_f32 give the words' values exactly; fp16 goes through float16."""
+    rng = np.random.default_rng(22)
+    x = (rng.standard_normal(20000) * 2.0 ** rng.integers(-20, 20, 20000)).astype(np.float32)
+    x[:4] = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8), 3 + 2 ** -7], np.float32)  # ties: 1, 1+2^-6, -1, 3
+    words = inputs_on_numpy.to_16bit(x, "bf16")
+    assert words.dtype == np.uint16
+    bits = x.view(np.uint32).astype(np.int64)
+    down = (bits >> 16).astype(np.uint32)
+    lo, hi = (down << 16).view(np.float32), ((down + 1) << 16).view(np.float32)
+    dl, dh = np.abs(x.astype(np.float64) - lo), np.abs(hi.astype(np.float64) - x)
+    want = np.where((dl < dh) | ((dl == dh) & (down % 2 == 0)), down, down + 1)
+    np.testing.assert_array_equal(words, want)
+    np.testing.assert_array_equal(inputs_on_numpy.to_16bit(x, "bf16")[:4], [0x3F80, 0x3F82, 0xBF80, 0x4040])
+    back = inputs_on_numpy.to_f32(words, "bf16")
+    assert back.dtype == np.float32
+    np.testing.assert_array_equal(back, (want.astype(np.uint32) << 16).view(np.float32))
+    np.testing.assert_array_equal(inputs_on_numpy.np_to_f32(words, "bf16"), back)
+    small = x[np.abs(x) < 6e4]  # within fp16's range
+    half = inputs_on_numpy.to_16bit(small, "fp16")
+    assert half.dtype == np.float16 and (half == small.astype(np.float16)).all()
+    for f in (inputs_on_numpy.to_f32, inputs_on_numpy.np_to_f32):
+        np.testing.assert_array_equal(f(half, "fp16"), half.astype(np.float32))
+        np.testing.assert_array_equal(f(half, "bf16"), half.astype(np.float32))  # float16 words are fp16 whatever
+
+
+def _recorded_precision_points():
+    from labkit.workloads.sage2.precision import PrecisionPoint
+
+    from ..conftest import ROOT
+
+    record = sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/precision.json"))[-1]
+    raw = json.loads(record.read_text())
+    return raw, [PrecisionPoint.from_dict(d) for d in raw]
+
+
+def test_precision_points_round_trip_their_json():
+    """``labkit sage2 precision --out`` writes to_dict(); a notebook reads it back with from_dict: the same numbers."""
+    raw, points = _recorded_precision_points()
+    assert [p.to_dict() for p in points] == raw
+    assert json.loads(json.dumps([p.to_dict() for p in points])) == raw
+
+
+def test_precision_frame_has_a_row_per_build_with_its_numbers():
+    from labkit.workloads.sage2.precision import precision_frame
+
+    raw, points = _recorded_precision_points()
+    df = precision_frame(points)
+    assert list(df.index.names) == ["build", "pv_terms", "cta_q/cta_k/warp_q"]
+    assert list(df.columns) == ["P.V", "cos", "rel_l1", "rmse", "nan", "mainloop_p50_ms", "TOPS", "smem_bytes"]
+    for d, (key, row) in zip(raw, df.iterrows()):
+        assert key == (d["build"], d["pv_terms"], f"{d['cta_q']}/{d['cta_k']}/{d['warp_q']}")
+        assert row["P.V"] == ("Sage2: e4m3 P, e4m3 V" if d["pv_terms"] == 1 else "two-term e4m3 P and V")
+        assert row["mainloop_p50_ms"] == pytest.approx(d["mainloop"]["p50_s"] * 1000, rel=1e-12)
+        assert (row["cos"], row["rel_l1"], row["rmse"], row["nan"], row["TOPS"], row["smem_bytes"]) == (
+            d["cos"], d["rel_l1"], d["rmse"], d["nan"], d["tops"], d["dynamic_shared_memory_bytes"])
+    assert {row["P.V"] for _, row in df.iterrows()} == {"Sage2: e4m3 P, e4m3 V", "two-term e4m3 P and V"}
+
+
+def test_fastest_build_gives_the_shown_builds_ratio_to_the_fastest():
+    """The ratio and times in the line are the points' own: shown p50 over the fastest's, in ms to 0.1."""
+    from labkit.workloads.sage2.precision import fastest_build
+
+    _, points = _recorded_precision_points()
+    best = min(points, key=lambda p: p.mainloop.p50_s)
+    seed = next(p for p in points if p.build == "seed" and p.pv_terms == 1)
+    assert fastest_build(points, Schedule()) == (
+        f"fastest mainloop here: {best.build} build, pv_terms {best.pv_terms}, {best.mainloop.p50_s * 1e3:.1f} ms "
+        f"({best.tops:.0f} TOPS), {seed.mainloop.p50_s / best.mainloop.p50_s:.2f}x the seed build's "
+        f"{seed.mainloop.p50_s * 1e3:.1f} ms, whose phases and tail study this notebook shows")
+    assert seed.mainloop.p50_s / best.mainloop.p50_s > 1.5  # the ratio is not 1 (or its inverse) by accident
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"k_bias": 10000.5}, "k_bias 10000.5: expected -10000..10000 (inputs stay finite in bf16)"),
+    ({"v_bias": -10001, "dtype": "fp16"}, "v_bias -10001: expected -10000..10000 (inputs stay finite in fp16)"),
+    ({"k_bias": float("inf")}, "k_bias"),
+    ({"iterations": 0}, "iterations 0"),
+    ({"layout": "BNHD"}, "layout 'BNHD': expected one of NHD, HND"),
+    ({"dtype": "fp8"}, "dtype 'fp8': expected bf16 or fp16"),
+    ({"seed": -1}, "seed -1"),
+    ({"schedules": []}, "schedules []: expected one or more Schedule"),
+    ({"schedules": [Schedule(), "sm90"]}, "expected one or more Schedule"),
+    ({"shape": (1, 0, 1, 64)}, "sequence length N 0"),
+])
+def test_precision_study_refuses_bad_arguments_before_the_gpu(kwargs, message):
+    """Each is an ArgumentError naming the value (not 'needs a CUDA GPU' on a CPU machine, nor a launch on a GPU)."""
+    from labkit.errors import ArgumentError
+    from labkit.workloads.sage2.precision import precision_study
+
+    with pytest.raises(ArgumentError, match=re.escape(message)):
+        precision_study(**{"shape": (1, 64, 1, 64), **kwargs})
+
+
+def test_a_bias_of_exactly_the_limit_is_taken():
+    from labkit.workloads.sage2.precision import MAX_BIAS, check_bias
+
+    assert check_bias(MAX_BIAS, "k_bias") == check_bias(1e4, "k_bias") == 1e4
+    assert check_bias(-1e4, "v_bias", "fp16") == -1e4
+
+
+def test_precision_study_takes_the_edge_values_and_then_asks_for_the_gpu():
+    """One iteration, a bias of exactly the limit and a single schedule are valid: on a CPU machine the study gets as
+    far as the GPU check (a refusal above it would be an ArgumentError)."""
+    from labkit.cuda import gpu_available
+    from labkit.errors import NoGPU
+    from labkit.workloads.sage2.precision import precision_study
+
+    if gpu_available():
+        pytest.skip("has a GPU: the study would run")
+    with pytest.raises(NoGPU, match="the Sage2 precision study needs a CUDA GPU"):
+        precision_study((1, 64, 1, 64), iterations=1, k_bias=-1e4, v_bias=1e4, seed=2**63 - 1,
+                        schedules=[Schedule.sm90()])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"warmup": -1}, "warmup -1"), ({"iterations": 0}, "iterations 0"), ({"tail_iterations": 0}, "tail_iterations 0"),
+    ({"layout": "nhd"}, "layout 'nhd': expected one of NHD, HND"), ({"dtype": "fp32"}, "dtype 'fp32': expected bf16"),
+    ({"seed": 2**63}, "seed 9223372036854775808"), ({"schedule": "sm90"}, "schedule 'sm90': expected a Schedule"),
+    ({"tails": []}, "tails: [] are not this study's configurations [("),
+])
+def test_profile_refuses_bad_arguments_before_the_gpu(kwargs, message):
+    from labkit.errors import ArgumentError
+    from labkit.workloads.sage2.profile import profile
+
+    with pytest.raises(ArgumentError, match=re.escape(message)):
+        profile((1, 64, 1, 64), **kwargs)
+
+
+def test_profile_takes_the_edge_values_and_then_asks_for_the_gpu():
+    """No warm-up, one iteration, one tail round, the largest seed: valid, so a CPU machine gets to the GPU check."""
+    from labkit.cuda import gpu_available
+    from labkit.errors import NoGPU
+    from labkit.workloads.sage2.profile import profile
+
+    if gpu_available():
+        pytest.skip("has a GPU: the profile would run")
+    with pytest.raises(NoGPU, match="sage2 profile needs a CUDA GPU"):
+        profile((1, 64, 1, 64), warmup=0, iterations=1, tail_iterations=1, seed=2**63 - 1, layout="HND", dtype="fp16")
+
+
+def test_bench_phase_floors_are_the_bytes_each_phase_must_move():
+    """The byte floors under x_floor: 16-bit inputs read once, the plan's padded outputs written once (here the seed
+    plan's buffers for q 100 x kv 90 tokens, 4 q and 2 kv heads, head_dim 72 on the 128 kernel, batch 2)."""
+    from types import SimpleNamespace
+
+    from labkit.workloads.sage2.bench import phase_bytes
+    from labkit.workloads.sage2.inputs import Inputs
+
+    x = Inputs(None, None, None, "bf16", "NHD", batch=2, q_len=100, kv_len=90, heads_q=4, heads_kv=2, head_dim=72,
+               torch_out=False)
+    p = SimpleNamespace(inputs=x, q8=np.empty((2, 4, 128, 128), np.int8), q_scale=np.empty((2, 4, 4), np.float32),
+                        k8=np.empty((2, 2, 128, 128), np.int8), k_scale=np.empty((2, 2, 2), np.float32),
+                        v8=np.empty((2, 128, 2, 128), np.uint8), v8_lo=None, v_amax=np.empty((2, 2, 128), np.float32),
+                        v_scale=np.empty((2, 2, 128), np.float32), out=np.empty((2, 100, 4, 72), np.uint16))
+    q_in, kv_in = 2 * 100 * 4 * 72 * 2, 2 * 90 * 2 * 72 * 2  # 115200, 51840
+    assert phase_bytes(p) == {
+        "k_mean_and_smoothing_preparation": 2 * kv_in,  # K and V read once
+        "q_int8_quantization": q_in + 131072 + 128,
+        "k_int8_subtract_mean_quantization": kv_in + 65536 + 32,
+        "v_transpose_pad_permute": kv_in + 65536,
+        "v_scale_fp8_quantization": 2048 + 2048,
+        "fused_mainloop": 131072 + 65536 + 65536 + 115200,
+    }
+    p.v8_lo = np.empty_like(p.v8)  # the two-term build writes V's second byte too
+    assert phase_bytes(p)["v_transpose_pad_permute"] == kv_in + 2 * 65536
+
+
+def test_bench_render_heads_the_table_with_each_check_and_aligns_its_columns():
+    """A result without a device (written before the first H100 run) says no 'on None'; each accuracy check is a line
+    naming its build; the numbers sit right-aligned under their column names, NaN as nan."""
+    from labkit.workloads.sage2.bench import _label, render
+
+    acc = {"cos": 0.99922575, "rel_l1": 0.0393288, "nan": 0}
+    out = render({"shape": [1, 4096, 8, 128], "layout": "HND", "copy_GBps": 4213.6, "schedule": "128/64/32/1",
+                  "accuracy": acc, "accuracy_pv_terms=2": {**acc, "rel_l1": 0.0142, "nan": 3},
+                  "rows": [{"phase": "fused_mainloop", "p50_ms": 1.5, "TOPS": float("nan")}]}).splitlines()
+    assert out[:3] == ["Sage2 bench [1, 4096, 8, 128] HND, schedule 128/64/32/1, copy 4214 GB/s (read+write)",
+                       "check vs fp32 reference, this schedule: cos 0.999226, rel-L1 0.0393, NaN 0",
+                       "check vs fp32 reference, pv_terms=2: cos 0.999226, rel-L1 0.0142, NaN 3"]
+    cols = ["p50_ms", "floor_ms", "x_floor", "TOPS", "x_target_127ms", "TFLOPS", "mainloop_x_this", "MHz", "alone_ms",
+            "mainloop_x_alone", "alone_MHz", "cos", "rel_l1", "error"]
+    assert out[3] == "phase".ljust(36) + "".join("  " + c.rjust(14) for c in cols)
+    assert out[4] == "fused_mainloop".ljust(36) + "  " + "1.500".rjust(14) + "  " + " " * 14 + "  " + " " * 14 + \
+        "  " + "nan".rjust(14)
+    assert (_label(Schedule()), _label(Schedule(pv_terms=2)), _label(Schedule.sm90())) == (
+        "seed schedule", "pv_terms=2", "sm90")
+
+
+def test_a_launch_floor_of_exactly_ten_microseconds_is_a_ratio():
+    from labkit.workloads.sage2.bench import LAUNCH_BOUND_S, x_floor
+
+    assert x_floor(20e-6, LAUNCH_BOUND_S) == pytest.approx(2.0) and x_floor(20e-6, 9.99e-6) == "launch-bound"
+
+
+@pytest.mark.parametrize("kwargs, message", [({"iterations": 0}, "iterations 0"), ({"warmup": -1}, "warmup -1"),
+                                             ({"layout": "NDH"}, "layout 'NDH'"), ({"seed": -2}, "seed -2"),
+                                             ({"shape": (1, 64, 1, 48)}, "head_dim 48")])
+def test_bench_refuses_bad_arguments_before_the_gpu(kwargs, message):
+    from labkit.errors import ArgumentError
+    from labkit.workloads.sage2.bench import bench
+
+    with pytest.raises(ArgumentError, match=re.escape(message)):
+        bench(**{"shape": (1, 64, 1, 64), **kwargs})
+
+
+def test_bench_takes_one_iteration_and_no_warmup_then_asks_for_the_gpu():
+    from labkit.cuda import gpu_available
+    from labkit.errors import NoGPU
+    from labkit.workloads.sage2.bench import bench
+
+    if gpu_available():
+        pytest.skip("has a GPU: the bench would run")
+    with pytest.raises(NoGPU, match="the Sage2 bench needs a CUDA GPU"):
+        bench((1, 64, 1, 64), iterations=1, warmup=0, layout="HND")
+
+
+def test_sage2_profile_cli_passes_its_options_and_writes_the_report(seed_report_path, tmp_path, monkeypatch, capsys):
+    """The command's half after the GPU work, with profile() standing in: each option reaches profile() (--pv-terms
+    2 the seed schedule's two-term build, --schedule sm90 the sm90 build), the report is written and its table shown."""
+    from labkit import cli
+    from labkit.workloads.sage2 import profile
+
+    calls = []
+    monkeypatch.setattr(profile, "profile", lambda shape, **kw: calls.append((shape, kw)) or load(seed_report_path))
+    out = tmp_path / "r.json"
+    argv = ["sage2", "profile", "--shape", "1,256,2,128", "--out", str(out), "--q-tail", "200,256", "--seed", "7"]
+    assert cli.main([*argv, "--pv-terms", "2", "--layout", "HND", "--tail-iterations", "100"]) == 0
+    shape, kw = calls[-1]
+    assert tuple(shape) == (1, 256, 2, 128) and kw["schedule"] == Schedule(pv_terms=2)
+    assert (kw["layout"], kw["q_tails"], kw["kv_tails"], kw["seed"], kw["tail_iterations"], kw["tail_dir"]) == (
+        "HND", (200, 256), None, 7, 100, None)
+    assert load(out) == load(seed_report_path)
+    assert capsys.readouterr().out.rstrip().endswith(f"report: {out}")
+    assert cli.main([*argv[:-1], str(2**63 - 1), "--schedule", "sm90", "--tail-dir", str(tmp_path / "tails")]) == 0
+    kw = calls[-1][1]
+    assert kw["seed"] == 2**63 - 1  # the largest seed -h allows
+    assert kw["schedule"] == Schedule.sm90() and kw["tail_dir"] == tmp_path / "tails"
+    # the defaults -h gives
+    defaults = (kw["layout"], kw["dtype"], kw["warmup"], kw["iterations"], kw["tail_iterations"])
+    assert defaults == ("NHD", "bf16", 3, 10, 5)
+
+
+def test_sage2_precision_cli_writes_the_points_it_shows(tmp_path, monkeypatch, capsys):
+    """--out holds the points as precision_study returned them (read back equal); without --out nothing is written."""
+    from labkit import cli
+    from labkit.workloads.sage2 import precision
+
+    raw, points = _recorded_precision_points()
+    monkeypatch.setattr(precision, "precision_study", lambda shape, **kw: points)
+    out = tmp_path / "p.json"
+    assert cli.main(["sage2", "precision", "--shape", "1,64,1,64", "--out", str(out)]) == 0
+    assert json.loads(out.read_text()) == raw
+    shown = capsys.readouterr().out
+    assert shown.rstrip().endswith(f"results: {out}") and "two-term e4m3 P and V" in shown
+    assert cli.main(["sage2", "precision", "--shape", "1,64,1,64"]) == 0
+    assert "results:" not in capsys.readouterr().out and [p.name for p in tmp_path.iterdir()] == ["p.json"]
+
+
+def test_schedule_cli_takes_a_single_query_and_key(capsys):
+    """--q-len 1 --kv-len 1, the smallest tail (1..N is the documented range): one q tile per head, one key pass."""
+    from labkit import cli
+
+    assert cli.main(["sage2", "schedule", "--shape", "1,4096,8,128", "--q-len", "1", "--kv-len", "1"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    sched = d["scheduler"]
+    assert (d["q_len"], d["kv_len"], sched["grid_ctas"], sched["k_iterations_per_cta"]) == (1, 1, 8, 1)
+
+
+def test_the_k_mean_grid_uses_the_kernels_own_chunk():
+    """Sage2Plan sizes k_mean_partial's grid and its partial sums by MEAN_CHUNK tokens per CTA; k_mean.cu walks CHUNK
+    tokens per CTA: a mismatch would leave tokens out of K's mean (or read past the partials)."""
+    from labkit.workloads.sage2.plan import MEAN_CHUNK
+
+    define = re.search(r"#define CHUNK (\d+)", KERNELS["k_mean"].read_text())
+    assert define is not None and int(define.group(1)) == MEAN_CHUNK

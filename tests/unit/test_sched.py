@@ -170,3 +170,57 @@ def test_notebook_04s_points_table_names_each_sweep_and_the_split_count_each_cal
     assert t["measured_minus_model"].round(6).tolist() == [-0.05, 0.1, 0.0, 0.1]
     q_model, kv_model = study.sage2_dense_models((1, 4096, 8, 128), [1000], [4000], sms=132, ctas_per_sm=1)
     assert q_model["q_len"].max() <= 4096 and kv_model["kv_len"].max() <= 4096 and 1000 in q_model["q_len"].tolist()
+
+
+def test_sched_gpu_commands_write_what_they_print(tmp_path, monkeypatch, capsys):
+    """The commands' halves after the GPU work, with the measurements standing in: crosscheck writes crosscheck.csv
+    (one row per shape, the difference column included) and asks for ncu unless --no-ncu; overhead --out holds its
+    result; launches prints each shape's row; no --shape means the three default shapes."""
+    import json
+
+    import pandas as pd
+
+    from labkit.sched import crosscheck as cc
+
+    row = {"shape": "1x4352x10x128", "ctas": 340, "model_waves": 1.2879, "model_wave_efficiency": 0.6439,
+           "slot_efficiency": 0.64, "sm_efficiency": 0.65, "timeline_ctas_per_sm_min": 2, "timeline_ctas_per_sm_max": 3}
+    asked = []
+
+    def crosscheck(shapes, out, ncu):  # as the real one, it makes the directory
+        asked.append(([tuple(s) for s in shapes], out, ncu))
+        out.mkdir()
+        return cc.join([row])
+
+    monkeypatch.setattr(cc, "crosscheck", crosscheck)
+    monkeypatch.setattr(cc, "launches", lambda shapes, out: asked.append(([tuple(s) for s in shapes], out)) or [row])
+    monkeypatch.setattr(cc, "overhead", lambda shape, iterations: asked.append((tuple(shape), iterations)) or {
+        "shape": cc.label(shape), "iterations": iterations, "plain_p50_ms": 1.0, "timeline_p50_ms": 1.004,
+        "overhead": 0.004, "target": 0.01})
+    assert cli.main(["sched", "crosscheck", "--out", str(tmp_path / "cc"), "--no-ncu", "--shape", "1,4352,10,128"]) == 0
+    assert asked[-1] == ([(1, 4352, 10, 128)], tmp_path / "cc", False)
+    table = pd.read_csv(tmp_path / "cc" / "crosscheck.csv")
+    assert list(table.columns) == [*row, "ncu_sm_active_ratio", "ncu_ctas_per_sm_min", "ncu_ctas_per_sm_max",
+                                   "ncu_waves", "sm_efficiency_minus_ncu"]  # no index column
+    assert table["shape"].tolist() == ["1x4352x10x128"] and table["sm_efficiency"].tolist() == [0.65]
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[1].split()[:4] == ["1x4352x10x128", "340", "1.2879", "0.6439"]  # no index, 4 places
+    assert shown[-1] == f"table: {tmp_path / 'cc'}/crosscheck.csv"
+    assert cli.main(["sched", "crosscheck", "--out", str(tmp_path / "cc2")]) == 0
+    assert asked[-1][0] == [(1, 37810, 56, 128), (1, 8448, 4, 128), (1, 4352, 10, 128)] and asked[-1][2] is True
+    assert cli.main(["sched", "overhead", "--iterations", "1000", "--out", str(tmp_path / "o.json")]) == 0
+    assert asked[-1] == ((1, 37810, 56, 128), 1000)  # the most rounds -h allows
+    assert json.loads((tmp_path / "o.json").read_text())["overhead"] == 0.004
+    assert "overhead               0.0040" in capsys.readouterr().out
+    assert cli.main(["sched", "launches", "--out", str(tmp_path / "l.json"), "--shape", "1,4352,10,128"]) == 0
+    assert asked[-1] == ([(1, 4352, 10, 128)], tmp_path / "l.json")
+    assert "timeline_ctas_per_sm_max 3\n" in capsys.readouterr().out
+
+
+def test_occupancy_notes_the_assumed_shared_memory_only_when_none_is_given(capsys):
+    """A cubin does not record its launches' dynamic shared memory: the note says so when --dynamic-smem is left out,
+    and is absent when the launch's bytes are given."""
+    argv = ["sched", "occupancy", str(SEED_CUBIN), "--kernel", SEED_ENTRY]
+    assert cli.main(argv) == 0
+    assert "(no dynamic shared memory assumed: give a launch's --dynamic-smem" in capsys.readouterr().out
+    assert cli.main([*argv, "--dynamic-smem", "144992"]) == 0
+    assert "no dynamic shared memory assumed" not in capsys.readouterr().out

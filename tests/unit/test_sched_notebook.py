@@ -163,3 +163,40 @@ def test_crosscheck_join_reads_ncus_counters_by_range():
     with pytest.raises(LabkitError, match="0 launches in range sched/1x8448x4x128"):
         join([{**row, "shape": "1x8448x4x128"}], table)
     assert join([row])[0].ncu_sm_active_ratio is None
+
+
+_ROW = {"shape": "1x4352x10x128", "ctas": 340, "model_waves": 340 / 264, "model_wave_efficiency": 340 / 528,
+        "slot_efficiency": 0.64, "sm_efficiency": 0.65, "timeline_ctas_per_sm_min": 2, "timeline_ctas_per_sm_max": 3}
+
+
+def test_crosscheck_rows_carry_the_timeline_minus_ncu_and_refuse_two_launches_in_a_range():
+    """The table's last column is the timeline's SM efficiency minus ncu's active ratio (None without ncu); a range
+    holding two mainloop launches is refused, not averaged; the range is matched by its end (ncu adds the domain)."""
+    from labkit.sched.crosscheck import DEFAULT_SHAPES, join, label
+
+    assert [label(s) for s in DEFAULT_SHAPES] == ["1x37810x56x128", "1x8448x4x128", "1x4352x10x128"]
+    table = pd.DataFrame([{"nvtx": f"labkit@sched/{_ROW['shape']}", "kernel": "attn_fwd(int8*, ...)",
+                           "sm_cycles_active_avg": 600.0, "sm_cycles_active_max": 800.0, "sm_ctas_launched_min": 1,
+                           "sm_ctas_launched_max": 3, "waves": 1.2879}])
+    (c,) = join([_ROW], table)
+    d = c.to_dict()
+    assert d["ncu_sm_active_ratio"] == 0.75 and d["sm_efficiency_minus_ncu"] == pytest.approx(0.65 - 0.75)
+    assert (d["ncu_ctas_per_sm_min"], d["ncu_ctas_per_sm_max"], d["ncu_waves"]) == (1, 3, 1.2879)
+    assert {k: d[k] for k in _ROW} == _ROW
+    assert join([_ROW])[0].to_dict()["sm_efficiency_minus_ncu"] is None
+    with pytest.raises(LabkitError, match=r"ncu report: 2 launches in range sched/1x4352x10x128, expected 1"):
+        join([_ROW], pd.concat([table, table]))
+
+
+def test_overhead_refuses_bad_arguments_before_the_gpu():
+    from labkit.cuda import gpu_available
+    from labkit.errors import ArgumentError, NoGPU
+    from labkit.sched.crosscheck import overhead
+
+    with pytest.raises(ArgumentError, match="iterations 0"):
+        overhead((1, 1024, 8, 128), iterations=0)
+    with pytest.raises(ArgumentError, match="head_dim 7"):
+        overhead((1, 1024, 8, 7))
+    if not gpu_available():
+        with pytest.raises(NoGPU, match="the timeline overhead A/B needs a CUDA GPU"):
+            overhead((1, 1024, 8, 128), iterations=1)
