@@ -420,3 +420,71 @@ def test_an_existing_directory_option_takes_the_directory(tmp_path):
     from labkit._cliargs import existing_dir
 
     assert existing_dir("--dir")(str(tmp_path)) == tmp_path
+
+
+def test_device_on_a_gpu_prints_its_description_as_json_or_one_fact_a_line(capsys, monkeypatch):
+    """A faked GPU: --json is the description's JSON (what a record's device holds), else one 'key value' line each."""
+    import json
+
+    import labkit.cuda
+    import labkit.device
+    from labkit.device import DeviceInfo
+
+    old = json.loads((ROOT / "data" / "runs" / "20261204T185600Z-decode_bench_targets" / "sweep.json").read_text())
+    info = DeviceInfo.from_dict(old["provenance"]["device"])
+    monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (True, "a faked GPU (test)"))
+    monkeypatch.setattr(labkit.device, "describe", lambda index=0: info)
+    assert cli.main(["device", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == info.to_dict()
+    assert cli.main(["device"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(info.to_dict()) and f"{'name':28s} NVIDIA H200" in lines
+
+
+def test_a_name_the_terminal_cannot_encode_is_escaped_not_a_traceback(tmp_path):
+    """An ASCII-only stdout (a C locale, a CI log): a report's path is printed with backslash escapes, not a
+    UnicodeEncodeError's traceback."""
+    import shutil
+
+    named = shutil.copyfile(REPORT, tmp_path / "n\u00f6_report.json")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    out = subprocess.run([sys.executable, "-m", "labkit", "report", "show", str(named)],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert out.stdout.startswith(str(tmp_path / "n\\xf6_report.json: "))
+
+
+def test_an_os_error_is_one_line_naming_its_file(capsys, monkeypatch):
+    from labkit import notebooks
+
+    def denied():
+        raise PermissionError(13, "Permission denied", "/srv/notebooks")
+
+    monkeypatch.setattr(notebooks, "list_notebooks", denied)
+    assert cli.main(["nb", "list"]) == 2
+    assert capsys.readouterr().err == "labkit: error: /srv/notebooks: Permission denied\n"
+
+
+def test_a_workload_whose_own_import_fails_is_not_hidden_from_the_command_line(monkeypatch):
+    """A workload package that is absent leaves its subcommand out; one present whose dependency is missing fails
+    loudly, naming it (its subcommand quietly gone would read as 'no such command')."""
+    import importlib
+
+    real = importlib.import_module
+
+    def missing_dependency(name, *args):
+        if name == "labkit.ncu.cli":
+            raise ModuleNotFoundError("No module named 'some_dependency'", name="some_dependency")
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", missing_dependency)
+    with pytest.raises(ModuleNotFoundError, match="some_dependency"):
+        cli.build_parser()
+
+    def absent(name, *args):
+        if name == "labkit.ncu.cli":
+            raise ModuleNotFoundError("No module named 'labkit.ncu'", name="labkit.ncu")
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", absent)
+    assert "ncu" not in cli.build_parser()._subparsers._group_actions[0].choices

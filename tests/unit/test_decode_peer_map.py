@@ -241,3 +241,19 @@ def test_newest_refuses_a_report_built_in_memory_without_an_iso_time_naming_it(t
     with pytest.raises(ArgumentError, match=r"^b\.json: provenance\.created_utc 'yesterday': expected an ISO time, "
                                             r"which --newest compares$"):
         peer_maps([("a.json", a), ("b.json", bad)], newest=True)
+
+
+def test_a_map_of_calls_all_at_par_draws_and_a_cells_label_is_white_only_on_a_strong_colour():
+    """A grid where every call is level with its best peer still draws (its colour scale reaches 0.02 either side of
+    1, not 0); a label is white on a cell far from par (dark red or blue), black on one near it (pale)."""
+    from labkit.workloads.decode.peer_map import MapCell, PeerMap
+
+    cells = {(b, n): MapCell(1.0, "fa3", "k", 1, "s") for b in (8, 16) for n in (1024, 8192)}
+    ax = plot.peer_map(PeerMap(128, "32/8", cells), title="t").axes[0]
+    assert (ax.images[0].norm.vmin, ax.images[0].norm.vmax) == pytest.approx((0.98, 1.02))
+    assert [t.get_text() for t in ax.texts] == ["1.00"] * 4
+    cells[8, 1024] = MapCell(0.8, "fa3", "k", 1, "s")
+    cells[16, 8192] = MapCell(0.95, "fa3", "k", 1, "s")
+    ax = plot.peer_map(PeerMap(128, "32/8", cells), title="t").axes[0]
+    assert [(t.get_text(), t.get_color()) for t in ax.texts] == [("0.80", "white"), ("1.00", "black"),
+                                                                 ("1.00", "black"), ("0.95", "black")]

@@ -465,6 +465,13 @@ def test_a_rate_off_the_figure_s_axes_is_named_with_what_it_is_and_its_run():
     fig = plot.call_spread(CallSpread("c", runs, len(runs), 0))
     assert fig._supxlabel.get_text() == "off the y axes [TB/s]: 3.000 (best peer, 20261200T000000Z-decode_bench)"
     assert all(ax.get_ylim()[0] > 4.1 for ax in fig.axes)  # the axes hold the bulk; the outlier is named instead
+    # and one far above the rest: its run's best peer at 6 TB/s, labkit beside it at its own rate
+    peer = [*rates[:-1], 6.0]
+    high = tuple(RunRate(v, "k", 4.2, "sdpa_cudnn", p, v / p, f"GPU-{i}", "NVIDIA H200", None, None, "s", "",
+                         f"2026120{i}T000000Z-decode_bench/sweep.json") for i, (v, p) in enumerate(zip(rates, peer)))
+    fig = plot.call_spread(CallSpread("c", high, len(high), 0))
+    assert fig._supxlabel.get_text() == "off the y axes [TB/s]: 6.000 (best peer, 20261209T000000Z-decode_bench)"
+    assert all(ax.get_ylim()[1] < 4.6 for ax in fig.axes)
 
 
 def test_a_run_naming_no_gpu_is_its_directorys_machine_and_one_without_a_peer_rate_has_no_rate_beside_it():
@@ -526,3 +533,26 @@ def test_the_bench_says_nothing_of_recorded_runs_where_labkit_has_none(tmp_path,
     assert cli.main(["decode", "bench", "--point", "1x8192", "--point", "8x8192", "--point", "64x8192"]) == 0
     out = capsys.readouterr().out
     assert "issue #10's targets" in out and "recorded runs" not in out
+
+
+def test_the_figure_names_three_rates_off_its_axes_then_counts_the_rest_and_its_diagonal_spans_the_panel():
+    """Off the axes: three named; a fourth is counted ('; 1 more'), three are not followed by '; 0 more'. The level
+    line runs corner to corner of the left panel, and the fastest rate sits inside the axes, not on their edge."""
+    from labkit.workloads.decode.spread import CallSpread, RunRate
+
+    rates = [4.30 + 0.01 * i for i in range(20)]
+    said = []
+    for low in (3, 4):  # the first runs' peers far under the rest
+        peer = [3.0 + 0.01 * i for i in range(low)] + rates[low:]
+        runs = tuple(RunRate(v, "k", 4.2, "sdpa_cudnn", p, v / p, f"GPU-{i}", "NVIDIA H200", None, None, "s", "",
+                             f"202612{i:02d}T000000Z-decode_bench/sweep.json")
+                     for i, (v, p) in enumerate(zip(rates, peer)))
+        fig = plot.call_spread(CallSpread("c", runs, len(runs), 0))
+        said.append(fig._supxlabel.get_text())
+        left = fig.axes[0]
+        level = next(line for line in left.lines if line.get_label() == "level with it")
+        assert tuple(level.get_xdata()) == pytest.approx(left.get_xlim())
+        assert tuple(level.get_ydata()) == pytest.approx(left.get_ylim())
+        assert all(ax.get_ylim()[1] > max(rates) for ax in fig.axes)
+    assert said[0].endswith("3.020 (best peer, 20261202T000000Z-decode_bench)")
+    assert said[1].endswith("3.020 (best peer, 20261202T000000Z-decode_bench); 1 more")

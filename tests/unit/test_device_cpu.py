@@ -136,3 +136,130 @@ def test_device_info_reads_records_with_and_without_the_vbios_and_board():
     assert dev.board_part_number == "692-2G520-0282-000" and DeviceInfo.from_dict(dev.to_dict()) == dev
     with pytest.raises(LabkitError, match="board_part_number"):
         DeviceInfo.from_dict({**old, "board_part_number": ["692"]})
+
+
+def test_git_sha_is_the_checkouts_commit_dirty_when_a_tracked_file_differs_and_unknown_outside_git(tmp_path,
+                                                                                                    monkeypatch):
+    """What a record's git_sha says of the code it came from (a test audit: 'unknown' in every checkout passed)."""
+    import subprocess
+
+    import labkit._env
+    from labkit.provenance import git_sha
+
+    monkeypatch.delenv("LABKIT_GIT_SHA", raising=False)
+    monkeypatch.setattr(labkit._env, "repo_root", lambda: tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))  # git looks no further up than tmp_path
+    assert git_sha() == "unknown"  # no .git here
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "k.cu").write_text("// a kernel\n")
+    subprocess.run([*git, "add", "k.cu"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "k"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    assert git_sha() == head
+    (tmp_path / "notes.txt").write_text("untracked: not a change to the code\n")
+    assert git_sha() == head
+    (tmp_path / "k.cu").write_text("// a kernel, edited\n")
+    assert git_sha() == head + "-dirty"
+
+
+def test_versions_name_labkits_own_version_when_it_runs_from_a_source_tree(monkeypatch):
+    import importlib.metadata
+
+    from labkit import __version__
+    from labkit.provenance import versions
+
+    real = importlib.metadata.version
+
+    def not_installed(name):
+        if name == "labkit":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    assert versions()["labkit"] == __version__
+
+
+def test_provenance_counts_the_cpus_this_process_may_use_not_the_machines(monkeypatch):
+    """A job held to 3 of 64 CPUs (a cgroup or taskset) records 3: what its host-side costs ran on."""
+    import os
+
+    from labkit.provenance import host
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2} if pid == 0 else set(range(64)), raising=False)
+    assert host().endswith(", 3 CPUs)")
+
+
+def test_timing_overhead_table_adds_each_wrapper_over_the_bare_launch_and_holds_the_timed_one_to_its_target():
+    """What `labkit bench` prints first: one row per wrapper, its cost over the bare launch, and whether labkit's timed
+    launch (NVTX + events) stays within 3 us; exactly 3 us meets it."""
+    from labkit.probes import timing_overhead_table
+
+    r = {"launches": 2000, "bare_us": 2.0, "nvtx_us": 2.4, "events_us": 3.1, "nvtx_events_us": 3.5,
+         "fresh_events_us": 9.25}
+    assert timing_overhead_table(r).splitlines() == [
+        "host time per launch of an empty kernel, 2000 launches (best of 3)",
+        "  bare                2.00 us",
+        "  nvtx                2.40 us  (+0.40 over bare)",
+        "  events              3.10 us  (+1.10 over bare)",
+        "  nvtx_events         3.50 us  (+1.50 over bare)",
+        "  fresh_events        9.25 us  (+7.25 over bare)",
+        "  labkit's timed launch adds 1.50 us: meets the <= 3 us target"]
+    assert timing_overhead_table({**r, "nvtx_events_us": 5.0}).endswith("adds 3.00 us: meets the <= 3 us target")
+    assert timing_overhead_table({**r, "nvtx_events_us": 5.5}).endswith("adds 3.50 us: MISSES the <= 3 us target")
+
+
+def test_the_copy_tables_read_times_under_a_second_and_rates_under_one_tb_per_s():
+    """Notebook 00's copy table: p50 in ms from the probe's seconds; and the cold-L2 table keeps a copy slower than
+    1 TB/s (a small cold one), where a bound of 1 would have refused the recorded run."""
+    from labkit.probes import cold_l2_table, copy_table
+
+    result = {"nbytes": 1 << 30, "mode": "cold", "memcpy": {"p50_s": 2.5e-4, "GBps_read_plus_write": 8589.9},
+              "kernel": {"p50_s": 2.6e-4, "GBps_read_plus_write": 8259.5, "name": "copy"}}
+    table = copy_table(result)
+    assert list(table.index) == ["memcpy", "kernel"] and list(table["bytes"]) == [1 << 30] * 2
+    assert list(table["p50_ms"]) == pytest.approx([0.25, 0.26])
+    slow = cold_l2_table({"rows": [{"MiB": 16, "mode": "cold", "p50_s": 4e-5, "TBps_read_plus_write": 0.84}]})
+    assert slow.to_dict("records") == [{"MiB": 16, "mode": "cold", "p50_us": pytest.approx(40.0), "TBps": 0.84}]
+
+
+def test_sm_clock_is_nvmls_mhz_in_hz_and_none_without_nvml(monkeypatch):
+    import labkit.device as device
+
+    class Clocks(_FakeNvml):
+        def nvmlDeviceGetClockInfo(self, h, clock):
+            return 1755 if clock == self.NVML_CLOCK_SM else 2619
+
+    monkeypatch.setattr(device, "_nvml_handle", lambda index: (Clocks(), object()))
+    assert device.sm_clock_hz(0) == 1_755_000_000
+    monkeypatch.setattr(device, "_nvml_handle", lambda index: (None, None))
+    assert device.sm_clock_hz(0) is None
+
+
+def test_a_device_without_nvmls_facts_reads_shows_them_as_not_recorded_and_stays_frozen():
+    """A record made without NVML has null clocks and no uuid: it reads, and the notebook's device table says 'not
+    recorded' there, each recorded value as it is. A description is frozen: describe() hands out one per device."""
+    import dataclasses
+    import json
+
+    from labkit.device import DeviceInfo
+
+    from ..conftest import ROOT
+
+    old = json.loads((ROOT / "data" / "runs" / "20261204T185600Z-decode_bench_targets" / "sweep.json").read_text())
+    bare = DeviceInfo.from_dict({**old["provenance"]["device"], "sm_clock_max_hz": None, "mem_clock_max_hz": None,
+                                 "uuid": None})
+    assert bare.sm_clock_max_hz is None and bare.mem_clock_max_hz is None
+    shown = bare.to_frame()["value"]
+    assert shown["sm_clock_max_hz"] == "not recorded" and shown["uuid"] == "not recorded"
+    assert shown["name"] == bare.name and shown["sm_count"] == bare.sm_count
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        bare.sm_count = 1
+
+
+@pytest.mark.parametrize("name, h200", [("NVIDIA H200", True), ("NVIDIA H200 NVL", True),
+                                        ("NVIDIA GH200 480GB", False), ("NVIDIA H100 80GB HBM3", False)])
+def test_is_h200_names_the_h200s_not_the_gh200(name, h200):
+    from labkit.device import is_h200
+
+    assert is_h200(name) is h200

@@ -420,3 +420,50 @@ def test_exit_in_one_line_keeps_other_errors_tracebacks(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 1 and "Traceback" in done.stderr and "ValueError: a bug" in done.stderr
+
+
+def test_a_live_run_with_record_keeps_its_run_json_and_data_and_a_quiet_run_prints_nothing(tmp_path, monkeypatch,
+                                                                                           capsys):
+    """`--record` after a live run (here a faked GPU and kernel): run.json and data/ copied into data/runs/<run>;
+    progress=None prints nothing, and print_result writes to the stream it is given."""
+    import io
+
+    import papermill
+
+    import labkit._env
+    import labkit.session
+
+    def live_cells(*args, cwd, **kwargs):
+        (Path(cwd) / "data").mkdir(exist_ok=True)
+        (Path(cwd) / "data" / "session.json").write_text('{"mode": "live", "notebook": "01_decode_manifest"}')
+        (Path(cwd) / "data" / "measured.json").write_text('{"p50_us": 4.5}')
+
+    monkeypatch.setattr(papermill, "execute_notebook", live_cells)
+    monkeypatch.setattr(labkit.session, "gpu_status", lambda: (True, "a faked GPU (test)"))
+    monkeypatch.setattr(labkit._env, "data_dir", lambda: tmp_path / "kept")
+    res = notebooks.run("01", out_root=tmp_path / "out", record=True)
+    assert capsys.readouterr().out == ""
+    assert res.ok and res.mode == "live" and res.recorded_to == tmp_path / "kept" / "runs" / res.run_dir.name
+    assert json.loads((res.recorded_to / "run.json").read_text()) == json.loads((res.run_dir / "run.json").read_text())
+    assert (res.recorded_to / "data" / "measured.json").read_text() == '{"p50_us": 4.5}'
+    out = io.StringIO()
+    notebooks.print_result(res, out)
+    assert out.getvalue().splitlines()[0] == "01_decode_manifest: ok; LIVE on this GPU"
+    assert f"  recorded: {res.recorded_to}" in out.getvalue() and capsys.readouterr().out == ""
+
+
+def test_run_all_exits_1_when_a_notebook_fails_and_says_all_ok_only_when_none_did(tmp_path, monkeypatch, capsys):
+    """`labkit nb run-all` (here over two faked runs): its exit status is the one make and CI read."""
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
+    monkeypatch.setattr(notebooks, "list_notebooks", lambda: ["00_a", "01_b"])
+    for failing, status in ((set(), 0), ({"01_b"}, 1)):
+        def fake_run(name, *, record, progress, failing=failing):
+            bad = name in failing
+            return notebooks.RunResult(tmp_path / name, tmp_path / name / f"{name}.ipynb", not bad,
+                                       "cell 2: boom" if bad else None, "recorded", "data/runs/x", (), (), None)
+
+        monkeypatch.setattr(notebooks, "run", fake_run)
+        assert cli.main(["nb", "run-all"]) == status
+        out = capsys.readouterr().out
+        assert ("01_b: FAILED (cell 2: boom)" in out) is bool(failing)
+        assert ("all notebooks ok; the newest run is " in out) == (not failing)

@@ -85,6 +85,12 @@ def test_malformed_parameters_cell_names_the_line(tmp_path):
                        f'mani: File(reads="manifest") = "data/trtllm_gen_decode_manifest_v4.json"  # m\n')
         with pytest.raises(LabkitError, match=rf"99_bad.py:3: vs's vars_of='{manifest}': expected a File"):
             notebooks.declared_parameters(str(src))
+    src.write_text('# %% tags=["parameters"]\nx: Int(1, 5) = 3  # ok\ny: Intt(1, 5) = 3  # a typo\n')
+    with pytest.raises(LabkitError, match=r"99_bad.py:3: cannot read the declaration of y: name 'Intt'"):
+        notebooks.declared_parameters(str(src))
+    src.write_text('# %% [markdown]\n# no parameters here\n# %%\nx = 3\n')  # the tag left off
+    with pytest.raises(LabkitError, match=r"99_bad.py: no cell tagged parameters"):
+        notebooks.declared_parameters(str(src))
 
 
 BAD_OVERRIDES = [

@@ -208,3 +208,146 @@ def test_decode_efficiency_names_its_factors_not_sage2_tiles():
     labels = {t.get_text() for leg in fig.legends for t in leg.get_texts()} | {
         t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()}
     assert "model: waves x stage padding x split balance" in labels and "model: waves x tiles" not in labels
+
+
+def test_phase_dots_of_one_report_sit_on_their_rows_and_two_sit_beside_them_named_in_a_legend(seed):
+    """One report's dots on their phase's row and no legend (its one label said nothing); two reports' dots a little
+    above and below the row, in the order given, named in a legend; no empty row under the last phase."""
+    ax = plot.phase_dots({"seed": seed}).axes[0]
+    n = len(ax.get_yticks())
+    assert list(ax.collections[0].get_offsets()[:, 1]) == list(range(n)) and not ax.figure.legends
+    assert ax.get_ylim() == (n - 0.5, -0.5)
+    fig = plot.phase_dots({"before": seed, "after": seed})
+    first, second = (c.get_offsets()[:, 1] for c in fig.axes[0].collections)
+    assert list(first) == pytest.approx([k - 0.18 for k in range(n)])
+    assert list(second) == pytest.approx([k + 0.18 for k in range(n)])
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["before", "after"]
+
+
+def test_a_title_too_wide_by_a_little_breaks_into_two_lines_of_about_equal_length(seed):
+    """Lines of about equal length, as few as fit: not a column of 20-character lines."""
+    long = ("Sage2 phases, q=k=v [1, 37810, 56, 128]: seed report (device not recorded), "
+            "and more words that run on past the edge")
+    fig = plot.phase_dots({"seed": seed}, title=long)
+    plot._fit_titles(fig)
+    lines = fig.axes[0].get_title().split("\n")
+    assert len(lines) == 2 and abs(len(lines[0]) - len(lines[1])) < 15, lines
+
+
+def test_value_bars_name_each_value_top_down_in_the_order_given_with_its_number():
+    from labkit.probes import LABELS
+
+    values = {"host_enqueue_us": 4.5, "gpu_graph_us": 1.25, "launch_and_sync_us": 12.0}
+    fig = plot.value_bars(values, xlabel="per launch [us]", labels=LABELS)
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    top_down = sorted(ax.patches, key=lambda p: -p.get_y())  # inverted y axis: the first key at the top
+    assert ax.yaxis_inverted() and [p.get_width() for p in top_down[::-1]] == [4.5, 1.25, 12.0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["host: enqueue", "GPU: in a CUDA graph",
+                                                            "host: launch + synchronize"]
+    assert [t.get_text() for t in ax.texts] == ["4.50", "1.25", "12.00"]
+    assert ax.get_xlabel() == "per launch [us]" and ax.get_title() == ""
+    assert plot.value_bars({"a": 1.0}, xlabel="x", title="t").axes[0].get_title() == "t"
+
+
+def test_cold_l2_copies_mark_half_the_l2_and_the_l2_where_given_and_nothing_where_not():
+    import pandas as pd
+
+    table = pd.DataFrame({"MiB": [16, 16, 1024, 1024], "mode": ["hot", "cold"] * 2, "p50_us": [5.0, 12.0, 500, 510],
+                          "TBps": [6.7, 2.8, 4.3, 4.2]})
+    marked = plot.cold_l2_copies(table, l2_mib=60).axes[0]
+    assert [line.get_xdata()[0] for line in marked.get_lines() if line.get_linestyle() == ":"] == [30, 60]
+    bare = plot.cold_l2_copies(table).axes[0]  # no L2 size given (no device): no markers, no error
+    assert not bare.texts and not [line for line in bare.get_lines() if line.get_linestyle() == ":"]
+
+
+def test_param_block_names_each_tensor_map_on_its_span_and_ticks_the_bytes_by_the_blocks_size():
+    from labkit.manifest.pack import FieldRow
+
+    rows = [FieldRow(0, 128, "tensormap", "param q (tma)", "-"), FieldRow(128, 8, "param", "param n", "5"),
+            FieldRow(136, 4, "i32", "i32 k", "1")]
+    fig = plot.param_block(rows, 1024)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == ["pq\n(tma)"]  # the tensor map's name on its span
+    assert list(ax.get_xticks()) == list(range(0, 1025, 128))
+    assert ax.get_title() == "1024 B parameter block: 140 B written by 3 fields"
+    small = plot.param_block(rows[1:], 256).axes[0]
+    assert list(small.get_xticks()) == list(range(0, 257, 32)) and not small.texts
+
+
+def test_decode_bandwidth_reaches_12_percent_over_the_fastest_rate_or_the_copy_line():
+    rows = [{"batch": 1, "kv_MB": 10.0, "TBps": 3.0}, {"batch": 1, "kv_MB": 100.0, "TBps": 4.5}]
+    assert plot.decode_bandwidth(rows, 4.0).axes[0].get_ylim() == pytest.approx((0, 4.5 * 1.12))
+    assert plot.decode_bandwidth(rows, 6.0).axes[0].get_ylim() == pytest.approx((0, 6.0 * 1.12))
+
+
+def test_split_sweep_without_the_heuristic_s_point_has_no_star_in_its_legend():
+    ax = plot.split_sweep([{"splits": s, "TBps": t} for s, t in [(1, 2.6), (2, 3.43), (4, 3.41)]]).axes[0]
+    assert ax.get_legend_handles_labels()[1] == ["measured"] and len(ax.lines) == 1
+
+
+def test_scheduling_charts_mark_each_new_wave_and_take_a_log2_axis_only_where_asked():
+    """Sage2's lengths on a linear axis, decode's split counts and batches on a log2 one in all four panels; a dotted
+    line where the model's launch takes one more wave; an efficiency axis never below 0."""
+    import pandas as pd
+
+    from labkit.plot.sched import efficiency_vs
+    from labkit.sched import model as sched_model
+
+    model = pd.DataFrame({"q_len": [37810, 37700, 37760, 37900], "efficiency": [0.992, 0.986, 0.994, 0.99],
+                          "wave_efficiency": [0.997, 0.99, 0.997, 0.995], "full_waves": [64, 63, 63, 64]})
+    ax = efficiency_vs(model, None, x="q_len", xlabel="q_len").axes[0]
+    assert ax.get_xscale() == "linear"
+    assert [(line.get_label(), list(line.get_xdata())) for line in ax.lines if line.get_linestyle() == ":"] == [
+        ("model: one more wave", [37810, 37810])]
+    rows = [sched_model.decode_launch(8, 8192, s, heads_kv=8, tokens_per_stage=64, sms=132, ctas_per_sm=2)
+            for s in (1, 2, 4)]
+    split_model = pd.DataFrame([{**r.to_dict(), "splits": s} for r, s in zip(rows, (1, 2, 4))])
+    fig = plot.decode_sched(split_model, None, split_model.rename(columns={"splits": "batch"}), None, title="t")
+    assert [(a.get_xscale(), a.xaxis.get_transform().base) for a in fig.axes] == [("log", 2)] * 4
+    low = model.assign(efficiency=[0.05, 0.06, 0.07, 0.08])  # a launch that fills a twentieth of the GPU
+    assert efficiency_vs(low, None, x="q_len", xlabel="q_len").axes[0].get_ylim()[0] == 0.0
+
+
+def test_event_vs_ncu_draws_each_gap_in_percent_with_both_times_and_keeps_a_large_gap_on_the_axis():
+    """The dots sit at the gap in percent (8 % out, -0.3 % in the band); each is labelled with both times as a reader
+    scans them (ms from 10 ms up, us under); the axis reaches past the largest gap, with room for its label."""
+    import pandas as pd
+
+    df = pd.DataFrame({"case": ["sage2_seed", "decode_b1", "decode_b64"], "gap": [0.08, -0.003, 0.004],
+                       "event_p50_us": [120_100.0, 9.47, 488.0], "ncu_us": [129_708.0, 9.44, 490.0],
+                       "flagged": [True, False, False]})
+    ax = plot.event_vs_ncu(df).axes[0]
+    assert [c.get_offsets()[0, 0] for c in ax.collections] == pytest.approx([8.0, -0.3, 0.4])
+    assert [c.get_offsets()[0, 1] for c in ax.collections] == [0, 1, 2]
+    assert [t.get_text() for t in ax.texts] == ["event 120.1 ms, ncu 129.7 ms", "event 9.47 us, ncu 9.44 us",
+                                                "event 488 us, ncu 490 us"]
+    assert ax.get_xlim()[1] == pytest.approx(8.0 + 12)
+
+
+def test_time_against_counters_takes_a_log_x_only_for_a_counter_that_spans_ten_times_and_labels_time_once():
+    """Times 12 x apart: log y on each panel; the bytes, 64 x apart, on a log axis; a percentage 2 x apart stays
+    linear. The time label sits on the first panel of a row only."""
+    import pandas as pd
+
+    df = pd.DataFrame({"group": ["decode"] * 3, "dram_read_bytes": [4.2e6, 3.4e7, 2.7e8], "sm_pct": [40.0, 55.0, 80.0],
+                       "event_p50_us": [9.8, 18.9, 120.0]})
+    fig = plot.time_vs_counters(df, ["dram_read_bytes", "sm_pct"])
+    assert [(a.get_xscale(), a.get_yscale(), a.get_ylabel()) for a in fig.axes] == [
+        ("log", "log", "event p50 [us]"), ("linear", "log", "")]
+
+
+def test_stall_bars_stack_each_reason_after_the_last_and_phase_shares_straddle_their_phase():
+    import pandas as pd
+
+    shares = pd.DataFrame({"long_scoreboard": [70.0, 50.0], "selected": [20.0, 30.0], "wait": [10.0, 20.0]},
+                          index=["stage_loop", "epilogue"])
+    ax = plot.phase_stalls(shares).axes[0]
+    assert [[(p.get_x(), p.get_width()) for p in c.patches] for c in ax.containers] == [
+        [(0, 70), (0, 50)], [(70, 20), (50, 30)], [(90, 10), (80, 20)]]  # each phase's reasons end at 100 %
+    table = pd.DataFrame({"share_run1_pct": [25.0, 75.0], "share_run2_pct": [30.0, 70.0], "diff_points": [5.0, -5.0]},
+                         index=["load", "mma"])
+    ax = plot.phase_shares(table).axes[0]
+    centres = [[p.get_x() + p.get_width() / 2 for p in c.patches] for c in ax.containers]
+    assert centres == [pytest.approx([-0.2, 0.8]), pytest.approx([0.2, 1.2])]  # run 1 left of its phase, run 2 right
+    assert [t.get_text() for t in ax.texts] == ["+5.00 pt", "-5.00 pt"]

@@ -309,3 +309,59 @@ def test_a_kernel_change_and_its_revert_leave_a_record_current(tmp_path, monkeyp
     git("commit", "-qam", "v3")
     assert kernel_commits_since(recorded) == 3
     assert kernel_commits_since("0" * 40) is None
+
+
+def test_a_run_that_kept_a_value_as_its_command_line_text_answers_that_value(tmp_path):
+    """Older runs kept a list as its text ('3,5'): recorded mode reads it by the declared type, so it still answers
+    [3, 5], and a refusal names it as a list."""
+    from labkit.notebooks import Parameter
+    from labkit.params import IntList
+
+    declared = {"n": Parameter("n", IntList(1, 100), [1], "")}
+    _record(tmp_path, "20260101T000000Z", params={"n": "3,5"})
+    _, run = plan_source("nbx", {"source": "recorded", "n": [3, 5]}, declared, tmp_path)
+    assert run.path.name == "20260101T000000Z-nbx" and run.parameters["n"] == [3, 5]
+    with pytest.raises(LabkitError, match=re.escape("20260101T000000Z-nbx: n=[3, 5]")):
+        plan_source("nbx", {"source": "recorded", "n": [4]}, declared, tmp_path)
+
+
+def test_with_a_gpu_auto_runs_live_and_reads_no_record(tmp_path, monkeypatch):
+    import labkit.session
+
+    monkeypatch.setattr(labkit.session, "gpu_status", lambda: (True, "a faked GPU (test)"))
+    assert plan_source("nbx", {"source": "auto"}, None, tmp_path / "none") == ("live", None)
+    assert plan_source("nbx", {"source": "live"}, None, tmp_path / "none") == ("live", None)
+
+
+def test_a_live_measurement_of_a_dataclass_is_kept_as_its_fields(tmp_path):
+    from dataclasses import dataclass
+
+    @dataclass
+    class Copy:
+        nbytes: int
+        p50_s: float
+
+    (tmp_path / "data").mkdir()
+    s = Session("nbx", "live", tmp_path, None, "test")
+    assert s.measure("copy", lambda: Copy(1 << 20, 2.5e-5)) == {"nbytes": 1 << 20, "p50_s": 2.5e-5}
+    assert json.loads((tmp_path / "data" / "copy.json").read_text()) == {"nbytes": 1 << 20, "p50_s": 2.5e-5}
+
+
+def test_save_figure_writes_the_png_and_svg_under_figs_and_shows_the_png_in_a_notebook(tmp_path, monkeypatch):
+    import IPython
+    import IPython.display
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, _ = plt.subplots()  # before the fake kernel below: pyplot asks it for hooks
+    shown = []
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object())  # as inside a kernel
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+    (tmp_path / "figs").mkdir()
+    s = Session("nbx", "live", tmp_path, None, "test")
+    assert s.save_figure(fig, "copy") is None  # a cell's last line echoes nothing under the figure
+    png = tmp_path / "figs" / "copy.png"
+    assert png.is_file() and (tmp_path / "figs" / "copy.svg").is_file()
+    assert [d.data for d in shown] == [png.read_bytes()]

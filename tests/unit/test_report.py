@@ -153,6 +153,8 @@ def test_version1_requires_provenance(seed_report_path):
     ("device", {"name": "H200"}, "provenance.device: missing key 'index'"),
     ("versions", {"torch": 2.11}, "provenance.versions.torch: = 2.11: expected a string"),
     ("created_utc", "yesterday", "provenance.created_utc: = 'yesterday': expected an ISO 8601 time"),  # CLI review
+    ("git_sha", 42, "provenance.git_sha: = 42: expected a string"),  # a mutation audit: neither was checked
+    ("timing_mode", ["cold"], 'provenance.timing_mode: = ["cold"]: expected a string'),
 ])
 def test_provenance_values_are_read_strictly(key, value, said):
     """Found by a review: a negative clock read as 'clocks not recorded', a device given as a string as 'device not
@@ -163,6 +165,14 @@ def test_provenance_values_are_read_strictly(key, value, said):
     doc["provenance"][key] = value
     with pytest.raises(FormatError, match=re.escape(said)):
         report.loads(json.dumps(doc))
+
+
+def test_provenance_without_a_git_sha_or_timing_mode_reads():
+    """null: collect() had no timing mode to give, or git none to read; not a damaged file."""
+    recorded = sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/report.json"))[-1]
+    doc = json.loads(recorded.read_text())
+    doc["provenance"].update(git_sha=None, timing_mode=None)
+    assert report.loads(json.dumps(doc)).provenance["timing_mode"] is None
 
 
 @pytest.mark.parametrize("key, value, said", [

@@ -95,6 +95,10 @@ def test_chrome_trace_and_gantt(tmp_path):
     colours = {tuple(c) for bars in ax.collections for c in bars.get_facecolors()}
     assert len(colours) == 3, "the last wave's 10 CTAs are drawn, not only the first 16 SMs"
     assert "16 of 132: the latest waves, those that ended last and first" in ax.get_ylabel()
+    # each bar is its CTA's 20 us, in the axis' us from the first start (not ns, nor from 0 ns)
+    spans = [p.get_extents() for bars in ax.collections for p in bars.get_paths()]
+    assert {round(e.width, 6) for e in spans} == {20.0} and min(e.x0 for e in spans) == 0.0
+    assert {round((e.y0 + e.y1) / 2, 6) for e in spans} == set(range(16))  # each on its labelled row
     fig = plot.cta_activity(tl, bins=3)
     ax = fig.axes[0]
     assert list(ax.lines[0].get_ydata()) == [132, 132, 10] and ax.lines[1].get_ydata()[0] == 132  # CTAs, slots
@@ -255,3 +259,30 @@ def test_an_sm_at_exactly_the_fast_share_is_not_under_it():
     rec = [(2 * sm + i, sm, i * d, (i + 1) * d, 0, 0) for sm, d in enumerate((100, 95, 90, 100, 100)) for i in range(2)]
     line = Timeline(np.array(rec), sms=5, ctas_per_sm=1).fast_sms()
     assert "1 of 5 SMs under 0.95 x that (ids 2; their median -10%); the lowest 0.900 x" in line
+    # the figure says the same: SM 1 at exactly 0.95 x is drawn with the others, SM 2 marked; the dotted line at
+    # 0.95 x the median, and the axis down far enough to show an SM that runs at half the median
+    ax = plot.sm_speed(Timeline(np.array(rec), sms=5, ctas_per_sm=1)).axes[0]
+    assert list(ax.lines[1].get_xdata()) == [2]
+    dotted = next(line for line in ax.lines if line.get_linestyle() == ":")
+    assert dotted.get_ydata()[0] == pytest.approx(0.95 * 0.1)
+    half = [(2 * sm + i, sm, i * d, (i + 1) * d, 0, 0) for sm, d in enumerate((100, 50, 100, 100)) for i in range(2)]
+    lo, hi = plot.sm_speed(Timeline(np.array(half), sms=4, ctas_per_sm=1)).axes[0].get_ylim()
+    assert lo < 0.05 < 0.1 < hi
+
+
+def test_the_gantt_and_activity_charts_of_a_launch_from_another_epoch_are_in_us_from_its_first_start():
+    """The 274-CTA spin launch stamped from a later %globaltimer epoch (the charts' other tests start at 0): the gantt's
+    bars and the activity's bins sit in us from the first start, the axes end at the makespan, and the legend names
+    every wave."""
+    rec = _spin(274)
+    rec[:, 2:4] += 1_796_158_545_000_000_000
+    tl = Timeline(rec, sms=132, ctas_per_sm=1)
+    end_us = tl.stats().makespan_ns / 1e3
+    ax = plot.cta_gantt(tl, max_rows=16).axes[0]
+    spans = [p.get_extents() for bars in ax.collections for p in bars.get_paths()]
+    assert min(e.x0 for e in spans) == 0.0 and max(e.x1 for e in spans) == pytest.approx(end_us)
+    assert ax.get_xlim() == pytest.approx((0, end_us))
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["wave 0", "wave 1", "wave 2"]
+    ax = plot.cta_activity(tl, bins=3).axes[0]
+    assert ax.get_xlim() == pytest.approx((0, end_us))
+    assert list(ax.lines[0].get_xdata()) == pytest.approx([end_us / 6, end_us / 2, 5 * end_us / 6])  # bin centres
