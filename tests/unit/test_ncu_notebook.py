@@ -511,3 +511,27 @@ def test_decode_cases_keep_the_issues_largest_point_and_leave_out_the_next():
     # by hand: K and V, 8 kv heads x 128 dims x 2 bytes each: 4096 B per token; 64 x 32768 tokens are 8.59 GB, within
     # the bench's 9 GB; 128 x 32768 are 17.2 GB
     assert [c.name for c in decode_cases([64, 128], [32768])] == ["decode_b64_kv32768"]
+
+
+def test_a_case_without_event_timing_is_said_on_the_gap_figure_not_left_an_empty_row():
+    """A case ncu profiled that has no event timing has no gap; its row said nothing (a label at x = NaN is not
+    drawn): now its ncu time and 'no event timing' stand at 0, and every other case keeps its dot and label."""
+    import glob
+
+    from labkit.plot import ncu as ncu_plots
+
+    from ..conftest import ROOT
+
+    f = sorted(glob.glob(str(ROOT / "data" / "runs" / "*-05_ncu_correlation" / "data" / "ncu_summary.json")))[-1]
+    s = NcuSummary.from_dict(json.loads(open(f).read()))
+    gaps = tables.event_vs_ncu(s)
+    untimed = gaps["case"].iloc[0]
+    s = dataclasses.replace(s, timings={c: t for c, t in s.timings.items() if c != untimed})
+    gaps = tables.event_vs_ncu(s)
+    ax = ncu_plots.event_vs_ncu(gaps).axes[0]
+    texts = {round(t.xy[1]): t for t in ax.texts}
+    assert len(texts) == len(gaps)
+    ncu_us = gaps.set_index("case").loc[untimed, "ncu_us"]
+    assert texts[0].get_text() == f"ncu {ncu_plots._time(ncu_us)}, no event timing (no gap)"
+    assert texts[0].xy[0] == 0.0
+    assert all(t.get_text().startswith("event ") and t.xy[0] == t.xy[0] for y, t in texts.items() if y)
