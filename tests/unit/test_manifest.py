@@ -753,3 +753,123 @@ def test_a_cubin_without_its_note_compat_or_global_info_sections_still_reads():
         e = read_cubin(image.replace(old, new)).entries[entry]
         assert e.registers is None and (e.param_bytes, e.static_smem_bytes) == (full.param_bytes,
                                                                                 full.static_smem_bytes)
+
+
+def test_the_runner_s_default_fill_is_seeded_normals_bf16_top_halves_or_small_integers_and_outputs_are_poisoned():
+    """Found by mutation testing: _random_fill and poison ran only on a GPU; both take NumPy as CuPy's stand-in."""
+    from labkit.manifest.runner import _random_fill, poison
+
+    f32 = np.empty((4, 8), np.float32)
+    _random_fill(np, f32, "f32", np.random.default_rng(3))
+    assert np.array_equal(f32, np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32))
+    bf16 = np.empty((4, 8), np.uint16)  # bf16 buffers are raw 16-bit words: the top half of each f32
+    _random_fill(np, bf16, "bf16", np.random.default_rng(3))
+    assert np.array_equal(bf16, (f32.view(np.uint32) >> 16).astype(np.uint16))
+    i32 = np.empty(4096, np.int32)
+    _random_fill(np, i32, "i32", np.random.default_rng(3))
+    assert (i32.min(), i32.max()) == (0, 15)  # "integers 0..15", as the input note says
+    f16, u16 = np.zeros(3, np.float16), np.zeros(3, np.uint16)
+    poison(np, f16)
+    poison(np, u16)
+    assert np.isnan(f16).all() and (u16 == 0xFFFF).all()
+
+
+def test_check_names_the_first_error_and_counts_the_rest(capsys):
+    """Found by mutation testing: the refusal line of a manifest with exactly two errors was not checked."""
+    assert cli.main(["manifest", "check", str(SEED), "--var", "seqs=3", "--var", "nosuch=1", "--no-device"]) == 2
+    assert capsys.readouterr().err == (f"labkit: error: 2 error(s): {SEED} cannot run: vars.seqs: value 3 outside "
+                                       "1..max 2 (and 1 more: the report above lists them)\n")
+    assert cli.main(["manifest", "check", str(SEED), "--var", "seqs=3", "--no-device"]) == 2
+    assert capsys.readouterr().err == (f"labkit: error: 1 error(s): {SEED} cannot run: vars.seqs: value 3 outside "
+                                       "1..max 2\n")  # nothing more to count
+
+
+def test_check_without_a_gpu_says_why_the_device_was_not_checked(capsys):
+    """Found by mutation testing: without --no-device the report must give the machine's own reason."""
+    from labkit.cuda import gpu_status
+
+    ok, reason = gpu_status()
+    if ok:
+        pytest.skip("has a GPU")
+    assert cli.main(["manifest", "check", str(SEED), "--var", "tokens=2"]) == 0
+    assert f"device: none ({reason}); device limits and architecture not checked" in capsys.readouterr().out
+    assert cli.main(["manifest", "check", str(SEED), "--var", "tokens=2", "--no-device"]) == 0
+    assert "device: none (--no-device); device limits and architecture not checked" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flag, top", [("--iters", 10**6), ("--seed", 2**63 - 1)])
+def test_run_takes_iters_and_seed_up_to_their_top_and_refuses_one_past(flag, top, capsys):
+    """Found by mutation testing: the upper bounds of --iters and --seed were not tried (the top value passes the
+    parser and then needs a GPU here)."""
+    from labkit.cuda import gpu_available
+
+    if gpu_available():
+        pytest.skip("with a GPU the top value would run")
+    assert cli.main(["manifest", "run", str(SEED), flag, str(top)]) == 2
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+    assert cli.main(["manifest", "run", str(SEED), flag, str(top + 1)]) == 2
+    low = 1 if flag == "--iters" else 0
+    assert capsys.readouterr().err.endswith(f"{flag} {top + 1}: expected {low}..{top}\n")
+
+
+def test_pack_of_a_program_of_two_calls_writes_one_block_per_call(tmp_path, capsys):
+    """Found by mutation testing: only programs of one call had been packed (a second call's block could be lost)."""
+    from labkit.cuda import gpu_available
+
+    if gpu_available():
+        pytest.skip("with a GPU, pack encodes real maps and pointers (tests/gpu)")
+    doc = json.loads(SEED.read_text())
+    calls = doc["programs"]["decode"]["calls"]
+    calls.append(dict(calls[0], label="again"))
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps(doc))
+    assert cli.main(["manifest", "pack", str(two), "--var", "tokens=2", "--out", str(tmp_path / "blob.bin")]) == 0
+    out = capsys.readouterr().out
+    for i, label in enumerate(("attention", "again")):
+        assert (tmp_path / f"blob.{i}.bin").read_bytes() == _golden_non_tensormap_bytes(2, 2)
+        assert f"blob.{i}.bin: 1280 B for call {label!r}" in out
+    assert not (tmp_path / "blob.bin").exists()
+
+
+def test_a_bare_manifest_command_and_pack_without_out_are_one_line(capsys):
+    """Found by mutation testing: `labkit manifest` alone and `pack` without --out were not tried."""
+    assert cli.main(["manifest"]) == 2
+    assert capsys.readouterr().err == ("labkit: error: labkit manifest: expected a command: check, pack, run "
+                                       "(labkit manifest -h says what each does)\n")
+    assert cli.main(["manifest", "pack", str(SEED)]) == 2
+    err = capsys.readouterr().err
+    assert err == "labkit: error: labkit manifest pack: the following arguments are required: --out\n"
+
+
+def test_dtype_sizes_and_the_driver_enum_each_manifest_value_maps_to():
+    """Found by mutation testing: the dtype, swizzle and L2-promotion tables were read only when encoding tensor maps (a
+    GPU) and spot-checked; every entry is pinned here against its size and the CUDA driver's own enum."""
+    cu = pytest.importorskip("cuda.bindings.driver")
+    from labkit.manifest.model import DTYPES, L2_PROMOTION_BYTES, SWIZZLE_BYTES
+
+    want = {"u8": (1, "UINT8"), "i8": (1, "UINT8"), "e4m3": (1, "UINT8"), "u16": (2, "UINT16"), "i16": (2, "UINT16"),
+            "u32": (4, "UINT32"), "i32": (4, "INT32"), "u64": (8, "UINT64"), "i64": (8, "INT64"), "f16": (2, "FLOAT16"),
+            "f32": (4, "FLOAT32"), "f64": (8, "FLOAT64"), "bf16": (2, "BFLOAT16")}  # 8/16-bit integers: raw words
+    assert {d: (b, cu.CUtensorMapDataType(e).name.removeprefix("CU_TENSOR_MAP_DATA_TYPE_"))
+            for d, (b, e) in DTYPES.items()} == want
+    assert {k: cu.CUtensorMapSwizzle(v).name for k, v in SWIZZLE_BYTES.items()} == {
+        0: "CU_TENSOR_MAP_SWIZZLE_NONE", 32: "CU_TENSOR_MAP_SWIZZLE_32B", 64: "CU_TENSOR_MAP_SWIZZLE_64B",
+        128: "CU_TENSOR_MAP_SWIZZLE_128B"}
+    assert {k: cu.CUtensorMapL2promotion(v).name for k, v in L2_PROMOTION_BYTES.items()} == {
+        0: "CU_TENSOR_MAP_L2_PROMOTION_NONE", 64: "CU_TENSOR_MAP_L2_PROMOTION_L2_64B",
+        128: "CU_TENSOR_MAP_L2_PROMOTION_L2_128B", 256: "CU_TENSOR_MAP_L2_PROMOTION_L2_256B"}
+
+
+def test_a_loaded_manifest_is_frozen():
+    """Found by mutation testing: the model's documented immutability (check and the Runner share one Manifest) was
+    not checked."""
+    import dataclasses
+
+    m = load(SEED)
+    op = m.ops["decode"]
+    launch = op.launches[0]
+    call = m.programs["decode"].calls[0]
+    for obj in (m, *m.vars.values(), *m.buffers.values(), *m.modules.values(), op, *op.params, launch,
+                *launch.args[0].fields, call, *call.args):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            obj.name = "x"

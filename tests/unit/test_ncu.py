@@ -1,6 +1,7 @@
 """Nsight Compute on CPU: the shared fixture report (its README lists the expected values), command lines,
 and the one-line failures."""
 
+import math
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,176 @@ def test_join_to_event_timings(ctx):
     assert list(line["launch"]) == [0, 1] and list(line["event_p50_ns"]) == [451000.0, 451000.0]
     assert line["ncu_over_event"].iloc[0] == pytest.approx(443488 / 451000)
     assert df[df["range_name"] == "fused_plain"]["event_p50_ns"].isna().all()  # no event timing given
+
+
+def test_phase_estimates_the_third_stall_and_the_stall_table(ctx):
+    """Found by mutation testing: est_time_ns, the third of top_stalls and ncu.stalls (never called) were unpinned."""
+    act = ctx.actions[0][2]
+    t = ncu.phases(act, "fused_kernel.cu")
+    # share x duration: 443,488 ns x 23,245 / 51,578 samples (README)
+    assert t.loc["softmax", "est_time_ns"] == pytest.approx(443488 * 23245 / 51578)
+    assert t.loc["qk_imma", "top_stalls"] == "wait 63.1%, math_pipe_throttle 20.1%, not_selected 7.5%"
+    s = ncu.stalls(act, "fused_kernel.cu")
+    assert list(s.index) == ["<unmapped>", "qk_imma", "softmax", "pv_hmma", "epilogue"]
+    assert list(s.columns[:4]) == ["wait", "short_scoreboard", "selected", "math_pipe_throttle"]  # largest first
+    assert not {"samples", "inst_executed"} & set(s.columns)
+    assert list(s.sum(axis=1)) == [30, 12629, 23245, 15650, 24]  # README: a PC's stalls sum to its samples
+    assert s.loc["qk_imma", "wait"] == 7975
+
+
+class _Metric:
+    """A per-PC metric as the ncu_report wheel hands it out: PC -> value, read through its correlation ids."""
+
+    def __init__(self, per_pc=None, value=None):
+        self.per_pc, self.value = per_pc, value
+
+    def has_correlation_ids(self):
+        return self.per_pc is not None
+
+    def correlation_ids(self):
+        return self
+
+    def as_uint64(self, i):
+        return list(self.per_pc)[i]
+
+    def num_instances(self):
+        return len(self.per_pc)
+
+    def as_double(self, i=None):
+        return self.value if i is None else list(self.per_pc.values())[i]
+
+
+class _Action:
+    """A profiled launch: its metrics, each PC's (file, line) and the imported source texts."""
+
+    def __init__(self, metrics, lines, files):
+        self.metrics, self.lines, self.files = metrics, lines, files
+
+    def name(self):
+        return "k"
+
+    def metric_by_name(self, name):
+        return self.metrics.get(name)
+
+    def metric_names(self):
+        return list(self.metrics)
+
+    def source_info(self, pc):
+        if self.lines[pc] is None:  # a PC without line information
+            return None
+        file, line = self.lines[pc]
+        return type("Info", (), {"file_name": lambda _: file, "line": lambda _: line})()
+
+    def source_files(self):
+        return self.files
+
+
+def test_a_header_s_phases_count_and_a_missing_instruction_metric_reads_zero():
+    """Found by mutation testing: a marked helper header's phase was never checked to get its own row, nor a report
+    without per-PC inst_executed (it would have crashed), nor est_time_ns against the duration."""
+    kernel = "__global__ void k() {\n  // PHASE: main\n  a();\n}\n"
+    header = "// PHASE: load\nvoid cp() {}\n"
+    act = _Action({"smsp__pcsamp_sample_count": _Metric({1: 30.0, 2: 10.0}),
+                   "gpu__time_duration.sum": _Metric(value=400.0)},
+                  {1: ("/x/kernel.cu", 3), 2: ("/y/helper.cuh", 2)},
+                  {"/x/kernel.cu": kernel, "/y/helper.cuh": header})
+    t = ncu.phases(act, "kernel.cu")
+    assert list(t.index) == ["main", "load"] and list(t["samples"]) == [30, 10]
+    assert list(t["est_time_ns"]) == [300.0, 100.0] and list(t["inst_executed"]) == [0, 0]
+
+
+def test_a_pc_without_line_information_is_unmapped_and_an_unsampled_launch_has_no_shares():
+    """Found by mutation testing: a PC ncu gives no source line (it had crashed the tally) and a launch whose PCs hold
+    no sample (shares would divide by zero) were not tried."""
+    act = _Action({"smsp__pcsamp_sample_count": _Metric({1: 5.0, 2: 15.0})}, {1: None, 2: ("/x/kernel.cu", 3)},
+                  {"/x/kernel.cu": "__global__ void k() {\n  // PHASE: main\n  a();\n}\n"})
+    t = ncu.phases(act, "kernel.cu")
+    assert list(t.index) == ["<unmapped>", "main"] and list(t["samples"]) == [5, 15]
+    assert list(t["share"]) == [0.25, 0.75] and t["est_time_ns"].isna().all()  # no duration in this report
+    idle = _Action({"smsp__pcsamp_sample_count": _Metric({1: 0.0})}, {1: ("/x/kernel.cu", 3)}, {})
+    t = ncu.phases(idle, "kernel.cu")
+    assert t.loc["<unmapped>", "share"] == 0.0 and math.isnan(t.loc["<unmapped>", "est_time_ns"])
+    assert t.loc["<unmapped>", "top_stalls"] == ""
+
+
+def test_a_launch_without_per_pc_samples_is_refused_saying_how_to_profile():
+    act = _Action({"gpu__time_duration.sum": _Metric(value=1.0)}, {}, {})
+    with pytest.raises(NcuError) as exc:
+        ncu.phases(act, "kernel.cu")
+    assert str(exc.value) == ("kernel k: no per-PC samples in the report; profile with --section SourceCounters "
+                              "--import-source yes")
+
+
+def test_load_refuses_what_is_no_report_file_naming_it(tmp_path, monkeypatch):
+    """Found by mutation testing: none of load's refusals had its text pinned (a FIFO would have hung the reader)."""
+    import os
+
+    import ncu_report
+
+    missing, fifo, bogus = tmp_path / "nope.ncu-rep", tmp_path / "fifo.ncu-rep", tmp_path / "x.ncu-rep"
+    os.mkfifo(fifo)
+    bogus.write_text("not a report")
+    for path, said in [(missing, f"{missing}: cannot read the report (No such file or directory)"),
+                       (tmp_path, f"{tmp_path}: is a directory; expected an .ncu-rep report file"),
+                       (fifo, f"{fifo}: is not a regular file; expected an .ncu-rep report file"),
+                       (bogus, f"{bogus}: no profiled range in it (not a Nsight Compute report, or an empty one)")]:
+        with pytest.raises(NcuError) as exc:
+            ncu.load(path)
+        assert str(exc.value) == said
+
+    def bad_magic(path):  # the wheel's own failure (2025.3.1 opens a text file as a report of no range)
+        raise RuntimeError("bad magic")
+
+    monkeypatch.setattr(ncu_report, "load_report", bad_magic)
+    with pytest.raises(NcuError) as exc:
+        ncu.load(bogus)
+    assert str(exc.value) == f"{bogus}: not a readable Nsight Compute report (RuntimeError: bad magic)"
+
+
+def test_rule_titles_and_messages_and_nvtx_paths_outside_labkit(ctx):
+    """Found by mutation testing: the rules table's title and message columns, and nvtx_path without labkit's
+    domain, were not checked."""
+    r = ncu.rules(ctx)
+    sol = r[(r["action"] == 0) & (r["rule"] == "SOLBottleneck")].iloc[0]
+    assert (sol["section"], sol["title"]) == ("SpeedOfLight", "Small Grid")
+    assert sol["message"].startswith("This kernel grid is too small") and len(sol["message"]) == 160
+    act = ctx.actions[0][2]
+    assert ncu.nvtx_path(act, "<default domain>") == "bench_default/bench_pydefault"
+    assert ncu.nvtx_path(act, "other") == ""
+    assert ncu.nvtx_path(type("NoNvtx", (), {"nvtx_state": lambda _: None})()) == ""
+
+
+def test_cli_rules_table_has_no_row_number_and_a_bare_ncu_lists_its_commands(capsys):
+    """Found by mutation testing: the rules table's layout and `labkit ncu` with no command were unpinned."""
+    assert cli.main(["ncu", "show", str(FIXTURE), "--rules"]) == 0
+    rules = capsys.readouterr().out.split("\n\n", 1)[1].splitlines()
+    assert rules[0].split()[:3] == ["range", "action", "kernel"]
+    assert rules[-1].split()[:3] == ["0", "7", "saxpy_probe"]  # range and action first, no row number before them
+    assert cli.main(["ncu", "show", str(FIXTURE)]) == 0
+    assert "SOLBottleneck" not in capsys.readouterr().out  # the rules only when asked for
+    assert cli.main(["ncu"]) == 2
+    assert capsys.readouterr().err == ("labkit: error: labkit ncu: expected a command: show, phases, run, summary, "
+                                       "cases (labkit ncu -h says what each does)\n")
+
+
+def test_cli_refusals_name_the_sources_the_report_has_and_the_bounds_of_action_and_out(capsys):
+    """Found by mutation testing: the list of sources a wrong --source is told, --action's upper bound and `ncu run`
+    without --out were unpinned."""
+    argvs = [["phases", str(FIXTURE), "--source", "nope.cu"],
+             ["phases", str(FIXTURE), "--source", "nope.cu", "--action", "1048577"], ["run", "--", "true"]]
+    said = [f"--source nope.cu: no source of that name in {FIXTURE}'s kernels; it has "
+            "96ffe19f25638158c01c7c3406b996974e9ca284.cubin.cu, fused_kernel.cu, sm_30_intrinsics.hpp",
+            "labkit ncu phases: argument --action: --action 1048577: expected 0..1048576",
+            "labkit ncu run: the following arguments are required: --out"]
+    for argv, line in zip(argvs, said):
+        assert cli.main(["ncu", *argv]) == 2
+        assert capsys.readouterr().err == f"labkit: error: {line}\n"
+
+
+def test_extra_kernel_metrics_are_columns_and_one_the_report_lacks_is_none(ctx):
+    """Found by mutation testing: kernels() with a metric the report did not collect (README: no dram__bytes_*.sum)
+    was not tried; it had to be None, not a crash."""
+    extra = {"dram_read_bytes": "dram__bytes_read.sum", "limit_regs": "launch__occupancy_limit_registers"}
+    df = ncu.kernels(ctx, extra)
+    assert list(df["dram_read_bytes"]) == [None] * 8
+    assert df.iloc[0]["limit_regs"] == 16  # README: launch__occupancy_limit_registers 16

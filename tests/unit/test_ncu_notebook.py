@@ -535,3 +535,50 @@ def test_a_case_without_event_timing_is_said_on_the_gap_figure_not_left_an_empty
     assert texts[0].get_text() == f"ncu {ncu_plots._time(ncu_us)}, no event timing (no gap)"
     assert texts[0].xy[0] == 0.0
     assert all(t.get_text().startswith("event ") and t.xy[0] == t.xy[0] for y, t in texts.items() if y)
+
+
+def test_the_study_plan_s_decode_defaults_are_the_seed_s_and_heads_pass_through():
+    """Found by mutation testing: study.plan's head_dim, heads, page_size and repeat defaults were not checked."""
+    from labkit.ncu.cases import DecodeCase
+
+    p = study.plan([1, 1024, 4, 128], [], [], [1], [1024])
+    assert p.decode == (DecodeCase("decode_b1_kv1024", 1, 1024, 128, 32, 8, 64),) and p.repeat == 1
+    assert [c.name for c in p.sage2] == ["sage2_seed"]
+    p = study.plan([1, 1024, 4, 128], [], [], [2], [512], heads=(16, 2), page_size=32, repeat=3)
+    assert (p.decode[0].heads_q, p.decode[0].heads_kv, p.decode[0].page_size, p.repeat) == (16, 2, 32, 3)
+
+
+def test_live_without_the_nvtx_package_is_refused_before_any_work(tmp_path, monkeypatch):
+    """Found by mutation testing: without nvtx the labkit@ncu/ filter profiles nothing; the refusal was untested."""
+    from labkit import _deps
+
+    monkeypatch.setattr(study, "available", lambda: (True, "ncu 2025.3.1 at /opt/ncu"))
+    real = _deps.optional
+    monkeypatch.setattr(_deps, "optional", lambda name: None if name == "nvtx" else real(name))
+    with pytest.raises(NcuError) as exc:
+        study.measure(study.plan([1, 1024, 4, 128], [], [], [1], [1024]), out_dir=tmp_path)
+    assert str(exc.value) == ("the Python package nvtx is not installed: labkit's NVTX ranges are no-ops without it, "
+                              "so the filter labkit@ncu/ would profile nothing (pip install nvtx)")
+    assert not (tmp_path / "ncu").exists()
+
+    class Timing(Exception):
+        """Where the GPU work would start (timing the cases with CUDA events)."""
+
+    def time_cases(*args, **kwargs):
+        raise Timing
+
+    monkeypatch.setattr(_deps, "optional", lambda name: object() if name == "nvtx" else real(name))
+    monkeypatch.setattr(study, "time_cases", time_cases)
+    with pytest.raises(Timing):  # with ncu and nvtx both there, nothing is refused
+        study.measure(study.plan([1, 1024, 4, 128], [], [], [1], [1024]), out_dir=tmp_path, progress=None)
+    assert (tmp_path / "ncu").is_dir()
+
+
+def test_ncu_cases_exits_0_once_its_launches_ran(tmp_path, monkeypatch):
+    """Found by mutation testing: the exit status of the command ncu profiles (nonzero reads as a failed run) was
+    unpinned; the launches themselves need a GPU (tests/gpu)."""
+    from labkit import cli
+
+    ran = []
+    monkeypatch.setattr(study, "launch_spec", ran.append)
+    assert cli.main(["ncu", "cases", str(tmp_path / "cases.json")]) == 0 and ran == [str(tmp_path / "cases.json")]

@@ -204,3 +204,117 @@ time.sleep(60)
         time.sleep(0.1)
     else:
         pytest.fail(f"the profiled program (pid {pid}) outlived the stopped ncu run")
+
+
+def test_profile_refuses_an_empty_command_and_a_report_name_ncu_would_misread(tmp_path):
+    """Found by mutation testing: neither refusal's text was checked."""
+    with pytest.raises(NcuError) as exc:
+        runner.profile([], ncu.NcuOptions(output=tmp_path / "rep"))
+    assert str(exc.value) == "nothing to profile: give the command to run under ncu"
+    with pytest.raises(NcuError) as exc:
+        runner.profile(["true"], ncu.NcuOptions(output=tmp_path / "rep.txt"))
+    assert str(exc.value) == (f"report path {str(tmp_path / 'rep.txt')!r}: expected NAME or NAME.ncu-rep (ncu writes "
+                              "NAME.ncu-rep and NAME.log)")
+
+
+def test_a_version_line_ncu_does_not_print_is_one_line(tmp_path):
+    """Found by mutation testing: an ncu whose --version names no version was not tried (it would have crashed)."""
+    exe = tmp_path / "ncu"
+    exe.write_text("#!/bin/sh\necho 'some other tool 1.0'\n")
+    exe.chmod(0o755)
+    with pytest.raises(NcuError) as exc:
+        runner.ncu_version(str(exe))
+    assert str(exc.value) == f"{exe} --version printed no Nsight Compute version (exit 0)"
+    exe.write_text("#!/bin/sh\necho 'Version 2025.3.1.0 (build 1)'\nexit 3\n")  # a version, but a failed run
+    with pytest.raises(NcuError) as exc:
+        runner.ncu_version(str(exe))
+    assert str(exc.value) == f"{exe} --version printed no Nsight Compute version (exit 3)"
+    exe.chmod(0o644)  # not executable, even for root
+    with pytest.raises(NcuError) as exc:
+        runner.ncu_version(str(exe))
+    assert str(exc.value).startswith(f"{exe} --version failed to run (PermissionError: ")
+
+
+@pytest.mark.skipif(not FIXTURE.is_file(), reason="shared/fixtures/ncu not beside this checkout")
+def test_progress_gets_every_ncu_line_from_the_first_and_nothing_without_a_stream(fake_ncu, tmp_path, capsys):
+    """Found by mutation testing: the log's first line, and silence when no progress stream is given, were unpinned."""
+    import io
+
+    progress = io.StringIO()
+    done = runner.profile(["true"], ncu.NcuOptions(output=tmp_path / "a"), progress=progress)
+    assert done.report == tmp_path / "a.ncu-rep" and done.report_bytes == FIXTURE.stat().st_size
+    lines = progress.getvalue().splitlines()
+    assert lines[0].startswith("running: ") and "==PROF== Connected to process 1" in lines[1]
+    runner.profile(["true"], ncu.NcuOptions(output=tmp_path / "b"))
+    assert capsys.readouterr().out == ""
+
+
+def test_the_log_is_forwarded_in_whole_lines_and_only_ncu_s_own(tmp_path):
+    """Found by mutation testing: a line still being written, and the program's own output in the log, were not
+    tried: a byte too far lost the next line's start, and other lines were printed too."""
+    import io
+
+    log, out = tmp_path / "r.log", io.StringIO()
+    log.write_bytes(b"==PROF== one\nprogram output\n==WARNING== tw")
+    seen = runner._forward(log, 0, out, time.monotonic())
+    assert seen == len(b"==PROF== one\nprogram output\n")
+    with log.open("ab") as f:
+        f.write(b"o\n")
+    assert runner._forward(log, seen, out, time.monotonic()) == log.stat().st_size
+    shown = [line.split("] ", 1)[1] for line in out.getvalue().splitlines()]
+    assert shown == ["==PROF== one", "==WARNING== two"]
+
+
+def _sleeping_ncu(tmp_path):
+    """An ncu that answers --version and otherwise runs for a minute, writing nothing."""
+    exe = tmp_path / "ncu"
+    exe.write_text(f"#!{sys.executable}\nimport sys, time\nif sys.argv[1:] == ['--version']:\n"
+                   "    print('Version 2025.3.1.0 (build 1) (public-release)'); sys.exit(0)\ntime.sleep(60)\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return exe
+
+
+def test_a_time_limit_and_ctrl_c_stop_ncu_at_once(tmp_path, monkeypatch):
+    """Found by mutation testing: ncu not started in its own session survived the stop until it ended by itself (the
+    old test waited the minute out), and a Ctrl-C was swallowed into an 'exited with -9'."""
+    monkeypatch.setenv("LABKIT_NCU", str(_sleeping_ncu(tmp_path)))
+    started = time.monotonic()
+    with pytest.raises(NcuError, match="stopped after 1 s"):
+        runner.profile(["true"], ncu.NcuOptions(output=tmp_path / "rep"), timeout_s=1)
+    assert time.monotonic() - started < 30
+
+    def interrupted(_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner.time, "sleep", interrupted)
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        runner.profile(["true"], ncu.NcuOptions(output=tmp_path / "rep"))
+    assert time.monotonic() - started < 30
+
+
+def test_an_ncu_that_exits_0_without_a_report_is_one_line(tmp_path, monkeypatch):
+    """Found by mutation testing: a run that succeeded but left no report was not tried."""
+    exe = tmp_path / "ncu"
+    exe.write_text(f"#!{sys.executable}\nimport sys\nif sys.argv[1:] == ['--version']:\n"
+                   "    print('Version 2025.3.1.0 (build 1) (public-release)')\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("LABKIT_NCU", str(exe))
+    with pytest.raises(NcuError) as exc:
+        runner.profile(["true"], ncu.NcuOptions(output=tmp_path / "rep"))
+    assert str(exc.value) == f"ncu wrote no report at {tmp_path / 'rep.ncu-rep'}; see {tmp_path / 'rep.log'}"
+
+
+def test_a_time_limit_of_0_is_refused_before_ncu_starts(fake_ncu, tmp_path, capsys):
+    """Found by mutation testing: --timeout's lower bound was not tried."""
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--timeout", "0", "--", "true"]) == 2
+    assert _error(capsys) == "labkit: error: labkit ncu run: argument --timeout: --timeout 0: expected 1..86400"
+    assert _calls(fake_ncu) == []
+
+
+@pytest.mark.skipif(not FIXTURE.is_file(), reason="shared/fixtures/ncu not beside this checkout")
+def test_run_creates_the_folders_of_out(fake_ncu, tmp_path, capsys):
+    """Found by mutation testing: an --out in folders not made yet (profile creates them) was not tried."""
+    out = tmp_path / "new" / "sub" / "rep"
+    assert cli.main(["ncu", "run", "--out", str(out), "--", "true"]) == 0
+    assert (tmp_path / "new" / "sub" / "rep.ncu-rep").is_file() and f"report: {out}.ncu-rep" in capsys.readouterr().out

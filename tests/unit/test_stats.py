@@ -362,3 +362,38 @@ def test_a_recorded_timing_and_precision_point_read_their_stats_as_a_report_does
     no_p99 = {k: v for k, v in t.stats.to_dict().items() if k != "p99_s"}
     with pytest.raises(FormatError, match=r"mainloop: missing key 'p99_s'"):
         PrecisionPoint.from_dict({"mainloop": no_p99})
+
+
+def _step():
+    return None
+
+
+def test_pipeline_order_puts_each_group_before_its_members_wherever_it_stands():
+    """Found by mutation testing: Pipeline's order and checks were tested only on a GPU (tests/gpu); they need none."""
+    from labkit.timing import Pipeline
+
+    steps = [(n, _step) for n in ("x", "q", "k", "attn", "v", "o")]
+    assert Pipeline(steps, groups={"qk": ["q", "k"], "vo": ["v", "o"]}).order() == \
+        ["x", "qk", "q", "k", "attn", "vo", "v", "o"]
+    assert Pipeline(steps[:2]).order() == ["x", "q"]
+
+
+@pytest.mark.parametrize("steps, groups, said", [
+    (["a", "a"], None, "duplicate step names in ['a', 'a']"),
+    (["a", "b"], {"g": ["a", "z"]}, "group 'g' names unknown steps ['z']; steps are ['a', 'b']"),
+    (["a", "b", "c"], {"g": ["a", "c"]}, "group 'g' members ['a', 'c'] are not consecutive steps in ['a', 'b', 'c']"),
+])
+def test_pipeline_refuses_steps_it_could_not_time_naming_them(steps, groups, said):
+    from labkit.timing import Pipeline
+
+    with pytest.raises(ValueError) as exc:
+        Pipeline([(n, _step) for n in steps], groups=groups)
+    assert str(exc.value) == said
+
+
+def test_pipeline_refuses_graph_mode_before_touching_a_gpu():
+    from labkit.timing import Pipeline
+
+    with pytest.raises(ValueError) as exc:
+        Pipeline([("a", _step)]).run(mode="graph")
+    assert str(exc.value) == "Pipeline times eagerly: use mode 'cold', 'cold_clean' or 'hot'"
