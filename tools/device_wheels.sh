@@ -2,11 +2,11 @@
 # Download, here (where pip reaches a registry), the wheels a registry-less GPU host needs to run labkit's notebooks,
 # for its Python 3.12 on x86-64. Usage, from the repo root:
 #   bash tools/device_wheels.sh DIR [ncu] [fa3] [NAME==VERSION ...]
-# DIR gets the notebook set (papermill, ipykernel, nbformat, jupytext's needs, nvtx, ...: the pinned list in
-# $LABKIT_NOTEBOOK_WHEELS, default ../shared/device/notebook-wheels.txt), plus with `ncu` the .ncu-rep reader (notebook
-# 05, labkit ncu) and with `fa3` FlashAttention-3 and einops (the FA3 peer). Keep DIR out of git (.git/info/exclude)
-# and name it in the device tool's carry; tools/device_check.sh installs it. A carry holds 64 MiB with the tree: the
-# notebook set is 17 MB, ncu-report 15 MB, fa3-fwd 28 MB, so a call with both optional sets may not fit.
+# DIR gets the notebook set (papermill, ipykernel, nbformat, nvtx, ...: the pinned list in $LABKIT_NOTEBOOK_WHEELS,
+# default ../shared/device/notebook-wheels.txt; jupytext, which that list lacks, is added), plus with `ncu` the
+# .ncu-rep reader (notebook 05, labkit ncu) and with `fa3` FlashAttention-3 and einops (the FA3 peer). Keep DIR out of
+# git (.git/info/exclude) and name it in the device tool's carry; tools/device_check.sh installs it. A carry holds
+# 64 MiB with the tree: the notebook set is 17 MB, ncu-report 15 MB, fa3-fwd 28 MB, so one optional set per call.
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: bash tools/device_wheels.sh DIR [ncu] [fa3] [NAME==VERSION ...]" >&2; exit 2; }
 dir=$1; shift
@@ -14,6 +14,8 @@ list=${LABKIT_NOTEBOOK_WHEELS:-../shared/device/notebook-wheels.txt}
 [ -r "$list" ] || { echo "device_wheels: no notebook wheel list at $list (set LABKIT_NOTEBOOK_WHEELS)" >&2; exit 2; }
 specs=()
 while read -r spec; do [ -n "$spec" ] && specs+=("$spec"); done < <(grep -v '^#' "$list")
+# labkit nb runs a notebook from its jupytext .py source; the image has its other needs (markdown-it-py, pyyaml)
+specs+=("jupytext==1.19.6" "mdit-py-plugins==0.7.0")
 for arg in "$@"; do
   case $arg in
     ncu) specs+=("ncu-report==2025.3.1") ;;  # the version of the device's ncu

@@ -95,3 +95,9 @@ def test_device_wheels_fetches_the_ncu_report_that_the_ncu_extra_pins():
     pyproject = (ROOT / "pyproject.toml").read_text()
     pin = re.search(r'ncu = \["(ncu-report==[\d.]+)"\]', pyproject).group(1)
     assert f'ncu) specs+=("{pin}")' in (ROOT / "tools" / "device_wheels.sh").read_text()
+
+
+def test_device_wheels_fetches_the_jupytext_that_requirements_pin():
+    """`labkit nb run` reads the notebooks' jupytext sources: the GPU host's jupytext is the pinned one."""
+    pin = next(line for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("jupytext=="))
+    assert f'specs+=("{pin}" ' in (ROOT / "tools" / "device_wheels.sh").read_text()
