@@ -191,3 +191,90 @@ def test_a_notebook_runs_the_bench_as_a_library_call_and_gets_the_report(monkeyp
     assert said[0].startswith("check against the exact reference") and "[5] batch 2 x 704" in said[6]
     with pytest.raises(ArgumentError, match="--head-dim: it applies to the --point calls"):
         bench_calls(quick=True, head_dim=256)
+
+
+def test_a_library_bench_without_options_is_the_issues_whole_sweep_under_the_byte_cap():
+    """Found by mutation testing: ``bench_calls()`` with nothing given (a notebook's call) was not checked to be the
+    issue's sweep, every call of it under ``MAX_KV_BYTES``, rather than --quick's three calls."""
+    from labkit.workloads.decode.bench import MAX_KV_BYTES, SWEEP
+    from labkit.workloads.decode.bench_run import bench_calls
+
+    calls = bench_calls()
+    assert not calls.named and set(calls.points) < set(SWEEP) and len(calls.points) == 20
+    assert {(64, 8192, 128), (64, 32768, 128), (8, 32768, 256)} <= set(calls.points)  # 8.6 GB: the issue's largest
+    assert (256, 32768, 128) not in calls.points and 2 * 256 * 32768 * 8 * 128 * 2 > MAX_KV_BYTES
+    assert (calls.heads_q, calls.heads_kv, calls.page_size, calls.variants) == (32, 8, 64, (None,))
+
+
+def test_a_bench_without_out_keeps_its_report_in_memory_only(monkeypatch, tmp_path):
+    """Found by mutation testing: ``run_bench`` without ``out`` (a notebook that only wants the report) was never run:
+    it returns the report and writes no file, partial or final."""
+    from labkit import probes, provenance
+    from labkit.workloads.decode.bench_run import bench_calls, run_bench
+    from labkit.workloads.decode.plan import plan_call
+    from labkit.workloads.decode.run import geometry_for
+
+    def fake_point(batch, kv_len, head_dim, *, mode="cold", heads_q=32, heads_kv=8, **kw):
+        plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv))
+        return bench.call_row(batch, kv_len, head_dim, heads_q, heads_kv, plan, 1e-6 * batch * kv_len / 512, mode)
+
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
+    monkeypatch.chdir(tmp_path)
+    run = run_bench(bench_calls(point=[(1, 8192)]), say=lambda line: None)
+    assert [(p.batch, p.kv_len, p.mode) for p in run.points] == [(1, 8192, "cold")]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_variants_peers_the_issues_split_sweeps_and_tail_timelines_of_a_bench(monkeypatch, tmp_path):
+    """Found by mutation testing: with --variant, each row's peers must be timed beside that variant's call (a peer
+    round of the default build had passed); a row where no peer has a rate gets ``-`` as its ratio; --sweep-splits
+    sweeps the issue's 1x8192, 8x8192 and 1x1024 calls and the seed's; --sweep-tails says how long SMs sat idle in us
+    and saves each timeline beside --out."""
+    from labkit import probes, provenance
+    from labkit.sched import Timeline
+    from labkit.workloads.decode import peers
+    from labkit.workloads.decode.bench_run import bench_calls, run_bench
+    from labkit.workloads.decode.plan import plan_call
+    from labkit.workloads.decode.run import geometry_for
+
+    asked, swept = [], []
+
+    def row(batch, kv_len, head_dim, heads_q=32, heads_kv=8, variant=None, mode="cold"):
+        plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv),
+                         **({} if variant is None else {"variant": variant}))
+        return bench.call_row(batch, kv_len, head_dim, heads_q, heads_kv, plan, 1e-6 * batch * kv_len / 512, mode)
+
+    def fake_point(batch, kv_len, head_dim, *, heads_q=32, heads_kv=8, variant=None, mode="cold", **kw):
+        return row(batch, kv_len, head_dim, heads_q, heads_kv, variant, mode)
+
+    def fake_peers(batch, kv_len, head_dim, **kw):
+        asked.append((batch, kw.get("variant", "the plan's")))
+        return {"sdpa_cudnn": "not available (test)", "labkit_beside_peers": 1.1}
+
+    def fake_sweep(b, n, d, *, heads_q, heads_kv, **kw):
+        swept.append((b, n, d, heads_q, heads_kv))
+        return [{**row(b, n, d, heads_q, heads_kv), "heuristic": True}]
+
+    # two SMs: SM 0 runs CTAs to 3 us, SM 1 is idle after 1 us
+    timeline = Timeline([(0, 0, 0, 1000, 0, 0), (1, 1, 0, 1000, 0, 0), (2, 0, 1000, 3000, 0, 0)], sms=2, ctas_per_sm=1)
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(bench, "split_sweep", fake_sweep)
+    monkeypatch.setattr(bench, "tail_sweep", lambda b, n, d, **kw: bench.TailSweep(
+        [{**row(b, n, d), "heuristic": True}], {"plan": timeline}))
+    monkeypatch.setattr(peers, "peer_rates", fake_peers)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
+    out, said = tmp_path / "b.json", []
+    calls = bench_calls(point=[(1, 8192)], variants=["fma", "mma"], peers=True, sweep_tails=True, out=out)
+    run = run_bench(calls, say=said.append)
+    assert asked == [(1, "fma"), (1, "mma")] and [p.x_best_peer for p in run.points] == [None, None]
+    assert "peer sdpa_cudnn: not available (test)" in said
+    assert "SMs idle before the end: median 1.0 us, 90th percentile 1.8 us" in said[-1]
+    assert Timeline.load(tmp_path / "b.1x8192_d128_tails.plan.timeline.json").records.tolist() == \
+        timeline.records.tolist()
+    run_bench(bench_calls(quick=True, sweep_splits="some"), say=said.append)
+    assert swept == [(1, 8192, 128, 32, 8), (8, 8192, 128, 32, 8), (1, 1024, 128, 32, 8), (2, 704, 256, 24, 4)]

@@ -1834,3 +1834,22 @@ def test_a_tail_variant_is_held_to_the_tolerance_inside_the_plans_own_tail(monke
     with pytest.raises(StopIteration):
         bench.tail_sweep(76, 8192, 128, iterations=1, candidates=[(8, 16)])
     assert checked == [["plan", "tail 8/16"]]
+
+
+def test_geometry_for_sizes_the_pool_for_every_sequence_in_whole_pages():
+    """Found by mutation testing: the pool ``geometry_for`` sizes was not checked to hold every sequence (batch x
+    pages, kv_len rounded up to whole pages); a pool of batch + pages passed every test."""
+    g = geometry_for(8, 1000, page_size=64, head_dim=256, heads_q=16, heads_kv=2, max_q_len=4)
+    assert (g.batch, g.max_pages, g.num_pages, g.page_size) == (8, 16, 128, 64)  # 1000 tokens: 16 pages of 64
+    assert (g.heads_q, g.heads_kv, g.head_dim, g.max_q_len, g.layout) == (16, 2, 256, 4, "plain")
+    assert (geometry_for(4, 8192).max_pages, geometry_for(4, 8192).num_pages) == (128, 512)
+
+
+def test_a_calls_kv_bytes_are_one_read_of_each_tokens_k_and_v_rows():
+    """Found by mutation testing: the K+V bytes a decode call reports (its TB/s divides them) were never checked:
+    2 (K and V) x the sequences' tokens x heads_kv x head_dim x 2 bytes (bf16)."""
+    from labkit.workloads.decode.run import kv_bytes
+
+    g = DecodeGeometry(**SEED_LIKE)
+    x = make_inputs(g, seq_lens=[704, 65], seed=1)
+    assert kv_bytes(x) == 2 * (704 + 65) * 4 * 256 * 2

@@ -438,3 +438,45 @@ def test_a_bench_row_holding_nan_is_refused_naming_the_row_and_field(tmp_path):
     with pytest.raises(FormatError, match=r"rows\[1\]\.p50_us: = nan: not a finite number"):
         report.write(rows, {}, r.copy_TBps * 1e3, r.provenance, tmp_path / "b.json")
     assert not (tmp_path / "b.json").exists()
+
+
+def test_a_peers_output_may_differ_by_four_bf16_steps_at_the_top_binade_and_no_more():
+    """Found by mutation testing: the tolerance was only checked against itself (2 x PEER_TOLERANCE off fails), so a
+    tolerance twice as loose passed. 2^-5 of labkit's largest |value| is the bound: 0.05 off at a largest |value|
+    of 1 is another computation, 0.02 off is rounding."""
+    import numpy as np
+
+    from labkit.workloads.decode.peers import output_disagreement
+
+    labkit = np.zeros((2, 4, 8), np.float32)
+    labkit[0, 0, 0] = 1.0
+    for off, flagged in ((0.02, False), (0.03, False), (0.035, True), (0.05, True)):
+        peer = labkit.copy()
+        peer[1, 2, 3] += off
+        why = output_disagreement(peer, labkit)
+        assert (why is not None) is flagged, (off, why)
+    assert why == "wrong output: 1 of 64 values differ from labkit's by more than 0.0312 (max |diff| 0.05)"
+
+
+def test_why_a_peer_did_not_run_says_a_one_line_reason_once_and_keeps_one_of_exactly_the_limit():
+    """Found by mutation testing: only a long many-line message was checked; a one-line reason (the common one: a
+    missing module) is said once, an empty one leaves the type, and a reason of exactly 200 characters is not cut."""
+    from labkit.workloads.decode.peers import _why
+
+    assert _why(ImportError("No module named 'fa3_fwd_interface'")) == (
+        "ImportError: No module named 'fa3_fwd_interface'")
+    assert _why(RuntimeError()) == "RuntimeError: "
+    exact = "ValueError: " + "x" * 188
+    assert len(exact) == 200 and _why(ValueError("x" * 188)) == exact
+
+
+def test_without_torch_every_peer_is_reported_absent_with_the_reason(monkeypatch):
+    """Found by mutation testing: a host without torch was never asked for peers; each peer is named with why it has
+    no rate (no labkit rate beside them, nothing launched), which the bench says in one line per peer."""
+    import sys
+
+    from labkit.workloads.decode.peers import PEERS, best_peer, peer_rates
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
+    rates = peer_rates(8, 8192, 128)
+    assert rates == {p: "torch not importable" for p in PEERS} and best_peer(rates) is None

@@ -263,3 +263,75 @@ def test_is_h200_names_the_h200s_not_the_gh200(name, h200):
     from labkit.device import is_h200
 
     assert is_h200(name) is h200
+
+
+class _Runtime:
+    """CuPy's ``cuda.runtime`` as a host without a usable GPU, or with ``count`` devices, answers."""
+
+    def __init__(self, count):
+        self.count = count
+
+    def getDeviceCount(self):
+        if isinstance(self.count, Exception):
+            raise self.count
+        return self.count
+
+
+@pytest.mark.parametrize("count, device_files, said", [
+    (RuntimeError("cudaErrorNoDevice"), [],
+     (False, "no NVIDIA GPU or driver on this machine (no /dev/nvidia* device)")),
+    (RuntimeError("cudaErrorInsufficientDriver"), ["/dev/nvidia0"],
+     (False, "CUDA is not usable here: RuntimeError: cudaErrorInsufficientDriver")),
+    (RuntimeError("cudaErrorInsufficientDriver"), ["/dev/dxg"],  # WSL: the driver's device is /dev/dxg
+     (False, "CUDA is not usable here: RuntimeError: cudaErrorInsufficientDriver")),
+    (0, ["/dev/nvidia0"], (False, "the CUDA driver reports no device")),
+    (2, ["/dev/nvidia0", "/dev/nvidia1"], (True, "2 CUDA device(s)")),
+])
+def test_gpu_status_says_why_no_gpu_is_usable_and_require_gpu_refuses_with_it(monkeypatch, count, device_files, said):
+    """Found by mutation testing: only this machine's own answer was checked (and only for being non-empty), so a
+    host with a driver but a broken CUDA, one with no device and one with GPUs were never told apart."""
+    import fnmatch
+    import glob
+    from types import SimpleNamespace
+
+    import labkit.cuda as cuda
+
+    monkeypatch.setattr(cuda, "cupy", lambda: SimpleNamespace(cuda=SimpleNamespace(runtime=_Runtime(count))))
+    monkeypatch.setattr(glob, "glob", lambda pattern: fnmatch.filter(device_files, pattern))
+    cuda.gpu_status.cache_clear()
+    try:
+        assert cuda.gpu_status() == said and cuda.gpu_available() is said[0]
+        if said[0]:
+            assert cuda.require_gpu("the probe") is None
+        else:
+            with pytest.raises(NoGPU) as exc:
+                cuda.require_gpu("the probe")
+            assert str(exc.value) == f"the probe needs a CUDA GPU: {said[1]}"
+    finally:
+        cuda.gpu_status.cache_clear()  # the next caller asks this machine again
+
+
+def test_gpu_status_without_cupy_says_what_is_missing(monkeypatch):
+    """Found by mutation testing: a host without CuPy is not a GPU host, and the reason is the missing package's."""
+    import labkit.cuda as cuda
+    from labkit.errors import MissingDependency
+
+    def missing():
+        raise MissingDependency("cupy is not installed: pip install 'labkit[gpu]'")
+
+    monkeypatch.setattr(cuda, "cupy", missing)
+    cuda.gpu_status.cache_clear()
+    try:
+        assert cuda.gpu_status() == (False, "cupy is not installed: pip install 'labkit[gpu]'")
+    finally:
+        cuda.gpu_status.cache_clear()
+
+
+def test_check_takes_a_bare_result_too():
+    """Found by mutation testing: a call that returns its error code alone (not in a tuple) was not checked."""
+    class Err(int):
+        name = "CUDA_ERROR_NOT_READY"
+
+    assert check(0, "cuBar") is None
+    with pytest.raises(LaunchError, match="^cuBar failed: CUDA_ERROR_NOT_READY$"):
+        check(Err(600), "cuBar")

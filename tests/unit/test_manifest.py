@@ -873,3 +873,63 @@ def test_a_loaded_manifest_is_frozen():
                 *launch.args[0].fields, call, *call.args):
         with pytest.raises(dataclasses.FrozenInstanceError):
             obj.name = "x"
+
+
+def test_a_cubin_is_built_once_and_again_when_its_source_options_target_or_headers_change(tmp_path, monkeypatch):
+    """Found by mutation testing: nothing checked that a second build of the same kernel comes from the cache, nor that
+    any change to its source, options, target or a header beside it misses the cache (else a stale kernel is timed);
+    nor that a LABKIT_CACHE whose parents do not exist yet is made."""
+    cache = tmp_path / "not" / "yet" / "made"
+    monkeypatch.setenv("LABKIT_CACHE", str(cache))
+    src = tmp_path / "k" / "probe.cu"
+    src.parent.mkdir()
+    first = compile_cubin(src, arch="sm_90", code=KERNEL)
+    assert first.log != "(cached)" and [p.parent for p in cache.glob("kernels/probe-sm_90-*.cubin")] == [
+        cache / "kernels"]
+    again = compile_cubin(src, arch="sm_90", code=KERNEL)
+    assert again.log == "(cached)" and again.image == first.image and again.options == first.options
+    assert compile_cubin(src, arch="sm_90", code=KERNEL + "// edited\n").log != "(cached)"
+    assert compile_cubin(src, arch="sm_90", code=KERNEL, options=("-DUNUSED=1",)).log != "(cached)"
+    assert compile_cubin(src, arch="sm_89", code=KERNEL).log != "(cached)"
+    (src.parent / "extra.cuh").write_text("#define UNUSED 1\n")
+    assert compile_cubin(src, arch="sm_90", code=KERNEL).log != "(cached)"
+
+
+def test_a_kernel_nvrtc_rejects_is_a_compile_error_with_its_log_and_nothing_cached(tmp_path, monkeypatch):
+    """Found by mutation testing: NVRTC's failure was not checked to come back as a CompileError naming the file, the
+    target and NVRTC's own log (the line at fault), with no cubin left in the cache."""
+    from labkit.errors import CompileError
+
+    monkeypatch.setenv("LABKIT_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(CompileError) as exc:
+        compile_cubin(tmp_path / "bad.cu", arch="sm_90", code='extern "C" __global__ void k() { no_such_call(); }\n')
+    head, log = str(exc.value).split("\n", 1)
+    assert head.startswith("NVRTC failed on bad.cu for sm_90 (") and f"{tmp_path / 'bad.cu'}(1)" in log
+    assert "no_such_call" in log and not list((tmp_path / "cache").glob("kernels/*.cubin"))
+
+
+def test_a_default_kernel_cache_that_cannot_be_made_says_which_and_names_the_knob(tmp_path, monkeypatch):
+    """Found by mutation testing: with LABKIT_CACHE unset the refusal names the default cache under ~/.cache (not
+    'LABKIT_CACHE None') and the knob that moves it."""
+    from labkit.errors import LabkitError
+
+    home = tmp_path / "home.bin"
+    home.write_bytes(b"x")
+    monkeypatch.delenv("LABKIT_CACHE", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    with pytest.raises(LabkitError) as exc:
+        compile_cubin(tmp_path / "probe.cu", arch="sm_90", code=KERNEL)
+    assert str(exc.value) == (f"the kernel cache {home}/.cache/labkit: cannot make {home}/.cache/labkit/kernels in it "
+                              "(Not a directory); point LABKIT_CACHE at a writable directory")
+
+
+def test_every_build_carries_line_info_naming_the_kernels_absolute_path(tmp_path, monkeypatch):
+    """Nsight Compute shows a kernel's source only when the cubin has line info (``-lineinfo``) naming a file it can
+    open: the ``#line`` directive's absolute path, not NVRTC's program name. Neither was checked (mutation audit)."""
+    monkeypatch.setenv("LABKIT_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "k" / "probe.cu"
+    cubin = compile_cubin(src, arch="sm_90", code=KERNEL, options=("-DUNUSED=1",))
+    assert cubin.options[:2] == ("-lineinfo", "--std=c++17") and cubin.options[-1] == "-DUNUSED=1"
+    # the line table keeps the directory and the file name apart (DWARF); NVRTC's own name would be a bare probe.cu
+    assert b".debug_line" in cubin.image and b"probe.cu" in cubin.image
+    assert str(src.parent.resolve()).encode() in cubin.image

@@ -267,3 +267,62 @@ def test_the_model_plans_a_call_with_the_l2_of_the_gpu_at_hand(monkeypatch, name
     assert plan.kernel.kv_evict_first is evict_first
     _, asked = _decode_plan(5, 8192, 128, 32, 8, 64, l2_bytes=60 << 20)  # an L2 given is the L2 planned with
     assert asked.kernel.kv_evict_first
+
+
+def test_a_timeline_charts_label_names_the_instrumented_build_it_records(monkeypatch):
+    """Found by mutation testing: the label ``decode_call_label`` gives a chart was not checked to be the instrumented
+    call's (``-DLABKIT_TIMELINE`` keeps per-unit CTAs, so no persistent build, and at 128 x 1k d256 another stage
+    count) rather than the plain call's, which is not what the timeline recorded."""
+    import labkit.cuda
+    from labkit.workloads.decode.geometry import kernel_label
+
+    monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (False, "no GPU (test)"))  # planned for the H200
+    assert kernel_label(plan_call(geometry_for(16, 1024, head_dim=256)).kernel) == "mma w8d2s2ef P wide"  # plain
+    assert sched.decode_call_label(16, 1024, head_dim=256) == "1 split, mma w8d2s2ef wide"
+    assert sched.decode_call_label(128, 1024, head_dim=256) == "1 split, mma w8d2s3c1 wide"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: sched.sage2_point([1, 1024, 8, 128], 1, 1024, launches=101), "launches 101"),
+    (lambda: sched.sage2_point([1, 1024, 8, 128], 1, 1024, launches=0), "launches 0"),
+    (lambda: sched.sage2_timeline([1, 1024, 8, 128], 0, 1024), "q_len 0"),
+    (lambda: sched.sage2_timeline([1, 1024, 8, 128], 1, 1025), "kv_len 1025"),
+    (lambda: sched.sage2_timeline([1, 1024, 8, 128], 1, 0), "kv_len 0"),
+    (lambda: sched.decode_point(8, 8192, launches=101), "launches 101"),
+])
+def test_a_measured_point_out_of_range_is_refused_naming_the_value_before_any_launch(call, message):
+    """Found by mutation testing: the bounds of a measured point's q_len, kv_len and launch count were checked on one
+    side only; out of range is an ArgumentError naming the value, before any GPU is asked for."""
+    with pytest.raises(ArgumentError, match=message):
+        call()
+
+
+def test_the_decode_occupancy_is_the_plain_builds_not_the_instrumented_ones(monkeypatch):
+    """Found by mutation testing: ``decode_occupancy`` (the occupancy table's decode row, and the model's CTAs per SM)
+    was not checked to read the plain build the call launches; the instrumented build uses other registers (NVRTC 13:
+    164 against 167 at 8 x 8k d128)."""
+    import importlib
+
+    import labkit.cuda
+
+    build = importlib.import_module("labkit.workloads.decode.build")
+    monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (False, "no GPU (test)"))
+    g = geometry_for(8, 8192)
+    plain = build.occupancy(plan_call(g).kernel, "sm_90")
+    assert sched.decode_occupancy(8, 8192) == plain
+    assert sched.decode_occupancy(8, 8192, splits=2) == build.occupancy(plan_call(g, splits=2).kernel, "sm_90")
+
+
+def test_the_decode_helpers_default_to_the_issues_geometry_on_132_sms(monkeypatch):
+    """Found by mutation testing: called with a batch and kv_len only (as notebook 04's charts call them), the helpers
+    take 32/8 heads, d128, page 64 and the H200's 132 SMs; a changed default went unseen."""
+    import labkit.cuda
+
+    monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (False, "no GPU (test)"))
+    given = dict(head_dim=128, heads_q=32, heads_kv=8, page_size=64, sms=132)
+    for b, n in ((1, 8192), (8, 8192), (64, 8192)):
+        assert sched.decode_splits(b, n) == sched.decode_splits(b, n, **given)
+        assert sched.decode_call_label(b, n) == sched.decode_call_label(b, n, **given)
+        assert sched.decode_model(b, n, None) == sched.decode_model(b, n, None, **given)
+    assert sched.decode_splits(1, 8192) == 8  # on 131 SMs the plan takes 16
+    assert sched.decode_occupancy(8, 8192) == sched.decode_occupancy(8, 8192, **given)
