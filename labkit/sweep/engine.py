@@ -190,6 +190,7 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
     progress = _env.stream(progress)
 
     workloads.check_grid(workload, grid)  # an unknown name or a grid it cannot take stops here, before any write
+    executors.check(executor, workers)  # as is a typo of an executor: run() below is a generator, started late
     sweep = SweepDir(directory)
 
     def left(done: dict) -> list[tuple[str, dict]]:  # the points to run: not done, or failed and retried

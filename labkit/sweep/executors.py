@@ -53,11 +53,16 @@ def _gpu_count() -> int:
         return 0
 
 
-def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], *, workers: int = 1, client=None):
+def check(kind: str, workers: int) -> None:
+    """Refuse an unknown executor or a worker count below 1 (the sweep's caller does, before its directory exists)."""
     if kind not in EXECUTORS:
         raise ArgumentError(f"executor {kind!r}: expected one of {', '.join(EXECUTORS)}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ArgumentError(f"workers {workers!r}: expected an integer >= 1")
+
+
+def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], *, workers: int = 1, client=None):
+    check(kind, workers)
     if not todo:
         return
     if kind == "local":

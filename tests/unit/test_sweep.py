@@ -443,7 +443,12 @@ def test_a_sage2_sweep_takes_shapes_from_the_cli_and_is_checked_whole_before_it_
     ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=-3"], "round_index -3: expected >= 0"),
     ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "schedule=x"],
      "schedule 'x': expected an object of Sage2 Schedule fields"),
-    ("sage2.timeline", ["shape=[1,1024,8,128]", "q_len=10", "kv_len=10", "launches=0"], "launches 0: expected 1..100")])
+    ("sage2.timeline", ["shape=[1,1024,8,128]", "q_len=10", "kv_len=10", "launches=0"], "launches 0: expected 1..100"),
+    # found by a mutation audit: dropping either check passed every test (a point of no batch, a tail given twice)
+    ("decode.point", ["batch=0", "kv_len=64"], "point {'batch': 0, 'kv_len': 64}: batch 0: expected at least 1"),
+    ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "kv_tails=[2000]"],
+     "kv_tails 2000: expected 1..1024"),
+    ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "q_tails=[5,5]"], "q_tails: 5 given twice")])
 def test_a_grid_the_workload_cannot_take_is_refused_before_the_sweep_exists(workload, grid, message, tmp_path,
                                                                            capsys):
     """Once written, a sweep directory is tied to its grid: a typo found by the first point would have to be deleted
@@ -454,6 +459,19 @@ def test_a_grid_the_workload_cannot_take_is_refused_before_the_sweep_exists(work
     err = capsys.readouterr().err
     assert err.startswith("labkit: error: ") and message in err, err
     assert not out.exists()
+
+
+def test_the_bounds_a_refusal_names_are_taken():
+    """A refusal's range is inclusive: 60000 ms sleeps and a split per page (16 at 1 x 1024, 64-token pages) is a
+    point, as the messages say (found by a mutation audit: refusing either bound passed every test)."""
+    from labkit.sweep.workloads import check_grid
+
+    check_grid("demo.sleep", {"ms": [0, 60000]})
+    check_grid("decode.point", {"batch": [1], "kv_len": [1024], "splits": [0, 16]})
+    with pytest.raises(ArgumentError, match=re.escape("splits 17: expected 0 (the plan's) .. 16 (one per page")):
+        check_grid("decode.point", {"batch": [1], "kv_len": [1024], "splits": [17]})
+    with pytest.raises(ArgumentError, match=re.escape("ms=60001: expected a sleep of 0..60000 milliseconds")):
+        check_grid("demo.sleep", {"ms": [60001]})
 
 
 def test_a_grid_from_python_takes_booleans_for_a_bool_parameter():
@@ -607,3 +625,89 @@ def test_collect_prints_missing_values_as_a_dash_lists_as_items_and_whole_number
                                       "waves": [(132, 10), [1]]}))
     assert [row.split() for row in table.split("\n")[1:]] == [["-", "28217", "0.5", "132,", "10"],
                                                               ["GPU-1", "-", "-", "1"]], table
+
+
+@pytest.mark.parametrize("executor, workers, message", [
+    ("proccesses", 2, "executor 'proccesses': expected one of local, processes, dask"),
+    ("processes", 0, "workers 0: expected an integer >= 1"),
+    ("local", True, "workers True: expected an integer >= 1")])
+def test_an_unknown_executor_or_worker_count_is_refused_by_name_before_the_sweep_exists(executor, workers, message,
+                                                                                        tmp_path):
+    """From Python (the CLI has choices) a typo of an executor was refused only once the lazy executor started, after
+    sweep.json tied the directory to the grid; without the check it ran on Dask or a pool of 0 (found by a mutation
+    audit: deleting either refusal passed every test)."""
+    with pytest.raises(ArgumentError, match=re.escape(message)):
+        sweep.run(tmp_path / "s", "demo.sleep", {"ms": [1]}, executor=executor, workers=workers, progress=None)
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_pool_whose_workers_cannot_start_fails_each_point_once_and_returns(tmp_path, monkeypatch):
+    """A worker that dies before running anything (a bad environment, an import that fails) breaks the pool at its
+    first submit: every point gets a failed record saying so and the sweep ends, with no new pool per point (found by a
+    mutation audit: that path returning nothing raised a TypeError out of the sweep, untested)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from labkit.sweep import executors
+
+    pools = []
+
+    class Broken:
+        def __enter__(self):
+            pools.append(self)
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, *args):
+            raise BrokenProcessPool("a child process terminated abruptly")
+
+    monkeypatch.setattr(executors, "_pool", lambda ctx, workers, gpus: Broken())
+    counts = sweep.run(tmp_path, "demo.sleep", {"ms": [1, 2, 3]}, executor="processes", workers=2, progress=None)
+    assert (counts["ok"], counts["failed"], len(pools)) == (0, 3, 1)
+    df = sweep.collect(tmp_path)
+    assert (df["error"] == "worker died: the process pool broke before running a point").all() and len(df) == 3
+
+
+def test_the_cli_names_an_axis_given_twice_a_missing_option_and_exits_1_on_new_and_kept_failures(tmp_path, capsys):
+    """An axis given in two --grid options is refused naming it alone (not silently the last one's values); each
+    required option is named when missing; a resume where one point failed before and another fails now exits 1 and
+    says how many were kept (found by a mutation audit: dropping the refusal, the required flags or the kept count, or
+    exiting on failed - kept, passed every test)."""
+    argv = ["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--grid", "fail=no", "--grid", "ms=2",
+            "--out", str(tmp_path / "twice")]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err == ("labkit: error: --grid ms: an axis is given twice (give its values in one "
+                                       "--grid)\n")
+    assert not (tmp_path / "twice").exists()
+    full = {"--workload": "demo.sleep", "--grid": "ms=1", "--out": str(tmp_path / "s")}
+    assert cli.main(["sweep", "run", *[a for kv in full.items() for a in kv], "--workers", "1"]) == 0  # the least
+    capsys.readouterr()
+    for left_out in full:
+        assert cli.main(["sweep", "run", *[a for k, v in full.items() if k != left_out for a in (k, v)]]) == 2
+        assert f"the following arguments are required: {left_out}" in capsys.readouterr().err
+    out = tmp_path / "f"
+    run = ["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1,2", "--grid", "fail=yes", "--out", str(out)]
+    assert cli.main(run) == 1
+    assert capsys.readouterr().out.endswith(f"{out}: 0 ok, 2 failed, 0 done before, 2 points\n")
+    (out / "points" / f"{sweep.point_id({'ms': 2, 'fail': 'yes'})}.json").unlink()
+    assert cli.main(run) == 1  # one failed now, one kept from before
+    assert capsys.readouterr().out.endswith(f"{out}: 0 ok, 1 failed, 1 done before (1 of them failed: --retry-failed "
+                                            "runs them again), 2 points\n")
+
+
+def test_read_sweep_refuses_a_point_whose_result_is_not_an_object_naming_its_file(tmp_path):
+    """A notebook's strict read wants a row of fields per point: a bare result (collect shows it as a column) is one
+    line naming the file and the value, not a row missing its fields (found by a mutation audit: untested)."""
+    from labkit.errors import LabkitError
+    from labkit.sweep import workloads
+
+    @workloads.register("test.bare")
+    def bare(x: int = 1):
+        return {"twice": 2 * x} if x == 1 else [x, x]
+
+    grid = {"x": [1, 2]}
+    sweep.run(tmp_path, "test.bare", grid, progress=None)
+    f = tmp_path / "points" / f"{sweep.point_id({'x': 2})}.json"
+    with pytest.raises(LabkitError, match=re.escape(f"{f}: result = [2, 2]: expected an object")):
+        sweep.read_sweep(tmp_path, "test.bare", grid)
