@@ -165,11 +165,9 @@ def test_bench_times_every_call_in_the_cold_mode_asked_for(monkeypatch, tmp_path
     assert "Traceback" not in err and err.count("\n") == 1, err
 
 
-def test_a_notebook_runs_the_bench_as_a_library_call_and_gets_the_report(monkeypatch, tmp_path):
-    """``bench_calls`` then ``run_bench``, without the CLI: the lines go to ``say`` (nothing printed), the report is
-    the DecodeReport the file holds, and the issue's sweep ends with the seed-sized call, cold and in a graph."""
+def _fake_library_bench(monkeypatch):
+    """The bench as a library call with its GPU parts faked: a call's rate from its size, a recorded provenance."""
     from labkit import probes, provenance
-    from labkit.workloads.decode.bench_run import bench_calls, run_bench
     from labkit.workloads.decode.plan import plan_call
     from labkit.workloads.decode.run import geometry_for
 
@@ -181,6 +179,14 @@ def test_a_notebook_runs_the_bench_as_a_library_call_and_gets_the_report(monkeyp
     monkeypatch.setattr(bench, "bench_point", fake_point)
     monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
     monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
+
+
+def test_a_notebook_runs_the_bench_as_a_library_call_and_gets_the_report(monkeypatch, tmp_path):
+    """``bench_calls`` then ``run_bench``, without the CLI: the lines go to ``say`` (nothing printed), the report is
+    the DecodeReport the file holds, and the issue's sweep ends with the seed-sized call, cold and in a graph."""
+    from labkit.workloads.decode.bench_run import bench_calls, run_bench
+
+    _fake_library_bench(monkeypatch)
     calls = bench_calls(quick=True, out=tmp_path / "r.json")
     assert calls.points == ((1, 8192, 128), (8, 8192, 128), (64, 8192, 128)) and not calls.named
     said: list[str] = []
@@ -209,19 +215,9 @@ def test_a_library_bench_without_options_is_the_issues_whole_sweep_under_the_byt
 def test_a_bench_without_out_keeps_its_report_in_memory_only(monkeypatch, tmp_path):
     """Found by mutation testing: ``run_bench`` without ``out`` (a notebook that only wants the report) was never run:
     it returns the report and writes no file, partial or final."""
-    from labkit import probes, provenance
     from labkit.workloads.decode.bench_run import bench_calls, run_bench
-    from labkit.workloads.decode.plan import plan_call
-    from labkit.workloads.decode.run import geometry_for
 
-    def fake_point(batch, kv_len, head_dim, *, mode="cold", heads_q=32, heads_kv=8, **kw):
-        plan = plan_call(geometry_for(batch, kv_len, head_dim=head_dim, heads_q=heads_q, heads_kv=heads_kv))
-        return bench.call_row(batch, kv_len, head_dim, heads_q, heads_kv, plan, 1e-6 * batch * kv_len / 512, mode)
-
-    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
-    monkeypatch.setattr(bench, "bench_point", fake_point)
-    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
-    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
+    _fake_library_bench(monkeypatch)
     monkeypatch.chdir(tmp_path)
     run = run_bench(bench_calls(point=[(1, 8192)]), say=lambda line: None)
     assert [(p.batch, p.kv_len, p.mode) for p in run.points] == [(1, 8192, "cold")]
