@@ -47,6 +47,9 @@ def _gpu_uuid() -> str | None:
         return None
 
 
+MAX_ERROR_CHARS = 500  # a failed point's error line in its record and the tables; the traceback keeps the rest
+
+
 def run_point(sweep_dir: str, workload: str, pid: str, params: dict) -> dict:
     """Run one point and write its file (called in a worker). A raising workload is a failed point, kept
     with its error; the record is returned too."""
@@ -60,13 +63,13 @@ def run_point(sweep_dir: str, workload: str, pid: str, params: dict) -> dict:
         record.update(status="ok", result=workloads.get(workload)(**params), error=None)
     except Exception as exc:  # noqa: BLE001 - a point's failure is data: keep it, go on with the others
         record.update(status="failed", result=None,
-                      error=f"{type(exc).__name__}: {exc}"[:500], traceback=traceback.format_exc()[-2000:])
+                      error=f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS], traceback=traceback.format_exc()[-2000:])
     record["elapsed_s"] = round(time.time() - started, 6)
     path = Path(sweep_dir) / "points" / f"{pid}.json"
     try:
         atomic_write(path, record)
     except FormatError as exc:  # a result no file can hold (NaN, an object): a failed point, not an unreadable sweep
-        record.update(status="failed", result=None, error=f"result not recorded: {exc}"[:500])
+        record.update(status="failed", result=None, error=f"result not recorded: {exc}"[:MAX_ERROR_CHARS])
         record.pop("traceback", None)
         atomic_write(path, record)
     return record

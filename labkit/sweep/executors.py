@@ -19,13 +19,13 @@ from pathlib import Path
 
 from .. import _deps
 from ..errors import ArgumentError
-from .engine import atomic_write, run_point
+from .engine import MAX_ERROR_CHARS, atomic_write, run_point
 
 EXECUTORS = ("local", "processes", "dask")
 
 
 def _failed(sweep_dir: str, pid: str, params: dict, error: str) -> dict:
-    record = {"id": pid, "params": params, "status": "failed", "result": None, "error": error[:500]}
+    record = {"id": pid, "params": params, "status": "failed", "result": None, "error": error[:MAX_ERROR_CHARS]}
     atomic_write(Path(sweep_dir) / "points" / f"{pid}.json", record)
     return record
 

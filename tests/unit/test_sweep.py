@@ -711,3 +711,20 @@ def test_read_sweep_refuses_a_point_whose_result_is_not_an_object_naming_its_fil
     f = tmp_path / "points" / f"{sweep.point_id({'x': 2})}.json"
     with pytest.raises(LabkitError, match=re.escape(f"{f}: result = [2, 2]: expected an object")):
         sweep.read_sweep(tmp_path, "test.bare", grid)
+
+
+def test_a_long_error_is_cut_to_its_first_500_characters_and_the_traceback_keeps_the_end(tmp_path):
+    """A point's error line is bounded (it shows in status and collect's table); the record's traceback keeps the
+    last 2000 characters, where the raise is."""
+    from labkit.sweep import workloads
+    from labkit.sweep.engine import MAX_ERROR_CHARS
+
+    @workloads.register("test.long_error")
+    def long_error(n: int = 1) -> dict:
+        raise ValueError("x" * 3000 + "END")
+
+    assert MAX_ERROR_CHARS == 500
+    assert sweep.run(tmp_path, "test.long_error", {"n": [1]}, progress=None)["failed"] == 1
+    record = json.loads(next((tmp_path / "points").glob("*.json")).read_text())
+    assert record["error"] == "ValueError: " + "x" * (500 - len("ValueError: "))
+    assert len(record["traceback"]) == 2000 and record["traceback"].rstrip().endswith("x" * 100 + "END")
