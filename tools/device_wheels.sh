@@ -12,13 +12,16 @@ set -euo pipefail
 dir=$1; shift
 list=${LABKIT_NOTEBOOK_WHEELS:-../shared/device/notebook-wheels.txt}
 [ -r "$list" ] || { echo "device_wheels: no notebook wheel list at $list (set LABKIT_NOTEBOOK_WHEELS)" >&2; exit 2; }
+pins=$(dirname "$0")/../requirements.txt  # labkit's own pins, where it has them
+pin() { grep -m1 -i "^$1==" "$pins" || { echo "device_wheels: no $1 pin in $pins" >&2; exit 2; }; }
+jupytext=$(pin jupytext); ncu_report=$(pin ncu-report)  # ncu-report: the version of the device's ncu
 specs=()
 while read -r spec; do [ -n "$spec" ] && specs+=("$spec"); done < <(grep -v '^#' "$list")
 # labkit nb runs a notebook from its jupytext .py source; the image has its other needs (markdown-it-py, pyyaml)
-specs+=("jupytext==1.19.6" "mdit-py-plugins==0.7.0")
+specs+=("$jupytext" "mdit-py-plugins==0.7.0")
 for arg in "$@"; do
   case $arg in
-    ncu) specs+=("ncu-report==2025.3.1") ;;  # the version of the device's ncu
+    ncu) specs+=("$ncu_report") ;;
     fa3) specs+=("fa3-fwd==0.0.3" "einops==0.8.2") ;;
     *==*) specs+=("$arg") ;;
     *) echo "device_wheels: '$arg' is neither ncu, fa3 nor NAME==VERSION" >&2; exit 2 ;;

@@ -62,7 +62,7 @@ def check(kind: str, workers: int) -> None:
 
 
 def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], *, workers: int = 1, client=None):
-    check(kind, workers)
+    """Yield each point's record as it finishes (``kind`` and ``workers`` checked by the caller, ``check``)."""
     if not todo:
         return
     if kind == "local":

@@ -90,14 +90,24 @@ def test_device_wheels_refuses_bad_arguments_before_downloading(tmp_path):
     assert not (tmp_path / "w").exists()
 
 
-def test_device_wheels_fetches_the_ncu_report_that_the_ncu_extra_pins():
-    """The GPU host's .ncu-rep reader must be the version labkit's `ncu` extra pins (the device's ncu 2025.3.1)."""
-    pyproject = (ROOT / "pyproject.toml").read_text()
-    pin = re.search(r'ncu = \["(ncu-report==[\d.]+)"\]', pyproject).group(1)
-    assert f'ncu) specs+=("{pin}")' in (ROOT / "tools" / "device_wheels.sh").read_text()
-
-
-def test_device_wheels_fetches_the_jupytext_that_requirements_pin():
-    """`labkit nb run` reads the notebooks' jupytext sources: the GPU host's jupytext is the pinned one."""
-    pin = next(line for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("jupytext=="))
-    assert f'specs+=("{pin}" ' in (ROOT / "tools" / "device_wheels.sh").read_text()
+def test_device_wheels_fetches_the_listed_set_plus_labkits_own_jupytext_and_ncu_report_pins(tmp_path):
+    """What the script asks pip for, with a stand-in python3 that records each spec and leaves a wheel: the list's
+    wheels, then jupytext at requirements.txt's pin (`labkit nb run` reads the notebooks' jupytext sources), and with
+    `ncu` the .ncu-rep reader at the pin that `pyproject.toml`'s ncu extra shares (the device's ncu 2025.3.1)."""
+    bin_dir, asked = tmp_path / "bin", tmp_path / "asked.txt"
+    bin_dir.mkdir()
+    fake = bin_dir / "python3"
+    fake.write_text(f"#!/bin/sh\nfor a; do spec=$a; done\necho \"$spec\" >> {asked}\n"
+                    "while [ $# -gt 0 ]; do [ \"$1\" = -d ] && dir=$2; shift; done\n"
+                    "name=$(echo \"${spec%%==*}\" | tr - _)\ntouch \"$dir/$name-1-py3-none-any.whl\"\n")
+    fake.chmod(0o755)
+    listed = tmp_path / "list.txt"
+    listed.write_text("# the notebook set\npapermill==2.7.0\n")
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "LABKIT_NOTEBOOK_WHEELS": str(listed)}
+    run = subprocess.run(["bash", str(ROOT / "tools" / "device_wheels.sh"), str(tmp_path / "w"), "ncu"], env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    pins = {line.split("==")[0]: line for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line}
+    extra = re.search(r'ncu = \["(ncu-report==[\d.]+)"\]', (ROOT / "pyproject.toml").read_text()).group(1)
+    assert extra == pins["ncu-report"]
+    assert asked.read_text().splitlines() == ["papermill==2.7.0", pins["jupytext"], "mdit-py-plugins==0.7.0", extra]
