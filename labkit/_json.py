@@ -87,6 +87,13 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _range(lo, hi) -> str:
+    """[lo, hi] in words, with an open end left unsaid ("at most 5", not "in [-inf, 5]")."""
+    if lo is not None and hi is not None:
+        return f"in [{lo}, {hi}]"
+    return f"at least {lo}" if lo is not None else f"at most {hi}"
+
+
 class Node:
     """A value inside a document, with its path."""
 
@@ -150,7 +157,7 @@ class Node:
         if type(v) is not int:
             raise self.fail("an integer")
         if (lo is not None and v < lo) or (hi is not None and v > hi):
-            raise self.fail(f"an integer in [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]")
+            raise self.fail("an integer " + _range(lo, hi))
         return v
 
     def num(self, lo: float | None = None, hi: float | None = None) -> float:
@@ -162,13 +169,13 @@ class Node:
         if not math.isfinite(f):
             raise self.fail("a finite number")
         if (lo is not None and f < lo) or (hi is not None and f > hi):
-            raise self.fail(f"a number in [{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}]")
+            raise self.fail("a number " + _range(lo, hi))
         return f
 
     def positive(self, hi: float | None = None) -> float:
         """A finite number above 0 (and at most ``hi``), as a float: a time or a rate that divides."""
-        f = self.num(None, hi)
-        if f <= 0:
+        f = self.num()
+        if f <= 0 or (hi is not None and f > hi):
             raise self.fail("a number above 0" + (f" and at most {hi}" if hi is not None else ""))
         return f
 

@@ -404,7 +404,8 @@ def test_a_long_value_is_shown_cut_to_60_characters():
 
 def test_scalar_fields_at_their_edges():
     """true/false only where a boolean is read; a string up to 4096 characters; a positive number with a cap names
-    the cap (found by a mutation audit: none was given)."""
+    the cap (found by a mutation audit: none was given), also when the value is over it (a CLI review: it said
+    "in [-inf, 10]"), and a range open at one end says only its bound."""
     from labkit._json import parse_text
 
     doc = parse_text(json.dumps({"equal": 1, "ok": True, "s": "a" * 4096, "long": "a" * 4097, "t": 0, "r": 11}),
@@ -414,7 +415,11 @@ def test_scalar_fields_at_their_edges():
                               ("long", lambda n: n.str(), "expected a string of at most 4096 characters"),
                               ("t", lambda n: n.positive(10), "t: = 0: expected a number above 0 and at most 10"),
                               ("t", lambda n: n.positive(), "t: = 0: expected a number above 0"),
-                              ("r", lambda n: n.positive(10), "r: = 11: expected a number in [-inf, 10]")):
+                              ("r", lambda n: n.positive(10), "r: = 11: expected a number above 0 and at most 10"),
+                              ("r", lambda n: n.num(None, 10), "r: = 11: expected a number at most 10"),
+                              ("t", lambda n: n.num(1), "t: = 0: expected a number at least 1"),
+                              ("r", lambda n: n.int(None, 10), "r: = 11: expected an integer at most 10"),
+                              ("r", lambda n: n.int(0, 10), "r: = 11: expected an integer in [0, 10]")):
         with pytest.raises(FormatError) as e:
             read(doc[field])
         assert str(e.value).startswith("r.json: ") and str(e.value).endswith(said), str(e.value)
