@@ -152,8 +152,9 @@ def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeyp
         knobs = kw["planned"]  # the CLI's own plan, refused or not before the reference check: not planned twice
         assert knobs is planned[-1] and list(knobs) == ["plan", "persistent=1,warps=8,stages=2"]
         modes.append(kw["mode"])
+        mb = 4 * b * n * 8 * d / 1e6  # the K and V a call reads (the reader checks it)
         return [{"batch": b, "kv_len": n, "head_dim": d, "heads": "32/8", "splits": 1, "kernel": label,
-                 "mode": kw["mode"], "kv_MB": 268.4, "p50_us": us, "TBps": 268.4 / us, "heuristic": name == "plan",
+                 "mode": kw["mode"], "kv_MB": mb, "p50_us": us, "TBps": mb / us, "heuristic": name == "plan",
                  "build": name, "ctas_per_sm": per_sm, "vs_plan": us / 77.1 - 1, "max_diff": diff,
                  "bit_equal": diff == 0}
                 for (name, _), (label, per_sm, us, diff) in zip(knobs.items(), [("mma w4s1c1", 4, 77.1, 0.0),
@@ -174,8 +175,9 @@ def test_compare_cli_prints_the_table_and_keeps_a_report_that_reads_back(monkeyp
     assert cli.main(["report", "show", str(out)]) == 0
     shown = capsys.readouterr().out
     assert "sweep 64x1024 d128 compare (* the plan's call; time vs plan: + is slower):" in shown
-    assert "*       1  mma w4s1c1   77.10  3.48        +0.00%  plan\n" in shown
-    assert "        1  mma w8s2 P   78.60  3.41        +1.95%  persistent=1,warps=8,stages=2\n" in shown
+    kv_mb = 4 * 64 * 1024 * 8 * 128 / 1e6
+    assert f"*       1  mma w4s1c1   77.10  {kv_mb / 77.1:.2f}        +0.00%  plan\n" in shown
+    assert f"        1  mma w8s2 P   78.60  {kv_mb / 78.6:.2f}        +1.95%  persistent=1,warps=8,stages=2\n" in shown
     # --mode cold_clean: the builds' rounds and the copy ceiling both timed with L2 left clean, and the title says so
     clean = tmp_path / "clean.json"
     assert cli.main(["decode", "compare", "--batch", "64", "--kv-len", "1024", "--build",

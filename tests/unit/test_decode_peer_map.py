@@ -55,7 +55,8 @@ def _report(tmp_path, name, rows, created=None, device=None):
 
 def _row(batch, kv_len, x, *, mode="cold", peers=True):
     row = {"batch": batch, "kv_len": kv_len, "head_dim": 128, "heads": "32/8", "splits": 1, "kernel": "mma w4s3",
-           "mode": mode, "kv_MB": 100.0, "p50_us": 50.0, "TBps": 2.0}
+           "mode": mode, "kv_MB": 4 * batch * kv_len * 8 * 128 / 1e6, "p50_us": 2 * batch * kv_len * 8 * 128 / 1e6,
+           "TBps": 2.0}
     if peers:
         row.update(sdpa_cudnn=2.0 / x, sdpa_flash=1.0, fa3="not available: fa3-fwd is not installed",
                    labkit_beside_peers=2.0, x_best_peer=x)

@@ -182,7 +182,7 @@ def test_the_bench_keeps_what_it_measured_when_a_later_point_fails(tmp_path, mon
         if len(calls) == fail_at[0]:
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
         t = 20e-6 * batch
-        nbytes = 2 * batch * kv_len * 8 * head_dim * 2
+        nbytes = 2 * batch * kv_len * kw.get("heads_kv", 8) * head_dim * 2
         return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": 4,
                 "kernel": "mma/1", "mode": kw.get("mode", "cold"), "kv_MB": nbytes / 1e6, "p50_us": t * 1e6,
                 "TBps": nbytes / t / 1e12}
@@ -212,7 +212,7 @@ def test_sweep_splits_all_sweeps_every_point_and_names_the_worst(tmp_path, monke
 
     def fake_point(batch, kv_len, head_dim, splits=None, **kw):
         t = 20e-6 * batch * (1 + 0.01 * (splits or 4))
-        nbytes = 2 * batch * kv_len * 8 * head_dim * 2
+        nbytes = 2 * batch * kv_len * kw.get("heads_kv", 8) * head_dim * 2
         return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": splits or 4,
                 "kernel": "mma w4s3", "mode": kw.get("mode", "cold"), "kv_MB": nbytes / 1e6, "p50_us": t * 1e6,
                 "TBps": nbytes / t / 1e12}
@@ -247,7 +247,7 @@ def test_peers_compare_against_labkits_call_in_the_same_rounds(tmp_path, monkeyp
 
     def fake_point(batch, kv_len, head_dim, **kw):
         t = 20e-6 * batch
-        nbytes = 2 * batch * kv_len * 8 * head_dim * 2
+        nbytes = 2 * batch * kv_len * kw.get("heads_kv", 8) * head_dim * 2
         return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": 4,
                 "kernel": "mma w4s3", "mode": kw.get("mode", "cold"), "kv_MB": nbytes / 1e6, "p50_us": t * 1e6,
                 "TBps": nbytes / t / 1e12}
@@ -305,7 +305,7 @@ def test_a_variant_times_every_point_of_the_sweep_with_that_kernel(tmp_path, mon
 
     def fake_point(batch, kv_len, head_dim, variant=None, mode="cold", **kw):
         calls.append((batch, kv_len, head_dim, variant, mode))
-        nbytes = 2 * batch * kv_len * 8 * head_dim * 2
+        nbytes = 2 * batch * kv_len * kw.get("heads_kv", 8) * head_dim * 2
         return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": 1,
                 "kernel": f"{variant} w4s1", "mode": mode, "kv_MB": nbytes / 1e6, "p50_us": nbytes / 4e6,
                 "TBps": 4.0}
@@ -480,3 +480,22 @@ def test_without_torch_every_peer_is_reported_absent_with_the_reason(monkeypatch
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
     rates = peer_rates(8, 8192, 128)
     assert rates == {p: "torch not importable" for p in PEERS} and best_peer(rates) is None
+
+
+def test_a_row_whose_bytes_its_call_does_not_read_is_refused(tmp_path):
+    """Found by a CLI review: kv_MB edited with TBps made to match it read back, and `report show` printed a rate
+    (0.07 TB/s) its call cannot have. Every row's bytes are now the K and V its batch, tokens, KV heads and head_dim
+    give, and every recorded row meets that."""
+    doc = json.loads(RECORDED[-1].read_text())
+    row = doc["rows"][0]
+    kv_mb = 4 * row["batch"] * row["kv_len"] * int(row["heads"].split("/")[1].split()[0]) * row["head_dim"] / 1e6
+    assert row["kv_MB"] == pytest.approx(kv_mb, rel=1e-12)
+    row["kv_MB"] = 1.0
+    row["TBps"] = row["kv_MB"] / row["p50_us"]
+    (tmp_path / "bytes.json").write_text(json.dumps(doc))
+    with pytest.raises(FormatError) as e:
+        report.load(tmp_path / "bytes.json")
+    assert str(e.value).endswith(f"rows[0].kv_MB: = 1.0: expected the K and V bytes of batch {row['batch']} x "
+                                 f"{row['kv_len']} tokens, {row['heads'].split('/')[1].split()[0]} KV heads, "
+                                 f"d{row['head_dim']} in bf16: {kv_mb:.6g}"), str(e.value)
+    assert cli.main(["report", "show", str(tmp_path / "bytes.json")]) == 2

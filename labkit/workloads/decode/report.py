@@ -117,10 +117,16 @@ def _point(n: Node) -> DecodePoint:
     heads = n["heads"].str()
     if (problem := heads_problem(heads)) is not None:
         raise n["heads"].error(f"{heads!r}: {problem}")
+    batch, kv_len = n["batch"].int(1, 1 << 20), n["kv_len"].int(1, 1 << 31)
     kv_mb, p50_us, tbps = n["kv_MB"].positive(1e7), n["p50_us"].positive(1e9), n["TBps"].positive(100)
+    heads_kv = int(heads.split("/")[1].split()[0])
+    kv_read_mb = 2 * batch * kv_len * heads_kv * head_dim * 2 / 1e6  # bf16 K and V of every token (kv_bytes_read)
+    if abs(kv_mb - kv_read_mb) > 1e-9 * kv_read_mb:  # every rate of the row divides these bytes
+        raise n["kv_MB"].fail(f"the K and V bytes of batch {batch} x {kv_len} tokens, {heads_kv} KV heads, d{head_dim} "
+                              f"in bf16: {kv_read_mb:.6g}")
     if abs(tbps - kv_mb / p50_us) > 1e-9 * tbps:  # a rate the bytes and time beside it do not give was edited
         raise n["TBps"].fail(f"kv_MB / p50_us = {kv_mb} / {p50_us} = {kv_mb / p50_us:.6g}")
-    return DecodePoint(batch=n["batch"].int(1, 1 << 20), kv_len=n["kv_len"].int(1, 1 << 31),
+    return DecodePoint(batch=batch, kv_len=kv_len,
                        head_dim=head_dim, heads=heads,
                        splits=n["splits"].int(1, 65535), kernel=_kernel(n["kernel"]),
                        mode=n["mode"].str(MODES), kv_MB=kv_mb, p50_us=p50_us, TBps=tbps,
