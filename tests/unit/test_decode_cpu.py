@@ -1853,3 +1853,17 @@ def test_a_calls_kv_bytes_are_one_read_of_each_tokens_k_and_v_rows():
     g = DecodeGeometry(**SEED_LIKE)
     x = make_inputs(g, seq_lens=[704, 65], seed=1)
     assert kv_bytes(x) == 2 * (704 + 65) * 4 * 256 * 2
+
+
+def test_decode_builds_of_two_pool_sizes_into_one_directory_keep_both_manifests(tmp_path, capsys):
+    """Found by a CLI review: --pool-pages was not in the manifest's name, so a second build into the same --out
+    replaced the first's manifest (a pool of 1 page became 512) without a word. The default pool keeps its name."""
+    from labkit import cli
+
+    args = ["decode", "build", "--batch", "8", "--kv-len", "4096", "--out", str(tmp_path)]
+    assert cli.main([*args, "--pool-pages", "1"]) == 0
+    assert cli.main(args) == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.endswith(".json") and line[0] != " "]
+    pools = {Path(p).name: manifest.load(p).buffers["k_pool"].shape[0] for p in printed}
+    assert len(printed) == 2 and sorted(pools.values()) == [1, 512], pools
+    assert any("_pool1_" in name for name in pools) and any("_pool" not in name for name in pools)

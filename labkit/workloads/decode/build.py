@@ -221,7 +221,8 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
             f"_{arch}.cubin")
     (d / name).write_bytes(cubin.image)
     sha = hashlib.sha256(cubin.image).hexdigest()
-    path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}"
+    pool = "" if g.num_pages == g.batch * g.max_pages else f"_pool{g.num_pages}"  # else two pools share one name
+    path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}{pool}"
                 f"_q{g.max_q_len}_{g.layout}_s{splits}{f'_t{tail_units}x{kb.tail_splits}' if tail_units else ''}.json")
     path.write_text(dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows, pdl=pdl,
                                              tail_units=tail_units), indent=2) + "\n")
