@@ -21,6 +21,12 @@ K = dict(tmaK=128, tmaV=384, ptrO=912, ptrCumSeqLensQ=936, ptrPageIdxKv=1000, pt
          mNumHiddenEltsO=1192, mNumPagesInMemPool=1200, mNumTokensPerCtaQ=1204, mScaleSoftmaxLog2=1220,
          mSumOfSeqLensQ=1244, mUseBlockSparseAttention=1252)  # 1252: two bools, mUsesSharedPagedKvIdx in byte 1253
 HEAD_DIM = 256
+# K's short keys for the words of mNumHeadsQPerKvDivisor (a fast_mod_div) and the i32 over its two bools, as the
+# parameter-block map names them
+_MEMBER = dict(divisor="mNumHeadsQPerKvDivisor.mDivisor", divM="mNumHeadsQPerKvDivisor.mMultiplier",
+               divAdd="mNumHeadsQPerKvDivisor.mAdd", divShift="mNumHeadsQPerKvDivisor.mShift",
+               mUseBlockSparseAttention="mUseBlockSparseAttention, mUsesSharedPagedKvIdx")
+TRTLLM_GEN_MEMBERS = {at: _MEMBER.get(name, name) for name, at in K.items()}
 
 
 @dataclass(frozen=True)
@@ -202,3 +208,9 @@ def matching(launch):
     if manifest_rules.applies(launch):
         out.append(manifest_rules.paged_decode)
     return out
+
+
+def member_names(launch) -> dict[int, str]:
+    """KernelParams member names by byte offset where a family knows ``launch``'s ABI (trtllm-gen's FMHA), else
+    none: what the parameter-block map shows beside each field."""
+    return dict(TRTLLM_GEN_MEMBERS) if trtllm_gen_fmha in matching(launch) else {}

@@ -4,7 +4,9 @@ Everything a field does not write is zero, as FlashInfer memsets its KernelParam
 """
 
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from .model import I32Field, Op, Pack, ParamField, ScratchField, TensorMapField
 
@@ -16,13 +18,23 @@ def f32_bits(x: float) -> int:
 
 @dataclass(frozen=True)
 class FieldRow:
-    """One line of the parameter-block map."""
+    """One line of the parameter-block map: the manifest's ``pack.fields[field]`` (the index the check's messages
+    name), and ``member``, the kernel ABI's name for the bytes at ``at`` where a kernel family knows it, else ""."""
 
+    field: int
     at: int
     size: int
     kind: str
     source: str
     value: str
+    member: str = ""
+
+    def cells(self) -> tuple:
+        """The row under ``FIELD_COLUMNS``, its field named as the check's messages name it."""
+        return f"fields[{self.field}]", self.at, self.size, self.kind, self.member, self.source, self.value
+
+
+FIELD_COLUMNS = ("field", "at", "size", "kind", "member", "source", "value")  # the check's text and notebook 01's table
 
 
 @dataclass(frozen=True)
@@ -45,21 +57,23 @@ def field_size(f, op: Op) -> int:
 _SCALAR_FMT = {"i32": "<i", "u32": "<I", "f32": "<f", "i64": "<q"}
 
 
-def pack_bytes(pack: Pack, op: Op, b: Bindings) -> tuple[bytes, list[FieldRow]]:
-    """The parameter block and its field map (sorted by offset)."""
+def pack_bytes(pack: Pack, op: Op, b: Bindings, members: Mapping[int, str] | None = None
+               ) -> tuple[bytes, list[FieldRow]]:
+    """The parameter block and its field map (sorted by offset; ``members``: the ABI's member names by offset)."""
     blob = bytearray(pack.size)
     rows = []
     for i, f in enumerate(pack.fields):
+        row = partial(FieldRow, i, f.at, member=(members or {}).get(f.at, ""))
         if f.at + field_size(f, op) > pack.size:  # validation reports it; never write past the block
-            rows.append(FieldRow(f.at, field_size(f, op), f.kind, "-", "outside the pack: not written"))
+            rows.append(row(field_size(f, op), f.kind, "-", "outside the pack: not written"))
             continue
         if isinstance(f, TensorMapField):
             raw = b.tensormaps.get(i)
             if raw is not None:
                 blob[f.at:f.at + 128] = raw
             name = b.param_names[f.param]
-            rows.append(FieldRow(f.at, 128, "tensormap", f"param {f.param} ({name})",
-                                 "encoded" if raw is not None else "zero-filled (no CUDA driver to encode)"))
+            rows.append(row(128, "tensormap", f"param {f.param} ({name})",
+                            "encoded" if raw is not None else "zero-filled (no CUDA driver to encode)"))
         elif isinstance(f, ParamField):
             sig = op.params[f.param]
             value = b.params[f.param]
@@ -69,17 +83,17 @@ def pack_bytes(pack: Pack, op: Op, b: Bindings) -> tuple[bytes, list[FieldRow]]:
             else:
                 struct.pack_into(_SCALAR_FMT[sig.dtype], blob, f.at, value)
                 shown = str(value)
-            rows.append(FieldRow(f.at, sig.packed_bytes, "param", f"param {f.param} ({b.param_names[f.param]})", shown))
+            rows.append(row(sig.packed_bytes, "param", f"param {f.param} ({b.param_names[f.param]})", shown))
         elif isinstance(f, I32Field):
             struct.pack_into("<I", blob, f.at, f.value & 0xFFFFFFFF)
             as_f32 = struct.unpack("<f", struct.pack("<I", f.value & 0xFFFFFFFF))[0]
             shown = f"{f.value} (0x{f.value & 0xFFFFFFFF:08x}"
             shown += f", f32 {as_f32:.8g})" if 1e-4 < abs(as_f32) < 1e6 else ")"  # only when it reads as a float
-            rows.append(FieldRow(f.at, 4, "i32", "constant", shown))
+            rows.append(row(4, "i32", "constant", shown))
         elif isinstance(f, ScratchField):
             ptr = b.scratch.get(f.scratch, 0)
             struct.pack_into("<Q", blob, f.at, ptr)
-            rows.append(FieldRow(f.at, 8, "scratch", f"scratch {f.scratch}",
-                                 f"0x{ptr:x}" if ptr else "0 (no device: pointer unknown)"))
+            rows.append(row(8, "scratch", f"scratch {f.scratch}",
+                            f"0x{ptr:x}" if ptr else "0 (no device: pointer unknown)"))
     rows.sort(key=lambda r: r.at)
     return bytes(blob), rows

@@ -7,6 +7,7 @@ are zero; ``Runner`` packs again with real ones.
 
 from dataclasses import dataclass
 
+from .families import member_names
 from .model import BufArg, VarArg
 from .pack import Bindings, FieldRow, pack_bytes
 from .validate import CheckResult, LaunchCheck
@@ -36,7 +37,7 @@ def _plan(lc: LaunchCheck, values: dict[str, int]) -> LaunchPlan:
     names = tuple(f"var {a.var} = {values[a.var]}" if isinstance(a, VarArg) else
                   f"{a.buf}+{a.offset}" if isinstance(a, BufArg) else "?" for a in bound)
     pack = lc.launch.args[0]
-    blob, rows = pack_bytes(pack, lc.op, Bindings(params, names, {}, {}))
+    blob, rows = pack_bytes(pack, lc.op, Bindings(params, names, {}, {}), member_names(lc.launch))
     return LaunchPlan(lc.call.label, lc.op.name, lc.launch_index, lc.launch.module, lc.launch.entry, lc.grid,
                       lc.launch.block, lc.launch.shared_mem, lc.static_smem, pack.size, tuple(rows),
                       lc.tensormap_dims, bound, blob)

@@ -1,6 +1,7 @@
 """Text rendering of a CheckResult: validation report, then the launch plan."""
 
 from ..timing import Timing
+from .pack import FIELD_COLUMNS
 from .validate import CheckResult
 
 
@@ -45,8 +46,7 @@ def render_check(res: CheckResult, device=None, gpu_reason: str = "", *, param_b
             out.append(f"  parameter block: {plan.pack_size} B, {written} B written, {plan.pack_size - written} B zero")
             continue
         out.append(f"  parameter block ({plan.pack_size} B):")
-        out += ["    " + line for line in _table(["at", "size", "kind", "source", "value"],
-                                                [[r.at, r.size, r.kind, r.source, r.value] for r in plan.rows])]
+        out += ["    " + line for line in _table(FIELD_COLUMNS, [r.cells() for r in plan.rows])]
         out.append(f"    {written} B written, {plan.pack_size - written} B zero")
     out.append("")
     unchecked = "" if device else "; not checked against a GPU (its architecture and limits may still refuse it)"

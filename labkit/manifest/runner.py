@@ -20,6 +20,7 @@ from ..cuda import check as check_cu
 from ..cuda import cupy, launch, require_gpu
 from ..timing import Timing, nvtx_range, time_gpu
 from . import tensormap
+from .families import member_names
 from .model import BufArg, Manifest, TensorMapField, VarArg
 from .pack import Bindings, pack_bytes
 from .validate import CheckResult, check
@@ -156,7 +157,7 @@ class Runner:
         for fi, f in enumerate(pack.fields):
             if isinstance(f, TensorMapField):
                 maps[fi] = tensormap.encode(f, plan.tensormap_dims[fi], values[f.param])
-        blob_bytes, rows = pack_bytes(pack, op, Bindings(tuple(values), names, scratch, maps))
+        blob_bytes, rows = pack_bytes(pack, op, Bindings(tuple(values), names, scratch, maps), member_names(launch))
         self.packed.append((plan, blob_bytes, rows))
         blob = (ctypes.c_ubyte * len(blob_bytes)).from_buffer_copy(blob_bytes)
         params = (ctypes.c_void_p * 1)(ctypes.addressof(blob))

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _deps
 from ..cuda import cupy
+from .pack import FIELD_COLUMNS
 from .parse import load
 from .validate import CheckResult, check
 
@@ -58,10 +59,11 @@ def run_proof(rows: int = 4099, cols: int = 1000, *, iterations: int = 50, seed:
 
 
 def field_frame(res: CheckResult, plan_index: int = 0):
-    """The parameter-block map of one launch as a DataFrame (at, size, kind, source, value)."""
+    """The parameter-block map of one launch as a DataFrame, the columns of ``manifest check``'s table, indexed by
+    the field as the check's messages name it (``fields[21]``), in byte order."""
     pd = _deps.require("pandas")
     plan = res.plans[plan_index]
-    return pd.DataFrame([r.__dict__ for r in plan.rows])
+    return pd.DataFrame([r.cells() for r in plan.rows], columns=FIELD_COLUMNS).set_index("field")
 
 
 def device_run_lines(result: dict) -> list[str]:

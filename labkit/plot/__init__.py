@@ -185,7 +185,8 @@ def cold_l2_copies(table, *, l2_mib: float | None = None, title: str = "copy by 
 
 
 def param_block(rows, size: int, *, title: str = "", ax=None):
-    """The parameter block drawn along its bytes: one coloured span per field, zero bytes grey."""
+    """The parameter block drawn along its bytes: one coloured span per field, zero bytes grey; a tensor map's span
+    names its manifest field, its member (where known) and its param."""
     from matplotlib.patches import Patch
 
     fig, ax = _axes(ax, figsize=(10, 2.8))
@@ -193,9 +194,10 @@ def param_block(rows, size: int, *, title: str = "", ax=None):
     for r in rows:
         ax.broken_barh([(r.at, r.size)], (0, 1), facecolors=_KIND_COLORS.get(r.kind, "C7"), edgecolor="white",
                        linewidth=0.5)
-        if r.kind == "tensormap":
-            ax.text(r.at + r.size / 2, 0.5, r.source.replace("param ", "p").replace(" (", "\n("), ha="center",
-                    va="center", fontsize=7, color="white")
+        if r.kind == "tensormap":  # named as the check's messages and the table beside it name it
+            label = "\n".join([f"fields[{r.field}]", *([r.member] if r.member else []),
+                               r.source.replace("param ", "p").replace(" (", "\n(")])
+            ax.text(r.at + r.size / 2, 0.5, label, ha="center", va="center", fontsize=7, color="white")
     ax.set_xlim(0, size)
     ax.set_ylim(0, 1)
     ax.set_yticks([])

@@ -933,3 +933,29 @@ def test_every_build_carries_line_info_naming_the_kernels_absolute_path(tmp_path
     # the line table keeps the directory and the file name apart (DWARF); NVRTC's own name would be a bare probe.cu
     assert b".debug_line" in cubin.image and b"probe.cu" in cubin.image
     assert str(src.parent.resolve()).encode() in cubin.image
+
+
+def test_the_parameter_block_table_names_each_field_as_the_check_s_messages_do():
+    """Found by a notebook review: notebook 01's check said "pack.fields[21]: mNumHiddenEltsO is an int64 written as
+    i32", but its table numbered rows by offset order (row 21 sat at 1180) and had no member names, so fields[21]
+    could not be found. Each row now carries its manifest index and, where the family knows it, the member's name, in
+    the notebook's table and in ``manifest check``'s text alike."""
+    import re
+
+    from labkit.manifest.families import K
+    from labkit.manifest.report import render_check
+    from labkit.manifest.session import field_frame
+
+    res = check(load(SEED), vars={"tokens": 2})
+    manifest_fields = _fields0(json.loads(SEED.read_text()))
+    note = next(str(i) for i in res.issues if "mNumHiddenEltsO is an int64" in str(i))
+    named = int(re.search(r"pack\.fields\[(\d+)\]", note).group(1))
+    frame = field_frame(res)
+    assert list(frame.loc[f"fields[{named}]", ["at", "member"]]) == [manifest_fields[named]["at"], "mNumHiddenEltsO"]
+    assert all(frame.loc[f"fields[{i}]", "at"] == f["at"] for i, f in enumerate(manifest_fields))
+    assert frame.loc[f"fields[{named}]", "at"] == K["mNumHiddenEltsO"]
+    text = render_check(res, None, "no GPU").splitlines()
+    header = next(line.split() for line in text if line.split()[:2] == ["field", "at"])
+    assert header == [frame.index.name, *frame.columns]  # the same columns in the text and the table
+    line = next(line.split() for line in text if line.split()[:1] == [f"fields[{named}]"])
+    assert line[:5] == [f"fields[{named}]", str(K["mNumHiddenEltsO"]), "4", "i32", "mNumHiddenEltsO"]

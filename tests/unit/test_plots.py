@@ -264,11 +264,11 @@ def test_cold_l2_copies_mark_half_the_l2_and_the_l2_where_given_and_nothing_wher
 def test_param_block_names_each_tensor_map_on_its_span_and_ticks_the_bytes_by_the_blocks_size():
     from labkit.manifest.pack import FieldRow
 
-    rows = [FieldRow(0, 128, "tensormap", "param q (tma)", "-"), FieldRow(128, 8, "param", "param n", "5"),
-            FieldRow(136, 4, "i32", "i32 k", "1")]
+    rows = [FieldRow(0, 0, 128, "tensormap", "param q (tma)", "-"), FieldRow(1, 128, 8, "param", "param n", "5"),
+            FieldRow(2, 136, 4, "i32", "i32 k", "1")]
     fig = plot.param_block(rows, 1024)
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.texts] == ["pq\n(tma)"]  # the tensor map's name on its span
+    assert [t.get_text() for t in ax.texts] == ["fields[0]\npq\n(tma)"]  # the tensor map's field and name on its span
     assert list(ax.get_xticks()) == list(range(0, 1025, 128))
     assert ax.get_title() == "1024 B parameter block: 140 B written by 3 fields"
     small = plot.param_block(rows[1:], 256).axes[0]
@@ -351,3 +351,16 @@ def test_stall_bars_stack_each_reason_after_the_last_and_phase_shares_straddle_t
     centres = [[p.get_x() + p.get_width() / 2 for p in c.patches] for c in ax.containers]
     assert centres == [pytest.approx([-0.2, 0.8]), pytest.approx([0.2, 1.2])]  # run 1 left of its phase, run 2 right
     assert [t.get_text() for t in ax.texts] == ["+5.00 pt", "-5.00 pt"]
+
+
+def test_param_block_names_a_tensor_map_by_the_manifest_field_and_member_the_check_names_it_by():
+    """Found by a notebook review: notebook 01's check named "pack.fields[1]", its figure only "p2 (kv+262144)"."""
+    from labkit.manifest import check, load
+    from labkit.manifest.families import K
+
+    from ..conftest import ROOT
+
+    plan = check(load(ROOT / "data" / "trtllm_gen_decode_manifest_v4.json"), vars={"tokens": 2}).plans[0]
+    k_map = next(r for r in plan.rows if r.at == K["tmaK"])
+    labels = [t.get_text().splitlines() for t in plot.param_block(plan.rows, plan.pack_size).axes[0].texts]
+    assert [f"fields[{k_map.field}]", "tmaK"] in [lines[:2] for lines in labels]
