@@ -116,13 +116,14 @@ sched
 # Mainloop p50 with min..max bars against the swept length; right axis: the tile efficiency
 # along it (q rows / scheduled q rows; kv tokens / (k iterations x cta_k)). In the table, `vs_full_pct` compares
 # each point with its sweep's full shape and `beyond_noise` says whether their min..max ranges are apart. Fewer
-# tiles should never be slower; where a point with fewer kv tokens is slower beyond noise (kv 37760 on the H200 of
-# `data/runs/20261205T032424Z-02_sage2_phases`, +0.5 %, and under ncu in notebook 05 too), the tile model does not
-# explain it, and neither has labkit yet.
+# tiles should never be slower: the line under the figure names, for the build this run shows, each point apart
+# from the full shape beyond noise and whether the tile model explains it (where it does not, neither has labkit
+# yet).
 
 # %%
 fig = labkit.plot.tail_study(ours, title=session.title(f"Sage2 tail study, {labkit.report.label(ours)}"))
 session.save_figure(fig, "tail_study")
+print(labkit.report.tail_findings(ours))
 tails = labkit.report.tail_table(ours)
 session.save_table(tails, "tail_study")
 tails[["sweep", "q_len", "kv_len", "q_ctas_per_head", "k_iterations_per_cta", "q_row_efficiency",

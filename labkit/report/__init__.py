@@ -12,6 +12,7 @@ from .model import (
            to_dict,
 )
 from .tables import (
+    build_label,
     checks_frame,
     diff_table,
     differences,
@@ -20,9 +21,11 @@ from .tables import (
     provenance_traits,
     scheduler_frame,
     summary,
+    tail_findings,
     tail_table,
 )
 
 __all__ = ["CURRENT_VERSION", "PHASE_GROUPS", "DecompositionCheck", "Sage2Report", "Scheduler", "TailPoint",
-           "checks_frame", "diff_table", "differences", "dumps", "label", "from_node", "load", "loads", "phase_table",
-           "provenance_traits", "save", "scheduler_frame", "summary", "tail_table", "to_dict"]
+           "build_label", "checks_frame", "diff_table", "differences", "dumps", "label", "from_node", "load", "loads",
+           "phase_table", "provenance_traits", "save", "scheduler_frame", "summary", "tail_findings", "tail_table",
+           "to_dict"]

@@ -193,12 +193,51 @@ def tail_table(r: Sage2Report):
     return df
 
 
+def build_label(r: Sage2Report) -> str:
+    """The mainloop build a labkit report ran, for titles and prose: ``sm90 mainloop 192x128``, ``seed mainloop
+    128x64`` (``, pv_terms 2`` where two); "" for a report that records no schedule (the user's seed report)."""
+    if _field(r.metadata, "schedule") is None:
+        return ""
+    pv_terms = _field(r.metadata, "schedule", "pv_terms") or 1
+    return (f"{_field(r.metadata, 'schedule', 'mainloop') or 'seed'} mainloop {r.scheduler.cta_q}x{r.scheduler.cta_k}"
+            + (f", pv_terms {pv_terms}" if pv_terms != 1 else ""))
+
+
 def label(r: Sage2Report) -> str:
-    """The workload in a few words for titles: ``q=k=v [1, 37810, 56, 128] bf16 NHD``."""
+    """The workload in a few words for titles: ``q=k=v [1, 37810, 56, 128] bf16 NHD``, and the mainloop build where
+    the report records it (``, sm90 mainloop 192x128``): two builds' figures differ only by their numbers else."""
     shapes = (f"q=k=v {list(r.q_shape)}" if r.q_shape == r.k_shape == r.v_shape
               else f"q {list(r.q_shape)} k {list(r.k_shape)} v {list(r.v_shape)}")
     extra = " ".join(str(r.metadata[k]) for k in ("dtype", "layout") if k in r.metadata)
-    return f"{shapes} {extra}".strip()
+    build = build_label(r)
+    return f"{shapes} {extra}".strip() + (f", {build}" if build else "")
+
+
+def tail_findings(r: Sage2Report) -> str:
+    """What the tail study shows against the tile model, in words, from ``tail_table``: each point whose min..max
+    range is apart from its sweep's full shape, its difference and its tiles (q CTAs x k iterations) against the full
+    shape's, and whether the tile model explains it; or that no point is apart. Named by the build it ran."""
+    df = tail_table(r)
+    n_q, n_kv = _bnhd(r.q_shape, _layout(r))[1], _bnhd(r.k_shape, _layout(r))[1]
+    found = []
+    for sweep, part in df.groupby("sweep", sort=False):
+        full = part[(part["q_len"] == n_q) & (part["kv_len"] == n_kv)]
+        if full.empty:
+            continue
+        full_tiles = int(full.iloc[0]["q_ctas_per_head"] * full.iloc[0]["k_iterations_per_cta"])
+        along = "q" if sweep.startswith("q") else "kv"  # q_tail_fixed_kv, kv_tail_fixed_q
+        for _, p in part[part["beyond_noise"]].iterrows():
+            tiles = int(p["q_ctas_per_head"] * p["k_iterations_per_cta"])
+            more = "fewer" if tiles < full_tiles else "as many" if tiles == full_tiles else "more"
+            slower = p["vs_full_pct"] > 0
+            explained = (not slower and more == "fewer") or (slower and more == "more")
+            found.append(f"  {along} {int(p[f'{along}_len'])}: {p['vs_full_pct']:+.1f} % against "
+                         f"{along} {n_q if along == 'q' else n_kv} with {more} tiles ({tiles} vs {full_tiles} per "
+                         f"head): {'as the tile model says' if explained else 'the tile model does not explain it'}")
+    who = build_label(r) or "this report"
+    if not found:
+        return f"{who}: no tail point is apart from its sweep's full shape beyond noise (their min..max ranges overlap)"
+    return "\n".join([f"{who}: {len(found)} tail point(s) apart from the full shape beyond noise", *found])
 
 
 def checks_frame(r: Sage2Report):

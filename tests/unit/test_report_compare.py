@@ -202,3 +202,59 @@ def test_phases_of_zero_time_have_no_ratio_or_rate(seed):
     assert same[-1].split() == ["total", "(top-level", "p50)", "0.000", "0.000", "-"]
     rows = [ln.split() for ln in report.diff_table(seed, _other_shape(zero)).splitlines() if ln.startswith("fused_")]
     assert rows == [["fused_mainloop", "TOPS", rows[0][2], "-", "-"]] and float(rows[0][2]) > 0
+
+
+def _with_schedule(r, schedule):
+    from labkit.report.model import Scheduler
+    from labkit.workloads.sage2.schedule import scheduler
+
+    b, n, h, d = r.q_shape
+    tiles = Scheduler(**dataclasses.asdict(scheduler(b, n, n, h, d, schedule)))
+    return dataclasses.replace(r, scheduler=tiles, metadata={**r.metadata, "schedule": schedule.to_dict()})
+
+
+def test_the_title_label_names_the_mainloop_build_a_labkit_report_ran(seed):
+    """Found by a notebook review: notebook 02 with ``-p schedule sm90`` titled its figures exactly as the seed build's
+    run (only the numbers differed)."""
+    from labkit.workloads.sage2.schedule import Schedule
+
+    builds = {s.mainloop: _with_schedule(seed, s) for s in (Schedule(), Schedule.sm90())}
+    labels = {name: report.label(r) for name, r in builds.items()}
+    assert labels["seed"] != labels["sm90"]
+    for name, r in builds.items():
+        assert labels[name].endswith(f", {name} mainloop {r.scheduler.cta_q}x{r.scheduler.cta_k}")
+    assert "mainloop" not in report.label(seed)  # the user's report records no build: none is claimed for it
+
+
+def _moved(point, factor):
+    st = point.mainloop
+    return dataclasses.replace(point, mainloop=dataclasses.replace(
+        st, **{f: getattr(st, f) * factor for f in ("mean_s", "p50_s", "p90_s", "p95_s", "p99_s", "min_s", "max_s")}))
+
+
+def test_the_tail_findings_come_from_the_shown_report(seed):
+    """Found by a notebook review: notebook 02's tail-study text named the seed build's "kv 37760 ... +0.5 %" under an
+    sm90 run whose points were all within noise. The words now come from the report shown, named by its build."""
+    from labkit.workloads.sage2.schedule import Schedule
+
+    shown = _with_schedule(seed, Schedule())
+    df = report.tail_table(shown)
+    apart = df[df["beyond_noise"]]
+    text = report.tail_findings(shown).splitlines()
+    assert text[0].startswith(f"{report.build_label(shown)}: {len(apart)} tail point(s) apart") and len(apart)
+    for line, (_, p) in zip(text[1:], apart.iterrows()):
+        along = "q" if p["sweep"].startswith("q") else "kv"
+        assert line.startswith(f"  {along} {p[f'{along}_len']}: {p['vs_full_pct']:+.1f} % against {along} 37810")
+    # the same points within noise (each moved to its full shape's time): nothing is claimed of them
+    full = {t.sweep: t for t in shown.tail_study if t.q_len == t.kv_len}
+    calm = dataclasses.replace(shown, tail_study=tuple(
+        _moved(t, full[t.sweep].mainloop.p50_s / t.mainloop.p50_s) for t in shown.tail_study))
+    assert not report.tail_table(calm)["beyond_noise"].any()
+    assert report.tail_findings(calm) == (f"{report.build_label(calm)}: no tail point is apart from its sweep's full "
+                                          "shape beyond noise (their min..max ranges overlap)")
+    # a point with fewer tiles that is slower beyond noise is one the tile model does not explain
+    slow = dataclasses.replace(shown, tail_study=tuple(_moved(t, 1.5) if (t.sweep, t.kv_len) == ("kv_tail_fixed_q",
+                                                                                                 37760) else t
+                                                       for t in shown.tail_study))
+    line = next(ln for ln in report.tail_findings(slow).splitlines() if ln.startswith("  kv 37760: +"))
+    assert "with fewer tiles" in line and line.endswith("the tile model does not explain it")
