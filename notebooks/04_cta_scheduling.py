@@ -79,10 +79,8 @@ if do_decode:  # the rest of the geometry's rules (the head group is decode_head
 # %%
 device = session.measure("device", labkit.device.describe, load=labkit.device.DeviceInfo.from_dict)
 decode_at = {"batch": decode_splits_batch, "kv_len": decode_kv_lens[0], **decode_geo} if do_decode else None
-occ = pd.DataFrame(session.measure("occupancy", sched.occupancy_table, shape=shape, decode=decode_at,
-                                   arch=device.arch)).set_index("kernel")
-if not do_decode:  # a recorded run of both workloads also holds the decode kernel's row
-    occ = occ[~occ.index.str.startswith("decode ")]
+occ = study.studied_kernels(session.measure("occupancy", sched.occupancy_table, shape=shape, decode=decode_at,
+                                            arch=device.arch), sage2=do_sage2, decode=do_decode)
 session.save_table(occ, "occupancy")
 sms = device.sm_count
 occ[["registers_per_thread", "smem_per_cta_bytes", "by_registers", "by_shared_memory", "by_threads", "ctas_per_sm",

@@ -13,6 +13,15 @@ def check_decode_calls(batches, kv_lens, **geometry) -> None:
         geometry_for(b, max(kv_lens), **geometry)
 
 
+def studied_kernels(rows, *, sage2: bool, decode: bool):
+    """``measure.occupancy_table``'s rows as a frame indexed by kernel, only those of the workloads a run studies: a
+    recorded run of both holds every kernel's row, and a part not studied says so under its headings instead."""
+    import pandas as pd
+
+    occ = pd.DataFrame(rows).set_index("kernel")
+    return occ[(occ.index.str.startswith("sage2 ") & sage2) | (occ.index.str.startswith("decode ") & decode)]
+
+
 def sage2_tail_model(shape, q_lens, kv_lens, *, sms: int, ctas_per_sm: int):
     """The model at each tail point: every q length at kv = N, then every kv length at q = N."""
     batch, n, heads, _ = shape

@@ -326,3 +326,19 @@ def test_the_decode_helpers_default_to_the_issues_geometry_on_132_sms(monkeypatc
         assert sched.decode_model(b, n, None) == sched.decode_model(b, n, None, **given)
     assert sched.decode_splits(1, 8192) == 8  # on 131 SMs the plan takes 16
     assert sched.decode_occupancy(8, 8192) == sched.decode_occupancy(8, 8192, **given)
+
+
+@pytest.mark.parametrize("sage2, decode", [(True, False), (False, True), (True, True)])
+def test_the_occupancy_table_lists_only_the_kernels_of_the_studied_workloads(sage2, decode):
+    """Found by a notebook review: notebook 04 with ``-p workload decode`` listed both Sage2 mainloop rows above "Sage2:
+    not studied in this run"; only the decode row had been dropped (for ``workload sage2``)."""
+    from labkit.sched import study
+
+    rows = sched.occupancy_table(shape=[1, 37810, 56, 128], decode={"batch": 8, "kv_len": 8192, "head_dim": 128,
+                                                                    "heads_q": 32, "heads_kv": 8, "page_size": 64},
+                                 arch="sm_90")  # as a recorded run of both workloads holds them
+    shown = study.studied_kernels(rows, sage2=sage2, decode=decode)
+    want = [r["kernel"] for r in rows if (sage2 and r["kernel"].startswith("sage2 "))
+            or (decode and r["kernel"].startswith("decode "))]
+    assert list(shown.index) == want and len(want) == 2 * sage2 + decode
+    assert list(shown.columns) == [k for k in rows[0] if k != "kernel"]
