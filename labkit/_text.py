@@ -30,3 +30,36 @@ def shown_table(df) -> str:
         if col.dtype.kind == "f" and col.isna().any() and col.dropna().map(float.is_integer).all():
             df[name] = type(col)([None if v != v else int(v) for v in col], index=col.index, dtype=object)
     return df.map(cell).to_string(index=False)
+
+
+def break_line(line: str, fit: int) -> list[str]:
+    """``line`` in lines of at most ``fit`` characters, broken where a phrase ends (after a comma, colon or semicolon
+    outside brackets), and between other words only as often as a phrase longer than ``fit`` needs; then as few lines
+    as that allows, of the most even length. A word longer than ``fit`` stays whole on its own line."""
+    words = line.split(" ")
+    depth, phrase_end = 0, []
+    for w in words:
+        depth += w.count("[") + w.count("(") - w.count("]") - w.count(")")
+        phrase_end.append(depth == 0 and w[-1:] in (",", ":", ";"))
+    starts = [0]  # offsets of the words: words i..j-1 take starts[j] - starts[i] - 1 characters
+    for w in words:
+        starts.append(starts[-1] + len(w) + 1)
+    fit = max(fit, max(map(len, words)))
+    layer = {0: (0, 0, ())}  # first word of the next line -> (breaks inside a phrase, longest line, line ends)
+    done = []  # (breaks inside a phrase, lines, longest line, line ends) of each line count that reaches the end
+    while layer:  # one more line per round
+        nxt: dict = {}
+        for i, (inside, longest, ends) in layer.items():
+            for j in range(i + 1, len(words) + 1):
+                width = starts[j] - starts[i] - 1
+                if width > fit:
+                    break
+                best = (inside + (j < len(words) and not phrase_end[j - 1]), max(longest, width), ends + (j,))
+                if j not in nxt or best[:2] < nxt[j][:2]:
+                    nxt[j] = best
+        if len(words) in nxt:
+            inside, longest, ends = nxt.pop(len(words))
+            done.append((inside, len(ends), longest, ends))
+        layer = nxt
+    ends = min(done)[3]
+    return [" ".join(words[a:b]) for a, b in zip((0, *ends[:-1]), ends)]

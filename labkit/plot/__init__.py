@@ -4,7 +4,7 @@ import math
 from pathlib import Path
 
 from .. import _deps
-from .._text import counted
+from .._text import break_line, counted
 
 STYLE = Path(__file__).with_name("perf.mplstyle")
 
@@ -18,11 +18,11 @@ def _plt():
 
 
 def _fit_titles(fig) -> None:
-    """Break every title (the axes' and the figure's) that would run past the figure's edge at spaces, into lines of
-    about equal length (titles that name the geometry and the device run long; a title centred over axes that sit
-    right of long tick labels is cut at the right edge first)."""
+    """Break every title (the axes' and the figure's) that would run past the figure's edge, between its phrases
+    where they fit and between words where they must, into lines of about equal length (``_text.break_line``; titles
+    that name the geometry and the device run long; a title centred over axes that sit right of long tick labels is
+    cut at the right edge first)."""
     import re
-    import textwrap
 
     fig.canvas.draw()  # the layout places the axes, and so where a title sits, at draw time
     renderer = fig.canvas.get_renderer()
@@ -36,12 +36,11 @@ def _fit_titles(fig) -> None:
         room = 0.97 * 2 * min((box.x0 + box.x1) / 2, right - (box.x0 + box.x1) / 2)  # centred where it is
         if box.width > room > 0:
             lines = text.split("\n")
-            longest = max(map(len, lines))
-            n = math.ceil(box.width / room)
-            chars = max(20, math.ceil(longest / n) + 4)
-            # a product such as "8 x 8192" stays on one line (no-break spaces, which textwrap does not split at)
+            fit = max(20, math.floor(max(map(len, lines)) * room / box.width))  # characters the room holds
+            # a product such as "8 x 8192" stays on one line (no-break spaces, which break_line does not split at)
             lines = [re.sub(r"(\d) x (\d)", "\\1\u00a0x\u00a0\\2", line) for line in lines]
-            t.set_text("\n".join(textwrap.fill(line, chars) if len(line) > chars else line for line in lines))
+            t.set_text("\n".join(part for line in lines for part in (break_line(line, fit) if len(line) > fit
+                                                                      else [line])))
 
 
 def save(fig, path: Path | str) -> Path:

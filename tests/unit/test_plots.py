@@ -224,14 +224,16 @@ def test_phase_dots_of_one_report_sit_on_their_rows_and_two_sit_beside_them_name
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["before", "after"]
 
 
-def test_a_title_too_wide_by_a_little_breaks_into_two_lines_of_about_equal_length(seed):
-    """Lines of about equal length, as few as fit: not a column of 20-character lines."""
+def test_a_title_too_wide_by_a_little_breaks_between_its_phrases_into_lines_of_about_equal_length(seed):
+    """Lines of about equal length, as few as fit between phrases: not a column of 20-character lines (since a review
+    of notebook 04, a break falls between phrases where they fit, not where the characters ran out)."""
     long = ("Sage2 phases, q=k=v [1, 37810, 56, 128]: seed report (device not recorded), "
             "and more words that run on past the edge")
     fig = plot.phase_dots({"seed": seed}, title=long)
     plot._fit_titles(fig)
     lines = fig.axes[0].get_title().split("\n")
-    assert len(lines) == 2 and abs(len(lines[0]) - len(lines[1])) < 15, lines
+    assert " ".join(lines) == long and all(line[-1] in ",:" for line in lines[:-1]), lines
+    assert len(lines) < len(long) / 20 and max(map(len, lines)) - min(map(len, lines)) < 15, lines
 
 
 def test_value_bars_name_each_value_top_down_in_the_order_given_with_its_number():
@@ -364,3 +366,20 @@ def test_param_block_names_a_tensor_map_by_the_manifest_field_and_member_the_che
     k_map = next(r for r in plan.rows if r.at == K["tmaK"])
     labels = [t.get_text().splitlines() for t in plot.param_block(plan.rows, plan.pack_size).axes[0].texts]
     assert [f"fields[{k_map.field}]", "tmaK"] in [lines[:2] for lines in labels]
+
+
+def test_the_decode_activity_title_breaks_between_phrases_not_inside_batch_8_x_8192():
+    """Found by a notebook review: notebook 04's decode_activity title read "...page 64, batch / 8 x 8192 tokens: CTAs
+    resident...", the batch size cut off from the word "batch"."""
+    from labkit.sched import Timeline
+
+    recs = [(i, i % 132, 0, 1000 + i, 0, 0) for i in range(128)]
+    first = "paged decode d128, 32/8 heads, page 64, batch 8 x 8192 tokens: CTAs resident, SMs going idle"
+    title = f"{first}\nthe plan's call: 2 splits, mma w8s2 cl2 pp\nNVIDIA H200, recorded 2026-12-05"
+    fig = plot.cta_activity(Timeline(recs, sms=132, ctas_per_sm=1), title=title)
+    plot._fit_titles(fig)
+    lines = fig.axes[0].get_title().replace("\u00a0", " ").split("\n")
+    broken = lines[:-2]  # the first line as it was broken; the two lines after it fit as they were
+    assert len(broken) > 1 and " ".join(broken) == first and lines[-2:] == title.split("\n")[1:], lines
+    assert all(line[-1] in ",:" for line in broken[:-1]), broken
+    assert any("batch 8 x 8192 tokens" in line for line in broken), broken
