@@ -17,11 +17,11 @@
 #
 # How well labkit's kernels fill the GPU's CTA slots. The model (`labkit.sched`): CTAs per SM from
 # the compiled cubin (registers, shared memory, threads), waves = CTAs / slots, wave efficiency
-# CTAs / (ceil(waves) x slots), times the tile efficiency along q and kv (Sage2) or the split balance
-# (decode). The measurement: the kernels built with `-DLABKIT_TIMELINE` record per CTA its SM and its
-# `%globaltimer` start and end; `labkit.sched.Timeline` turns those into slots, waves and the slot
-# efficiency sum(busy) / (slots x makespan). Each sweep point is written to `data/sweeps/` as it
-# finishes (`labkit.sweep`).
+# CTAs / (ceil(waves) x slots), times the tile efficiency along q and kv (Sage2) or the padded last KV
+# stage and the splits' balance (decode). The measurement: the kernels built with `-DLABKIT_TIMELINE`
+# record per CTA its SM and its `%globaltimer` start and end; `labkit.sched.Timeline` turns those into
+# slots, waves and the slot efficiency sum(busy) / (slots x makespan). Each sweep point is written to
+# `data/sweeps/` as it finishes (`labkit.sweep`).
 
 # %% tags=["parameters"]
 from labkit.params import Choice, DecodeHeads, Int, IntList, Sage2Shape, Text  # parameter types: `labkit nb params 04`
@@ -119,7 +119,8 @@ else:
 # ## Sage2: efficiency along q and along kv, model and measured
 # Lines: the model over a dense sweep that crosses q-tile (128 rows), k-tile (64 keys) and wave
 # boundaries. Points: the measured slot efficiency of the instrumented launch, alone and times the
-# tile efficiency (which the timeline cannot see: a padded tile keeps its CTA busy).
+# tile efficiency (which the timeline cannot see: a padded tile keeps its CTA busy). The legend names the
+# tables' columns (`q_tile_efficiency` and `kv_tile_efficiency` are the model table's above).
 
 # %%
 if do_sage2:
@@ -190,6 +191,10 @@ else:
 # up; where it is more (64 beside 62.79 in the Sage2 table above, 5 beside 3.88 here), the hardware gave some slots
 # more CTAs than others, and the call ends with those. Where a lone CTA of a last wave runs faster than a full
 # wave's (the Sage2 Gantt chart above), the model's efficiency is not an upper bound on the measured one.
+# The efficiency panels' legend names the table's columns: the model's `wave_efficiency` times `kv_tile_efficiency`
+# (KV tokens over the tokens of the stages they take: the last stage's padding) and `split_efficiency` (stages over
+# splits x the longest split's stages: how evenly the splits share them); the points are the timeline's
+# `measured_slot_efficiency`, alone and times the same two.
 
 # %%
 if do_decode:
@@ -208,7 +213,7 @@ if do_decode:
     decode_points = study.measured_points(splits=split_sweep, batch=batch_sweep)  # splits 0 shown as the count run
     session.save_table(decode_points, "decode_points")
     display(decode_points[["sweep", "batch", "kv_len", "splits", "heuristic_splits", "kernel", "ctas", "waves",
-                           "wave_efficiency", "measured_slot_efficiency", "measured_minus_model", "split_efficiency",
-                           "measured_waves", "makespan_us"]])
+                           "wave_efficiency", "measured_slot_efficiency", "measured_minus_model", "kv_tile_efficiency",
+                           "split_efficiency", "measured_waves", "makespan_us"]])
 else:
     print(not_studied["Decode"])

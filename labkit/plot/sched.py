@@ -13,21 +13,27 @@ def _wave_boundaries(ax, model, x: str) -> None:
         ax.axvline(v, color="0.6", linestyle=":", linewidth=0.8, label="model: one more wave" if i == 0 else None)
 
 
+SAGE2_FACTORS = ("q_tile_efficiency", "kv_tile_efficiency")  # the q rows and kv keys of the tiles that are used
+DECODE_FACTORS = ("kv_tile_efficiency", "split_efficiency")  # the padded last KV stage; the splits' balance
+
+
 def efficiency_vs(model, measured, *, x: str, xlabel: str, title: str = "", log2: bool = False, ax=None,
-                  factors: str = "tiles"):
-    """Model efficiency (waves x ``factors``, and waves alone) as lines over ``model[x]``; measured slot efficiency
-    (from the timeline) and it times the same factors as points at ``measured[x]``. ``factors`` names what the
-    model multiplies the waves by: Sage2's q and k tiles; decode's padded last stage and its splits' balance."""
+                  factors: tuple[str, ...] = SAGE2_FACTORS):
+    """Model efficiency (``wave_efficiency`` x ``factors``, and ``wave_efficiency`` alone) as lines over
+    ``model[x]``; the measured slot efficiency (from the timeline) and it times the same factors as points at
+    ``measured[x]``. ``factors``: the columns the model multiplies the waves' efficiency by, named in the legend as
+    the tables name them (Sage2's q and kv tiles; decode's padded last stage and its splits' balance)."""
     fig, ax = _axes(ax, figsize=(6, 3.8))
     d = model.sort_values(x)
-    ax.plot(d[x], d["wave_efficiency"], "--", color="C0", linewidth=1, label="model: waves only")
-    ax.plot(d[x], d["efficiency"], "-", color="C0", label=f"model: waves x {factors}")
+    times = "".join(f" x {f}" for f in factors)
+    ax.plot(d[x], d["wave_efficiency"], "--", color="C0", linewidth=1, label="model: wave_efficiency")
+    ax.plot(d[x], d["efficiency"], "-", color="C0", label=f"model: wave_efficiency{times}")
     _wave_boundaries(ax, model, x)
     if measured is not None and len(measured):
         m = measured.sort_values(x)
         ax.plot(m[x], m["measured_slot_efficiency"], "o", color="C1", markerfacecolor="none",
-                label="measured: slot efficiency (timeline)")
-        ax.plot(m[x], m["measured_efficiency"], "o", color="C1", label=f"measured: slot efficiency x {factors}",
+                label="measured: measured_slot_efficiency (timeline)")
+        ax.plot(m[x], m["measured_efficiency"], "o", color="C1", label=f"measured: measured_slot_efficiency{times}",
                 zorder=3)
     if log2:
         ax.set_xscale("log", base=2)
@@ -75,7 +81,8 @@ def _shared_legend(fig, axes) -> None:
             handles.setdefault(label, h)
         if ax.get_legend() is not None:
             ax.get_legend().remove()
-    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(4, len(handles)),
+    columns = 4 if max(map(len, handles)) <= 50 else 3  # labels that name the tables' columns run long
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(columns, len(handles)),
                fontsize=7, frameon=False)
 
 
@@ -101,8 +108,7 @@ def decode_sched(split_model, split_measured, batch_model, batch_measured, *, ti
                                                        (batch_model, batch_measured, "batch",
                                                         "batch [sequences] (heuristic splits)"))):
         waves_vs(model, measured, x=x, xlabel="", log2=True, ax=axes[0][col])
-        efficiency_vs(model, measured, x=x, xlabel=label, log2=True, ax=axes[1][col],
-                      factors="stage padding x split balance")
+        efficiency_vs(model, measured, x=x, xlabel=label, log2=True, ax=axes[1][col], factors=DECODE_FACTORS)
     _shared_legend(fig, axes.ravel())
     fig.suptitle(title, fontsize=10)
     return fig

@@ -207,7 +207,34 @@ def test_decode_efficiency_names_its_factors_not_sage2_tiles():
     fig = plot.decode_sched(split_model, None, split_model.rename(columns={"splits": "batch"}), None, title="t")
     labels = {t.get_text() for leg in fig.legends for t in leg.get_texts()} | {
         t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()}
-    assert "model: waves x stage padding x split balance" in labels and "model: waves x tiles" not in labels
+    assert "model: wave_efficiency x kv_tile_efficiency x split_efficiency" in labels
+    assert not [label for label in labels if "q_tile" in label or "tiles" in label]
+
+
+def test_the_efficiency_legends_name_the_tables_columns():
+    """Found by a notebook review: notebook 04's decode legend said "waves x stage padding x split balance", terms
+    the notebook never explained, where its table says ``split_efficiency``. Each factor the legend names is a column
+    of the model's table and of the measured points'."""
+    import pandas as pd
+
+    from labkit.sched import model as sched_model
+
+    rows = [sched_model.decode_launch(8, 8192, s, heads_kv=8, tokens_per_stage=64, sms=132, ctas_per_sm=2)
+            for s in (1, 2, 4)]
+    model = pd.DataFrame([{**r.to_dict(), "splits": s} for r, s in zip(rows, (1, 2, 4))])
+    measured = model.assign(measured_slot_efficiency=model["wave_efficiency"], measured_efficiency=model["efficiency"],
+                            measured_waves=model["full_waves"])
+    fig = plot.decode_sched(model, measured, model.rename(columns={"splits": "batch"}),
+                            measured.rename(columns={"splits": "batch"}), title="t")
+    labels = [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+    efficiency = [label for label in labels if "efficiency" in label]
+    assert len(efficiency) == 4, labels
+    for label in efficiency:
+        terms = label.split(": ", 1)[1].removesuffix(" (timeline)").split(" x ")
+        assert all(term in measured.columns for term in terms), label
+    # the product the solid line draws is the one its label names
+    assert model["efficiency"].values == pytest.approx(
+        (model["wave_efficiency"] * model["kv_tile_efficiency"] * model["split_efficiency"]).values)
 
 
 def test_phase_dots_of_one_report_sit_on_their_rows_and_two_sit_beside_them_named_in_a_legend(seed):
