@@ -133,23 +133,27 @@ def _sage2_check(shape, q_len: int | None = None, kv_len: int | None = None, sch
 DEMO_SLEEP_MAX_MS = 60_000
 
 
-def _sleep_check(ms: float = 10, fail: str = "", **params) -> None:
+def _sleep_check(ms: float = 10, fail: str = "", **_) -> None:
     if not 0 <= float(ms) <= DEMO_SLEEP_MAX_MS:  # a negative one failed each point; 1e11 slept for three years
         raise ArgumentError(f"ms={ms}: expected a sleep of 0..{DEMO_SLEEP_MAX_MS} milliseconds")
     if fail not in ("", "no", "yes", "exit"):
         raise ArgumentError(f"fail={fail!r}: expected yes (raise), exit (end the worker) or no")
 
 
+# its parameters are named, as every workload's are: an axis it has none for (a typo) is refused by check_grid,
+# where a **params had taken it and run each point at the default sleep
 @register("demo.sleep", check=_sleep_check)
-def demo_sleep(ms: float = 10, fail: str = "", **params) -> dict:
+def demo_sleep(ms: float = 10, fail: str = "", tag: str = "", i: int = 0) -> dict:
     """No GPU: sleeps ``ms`` milliseconds and returns its parameters (``fail=yes`` raises, to try retries;
-    ``fail=exit`` ends its process, as a crashing kernel would, to try a pool's worker dying)."""
+    ``fail=exit`` ends its process, as a crashing kernel would, to try a pool's worker dying); ``tag`` and ``i``
+    only label points, to sweep one sleep several times."""
     if fail == "yes":
-        raise RuntimeError(f"demo.sleep asked to fail ({params})")
+        raise RuntimeError(f"demo.sleep asked to fail (ms={ms}, tag={tag!r}, i={i})")
     if fail == "exit":
         os._exit(3)
     time.sleep(float(ms) / 1e3)
-    return {"ms": ms, **params, "pid": os.getpid(), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    return {"ms": ms, "tag": tag, "i": i, "pid": os.getpid(),
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
 @register("decode.point", check=_decode_check, gpu=True)

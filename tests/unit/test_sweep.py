@@ -615,7 +615,7 @@ def test_collect_prints_missing_values_as_a_dash_lists_as_items_and_whole_number
 
     out = tmp_path / "sw"
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--grid",
-                     "shape=[1,1024,8,128]", "--grid", "fail=no,yes", "--out", str(out)]) == 1  # one point failed
+                     "tag=[1,1024,8,128]", "--grid", "fail=no,yes", "--out", str(out)]) == 1  # one point failed
     capsys.readouterr()
     assert cli.main(["sweep", "collect", str(out)]) == 0
     text = capsys.readouterr().out
@@ -728,3 +728,21 @@ def test_a_long_error_is_cut_to_its_first_500_characters_and_the_traceback_keeps
     record = json.loads(next((tmp_path / "points").glob("*.json")).read_text())
     assert record["error"] == "ValueError: " + "x" * (500 - len("ValueError: "))
     assert len(record["traceback"]) == 2000 and record["traceback"].rstrip().endswith("x" * 100 + "END")
+
+
+def test_demo_sleep_refuses_an_axis_it_has_no_parameter_for(tmp_path, capsys):
+    """Found by a CLI review: demo.sleep (the README's example) took any axis into a **params, so --grid nosuch=1 ran a
+    point at the default 10 ms, exit 0, and tied the directory to that grid; every workload now refuses it alike."""
+    from labkit.sweep import workloads
+
+    out = tmp_path / "sw3"
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "nosuch=1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "labkit: error: --grid nosuch: workload demo.sleep has no such parameter (it takes ms, fail, tag, i)"), err
+    assert not out.exists()
+    for name in (n for n in workloads.names() if not n.startswith("test.")):  # the shipped ones, not this suite's
+        with pytest.raises(ArgumentError, match=re.escape(f"--grid nosuch: workload {name} has no such parameter")):
+            workloads.check_grid(name, {"nosuch": [1]})
+    assert sweep.run(tmp_path / "labels", "demo.sleep", {"ms": [1], "tag": ["a"], "i": [0, 1]},
+                     progress=None)["ok"] == 2  # its label axes stay
