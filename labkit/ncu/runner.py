@@ -106,8 +106,8 @@ def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, prog
         timeout_s: kill ncu and the target after this long (None: no limit).
 
     Raises:
-        NcuError: ncu missing or too old, the counters not readable, no kernel profiled, the target
-            failing, the time limit, or no report written; one line each.
+        NcuError: ncu missing or too old, a command that is no program here, the counters not readable, no
+            kernel profiled, the target failing, the time limit, or no report written; one line each.
     """
     if not target:
         raise NcuError("nothing to profile: give the command to run under ncu")
@@ -115,6 +115,7 @@ def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, prog
         raise NcuError(f"report path {str(opts.output)!r}: expected NAME or NAME.ncu-rep (ncu writes NAME.ncu-rep and "
                        "NAME.log)")
     ncu, _ = check_ncu(ncu)
+    _check_target(target[0], env)
     cmd = argv(opts, list(target), ncu=ncu)
     log, report = opts.output.with_suffix(".log"), opts.output.with_suffix(".ncu-rep")
     opts.output.parent.mkdir(parents=True, exist_ok=True)
@@ -143,6 +144,18 @@ def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, prog
     if not report.is_file():
         raise NcuError(f"ncu wrote no report at {report}; see {log}")
     return NcuRun(report, log, tuple(cmd), time.monotonic() - started, report.stat().st_size)
+
+
+def _check_target(program: str, env: dict | None) -> None:
+    """Refuse a program that cannot start, before ncu does: ncu had run, profiled nothing and ended with "ncu wrote no
+    report", which did not say the command was the fault."""
+    import shutil
+
+    path = {**os.environ, **(env or {})}.get("PATH", os.defpath)  # the PATH the program will be looked up in
+    if shutil.which(program, path=path) is None:
+        where = "no executable file there" if os.sep in program else "not found on PATH"
+        raise NcuError(f"command to profile {program!r}: {where}; give an existing program's path or a command on "
+                       "PATH")
 
 
 def notebook_target(name: str, params: dict[str, str] | None = None) -> list[str]:
