@@ -45,6 +45,10 @@ class NcuOptions:
             raise NcuError(f"clock_control {self.clock_control!r}: expected none or base")
         if self.replay_mode not in ("kernel", "application", "range", "app-range"):
             raise NcuError(f"replay_mode {self.replay_mode!r}: expected kernel, application, range or app-range")
+        if self.kernel_name is not None and not self.kernel_name.removeprefix("regex:").strip():
+            # '' had been dropped as no filter at all, so every kernel was profiled; --range '' is refused alike
+            raise NcuError(f"kernel name {self.kernel_name!r}: expected a kernel's name or regex:PATTERN (ncu syntax, "
+                           "e.g. regex:attn_fwd); leave it out to profile every kernel")
         for r in self.nvtx_ranges:
             if not r or r.startswith("/") or "@" in r:
                 raise NcuError(f"NVTX range {r!r}: expected a labkit range path such as 'bench' or 'sage2/phase'")
@@ -69,7 +73,7 @@ def argv(opts: NcuOptions, target: list[str], *, ncu: str = "ncu") -> list[str]:
         out += ["--import-source", "yes"]
         for folder in opts.source_folders:
             out += ["--source-folders", str(folder)]
-    if opts.kernel_name:
+    if opts.kernel_name is not None:
         out += ["--kernel-name", opts.kernel_name]
     if opts.launch_count is not None:
         out += ["--launch-count", str(opts.launch_count)]
