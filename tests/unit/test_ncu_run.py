@@ -128,7 +128,8 @@ def test_each_failure_is_one_line(kind, expected, tmp_path, monkeypatch, capsys)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     if kind == "missing" and os.path.isfile("/usr/local/cuda/bin/ncu"):
         pytest.skip("a real ncu is installed here")
-    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--", "labkit", "device"]) == 2
+    # a program that exists with PATH emptied (labkit, on no PATH, is now refused before ncu starts)
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--", sys.executable, "-c", "pass"]) == 2
     line = _error(capsys)
     assert line.startswith("labkit: error: ") and expected in line
 
@@ -318,3 +319,25 @@ def test_run_creates_the_folders_of_out(fake_ncu, tmp_path, capsys):
     out = tmp_path / "new" / "sub" / "rep"
     assert cli.main(["ncu", "run", "--out", str(out), "--", "true"]) == 0
     assert (tmp_path / "new" / "sub" / "rep.ncu-rep").is_file() and f"report: {out}.ncu-rep" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("target, said", [
+    (["/nonexist/cmd"], "command to profile '/nonexist/cmd': no executable file there"),
+    (["labkit-no-such-command", "x"], "command to profile 'labkit-no-such-command': not found on PATH")])
+def test_a_command_that_cannot_start_is_refused_before_ncu_starts(fake_ncu, tmp_path, capsys, target, said):
+    """Found by a CLI review: ncu was started, profiled nothing and said "ncu wrote no report", not naming the
+    command."""
+    out = tmp_path / "sub" / "r"
+    assert cli.main(["ncu", "run", "--out", str(out), "--", *target]) == 2
+    assert _error(capsys) == (f"labkit: error: {said}; give an existing program's path or a command on PATH")
+    assert _calls(fake_ncu) == [] and not out.parent.exists()
+
+
+@pytest.mark.parametrize("name", ["", " ", "regex:"])
+def test_an_empty_kernel_name_is_refused_not_dropped(fake_ncu, tmp_path, capsys, name):
+    """Found by a CLI review: `if opts.kernel_name:` dropped --kernel-name '' and profiled every kernel (an empty
+    --range was refused); a name that matches nothing in particular is refused alike."""
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--kernel-name", name, "--", "true"]) == 2
+    assert _error(capsys) == (f"labkit: error: kernel name {name!r}: expected a kernel's name or regex:PATTERN (ncu "
+                              "syntax, e.g. regex:attn_fwd); leave it out to profile every kernel")
+    assert _calls(fake_ncu) == []
