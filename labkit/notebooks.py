@@ -137,6 +137,9 @@ def _by_type(name: str, values: dict[str, Any], parse: bool) -> dict[str, Any]:
     known = parameters(name)
     out = {}
     for key, value in values.items():
+        if key in RUNNER_PARAMS:  # declared by the notebook, so "has no parameter" had read as a contradiction
+            raise ParameterError(f"notebook {resolve(name).stem}: parameter {key} = {value!r} is set by the runner "
+                                 "(the run's own directory); to put runs elsewhere, set LABKIT_OUT=DIR")
         if key not in known:
             raise _unknown(resolve(name).stem, key, known)
         kind = known[key].type

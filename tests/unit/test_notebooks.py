@@ -518,3 +518,18 @@ def test_setup_logging_prints_to_stdout_at_its_level_or_debug_under_labkit_debug
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT), "LABKIT_DEBUG": debug}).stdout
     assert [f"{line.split()[3][0]} {line.split()[4]}" for line in out.splitlines()] == shown, out
+
+
+def test_out_dir_is_the_runners_and_the_error_says_to_use_labkit_out(tmp_path, monkeypatch, capsys):
+    """Found by a CLI review: the README said a notebook's out_dir parameter puts one run elsewhere, while -p out_dir
+    was refused as 'has no parameter' (the notebook declares it; the runner sets it to the run's own directory)."""
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path / "runs"))
+    for argv in (["nb", "run", "02"], ["nb", "script", "02", "--out", str(tmp_path / "s.py")],
+                 ["ncu", "run", "--out", str(tmp_path / "r"), "--notebook", "02"]):
+        assert cli.main([*argv, "-p", "out_dir", "/tmp/x"]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert err == ["labkit: error: notebook 02_sage2_phases: parameter out_dir = '/tmp/x' is set by the runner "
+                       "(the run's own directory); to put runs elsewhere, set LABKIT_OUT=DIR"], err
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "s.py").exists()
+    readme = (ROOT / "README.md").read_text()
+    assert "`out_dir` parameter puts one run elsewhere" not in readme and "`LABKIT_OUT=DIR labkit nb" in readme
