@@ -1867,3 +1867,24 @@ def test_decode_builds_of_two_pool_sizes_into_one_directory_keep_both_manifests(
     pools = {Path(p).name: manifest.load(p).buffers["k_pool"].shape[0] for p in printed}
     assert len(printed) == 2 and sorted(pools.values()) == [1, 512], pools
     assert any("_pool1_" in name for name in pools) and any("_pool" not in name for name in pools)
+
+
+def test_a_page_count_past_2_31_names_which_count_and_its_value(tmp_path, capsys):
+    """Found by a CLI review: --batch 60000 --kv-len 2147483392 said only 'page counts must stay below 2**31', not
+    which (the pool's, batch x pages per sequence) nor how many; --kv-len 1 said '1 pages'."""
+    from labkit import cli
+
+    batch, kv_len = 60000, 2147483392
+    pages = -(-kv_len // 64)
+    assert cli.main(["decode", "build", "--batch", str(batch), "--kv-len", str(kv_len), "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"labkit: error: decode geometry: a pool of {batch * pages} pages (batch {batch} x {pages} pages per "
+        "sequence): the pool's page count must stay below 2**31"]
+    assert not any(tmp_path.iterdir())
+    with pytest.raises(ArgumentError, match=re.escape("a pool of 2147483648 pages: the pool's page count must stay")):
+        DecodeGeometry(1, 8, 1, 128, 16, 4, 1 << 31)  # given, not batch x pages per sequence
+    with pytest.raises(ArgumentError, match=re.escape(f"a sequence of {(1 << 31) // 16} pages x 16 tokens = "
+                                                      f"{1 << 31} tokens: must stay below 2**31")):
+        DecodeGeometry(1, 8, 1, 128, 16, (1 << 31) // 16, 4)
+    assert cli.main(["decode", "build", "--batch", "1", "--kv-len", "1", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.splitlines()[2].startswith("  --kv-len 1: 1 page of 64 per sequence (64 tokens);")

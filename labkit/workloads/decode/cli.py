@@ -3,6 +3,7 @@
 import sys
 
 from ..._cliargs import int_in, output_dir, output_path, typed
+from ..._text import counted
 from .build import MAX_SPLITS
 from .inputs import MAX_SEQ_LEN
 
@@ -23,8 +24,9 @@ def _build(args) -> int:
     path = build_plan(g, plan, args.out.path)
     print(f"{path}\n  {describe_plan(plan)}, {planned_for}; check it with: labkit manifest check {path}")
     if pages * args.page_size != args.kv_len:  # the manifest holds pages; its own run fills each row of the table
-        print(f"  --kv-len {args.kv_len}: {pages} pages of {args.page_size} per sequence ({pages * args.page_size} "
-              "tokens); a call's seq_lens say how many of them it reads (manifest run reads them all)")
+        print(f"  --kv-len {args.kv_len}: {counted(pages, 'page')} of {args.page_size} per sequence "
+              f"({pages * args.page_size} tokens); a call's seq_lens say how many of them it reads (manifest run "
+              "reads them all)")
     return 0
 
 

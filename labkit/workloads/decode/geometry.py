@@ -73,8 +73,14 @@ class DecodeGeometry:
             raise ArgumentError(f"decode geometry: max_q_len {self.max_q_len}: expected 1..8")
         if self.layout not in LAYOUTS:
             raise ArgumentError(f"decode geometry: layout {self.layout!r}: expected one of {', '.join(LAYOUTS)}")
-        if self.max_pages * self.page_size >= 1 << 31 or self.num_pages >= 1 << 31:
-            raise ArgumentError("decode geometry: page counts must stay below 2**31")
+        if self.max_pages * self.page_size >= 1 << 31:
+            raise ArgumentError(f"decode geometry: a sequence of {self.max_pages} pages x {self.page_size} tokens = "
+                                f"{self.max_pages * self.page_size} tokens: must stay below 2**31")
+        if self.num_pages >= 1 << 31:  # which count: the pool's, by default batch x pages per sequence
+            made = (f" (batch {self.batch} x {self.max_pages} pages per sequence)"
+                    if self.num_pages == self.batch * self.max_pages else "")
+            raise ArgumentError(f"decode geometry: a pool of {self.num_pages} pages{made}: the pool's page count must "
+                                "stay below 2**31")
         kv_bytes = self.num_pages * self.heads_kv * self.page_size * self.head_dim * 2  # K or V, bf16
         buffer_bytes = kv_bytes * (2 if self.layout == "interleaved" else 1)  # plain: K and V are two buffers
         if buffer_bytes > MAX_POOL_BYTES:
