@@ -3,6 +3,7 @@
 from .._cliargs import int_in, not_an_input, output_dir, output_path, typed
 from .._text import cell
 from ..values import Shape
+from .occupancy import MAX_CTAS_PER_SM
 
 # names printed in place of a field's that misleads: full_waves is ceil(waves), the waves a launch takes (the API and
 # the recorded files keep that name), but read as whole waves: 63 for 62.79, 1 for 0.97
@@ -116,8 +117,9 @@ def register(sub) -> None:
     p.add_argument("--ctas", type=int_in(1, 1 << 40, what="--ctas"), required=True, help="CTAs in the grid")
     p.add_argument("--sms", type=int_in(1, 4096, what="--sms"), default=132, help="SMs of the GPU (default 132, "
                    "the H200's and the H100 SXM's)")
-    p.add_argument("--ctas-per-sm", type=int_in(1, 32, what="--ctas-per-sm"), required=True,
-                   help="resident CTAs per SM, 1..32 (an SM of sm_80..sm_100 holds at most 32)")
+    p.add_argument("--ctas-per-sm", type=int_in(1, MAX_CTAS_PER_SM, what="--ctas-per-sm"), required=True,
+                   help=f"resident CTAs per SM, 1..{MAX_CTAS_PER_SM} (an SM of sm_80..sm_100 holds at most "
+                        f"{MAX_CTAS_PER_SM})")
     p.set_defaults(fn=_waves)
     p = sp.add_parser("timeline", help="waves and efficiency of a recorded per-CTA timeline; a Perfetto trace")
     p.add_argument("file", help="a timeline JSON (labkit.sched.Timeline.save)")

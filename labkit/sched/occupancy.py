@@ -35,6 +35,9 @@ ARCHS = {
 }
 
 
+MAX_CTAS_PER_SM = max(lim.max_ctas_per_sm for lim in ARCHS.values())  # what any SM labkit knows holds at once
+
+
 def limits_for(arch: str) -> ArchLimits:
     """``sm_90``, ``sm_90a``, ``sm_100f``... -> that SM's limits."""
     base = arch.rstrip("af")

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._json import dumps
 from ..errors import ArgumentError
+from .occupancy import MAX_CTAS_PER_SM
 
 FIELDS = ("cta", "sm", "start_ns", "end_ns", "clk0", "clk1")
 MAX_SPAN_NS = 100e9  # the CTAs of one launch start within this of each other (%globaltimer, ns)
@@ -224,7 +225,8 @@ class Timeline:
             raise n["fields"].fail(f"the fields {list(FIELDS)}")
         records = [r.ints(len(FIELDS), 0) for r in n["records"].list(1)]
         try:
-            return cls(records, sms=n["sms"].int(1, 4096), ctas_per_sm=n["ctas_per_sm"].int(1, 64))
+            # as sched waves --ctas-per-sm takes it: the most CTAs an SM of sm_80..sm_100 holds (64 had passed)
+            return cls(records, sms=n["sms"].int(1, 4096), ctas_per_sm=n["ctas_per_sm"].int(1, MAX_CTAS_PER_SM))
         except ArgumentError as exc:  # the file and where in it
             raise n.error(str(exc)) from None
 

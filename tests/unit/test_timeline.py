@@ -286,3 +286,22 @@ def test_the_gantt_and_activity_charts_of_a_launch_from_another_epoch_are_in_us_
     ax = plot.cta_activity(tl, bins=3).axes[0]
     assert ax.get_xlim() == pytest.approx((0, end_us))
     assert list(ax.lines[0].get_xdata()) == pytest.approx([end_us / 6, end_us / 2, 5 * end_us / 6])  # bin centres
+
+
+def test_the_reader_takes_the_ctas_per_sm_that_sched_waves_takes(tmp_path, capsys):
+    """Found by a CLI review: sched timeline read ctas_per_sm 64 (its reader's range was 1..64) while sched waves
+    refused 33 ('an SM of sm_80..sm_100 holds at most 32'): one bound, the SM's."""
+    from labkit import cli
+    from labkit.sched.occupancy import MAX_CTAS_PER_SM
+
+    doc = json.loads(Timeline(_spin(274), sms=132, ctas_per_sm=1).save(tmp_path / "tl.json").read_text())
+    for per_sm, rc in ((MAX_CTAS_PER_SM, 0), (MAX_CTAS_PER_SM + 1, 2), (64, 2)):
+        path = tmp_path / f"per_sm{per_sm}.json"
+        path.write_text(json.dumps({**doc, "ctas_per_sm": per_sm}))
+        assert cli.main(["sched", "timeline", str(path)]) == rc
+        err = capsys.readouterr().err
+        assert rc == 0 or err == (f"labkit: error: {path}: ctas_per_sm: = {per_sm}: expected an integer in "
+                                  f"[1, {MAX_CTAS_PER_SM}]\n"), err
+        assert cli.main(["sched", "waves", "--ctas", "274", "--ctas-per-sm", str(per_sm)]) == rc
+        assert rc == 0 or f"--ctas-per-sm {per_sm}: expected 1..{MAX_CTAS_PER_SM}" in capsys.readouterr().err
+        capsys.readouterr()
