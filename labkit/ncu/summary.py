@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
+from .._json import document_kind
 from ..errors import NcuError
 from .report import KERNEL_METRICS, kernels, rules
 from .source import phase_names, phases, stalls
@@ -146,6 +147,9 @@ class NcuSummary:
                 raise NcuError(f"summary {where}: expected {what}")
 
         need(isinstance(d, dict), "$", "an object (a notebook 05 ncu_summary.json)")
+        if "version" not in d and document_kind(d):  # another labkit document: say which, as its other readers do
+            raise NcuError(f"summary $: missing key 'version': this is {document_kind(d)}, not a notebook 05 "
+                           "ncu_summary.json")
         if "version" not in d:
             raise NcuError(f"summary $: missing key 'version' (a notebook 05 ncu_summary.json has version {VERSION})")
         if type(d["version"]) is not int or d["version"] != VERSION:  # true and 1.0 are == 1 in Python
@@ -166,6 +170,8 @@ class NcuSummary:
                  f"timings.{case}", "p50_ns, min_ns and max_ns numbers, 0 < min <= p50 <= max")
             need(type(t.get("count")) is int and t["count"] >= 1, f"timings.{case}.count",
                  f"the samples' count (an integer >= 1), not {t.get('count')!r}")
+            need(isinstance(t.get("clock_dropped", False), bool), f"timings.{case}.clock_dropped",  # "no" reads True
+                 f"true or false, not {t.get('clock_dropped')!r}")
         for name, r in d["reports"].items():
             need(isinstance(r, dict) and isinstance(r.get("bytes"), int) and not isinstance(r["bytes"], bool),
                  f"reports.{name}.bytes", "an integer")

@@ -276,6 +276,12 @@ def test_stall_reasons_ordered_by_samples_over_the_kernel(fixture_summary):
      "summary attributions[0].runs[0].phases: expected distinct phase names"),
     (lambda d: (d["attributions"][0].update(skipped=""), d)[1],
      "summary attributions[0].skipped: expected null or why the attribution was skipped"),
+    # found by a CLI review: "no" passed (bool("no") is True), and a Sage2 report was "missing key 'version'" only
+    (lambda d: (d["timings"]["sage2_seed"].update(clock_dropped="no"), d)[1],
+     "summary timings.sage2_seed.clock_dropped: expected true or false, not 'no'"),
+    (lambda d: json.loads((ROOT / "data" / "sage2_report_seed.json").read_text()),
+     "summary $: missing key 'version': this is a Sage2 report (labkit report show), not a notebook 05 "
+     "ncu_summary.json"),
 ])
 def test_summary_cli_refuses_a_damaged_summary_in_one_line(damage, message, tmp_path, capsys):
     from labkit import cli
