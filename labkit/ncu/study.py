@@ -99,7 +99,14 @@ def measure(cases: CasePlan, *, out_dir, iterations: int = 10, sections=(), metr
 
 def launch_spec(spec: Path | str, progress=_env.STDERR) -> None:
     """``labkit ncu cases SPEC``: each case of a saved plan once, in its NVTX range (run under ncu)."""
-    launch(CasePlan.load(spec), progress=_env.stream(progress))
+    from .._json import show_path
+    from ..errors import ArgumentError
+
+    plan = CasePlan.load(spec)
+    if not plan.names:  # launch() refuses it too, but cannot name the file
+        raise ArgumentError(f"{show_path(spec)}: the case plan holds no cases (its sage2 and decode lists are empty): "
+                            "nothing to launch")
+    launch(plan, progress=_env.stream(progress))
 
 
 __all__ = ["Attribution", "REPORT_LIMIT", "launch_spec", "measure", "plan"]

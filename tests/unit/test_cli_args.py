@@ -366,7 +366,9 @@ def test_ncu_cases_of_an_empty_plan_is_refused(tmp_path, capsys):
 
     spec = CasePlan().save(tmp_path / "empty.json")
     assert cli.main(["ncu", "cases", str(spec)]) == 2
-    assert capsys.readouterr().err == "labkit: error: the case plan holds no cases: nothing to launch\n"
+    # found by a second CLI review: the line did not name the file
+    assert capsys.readouterr().err == (f"labkit: error: {spec}: the case plan holds no cases (its sage2 and decode "
+                                       "lists are empty): nothing to launch\n")
 
 
 def test_a_kernel_cache_that_cannot_be_made_names_labkit_cache(tmp_path):
