@@ -144,6 +144,13 @@ def _created(name: str, r: DecodeReport) -> datetime:
 
 def load_maps(paths: list[str | Path], *, newest: bool = False) -> list[PeerMap]:
     """``peer_maps`` of decode report files, each read strictly first (a bad file is the one error)."""
+    seen: dict[Path, str | Path] = {}
+    for p in paths:  # one file twice had read as two reports timing the same calls ("in both F and F")
+        if Path(p).resolve() in seen:
+            first = seen[Path(p).resolve()]
+            same = "given twice" if str(first) == str(p) else f"given twice (as {first} and {p})"
+            raise ArgumentError(f"{p}: {same}; give each report once")
+        seen[Path(p).resolve()] = p
     sage2 = next((p for p in paths if not is_decode_report(p)), None)
     if sage2 is not None:
         raise ArgumentError(f"{sage2}: a Sage2 report; the map reads decode reports (labkit decode bench --peers --out "
