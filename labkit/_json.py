@@ -2,11 +2,12 @@
 
 ``read_bytes`` opens regular files only (a FIFO, a directory or /dev/zero is refused before a
 byte is read, so nothing hangs or fills memory) and caps the size. ``read_json`` /
-``load_document`` add strict JSON: UTF-8 only, at most ``MAX_DEPTH`` levels of nesting
-(checked before the parser recurses), no duplicate keys, no NaN / Infinity or numbers that
-overflow, no integers longer than ``MAX_INT_DIGITS`` digits, no lone surrogates. ``Node``
-then walks the parsed value; every failure is a FormatError whose one-line message names
-the file, the JSON path (``ops.decode.impl.launches[0].grid[2]``), the value and the rule.
+``load_document`` add strict JSON: UTF-8 only (a leading byte-order mark is skipped), at most
+``MAX_DEPTH`` levels of nesting (checked before the parser recurses), no duplicate keys, no NaN /
+Infinity or numbers that overflow, no integers longer than ``MAX_INT_DIGITS`` digits, no lone
+surrogates. ``Node`` then walks the parsed value; every failure is a FormatError whose one-line
+message names the file, the JSON path (``ops.decode.impl.launches[0].grid[2]``), the value and
+the rule.
 """
 
 from __future__ import annotations
@@ -235,10 +236,12 @@ def _decode(data: bytes, source: str | None) -> str:
                                                                                 [False, True, True, True],
                                                                                 [True, True, True, False])):
         raise FormatError("", "UTF-16 or UTF-32 text: expected UTF-8 (save the file as UTF-8)", source=source)
+    bom = 3 if data[:3] == b"\xef\xbb\xbf" else 0  # UTF-8 still, as Windows editors save it: json said "Unexpected BOM"
     try:
-        return data.decode("utf-8")
+        return data[bom:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FormatError("", f"byte 0x{data[exc.start]:02x} at offset {exc.start} is not UTF-8: expected UTF-8 "
+        at = bom + exc.start
+        raise FormatError("", f"byte 0x{data[at]:02x} at offset {at} is not UTF-8: expected UTF-8 "
                               "text (a binary file?)", source=source) from None
 
 

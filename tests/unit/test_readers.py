@@ -506,3 +506,20 @@ def test_an_output_name_with_a_nul_is_refused_before_anything_runs(kind, tmp_pat
 
     with pytest.raises(ArgumentError, match=r"^--out '.*a\\x00b': a (file|directory) name with a NUL character$"):
         getattr(values, kind).parse(str(tmp_path / "a\0b"), "--out")
+
+
+def test_a_utf8_file_with_a_byte_order_mark_reads_as_without_one(tmp_path, capsys):
+    """Found by a CLI review: a UTF-8 file saved with a BOM (as Windows editors do) was refused with json's 'Unexpected
+    UTF-8 BOM (decode using utf-8-sig)', an instruction to Python, not to the user; a bad byte after the mark keeps
+    its offset in the file."""
+    from labkit import cli
+
+    seed = ROOT / "data" / "sage2_report_seed.json"
+    f = tmp_path / "bom.json"
+    f.write_bytes(b"\xef\xbb\xbf" + seed.read_bytes())
+    assert read_json(f) == REPORT_DOC
+    assert cli.main(["report", "show", str(f)]) == 0
+    with_bom = capsys.readouterr().out
+    assert cli.main(["report", "show", str(seed)]) == 0
+    assert with_bom.replace(str(f), str(seed)) == capsys.readouterr().out
+    _refused(b'\xef\xbb\xbf{"a": "\xff"}', "$", "byte 0xff at offset 10 is not UTF-8", tmp_path)
