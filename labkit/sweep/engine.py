@@ -93,6 +93,8 @@ class SweepDir:
 
         if not self.path.exists():
             raise LabkitError(f"{self.path}: no such directory")
+        if not self.path.is_dir():  # "no sweep.json" had read as if a sweep.json were missing beside it
+            raise LabkitError(f"{self.path}: a file, not a sweep directory (give the directory sweep run --out wrote)")
         if not self.manifest_path.is_file():
             raise LabkitError(f"{self.path}: not a sweep directory (no sweep.json)")
         n = load_document(self.manifest_path, what="sweep manifest").obj(

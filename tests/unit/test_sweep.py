@@ -746,3 +746,14 @@ def test_demo_sleep_refuses_an_axis_it_has_no_parameter_for(tmp_path, capsys):
             workloads.check_grid(name, {"nosuch": [1]})
     assert sweep.run(tmp_path / "labels", "demo.sleep", {"ms": [1], "tag": ["a"], "i": [0, 1]},
                      progress=None)["ok"] == 2  # its label axes stay
+
+
+def test_status_and_collect_of_a_file_say_it_is_a_file(tmp_path, capsys):
+    """Found by a CLI review: sweep status data/sage2_report_seed.json said 'not a sweep directory (no sweep.json)',
+    as if a sweep.json were missing beside it."""
+    f = tmp_path / "report.json"
+    f.write_text("{}")
+    for sub in ("status", "collect"):
+        assert cli.main(["sweep", sub, str(f)]) == 2
+        assert capsys.readouterr().err == (f"labkit: error: {f}: a file, not a sweep directory (give the directory "
+                                           "sweep run --out wrote)\n")
