@@ -342,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     try:
+        from .provenance import given_git_sha
+
+        given_git_sha()  # before any command: a bad one would be found when a record is written, after the work
         args = build_parser().parse_args(argv)
         return args.fn(args)
     except LabkitError as exc:

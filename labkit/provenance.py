@@ -4,13 +4,32 @@ import datetime as _dt
 import importlib.metadata
 import os
 import platform
+import re
 import subprocess
 
 from . import _env
 from .cuda import gpu_status
+from .errors import ArgumentError
 
 PACKAGES = ("labkit", "numpy", "cupy-cuda13x", "cuda-bindings", "nvidia-cuda-nvrtc", "pandas", "matplotlib",
             "nvtx", "papermill", "torch", "triton")
+
+
+_SHA = re.compile(r"[0-9a-f]{7,40}(-dirty)?")  # a commit as git names it, and as git_sha() records a dirty tree
+
+
+def given_git_sha() -> str | None:
+    """``LABKIT_GIT_SHA`` checked (None when unset): the CLI asks before any command, so a typo is refused before a
+    run, not recorded as its provenance.
+
+    Raises:
+        ArgumentError: not 7 to 40 hex digits (optionally with ``-dirty``), naming the variable and its value.
+    """
+    given = _env.getenv("LABKIT_GIT_SHA")
+    if given and not _SHA.fullmatch(given):
+        raise ArgumentError(f"LABKIT_GIT_SHA={given!r}: expected the commit's sha, 7 to 40 lowercase hex digits (git "
+                            "rev-parse HEAD), optionally with -dirty; unset it to ask git")
+    return given or None
 
 
 def git_sha() -> str:
@@ -18,7 +37,7 @@ def git_sha() -> str:
     stale: it outranks what git says there); else the checkout's commit, with ``-dirty`` when
     tracked files differ; ``unknown`` outside git."""
     root = _env.repo_root()
-    given = _env.getenv("LABKIT_GIT_SHA")
+    given = given_git_sha()
     if given:
         return given
     fallback = "unknown"
