@@ -36,8 +36,6 @@ metrics: Names(allow_empty=True) = ""  # more ncu metrics of the counter runs (D
 # %%
 from pathlib import Path
 
-import pandas as pd
-
 import labkit
 from labkit.ncu import study, tables
 from labkit.ncu.summary import NcuSummary
@@ -60,11 +58,8 @@ cases = study.plan(shape, q_tail, kv_tail, decode_batch, decode_kv_lens, head_di
 summary = session.measure("ncu_summary", study.measure, cases, out_dir=session.out_dir, iterations=iterations,
                           sections=[s for s in sections.split(",") if s], metrics=[m for m in metrics.split(",") if m],
                           load=NcuSummary.from_dict)
-print(f"{summary.device}; {summary.ncu}")
-reports = pd.DataFrame(summary.reports).T
-reports["MB"] = reports["bytes"] / 2**20
-reports["under 5 MB"] = reports["bytes"] < study.REPORT_LIMIT
-reports[["MB", "under 5 MB", "elapsed_s"]]
+print(tables.measured_on(summary, session.recorded.label if session.recorded else None))
+tables.report_sizes(summary, study.REPORT_LIMIT)  # MiB: bytes / 2^20
 
 # %% [markdown]
 # ## Counters, one row per profiled launch
@@ -131,7 +126,7 @@ tables.correlation_matrix(corr)
 # %%
 eff = tables.efficiency_table(summary)
 session.save_table(eff, "efficiency")
-eff
+tables.shown_efficiency(eff)
 
 # %% [markdown]
 # ## Phases of the fused kernels (SourceCounters, two ncu runs)

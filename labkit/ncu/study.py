@@ -70,8 +70,8 @@ def measure(cases: CasePlan, *, out_dir, iterations: int = 10, sections=(), metr
         o = NcuOptions(output=out / name, nvtx_ranges=(RANGE,), kernel_name=f"regex:{kernel}", **opts)
         r = profile(_cases_target(part, out / f"{name}.cases.json"), o, progress=progress, timeout_s=timeout_s)
         if r.report_bytes > REPORT_LIMIT:
-            print(f"[ncu study] {r.report.name}: {r.report_bytes / 2**20:.1f} MB, over the "
-                  f"{REPORT_LIMIT / 2**20:.0f} MB limit: choose fewer sections", file=progress, flush=True)
+            print(f"[ncu study] {r.report.name}: {r.report_bytes / 2**20:.1f} MiB, over the "
+                  f"{REPORT_LIMIT / 2**20:.0f} MiB limit: choose fewer sections", file=progress, flush=True)
         runs[name] = {"bytes": r.report_bytes, "elapsed_s": round(r.elapsed_s, 1), "command": " ".join(r.command)}
         return load(r.report)
 

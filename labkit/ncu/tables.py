@@ -125,6 +125,24 @@ def correlation_matrix(corr):
     return corr.pivot(index="counter", columns="group", values="pearson_r")[groups].rename(columns=names)
 
 
+def measured_on(s: NcuSummary, recorded_run: str | None = None) -> str:
+    """The GPU and the ncu that measured ``s``; with ``recorded_run`` (a recorded run's directory), said to be that
+    run's: after "ncu cannot profile here", a bare "ncu 2025.3.1 at /usr/local/cuda/bin/ncu" read as this machine's."""
+    if recorded_run is None:
+        return f"{s.device}; {s.ncu}"
+    return f"recorded on {s.device} (run {recorded_run}): {s.ncu}"
+
+
+def report_sizes(s: NcuSummary, limit_bytes: int):
+    """Each ncu report's size in MiB (bytes / 2^20, as ``limit_bytes`` is set), whether it is under ``limit_bytes``
+    (the column names the limit in MiB) and its ncu run's seconds."""
+    pd = _pd()
+    limit = f"under {limit_bytes / 2**20:g} MiB"
+    rows = {name: {"MiB": round(r["bytes"] / 2**20, 2), limit: r["bytes"] < limit_bytes,
+                   "elapsed_s": r.get("elapsed_s", math.nan)} for name, r in s.reports.items()}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["MiB", limit, "elapsed_s"])
+
+
 def efficiency_table(s: NcuSummary):
     """Per case: ncu's waves, labkit's wave model on the same launch (grid, SMs, CTAs per SM from ncu's
     occupancy limits), and the tail-effect / imbalance rules with their estimated speedups."""
@@ -158,6 +176,14 @@ def efficiency_table(s: NcuSummary):
     return pd.DataFrame(rows)
 
 
+def shown_efficiency(eff):
+    """``efficiency_table`` as a notebook shows it: ``tail_rule_speedup_pct`` left out where no row has one (no tail
+    rule fired, which ``tail_rule`` says: a column of NaN beside it said nothing more); the saved CSV keeps it."""
+    if "tail_rule_speedup_pct" in eff and eff["tail_rule_speedup_pct"].isna().all():
+        return eff.drop(columns=["tail_rule_speedup_pct"])
+    return eff
+
+
 def phase_table(s: NcuSummary, case: str):
     """Phase shares of each ncu run of ``case`` side by side in percent of the kernel's warp samples
     (``share_run1_pct``...), and their difference in percentage points (``diff_points``, run 2 - run 1; one unit
@@ -189,7 +215,7 @@ def stall_shares(run: dict):
 def closing_note(s: NcuSummary) -> str:
     """The numbers an issue's closing note needs: event p50 vs ncu per kernel, each attribution's phase shares in
     both runs (or why it was skipped), and the report sizes."""
-    out = [f"{s.device}; {s.ncu}", "", "event p50 vs ncu gpu__time_duration (flagged: >= 100 us and > 1 % apart):"]
+    out = [measured_on(s), "", "event p50 vs ncu gpu__time_duration (flagged: >= 100 us and > 1 % apart):"]
     gaps = event_vs_ncu(s)[["case", "kernel", "event_p50_us", "ncu_us", "gap", "flagged"]]
     out.append(gaps.to_string(index=False, formatters={"event_p50_us": "{:.2f}".format, "ncu_us": "{:.2f}".format,
                                                         "gap": "{:+.2%}".format}))
@@ -200,5 +226,5 @@ def closing_note(s: NcuSummary) -> str:
             continue
         out.append(f"{att.case} ({att.source}): phase shares of {len(att.runs)} ncu runs")
         out.append(phase_table(s, att.case).to_string(float_format=lambda v: f"{v:.2f}"))
-    out += ["", "reports: " + ", ".join(f"{k} {v['bytes'] / 2**20:.2f} MB" for k, v in s.reports.items())]
+    out += ["", "reports: " + ", ".join(f"{k} {v['bytes'] / 2**20:.2f} MiB" for k, v in s.reports.items())]
     return "\n".join(out)

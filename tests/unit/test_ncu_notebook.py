@@ -166,6 +166,12 @@ def test_recorded_path_renders_every_figure(fixture_summary, tmp_path):
     assert not [o for o in outputs if o["output_type"] == "error"]
     text = "".join("".join(o.get("text", "")) for o in outputs)
     assert "RECORDED mode" in text and "FLAGGED fused_line" in text and "FLAGGED saxpy" not in text
+    # the recorded run's GPU and ncu, said to be that run's (not this machine's, whose ncu the cell above looked for)
+    assert f"recorded on {fixture_summary.device} (run {run}): {fixture_summary.ncu}" in text
+    shown = "".join("".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
+    assert "under 5 MiB" in shown and "under 5 MB" not in shown
+    assert "tail_rule_speedup_pct" not in shown  # no tail rule fired: the column of NaN is not shown ...
+    assert "tail_rule_speedup_pct" in (res.run_dir / "data" / "efficiency.csv").read_text()  # ... but kept
     assert "saxpy: phase attribution skipped: plain_kernel.cu has no // PHASE: markers" in text
     embedded = [base64.b64decode(o["data"]["image/png"]) for o in outputs if "image/png" in o.get("data", {})]
     assert len(embedded) == len(FIGS)
@@ -213,7 +219,7 @@ def test_closing_note_from_a_summary_file(fixture_summary, tmp_path, capsys):
     assert cli.main(["ncu", "summary", str(f)]) == 0
     out = capsys.readouterr().out
     assert "fused_line" in out and "share_run1_pct" in out and "diff_points" in out and "45.07" in out
-    assert "saxpy: phase attribution skipped" in out and "fixture 1.66 MB" in out
+    assert "saxpy: phase attribution skipped" in out and f"fixture {1735776 / 2**20:.2f} MiB" in out
     f.write_text(json.dumps({**fixture_summary.to_dict(), "counters": [{"kernel": "x"}]}))
     assert cli.main(["ncu", "summary", str(f)]) == 2
     assert "summary counters[0].case: expected a string" in capsys.readouterr().err
@@ -588,3 +594,35 @@ def test_ncu_cases_exits_0_once_its_launches_ran(tmp_path, monkeypatch):
     ran = []
     monkeypatch.setattr(study, "launch_spec", ran.append)
     assert cli.main(["ncu", "cases", str(tmp_path / "cases.json")]) == 0 and ran == [str(tmp_path / "cases.json")]
+
+
+def test_the_ncu_line_says_it_is_the_recorded_run_s_and_report_sizes_are_in_mib():
+    """Found by a notebook review: in recorded mode, "ncu cannot profile here (... not found: looked at
+    /usr/local/cuda/bin/ncu)" was followed by a bare "NVIDIA H200; ncu 2025.3.1 at /usr/local/cuda/bin/ncu", the
+    recorded machine's ncu unsaid; and the report sizes, bytes / 2^20 against a limit of 5 x 2^20 bytes, read "MB"."""
+    s = dataclasses.replace(_sweep([100], [1]), device="NVIDIA H200", ncu="ncu 2025.3.1 at /usr/local/cuda/bin/ncu",
+                            reports={"small": {"bytes": 3 * 2**19, "elapsed_s": 1.5, "command": "ncu ..."},
+                                     "large": {"bytes": study.REPORT_LIMIT + 1, "elapsed_s": 2.0, "command": "ncu"}})
+    assert tables.measured_on(s) == "NVIDIA H200; ncu 2025.3.1 at /usr/local/cuda/bin/ncu"  # live: this machine's
+    assert tables.measured_on(s, "data/runs/20261205T032651Z-05_ncu_correlation") == (
+        "recorded on NVIDIA H200 (run data/runs/20261205T032651Z-05_ncu_correlation): ncu 2025.3.1 at "
+        "/usr/local/cuda/bin/ncu")
+    sizes = tables.report_sizes(s, study.REPORT_LIMIT)
+    limit = f"under {study.REPORT_LIMIT / 2**20:g} MiB"
+    assert list(sizes.columns) == ["MiB", limit, "elapsed_s"] and limit == "under 5 MiB"
+    assert sizes.loc["small", "MiB"] == 1.5 and sizes.loc["small", limit] and not sizes.loc["large", limit]
+    assert sizes.loc["large", "MiB"] == round((study.REPORT_LIMIT + 1) / 2**20, 2)
+    assert " MiB" in tables.closing_note(s) and " MB" not in tables.closing_note(s)
+
+
+def test_a_tail_speedup_column_of_no_value_is_not_shown_but_kept_in_the_saved_table():
+    """Found by a notebook review: ``tail_rule_speedup_pct`` was NaN in every row, beside a ``tail_rule`` column that
+    says "none fired"; it is shown where some row has a value, and efficiency_table (the saved CSV) keeps it."""
+    none = tables.efficiency_table(_sweep([100, 200], [1, 2]))
+    assert (none["tail_rule"] == "none fired").all() and "tail_rule_speedup_pct" in none
+    assert "tail_rule_speedup_pct" not in tables.shown_efficiency(none)
+    assert list(tables.shown_efficiency(none).columns) == [c for c in none.columns if c != "tail_rule_speedup_pct"]
+    fired = dataclasses.replace(_sweep([100, 200], [1, 2]), rules=(
+        {"case": "d1", "kernel": "k", "rule": "TailEffect", "title": "Tail effect", "speedup_pct": 25.0},))
+    shown = tables.shown_efficiency(tables.efficiency_table(fired)).set_index("case")
+    assert shown.loc["d1", "tail_rule_speedup_pct"] == 25.0 and math.isnan(shown.loc["d0", "tail_rule_speedup_pct"])
