@@ -77,9 +77,38 @@ def test_why_a_peer_did_not_run_is_listed_once_per_reason_not_as_a_table_column(
     lines = study.peers_not_run(table)
     # the peer and where it has no number first, then why: a list of points after the reason read as where it ran
     assert lines[0] == "flex_paged: no number at 1 x 1024, 8 x 1024: compiled per shape"
-    assert lines[1].startswith("flex_paged: no number at 64 x 32768: InductorError: CompilationError: at 194:23: xxx")
-    assert lines[1].endswith("xxx...") and len(lines[1]) < 150
+    assert lines[1].startswith("flex_paged: no number at 64 x 32768: torch.compile failed for FlexAttention at this "
+                               "shape: InductorError: CompilationError: at 194:23: xxx")
+    assert lines[1].endswith("xxx ...") and len(lines[1]) < 200
     assert lines[2] == "fa3: no number at 64 x 32768: absent"
+
+
+def test_a_peer_s_recorded_compile_error_is_cut_at_a_word_said_what_it_means_and_where_it_is_whole():
+    """Found by a notebook review: "flex_paged: no number at 64 x 32768: InductorError: SubprocException: An exception
+    occurred in a subprocess: ... Set TORCHDYNAMO_VERBO..." was cut mid-word and said neither what failed nor where
+    the rest is. The recorded reason (data/runs keeps it as it was written) reads as torch.compile's failure, without
+    torch's advice, and names where the reason is kept; a reason that shows whole names no file."""
+    from labkit.workloads.decode import study
+
+    recorded = ("InductorError: SubprocException: An exception occurred in a subprocess: ... Set TORCHDYNAMO_VERBOSE=1 "
+                "for the internal stack trace (please do this especially if you're reporting a bug to PyTorch). ...")
+    table = pd.DataFrame({"batch": [64, 1], "kv_len": [32768, 1024], "TBps": [4.5, 0.4],
+                          "peers_not_run": [f"flex_paged: {recorded}", "fa3: not importable; with a '; ' inside"]})
+    lines = study.peers_not_run(table, saved_in="data/bandwidth.csv, peers_not_run")
+    assert lines[0] == ("flex_paged: no number at 64 x 32768: torch.compile failed for FlexAttention at this shape: "
+                        "InductorError: SubprocException: An exception occurred in a subprocess: ... (shortened; the "
+                        "whole reason: data/bandwidth.csv, peers_not_run)")
+    assert lines[1] == "fa3: no number at 1 x 1024: not importable; with a '; ' inside"  # one note: no peer after '; '
+    # a new run's whole message: its type and the cause (the last line before torch's advice), cut at a word
+    whole = ("InductorError: SubprocException: An exception occurred in a subprocess:\n\nTraceback (most recent call "
+             "last):\n  File x.py, line 3\ntriton.runtime.errors.OutOfResources: out of resource: shared memory, "
+             "Required: 262144, Hardware limit: 232448\n\nSet TORCHDYNAMO_VERBOSE=1 for the internal stack trace")
+    (line,) = study.peers_not_run(pd.DataFrame({"batch": [64], "kv_len": [32768], "peers_not_run": [
+        f"flex_paged: {whole}"]}), saved_in="data/bandwidth.csv")
+    shown = line.split(" at this shape: ")[1].removesuffix(" (shortened; the whole reason: data/bandwidth.csv)")
+    assert shown.startswith("InductorError: ... triton.runtime.errors.OutOfResources: out of resource: shared memory")
+    assert shown.endswith(" ...") and len(shown) <= 100 and "TORCHDYNAMO" not in line
+    assert shown.removesuffix(" ...").split()[-1] in whole.split()  # cut after a whole word
 
 
 def test_a_kernel_that_writes_nan_gives_a_correctness_row_a_json_file_holds(tmp_path, monkeypatch):

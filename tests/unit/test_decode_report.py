@@ -97,8 +97,8 @@ def test_show_gives_labkit_beside_the_peers_its_own_column_and_says_why_a_peer_d
     assert row.split()[-8:] == ["18.82", f"{p.TBps:.2f}", "1.60", "1.50", "1.20", "-", "-", "1.067"]
     assert "  fa3 at 1 x 1024 d128: fa3-fwd is not installed" in text
     # the reason on one line: a first line that ends in ':' said nothing alone (found by a review)
-    assert "  flex at 1 x 1024 d128: InductorError: SubprocException: An exception occurred Name=triton_tem_fused_0\n" \
-        in text + "\n"
+    assert ("  flex at 1 x 1024 d128: torch.compile failed for FlexAttention at this shape: InductorError: "
+            "SubprocException: An exception occurred Name=triton_tem_fused_0\n") in text + "\n"
 
 
 def test_show_without_peers_has_no_peer_columns_and_a_long_reason_is_cut(tmp_path):
@@ -116,7 +116,8 @@ def test_show_without_peers_has_no_peer_columns_and_a_long_reason_is_cut(tmp_pat
     one = p.__class__(**{**p.__dict__, "peers": {"fa3": why, "flex_paged": whole, "sdpa_flash": 1.2},
                          "x_best_peer": 1.0})
     text = report.show_table(r.__class__(**{**r.__dict__, "points": (one,), "split_sweeps": {}}))
-    assert f"  fa3 at {p.batch} x {p.kv_len} d{p.head_dim}: {why[:97]}...\n" in text + "\n", text
+    assert (f"  fa3 at {p.batch} x {p.kv_len} d{p.head_dim}: {why[:96]} ... (shortened; the whole reason: this "
+            "report's row)\n") in text + "\n", text
     assert f"  flex at {p.batch} x {p.kv_len} d{p.head_dim}: {whole}\n" in text + "\n", text
     assert "'x best peer' divides it by the fastest peer's" in text
 
@@ -133,16 +134,22 @@ def test_a_split_sweep_of_one_row_and_a_provenance_with_keys_of_another_labkit_r
     assert len(r.split_sweeps["one"]) == 1 and r.provenance["a_later_field"] == {"x": 1}
 
 
-def test_why_a_peer_did_not_run_keeps_the_last_line_of_a_long_message():
-    """Inductor wraps a subprocess's traceback: its first line says an exception occurred, its last line which."""
-    from labkit.workloads.decode.peers import _why
+def test_why_a_peer_did_not_run_keeps_the_whole_message_and_shows_its_first_and_last_line():
+    """Inductor wraps a subprocess's traceback: its first line says an exception occurred, its last line which. The
+    report keeps it whole (a review: notebook 03's records had kept 200 characters, the cause cut off); the printed
+    line shows the exception's type and the last line."""
+    from labkit.workloads.decode.peers import REASON_KEPT, _why, shown_reason
 
     exc = RuntimeError("SubprocException: An exception occurred in a subprocess:\n\n"
                        "Traceback (most recent call last):\n  File x.py, line 3\n"
                        "OutOfResources: out of resource: shared memory, Required: 262144")
-    assert _why(exc) == ("RuntimeError: SubprocException: An exception occurred in a subprocess: ... "
-                         "OutOfResources: out of resource: shared memory, Required: 262144")
-    assert _why(ValueError("x" * 500)).endswith("...") and len(_why(ValueError("x" * 500))) == 200
+    assert _why(exc) == f"RuntimeError: {exc}"
+    assert shown_reason("fa3", _why(exc)) == (
+        "RuntimeError: ... OutOfResources: out of resource: shared memory, Required: 262144")
+    assert _why(ValueError("x" * 500)) == "ValueError: " + "x" * 500
+    huge = _why(ValueError("a" * 3000 + "z" * 3000))  # over what a report reads: its start and its end, said cut
+    assert len(huge) == REASON_KEPT and huge.startswith("ValueError: aaa") and huge.endswith("z" * 1000)
+    assert f"[... {len('ValueError: ') + 6000 - REASON_KEPT} characters left out ...]" in huge
 
 
 def test_diff_names_another_gpu_and_says_what_that_means(tmp_path):
@@ -460,14 +467,15 @@ def test_a_peers_output_may_differ_by_four_bf16_steps_at_the_top_binade_and_no_m
 
 def test_why_a_peer_did_not_run_says_a_one_line_reason_once_and_keeps_one_of_exactly_the_limit():
     """Found by mutation testing: only a long many-line message was checked; a one-line reason (the common one: a
-    missing module) is said once, an empty one leaves the type, and a reason of exactly 200 characters is not cut."""
-    from labkit.workloads.decode.peers import _why
+    missing module) is said once, an empty one leaves the type, and a reason of exactly REASON_KEPT characters is not
+    cut."""
+    from labkit.workloads.decode.peers import REASON_KEPT, _why
 
     assert _why(ImportError("No module named 'fa3_fwd_interface'")) == (
         "ImportError: No module named 'fa3_fwd_interface'")
     assert _why(RuntimeError()) == "RuntimeError: "
-    exact = "ValueError: " + "x" * 188
-    assert len(exact) == 200 and _why(ValueError("x" * 188)) == exact
+    exact = "ValueError: " + "x" * (REASON_KEPT - 12)
+    assert len(exact) == REASON_KEPT and _why(ValueError("x" * (REASON_KEPT - 12))) == exact
 
 
 def test_without_torch_every_peer_is_reported_absent_with_the_reason(monkeypatch):

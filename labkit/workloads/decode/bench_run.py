@@ -125,7 +125,7 @@ def run_bench(calls: BenchCalls, say: Callable[[str], None] = lambda line: print
 
 def _peers(calls: BenchCalls, rows: list[dict], save, say) -> None:
     """torch SDPA, FA3 and FlexAttention beside each row, in the same rounds; then, once, why a peer did not run."""
-    from .peers import PEERS, best_peer, peer_rates
+    from .peers import PEERS, best_peer, peer_rates, shown_reason
 
     variants = [v for _ in calls.points for v in calls.variants]
     for row, v in zip(rows, variants, strict=True):
@@ -142,7 +142,7 @@ def _peers(calls: BenchCalls, rows: list[dict], save, say) -> None:
             if p in r and not isinstance(r[p], float):
                 reasons.setdefault((p, r[p]), []).append(f"{r['batch']} x {r['kv_len']} d{r['head_dim']}")
     for (p, why), at in reasons.items():
-        say(f"peer {p}{'' if len(at) == len(rows) else ' at ' + ', '.join(at)}: {why}")
+        say(f"peer {p}{'' if len(at) == len(rows) else ' at ' + ', '.join(at)}: {shown_reason(p, why)}")
 
 
 def _split_sweeps(calls: BenchCalls, sweeps: dict, save, say) -> None:

@@ -142,14 +142,43 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
     return out
 
 
-def _why(exc: Exception, limit: int = 200) -> str:
-    """Why a peer did not run, in one line: the exception's type, its message's first line and, for a long message
-    (Inductor wraps a subprocess's traceback), its last line, where the cause is."""
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    text = f"{type(exc).__name__}: " + (lines[0] if lines else "")
-    if len(lines) > 1:
-        text += f" ... {lines[-1]}"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+REASON_KEPT = 4000  # characters of a peer's error a report keeps (the decode report reads strings of up to 4096)
+REASON_SHOWN = 100  # characters of it a printed line shows
+# torch's advice under every compile error, not its cause: a printed line that ended in it had cut the cause off
+TORCH_ADVICE = "Set TORCHDYNAMO_VERBOSE="
+COMPILE_ERRORS = ("InductorError", "BackendCompilerFailed")  # torch.compile's, as a peer's reason starts with them
+
+
+def _why(exc: Exception) -> str:
+    """Why a peer did not run, as the report keeps it: the exception's type and its whole message (Inductor wraps a
+    subprocess's traceback, whose cause is near its end); one over ``REASON_KEPT`` characters keeps its start and its
+    end. ``shown_reason`` makes the printed line of it."""
+    text = f"{type(exc).__name__}: {str(exc).strip()}"
+    if len(text) <= REASON_KEPT:
+        return text
+    gap = f"\n[... {len(text) - REASON_KEPT} characters left out ...]\n"
+    head = (REASON_KEPT - len(gap)) // 4
+    return text[:head] + gap + text[len(text) - (REASON_KEPT - len(gap) - head):]
+
+
+def shown_reason(peer: str, why: str, *, saved_in: str | None = None, limit: int = REASON_SHOWN) -> str:
+    """A peer's reason on one printed line: a message of one or two lines whole, a traceback by its type and its last
+    line (its cause), torch's advice under a compile error left out, cut at a word to ``limit`` characters with
+    ' ...'; led by what it means where that is known (flex_paged's compile error: torch.compile failed for
+    FlexAttention at this shape), and, where the line is shorter than the reason, by where the reason is kept
+    (``saved_in``)."""
+    lines = [ln.split(TORCH_ADVICE)[0].strip() for ln in why.splitlines() if not ln.strip().startswith(TORCH_ADVICE)]
+    lines = [ln for ln in lines if ln]
+    if len(lines) > 2:  # a traceback: its first line says that an exception occurred (its type kept), its last which
+        lines = [lines[0].split(": ")[0] + ": ...", lines[-1]]
+    text = " ".join(" ".join(lines).split())
+    if len(text) > limit:
+        cut = text[:limit - 4]
+        text = (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut) + " ..."
+    if peer == "flex_paged" and text.startswith(COMPILE_ERRORS):
+        text = f"torch.compile failed for FlexAttention at this shape: {text}"
+    shortened = text.removeprefix("torch.compile failed for FlexAttention at this shape: ") != " ".join(why.split())
+    return text + (f" (shortened; the whole reason: {saved_in})" if saved_in and shortened else "")
 
 
 def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int,

@@ -18,6 +18,7 @@ from ...provenance import read as read_provenance
 from ...timing import MODES
 from .geometry import HEAD_DIMS, PAGE_SIZES
 from .peers import PEERS as BENCHED_PEERS
+from .peers import shown_reason
 
 VERSION = 1
 PEER_COLUMNS = dict(zip(BENCHED_PEERS, ("cudnn", "flash", "fa3", "flex")))  # show's short headers
@@ -267,9 +268,9 @@ def show_table(r: DecodeReport) -> str:
             v = p.peers.get(name)
             cells.append(f"{v:.2f}" if isinstance(v, float) else "-")
             if isinstance(v, str):  # why it did not run, on one line ("...in a subprocess:" says nothing alone)
-                why = " ".join(ln.strip() for ln in v.splitlines() if ln.strip()) or "no reason recorded"
                 not_run.append(f"  {PEER_COLUMNS.get(name, name)} at {p.batch} x {p.kv_len} d{p.head_dim}: "
-                               + (why if len(why) <= 100 else why[:97] + "..."))
+                               + (shown_reason(name, v, saved_in="this report's row") if v.strip()
+                                  else "no reason recorded"))
         if peers:
             cells.append(f"{p.x_best_peer:.3f}" if p.x_best_peer is not None else "-")
         rows.append(cells)

@@ -127,16 +127,22 @@ def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kerne
     return out
 
 
-def peers_not_run(table) -> list[str]:
+def peers_not_run(table, *, saved_in: str | None = None) -> list[str]:
     """Why a peer has no number, one line per peer and reason, the points first: ``flex_paged: no number at 1 x
-    1024, 8 x 1024: run at ...`` (a reason cut to 100 characters: the CSV keeps it whole)."""
+    1024, 8 x 1024: run at ...``, the reason as ``peers.shown_reason`` prints it (a compile error said as one, cut at a
+    word, and ``saved_in`` named where it is cut: the table's CSV keeps it whole)."""
+    import re
+
+    from .peers import PEERS, shown_reason
+
     if "peers_not_run" not in table:
         return []
+    note_start = re.compile(rf"; (?=(?:{'|'.join(PEERS)}): )")  # a compiler's message may hold '; ' itself
     where: dict[tuple[str, str], list[str]] = {}
     for b, n, notes in zip(table["batch"], table["kv_len"], table["peers_not_run"]):
-        for note in filter(None, str(notes).split("; ")):
-            peer, _, why = " ".join(note.split()).partition(": ")
-            where.setdefault((peer, why if len(why) <= 100 else why[:97] + "..."), []).append(f"{b} x {n}")
+        for note in filter(None, note_start.split(str(notes))):
+            peer, _, why = note.strip().partition(": ")
+            where.setdefault((peer, shown_reason(peer, why, saved_in=saved_in)), []).append(f"{b} x {n}")
     return [f"{peer}: no number at {', '.join(points)}" + (f": {why}" if why else "")
             for (peer, why), points in where.items()]
 
