@@ -111,9 +111,9 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
     copy rate. Runs below the step between two groups and those above it take two colours, named in the legends (one
     colour where no step stands out, ``CallSpread.step``): a group that sits along the diagonal moved with its peers,
     as a machine does, not as a kernel would. The axes hold the bulk of the rates (a rate further out than 1.5 x the
-    10-90 % range is named under the figure, not drawn). ``this_run``: labkit's rate of the same call timed alone
-    elsewhere (a notebook's), a dashed line on the right; ``this_run_beside``: its rate in that run's peers' rounds,
-    one on the left (each panel's line is the rate its y axis holds)."""
+    10-90 % range is named under the figure with the panels and axes it is off, not drawn). ``this_run``: labkit's
+    rate of the same call timed alone elsewhere (a notebook's), a dashed line on the right; ``this_run_beside``: its
+    rate in that run's peers' rounds, one on the left (each panel's line is the rate its y axis holds)."""
     from . import _plt
 
     fig, (left, right) = _plt().subplots(1, 2, figsize=(10, 4.4), layout="constrained")
@@ -133,17 +133,21 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
     for ax, rate, how in ((right, this_run, "labkit alone"), (left, this_run_beside, "in its peers' rounds")):
         if rate is not None:
             ax.axhline(rate, color="0.2", linestyle="--", linewidth=1, label=f"this run, {how}: {rate:.3f} TB/s")
-    mine = ((this_run, "labkit alone"), (this_run_beside, "labkit beside peers"))
-    named = sorted([(r.TBps, f"labkit alone, {_run_name(r)}") for r in s.runs]
-                   + [(v, f"{what}, {_run_name(r)}") for r in s.runs
-                      for v, what in ((r.best_peer_TBps, "best peer"), (r.beside_TBps, "labkit beside peers"))
-                      if v is not None]
-                   + [(v, f"this run, {how}") for v, how in mine if v is not None])
-    rates = [v for v, _ in named]
+    # each rate with the axes it is drawn on: the best peer is the left panel's x and the right panel's y (a review:
+    # the note had said "off the y axes" of a best peer whose left point, off the x axis, was missing)
+    mine = ((this_run, "labkit alone", "right y"), (this_run_beside, "labkit beside peers", "left y"))
+    named = sorted([(r.TBps, f"labkit alone, {_run_name(r)}", "right y") for r in s.runs]
+                   + [(r.best_peer_TBps, f"best peer, {_run_name(r)}",
+                       "left x, right y" if r.beside_TBps is not None else "right y")
+                      for r in s.runs if r.best_peer_TBps is not None]
+                   + [(r.beside_TBps, f"labkit beside peers, {_run_name(r)}", "left y")
+                      for r in s.runs if r.beside_TBps is not None]
+                   + [(v, f"this run, {how}", axes) for v, how, axes in mine if v is not None])
+    rates = [v for v, _, _ in named]
     q10, q90 = rates[len(rates) // 10], rates[(9 * len(rates)) // 10]
     lo, hi = max(rates[0], q10 - 1.5 * (q90 - q10)), min(rates[-1], q90 + 1.5 * (q90 - q10))
     pad = 0.05 * (hi - lo or hi)
-    off = [f"{v:.3f} ({what})" for v, what in named if not lo <= v <= hi]
+    off = [f"{v:.3f} ({what}: {axes})" for v, what, axes in named if not lo <= v <= hi]
     if any(r.beside_TBps is not None for r in s.runs):
         left.plot([lo - pad, hi + pad], [lo - pad, hi + pad], ":", color="0.4", linewidth=1, label="level with it")
         left.set_xlim(lo - pad, hi + pad)
@@ -157,9 +161,9 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
     right.set_xlabel("the run's 1 GiB copy, read + write [TB/s]")
     right.set_ylabel("labkit alone and the best peer [TB/s]")
     right.legend(fontsize=7)
-    if off:  # named, the y axis of both panels holds every rate
+    if off:  # named with the panel and axis each is off, so that every rate shows somewhere
         more = f"; {len(off) - OFF_NAMED} more" if len(off) > OFF_NAMED else ""
-        fig.supxlabel(f"off the y axes [TB/s]: {'; '.join(off[:OFF_NAMED])}{more}", fontsize=7)  # room kept for it
+        fig.supxlabel(f"not drawn, off the axes [TB/s]: {'; '.join(off[:OFF_NAMED])}{more}", fontsize=7)
     builds = len({r.kernel for r in s.runs})
     fig.suptitle(title or f"{s.call}: the plan's call in {s.where}"
                  + (f" ({builds} builds)" if builds > 1 else ""), fontsize=10)

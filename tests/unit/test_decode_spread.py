@@ -48,8 +48,8 @@ def test_twelve_recorded_benches_fall_into_two_groups_that_the_peers_and_the_cop
         "with peers",
         "two groups: the largest step with 3 or more runs on each side, 4.375 -> 4.452 TB/s (+1.8%), is more than "
         "either side's interquartile spread; medians each side:",
-        "  6 runs on 6 machines at 4.288-4.375: labkit 4.360, best peer 4.346 (6 runs), copy 4.250 TB/s",
-        "  6 runs on 6 machines at 4.452-4.475: labkit 4.466, best peer 4.440 (6 runs), copy 4.223 TB/s"]
+        "  6 runs on 6 GPUs at 4.288-4.375: labkit 4.360, best peer 4.346 (6 runs), copy 4.250 TB/s",
+        "  6 runs on 6 GPUs at 4.452-4.475: labkit 4.466, best peer 4.440 (6 runs), copy 4.223 TB/s"]
     frame = s.to_frame()
     assert len(frame) == 12 and frame["TBps"].is_monotonic_increasing
 
@@ -205,7 +205,7 @@ def test_report_spread_prints_the_runs_and_writes_the_figure(tmp_path, capsys):
     assert cli.main(["report", "spread", *map(str, BENCHES), "--point", "64x8192", "--out", str(out_path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("64 x 8k d128, 32/8 heads, cold: the plan's call in 12 runs on 12 GPUs")
-    assert "20261204T184500Z-make_bench/sweep.json" in out and "  6 runs on 6 machines at 4.452-4.475" in out
+    assert "20261204T184500Z-make_bench/sweep.json" in out and "  6 runs on 6 GPUs at 4.452-4.475" in out
     png = out_path.with_suffix(".png")
     assert f"figure: {png}" in out and out_path.with_suffix(".svg").exists()
     assert imread(png).shape[0] > 300
@@ -464,14 +464,16 @@ def test_a_rate_off_the_figure_s_axes_is_named_with_what_it_is_and_its_run():
     runs = tuple(RunRate(v, "k", 4.2, "sdpa_cudnn", p, v / p, f"GPU-{i}", "NVIDIA H200", None, None, "s", "",
                          f"2026120{i}T000000Z-decode_bench/sweep.json") for i, (v, p) in enumerate(zip(rates, peer)))
     fig = plot.call_spread(CallSpread("c", runs, len(runs), 0))
-    assert fig._supxlabel.get_text() == "off the y axes [TB/s]: 3.000 (best peer, 20261200T000000Z-decode_bench)"
+    assert fig._supxlabel.get_text() == ("not drawn, off the axes [TB/s]: 3.000 (best peer, "
+                                         "20261200T000000Z-decode_bench: left x, right y)")
     assert all(ax.get_ylim()[0] > 4.1 for ax in fig.axes)  # the axes hold the bulk; the outlier is named instead
     # and one far above the rest: its run's best peer at 6 TB/s, labkit beside it at its own rate
     peer = [*rates[:-1], 6.0]
     high = tuple(RunRate(v, "k", 4.2, "sdpa_cudnn", p, v / p, f"GPU-{i}", "NVIDIA H200", None, None, "s", "",
                          f"2026120{i}T000000Z-decode_bench/sweep.json") for i, (v, p) in enumerate(zip(rates, peer)))
     fig = plot.call_spread(CallSpread("c", high, len(high), 0))
-    assert fig._supxlabel.get_text() == "off the y axes [TB/s]: 6.000 (best peer, 20261209T000000Z-decode_bench)"
+    assert fig._supxlabel.get_text() == ("not drawn, off the axes [TB/s]: 6.000 (best peer, "
+                                         "20261209T000000Z-decode_bench: left x, right y)")
     assert all(ax.get_ylim()[1] < 4.6 for ax in fig.axes)
 
 
@@ -555,5 +557,52 @@ def test_the_figure_names_three_rates_off_its_axes_then_counts_the_rest_and_its_
         assert tuple(level.get_xdata()) == pytest.approx(left.get_xlim())
         assert tuple(level.get_ydata()) == pytest.approx(left.get_ylim())
         assert all(ax.get_ylim()[1] > max(rates) for ax in fig.axes)
-    assert said[0].endswith("3.020 (best peer, 20261202T000000Z-decode_bench)")
-    assert said[1].endswith("3.020 (best peer, 20261202T000000Z-decode_bench); 1 more")
+    assert said[0].endswith("3.020 (best peer, 20261202T000000Z-decode_bench: left x, right y)")
+    assert said[1].endswith("3.020 (best peer, 20261202T000000Z-decode_bench: left x, right y); 1 more")
+
+
+def test_a_rate_off_the_axes_is_named_with_each_panel_and_axis_it_is_off_and_its_point_is_not_drawn():
+    """Found by a notebook review: notebook 03's spread.png said "off the y axes [TB/s]: 3.921 (best peer, ...)",
+    but the best peer is the left panel's x: that run's left point was missing, the x axis starting at 4.15, and the
+    note did not say so. Each rate off the axes now names the axes it is off, and no point outside them is drawn."""
+    from labkit.workloads.decode.spread import CallSpread, RunRate
+
+    rates = [4.30, 4.31, 4.32, 4.33, 4.34, 4.35, 4.36, 4.37, 4.38, 4.39]
+    peer = [3.0, *rates[1:]]
+    runs = tuple(RunRate(v, "k", 4.2, "sdpa_cudnn", p, v / p, f"GPU-{i}", "NVIDIA H200", None, None, "s", "",
+                         f"2026120{i}T000000Z-decode_bench/sweep.json") for i, (v, p) in enumerate(zip(rates, peer)))
+    # a run without peers whose labkit rate is far under the rest: off the right panel's y only
+    alone = RunRate(2.0, "k", 4.2, None, None, None, "GPU-x", "NVIDIA H200", None, None, "s", "",
+                    "20261210T000000Z-decode_bench/sweep.json")
+    fig = plot.call_spread(CallSpread("c", (alone, *runs), len(runs) + 1, 0), this_run_beside=5.5)
+    note = fig._supxlabel.get_text()
+    assert note == ("not drawn, off the axes [TB/s]: 2.000 (labkit alone, 20261210T000000Z-decode_bench: right y); "
+                    "3.000 (best peer, 20261200T000000Z-decode_bench: left x, right y); "
+                    "5.500 (this run, labkit beside peers: left y)")
+    left, right = fig.axes
+    (x0, x1), (y0, y1) = left.get_xlim(), left.get_ylim()
+    points = [(x, y) for line in left.lines if line.get_linestyle() == "None"
+              for x, y in zip(line.get_xdata(), line.get_ydata())]
+    inside = [(x, y) for x, y in points if x0 <= x <= x1 and y0 <= y <= y1]
+    assert len(points) == len(runs) and len(inside) == len(runs) - 1  # the run of the 3.0 peer: its point falls off
+    assert x0 > 3.0 and right.get_ylim()[0] > 2.0 and left.get_ylim()[1] < 5.5  # each where the note says
+
+
+def test_the_two_groups_count_the_gpus_their_runs_name_and_say_how_many_name_none_as_the_header_does():
+    """Found by a notebook review: under "44 runs on 28 GPUs (10 runs name none)", the groups read "21 runs on 17
+    machines" and "23 runs on 20 machines": each run naming no GPU had counted as a machine of its own. Slower: GPUs A,
+    A, B and two runs naming none; faster: C, D, E, A and one naming none."""
+    from labkit.workloads.decode.spread import CallSpread, RunRate
+
+    gpus = ["A", "A", "B", None, None, "C", "D", "E", "A", None]
+    rates = [4.00, 4.01, 4.02, 4.015, 4.005, 4.40, 4.41, 4.42, 4.43, 4.415]
+    runs = tuple(sorted((RunRate(v, "k", 4.2, None, None, None, g or "not recorded", "NVIDIA H200", None, None, "s", "",
+                                 f"2026120{i}T000000Z-decode_bench/bench.json") for i, (v, g) in
+                         enumerate(zip(rates, gpus))), key=lambda r: r.TBps))
+    s = CallSpread("c", runs, len(runs), 0)
+    header, *_, slower, faster = spread_table(s).splitlines()
+    assert header == "c: the plan's call in 10 runs on 5 GPUs (3 runs name none)"
+    assert slower.startswith("  5 runs on 2 GPUs (2 runs name none) at 4.000-4.020: ")
+    assert faster.startswith("  5 runs on 4 GPUs (1 run names none) at 4.400-4.430: ")
+    low, high = s.step()
+    assert low.unnamed + high.unnamed == 3 and low.machines == 4  # the step still counts a run's directory as a machine

@@ -66,7 +66,7 @@ class Group:
     """Runs on one side of the largest step: their medians."""
 
     runs: int
-    machines: int  # GPUs, or run directories where no GPU is named
+    machines: int  # GPUs, or run directories where no GPU is named (what a step's sides are counted by)
     low: float
     high: float
     TBps: float
@@ -75,6 +75,20 @@ class Group:
     copy_TBps: float
     vbios: tuple[str, ...] = ()  # the VBIOS versions its runs recorded
     boards: tuple[str, ...] = ()  # the board part numbers its runs recorded
+    gpus: int = 0  # the GPUs its runs name
+    unnamed: int = 0  # its runs that name no GPU
+
+    @property
+    def where(self) -> str:
+        """``21 runs on 14 GPUs (3 runs name none)``, as ``CallSpread.where`` counts them."""
+        return _runs_on(self.runs, self.gpus, self.unnamed)
+
+
+def _runs_on(runs: int, gpus: int, unnamed: int) -> str:
+    """Runs and the GPUs they name; those that name none are said apart, not counted as GPUs (a review: each such run's
+    directory had counted as a machine, and two groups' "17 machines" and "20 machines" outnumbered 28 GPUs)."""
+    return (f"{counted(runs, 'run')} on {counted(gpus, 'GPU')}"
+            + (f" ({counted(unnamed, 'run')} name{'s' if unnamed == 1 else ''} none)" if unnamed else ""))
 
 
 @dataclass(frozen=True)
@@ -99,9 +113,7 @@ class CallSpread:
     @property
     def where(self) -> str:
         """``44 runs on 28 GPUs (10 runs name none)``: the runs that record no GPU are not among the GPUs counted."""
-        unnamed = sum(r.gpu == "not recorded" for r in self.runs)
-        return (f"{counted(len(self.runs), 'run')} on {counted(self.gpus, 'GPU')}"
-                + (f" ({counted(unnamed, 'run')} name none)" if unnamed else ""))
+        return _runs_on(len(self.runs), self.gpus, sum(r.gpu == "not recorded" for r in self.runs))
 
     def step(self) -> tuple[Group, Group] | None:
         """The runs below and above the largest ratio between two neighbouring rates that leaves ``MIN_PER_SIDE`` runs
@@ -153,7 +165,8 @@ def _group(rs: tuple[RunRate, ...]) -> Group:
     peers = [r.best_peer_TBps for r in rs if r.best_peer_TBps is not None]
     return Group(len(rs), len({r.machine for r in rs}), rs[0].TBps, rs[-1].TBps, statistics.median(r.TBps for r in rs),
                  statistics.median(peers) if peers else None, len(peers), statistics.median(r.copy_TBps for r in rs),
-                 tuple(sorted({r.vbios for r in rs if r.vbios})), tuple(sorted({r.board for r in rs if r.board})))
+                 tuple(sorted({r.vbios for r in rs if r.vbios})), tuple(sorted({r.board for r in rs if r.board})),
+                 len({r.gpu for r in rs if r.gpu != "not recorded"}), sum(r.gpu == "not recorded" for r in rs))
 
 
 @dataclass(frozen=True)
@@ -347,7 +360,7 @@ def spread_table(s: CallSpread) -> str:
                      f"{high.low:.3f} TB/s ({high.low / low.high - 1:+.1%}), is more than either side's interquartile "
                      "spread; medians each side:")
         for g in step:
-            lines.append(f"  {counted(g.runs, 'run')} on {counted(g.machines, 'machine')} at {g.low:.3f}-{g.high:.3f}: "
+            lines.append(f"  {g.where} at {g.low:.3f}-{g.high:.3f}: "
                          f"labkit {g.TBps:.3f}, "
                          + (f"best peer {g.best_peer_TBps:.3f} ({counted(g.peer_runs, 'run')}), "
                             if g.best_peer_TBps is not None else "")
