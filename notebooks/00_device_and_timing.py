@@ -115,13 +115,14 @@ session.save_figure(fig, "seed_phase_dots")
 
 # %% [markdown]
 # Tail study: the mainloop's p50 with min..max bars against the swept length, and the tile
-# efficiency along it. Run-to-run drift in the seed (the same configuration at 237.1, 239.8
-# and 240.4 ms) is larger than the tail effect.
+# efficiency along it. The line under the figure sets the seed's run-to-run drift (the full shape
+# timed more than once) beside each tail point's difference from its own sweep's full shape.
 
 # %%
 fig = labkit.plot.tail_study(seed, title=f"Sage2 tail study, {labkit.report.label(seed)}: seed report "
                                          "(device not recorded)")
 session.save_figure(fig, "seed_tail_study")
+print(labkit.report.tail_note(seed))
 seed_tails = labkit.report.tail_table(seed)
 session.save_table(seed_tails, "seed_tail_study")
 seed_tails

@@ -203,6 +203,40 @@ def build_label(r: Sage2Report) -> str:
             + (f", pv_terms {pv_terms}" if pv_terms != 1 else ""))
 
 
+def tail_note(r: Sage2Report) -> str:
+    """What the tail study can say, from its own numbers (a review: a fixed sentence said run-to-run drift was larger
+    than "the tail effect" above a table that flagged one tail point beyond noise): the full shape's mainloop p50 in
+    the phase timing and in each sweep (one configuration timed apart: the drift between runs) against the largest
+    tail point's difference from its own sweep's full shape, and which tail points lie beyond noise there."""
+    df = tail_table(r)
+    n_q, n_kv = _bnhd(r.q_shape, _layout(r))[1], _bnhd(r.k_shape, _layout(r))[1]
+    is_full = (df["q_len"] == n_q) & (df["kv_len"] == n_kv)
+    same = [(f"{df.at[i, 'mainloop_p50_ms']:.1f} ({df.at[i, 'sweep']})", df.at[i, "mainloop_p50_ms"])
+            for i in df.index[is_full]]
+    if "fused_mainloop" in r.phase_timings:
+        same.insert(0, (f"{r.phase_timings['fused_mainloop'].p50_s * 1e3:.1f} (phase timing)",
+                        r.phase_timings["fused_mainloop"].p50_s * 1e3))
+    tails = df[~is_full & df["vs_full_pct"].notna()]
+    if tails.empty:
+        return "No tail point has its sweep's full shape beside it to compare with."
+    largest = tails["vs_full_pct"].abs().max()
+    out = []
+    if len(same) >= 2:
+        values = [v for _, v in same]
+        drift = 100 * (max(values) / min(values) - 1)
+        times = ", ".join(t for t, _ in same[:-1]) + f" and {same[-1][0]}"
+        out.append(f"The full shape (q {n_q}, kv {n_kv}), timed {len(same)} times: {times} ms, {drift:.2f} % apart: "
+                   f"run-to-run drift {'larger' if drift > largest else 'no larger'} than any tail point's difference "
+                   f"from its own sweep's full shape (at most {largest:.2f} %), so tail points compare within their "
+                   "sweep only.")
+    beyond = tails[tails["beyond_noise"]]
+    names = [f"{row.sweep} {row.q_len if row.q_len != n_q else row.kv_len} ({row.vs_full_pct:+.2f} %)"
+             for row in beyond.itertuples()]
+    out.append(f"Within its sweep, {len(beyond)} of {len(tails)} tail points {'lies' if len(beyond) == 1 else 'lie'} "
+               "beyond noise (min..max apart from the full shape's)" + (f": {', '.join(names)}." if names else "."))
+    return " ".join(out)
+
+
 def label(r: Sage2Report) -> str:
     """The workload in a few words for titles: ``q=k=v [1, 37810, 56, 128] bf16 NHD``, and the mainloop build where
     the report records it (``, sm90 mainloop 192x128``): two builds' figures differ only by their numbers else."""
