@@ -238,18 +238,36 @@ def _kernel_environment():
                 os.environ[k] = v
 
 
+TITLE_CHARS = 60  # of a markdown cell's first line, where it has no heading to name the code cells below it
+
+
 def _cell_titles(cells: list) -> tuple[list[int], dict[int, str]]:
-    """The code cells' indices and a title for each: the parameter cells by their tag, the others by the
-    markdown heading above them."""
+    """The code cells' indices and a title for each: the parameter cells by their tag, the others by the markdown cell
+    above them, its heading or else its first line cut at a word; a second code cell under the same markdown reads
+    "(continued)" (a review: notebook 00's progress named two cells "The Sage2 seed report", the second one under a
+    markdown cell of no heading)."""
     code = [i for i, c in enumerate(cells) if c.cell_type == "code"]
-    titles, heading = {}, ""
+    titles, heading, under = {}, "", 0
     for i, c in enumerate(cells):
-        if c.cell_type == "markdown" and c.source.lstrip().startswith("#"):
-            heading = c.source.lstrip("# ").splitlines()[0]
+        if c.cell_type == "markdown" and c.source.strip():
+            first = c.source.strip().splitlines()[0]
+            heading = first.lstrip("# ") if first.startswith("#") else _cut_at_word(first, TITLE_CHARS)
+            under = 0
+            continue
         tags = c.get("metadata", {}).get("tags", [])
-        titles[i] = ("parameters given" if "injected-parameters" in tags else "parameters" if "parameters" in tags
-                     else heading)
+        if "parameters" in tags or "injected-parameters" in tags:
+            titles[i] = "parameters given" if "injected-parameters" in tags else "parameters"
+            continue
+        if c.cell_type == "code":
+            under += 1
+        titles[i] = heading + (" (continued)" if under > 1 else "")
     return code, titles
+
+
+def _cut_at_word(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit - 4].rsplit(" ", 1)[0] + " ..."
 
 
 def _raise_if_kernel_did_not_start(exc: Exception, run_dir: Path) -> None:

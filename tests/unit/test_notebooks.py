@@ -533,3 +533,25 @@ def test_out_dir_is_the_runners_and_the_error_says_to_use_labkit_out(tmp_path, m
     assert not (tmp_path / "runs").exists() and not (tmp_path / "s.py").exists()
     readme = (ROOT / "README.md").read_text()
     assert "`out_dir` parameter puts one run elsewhere" not in readme and "`LABKIT_OUT=DIR labkit nb" in readme
+
+
+@pytest.mark.parametrize("name", ["00", "05"])
+def test_the_progress_line_names_each_code_cell_apart(name, tmp_path):
+    """Found by a notebook review: notebook 00's runner named cells 9 and 10 both "The Sage2 seed report" (the second
+    sits under a markdown cell with no heading) and notebook 05's its first two cells after the parameters both by the
+    notebook's title. A markdown cell without a heading names the cells under it by its first line, and a second code
+    cell under the same markdown reads "(continued)"."""
+    import nbformat
+
+    nb = nbformat.read(notebooks.to_ipynb(notebooks.resolve(name), tmp_path / "nb.ipynb"), as_version=4)
+    code, titles = notebooks._cell_titles(nb.cells)
+    shown = [titles[i] for i in code]
+    assert len(set(shown)) == len(shown), shown
+    markdown = [c.source.strip().splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
+    for title in shown[1:]:  # each names the markdown cell above it: its heading, or its first line cut at a word
+        base = title.removesuffix(" (continued)").removesuffix(" ...")
+        assert any(m.lstrip("# ").startswith(base) for m in markdown), title
+    if name == "00":
+        assert shown[-1].startswith("Tail study: the mainloop's p50") and shown[-2] == "The Sage2 seed report"
+    else:
+        assert shown[1:3] == [markdown[0].lstrip("# "), markdown[0].lstrip("# ") + " (continued)"]
