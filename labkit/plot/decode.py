@@ -135,12 +135,12 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
             ax.axhline(rate, color="0.2", linestyle="--", linewidth=1, label=f"this run, {how}: {rate:.3f} TB/s")
     # each rate with the axes it is drawn on: the best peer is the left panel's x and the right panel's y (a review:
     # the note had said "off the y axes" of a best peer whose left point, off the x axis, was missing)
-    mine = ((this_run, "labkit alone", "right y"), (this_run_beside, "labkit beside peers", "left y"))
-    named = sorted([(r.TBps, f"labkit alone, {_run_name(r)}", "right y") for r in s.runs]
+    mine = ((this_run, "labkit alone", "right panel y"), (this_run_beside, "labkit beside peers", "left panel y"))
+    named = sorted([(r.TBps, f"labkit alone, {_run_name(r)}", "right panel y") for r in s.runs]
                    + [(r.best_peer_TBps, f"best peer, {_run_name(r)}",
-                       "left x, right y" if r.beside_TBps is not None else "right y")
+                       "left panel x, right panel y" if r.beside_TBps is not None else "right panel y")
                       for r in s.runs if r.best_peer_TBps is not None]
-                   + [(r.beside_TBps, f"labkit beside peers, {_run_name(r)}", "left y")
+                   + [(r.beside_TBps, f"labkit beside peers, {_run_name(r)}", "left panel y")
                       for r in s.runs if r.beside_TBps is not None]
                    + [(v, f"this run, {how}", axes) for v, how, axes in mine if v is not None])
     rates = [v for v, _, _ in named]

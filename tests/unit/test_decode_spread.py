@@ -465,7 +465,7 @@ def test_a_rate_off_the_figure_s_axes_is_named_with_what_it_is_and_its_run():
                          f"2026120{i}T000000Z-decode_bench/sweep.json") for i, (v, p) in enumerate(zip(rates, peer)))
     fig = plot.call_spread(CallSpread("c", runs, len(runs), 0))
     assert fig._supxlabel.get_text() == ("not drawn, off the axes [TB/s]: 3.000 (best peer, "
-                                         "20261200T000000Z-decode_bench: left x, right y)")
+                                         "20261200T000000Z-decode_bench: left panel x, right panel y)")
     assert all(ax.get_ylim()[0] > 4.1 for ax in fig.axes)  # the axes hold the bulk; the outlier is named instead
     # and one far above the rest: its run's best peer at 6 TB/s, labkit beside it at its own rate
     peer = [*rates[:-1], 6.0]
@@ -473,7 +473,7 @@ def test_a_rate_off_the_figure_s_axes_is_named_with_what_it_is_and_its_run():
                          f"2026120{i}T000000Z-decode_bench/sweep.json") for i, (v, p) in enumerate(zip(rates, peer)))
     fig = plot.call_spread(CallSpread("c", high, len(high), 0))
     assert fig._supxlabel.get_text() == ("not drawn, off the axes [TB/s]: 6.000 (best peer, "
-                                         "20261209T000000Z-decode_bench: left x, right y)")
+                                         "20261209T000000Z-decode_bench: left panel x, right panel y)")
     assert all(ax.get_ylim()[1] < 4.6 for ax in fig.axes)
 
 
@@ -557,8 +557,8 @@ def test_the_figure_names_three_rates_off_its_axes_then_counts_the_rest_and_its_
         assert tuple(level.get_xdata()) == pytest.approx(left.get_xlim())
         assert tuple(level.get_ydata()) == pytest.approx(left.get_ylim())
         assert all(ax.get_ylim()[1] > max(rates) for ax in fig.axes)
-    assert said[0].endswith("3.020 (best peer, 20261202T000000Z-decode_bench: left x, right y)")
-    assert said[1].endswith("3.020 (best peer, 20261202T000000Z-decode_bench: left x, right y); 1 more")
+    assert said[0].endswith("3.020 (best peer, 20261202T000000Z-decode_bench: left panel x, right panel y)")
+    assert said[1].endswith("3.020 (best peer, 20261202T000000Z-decode_bench: left panel x, right panel y); 1 more")
 
 
 def test_a_rate_off_the_axes_is_named_with_each_panel_and_axis_it_is_off_and_its_point_is_not_drawn():
@@ -576,9 +576,9 @@ def test_a_rate_off_the_axes_is_named_with_each_panel_and_axis_it_is_off_and_its
                     "20261210T000000Z-decode_bench/sweep.json")
     fig = plot.call_spread(CallSpread("c", (alone, *runs), len(runs) + 1, 0), this_run_beside=5.5)
     note = fig._supxlabel.get_text()
-    assert note == ("not drawn, off the axes [TB/s]: 2.000 (labkit alone, 20261210T000000Z-decode_bench: right y); "
-                    "3.000 (best peer, 20261200T000000Z-decode_bench: left x, right y); "
-                    "5.500 (this run, labkit beside peers: left y)")
+    assert note == ("not drawn, off the axes [TB/s]: 2.000 (labkit alone, 20261210T000000Z-decode_bench: right panel "
+                    "y); 3.000 (best peer, 20261200T000000Z-decode_bench: left panel x, right panel y); "
+                    "5.500 (this run, labkit beside peers: left panel y)")
     left, right = fig.axes
     (x0, x1), (y0, y1) = left.get_xlim(), left.get_ylim()
     points = [(x, y) for line in left.lines if line.get_linestyle() == "None"
