@@ -123,7 +123,7 @@ sched
 # %%
 fig = labkit.plot.tail_study(ours, title=session.title(f"Sage2 tail study, {labkit.report.label(ours)}"))
 session.save_figure(fig, "tail_study")
-print(labkit.report.tail_findings(ours))
+print(labkit.report.tail_note(ours))
 tails = labkit.report.tail_table(ours)
 session.save_table(tails, "tail_study")
 tails[["sweep", "q_len", "kv_len", "q_ctas_per_head", "k_iterations_per_cta", "q_row_efficiency",

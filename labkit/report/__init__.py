@@ -21,12 +21,11 @@ from .tables import (
     provenance_traits,
     scheduler_frame,
     summary,
-    tail_findings,
     tail_note,
     tail_table,
 )
 
 __all__ = ["CURRENT_VERSION", "PHASE_GROUPS", "DecompositionCheck", "Sage2Report", "Scheduler", "TailPoint",
            "build_label", "checks_frame", "diff_table", "differences", "dumps", "label", "from_node", "load", "loads",
-           "phase_table", "provenance_traits", "save", "scheduler_frame", "summary", "tail_findings", "tail_note",
+           "phase_table", "provenance_traits", "save", "scheduler_frame", "summary", "tail_note",
            "tail_table", "to_dict"]

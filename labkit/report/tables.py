@@ -204,21 +204,23 @@ def build_label(r: Sage2Report) -> str:
 
 
 def tail_note(r: Sage2Report) -> str:
-    """What the tail study can say, from its own numbers (a review: a fixed sentence said run-to-run drift was larger
-    than "the tail effect" above a table that flagged one tail point beyond noise): the full shape's mainloop p50 in
-    the phase timing and in each sweep (one configuration timed apart: the drift between runs) against the largest
-    tail point's difference from its own sweep's full shape, and which tail points lie beyond noise there."""
+    """What the tail study shows, in words from its own numbers (found by a notebook review: fixed sentences had named
+    the seed build's points under an sm90 run, and called run-to-run drift larger than "the tail effect" above a
+    point flagged beyond noise): the full shape's mainloop p50 wherever it was timed (the phase timing, each sweep)
+    against the largest tail point's difference from its own sweep's full shape; then, named by the build, how many
+    tail points lie beyond noise there, and for each its tiles (q CTAs x k iterations) against the full shape's and
+    whether the tile model explains it."""
     df = tail_table(r)
     n_q, n_kv = _bnhd(r.q_shape, _layout(r))[1], _bnhd(r.k_shape, _layout(r))[1]
     is_full = (df["q_len"] == n_q) & (df["kv_len"] == n_kv)
+    tails = df[~is_full & df["vs_full_pct"].notna()]
+    if tails.empty:
+        return "No tail point has its sweep's full shape beside it to compare with."
     same = [(f"{df.at[i, 'mainloop_p50_ms']:.1f} ({df.at[i, 'sweep']})", df.at[i, "mainloop_p50_ms"])
             for i in df.index[is_full]]
     if "fused_mainloop" in r.phase_timings:
         same.insert(0, (f"{r.phase_timings['fused_mainloop'].p50_s * 1e3:.1f} (phase timing)",
                         r.phase_timings["fused_mainloop"].p50_s * 1e3))
-    tails = df[~is_full & df["vs_full_pct"].notna()]
-    if tails.empty:
-        return "No tail point has its sweep's full shape beside it to compare with."
     largest = tails["vs_full_pct"].abs().max()
     out = []
     if len(same) >= 2:
@@ -230,11 +232,21 @@ def tail_note(r: Sage2Report) -> str:
                    f"from its own sweep's full shape (at most {largest:.2f} %), so tail points compare within their "
                    "sweep only.")
     beyond = tails[tails["beyond_noise"]]
-    names = [f"{row.sweep} {row.q_len if row.q_len != n_q else row.kv_len} ({row.vs_full_pct:+.2f} %)"
-             for row in beyond.itertuples()]
-    out.append(f"Within its sweep, {len(beyond)} of {len(tails)} tail points {'lies' if len(beyond) == 1 else 'lie'} "
-               "beyond noise (min..max apart from the full shape's)" + (f": {', '.join(names)}." if names else "."))
-    return " ".join(out)
+    out.append(f"{build_label(r) or 'This report'}: within its sweep, {len(beyond)} of {len(tails)} tail points "
+               f"{'lies' if len(beyond) == 1 else 'lie'} beyond noise (min..max apart from the full shape's)"
+               + (":" if len(beyond) else "."))
+    for _, p in beyond.iterrows():
+        full = df[is_full & (df["sweep"] == p["sweep"])].iloc[0]
+        full_tiles = int(full["q_ctas_per_head"] * full["k_iterations_per_cta"])
+        tiles = int(p["q_ctas_per_head"] * p["k_iterations_per_cta"])
+        along = "q" if p["sweep"].startswith("q") else "kv"  # q_tail_fixed_kv, kv_tail_fixed_q
+        more = "fewer" if tiles < full_tiles else "as many" if tiles == full_tiles else "more"
+        slower = p["vs_full_pct"] > 0
+        explained = (not slower and more == "fewer") or (slower and more == "more")
+        out.append(f"  {p['sweep']} {int(p[f'{along}_len'])}: {p['vs_full_pct']:+.2f} % against {along} "
+                   f"{n_q if along == 'q' else n_kv}, with {more} tiles ({tiles} vs {full_tiles} per head): "
+                   f"{'as the tile model says' if explained else 'the tile model does not explain it'}")
+    return "\n".join(out)
 
 
 def label(r: Sage2Report) -> str:
@@ -245,33 +257,6 @@ def label(r: Sage2Report) -> str:
     extra = " ".join(str(r.metadata[k]) for k in ("dtype", "layout") if k in r.metadata)
     build = build_label(r)
     return f"{shapes} {extra}".strip() + (f", {build}" if build else "")
-
-
-def tail_findings(r: Sage2Report) -> str:
-    """What the tail study shows against the tile model, in words, from ``tail_table``: each point whose min..max
-    range is apart from its sweep's full shape, its difference and its tiles (q CTAs x k iterations) against the full
-    shape's, and whether the tile model explains it; or that no point is apart. Named by the build it ran."""
-    df = tail_table(r)
-    n_q, n_kv = _bnhd(r.q_shape, _layout(r))[1], _bnhd(r.k_shape, _layout(r))[1]
-    found = []
-    for sweep, part in df.groupby("sweep", sort=False):
-        full = part[(part["q_len"] == n_q) & (part["kv_len"] == n_kv)]
-        if full.empty:
-            continue
-        full_tiles = int(full.iloc[0]["q_ctas_per_head"] * full.iloc[0]["k_iterations_per_cta"])
-        along = "q" if sweep.startswith("q") else "kv"  # q_tail_fixed_kv, kv_tail_fixed_q
-        for _, p in part[part["beyond_noise"]].iterrows():
-            tiles = int(p["q_ctas_per_head"] * p["k_iterations_per_cta"])
-            more = "fewer" if tiles < full_tiles else "as many" if tiles == full_tiles else "more"
-            slower = p["vs_full_pct"] > 0
-            explained = (not slower and more == "fewer") or (slower and more == "more")
-            found.append(f"  {along} {int(p[f'{along}_len'])}: {p['vs_full_pct']:+.1f} % against "
-                         f"{along} {n_q if along == 'q' else n_kv} with {more} tiles ({tiles} vs {full_tiles} per "
-                         f"head): {'as the tile model says' if explained else 'the tile model does not explain it'}")
-    who = build_label(r) or "this report"
-    if not found:
-        return f"{who}: no tail point is apart from its sweep's full shape beyond noise (their min..max ranges overlap)"
-    return "\n".join([f"{who}: {len(found)} tail point(s) apart from the full shape beyond noise", *found])
 
 
 def checks_frame(r: Sage2Report):

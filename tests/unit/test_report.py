@@ -332,9 +332,10 @@ def test_the_tail_note_is_read_off_the_report_and_names_the_points_beyond_noise(
     assert f"(at most {largest:.2f} %)" in note
     flagged = tails[tails["beyond_noise"]]
     assert len(flagged) >= 1  # the seed's kv_tail_fixed_q 37760, which the fixed sentence had left unsaid
-    assert f"{len(flagged)} of {len(tails)} tail points" in note
+    assert f"This report: within its sweep, {len(flagged)} of {len(tails)} tail point" in note  # no build recorded
     for row in flagged.itertuples():
-        assert f"{row.sweep} {row.q_len if row.q_len != n else row.kv_len} ({row.vs_full_pct:+.2f} %)" in note
+        at = row.q_len if row.q_len != n else row.kv_len
+        assert f"\n  {row.sweep} {at}: {row.vs_full_pct:+.2f} % against" in note
     # the full shape timed alike in the phase timing: the drift left is the two sweeps', under the largest tail one
     same = dataclasses.replace(r.phase_timings["fused_mainloop"], p50_s=full["mainloop_p50_ms"].iloc[0] / 1e3)
     calm = dataclasses.replace(r, phase_timings={**r.phase_timings, "fused_mainloop": same})

@@ -232,29 +232,34 @@ def _moved(point, factor):
         st, **{f: getattr(st, f) * factor for f in ("mean_s", "p50_s", "p90_s", "p95_s", "p99_s", "min_s", "max_s")}))
 
 
-def test_the_tail_findings_come_from_the_shown_report(seed):
+def test_the_tail_note_comes_from_the_shown_report_and_names_its_build(seed):
     """Found by a notebook review: notebook 02's tail-study text named the seed build's "kv 37760 ... +0.5 %" under an
     sm90 run whose points were all within noise. The words now come from the report shown, named by its build."""
     from labkit.workloads.sage2.schedule import Schedule
 
     shown = _with_schedule(seed, Schedule())
     df = report.tail_table(shown)
-    apart = df[df["beyond_noise"]]
-    text = report.tail_findings(shown).splitlines()
-    assert text[0].startswith(f"{report.build_label(shown)}: {len(apart)} tail point(s) apart") and len(apart)
-    for line, (_, p) in zip(text[1:], apart.iterrows()):
+    tails = df[~((df["q_len"] == 37810) & (df["kv_len"] == 37810))]
+    apart = tails[tails["beyond_noise"]]
+    assert len(apart)
+    text = report.tail_note(shown).splitlines()
+    head = next(i for i, line in enumerate(text) if line.startswith(f"{report.build_label(shown)}: within its sweep"))
+    assert text[head].startswith(f"{report.build_label(shown)}: within its sweep, {len(apart)} of {len(tails)} tail")
+    assert len(text) == head + 1 + len(apart)
+    for line, (_, p) in zip(text[head + 1:], apart.iterrows()):
         along = "q" if p["sweep"].startswith("q") else "kv"
-        assert line.startswith(f"  {along} {p[f'{along}_len']}: {p['vs_full_pct']:+.1f} % against {along} 37810")
+        assert line.startswith(f"  {p['sweep']} {p[f'{along}_len']}: {p['vs_full_pct']:+.2f} % against {along} 37810")
     # the same points within noise (each moved to its full shape's time): nothing is claimed of them
     full = {t.sweep: t for t in shown.tail_study if t.q_len == t.kv_len}
     calm = dataclasses.replace(shown, tail_study=tuple(
         _moved(t, full[t.sweep].mainloop.p50_s / t.mainloop.p50_s) for t in shown.tail_study))
     assert not report.tail_table(calm)["beyond_noise"].any()
-    assert report.tail_findings(calm) == (f"{report.build_label(calm)}: no tail point is apart from its sweep's full "
-                                          "shape beyond noise (their min..max ranges overlap)")
+    assert report.tail_note(calm).splitlines()[-1] == (
+        f"{report.build_label(calm)}: within its sweep, 0 of {len(tails)} tail points lie beyond noise (min..max apart "
+        "from the full shape's).")
     # a point with fewer tiles that is slower beyond noise is one the tile model does not explain
     slow = dataclasses.replace(shown, tail_study=tuple(_moved(t, 1.5) if (t.sweep, t.kv_len) == ("kv_tail_fixed_q",
                                                                                                  37760) else t
                                                        for t in shown.tail_study))
-    line = next(ln for ln in report.tail_findings(slow).splitlines() if ln.startswith("  kv 37760: +"))
+    line = next(ln for ln in report.tail_note(slow).splitlines() if ln.startswith("  kv_tail_fixed_q 37760: +"))
     assert "with fewer tiles" in line and line.endswith("the tile model does not explain it")
