@@ -23,6 +23,7 @@ from typing import Any
 
 from . import _deps, _env, params
 from .errors import LabkitError, ParameterError
+from .nb_progress import progress_engine
 from .rundirs import new_run_dir, point_latest, runs_root, write_run_json
 
 RUNNER_PARAMS = ("out_dir",)  # set by the runner, not by the user
@@ -238,38 +239,6 @@ def _kernel_environment():
                 os.environ[k] = v
 
 
-TITLE_CHARS = 60  # of a markdown cell's first line, where it has no heading to name the code cells below it
-
-
-def _cell_titles(cells: list) -> tuple[list[int], dict[int, str]]:
-    """The code cells' indices and a title for each: the parameter cells by their tag, the others by the markdown cell
-    above them, its heading or else its first line cut at a word; a second code cell under the same markdown reads
-    "(continued)" (a review: notebook 00's progress named two cells "The Sage2 seed report", the second one under a
-    markdown cell of no heading)."""
-    code = [i for i, c in enumerate(cells) if c.cell_type == "code"]
-    titles, heading, under = {}, "", 0
-    for i, c in enumerate(cells):
-        if c.cell_type == "markdown" and c.source.strip():
-            first = c.source.strip().splitlines()[0]
-            heading = first.lstrip("# ") if first.startswith("#") else _cut_at_word(first, TITLE_CHARS)
-            under = 0
-            continue
-        tags = c.get("metadata", {}).get("tags", [])
-        if "parameters" in tags or "injected-parameters" in tags:
-            titles[i] = "parameters given" if "injected-parameters" in tags else "parameters"
-            continue
-        if c.cell_type == "code":
-            under += 1
-        titles[i] = heading + (" (continued)" if under > 1 else "")
-    return code, titles
-
-
-def _cut_at_word(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit - 4].rsplit(" ", 1)[0] + " ..."
-
-
 def _raise_if_kernel_did_not_start(exc: Exception, run_dir: Path) -> None:
     """A LabkitError for a kernel that is not installed or died before its first reply (``exc`` from papermill): the
     run directory, which holds nothing yet, goes. A kernel that dies in a cell is the run's failure, not this."""
@@ -284,32 +253,6 @@ def _raise_if_kernel_did_not_start(exc: Exception, run_dir: Path) -> None:
                           "ipykernel, or make env)") from None
     raise LabkitError(f"the notebook's Jupyter kernel died before it ran a cell ({exc}); "
                       f"see why with: {sys.executable} -m ipykernel_launcher --version") from None
-
-
-def _progress_engine(label: str, stream):
-    """A papermill engine that prints one line as each cell starts (a live run takes minutes). Cells are counted
-    in the notebook as it runs, with papermill's injected parameters: the numbers match a failure's cell."""
-    pm_engines = _deps.require("papermill").engines
-    started = time.monotonic()
-
-    class ProgressEngine(pm_engines.NBClientEngine):
-        @classmethod
-        def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):
-            cell_start = nb_man.cell_start
-            code, titles = _cell_titles(nb_man.nb.cells)
-
-            def announce(cell, cell_index=None, **kw):
-                if cell_index in code:
-                    print(f"  {label}: cell {code.index(cell_index) + 1}/{len(code)} "
-                          f"[{time.monotonic() - started:5.1f} s] {titles.get(cell_index, '')}",
-                          file=stream, flush=True)
-                return cell_start(cell, cell_index, **kw)
-
-            nb_man.cell_start = announce
-            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
-
-    pm_engines.papermill_engines.register("labkit-progress", ProgressEngine)
-    return "labkit-progress"
 
 
 def run(name: str, params: dict | None = None, *, out_root: Path | None = None, record: bool = False,
@@ -354,7 +297,7 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     started = time.time()
     engine = None
     if progress is not None:
-        engine = _progress_engine(source.stem, progress)
+        engine = progress_engine(source.stem, progress)
     config = Config()
     config.KernelManager.transport = "ipc"  # ipykernel >= 7.3 warns on every TCP start
     # jupyter_client interrupts the kernel (SIGINT) before it asks it to shut down; a kernel still in a message

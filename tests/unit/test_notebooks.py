@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labkit import cli, notebooks
+from labkit import cli, nb_progress, notebooks
 from labkit.errors import LabkitError
 from labkit.rundirs import new_run_dir, point_latest, runs_root, write_run_json
 
@@ -544,7 +544,7 @@ def test_the_progress_line_names_each_code_cell_apart(name, tmp_path):
     import nbformat
 
     nb = nbformat.read(notebooks.to_ipynb(notebooks.resolve(name), tmp_path / "nb.ipynb"), as_version=4)
-    code, titles = notebooks._cell_titles(nb.cells)
+    code, titles = nb_progress.cell_titles(nb.cells)
     shown = [titles[i] for i in code]
     assert len(set(shown)) == len(shown), shown
     markdown = [c.source.strip().splitlines()[0] for c in nb.cells if c.cell_type == "markdown"]
