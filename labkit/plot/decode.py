@@ -74,7 +74,8 @@ def peer_map(m, *, title: str | None = None, ax=None):
     import numpy as np
     from matplotlib.colors import TwoSlopeNorm
 
-    fig, ax = _axes(ax, figsize=(2.2 + 0.85 * len(m.kv_lens), 1.4 + 0.34 * len(m.batches)))
+    # at least the room for its two-line title: a map of a call or two had cut the title off (or collapsed the axes)
+    fig, ax = _axes(ax, figsize=(max(5.5, 2.2 + 0.85 * len(m.kv_lens)), max(3.0, 1.4 + 0.34 * len(m.batches))))
     grid = np.array([[m.cells[b, n].x_best_peer if (b, n) in m.cells else np.nan for n in m.kv_lens]
                      for b in m.batches])
     reach = max(0.02, float(np.nanmax(np.abs(grid - 1))))

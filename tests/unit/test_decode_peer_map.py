@@ -263,3 +263,23 @@ def test_a_map_of_calls_all_at_par_draws_and_a_cells_label_is_white_only_on_a_st
     ax = plot.peer_map(PeerMap(128, "32/8", cells), title="t").axes[0]
     assert [(t.get_text(), t.get_color()) for t in ax.texts] == [("0.80", "white"), ("1.00", "black"),
                                                                  ("1.00", "black"), ("0.95", "black")]
+
+
+def test_a_map_of_one_call_keeps_its_whole_title_inside_the_figure(tmp_path):
+    """Found when titles began to break between phrases: a map of one call was 3 x 1.7 inches, its four title lines
+    ran off the top and matplotlib collapsed the axes ("constrained_layout not applied"). Every title line and the
+    axes now lie inside the figure."""
+    import warnings
+
+    import labkit.plot
+
+    (m,) = load_maps([_report(tmp_path, "one.json", [_row(4, 8192, 0.99)], device="NVIDIA H100 80GB HBM3")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = labkit.plot.peer_map(m)
+        path = labkit.plot.save(fig, tmp_path / "one")  # where titles are fitted to the figure
+        fig.canvas.draw()
+    box = fig.bbox
+    title = fig.axes[0].title.get_window_extent()
+    assert box.y0 <= title.y0 and title.y1 <= box.y1 and box.x0 <= title.x0 and title.x1 <= box.x1, (title, box)
+    assert fig.axes[0].get_window_extent().height > 0.3 * box.height and path.exists()
