@@ -7,8 +7,7 @@ import platform
 import re
 import subprocess
 
-from . import _env
-from .cuda import gpu_status
+from . import _env, cuda
 from .errors import ArgumentError
 
 PACKAGES = ("labkit", "numpy", "cupy-cuda13x", "cuda-bindings", "nvidia-cuda-nvrtc", "pandas", "matplotlib",
@@ -82,7 +81,7 @@ def host() -> str:
 
 def collect(*, timing_mode: str | None = None) -> dict:
     """Provenance of a run on this machine now. Works without a GPU (device is then null)."""
-    ok, reason = gpu_status()
+    ok, reason = cuda.gpu_status()  # looked up per call: a test's fake of it is undone here too
     device = clocks = None
     if ok:
         from .device import describe, sm_clock_hz
