@@ -144,9 +144,10 @@ class SweepDir:
         if not self.manifest_path.is_file():
             from ..provenance import collect
 
+            provenance = collect()  # first: one that fails (LABKIT_GIT_SHA of no commit) leaves no empty directory
             self.path.mkdir(parents=True, exist_ok=True)
             atomic_write(self.manifest_path, {"sweep_version": VERSION, "workload": workload, "grid": grid,
-                                              "points": len(points), "provenance": collect()})
+                                              "points": len(points), "provenance": provenance})
         self.points_dir.mkdir(exist_ok=True)
         return points
 
