@@ -256,3 +256,13 @@ def test_compare_cli_table_shows_each_builds_call_its_time_and_rate(monkeypatch,
                                        "p50_us", "TBps", "build", "vs_plan", "max_diff", "bit_equal"]
     assert lines[head + 3].split() == ["64", "1024", "128", "32/8", "1", "mma", "w4s1c1", "(4/SM)", "cold", "268.40",
                                        "80.00", "3.35", "splits=2", "+3.76%", "0.00098", "False"]
+
+
+def test_a_peer_error_of_several_lines_stays_on_its_row():
+    """Left open by a notebook review: reports now keep a peer's whole error, and its first 12 characters in the
+    bench's table could hold a newline that broke the row in two."""
+    row = {"batch": 1, "kv_len": 8192, "head_dim": 128, "heads": "32/8", "splits": 8, "kernel": "mma w8s3ef cl8 pp",
+           "mode": "cold", "kv_MB": 33.554432, "p50_us": 17.5, "TBps": 33.554432 / 17.5,
+           "flex_paged": "Err:\nInductorError: SubprocException"}
+    lines = render([row], "t").splitlines()
+    assert len(lines) == 3 and lines[2].rstrip().endswith("Err: Inducto"), lines

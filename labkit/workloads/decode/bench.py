@@ -305,7 +305,8 @@ def render(rows: list[dict], title: str, extra: tuple[str, ...] = ()) -> str:
     def cell(r, c):
         if isinstance(r.get(c), float):
             return f"{r[c]:.2f}"
-        return str(r.get(c, "-")) if c in whole else str(r.get(c, "-"))[:12]  # a peer's error stays short
+        # a peer's error stays short, and on one line: a report keeps its whole message, newlines and all
+        return str(r.get(c, "-")) if c in whole else " ".join(str(r.get(c, "-")).split())[:12]
 
     width = {c: max([9] + [len(cell(r, c)) for r in rows]) for c in cols + more}
     lines = [title, "  ".join(f"{c:>{width[c]}}" for c in cols + more)]
