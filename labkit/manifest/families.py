@@ -211,6 +211,11 @@ def matching(launch):
 
 
 def member_names(launch) -> dict[int, str]:
-    """KernelParams member names by byte offset where a family knows ``launch``'s ABI (trtllm-gen's FMHA), else
-    none: what the parameter-block map shows beside each field."""
-    return dict(TRTLLM_GEN_MEMBERS) if trtllm_gen_fmha in matching(launch) else {}
+    """The parameter block's member names by byte offset where a family knows ``launch``'s ABI (trtllm-gen's FMHA,
+    labkit's own decode kernel), else none: what the parameter-block map shows beside each field."""
+    from ..workloads.decode import manifest_rules
+    from ..workloads.decode.build import MEMBERS
+
+    if trtllm_gen_fmha in matching(launch):
+        return dict(TRTLLM_GEN_MEMBERS)
+    return dict(MEMBERS) if manifest_rules.applies(launch) else {}

@@ -262,3 +262,26 @@ def test_a_block_without_q_s_pointer_is_checked_not_crashed(built, tmp_path):
         fields.remove(_field(doc, Q_AT))
     res = check(load(_changed(built["two"], drop_q, tmp_path)))
     assert res.ok and any(i.severity == "warning" and "never packed" in i.message for i in res.issues)
+
+
+def test_labkit_s_own_decode_manifest_names_each_field_by_the_kernel_s_params_member(tmp_path):
+    """Left open by the notebook review that named trtllm-gen's members in the parameter-block map: labkit's own
+    decode manifests showed an empty member column. Every field of a built manifest (a timeline build's too) now
+    carries the name of the Params member at its offset, and the names follow the kernel header's order."""
+    import dataclasses
+    import re
+
+    from labkit.kernels import kernel_path
+    from labkit.manifest.session import field_frame
+    from labkit.workloads import decode as decode_package
+    from labkit.workloads.decode.build import MEMBERS
+
+    struct = re.search(r"struct Params \{(.*?)\n\};", kernel_path(decode_package.__file__, "paged_decode.cuh")
+                       .read_text(), re.S).group(1)
+    declared = re.findall(r"^\s+[\w\s*]+?[\s*](\w+);", struct, re.M)
+    assert [MEMBERS[at] for at in sorted(MEMBERS)] == declared
+    g = DecodeGeometry(8, 32, 8, 128, 64, 4, 32, 1, "plain")
+    kb = dataclasses.replace(decode_package.kernel_build(g), timeline=True)
+    frame = field_frame(check(load(build(g, 2, tmp_path, kernel=kb))))
+    assert list(frame["member"]) == [MEMBERS[at] for at in frame["at"]]
+    assert {"k_map", "v_map", "q", "scale_log2_bits", "timeline"} <= set(frame["member"])

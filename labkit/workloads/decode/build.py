@@ -23,7 +23,14 @@ MAX_SPLITS = 256  # MAX_SPLITS in kernels/paged_decode.cuh (the reduction's weig
 Q_AT, OUT_AT, TABLE_AT, SEQ_AT, CUQ_AT = 256, 264, 272, 280, 288
 PARTIAL_O_AT, PARTIAL_ML_AT, COUNTER_AT = 296, 304, 312
 BATCH_AT, HEADS_KV_AT, GROUP_AT, MAX_PAGES_AT, MAX_Q_LEN_AT, NUM_PAGES_AT = 320, 324, 328, 332, 336, 340
+SCALE_LOG2_AT = 344  # softmax scale x log2(e), as f32 bits
 HEAD_SPLITS_AT, TIMELINE_AT = 348, 352  # a tail-split build's splits of the other units; the timeline build's records
+# Params' member names by offset: the parameter-block map (labkit manifest check, notebook 01) shows them
+MEMBERS = {0: "k_map", 128: "v_map", Q_AT: "q", OUT_AT: "out", TABLE_AT: "page_table", SEQ_AT: "seq_lens",
+           CUQ_AT: "cu_seqlens_q", PARTIAL_O_AT: "partial_o", PARTIAL_ML_AT: "partial_ml", COUNTER_AT: "counter",
+           BATCH_AT: "batch", HEADS_KV_AT: "heads_kv", GROUP_AT: "group", MAX_PAGES_AT: "max_pages",
+           MAX_Q_LEN_AT: "max_q_len", NUM_PAGES_AT: "num_pages", SCALE_LOG2_AT: "scale_log2_bits",
+           HEAD_SPLITS_AT: "head_splits", TIMELINE_AT: "timeline"}
 
 
 def _maps(g: DecodeGeometry, wide_boxes: bool = False, row_boxes: bool = False) -> tuple[dict, list, list]:
@@ -116,7 +123,7 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
               {"at": GROUP_AT, "i32": g.group},
               {"at": MAX_PAGES_AT, "i32": g.max_pages}, {"at": MAX_Q_LEN_AT, "i32": g.max_q_len},
               {"at": NUM_PAGES_AT, "i32": g.num_pages},
-              {"at": 344, "i32": f32_bits(scale * math.log2(math.e))},
+              {"at": SCALE_LOG2_AT, "i32": f32_bits(scale * math.log2(math.e))},
               *([{"at": HEAD_SPLITS_AT, "i32": splits}] if tail_ctas else []),
               *([{"at": TIMELINE_AT, "scratch": "timeline"}] if kb.timeline else [])]
     ctas = tail_ctas or kb.persistent_ctas or splits * g.heads_kv * blocks * g.batch
