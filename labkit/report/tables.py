@@ -229,8 +229,8 @@ def tail_note(r: Sage2Report) -> str:
         times = ", ".join(t for t, _ in same[:-1]) + f" and {same[-1][0]}"
         out.append(f"The full shape (q {n_q}, kv {n_kv}), timed {len(same)} times: {times} ms, {drift:.2f} % apart: "
                    f"run-to-run drift {'larger' if drift > largest else 'no larger'} than any tail point's difference "
-                   f"from its own sweep's full shape (at most {largest:.2f} %), so tail points compare within their "
-                   "sweep only.")
+                   f"from its own sweep's full shape (at most {largest:.2f} %)"
+                   + (", so tail points compare within their sweep only." if drift > largest else "."))
     beyond = tails[tails["beyond_noise"]]
     out.append(f"{build_label(r) or 'This report'}: within its sweep, {len(beyond)} of {len(tails)} tail points "
                f"{'lies' if len(beyond) == 1 else 'lie'} beyond noise (min..max apart from the full shape's)"

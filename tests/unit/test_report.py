@@ -341,3 +341,5 @@ def test_the_tail_note_is_read_off_the_report_and_names_the_points_beyond_noise(
     calm = dataclasses.replace(r, phase_timings={**r.phase_timings, "fused_mainloop": same})
     drift = 100 * (full["mainloop_p50_ms"].max() / full["mainloop_p50_ms"].min() - 1)
     assert drift <= largest and "run-to-run drift no larger than" in report.tail_note(calm)
+    assert "compare within their sweep only" in report.tail_note(r)  # said only where the drift is the larger
+    assert "compare within their sweep only" not in report.tail_note(calm)
