@@ -63,3 +63,12 @@ def break_line(line: str, fit: int) -> list[str]:
         layer = nxt
     ends = min(done)[3]
     return [" ".join(words[a:b]) for a, b in zip((0, *ends[:-1]), ends)]
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` whole if it fits ``limit`` characters, else cut to fit with " ..." after it, at a space where one
+    falls in the kept second half (a word is not split where that keeps at least half)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 4]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut) + " ..."

@@ -4,6 +4,7 @@ takes minutes; the numbers match a failed cell's)."""
 import time
 
 from . import _deps
+from ._text import cut_at_word
 
 TITLE_CHARS = 60  # of a markdown cell's first line, where it has no heading to name the code cells below it
 
@@ -18,7 +19,7 @@ def cell_titles(cells: list) -> tuple[list[int], dict[int, str]]:
     for i, c in enumerate(cells):
         if c.cell_type == "markdown" and c.source.strip():
             first = c.source.strip().splitlines()[0]
-            heading = first.lstrip("# ") if first.startswith("#") else _cut_at_word(first, TITLE_CHARS)
+            heading = first.lstrip("# ") if first.startswith("#") else cut_at_word(first, TITLE_CHARS)
             under = 0
             continue
         tags = c.get("metadata", {}).get("tags", [])
@@ -27,15 +28,8 @@ def cell_titles(cells: list) -> tuple[list[int], dict[int, str]]:
             continue
         if c.cell_type == "code":
             under += 1
-        titles[i] = heading + (" (continued)" if under > 1 else "")
+        titles[i] = (heading + " (continued)").strip() if under > 1 else heading
     return code, titles
-
-
-def _cut_at_word(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit - 4].rsplit(" ", 1)[0] + " ..."
-
 
 
 def progress_engine(label: str, stream):

@@ -96,8 +96,8 @@ def test_a_peer_s_recorded_compile_error_is_cut_at_a_word_said_what_it_means_and
                           "peers_not_run": [f"flex_paged: {recorded}", "fa3: not importable; with a '; ' inside"]})
     lines = study.peers_not_run(table, saved_in="data/bandwidth.csv, peers_not_run")
     assert lines[0] == ("flex_paged: no number at 64 x 32768: torch.compile failed for FlexAttention at this shape: "
-                        "InductorError: SubprocException: An exception occurred in a subprocess: ... (shortened; the "
-                        "whole reason: data/bandwidth.csv, peers_not_run)")
+                        "InductorError: SubprocException: An exception occurred in a subprocess: ... (shortened; as "
+                        "recorded, itself cut: data/bandwidth.csv, peers_not_run)")  # a record before whole messages
     assert lines[1] == "fa3: no number at 1 x 1024: not importable; with a '; ' inside"  # one note: no peer after '; '
     # a new run's whole message: its type and the cause (the last line before torch's advice), cut at a word
     whole = ("InductorError: SubprocException: An exception occurred in a subprocess:\n\nTraceback (most recent call "

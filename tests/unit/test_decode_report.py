@@ -1,6 +1,7 @@
 """Decode reports: the recorded benchmark reads strictly, round-trips, and `labkit report show|diff` take it."""
 
 import json
+import re
 
 import pytest
 
@@ -149,7 +150,9 @@ def test_why_a_peer_did_not_run_keeps_the_whole_message_and_shows_its_first_and_
     assert _why(ValueError("x" * 500)) == "ValueError: " + "x" * 500
     huge = _why(ValueError("a" * 3000 + "z" * 3000))  # over what a report reads: its start and its end, said cut
     assert len(huge) == REASON_KEPT and huge.startswith("ValueError: aaa") and huge.endswith("z" * 1000)
-    assert f"[... {len('ValueError: ') + 6000 - REASON_KEPT} characters left out ...]" in huge
+    said = int(re.search(r"\[\.\.\. (\d+) characters left out \.\.\.\]", huge).group(1))
+    kept = len(re.sub(r"\n\[\.\.\. \d+ characters left out \.\.\.\]\n", "", huge)) - len("ValueError: ")
+    assert said == 6000 - kept, (said, kept)  # what the marker says is what is missing (a review: it was 36 short)
 
 
 def test_diff_names_another_gpu_and_says_what_that_means(tmp_path):
@@ -507,3 +510,33 @@ def test_a_row_whose_bytes_its_call_does_not_read_is_refused(tmp_path):
                                  f"{row['kv_len']} tokens, {row['heads'].split('/')[1].split()[0]} KV heads, "
                                  f"d{row['head_dim']} in bf16: {kv_mb:.6g}"), str(e.value)
     assert cli.main(["report", "show", str(tmp_path / "bytes.json")]) == 2
+
+
+def test_peer_errors_that_differ_past_what_is_shown_print_as_one_line(tmp_path, monkeypatch, capsys):
+    """Found by a review of the change that keeps a peer's whole message: the bench grouped reasons by that message, so
+    two compile errors that differ only inside their traceback (a temporary path) printed the same line twice."""
+    from labkit import probes, provenance
+    from labkit.workloads.decode import bench, peers
+
+    def fake_point(batch, kv_len, head_dim, **kw):
+        nbytes = 2 * batch * kv_len * kw.get("heads_kv", 8) * head_dim * 2
+        return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": 4,
+                "kernel": "mma w4s3", "mode": kw.get("mode", "cold"), "kv_MB": nbytes / 1e6, "p50_us": 20.0 * batch,
+                "TBps": nbytes / 20e-6 / batch / 1e12}
+
+    def fake_rates(batch, kv_len, head_dim, **kw):
+        flex = (f"InductorError: SubprocException: An exception occurred in a subprocess:\n"
+                f"Traceback (most recent call last):\n  File /tmp/torchinductor_{batch}/x.py, line 3\n"
+                "OutOfResources: out of resource: shared memory, Required: 262144")
+        return {"labkit_beside_peers": 3.0, "sdpa_cudnn": 3.2, "flex_paged": flex}
+
+    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
+    monkeypatch.setattr(bench, "bench_point", fake_point)
+    monkeypatch.setattr(peers, "peer_rates", fake_rates)
+    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
+    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
+    assert cli.main(["decode", "bench", "--quick", "--peers", "--out", str(tmp_path / "r.json")]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("peer flex_paged")]
+    assert len(lines) == 1 and "OutOfResources: out of resource: shared memory" in lines[0], lines
+    assert {p.peers["flex_paged"] for p in report.load(tmp_path / "r.json").points if "flex_paged" in p.peers} == {
+        fake_rates(b, 8192, 128)["flex_paged"] for b in (1, 8, 64)}  # each point's whole message is kept

@@ -136,13 +136,17 @@ def _peers(calls: BenchCalls, rows: list[dict], save, say) -> None:
         best = best_peer(rates)
         row["x_best_peer"] = ours / best[1] if best and best[1] and isinstance(ours, float) else "-"  # same rounds
         save()
-    reasons: dict[tuple[str, str], list[str]] = {}  # (peer, why it has no rate) -> the points it says so at
+    # (peer, why it has no rate, as printed) -> the points it says so at: whole messages that differ only past what
+    # the line shows (a temporary path inside a traceback) are one line
+    reasons: dict[tuple[str, str], list[str]] = {}
+    saved_in = None if calls.out is None else str(calls.out)
     for r in rows:
         for p in PEERS:
             if p in r and not isinstance(r[p], float):
-                reasons.setdefault((p, r[p]), []).append(f"{r['batch']} x {r['kv_len']} d{r['head_dim']}")
+                at = f"{r['batch']} x {r['kv_len']} d{r['head_dim']}"
+                reasons.setdefault((p, shown_reason(p, r[p], saved_in=saved_in)), []).append(at)
     for (p, why), at in reasons.items():
-        say(f"peer {p}{'' if len(at) == len(rows) else ' at ' + ', '.join(at)}: {shown_reason(p, why)}")
+        say(f"peer {p}{'' if len(at) == len(rows) else ' at ' + ', '.join(at)}: {why}")
 
 
 def _split_sweeps(calls: BenchCalls, sweeps: dict, save, say) -> None:

@@ -7,6 +7,7 @@ compiled once per shape, so only at ``FLEX_POINTS``), one query token, GQA. A pe
 refuses the shape is reported as such, and so is one whose output is not labkit's (``output_disagreement``,
 checked once before the timing): it is not timed."""
 
+from ..._text import cut_at_word
 from ...cuda import cupy, torch_on_cupy_stream
 from ...timing import interleave, time_gpu
 
@@ -144,6 +145,7 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
 
 REASON_KEPT = 4000  # characters of a peer's error a report keeps (the decode report reads strings of up to 4096)
 REASON_SHOWN = 100  # characters of it a printed line shows
+OLD_REASON_KEPT = 200  # what reports kept of it before they kept it whole
 # torch's advice under every compile error, not its cause: a printed line that ended in it had cut the cause off
 TORCH_ADVICE = "Set TORCHDYNAMO_VERBOSE="
 COMPILE_ERRORS = ("InductorError", "BackendCompilerFailed")  # torch.compile's, as a peer's reason starts with them
@@ -156,7 +158,9 @@ def _why(exc: Exception) -> str:
     text = f"{type(exc).__name__}: {str(exc).strip()}"
     if len(text) <= REASON_KEPT:
         return text
-    gap = f"\n[... {len(text) - REASON_KEPT} characters left out ...]\n"
+    gap = ""
+    for _ in range(2):  # the marker takes room too: what it says is left out counts its own length
+        gap = f"\n[... {len(text) - REASON_KEPT + len(gap)} characters left out ...]\n"
     head = (REASON_KEPT - len(gap)) // 4
     return text[:head] + gap + text[len(text) - (REASON_KEPT - len(gap) - head):]
 
@@ -164,21 +168,22 @@ def _why(exc: Exception) -> str:
 def shown_reason(peer: str, why: str, *, saved_in: str | None = None, limit: int = REASON_SHOWN) -> str:
     """A peer's reason on one printed line: a message of one or two lines whole, a traceback by its type and its last
     line (its cause), torch's advice under a compile error left out, cut at a word to ``limit`` characters with
-    ' ...'; led by what it means where that is known (flex_paged's compile error: torch.compile failed for
-    FlexAttention at this shape), and, where the line is shorter than the reason, by where the reason is kept
-    (``saved_in``)."""
+    ' ...'; then led by what it means where that is known (flex_paged's compile error: torch.compile failed for
+    FlexAttention at this shape), and, where the line is shorter than the reason, followed by where the reason is
+    kept (``saved_in``), whole or, in reports older than that, as they cut it."""
     lines = [ln.split(TORCH_ADVICE)[0].strip() for ln in why.splitlines() if not ln.strip().startswith(TORCH_ADVICE)]
     lines = [ln for ln in lines if ln]
     if len(lines) > 2:  # a traceback: its first line says that an exception occurred (its type kept), its last which
         lines = [lines[0].split(": ")[0] + ": ...", lines[-1]]
-    text = " ".join(" ".join(lines).split())
-    if len(text) > limit:
-        cut = text[:limit - 4]
-        text = (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut) + " ..."
+    text = cut_at_word(" ".join(" ".join(lines).split()), limit)
+    shortened = text != " ".join(why.split())
     if peer == "flex_paged" and text.startswith(COMPILE_ERRORS):
         text = f"torch.compile failed for FlexAttention at this shape: {text}"
-    shortened = text.removeprefix("torch.compile failed for FlexAttention at this shape: ") != " ".join(why.split())
-    return text + (f" (shortened; the whole reason: {saved_in})" if saved_in and shortened else "")
+    if not (saved_in and shortened):
+        return text
+    # reports before the whole message was kept hold its first and last line cut to 200 characters, ending "..."
+    cut_then = len(why) <= OLD_REASON_KEPT and why.endswith("...")
+    return text + f" (shortened; {'as recorded, itself cut' if cut_then else 'the whole reason'}: {saved_in})"
 
 
 def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int,
