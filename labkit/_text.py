@@ -39,7 +39,7 @@ def break_line(line: str, fit: int) -> list[str]:
     words = line.split(" ")
     depth, phrase_end = 0, []
     for w in words:
-        depth += w.count("[") + w.count("(") - w.count("]") - w.count(")")
+        depth = max(0, depth + w.count("[") + w.count("(") - w.count("]") - w.count(")"))  # a stray ")" ends none
         phrase_end.append(depth == 0 and w[-1:] in (",", ":", ";"))
     starts = [0]  # offsets of the words: words i..j-1 take starts[j] - starts[i] - 1 characters
     for w in words:

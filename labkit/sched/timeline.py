@@ -58,6 +58,9 @@ class Timeline:
     """CTAs of one launch on ``sms`` SMs with ``ctas_per_sm`` slots each."""
 
     def __init__(self, records, *, sms: int, ctas_per_sm: int):
+        if not 1 <= ctas_per_sm <= MAX_CTAS_PER_SM:  # here, not only in the reader: a saved timeline reads back
+            raise ArgumentError(f"ctas_per_sm {ctas_per_sm}: expected 1..{MAX_CTAS_PER_SM} (the most CTAs an SM of "
+                                "sm_80..sm_100 holds)")
         try:
             rec = np.asarray(records, dtype=np.int64)
         except OverflowError:  # a stamp past int64 (numpy's own message was a traceback's)

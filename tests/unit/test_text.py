@@ -20,3 +20,6 @@ def test_break_line_breaks_between_phrases_and_inside_one_only_where_it_is_too_l
     assert break_line("shape [1, 37810, 56, 128], dtype bf16", 28) == ["shape [1, 37810, 56, 128],", "dtype bf16"]
     assert break_line("one two three four, five", 14) == ["one two three", "four, five"]
     assert break_line("averyveryverylongword x", 5) == ["averyveryverylongword", "x"]  # a word is never cut
+    # a stray ")" (a range such as "1..64)") does not leave every later comma inside brackets (a review found it)
+    assert break_line("sizes 1..64), kv 8192, heads 32/8, page 64, batch 8", 20) == [
+        "sizes 1..64),", "kv 8192, heads 32/8,", "page 64, batch 8"]
