@@ -344,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from .provenance import given_git_sha
 
-        given_git_sha()  # before any command: a bad one would be found when a record is written, after the work
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(argv)  # --help and argument errors first
+        given_git_sha()  # before any command runs: a bad one would be found when a record is written, after the work
         return args.fn(args)
     except LabkitError as exc:
         print(f"labkit: error: {one_line(str(exc))}", file=sys.stderr)

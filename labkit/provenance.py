@@ -14,7 +14,7 @@ PACKAGES = ("labkit", "numpy", "cupy-cuda13x", "cuda-bindings", "nvidia-cuda-nvr
             "nvtx", "papermill", "torch", "triton")
 
 
-_SHA = re.compile(r"[0-9a-f]{7,40}(-dirty)?")  # a commit as git names it, and as git_sha() records a dirty tree
+_SHA = re.compile(r"[0-9a-f]{7,64}(-dirty)?")  # a commit as git names it (SHA-1 or SHA-256), and a dirty tree
 
 
 def given_git_sha() -> str | None:
@@ -22,11 +22,11 @@ def given_git_sha() -> str | None:
     run, not recorded as its provenance.
 
     Raises:
-        ArgumentError: not 7 to 40 hex digits (optionally with ``-dirty``), naming the variable and its value.
+        ArgumentError: not 7 to 64 hex digits (optionally with ``-dirty``), naming the variable and its value.
     """
     given = _env.getenv("LABKIT_GIT_SHA")
     if given and not _SHA.fullmatch(given):
-        raise ArgumentError(f"LABKIT_GIT_SHA={given!r}: expected the commit's sha, 7 to 40 lowercase hex digits (git "
+        raise ArgumentError(f"LABKIT_GIT_SHA={given!r}: expected the commit's sha, 7 to 64 lowercase hex digits (git "
                             "rev-parse HEAD), optionally with -dirty; unset it to ask git")
     return given or None
 

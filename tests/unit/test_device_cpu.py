@@ -337,16 +337,17 @@ def test_check_takes_a_bare_result_too():
         check(Err(600), "cuBar")
 
 
-@pytest.mark.parametrize("sha", ["xyz", "0123ab", "0" * 41, "0123abcd-clean", "0123ABCD", " 0123abcd"])
+@pytest.mark.parametrize("sha", ["xyz", "0123ab", "0" * 65, "0123abcd-clean", "0123ABCD", " 0123abcd"])
 def test_a_given_git_sha_that_is_no_commit_is_refused_before_any_command(sha, monkeypatch, tmp_path, capsys):
-    """Found by a CLI review: LABKIT_GIT_SHA=xyz was recorded as a run's git_sha; a sha is 7 to 40 hex digits, as git
-    prints it (with -dirty, as git_sha() records a dirty tree), and the CLI refuses another before it writes."""
+    """Found by a CLI review: LABKIT_GIT_SHA=xyz was recorded as a run's git_sha; a sha is 7 to 64 hex digits, as git
+    prints it (SHA-1 or SHA-256; with -dirty, as git_sha() records a dirty tree), and the CLI refuses another before
+    it writes; --help still helps."""
     from labkit import cli
     from labkit.errors import ArgumentError
     from labkit.provenance import git_sha
 
     monkeypatch.setenv("LABKIT_GIT_SHA", sha)
-    said = (f"LABKIT_GIT_SHA={sha!r}: expected the commit's sha, 7 to 40 lowercase hex digits (git rev-parse HEAD), "
+    said = (f"LABKIT_GIT_SHA={sha!r}: expected the commit's sha, 7 to 64 lowercase hex digits (git rev-parse HEAD), "
             "optionally with -dirty; unset it to ask git")
     with pytest.raises(ArgumentError) as exc:
         git_sha()
@@ -354,6 +355,9 @@ def test_a_given_git_sha_that_is_no_commit_is_refused_before_any_command(sha, mo
     out = tmp_path / "sw"
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", str(out)]) == 2
     assert capsys.readouterr().err == f"labkit: error: {said}\n" and not out.exists()
-    for good in ("0123abc", "0" * 40, "0123abcd-dirty"):
+    with pytest.raises(SystemExit) as help_exit:
+        cli.main(["--help"])
+    assert help_exit.value.code == 0 and "usage: labkit" in capsys.readouterr().out
+    for good in ("0123abc", "0" * 40, "0" * 64, "0123abcd-dirty"):
         monkeypatch.setenv("LABKIT_GIT_SHA", good)
         assert git_sha() == good
