@@ -506,9 +506,9 @@ def test_a_row_whose_bytes_its_call_does_not_read_is_refused(tmp_path):
     (tmp_path / "bytes.json").write_text(json.dumps(doc))
     with pytest.raises(FormatError) as e:
         report.load(tmp_path / "bytes.json")
-    assert str(e.value).endswith(f"rows[0].kv_MB: = 1.0: expected the K and V bytes of batch {row['batch']} x "
+    assert str(e.value).endswith(f"rows[0].kv_MB: = 1.0: expected the MB of K and V that batch {row['batch']} x "
                                  f"{row['kv_len']} tokens, {row['heads'].split('/')[1].split()[0]} KV heads, "
-                                 f"d{row['head_dim']} in bf16: {kv_mb:.6g}"), str(e.value)
+                                 f"d{row['head_dim']} read in bf16: {kv_mb:.6g}"), str(e.value)
     assert cli.main(["report", "show", str(tmp_path / "bytes.json")]) == 2
 
 

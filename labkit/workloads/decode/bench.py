@@ -15,7 +15,7 @@ import numpy as np
 
 from ...cuda import cupy
 from .build import MAX_SPLITS
-from .geometry import DecodeGeometry, kernel_label, kv_bytes_read
+from .geometry import DecodeGeometry, call_kv_bytes, kernel_label, kv_bytes_read
 from .knobs import OVERRIDES, TAIL_MAX_SPLITS
 from .plan import plan_for_device
 from .run import decode_runner, geometry_for
@@ -83,7 +83,7 @@ def call_row(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int
              page_size: int = 64) -> dict:
     """A timed call as a report row (``bench_point``'s, the sweeps' and ``compare_builds``'): shape (a page size other
     than 64 named after the heads, "32/8 page 16"), plan (splits, build label; a tail's units), p50 and K+V TB/s."""
-    nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
+    nbytes = call_kv_bytes(batch, kv_len, heads_kv, head_dim)
     tail = f" ({plan.tail_units} units)" if plan.tail_units else ""
     return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": heads_label(heads_q, heads_kv, page_size),
             "splits": plan.splits, "kernel": kernel_label(plan.kernel) + tail,

@@ -277,6 +277,12 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
     return max(1, min(want, pages // min_pages if pages >= min_pages else 1, 256))  # 256: MAX_SPLITS
 
 
+def call_kv_bytes(batch: int, kv_len: int, heads_kv: int, head_dim: int) -> int:
+    """The bf16 K and V bytes a call of ``batch`` sequences of ``kv_len`` tokens reads: what a report row's kv_MB and
+    every rate divide (``kv_bytes_read`` is the same over whole page-table rows)."""
+    return 2 * batch * kv_len * heads_kv * head_dim * 2
+
+
 def kv_bytes_read(g: DecodeGeometry) -> int:
     """K and V bytes a call over full page-table rows reads."""
     return 2 * g.batch * g.max_kv_len * g.heads_kv * g.head_dim * 2

@@ -16,7 +16,7 @@ from ..._text import counted
 from ...errors import FormatError
 from ...provenance import read as read_provenance
 from ...timing import MODES
-from .geometry import HEAD_DIMS, PAGE_SIZES
+from .geometry import HEAD_DIMS, PAGE_SIZES, call_kv_bytes
 from .peers import PEERS as BENCHED_PEERS
 from .peers import shown_reason
 
@@ -83,16 +83,16 @@ class DecodeReport:
 ROW_KEYS = ("batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps")
 
 
-HEADS_FORM = r"[1-9]\d*/[1-9]\d*( .+)?"  # a report's heads: query / KV, then what names a special geometry
+HEADS_FORM = r"([1-9]\d*)/([1-9]\d*)( .+)?"  # a report's heads: query / KV, then what names a special geometry
 HEADS_EXPECTED = "query / KV heads, e.g. '32/8' (a suffix may name the geometry: '24/4 seed', '32/8 page 16')"
 
 
 def heads_problem(heads: str) -> str | None:
     """What is wrong with a report's ``heads`` (``HEADS_FORM``, a whole number of query heads per KV head, a page
     size the kernels take), or None."""
-    if not re.fullmatch(HEADS_FORM, heads):
+    if not (m := re.fullmatch(HEADS_FORM, heads)):
         return f"expected {HEADS_EXPECTED}"
-    q, kv, rest = re.fullmatch(r"(\d+)/(\d+)(.*)", heads).groups()
+    q, kv, rest = m.group(1), m.group(2), m.group(3) or ""
     if int(q) % int(kv):
         return f"{q} query heads on {kv} KV heads; expected a multiple of the KV heads"
     if (page := re.fullmatch(r" page (\d+)", rest)) and int(page.group(1)) not in PAGE_SIZES:
@@ -120,11 +120,11 @@ def _point(n: Node) -> DecodePoint:
         raise n["heads"].error(f"{heads!r}: {problem}")
     batch, kv_len = n["batch"].int(1, 1 << 20), n["kv_len"].int(1, 1 << 31)
     kv_mb, p50_us, tbps = n["kv_MB"].positive(1e7), n["p50_us"].positive(1e9), n["TBps"].positive(100)
-    heads_kv = int(heads.split("/")[1].split()[0])
-    kv_read_mb = 2 * batch * kv_len * heads_kv * head_dim * 2 / 1e6  # bf16 K and V of every token (kv_bytes_read)
+    heads_kv = int(re.fullmatch(HEADS_FORM, heads).group(2))
+    kv_read_mb = call_kv_bytes(batch, kv_len, heads_kv, head_dim) / 1e6
     if abs(kv_mb - kv_read_mb) > 1e-9 * kv_read_mb:  # every rate of the row divides these bytes
-        raise n["kv_MB"].fail(f"the K and V bytes of batch {batch} x {kv_len} tokens, {heads_kv} KV heads, d{head_dim} "
-                              f"in bf16: {kv_read_mb:.6g}")
+        raise n["kv_MB"].fail(f"the MB of K and V that batch {batch} x {kv_len} tokens, {heads_kv} KV heads, "
+                              f"d{head_dim} read in bf16: {kv_read_mb:.6g}")
     if abs(tbps - kv_mb / p50_us) > 1e-9 * tbps:  # a rate the bytes and time beside it do not give was edited
         raise n["TBps"].fail(f"kv_MB / p50_us = {kv_mb} / {p50_us} = {kv_mb / p50_us:.6g}")
     return DecodePoint(batch=batch, kv_len=kv_len,
