@@ -128,9 +128,8 @@ class CallSpread:
         low, high = rs[: at + 1], rs[at + 1:]
         if rs[at + 1].TBps / rs[at].TBps <= max(_iqr_ratio(low), _iqr_ratio(high)):
             return None
-        if min(len({r.machine for r in side}) for side in (low, high)) < MIN_MACHINES_PER_SIDE:
-            return None
-        return _group(low), _group(high)
+        groups = _group(low), _group(high)
+        return None if min(g.machines for g in groups) < MIN_MACHINES_PER_SIDE else groups
 
     def place(self, TBps: float) -> str:
         """Where a rate of the same call stands among the runs: how many it beats and how many it is level with at the
