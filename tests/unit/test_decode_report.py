@@ -249,9 +249,9 @@ def test_sweep_splits_all_sweeps_every_point_and_names_the_worst(tmp_path, monke
     assert len(err) == 1 and "argument --sweep-splits: invalid choice: 'most' (choose from 'some', 'all')" in err[0]
 
 
-def test_peers_compare_against_labkits_call_in_the_same_rounds(tmp_path, monkeypatch, capsys):
-    """``--peers``: x_best_peer is labkit's TB/s timed in the peers' rounds (labkit_beside_peers) over the best
-    peer's, not its separate timing; a peer that did not run is named once; the report keeps every rate."""
+def _bench_with_peers(monkeypatch, capsys, out, fake_rates) -> str:
+    """``labkit decode bench --quick --peers --out OUT`` over faked calls (20 us per sequence) and ``fake_rates``'s
+    peers; what it printed."""
     from labkit import probes, provenance
     from labkit.workloads.decode import bench, peers
 
@@ -262,18 +262,24 @@ def test_peers_compare_against_labkits_call_in_the_same_rounds(tmp_path, monkeyp
                 "kernel": "mma w4s3", "mode": kw.get("mode", "cold"), "kv_MB": nbytes / 1e6, "p50_us": t * 1e6,
                 "TBps": nbytes / t / 1e12}
 
-    def fake_rates(batch, kv_len, head_dim, **kw):
-        flash = "wrong output: 3 of 262144 values differ from labkit's by more than 0.003 (max |diff| 0.4)"
-        return {"labkit_beside_peers": 3.0 + batch / 100, "sdpa_cudnn": 3.2, "sdpa_flash": flash if batch == 8 else 2.5,
-                "fa3": "not available (ImportError: no fa3_fwd_interface)"}
-
     monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
     monkeypatch.setattr(bench, "bench_point", fake_point)
     monkeypatch.setattr(peers, "peer_rates", fake_rates)
     monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
     monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
-    assert cli.main(["decode", "bench", "--quick", "--peers", "--out", str(tmp_path / "r.json")]) == 0
-    out = capsys.readouterr().out
+    assert cli.main(["decode", "bench", "--quick", "--peers", "--out", str(out)]) == 0
+    return capsys.readouterr().out
+
+
+def test_peers_compare_against_labkits_call_in_the_same_rounds(tmp_path, monkeypatch, capsys):
+    """``--peers``: x_best_peer is labkit's TB/s timed in the peers' rounds (labkit_beside_peers) over the best
+    peer's, not its separate timing; a peer that did not run is named once; the report keeps every rate."""
+    def fake_rates(batch, kv_len, head_dim, **kw):
+        flash = "wrong output: 3 of 262144 values differ from labkit's by more than 0.003 (max |diff| 0.4)"
+        return {"labkit_beside_peers": 3.0 + batch / 100, "sdpa_cudnn": 3.2, "sdpa_flash": flash if batch == 8 else 2.5,
+                "fa3": "not available (ImportError: no fa3_fwd_interface)"}
+
+    out = _bench_with_peers(monkeypatch, capsys, tmp_path / "r.json", fake_rates)
     assert out.count("peer fa3: not available") == 1 and "labkit_beside_peers" in out  # at every point: said once
     assert out.count("peer sdpa_flash at 8 x 8192 d128: wrong output: 3 of 262144 values") == 1
     assert ("\n  at no size below the best peer: MISSED, at 2 of 3: 1 x 8k d128 x 0.941 (sdpa_cudnn 3.20), "
@@ -515,28 +521,14 @@ def test_a_row_whose_bytes_its_call_does_not_read_is_refused(tmp_path):
 def test_peer_errors_that_differ_past_what_is_shown_print_as_one_line(tmp_path, monkeypatch, capsys):
     """Found by a review of the change that keeps a peer's whole message: the bench grouped reasons by that message, so
     two compile errors that differ only inside their traceback (a temporary path) printed the same line twice."""
-    from labkit import probes, provenance
-    from labkit.workloads.decode import bench, peers
-
-    def fake_point(batch, kv_len, head_dim, **kw):
-        nbytes = 2 * batch * kv_len * kw.get("heads_kv", 8) * head_dim * 2
-        return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": "32/8", "splits": 4,
-                "kernel": "mma w4s3", "mode": kw.get("mode", "cold"), "kv_MB": nbytes / 1e6, "p50_us": 20.0 * batch,
-                "TBps": nbytes / 20e-6 / batch / 1e12}
-
     def fake_rates(batch, kv_len, head_dim, **kw):
         flex = (f"InductorError: SubprocException: An exception occurred in a subprocess:\n"
                 f"Traceback (most recent call last):\n  File /tmp/torchinductor_{batch}/x.py, line 3\n"
                 "OutOfResources: out of resource: shared memory, Required: 262144")
         return {"labkit_beside_peers": 3.0, "sdpa_cudnn": 3.2, "flex_paged": flex}
 
-    monkeypatch.setattr(bench, "check_once", lambda: 1e-3)
-    monkeypatch.setattr(bench, "bench_point", fake_point)
-    monkeypatch.setattr(peers, "peer_rates", fake_rates)
-    monkeypatch.setattr(probes, "copy_bandwidth", lambda n, **kw: {"memcpy": {"GBps_read_plus_write": 4250.0}})
-    monkeypatch.setattr(provenance, "collect", lambda **kw: RECORDED_PROVENANCE)
-    assert cli.main(["decode", "bench", "--quick", "--peers", "--out", str(tmp_path / "r.json")]) == 0
-    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("peer flex_paged")]
+    printed = _bench_with_peers(monkeypatch, capsys, tmp_path / "r.json", fake_rates)
+    lines = [ln for ln in printed.splitlines() if ln.startswith("peer flex_paged")]
     assert len(lines) == 1 and "OutOfResources: out of resource: shared memory" in lines[0], lines
     assert {p.peers["flex_paged"] for p in report.load(tmp_path / "r.json").points if "flex_paged" in p.peers} == {
         fake_rates(b, 8192, 128)["flex_paged"] for b in (1, 8, 64)}  # each point's whole message is kept
