@@ -147,11 +147,10 @@ class NcuSummary:
                 raise NcuError(f"summary {where}: expected {what}")
 
         need(isinstance(d, dict), "$", "an object (a notebook 05 ncu_summary.json)")
-        if "version" not in d and document_kind(d):  # another labkit document: say which, as its other readers do
-            raise NcuError(f"summary $: missing key 'version': this is {document_kind(d)}, not a notebook 05 "
-                           "ncu_summary.json")
-        if "version" not in d:
-            raise NcuError(f"summary $: missing key 'version' (a notebook 05 ncu_summary.json has version {VERSION})")
+        if "version" not in d:  # another labkit document is named, as its other readers name it
+            kind = document_kind(d)
+            raise NcuError("summary $: missing key 'version'" + (f": this is {kind}, not a notebook 05 ncu_summary.json"
+                           if kind else f" (a notebook 05 ncu_summary.json has version {VERSION})"))
         if type(d["version"]) is not int or d["version"] != VERSION:  # true and 1.0 are == 1 in Python
             raise NcuError(f"summary version {d['version']!r}: expected {VERSION}")
         missing = [k for k in ("device", "ncu", "cases", "timings", "counters", "rules", "attributions", "reports")

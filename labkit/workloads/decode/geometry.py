@@ -285,7 +285,7 @@ def call_kv_bytes(batch: int, kv_len: int, heads_kv: int, head_dim: int) -> int:
 
 def kv_bytes_read(g: DecodeGeometry) -> int:
     """K and V bytes a call over full page-table rows reads."""
-    return 2 * g.batch * g.max_kv_len * g.heads_kv * g.head_dim * 2
+    return call_kv_bytes(g.batch, g.max_kv_len, g.heads_kv, g.head_dim)
 
 
 def kernel_label(kb) -> str:

@@ -84,6 +84,11 @@ class Group:
         return _runs_on(self.runs, self.gpus, self.unnamed)
 
 
+def _gpus_named(rs) -> tuple[int, int]:
+    """The GPUs ``rs`` name, and how many of them name none."""
+    return len({r.gpu for r in rs if r.gpu != "not recorded"}), sum(r.gpu == "not recorded" for r in rs)
+
+
 def _runs_on(runs: int, gpus: int, unnamed: int) -> str:
     """Runs and the GPUs they name; those that name none are said apart, not counted as GPUs (a review: each such run's
     directory had counted as a machine, and two groups' "17 machines" and "20 machines" outnumbered 28 GPUs)."""
@@ -103,7 +108,7 @@ class CallSpread:
 
     @property
     def gpus(self) -> int:
-        return len({r.gpu for r in self.runs if r.gpu != "not recorded"})
+        return _gpus_named(self.runs)[0]
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -113,7 +118,7 @@ class CallSpread:
     @property
     def where(self) -> str:
         """``44 runs on 28 GPUs (10 runs name none)``: the runs that record no GPU are not among the GPUs counted."""
-        return _runs_on(len(self.runs), self.gpus, sum(r.gpu == "not recorded" for r in self.runs))
+        return _runs_on(len(self.runs), *_gpus_named(self.runs))
 
     def step(self) -> tuple[Group, Group] | None:
         """The runs below and above the largest ratio between two neighbouring rates that leaves ``MIN_PER_SIDE`` runs
@@ -165,7 +170,7 @@ def _group(rs: tuple[RunRate, ...]) -> Group:
     return Group(len(rs), len({r.machine for r in rs}), rs[0].TBps, rs[-1].TBps, statistics.median(r.TBps for r in rs),
                  statistics.median(peers) if peers else None, len(peers), statistics.median(r.copy_TBps for r in rs),
                  tuple(sorted({r.vbios for r in rs if r.vbios})), tuple(sorted({r.board for r in rs if r.board})),
-                 len({r.gpu for r in rs if r.gpu != "not recorded"}), sum(r.gpu == "not recorded" for r in rs))
+                 *_gpus_named(rs))
 
 
 @dataclass(frozen=True)
