@@ -17,6 +17,7 @@ from ...errors import FormatError
 from ...provenance import read as read_provenance
 from ...timing import MODES
 from .geometry import HEAD_DIMS, PAGE_SIZES, call_kv_bytes
+from .labels import legend
 from .peers import PEERS as BENCHED_PEERS
 from .peers import shown_reason
 
@@ -278,6 +279,7 @@ def show_table(r: DecodeReport) -> str:
     if peers:
         lines.append("TB/s of K+V read; 'beside peers' is labkit's call timed in the peers' shuffled rounds, and "
                      "'x best peer' divides it by the fastest peer's")
+    lines += legend([p.kernel for p in r.points] + [p.kernel for sweep in r.split_sweeps.values() for p in sweep])
     if note := persisting_note(r):  # None without FA3 among the peers
         lines.append(note)
     if not_run:
@@ -311,7 +313,7 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
     by_shape: dict[tuple, list] = {}  # a call's shape and mode -> B's rows of it (one per kernel variant)
     for q in b.points:
         by_shape.setdefault(q.key[:-1], []).append(q.key)
-    rows, only_a = [], []
+    rows, only_a, shown = [], [], []  # shown: the builds the rows name
     for p in a.points:
         q = bk.pop(p.key, None)
         if q is None and len(same := [k for k in by_shape.get(p.key[:-1], []) if k in bk]) == 1:
@@ -321,10 +323,12 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
             continue
         builds = (f"same: {p.kernel} s{p.splits}" if (p.kernel, p.splits) == (q.kernel, q.splits)
                   else f"{p.kernel} s{p.splits} | {q.kernel} s{q.splits}")
+        shown += [p.kernel, q.kernel]
         rows.append([str(p.batch), str(p.kv_len), str(p.head_dim), p.heads, p.mode, f"{p.p50_us:.2f}",
                      f"{q.p50_us:.2f}", f"{q.p50_us / p.p50_us:.3f}x", f"{p.TBps:.2f}", f"{q.TBps:.2f}", builds])
     lines = fmt_table(["batch", "kv_len", "d", "heads", "mode", "A us", "B us", "B/A", "A TB/s", "B TB/s", "builds"],
                       rows, left=(10,), rule=False).splitlines() if rows else ["no call in both"]
+    lines += legend(shown)
     tail = ([f"only in A: {counted(len(only_a), 'call')}", f"only in B: {counted(len(bk), 'call')}"]
             if only_a or bk else [])
     modes_a, modes_b = sorted({p.mode for p in a.points}), sorted({q.mode for q in b.points})

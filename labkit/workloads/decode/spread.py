@@ -21,6 +21,7 @@ from ..._text import counted
 from ...errors import ArgumentError, FormatError
 from ...report.tables import provenance_traits
 from ...timing import COLD_MODES
+from .labels import legend
 from .peers import best_peer
 from .report import DecodePoint, DecodeReport, is_decode_report, load
 from .targets import LARGE_KV_MB, call_label, shape_label
@@ -347,6 +348,7 @@ def spread_table(s: CallSpread) -> str:
              fmt_table(["run", *(["model"] if models else []), "GPU", "git", "build", "copy", "TB/s", "best peer",
                         "x peer"], rows, rule=False),
              "TB/s: labkit timed alone; x peer: labkit / the best peer, both timed in the peers' rounds",
+             *legend(r.kernel for r in s.runs),
              f"labkit {min(rates):.3f}-{max(rates):.3f} TB/s (median {statistics.median(rates):.3f}, "
              f"{max(rates) / min(rates) - 1:+.1%} from slowest to fastest)"
              + (f"; the best peer {min(peers):.3f}-{max(peers):.3f} in {counted(len(peers), 'run')} with peers"
