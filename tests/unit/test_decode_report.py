@@ -163,7 +163,7 @@ def test_diff_names_another_gpu_and_says_what_that_means(tmp_path):
     text = report.diff_table(a, report.load(b))
     assert f"gpu: A {a.provenance['device']['uuid'][:12]} | B GPU-00000000" in text
     assert "another GPU of the same kind" in text and "git:" not in text
-    assert f"same: {a.points[0].kernel} s{a.points[0].splits}" in text
+    assert f"same: {a.points[0].kernel}, {a.points[0].splits} splits" in text
     h100 = {**device, "name": "NVIDIA H100 80GB HBM3"}  # another kind of GPU: no such note
     c = report.save(a.__class__(**{**a.__dict__, "provenance": {**a.provenance, "device": h100}}), tmp_path / "c.json")
     assert "device: A NVIDIA H200 | B NVIDIA H100" in (t := report.diff_table(a, report.load(c)))
@@ -363,7 +363,7 @@ def test_a_report_times_each_call_once_and_diff_pairs_the_same_kernel_variant(tm
     (tmp_path / "fma_only.json").write_text(json.dumps(doc))
     text = report.diff_table(report.load(RECORDED[-1]), report.load(tmp_path / "fma_only.json"))
     assert "no call in both" not in text and "only in" not in text
-    assert " | fma r2s2 s" in next(ln for ln in text.splitlines() if ln.split()[:2] == ["1", "8192"])
+    assert " | fma r2s2, 16 splits" in next(ln for ln in text.splitlines() if ln.split()[:2] == ["1", "8192"])
 
 
 def test_a_peer_is_timed_only_when_its_output_is_labkits():
@@ -532,3 +532,18 @@ def test_peer_errors_that_differ_past_what_is_shown_print_as_one_line(tmp_path, 
     assert len(lines) == 1 and "OutOfResources: out of resource: shared memory" in lines[0], lines
     assert {p.peers["flex_paged"] for p in report.load(tmp_path / "r.json").points if "flex_paged" in p.peers} == {
         fake_rates(b, 8192, 128)["flex_paged"] for b in (1, 8, 64)}  # each point's whole message is kept
+
+
+def test_diff_spells_out_the_split_count_beside_a_build_label(capsys):
+    """Found by a CLI user: the builds column read `same: mma w4s1c1 s1` and `mma w8s3ef cl8 pp s8`, where the label's
+    own `s1` and `s3` are stages and the trailing `s8` was the split count."""
+    h200 = ROOT / "data" / "runs" / "20261204T185600Z-decode_bench_targets" / "sweep.json"
+    h100 = ROOT / "data" / "runs" / "20261205T152100Z-h100_bench_tests_3feb10e" / "decode_sweep.json"
+    assert cli.main(["report", "diff", str(h200), str(h100)]) == 0
+    rows = {tuple(ln.split()[:3]): ln for ln in capsys.readouterr().out.splitlines() if ln[:1] == " "}
+    assert rows["64", "8192", "128"].endswith(" same: mma w4s1c1, 1 split")
+    assert rows["1", "8192", "128"].endswith(" same: mma w8s3ef cl8 pp, 8 splits")
+    older = next((ROOT / "data" / "runs" / "20261201T062100Z-decode_bench").glob("bench.json"))
+    assert cli.main(["report", "diff", str(older), str(h200)]) == 0
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.split()[:3] == ["1", "8192", "128"])
+    assert row.endswith(" mma/1, 16 splits | mma w8s3ef cl8 pp, 8 splits")

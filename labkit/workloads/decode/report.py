@@ -321,8 +321,9 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
         if q is None:
             only_a.append(p.key)
             continue
-        builds = (f"same: {p.kernel} s{p.splits}" if (p.kernel, p.splits) == (q.kernel, q.splits)
-                  else f"{p.kernel} s{p.splits} | {q.kernel} s{q.splits}")
+        # the split count spelled out: "s8" after a label read as its stages (mma w4s1c1 s1)
+        builds = (f"same: {p.kernel}, {counted(p.splits, 'split')}" if (p.kernel, p.splits) == (q.kernel, q.splits)
+                  else f"{p.kernel}, {counted(p.splits, 'split')} | {q.kernel}, {counted(q.splits, 'split')}")
         shown += [p.kernel, q.kernel]
         rows.append([str(p.batch), str(p.kv_len), str(p.head_dim), p.heads, p.mode, f"{p.p50_us:.2f}",
                      f"{q.p50_us:.2f}", f"{q.p50_us / p.p50_us:.3f}x", f"{p.TBps:.2f}", f"{q.TBps:.2f}", builds])
