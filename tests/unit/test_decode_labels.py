@@ -56,3 +56,31 @@ def test_report_show_spread_and_diff_spell_out_the_builds_they_name(capsys):
     out = capsys.readouterr().out
     assert "\nkernel mma/1: an older label this labkit does not spell out" in out
     assert "ef = K/V loads with L2 evict_first" in out  # B's builds of the paired calls
+
+
+@pytest.mark.parametrize("args,line", [
+    (["--batch", "16", "--kv-len", "4096"], "build mma w4s3 (as decode tables name it); grid: 128 CTAs (16 sequences x "
+     "8 KV heads x 1 split) over 264 slots (132 SMs x 2): 0.48 waves"),
+    (["--batch", "24", "--kv-len", "6000", "--page-size", "32"], "build mma w4s1 (as decode tables name it); grid: 384 "
+     "CTAs (24 sequences x 8 KV heads x 2 splits) over 396 slots (132 SMs x 3): 0.97 waves"),
+    (["--batch", "1", "--kv-len", "8192"], "build mma w8s3ef cl8 pp (as decode tables name it); grid: 64 CTAs (1 "
+     "sequence x 8 KV heads x 8 splits) over the 120 of 132 slots (132 SMs x 1) that clusters of 8 fill at once: "
+     "0.53 waves"),
+    (["--batch", "72", "--kv-len", "8192"], "build mma w4s3 tail/5 (as decode tables name it); grid: 768 CTAs (72 "
+     "sequences x 8 KV heads: 528 units x 1 split, the last 48 x 5) over 264 slots (132 SMs x 2): 2.91 waves"),
+    (["--batch", "64", "--kv-len", "1024", "--head-dim", "256"], "build mma w8d2s2 P wide (as decode tables name it); "
+     "grid: 132 CTAs (persistent: they claim the 512 units, 64 sequences x 8 KV heads, one at a time) over 132 slots "
+     "(132 SMs x 1): 1.00 waves"),
+])
+def test_decode_build_names_its_build_as_the_tables_do_and_the_grid_it_launches(tmp_path, capsys, args, line):
+    """Found by a CLI user asking what a call not in any record would do: decode build said "1 split, 4 warps x 3
+    stages, 2 CTAs per SM" but not how many CTAs that makes, how many waves they take (`sched waves` needed the count
+    from `manifest check`'s grid), nor the name the bench's tables would give the build."""
+    import json
+
+    assert cli.main(["decode", "build", *args, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"\n  {line}\n" in out
+    launch = json.loads(next(tmp_path.glob("decode_*.json")).read_text())["ops"]["decode"]["impl"]["launches"][0]
+    grid = [int(args[1]) if d == "seqs" else d for d in launch["grid"]]
+    assert f"grid: {grid[0] * grid[1] * grid[2]} CTAs (" in line  # the launch the manifest makes

@@ -93,6 +93,39 @@ def _tail_grid(g: DecodeGeometry, splits: int, kb: KernelBuild, tail_units: int)
     return (units - tail_units) * splits + tail_units * kb.tail_splits
 
 
+def launch_ctas(g: DecodeGeometry, splits: int, kb: KernelBuild, tail_units: int = 0) -> int:
+    """CTAs of the call's one launch: its persistent CTAs, else the units in their splits (a tail's units in its)."""
+    return (_tail_grid(g, splits, kb, tail_units) or kb.persistent_ctas
+            or splits * g.heads_kv * _grid_y_blocks(g, kb) * g.batch)
+
+
+def describe_grid(g: DecodeGeometry, plan, sms: int) -> str:
+    """One line for the CLI: the CTAs a ``CallPlan`` launches, what they are made of, and the waves they take on
+    ``sms`` SMs (``labkit.sched.waves``; a clustered call over the CTAs the GPU holds in whole clusters)."""
+    from ..._text import counted
+    from ...sched import waves
+
+    kb = plan.kernel
+    blocks = kb.row_blocks(g)
+    units = g.batch * g.heads_kv * blocks
+    made = f"{counted(g.batch, 'sequence')} x {counted(g.heads_kv, 'KV head')}" + (
+        f" x {blocks} row blocks" if blocks > 1 else "")
+    if kb.persistent_ctas:
+        made = f"persistent: they claim the {units} units, {made}, one at a time"
+    elif plan.tail_units:
+        made = (f"{made}: {units - plan.tail_units} units x {counted(plan.splits, 'split')}, the last "
+                f"{plan.tail_units} x {kb.tail_splits}")
+    else:
+        made += f" x {counted(plan.splits, 'split')}"
+    ctas = launch_ctas(g, plan.splits, kb, plan.tail_units)
+    resident = plan.cluster_resident_ctas or None
+    w = waves(ctas, sms, plan.ctas_per_sm, resident=resident)
+    over = f"{w.slots} slots ({sms} SMs x {plan.ctas_per_sm})"
+    if resident:
+        over = f"the {resident} of {over} that clusters of {kb.cluster_splits} fill at once"
+    return f"grid: {counted(ctas, 'CTA')} ({made}) over {over}: {w.waves:.2f} waves"
+
+
 def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, *, sm_scale: float | None = None,
                   kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False,
                   tail_units: int = 0) -> dict:
@@ -126,7 +159,7 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
               {"at": SCALE_LOG2_AT, "i32": f32_bits(scale * math.log2(math.e))},
               *([{"at": HEAD_SPLITS_AT, "i32": splits}] if tail_ctas else []),
               *([{"at": TIMELINE_AT, "scratch": "timeline"}] if kb.timeline else [])]
-    ctas = tail_ctas or kb.persistent_ctas or splits * g.heads_kv * blocks * g.batch
+    ctas = launch_ctas(g, splits, kb, tail_units)
     one_d = tail_ctas or kb.persistent_ctas  # a 1-D grid: no "seqs" dimension
     stored_splits = kb.tail_splits or splits  # partials per unit
     # split partials, their counters: only where splits meet through global memory (a cluster's meet in shared memory;

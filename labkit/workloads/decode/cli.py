@@ -12,10 +12,10 @@ SPLITS_HELP = ("default: the plan's own count and build; a count given takes the
 
 
 def _build(args) -> int:
-    from .build import build_plan
-    from .geometry import DecodeGeometry
+    from .build import build_plan, describe_grid
+    from .geometry import DecodeGeometry, kernel_label
     from .plan import describe_plan
-    from .run import plan_here
+    from .run import plan_here, sms_here
 
     pages = -(-args.kv_len // args.page_size)
     g = DecodeGeometry(args.batch, args.heads_q, args.heads_kv, args.head_dim, args.page_size, pages,
@@ -23,6 +23,7 @@ def _build(args) -> int:
     plan, planned_for = plan_here(g, splits=args.splits)
     path = build_plan(g, plan, args.out.path)
     print(f"{path}\n  {describe_plan(plan)}, {planned_for}; check it with: labkit manifest check {path}")
+    print(f"  build {kernel_label(plan.kernel)} (as decode tables name it); {describe_grid(g, plan, sms_here())}")
     if pages * args.page_size != args.kv_len:  # the manifest holds pages; its own run fills each row of the table
         print(f"  --kv-len {args.kv_len}: {counted(pages, 'page')} of {args.page_size} per sequence "
               f"({pages * args.page_size} tokens); a call's seq_lens say how many of them it reads (manifest run "

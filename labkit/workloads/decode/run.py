@@ -109,6 +109,17 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
     return Timeline(records[records[:, 3] > 0], sms=describe().sm_count, ctas_per_sm=occ.ctas_per_sm)
 
 
+def sms_here() -> int:
+    """The SMs ``plan_here`` plans for: this GPU's, else the H200's 132."""
+    from ...cuda import gpu_status
+
+    if gpu_status()[0]:
+        from ...device import describe
+
+        return describe().sm_count
+    return 132
+
+
 def plan_here(g: DecodeGeometry, **overrides):
     """(the plan for ``g`` and a line naming what it was planned for): this GPU where there is one (its SMs, L2 and
     clusters, as the bench plans), else the H200 (``plan_call``'s defaults): a cubin built on a CPU box is planned
