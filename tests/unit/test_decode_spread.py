@@ -206,6 +206,9 @@ def test_report_spread_prints_the_runs_and_writes_the_figure(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("64 x 8k d128, 32/8 heads, cold: the plan's call in 12 runs on 12 GPUs")
     assert "20261204T184500Z-make_bench/sweep.json" in out and "  6 runs on 6 GPUs at 4.452-4.475" in out
+    # each column's unit said under the table (a CLI user: was copy a ceiling, a K/V rate, which size, read or both?)
+    assert ("\nTB/s: labkit timed alone, K+V bytes read over p50; copy: the run's 1 GiB device-to-device copy, TB/s "
+            "read + write; x peer: labkit / the best peer, both timed in the peers' rounds\n") in out
     png = out_path.with_suffix(".png")
     assert f"figure: {png}" in out and out_path.with_suffix(".svg").exists()
     assert imread(png).shape[0] > 300

@@ -347,7 +347,8 @@ def spread_table(s: CallSpread) -> str:
                 else ""),
              fmt_table(["run", *(["model"] if models else []), "GPU", "git", "build", "copy", "TB/s", "best peer",
                         "x peer"], rows, rule=False),
-             "TB/s: labkit timed alone; x peer: labkit / the best peer, both timed in the peers' rounds",
+             "TB/s: labkit timed alone, K+V bytes read over p50; copy: the run's 1 GiB device-to-device copy, TB/s "
+             "read + write; x peer: labkit / the best peer, both timed in the peers' rounds",
              *legend(r.kernel for r in s.runs),
              f"labkit {min(rates):.3f}-{max(rates):.3f} TB/s (median {statistics.median(rates):.3f}, "
              f"{max(rates) / min(rates) - 1:+.1%} from slowest to fastest)"
