@@ -626,3 +626,22 @@ def test_a_tail_speedup_column_of_no_value_is_not_shown_but_kept_in_the_saved_ta
         {"case": "d1", "kernel": "k", "rule": "TailEffect", "title": "Tail effect", "speedup_pct": 25.0},))
     shown = tables.shown_efficiency(tables.efficiency_table(fired)).set_index("case")
     assert shown.loc["d1", "tail_rule_speedup_pct"] == 25.0 and math.isnan(shown.loc["d0", "tail_rule_speedup_pct"])
+
+
+def test_the_summary_shows_each_cases_event_min_and_max_beside_its_p50(capsys):
+    """Found reading the H100's notebook 05 record with `labkit ncu summary`: 8 x 1k decode read 49.28 us by the events
+    against ncu's 18.46 (-62.53 %), unflagged as under 100 us, and nothing printed said that its samples ran from
+    20.83 to 215.49 us, i.e. that the p50 was disturbed, not the kernel slower."""
+    from labkit import cli
+
+    from ..conftest import ROOT
+
+    (recorded,) = (ROOT / "data" / "runs" / "20261205T143900Z-h100_gpu_tests_head").glob("notebooks/*-05_ncu_corr*/"
+                                                                                            "data/ncu_summary.json")
+    assert cli.main(["ncu", "summary", str(recorded)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(ln for ln in lines if ln.split()[:1] == ["case"])
+    assert header.split() == ["case", "kernel", "event_p50_us", "event_min_us", "event_max_us", "ncu_us", "gap",
+                              "flagged"]
+    row = next(ln for ln in lines if ln.split()[:1] == ["decode_b8_kv1024"])
+    assert row.split() == ["decode_b8_kv1024", "paged_decode", "49.28", "20.83", "215.49", "18.46", "-62.53%", "False"]
