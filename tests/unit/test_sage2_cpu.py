@@ -746,3 +746,22 @@ def test_the_k_mean_grid_uses_the_kernels_own_chunk():
 
     define = re.search(r"#define CHUNK (\d+)", KERNELS["k_mean"].read_text())
     assert define is not None and int(define.group(1)) == MEAN_CHUNK
+
+
+def test_the_bench_table_says_what_each_of_its_filled_columns_means():
+    """Found by a CLI user reading `make bench`'s log: floor_ms, x_floor, x_target_127ms, mainloop_x_this, alone_ms
+    stood over numbers with nothing on an H200 saying what they divided (a note explained x_target on other GPUs)."""
+    from labkit.workloads.sage2.bench import render
+
+    out = render({"shape": [1, 37810, 56, 128], "layout": "NHD", "copy_GBps": 4240.0, "schedule": "sm90",
+                  "device": "NVIDIA H200",
+                  "rows": [{"phase": "q_int8_quantization", "p50_ms": 0.199, "floor_ms": 0.192, "x_floor": 1.035},
+                           {"phase": "fused_mainloop", "p50_ms": 40.856, "TOPS": 1003.3, "x_target_127ms": 0.322,
+                            "MHz": "1890-1875"}]}).splitlines()
+    assert out[-5:] == [
+        "  floor_ms: the phase's fewest bytes (inputs read once, outputs written once) over the run's copy rate",
+        "  x_floor: p50 / floor_ms ('launch-bound': a floor under 10 us); the mainloop's rows give TOPS instead",
+        "  TOPS: labkit's mainloop, 4 B N_q N_kv H D operations per second (its 8-bit MMAs)",
+        "  x_target_127ms: p50 / 127 ms, the public sm89-schedule kernel on the H200",
+        "  MHz: the SM clock at the timing's start and end"]
+    assert not any(ln.startswith(f"  {c}:") for c in ("TFLOPS", "mainloop_x_this", "alone_ms", "cos") for ln in out)

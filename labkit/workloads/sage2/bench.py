@@ -209,6 +209,20 @@ def bench(shape=(1, 37810, 56, 128), *, iterations: int = 10, warmup: int = 3, l
     return out
 
 
+# what each column means, printed under the table for the columns that hold a value
+COLUMNS = {
+    "floor_ms": "the phase's fewest bytes (inputs read once, outputs written once) over the run's copy rate",
+    "x_floor": "p50 / floor_ms ('launch-bound': a floor under 10 us); the mainloop's rows give TOPS instead",
+    "TOPS": "labkit's mainloop, 4 B N_q N_kv H D operations per second (its 8-bit MMAs)",
+    "x_target_127ms": f"p50 / {TARGET_MAINLOOP_S * 1e3:.0f} ms, the public sm89-schedule kernel on the {TARGET_GPU}",
+    "TFLOPS": "a peer's rate, the same operation count over its p50",
+    "mainloop_x_this": "the mainloop's p50 in the shuffled rounds / this peer's (under 1: the mainloop faster)",
+    "MHz": "the SM clock at the timing's start and end",
+    "alone_ms": "p50 timed alone, not in the rounds (mainloop_x_alone and alone_MHz likewise)",
+    "cos": "accuracy against exact fp32 attention (cos, rel_l1)",
+}
+
+
 def _label(s: Schedule) -> str:
     return "sm90" if s.mainloop == "sm90" else ("pv_terms=2" if s.pv_terms == 2 else "seed schedule")
 
@@ -237,4 +251,6 @@ def render(result: dict) -> str:
             s = f"{v:.3f}" if isinstance(v, float) and not math.isnan(v) else str(v)
             cells.append(f"{s:>14}" if i else f"{s:<36}")
         lines.append("  ".join(cells).rstrip())
+    held = {c for r in result["rows"] for c in cols if r.get(c, "") != ""}
+    lines += [f"  {c}: {text}" for c, text in COLUMNS.items() if c in held]
     return "\n".join(lines)
