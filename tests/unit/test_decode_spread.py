@@ -609,3 +609,19 @@ def test_the_two_groups_count_the_gpus_their_runs_name_and_say_how_many_name_non
     assert faster.startswith("  5 runs on 4 GPUs (1 run names none) at 4.400-4.430: ")
     low, high = s.step()
     assert low.unnamed + high.unnamed == 3 and low.machines == 4  # the step still counts a run's directory as a machine
+
+
+def test_runs_of_two_builds_seek_no_step_as_it_would_be_the_builds(capsys):
+    """Found asking the recorded runs about 24 x 8k: its 11 H200 runs split into 'two groups', 3.848-3.945 and
+    4.089-4.182 TB/s, named like the H200s' two states with their copy and peer medians, and the groups were the plan's
+    old build (mma w4s3, 7 runs) and its new one (mma w4s1, 4 runs)."""
+    args = ["report", "spread", str(RUNS), "--point", "24x8192", "--device", "NVIDIA H200"]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert " mma w4s3 " in out and " mma w4s1 " in out and "two groups" not in out
+    assert out.splitlines()[-1] == ("runs of 2 builds: no step sought, as one between builds may be the builds', not "
+                                    "the machines' state; --kernel holds one")
+    s = call_spread(read_reports([RUNS]), 24, 8192, 128, device="NVIDIA H200")
+    assert s.builds == ("mma w4s1", "mma w4s3") and s.step() is None
+    assert cli.main([*args, "--kernel", "mma w4s3"]) == 0
+    assert "runs of 2 builds" not in capsys.readouterr().out

@@ -117,6 +117,11 @@ class CallSpread:
         return tuple(sorted({r.device for r in self.runs} - {"not recorded"}))
 
     @property
+    def builds(self) -> tuple[str, ...]:
+        """The build labels the runs name."""
+        return tuple(sorted({r.kernel for r in self.runs}))
+
+    @property
     def where(self) -> str:
         """``44 runs on 28 GPUs (10 runs name none)``: the runs that record no GPU are not among the GPUs counted."""
         return _runs_on(len(self.runs), *_gpus_named(self.runs))
@@ -125,10 +130,10 @@ class CallSpread:
         """The runs below and above the largest ratio between two neighbouring rates that leaves ``MIN_PER_SIDE`` runs
         on each side, where that step stands out: larger than either side's interquartile spread (q75 / q25), and
         each side on ``MIN_MACHINES_PER_SIDE`` machines or more. None otherwise (too few runs, rates that spread
-        evenly, a few runs of one machine apart from the rest, or runs on several GPU models, whose step would be
-        the models')."""
+        evenly, a few runs of one machine apart from the rest, or runs on several GPU models or of several builds,
+        whose step would be the models' or the builds': 24 x 8k's were the plan's old and new build)."""
         rs = self.runs
-        if len(rs) < MIN_FOR_GROUPS or len(self.devices) > 1:
+        if len(rs) < MIN_FOR_GROUPS or len(self.devices) > 1 or len(self.builds) > 1:
             return None
         at = max(range(MIN_PER_SIDE - 1, len(rs) - MIN_PER_SIDE), key=lambda i: rs[i + 1].TBps / rs[i].TBps)
         low, high = rs[: at + 1], rs[at + 1:]
@@ -340,7 +345,7 @@ def spread_table(s: CallSpread) -> str:
              peer(r), "-" if r.x_best_peer is None else f"{r.x_best_peer:.3f}"] for r in s.runs]
     rates = [r.TBps for r in s.runs]
     peers = [r.best_peer_TBps for r in s.runs if r.best_peer_TBps is not None]
-    builds = len({r.kernel for r in s.runs})
+    builds = len(s.builds)
     lines = [f"{s.call}: the plan's call in {s.where}"
              + (f" ({counted(builds, 'build')}: --kernel holds one)" if builds > 1 else "")
              + (f"; {s.copies} {'copy' if s.copies == 1 else 'copies'} of a report already read left out" if s.copies
@@ -358,6 +363,9 @@ def spread_table(s: CallSpread) -> str:
     if models:
         lines.append(f"runs on {counted(len(s.devices), 'GPU model')} ({', '.join(s.devices)}): no step sought, as one "
                      "between models is not a state; --device NAME holds one")
+    elif len(s.builds) > 1 and len(s.runs) >= MIN_FOR_GROUPS:
+        lines.append(f"runs of {counted(len(s.builds), 'build')}: no step sought, as one between builds may be the "
+                     "builds', not the machines' state; --kernel holds one")
     elif step is None and len(s.runs) >= MIN_FOR_GROUPS:
         lines.append(f"no step with {MIN_PER_SIDE} or more runs on each side stands out from the spread on either side "
                      f"of it, on {MIN_MACHINES_PER_SIDE} or more machines each")
