@@ -77,3 +77,32 @@ def test_lab_prints_the_url_with_its_token_and_pairs_missing_notebooks(tmp_path,
     nb = nbformat.read(nbdir / "00_device_and_timing.ipynb", as_version=4)
     assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in nb.cells)
     assert (nbdir / "01_decode_manifest.ipynb").read_text() == "{}"
+
+
+def test_saving_a_notebook_in_jupyterlab_leaves_its_source_as_it_was(tmp_path):
+    """Found by running the notebooks in JupyterLab: a save (autosave, after Run All) rewrote each percent source's
+    header with jupytext's version and the kernel's display name, so git showed every notebook opened as modified."""
+    pytest.importorskip("jupytext")
+    import shutil
+
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    from jupytext import TextFileContentsManager
+
+    try:  # what JupyterLab writes into the notebook: the running kernel's spec
+        spec = KernelSpecManager().get_kernel_spec("python3")
+        kernelspec = {"display_name": spec.display_name, "language": spec.language, "name": "python3"}
+    except NoSuchKernel:  # none installed here: ipykernel's own name for it
+        kernelspec = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    shutil.copy(ROOT / "notebooks" / "jupytext.toml", tmp_path)
+    sources = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+    assert len(sources) == 6
+    contents = TextFileContentsManager(root_dir=str(tmp_path))
+    for src in sources:
+        shutil.copy(src, tmp_path)
+        name = src.with_suffix(".ipynb").name
+        nb = contents.get(name)["content"] if (tmp_path / name).exists() else contents.get(src.name)["content"]
+        nb["metadata"]["kernelspec"] = kernelspec
+        nb["metadata"]["language_info"] = {"name": "python", "mimetype": "text/x-python", "version": "3.12.3"}
+        contents.save({"type": "notebook", "format": "json", "content": nb}, name)
+        assert (tmp_path / name).exists(), name  # paired: the save wrote both sides
+        assert (tmp_path / src.name).read_text() == src.read_text(), src.name
