@@ -227,10 +227,12 @@ def tail_note(r: Sage2Report) -> str:
         values = [v for _, v in same]
         drift = 100 * (max(values) / min(values) - 1)
         times = ", ".join(t for t, _ in same[:-1]) + f" and {same[-1][0]}"
+        # against the largest difference: "no larger than any" had been said of a drift larger than some of them
         out.append(f"The full shape (q {n_q}, kv {n_kv}), timed {len(same)} times: {times} ms, {drift:.2f} % apart: "
-                   f"run-to-run drift {'larger' if drift > largest else 'no larger'} than any tail point's difference "
-                   f"from its own sweep's full shape (at most {largest:.2f} %)"
-                   + (", so tail points compare within their sweep only." if drift > largest else "."))
+                   + (f"run-to-run drift larger than any tail point's difference from its own sweep's full shape (at "
+                      f"most {largest:.2f} %), so tail points compare within their sweep only." if drift > largest else
+                      f"run-to-run drift no larger than the largest tail point's difference from its own sweep's full "
+                      f"shape ({largest:.2f} %)."))
     beyond = tails[tails["beyond_noise"]]
     out.append(f"{build_label(r) or 'This report'}: within its sweep, {len(beyond)} of {len(tails)} tail points "
                f"{'lies' if len(beyond) == 1 else 'lie'} beyond noise (min..max apart from the full shape's)"
