@@ -410,3 +410,34 @@ def test_the_decode_activity_title_breaks_between_phrases_not_inside_batch_8_x_8
     assert len(broken) > 1 and " ".join(broken) == first and lines[-2:] == title.split("\n")[1:], lines
     assert all(line[-1] in ",:" for line in broken[:-1]), broken
     assert any("batch 8 x 8192 tokens" in line for line in broken), broken
+
+
+# JupyterLab's notebook pane, as measured in chromium at 1400 x 1000 with the file browser open: an image wider than
+# this is scaled down to it, and its text with it
+PANE_PX = 950
+
+
+def _shown_px(fig, points: float) -> float:
+    """How tall text of ``points`` shows in the pane: the notebook shows the PNG saved at savefig.dpi, one pixel to
+    one CSS pixel, scaled down to the pane's width."""
+    dpi = matplotlib.rcParams["savefig.dpi"]
+    return points * dpi / 72 * min(1.0, PANE_PX / (fig.get_figwidth() * dpi))
+
+
+def test_the_gantt_charts_row_labels_are_readable_in_jupyterlab_and_do_not_overlap():
+    """Found by opening notebook 04 in JupyterLab: the 64 'SM n slot k' labels of a launch's Gantt chart were 5 pt
+    on a 9 in figure, about 7 px tall in the pane."""
+    import numpy as np
+
+    from labkit.sched import Timeline
+
+    # 280 CTAs on 132 SMs x 2 slots, as the recorded Sage2 launch: 64 of 264 rows drawn
+    rec = [(i, i % 132, (i // 264) * 2000 + i % 5, (i // 264) * 2000 + 1900 + i % 5, 0, 0) for i in range(280)]
+    fig = plot.cta_gantt(Timeline(np.array(rec), sms=132, ctas_per_sm=2))
+    ax = fig.axes[0]
+    labels = ax.get_yticklabels()
+    assert len(labels) == 64
+    assert min(_shown_px(fig, t.get_fontsize()) for t in labels) >= 10
+    fig.canvas.draw()
+    boxes = sorted((t.get_window_extent().y0, t.get_window_extent().y1) for t in labels)
+    assert all(low[1] <= high[0] for low, high in zip(boxes, boxes[1:])), "row labels overlap"
