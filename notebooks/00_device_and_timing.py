@@ -125,4 +125,4 @@ session.save_figure(fig, "seed_tail_study")
 print(labkit.report.tail_note(seed))
 seed_tails = labkit.report.tail_table(seed)
 session.save_table(seed_tails, "seed_tail_study")
-seed_tails
+labkit.report.shown_tails(seed_tails)  # data/seed_tail_study.csv keeps every column

@@ -20,6 +20,7 @@ from .tables import (
     phase_table,
     provenance_traits,
     scheduler_frame,
+    shown_tails,
     summary,
     tail_note,
     tail_table,
@@ -27,5 +28,5 @@ from .tables import (
 
 __all__ = ["CURRENT_VERSION", "PHASE_GROUPS", "DecompositionCheck", "Sage2Report", "Scheduler", "TailPoint",
            "build_label", "checks_frame", "diff_table", "differences", "dumps", "label", "from_node", "load", "loads",
-           "phase_table", "provenance_traits", "save", "scheduler_frame", "summary", "tail_note",
+           "phase_table", "provenance_traits", "save", "scheduler_frame", "shown_tails", "summary", "tail_note",
            "tail_table", "to_dict"]

@@ -193,6 +193,23 @@ def tail_table(r: Sage2Report):
     return df
 
 
+SHOWN_TAIL_COLUMNS = ("sweep", "q_len", "kv_len", "q_ctas_per_head", "k_iterations_per_cta", "q_row_efficiency",
+                      "kv_tile_efficiency", "mainloop_p50_ms", "mainloop_min_ms", "mainloop_max_ms", "vs_full_pct",
+                      "beyond_noise")
+
+
+def shown_tails(tails):
+    """``tail_table`` as a notebook shows it: each point's tiles, its efficiency along q and kv, the mainloop's p50 and
+    min..max and how it stands against its sweep's full shape, numbers rounded to what they resolve (ms to the us,
+    efficiencies to 1e-4, percent to 0.01); the saved CSV keeps every column. All 21 columns (counts, mean, p90-p99,
+    rows scheduled, checksums) had run over two widths of JupyterLab's pane in notebook 00."""
+    out = tails[list(SHOWN_TAIL_COLUMNS)].copy()
+    for col, digits in (("_ms", 3), ("_efficiency", 4), ("_pct", 2)):
+        for c in [c for c in out.columns if c.endswith(col)]:
+            out[c] = out[c].round(digits)
+    return out
+
+
 def build_label(r: Sage2Report) -> str:
     """The mainloop build a labkit report ran, for titles and prose: ``sm90 mainloop 192x128``, ``seed mainloop
     128x64`` (``, pv_terms 2`` where two); "" for a report that records no schedule (the user's seed report)."""

@@ -555,3 +555,23 @@ def test_the_progress_line_names_each_code_cell_apart(name, tmp_path):
         assert shown[-1].startswith("Tail study: the mainloop's p50") and shown[-2] == "The Sage2 seed report"
     else:
         assert shown[1:3] == [markdown[0].lstrip("# "), markdown[0].lstrip("# ") + " (continued)"]
+
+
+def test_notebooks_00_and_02_show_the_same_readable_tail_table(tmp_path):
+    """Found by opening notebook 00 in JupyterLab: its tail table showed all 21 columns of tail_table (counts, mean,
+    p90-p99, checksums) at six decimals, over two widths of the pane; 02 picked its own columns. Both show
+    report.shown_tails now, and the CSV keeps every column."""
+    from labkit.report.tables import SHOWN_TAIL_COLUMNS
+
+    for name, csv in (("00_device_and_timing", "seed_tail_study.csv"), ("02_sage2_phases", "tail_study.csv")):
+        res = notebooks.run(name, {"source": "recorded"}, out_root=tmp_path / name, timeout_s=600)
+        assert res.ok, res.error
+        nb = json.loads(res.notebook.read_text())
+        tables = ["".join(o["data"]["text/html"]) for c in nb["cells"] for o in c.get("outputs", [])
+                  if "vs_full_pct" in "".join(o.get("data", {}).get("text/html", ""))]
+        assert len(tables) == 1, name
+        header = re.findall(r"<th>([^<]*)</th>", tables[0].split("</thead>")[0])
+        assert [h for h in header if h] == list(SHOWN_TAIL_COLUMNS), (name, header)
+        cells = re.findall(r"<td>([^<]*)</td>", tables[0])
+        assert cells and not [c for c in cells if re.fullmatch(r"-?\d+\.\d{5,}", c)], cells  # rounded
+        assert len(pd.read_csv(res.run_dir / "data" / csv).columns) > len(SHOWN_TAIL_COLUMNS)
