@@ -11,6 +11,7 @@ the session refuses and lists the parameter sets that were recorded.
 import ast
 import dataclasses
 import json
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from . import _env
 from ._json import dumps, load_document, parse_text
 from .cuda import gpu_status
 from .errors import LabkitError, NoGPU, ParameterError
-from .staleness import KERNEL_PATHS, kernel_commits_since
+from .staleness import changed_since, kernel_paths
 
 SOURCES = ("auto", "live", "recorded")
 
@@ -270,10 +271,10 @@ class Session:
         same = "with the same parameters"
         if r.covering:  # a run of more than was asked for: the part asked for is shown
             same += " except " + ", ".join(f"{k}={v!r}, which covers the {k} asked for" for k, v in r.covering.items())
-        since = kernel_commits_since(r.git_sha)
+        changed, since = changed_since(r.git_sha, kernel_paths(self.notebook)) or ([], 0)
         stale = (f" labkit's kernels or call plans changed in {since} commit(s) since (git log {r.git_sha[:12]}..HEAD "
-                 f"-- {' '.join(KERNEL_PATHS[2:])} and the .cu files): re-record on a GPU to measure today's code."
-                 if since else "")
+                 f"-- {' '.join(map(shlex.quote, changed))}): re-record on a GPU to measure today's code."
+                 if changed else "")
         return (f"labkit {self.notebook}: RECORDED mode ({self.reason}). Showing the recorded run {r.label} "
                 f"(measured on {r.device}, {r.created_utc}, git {r.git_sha[:12]}) {same}; not a new measurement."
                 + stale)

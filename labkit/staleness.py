@@ -19,6 +19,26 @@ KERNEL_PATHS = (":(glob)labkit/**/*.cu", ":(glob)labkit/**/*.cuh", "labkit/workl
                 "labkit/workloads/decode/geometry.py", "labkit/workloads/decode/loads.py",
                 "labkit/workloads/sage2/schedule.py")
 
+# the part of them each notebook measures: every timed sample runs the timing pads; a notebook not named here is held
+# to all of them (a change to the decode plan had called notebooks 00-02's records stale, which run none of it)
+_TIMING = (":(glob)labkit/timing/kernels/*",)
+_SAGE2 = (":(glob)labkit/workloads/sage2/kernels/*", "labkit/workloads/sage2/schedule.py")
+_DECODE = (":(glob)labkit/workloads/decode/kernels/*", "labkit/workloads/decode/plan.py",
+           "labkit/workloads/decode/geometry.py", "labkit/workloads/decode/loads.py")
+NOTEBOOK_KERNEL_PATHS = {
+    "00_device_and_timing": _TIMING,
+    "01_decode_manifest": _TIMING + (":(glob)labkit/manifest/kernels/*",),
+    "02_sage2_phases": _TIMING + _SAGE2,
+    "03_decode": _TIMING + _DECODE,
+    "04_cta_scheduling": _TIMING + _SAGE2 + _DECODE + (":(glob)labkit/sched/kernels/*",),
+    "05_ncu_correlation": _TIMING + _SAGE2 + _DECODE,
+}
+
+
+def kernel_paths(notebook: str) -> tuple[str, ...]:
+    """The kernels and plans ``notebook``'s measurements run (git pathspecs), all of ``KERNEL_PATHS`` for another."""
+    return NOTEBOOK_KERNEL_PATHS.get(notebook, KERNEL_PATHS)
+
 # a C/CUDA string or character literal (kept whole), a comment (one space, as C reads it) or a run of blanks (one)
 _C_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|[ \t\f\v]+', re.S)
 
@@ -79,23 +99,47 @@ def _same_code(sha: str, path: str) -> bool:
     return before is not None and before == _code_at("HEAD", path)
 
 
-def kernel_commits_since(sha: str) -> int | None:
-    """Commits after ``sha`` up to HEAD that changed ``KERNEL_PATHS``, or 0 where those files read at HEAD as the same
-    code as at ``sha`` (a change and its revert, a comment, a docstring); None without git or where ``sha`` is not a
-    commit of this checkout. A notebook that renders a record from before such a change says so (notebook 02's sm90
-    view had shown a mainloop two changes old, 10 % slower, as if current)."""
+def _changed_code(sha: str, paths: tuple[str, ...]) -> list[str] | None:
+    """The files of ``paths`` that read as other code at HEAD than at ``sha``; None without git or where ``sha`` is not
+    a commit of this checkout."""
+    changed = _git("diff", "--name-only", "-z", sha, "HEAD", "--", *paths)  # -z: names as they are
+    if changed.returncode != 0:
+        return None
+    return [p for p in changed.stdout.split("\0") if p and not _same_code(sha, p)]
+
+
+def _commits(sha: str, paths) -> int | None:
+    out = _git("rev-list", "--count", f"{sha}..HEAD", "--", *paths)
+    return int(out.stdout) if out.returncode == 0 and out.stdout.strip().isdigit() else None
+
+
+def kernel_commits_since(sha: str, paths: tuple[str, ...] = KERNEL_PATHS) -> int | None:
+    """Commits after ``sha`` up to HEAD that changed ``paths`` (``KERNEL_PATHS``), or 0 where those files read at HEAD
+    as the same code as at ``sha`` (a change and its revert, a comment, a docstring); None without git or where
+    ``sha`` is not a commit of this checkout. A notebook that renders a record from before such a change says so
+    (notebook 02's sm90 view had shown a mainloop two changes old, 10 % slower, as if current)."""
     try:
-        out = _git("rev-list", "--count", f"{sha}..HEAD", "--", *KERNEL_PATHS)
-        if out.returncode != 0 or not out.stdout.strip().isdigit():
-            return None
-        commits = int(out.stdout)
+        commits = _commits(sha, paths)
         if not commits:
-            return 0
-        changed = _git("diff", "--name-only", "-z", sha, "HEAD", "--", *KERNEL_PATHS)  # -z: names as they are
-        if changed.returncode != 0:
+            return commits
+        changed = _changed_code(sha, paths)
+        return None if changed is None else commits if changed else 0
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def changed_since(sha: str, paths: tuple[str, ...] = KERNEL_PATHS) -> tuple[list[str], int] | None:
+    """The files of ``paths`` whose code differs at HEAD from ``sha`` and the commits since that touched them (what
+    ``git log sha..HEAD -- files`` lists: a banner's count and command agree); ([], 0) where none differ, None without
+    git or where ``sha`` is not a commit of this checkout."""
+    try:
+        if _commits(sha, paths) is None:
             return None
-        paths = [p for p in changed.stdout.split("\0") if p]
-        return 0 if all(_same_code(sha, p) for p in paths) else commits
+        changed = _changed_code(sha, paths)
+        if not changed:
+            return None if changed is None else ([], 0)
+        commits = _commits(sha, changed)
+        return None if commits is None else (changed, commits)
     except (OSError, subprocess.SubprocessError):
         return None
 

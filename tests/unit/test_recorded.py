@@ -68,7 +68,7 @@ def test_a_record_from_before_a_kernel_change_says_so_in_the_banner(tmp_path, ca
     it were today's code."""
     import subprocess
 
-    from labkit.session import KERNEL_PATHS, kernel_commits_since
+    from labkit.staleness import KERNEL_PATHS, kernel_commits_since
 
     log = subprocess.run(["git", "-C", str(ROOT), "log", "-20", "--format=%H", "--", *KERNEL_PATHS],
                          capture_output=True, text=True)
@@ -286,7 +286,7 @@ def test_a_kernel_change_and_its_revert_leave_a_record_current(tmp_path, monkeyp
     import subprocess
 
     from labkit import _env
-    from labkit.session import kernel_commits_since
+    from labkit.staleness import kernel_commits_since
 
     def git(*args):
         return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,

@@ -1,6 +1,7 @@
 """A record stays current when a kernel or plan changed only in comments, docstrings or whitespace; it turns stale
 when the code changed (labkit.staleness, the notebooks' banner)."""
 
+import json
 import re
 import subprocess
 
@@ -172,3 +173,44 @@ def test_a_bare_raise_or_a_raise_of_a_class_reads_as_code():
     plan = "try:\n    f()\nexcept KeyError:\n    raise\n"
     assert code_of("p.py", plan) != code_of("p.py", plan.replace("raise", "pass"))
     assert code_of("p.py", "raise KeyError\n") != code_of("p.py", "raise ValueError\n")
+
+
+def test_a_record_is_called_stale_only_where_its_notebook_runs_the_changed_code(tmp_path, monkeypatch, capsys):
+    """Found by opening every notebook in JupyterLab: a rework of decode/geometry.py's refusals and a helper added
+    beside them had all six recorded notebooks say "labkit's kernels or call plans changed in 4 commit(s)", 00-02
+    among them, which run no decode code; and the count was of commits touching any kernel path, four where the git log
+    the banner names lists three. The banner now holds a record to the code its notebook runs, names the files whose
+    code differs, and counts the commits that command lists."""
+    from labkit.session import Session
+
+    from .test_recorded import _record
+
+    git = _git_repo(tmp_path, monkeypatch)
+    sources = {"labkit/timing/kernels/timing_helpers.cu": "int t = 1;\n",
+               "labkit/workloads/sage2/kernels/attn_fwd.cu": "int a = 1;\n",
+               "labkit/workloads/decode/geometry.py": "X = 1\n", "labkit/workloads/decode/loads.py": "L = 1\n"}
+    for path, text in sources.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    git("add", "."), git("commit", "-qm", "recorded here")
+    recorded = git("rev-parse", "HEAD")
+    for path, text, why in (("labkit/workloads/decode/loads.py", "L = 1  # why\n", "a comment"),
+                            ("labkit/workloads/decode/geometry.py", "X = 2\n", "code"),
+                            ("labkit/workloads/decode/geometry.py", "X = 3\n", "code again")):
+        (tmp_path / path).write_text(text)
+        git("commit", "-qam", why)
+    listed = git("log", "--oneline", f"{recorded}..HEAD", "--", "labkit/workloads/decode/geometry.py").splitlines()
+    assert len(listed) == 2
+    stale = (f"labkit's kernels or call plans changed in 2 commit(s) since (git log {recorded[:12]}..HEAD -- "
+             "labkit/workloads/decode/geometry.py): re-record on a GPU to measure today's code.")
+    for name, runs in (("00_device_and_timing", False), ("01_decode_manifest", False), ("02_sage2_phases", False),
+                       ("03_decode", True), ("04_cta_scheduling", True), ("05_ncu_correlation", True),
+                       ("another", True)):  # a notebook not in the table: held to every kernel and plan
+        run = _record(tmp_path / "runs" / name, "20260101T000000Z", name)
+        doc = json.loads((run / "run.json").read_text())
+        doc["provenance"]["git_sha"] = recorded
+        (run / "run.json").write_text(json.dumps(doc))
+        Session.start(name, source="recorded", out_dir=tmp_path / "out" / name, parameters={"n": 1},
+                      runs_root=tmp_path / "runs" / name)
+        banner = capsys.readouterr().out
+        assert (stale in banner) is runs and ("re-record" in banner) is runs, (name, banner)
