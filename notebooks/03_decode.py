@@ -34,11 +34,12 @@ seed_manifest: File(measured=False, reads="manifest") = "data/trtllm_gen_decode_
 
 # %%
 import pandas as pd
+from IPython.display import display
 
 import labkit
 from labkit.session import Session
 from labkit.workloads.decode import study
-from labkit.workloads.decode.spread import spread_table
+from labkit.workloads.decode.spread import spread_frame, spread_table
 
 labkit.setup_logging("WARNING")
 session = Session.start("03_decode", source=source, out_dir=out_dir, runs_root=recorded_root, parameters={
@@ -124,8 +125,9 @@ spread = study.recorded_spread(spread_at[0], spread_at[1], head_dim=int(head_dim
                                heads_q=heads[0], heads_kv=heads[1], kernel=study.table_kernel(table, *spread_at),
                                device=session.device_name)
 if spread is not None:
-    print(spread_table(spread))
-    print("\nthis notebook's call:", study.this_run_among(spread, table, *spread_at))
+    print(spread_table(spread, rows=False))  # the runs' rows follow as a table
+    display(spread_frame(spread))
+    print("this notebook's call:", study.this_run_among(spread, table, *spread_at))
     session.save_figure(labkit.plot.call_spread(spread, this_run=study.table_rate(table, *spread_at),
                                                 this_run_beside=study.table_rate(table, *spread_at, beside_peers=True)),
                         "spread")

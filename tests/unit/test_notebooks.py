@@ -575,3 +575,29 @@ def test_notebooks_00_and_02_show_the_same_readable_tail_table(tmp_path):
         cells = re.findall(r"<td>([^<]*)</td>", tables[0])
         assert cells and not [c for c in cells if re.fullmatch(r"-?\d+\.\d{5,}", c)], cells  # rounded
         assert len(pd.read_csv(res.run_dir / "data" / csv).columns) > len(SHOWN_TAIL_COLUMNS)
+
+
+def test_notebook_03_shows_the_recorded_spread_as_a_table_not_as_lines_wider_than_the_pane(tmp_path):
+    """Found by opening notebook 03 in JupyterLab: the spread's 44 rows were printed as text of about 150 characters
+    (a run's path, GPU, commit, build, rates, best peer), and every one broke in two in the pane, its last columns under
+    the next row's start. The rows are a table now; the lines around it stay text."""
+    from labkit.workloads.decode import study
+    from labkit.workloads.decode.spread import spread_frame
+
+    res = notebooks.run("03_decode", {"source": "recorded"}, out_root=tmp_path, timeout_s=600)
+    assert res.ok, res.error
+    nb = json.loads(res.notebook.read_text())
+    cell = next(c for c in nb["cells"] if "spread_frame(spread)" in "".join(c["source"]))
+    printed = "".join("".join(o.get("text", "")) for o in cell["outputs"])
+    html = "".join("".join(o.get("data", {}).get("text/html", "")) for o in cell["outputs"])
+    table = pd.read_csv(res.run_dir / "data" / "bandwidth.csv")  # the notebook's defaults, as it calls it
+    device = json.loads((ROOT / res.recorded_from / "run.json").read_text())["provenance"]["device"]["name"]
+    spread = study.recorded_spread(64, 8192, head_dim=128, page_size=64, heads_q=32, heads_kv=8,
+                                   kernel=study.table_kernel(table, 64, 8192), device=device)
+    assert printed.startswith(f"{spread.call}: the plan's call in {spread.where}\n")
+    assert "this notebook's call: " in printed and "TB/s: labkit timed alone" in printed
+    assert not [r.source for r in spread.runs if r.source in printed], "a run's row printed as text"
+    assert html.count("</tr>") == len(spread.runs) + 2  # the columns, the index's name, then one row a run
+    for r in spread.runs:
+        assert f"<th>{r.source}</th>" in html
+    assert list(spread_frame(spread).columns) == ["GPU", "git", "build", "copy", "TB/s", "best peer", "x peer"]

@@ -332,17 +332,31 @@ def _run(name: str, r: DecodeReport, p: DecodePoint) -> RunRate:
                    t["git"][:7], str(r.provenance.get("created_utc", "")), name)
 
 
-def spread_table(s: CallSpread) -> str:
+def _row_cells(s: CallSpread, r: RunRate) -> list[str]:
+    peer = "-" if r.best_peer is None else f"{r.best_peer} {r.best_peer_TBps:.2f}"
+    return [r.source, *([r.device] if len(s.devices) > 1 else []), r.gpu, r.git, r.kernel, f"{r.copy_TBps:.3f}",
+            f"{r.TBps:.3f}", peer, "-" if r.x_best_peer is None else f"{r.x_best_peer:.3f}"]
+
+
+def _row_header(s: CallSpread) -> list[str]:
+    return ["run", *(["model"] if len(s.devices) > 1 else []), "GPU", "git", "build", "copy", "TB/s", "best peer",
+            "x peer"]
+
+
+def spread_frame(s: CallSpread):
+    """``spread_table``'s rows as a DataFrame, the run as its index: what a notebook shows, where the text table's
+    lines (some 140 characters, the run's path among them) each broke in two in JupyterLab's pane."""
+    import pandas as pd
+
+    return pd.DataFrame([_row_cells(s, r) for r in s.runs], columns=_row_header(s)).set_index("run")
+
+
+def spread_table(s: CallSpread, *, rows: bool = True) -> str:
     """One line per run, slowest first, then the range and, where a step stands out (``CallSpread.step``), the two
-    groups' medians."""
+    groups' medians; ``rows=False``: without the runs' lines (a notebook shows ``spread_frame`` under it)."""
     from ...report.tables import fmt_table
 
-    def peer(r: RunRate) -> str:
-        return "-" if r.best_peer is None else f"{r.best_peer} {r.best_peer_TBps:.2f}"
-
     models = len(s.devices) > 1  # then each row names its model, and no step is sought
-    rows = [[r.source, *([r.device] if models else []), r.gpu, r.git, r.kernel, f"{r.copy_TBps:.3f}", f"{r.TBps:.3f}",
-             peer(r), "-" if r.x_best_peer is None else f"{r.x_best_peer:.3f}"] for r in s.runs]
     rates = [r.TBps for r in s.runs]
     peers = [r.best_peer_TBps for r in s.runs if r.best_peer_TBps is not None]
     builds = len(s.builds)
@@ -350,8 +364,7 @@ def spread_table(s: CallSpread) -> str:
              + (f" ({counted(builds, 'build')}: --kernel holds one)" if builds > 1 else "")
              + (f"; {s.copies} {'copy' if s.copies == 1 else 'copies'} of a report already read left out" if s.copies
                 else ""),
-             fmt_table(["run", *(["model"] if models else []), "GPU", "git", "build", "copy", "TB/s", "best peer",
-                        "x peer"], rows, rule=False),
+             *([fmt_table(_row_header(s), [_row_cells(s, r) for r in s.runs], rule=False)] if rows else []),
              "TB/s: labkit timed alone, K+V bytes read over p50; copy: the run's 1 GiB device-to-device copy, TB/s "
              "read + write; x peer: labkit / the best peer, both timed in the peers' rounds",
              *legend(r.kernel for r in s.runs),
