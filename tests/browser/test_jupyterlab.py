@@ -56,7 +56,10 @@ def lab(tmp_path):
     port, token = _free_port(), "labkit-browser-test"
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     runtime = tempfile.mkdtemp(prefix="jr")  # kernels use IPC sockets: their path must stay under 108 bytes
-    env.update(JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"), JUPYTER_RUNTIME_DIR=runtime)
+    # a workspace of its own: the user's (~/.jupyter/lab/workspaces) reopens the notebooks they had open, whose
+    # unrun cells the checks below then waited for (found with 00 left open beside 02: the test timed out)
+    env.update(JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"), JUPYTER_RUNTIME_DIR=runtime,
+               JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"))
     log = tmp_path / "lab.log"
     with log.open("w") as out:
         server = subprocess.Popen(lab_command(ROOT / "notebooks", port=port, token=token, open_browser=False),
