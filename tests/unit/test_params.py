@@ -206,10 +206,12 @@ def test_a_swept_list_refuses_a_value_given_twice_and_a_fixed_pair_allows_it():
     with pytest.raises(ParameterError, match=r"= \[1, 8, 1\]: 1 given twice; expected a list of 1..64 different"):
         IntList(1, 4096).parse("1,8,1")
     assert IntList(1, 4096, length=2).parse("8,8") == [8, 8]  # (batch, kv_len) of one call
-    for name, notebook_params in ((n, notebooks.parameters(n)) for n in notebooks.list_notebooks()):
-        for key, p in notebook_params.items():
-            if isinstance(p, IntList) and p.distinct:
-                assert len(set(p.default)) == len(p.default), (name, key)
+    # p is a declaration and p.type its IntList (isinstance(p, IntList) had been false for all, so nothing was checked)
+    swept = {(n, key): p.default for n in notebooks.list_notebooks() for key, p in notebooks.parameters(n).items()
+             if isinstance(p.type, IntList) and p.type.distinct}
+    assert ("03_decode", "batch") in swept and ("03_decode", "splits_at") not in swept, sorted(swept)
+    for (name, key), default in swept.items():
+        assert len(set(default)) == len(default), (name, key)
 
 
 def test_names_take_ncu_section_and_metric_names_only():
