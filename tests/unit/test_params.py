@@ -21,18 +21,38 @@ def test_types_parse_command_line_strings():
     assert File().parse("data/sage2_report_seed.json") == "data/sage2_report_seed.json"
 
 
-@pytest.mark.parametrize("kind, text", [
-    (Int(1, 10), "abc"), (Int(1, 10), "3.5"), (Int(1, 10), "-5"), (Int(1, 10), "11"), (Int(1, 10), ""),
-    (Sage2Shape(), "1,37810,56"), (Sage2Shape(), "0,1,1,128"), (Sage2Shape(), "a,b,c,d"),
-    (Sage2Shape(), "1,2,3,4,5"), (Sage2Shape(), "1,37810,56,100"),
-    (IntList(1), ""), (IntList(1), "1,x"), (IntList(1), "0"), (IntDict(0), "tokens=two"), (IntDict(0), "{1: 2}"),
-    (IntDict(0), "tokens=1,tokens=2"),  # found by a CLI review: the last one won, unseen
-    (Choice("auto", "live"), "bogus"), (File(), "no/such/file.json"), (File(), "data"),
+INT_1_10 = "expected an integer in 1..10"
+LIST = "expected a list of 1..64 different integers >= 1"
+PAIRS = "expected name=integer pairs (name=1,other=2) >= 0"
+FILE = "expected an existing file (absolute or from the repo root)"
+
+
+# the whole line: it had been checked only to start with "= " and hold "expected " or "take", which a message that
+# named neither the value nor the name given twice (IntDict's) still did
+@pytest.mark.parametrize("kind, text, said", [
+    (Int(1, 10), "abc", f"= 'abc': {INT_1_10}"), (Int(1, 10), "3.5", f"= '3.5': {INT_1_10}"),
+    (Int(1, 10), "-5", f"= -5: {INT_1_10}"), (Int(1, 10), "11", f"= 11: {INT_1_10}"),
+    (Int(1, 10), "", f"= '': {INT_1_10}"),
+    (Sage2Shape(), "1,37810,56", "= '1,37810,56': shape '1,37810,56': expected B,N,H,D (four integers)"),
+    (Sage2Shape(), "0,1,1,128", "= '0,1,1,128': batch 0: expected 1..65535"),
+    (Sage2Shape(), "a,b,c,d", "= 'a,b,c,d': shape 'a,b,c,d': B 'a': expected an integer"),
+    (Sage2Shape(), "1,2,3,4,5", "= '1,2,3,4,5': shape '1,2,3,4,5': expected B,N,H,D (four integers)"),
+    (Sage2Shape(), "1,37810,56,100", "= '1,37810,56,100': head_dim 100: the Sage2 kernels take 64..128 in steps of 8 "
+                                     "(64, 72, 80, 88, 96, 104, 112, 120, 128)"),
+    (IntList(1), "", f"= '': {LIST}"), (IntList(1), "1,x", f"= '1,x': {LIST}"), (IntList(1), "0", f"= [0]: {LIST}"),
+    (IntDict(0), "tokens=two", f"= 'tokens=two': {PAIRS}"), (IntDict(0), "{1: 2}", f"= {{1: 2}}: {PAIRS}"),
+    # found by a CLI review: the last one won, unseen
+    (IntDict(0), "tokens=1,tokens=2", "= 'tokens=1,tokens=2': tokens given twice; expected each name once"),
+    (Choice("auto", "live"), "bogus", "= 'bogus': expected one of auto, live"),
+    (File(), "no/such/file.json", f"= 'no/such/file.json': no such file ({{root}}/no/such/file.json); {FILE}"),
+    (File(), "data", f"= 'data': a directory ({{root}}/data); {FILE}"),
 ])
-def test_types_refuse_with_the_value_and_what_was_expected(kind, text):
+def test_types_refuse_with_the_value_and_what_was_expected(kind, text, said):
+    from labkit._env import repo_root
+
     with pytest.raises(ParameterError) as err:
         kind.parse(text)
-    assert str(err.value).startswith("= ") and ("expected " in str(err.value) or "take" in str(err.value))
+    assert str(err.value) == said.replace("{root}", str(repo_root()))
 
 
 @pytest.mark.parametrize("text, expected", [
