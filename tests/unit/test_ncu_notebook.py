@@ -546,7 +546,13 @@ def test_a_case_without_event_timing_is_said_on_the_gap_figure_not_left_an_empty
     ncu_us = gaps.set_index("case").loc[untimed, "ncu_us"]
     assert texts[0].get_text() == f"ncu {ncu_plots._time(ncu_us)}, no event timing (no gap)"
     assert texts[0].xy[0] == 0.0
-    assert all(t.get_text().startswith("event ") and t.xy[0] == t.xy[0] for y, t in texts.items() if y)
+    # each timed case: its label and its dot at its own gap in % (this had compared each label's x with itself)
+    dots = {round(y): x for c in ax.collections for x, y in c.get_offsets() if x == x}
+    for y, row in enumerate(gaps.itertuples()):
+        if y:
+            assert texts[y].get_text().startswith("event ") and texts[y].xy[0] == pytest.approx(100 * row.gap), y
+            assert dots[y] == pytest.approx(100 * row.gap), y
+    assert sorted(dots) == list(range(1, len(gaps)))  # no dot for the untimed case, whose gap is NaN
 
 
 def test_the_study_plan_s_decode_defaults_are_the_seed_s_and_heads_pass_through():
