@@ -41,8 +41,10 @@ BAD = [
     (S + ["--warp-q", "0"], "--warp-q 0"),
     (S + ["--cta-q", "-128"], "--cta-q -128"),
     (S + ["--cta-q", "100"], "unsupported schedule"),
-    (S + ["--cta-k", "96"], "cta_k % 64"),
-    (S + ["--warp-q", "24"], "warp_q % 16"),
+    # the line lists every rule, so each case breaks its rule alone (warp_q 24 broke cta_q % warp_q too, and a rule of
+    # warp_q % 8 passed every test) and names the schedule refused
+    (S + ["--cta-k", "96"], "unsupported schedule 128/96/32/1: need cta_q % warp_q == 0"),
+    (S + ["--cta-q", "64", "--warp-q", "8"], "unsupported schedule 64/64/8/1: need cta_q % warp_q == 0, warp_q % 16"),
     (S + ["--cta-q", "1024", "--warp-q", "16"], "at most 8 warps"),
     (S + ["--cta-k", "1024"], "shared memory"),
     (S + ["--q-len", "0"], "--q-len 0"),
@@ -118,7 +120,8 @@ BAD = [
     (["manifest", "check", SEED, "--var", "seqs"], "NAME=INTEGER"),
     (["manifest", "check", SEED, "--var", "seqs=x"], "expected an integer"),
     (["manifest", "check", SEED, "--var", "seqs=0"], "--var seqs 0"),
-    (["manifest", "check", SEED, "--var", "seqs=1", "--var", "seqs=2"], "given twice"),
+    (["manifest", "check", SEED, "--var", "seqs=1", "--var", "seqs=2"],
+     "labkit: error: --var seqs given twice (1 and 2)\n"),  # the whole line: "given twice" alone named no --var
     (["manifest", "check", SEED, "--program", "", "--no-device"], "cannot run"),
     # the one line names the first error (it had said only "the report above lists them", on stdout; a CLI review)
     (["manifest", "check", SEED, "--program", "nosuch", "--no-device"],
