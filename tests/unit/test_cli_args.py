@@ -446,6 +446,22 @@ def test_device_on_a_gpu_prints_its_description_as_json_or_one_fact_a_line(capsy
     assert len(lines) == len(info.to_dict()) and f"{'name':28s} NVIDIA H200" in lines
 
 
+@pytest.mark.parametrize("argv", [["device", "--index", "1"], ["device", "--index", "1", "--json"]])
+def test_device_index_past_the_gpus_of_the_machine_is_one_line_exit_2(argv, capsys, monkeypatch):
+    """A faked one-GPU host: --index 1 (0..1023 passes the parser) is refused by describe, naming the devices there
+    are (no test had reached this refusal: a check that let index == count through passed every test)."""
+    from types import SimpleNamespace
+
+    import labkit.cuda
+    import labkit.device
+
+    runtime = SimpleNamespace(getDeviceCount=lambda: 1)
+    monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (True, "1 CUDA device(s)"))
+    monkeypatch.setattr(labkit.device, "cupy", lambda: SimpleNamespace(cuda=SimpleNamespace(runtime=runtime)))
+    assert cli.main(argv) == 2
+    assert capsys.readouterr() == ("", "labkit: error: device index 1: this machine has devices 0..0\n")
+
+
 def test_a_name_the_terminal_cannot_encode_is_escaped_not_a_traceback(tmp_path):
     """An ASCII-only stdout (a C locale, a CI log): a report's path is printed with backslash escapes, not a
     UnicodeEncodeError's traceback."""
