@@ -55,6 +55,7 @@ def test_lab_prints_the_url_with_its_token_and_pairs_missing_notebooks(tmp_path,
     """Found by a new-user review: Jupyter masks a token it did not make, so over ssh no URL could log in; and on a
     fresh clone the file browser was empty (no .ipynb until `make nb`)."""
     import shutil
+    import socket
 
     from labkit import _env, cli
 
@@ -67,10 +68,13 @@ def test_lab_prints_the_url_with_its_token_and_pairs_missing_notebooks(tmp_path,
     monkeypatch.setattr(_env, "repo_root", lambda: tmp_path)
     ran = []
     monkeypatch.setattr(os, "execv", lambda exe, argv: ran.append(argv))
-    assert cli.main(["lab", "--no-browser", "--port", "18931"]) == 0
+    with socket.socket() as probe:  # a port free now: a fixed one (18931) was taken here by another JupyterLab
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert cli.main(["lab", "--no-browser", "--port", str(port)]) == 0
     out = capsys.readouterr().out
     token = next(a.split("=", 1)[1] for a in ran[0] if a.startswith("--IdentityProvider.token="))
-    assert f"labkit lab: open http://127.0.0.1:18931/lab?token={token}\n" in out
+    assert f"labkit lab: open http://127.0.0.1:{port}/lab?token={token}\n" in out
     assert "paired 00_device_and_timing.ipynb" in out and "01_decode" not in out
     import nbformat
 
