@@ -307,4 +307,3 @@ def test_the_reader_takes_the_ctas_per_sm_that_sched_waves_takes(tmp_path, capsy
     # and a Timeline made in Python: one the reader refuses is not made (it had been saved, then not read back)
     with pytest.raises(ArgumentError, match=f"ctas_per_sm 64: expected 1..{MAX_CTAS_PER_SM}"):
         Timeline(_spin(274), sms=132, ctas_per_sm=64)
-        capsys.readouterr()
