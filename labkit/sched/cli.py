@@ -27,14 +27,22 @@ def _occupancy(args) -> int:
         print("(no dynamic shared memory assumed: give a launch's --dynamic-smem, e.g. a manifest's shared_mem)")
     if args.ctas is not None:
         print()
-        _print(waves(args.ctas, args.sms, occ.ctas_per_sm).to_dict())
+        _print_waves(waves(args.ctas, args.sms, occ.ctas_per_sm))
     return 0
+
+
+def _print_waves(w) -> None:
+    from .waves import one_wave_note
+
+    _print(w.to_dict())
+    if (note := one_wave_note(w)) is not None:
+        print(note)
 
 
 def _waves(args) -> int:
     from . import waves
 
-    _print(waves(args.ctas, args.sms, args.ctas_per_sm).to_dict())
+    _print_waves(waves(args.ctas, args.sms, args.ctas_per_sm))
     return 0
 
 

@@ -42,6 +42,18 @@ def waves(ctas: int, sms: int, ctas_per_sm: int, *, resident: int | None = None)
                  ctas / (n * slots))
 
 
+def one_wave_note(w: Waves) -> str | None:
+    """What a part-filled single wave's efficiency leaves out: the block scheduler spreads a grid over the SMs before
+    it stacks CTAs on one (the recorded timelines: 128 CTAs of 16 x 4k decode on 128 SMs), so SMs, not slots, sit
+    idle, and a call bound by DRAM, which needs fewer CTAs per SM than fit, loses far less than the slots' share."""
+    if w.full_waves != 1 or w.ctas >= w.slots:
+        return None
+    busy, most = min(w.ctas, w.sms), math.ceil(w.ctas / w.sms)
+    return (f"one part-filled wave: the CTAs spread over the SMs first, so {busy} of {w.sms} SMs hold "
+            f"{'one each' if most == 1 else f'{w.ctas // w.sms}-{most} each'} ({busy / w.sms:.0%} of the SMs busy); "
+            f"efficiency is the share of the {w.slots} slots held, which a DRAM-bound call need not fill")
+
+
 def tile_efficiency(length: int, tile: int) -> float:
     """Useful share of the tiles that cover ``length``: length / (ceil(length / tile) x tile); e.g. q rows
     over scheduled rows (tile cta_q), kv tokens over k iterations x cta_k, or keys over a decode split's stages."""
