@@ -40,12 +40,11 @@ BAD = [
     (S + ["--cta-k", "0"], "--cta-k 0"),
     (S + ["--warp-q", "0"], "--warp-q 0"),
     (S + ["--cta-q", "-128"], "--cta-q -128"),
-    (S + ["--cta-q", "100"], "unsupported schedule"),
-    # the line lists every rule, so each case breaks its rule alone (warp_q 24 broke cta_q % warp_q too, and a rule of
-    # warp_q % 8 passed every test) and names the schedule refused
-    (S + ["--cta-k", "96"], "unsupported schedule 128/96/32/1: need cta_q % warp_q == 0"),
-    (S + ["--cta-q", "64", "--warp-q", "8"], "unsupported schedule 64/64/8/1: need cta_q % warp_q == 0, warp_q % 16"),
-    (S + ["--cta-q", "1024", "--warp-q", "16"], "at most 8 warps"),
+    (S + ["--cta-q", "100"], "unsupported schedule 100/64/32/1: cta_q 100 is not a multiple of warp_q 32"),
+    # each case breaks its rule alone (a rule of warp_q % 8 passed every test), and the line names that rule
+    (S + ["--cta-k", "96"], "unsupported schedule 128/96/32/1: cta_k 96 is not a multiple of 64"),
+    (S + ["--cta-q", "64", "--warp-q", "8"], "unsupported schedule 64/64/8/1: warp_q 8 is not a multiple of 16"),
+    (S + ["--cta-q", "1024", "--warp-q", "16"], "cta_q 1024 / warp_q 16 is 64 warps per CTA, above 8"),
     (S + ["--cta-k", "1024"], "shared memory"),
     (S + ["--q-len", "0"], "--q-len 0"),
     (S + ["--kv-len", "0"], "--kv-len 0"),
@@ -248,6 +247,16 @@ def test_bad_invocation_is_one_line_exit_2(argv, expected, tmp_path, capsys):
     assert "needs a CUDA GPU" not in err and "Traceback" not in err
     assert expected in err, err
     assert not any(p.is_file() for p in tmp_path.rglob("*")), "a refused command wrote a file"
+
+
+@pytest.mark.parametrize("tiles, line", [
+    (["--cta-q", "64", "--warp-q", "24"], "unsupported schedule 64/64/24/1: cta_q 64 is not a multiple of warp_q 24; "
+                                          "warp_q 24 is not a multiple of 16"),
+    (["--cta-k", "96"], "unsupported schedule 128/96/32/1: cta_k 96 is not a multiple of 64")])
+def test_a_refused_schedule_names_only_the_rules_it_breaks(tiles, line, capsys):
+    """Found by a UX review: the line listed all four rules whichever one broke, so the user had to work out which."""
+    assert cli.main(S + tiles) == 2
+    assert capsys.readouterr().err.splitlines() == [f"labkit: error: {line}"]
 
 
 def test_a_file_where_an_output_directory_should_be_is_named_as_a_file(tmp_path, capsys):

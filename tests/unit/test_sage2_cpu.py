@@ -72,7 +72,7 @@ def test_e4m3_reference_known_values():
 
 
 def test_schedule_rejects_bad_tiles():
-    with pytest.raises(ValueError, match="unsupported schedule 100/64/32/1: need cta_q % warp_q == 0"):
+    with pytest.raises(ValueError, match="unsupported schedule 100/64/32/1: cta_q 100 is not a multiple of warp_q 32$"):
         Schedule(cta_q=100)
     with pytest.raises(ValueError, match="pv_terms"):
         Schedule(pv_terms=3)

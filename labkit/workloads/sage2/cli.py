@@ -14,6 +14,7 @@ from .schedule import Schedule
 
 PV_TERMS_HELP = "1: Sage2's e4m3 P and V (default); 2: each as two e4m3 terms (more precise, slower)"
 SHAPE = typed(Shape.parse, "shape")
+TILE_RULES = "cta_q a multiple of warp_q, warp_q a multiple of 16, cta_k a multiple of 64, at most 8 warps per CTA"
 SCHEDULE_HELP = "the mainloop build: seed (mma.sync, the seed's tiles) or sm90 (wgmma + TMA, sm_90a, 192 x 128)"
 
 
@@ -91,10 +92,10 @@ def register(sub) -> None:
     p.add_argument("--shape", required=True, type=SHAPE, help="B,N,H,D of q = k = v")
     p.add_argument("--q-len", type=int_in(1, what="--q-len"), default=None, help="1..N (default N)")
     p.add_argument("--kv-len", type=int_in(1, what="--kv-len"), default=None, help="1..N (default N)")
-    seed = Schedule()
-    p.add_argument("--cta-q", type=int_in(1, what="--cta-q"), default=None, help=f"default {seed.cta_q}")
-    p.add_argument("--cta-k", type=int_in(1, what="--cta-k"), default=None, help=f"default {seed.cta_k}")
-    p.add_argument("--warp-q", type=int_in(1, what="--warp-q"), default=None, help=f"default {seed.warp_q}")
+    seed, tiles = Schedule(), p.add_argument_group("tiles of the seed mainloop", f"rules: {TILE_RULES}")
+    tiles.add_argument("--cta-q", type=int_in(1, what="--cta-q"), default=None, help=f"default {seed.cta_q}")
+    tiles.add_argument("--cta-k", type=int_in(1, what="--cta-k"), default=None, help=f"default {seed.cta_k}")
+    tiles.add_argument("--warp-q", type=int_in(1, what="--warp-q"), default=None, help=f"default {seed.warp_q}")
     p.add_argument("--pv-terms", type=int, choices=(1, 2), default=None, help=PV_TERMS_HELP)
     p.add_argument("--schedule", choices=("seed", "sm90"), default="seed", help=SCHEDULE_HELP)
     p.set_defaults(fn=_schedule)

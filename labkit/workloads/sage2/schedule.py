@@ -45,8 +45,14 @@ class Schedule:
         for name in ("cta_q", "cta_k", "warp_q", "explicit_pipeline_stages", "pv_terms"):
             check_int(getattr(self, name), what=name, lo=1)  # before any modulo: 0 divides nothing
         if self.cta_q % self.warp_q or self.warp_q % 16 or self.cta_k % 64 or self.cta_q // self.warp_q > 8:
-            raise ArgumentError(f"unsupported schedule {self.text()}: need cta_q % warp_q == 0, warp_q % 16 == 0, "
-                                "cta_k % 64 == 0, at most 8 warps")
+            # the broken rules are worded inside the raise: what a raise says leaves recorded runs current (staleness)
+            raise ArgumentError(f"unsupported schedule {self.text()}: " + "; ".join(rule for broken, rule in (
+                (self.cta_q % self.warp_q, f"cta_q {self.cta_q} is not a multiple of warp_q {self.warp_q}"),
+                (self.warp_q % 16, f"warp_q {self.warp_q} is not a multiple of 16"),
+                (self.cta_k % 64, f"cta_k {self.cta_k} is not a multiple of 64"),
+                (self.cta_q // self.warp_q > 8,
+                 f"cta_q {self.cta_q} / warp_q {self.warp_q} is {self.cta_q // self.warp_q} warps per CTA, above 8"),
+            ) if broken))
         if self.explicit_pipeline_stages != 2:  # not a define: attn_fwd.cu always runs two stages
             raise ArgumentError(f"explicit_pipeline_stages {self.explicit_pipeline_stages}: attn_fwd.cu has 2")
         if self.pv_terms not in (1, 2):
