@@ -42,11 +42,9 @@ from labkit.ncu.summary import NcuSummary
 from labkit.session import Session
 
 labkit.setup_logging("WARNING")
-ncu_ok, ncu_line = labkit.ncu.available()
-mode = source
-if source == "auto" and not ncu_ok:
-    print(f"ncu cannot profile here ({ncu_line}); showing the recorded run instead")
-    mode = "recorded"
+mode, why_recorded = study.choose_source(source)  # auto without a working ncu: recorded
+if why_recorded:
+    print(why_recorded)
 session = Session.start("05_ncu_correlation", source=mode, out_dir=out_dir, runs_root=Path(recorded_root) if
                         recorded_root else None, parameters={
                             "shape": shape, "q_tail": q_tail, "kv_tail": kv_tail, "decode_batch": decode_batch,

@@ -37,6 +37,22 @@ def plan(shape, q_tail, kv_tail, batches, kv_lens, *, head_dim: int = 128, heads
                                  page_size=page_size), repeat)
 
 
+def choose_source(source: str) -> tuple[str, str | None]:
+    """Notebook 05's ``source`` once ncu is asked, and the line that says why, when ncu changed it.
+
+    ``auto`` on a GPU whose ncu cannot profile becomes ``recorded``, and the line gives ncu's fix. Without a GPU the
+    run is recorded anyway and nothing is profiled, so ncu's fix would mislead: no line (the session's banner says
+    there is no GPU). ``live`` stays live: ``measure`` refuses a missing ncu with the same fix.
+    """
+    from ..cuda import gpu_available
+
+    if source != "auto" or not gpu_available():
+        return source, None
+    ok, ncu_line = available()
+    return ("auto", None) if ok else ("recorded", f"ncu cannot profile here ({ncu_line}); showing the recorded run "
+                                                  "instead")
+
+
 def _cases_target(p: CasePlan, spec: Path) -> list[str]:
     return [sys.executable, "-m", "labkit", "ncu", "cases", str(p.save(spec))]
 
@@ -109,4 +125,4 @@ def launch_spec(spec: Path | str, progress=_env.STDERR) -> None:
     launch(plan, progress=_env.stream(progress))
 
 
-__all__ = ["Attribution", "REPORT_LIMIT", "launch_spec", "measure", "plan"]
+__all__ = ["Attribution", "REPORT_LIMIT", "choose_source", "launch_spec", "measure", "plan"]

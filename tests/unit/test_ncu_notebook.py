@@ -651,3 +651,36 @@ def test_the_summary_shows_each_cases_event_min_and_max_beside_its_p50(capsys):
                               "flagged"]
     row = next(ln for ln in lines if ln.split()[:1] == ["decode_b8_kv1024"])
     assert row.split() == ["decode_b8_kv1024", "paged_decode", "49.28", "20.83", "215.49", "18.46", "-62.53%", "False"]
+
+
+def test_recorded_for_want_of_a_gpu_gives_no_ncu_advice(tmp_path, monkeypatch):
+    """Found by a UX review: on a machine without a GPU, 05's first line advised installing Nsight Compute (or setting
+    LABKIT_NCU), though a recorded run profiles nothing; the banner's reason, no GPU, is the one that holds."""
+    from labkit.cuda import gpu_available
+
+    if gpu_available():
+        pytest.skip("this machine has a GPU: source='auto' runs live")
+    monkeypatch.setenv("LABKIT_NCU", str(tmp_path / "no_ncu"))  # ncu missing too, wherever the test runs
+    res = notebooks.run("05", {}, out_root=tmp_path / "out", timeout_s=600)  # the recorded runs of data/runs
+    assert res.ok, res.error
+    nb = json.loads(res.notebook.read_text())
+    text = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
+                   for o in c.get("outputs", []))
+    assert text.startswith("labkit 05_ncu_correlation: RECORDED mode (no "), text[:300]
+    assert "Nsight Compute" not in text and "LABKIT_NCU" not in text and "ncu cannot profile here" not in text
+
+
+def test_auto_on_a_gpu_whose_ncu_is_missing_says_why_recorded_and_how_to_profile(monkeypatch):
+    import labkit.cuda
+
+    advice = "Nsight Compute (ncu) not found: looked at ...; install Nsight Compute or set LABKIT_NCU to its ncu"
+    monkeypatch.setattr(study, "available", lambda: (False, advice))
+    monkeypatch.setattr(labkit.cuda, "gpu_available", lambda: True)
+    assert study.choose_source("auto") == ("recorded", f"ncu cannot profile here ({advice}); showing the recorded "
+                                                       "run instead")
+    assert study.choose_source("live") == ("live", None)  # measure refuses it with the same advice
+    assert study.choose_source("recorded") == ("recorded", None)
+    monkeypatch.setattr(study, "available", lambda: (True, "ncu 2025.3.1 at /opt/ncu"))
+    assert study.choose_source("auto") == ("auto", None)
+    monkeypatch.setattr(labkit.cuda, "gpu_available", lambda: False)
+    assert study.choose_source("auto") == ("auto", None)  # the session finds no GPU and says so
