@@ -6,6 +6,15 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def duration(ns: float) -> str:
+    """A time in the unit that puts it under 1000 (ns, us, ms, else s), at 4 significant digits: ``532653152.0`` ns
+    is ``532.7 ms``."""
+    for unit, scale in (("ns", 1), ("us", 1e3), ("ms", 1e6)):
+        if abs(ns) < 1000 * scale:
+            return f"{ns / scale:.4g} {unit}"
+    return f"{ns / 1e9:.4g} s"
+
+
 def one_line(text: str) -> str:
     """Control characters (a newline in a file name or a message) escaped: an error stays one line."""
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)

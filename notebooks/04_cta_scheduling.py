@@ -38,7 +38,6 @@ decode_page_size: Choice("16", "32", "64") = "64"  # decode tokens per KV page
 launches: Int(1, 100) = 3  # instrumented launches per point (the one with the median slot efficiency is kept)
 
 # %%
-import pandas as pd
 from IPython.display import display
 
 import labkit
@@ -105,7 +104,7 @@ if do_sage2:
     fig = labkit.plot.cta_gantt(tl, title=session.title(f"Sage2 mainloop, q_len {gantt_q_len}, kv_len {n}, "
                                                         f"{len(tl.records)} CTAs"))
     session.save_figure(fig, "sage2_gantt")
-    display(pd.Series(tl.stats().to_dict()).to_frame("measured"))
+    display(study.shown_stats(tl.stats()))  # times in us or ms; the saved timeline keeps ns
 else:
     print(not_studied["Sage2"])
 
@@ -163,7 +162,7 @@ if do_decode:
     # equal CTAs: those on SMs that read faster end first, and the call waits for the rest
     fig = labkit.plot.sm_speed(dtl, title=session.title(f"{call}: CTA duration by SM\n{which}"))
     session.save_figure(fig, "decode_sm_speed")
-    display(pd.Series(dtl.stats().to_dict()).to_frame("measured"))
+    display(study.shown_stats(dtl.stats()))  # times in us or ms; the saved timeline keeps ns
     print(dtl.fast_sms())
 else:
     print(not_studied["Decode"])

@@ -22,6 +22,23 @@ def studied_kernels(rows, *, sage2: bool, decode: bool):
     return occ[(occ.index.str.startswith("sage2 ") & sage2) | (occ.index.str.startswith("decode ") & decode)]
 
 
+def shown_stats(stats):
+    """A timeline's ``TimelineStats`` as the notebook shows them, one text column ``measured``: each ``*_ns`` field as
+    a time in ns, us, ms or s (``busy`` 532.7 ms, not ``busy_ns`` 532653152.0), other numbers at 4 significant digits.
+    What the run saves (the timeline itself) keeps its nanoseconds."""
+    import pandas as pd
+
+    from .._text import cell, duration
+
+    shown = {}
+    for name, value in stats.to_dict().items():
+        if name.endswith("_ns"):
+            shown[name.removesuffix("_ns")] = duration(value)
+        else:
+            shown[name] = f"{value:.4g}" if isinstance(value, float) else cell(value)
+    return pd.Series(shown, dtype=object).to_frame("measured")
+
+
 def sage2_tail_model(shape, q_lens, kv_lens, *, sms: int, ctas_per_sm: int):
     """The model at each tail point: every q length at kv = N, then every kv length at q = N."""
     batch, n, heads, _ = shape

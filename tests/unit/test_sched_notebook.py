@@ -3,6 +3,7 @@ a tmp run directory, then rendered in recorded mode from a synthetic recorded ru
 (nothing is written to data/runs)."""
 
 import json
+import re
 import shutil
 
 import pandas as pd
@@ -200,3 +201,30 @@ def test_overhead_refuses_bad_arguments_before_the_gpu():
     if not gpu_available():
         with pytest.raises(NoGPU, match="the timeline overhead A/B needs a CUDA GPU"):
             overhead((1, 1024, 8, 128), iterations=1)
+
+
+UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def test_notebook_04_shows_timeline_times_in_us_or_ms_and_saves_them_in_ns(tmp_path):
+    """Found by a UX review: the timeline statistics showed raw nanosecond floats (``busy_ns 532653152.0``)."""
+    from labkit.cuda import gpu_available
+    from labkit.sched import Timeline
+
+    if gpu_available():
+        pytest.skip("this machine has a GPU: the notebook would run live")
+    res = notebooks.run("04", {}, out_root=tmp_path, timeout_s=600)  # the recorded runs of data/runs
+    assert res.ok, res.error
+    nb = json.loads(res.notebook.read_text())
+    shown = [text for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+             if (text := "".join(o.get("data", {}).get("text/plain", ""))).split("\n")[0].strip() == "measured"]
+    assert len(shown) == 2 and "busy_ns" not in "".join(shown)
+    for table, key in zip(shown, ("sage2_timeline", "decode_timeline")):
+        saved = json.loads((ROOT / res.recorded_from / "data" / f"{key}.json").read_text())
+        stats = Timeline.from_dict(saved).stats()
+        for field in ("makespan_ns", "busy_ns", "last_wave_idle_slot_ns", "timer_step_ns"):
+            value, unit = re.search(rf"^{field.removesuffix('_ns')} +(\S+) (ns|us|ms|s)$", table, re.M).groups()
+            assert 1 <= float(value) < 1000 or getattr(stats, field) == 0, (field, value, unit)  # the fitting unit
+            assert float(value) * UNIT_NS[unit] == pytest.approx(getattr(stats, field), rel=5e-4), field
+    # the files keep their nanoseconds: a saved table's makespan column is the one other code reads
+    assert "makespan_us" in (res.run_dir / "data" / "sage2_points.csv").read_text().splitlines()[0]

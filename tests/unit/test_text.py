@@ -1,10 +1,15 @@
 """labkit's shared wording."""
 
-from labkit._text import break_line, counted
+from labkit._text import break_line, counted, duration
 
 
 def test_counted_is_plural_unless_exactly_one():
     assert [counted(n, "split") for n in (0, 1, 2)] == ["0 splits", "1 split", "2 splits"]
+
+
+def test_a_duration_takes_the_unit_that_puts_it_under_1000():
+    assert [duration(ns) for ns in (0, 32, 999, 64000.0, 3197408.0, 532653152.0, 2.5e9)] == [
+        "0 ns", "32 ns", "999 ns", "64 us", "3.197 ms", "532.7 ms", "2.5 s"]
 
 
 def test_break_line_breaks_between_phrases_and_inside_one_only_where_it_is_too_long():
