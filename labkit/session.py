@@ -255,6 +255,13 @@ class Session:
 
         return describe().name
 
+    def measured_on(self) -> str:
+        """Which GPU measured what follows, for a section's first line: this one (live), or the recorded run's."""
+        if self.live:
+            return f"live on this GPU, {self.device_name}"
+        r = self.recorded
+        return f"recorded on {r.device} (run {r.label}, {r.created_utc[:10]}), not on this machine"
+
     def title(self, what: str) -> str:
         """A figure title: what, on which device, live or recorded."""
         when = "live" if self.live else f"recorded {self.recorded.created_utc[:10]}"

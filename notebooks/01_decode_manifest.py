@@ -10,9 +10,9 @@
 # # 01 - Decode launch manifest
 #
 # Validate a schema_version 4 launch manifest, show its launch plan and the parameter block
-# byte by byte, and run it when this GPU can. The seed's cubin is sm_100f (B200/B300 class),
-# so on a Hopper GPU (H100, H200) the notebook says why it cannot run, and proves the same runner path with
-# labkit's own TMA proof kernel instead.
+# byte by byte, and run it when the GPU can: this machine's (live) or, in recorded mode, the recorded run's, which
+# the GPU sections name. The seed's cubin is sm_100f (B200/B300 class), so on a Hopper GPU (H100, H200) the notebook
+# says why it cannot run, and proves the same runner path with labkit's own TMA proof kernel instead.
 
 # %% tags=["parameters"]
 from labkit.params import Choice, File, Int, IntDict, Text  # parameter types: `labkit nb params 01` lists them
@@ -68,15 +68,16 @@ for s in result.manifest.ops[plan.op].scratch.values():
     print(f"scratch {s.name}: {s.dtype}{list(s.shape)} = {s.nbytes:,} B")
 
 # %% [markdown]
-# ## On this GPU
+# ## On the GPU
 
 # %%
+print(f"The seed manifest, {session.measured_on()}:")
 device_run = session.measure("device_run", try_run, path, vars=manifest_vars, iterations=iterations,
                              load=device_run_lines)
 print("\n".join(device_run))
 
 # %% [markdown]
-# ## The same runner path on this GPU: labkit's TMA proof kernel
+# ## The same runner path on the same GPU: labkit's TMA proof kernel
 # One by-value parameter block with a TMA tensor map, pointers, i32 constants and a scratch
 # counter, built with NVRTC and run from a generated schema_version 4 manifest; every output
 # element is compared with a float64 reference.

@@ -107,6 +107,29 @@ def test_every_notebook_shows_the_records_under_its_recorded_root_here_the_h100_
     assert "RECORDED mode" in first and "NVIDIA H100 80GB HBM3" in first, first
 
 
+def test_notebook_01_names_the_recorded_runs_gpu_not_this_one(tmp_path, monkeypatch):
+    """Found by a UX review: 01's headings said "On this GPU" in recorded mode, above the recorded run's GPU's results
+    (on a machine with no GPU at all); its text now says whose GPU, here the first H100's."""
+    from labkit.session import read_recorded_run
+
+    res = notebooks.run("01", {"source": "recorded", "recorded_root": str(H100_RUNS)}, out_root=tmp_path,
+                        timeout_s=600)
+    assert res.ok, res.error
+    recorded = read_recorded_run(ROOT / res.recorded_from)
+    nb = json.loads(res.notebook.read_text())
+    markdown = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert "this GPU" not in markdown and "this GPU" not in printed
+    assert (f"The seed manifest, recorded on {recorded.device} (run {res.recorded_from}, {recorded.created_utc[:10]}), "
+            "not on this machine:\n") in printed
+    import labkit.device
+    from labkit.session import Session
+
+    monkeypatch.setattr(labkit.device, "describe", lambda: type("Device", (), {"name": "a faked GPU"}))
+    live = Session("01_decode_manifest", "live", tmp_path, None, "test")
+    assert live.measured_on() == "live on this GPU, a faked GPU"  # live, this machine's GPU is the one
+
+
 def test_a_relative_recorded_root_in_jupyterlab_is_from_the_repo_root(tmp_path, monkeypatch, capsys):
     """JupyterLab's kernel runs in notebooks/: a relative recorded_root typed in the parameter cell is taken from the
     repo root, as File parameters are (a review found the README's path refused there)."""
