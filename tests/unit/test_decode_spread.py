@@ -625,3 +625,20 @@ def test_runs_of_two_builds_seek_no_step_as_it_would_be_the_builds(capsys):
     assert s.builds == ("mma w4s1", "mma w4s3") and s.step() is None
     assert cli.main([*args, "--kernel", "mma w4s3"]) == 0
     assert "runs of 2 builds" not in capsys.readouterr().out
+
+
+def test_a_call_in_no_record_names_the_nearest_recorded_calls_and_how_to_ask_for_one(tmp_path, capsys):
+    """`report spread --point 24x6000` had said only 'no row of this call' over 695 reports: the calls beside it were
+    there to be named."""
+    _report(tmp_path / "a.json", [_row(4.1, batch=24, kv_len=8192), _row(4.2, batch=64, kv_len=8192),
+                                  _row(3.9, batch=16, kv_len=4096)])
+    _report(tmp_path / "b.json", [_row(4.0, batch=24, kv_len=8192), _row(3.5, batch=1, kv_len=1024)])
+    assert cli.main(["report", "spread", str(tmp_path), "--point", "24x6000"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("labkit: error: 24 x 6000 d128, 32/8 heads, cold: no row of this call in the 2 decode reports; the "
+                   "nearest recorded at d128, 32/8 heads, cold: 24 x 8k (2 runs), 16 x 4k (1 run), 64 x 8k (1 run), "
+                   "1 x 1k (1 run) (--point 24x8192 for the first)")
+    # none at that geometry: the pointer to the reports' calls, as before
+    assert cli.main(["report", "spread", str(tmp_path), "--point", "24x6000", "--head-dim", "256"]) == 2
+    assert capsys.readouterr().err.strip().endswith("no row of this call in the 2 decode reports; labkit report show "
+                                                    "FILE lists a report's calls")

@@ -23,6 +23,7 @@ from ...report.tables import provenance_traits
 from ...timing import COLD_MODES
 from .labels import legend
 from .peers import best_peer
+from .recorded_calls import builds_of, nearest_calls
 from .report import DecodePoint, DecodeReport, is_decode_report, load
 from .targets import LARGE_KV_MB, call_label, shape_label
 
@@ -267,20 +268,14 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
         if device is not None and others:
             raise ArgumentError(f"{label}: no run of this call on {device} in the {where}; it ran on "
                                 + ", ".join(others))
-        builds = _builds(reports, (batch, kv_len, head_dim, heads, mode)) if kernel else ""
+        call = (batch, kv_len, head_dim, heads, mode)
+        builds = builds_of(reports.found, call) if kernel else ""
+        near = "" if builds else nearest_calls(reports.found, call)
         raise ArgumentError(f"{label}: no row of this call in the {where}; " + (
-            f"its recorded builds: {builds}" if builds else "labkit report show FILE lists a report's calls"))
+            f"its recorded builds: {builds}" if builds else f"the nearest recorded at d{head_dim}, {heads} heads, "
+            f"{mode}: {near}" if near else "labkit report show FILE lists a report's calls"))
     return CallSpread(label, tuple(sorted(runs, key=lambda x: (x.TBps, x.source))), len(reports.found),
                       reports.skipped, reports.copies)
-
-
-def _builds(reports: Reports, call: tuple) -> str:
-    """The builds the reports time ``call`` with, most runs first: ``mma w4s1c1 (41 runs), mma/1 (2 runs)``."""
-    from collections import Counter
-
-    kernels = Counter(p.kernel for _, r in reports.found for p in r.points
-                      if (p.batch, p.kv_len, p.head_dim, p.heads, p.mode) == call)
-    return ", ".join(f"{k} ({counted(n, 'run')})" for k, n in kernels.most_common())
 
 
 def board_label(provenance: dict) -> str:
