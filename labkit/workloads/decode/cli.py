@@ -43,6 +43,7 @@ def _from_manifest(args) -> int:
 
 def _bench(args) -> int:
     from .bench_run import bench_calls, run_bench
+    from .cost_fit import format_fits
     from .targets import format_targets
 
     calls = bench_calls(point=args.point, quick=args.quick, head_dim=args.head_dim, heads_q=args.heads_q,
@@ -50,6 +51,8 @@ def _bench(args) -> int:
                         iterations=args.iterations, mode=args.mode, peers=args.peers, sweep_splits=args.sweep_splits,
                         sweep_tails=args.sweep_tails, out=None if args.out is None else args.out.path)
     run = run_bench(calls)
+    if fits := format_fits(run):
+        print("\n".join(fits), flush=True)
     print("\n".join(format_targets(run)), flush=True)
     if args.out is not None:
         print(f"report: {args.out.path} (labkit report show|diff read it)")

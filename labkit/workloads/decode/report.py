@@ -248,6 +248,12 @@ def _traits(r: DecodeReport) -> dict[str, str]:
             else "not recorded", "copy": f"{r.copy_TBps:.2f} TB/s"}
 
 
+def _fits(r: DecodeReport) -> list[str]:
+    from .cost_fit import format_fits  # it reads this module's rows
+
+    return format_fits(r)
+
+
 def show_table(r: DecodeReport) -> str:
     """The run (device, GPU, git, clocks, copy rate), one line per call: p50 [us] and TB/s, then, where the run
     timed peers, labkit's TB/s in the peers' rounds, each peer's and labkit beside them / the best peer (peers that
@@ -292,6 +298,8 @@ def show_table(r: DecodeReport) -> str:
         lines += ["", f"sweep {key} (* the plan's call; time vs plan: + is slower):",
                   *fmt_table(["", "splits", "kernel", "p50 us", "TB/s", "time vs plan", *(["build"] if builds else [])],
                              rows, left=(0, 2, 6), rule=False).splitlines()]
+    if fits := _fits(r):
+        lines += ["", *fits]
     if not any(p.build for p in r.points):  # a compare report's one call is the plan's, no run of the issue's sweep
         from .targets import format_targets
 

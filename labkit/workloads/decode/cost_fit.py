@@ -1,0 +1,95 @@
+"""Where a decode report's cold calls spend their time: each call's p50 as a fixed part plus its K+V bytes at one
+streaming rate, ``p50 = fixed + bytes / rate``, fitted by least squares over the report's calls of ``MIN_FIT_MB`` or
+more, one fit per geometry (head_dim, heads) and mode.
+
+The fixed part is what a call pays whatever it reads: the launch and the timing window, the first stage's DRAM latency,
+the dirty lines a cold flush leaves for the call to write back, the last CTAs' drain. It is why a call of 268 MB reads
+at 3.5 TB/s where one of 2 GB reads at 4.4 on the same H200 (``data/runs/20261204T185600Z-decode_bench_targets``:
+17.4 us + bytes / 4.53 TB/s over its 8 d128 calls of 100 MB or more, each within -1.1 to +4.0 %). The calls keep the
+plan's builds, so the fit describes the plan, not one kernel; its residuals say how well one line holds them.
+"""
+
+from dataclasses import asdict, dataclass
+
+from .report import DecodePoint, DecodeReport
+from .targets import call_label
+
+MIN_FIT_MB = 100.0  # smaller calls are launch- and latency-bound, and their builds differ most
+MIN_FIT_CALLS = 3  # two calls always fit a line
+
+
+@dataclass(frozen=True)
+class CostFit:
+    """``p50_us = fixed_us + kv_MB / TBps`` over ``calls`` cold calls of one geometry and mode."""
+
+    head_dim: int
+    heads: str
+    mode: str
+    calls: int
+    fixed_us: float
+    TBps: float  # the streaming rate: K+V bytes per second that each further byte costs
+    residual_min: float  # (fit - p50) / p50 over the fitted calls
+    residual_max: float
+    smallest: str  # the fitted calls with the fewest and the most bytes, and the fixed part's share of each
+    smallest_fixed_share: float
+    largest: str
+    largest_fixed_share: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _fit(points: list[DecodePoint]) -> tuple[float, float] | None:
+    """(fixed_us, us per MB) by least squares, or None where the bytes do not vary."""
+    n = len(points)
+    mx = sum(p.kv_MB for p in points) / n
+    my = sum(p.p50_us for p in points) / n
+    sxx = sum((p.kv_MB - mx) ** 2 for p in points)
+    if sxx == 0:
+        return None
+    slope = sum((p.kv_MB - mx) * (p.p50_us - my) for p in points) / sxx
+    return my - slope * mx, slope
+
+
+def fit_costs(r: DecodeReport, *, min_MB: float = MIN_FIT_MB) -> tuple[CostFit, ...]:
+    """One ``CostFit`` per geometry and cold mode with ``MIN_FIT_CALLS`` calls of ``min_MB`` or more; a geometry whose
+    fit comes out with no positive rate or a negative fixed part (calls that one line does not hold) has none."""
+    groups: dict[tuple, list[DecodePoint]] = {}
+    for p in r.points:
+        if p.mode != "graph" and p.kv_MB >= min_MB:
+            groups.setdefault((p.head_dim, p.heads, p.mode), []).append(p)
+    fits = []
+    for (head_dim, heads, mode), points in sorted(groups.items()):
+        if len(points) < MIN_FIT_CALLS or (line := _fit(points)) is None:
+            continue
+        fixed, us_per_MB = line
+        if us_per_MB <= 0 or fixed < 0:
+            continue
+        residuals = [(fixed + us_per_MB * p.kv_MB - p.p50_us) / p.p50_us for p in points]
+        small = min(points, key=lambda p: (p.kv_MB, p.p50_us))
+        large = max(points, key=lambda p: (p.kv_MB, -p.p50_us))
+        fits.append(CostFit(head_dim, heads, mode, len(points), fixed, 1 / us_per_MB, min(residuals), max(residuals),
+                            call_label(small), fixed / small.p50_us, call_label(large), fixed / large.p50_us))
+    return tuple(fits)
+
+
+def format_fits(r: DecodeReport) -> list[str]:
+    """The lines ``decode bench`` and ``report show`` print: a header and one line per fit; none without a fit."""
+    fits = fit_costs(r)
+    if not fits:
+        return []
+    lines = [f"time per call, fitted (p50 = fixed + K+V bytes / rate, least squares over the calls of "
+             f"{MIN_FIT_MB:g} MB or more; the builds are the plan's):"]
+    for f in fits:
+        geometry = f"d{f.head_dim}, {f.heads} heads, {f.mode}"
+        lines.append(f"  {geometry}: {f.fixed_us:.1f} us + bytes / {f.TBps:.2f} TB/s over {f.calls} calls (each "
+                     f"within {f.residual_min:+.1%} to {f.residual_max:+.1%}); the fixed part is "
+                     f"{f.smallest_fixed_share:.0%} of {f.smallest} and {f.largest_fixed_share:.1%} of {f.largest}")
+    return lines
+
+
+def to_frame(fits: tuple[CostFit, ...]):
+    """The fits as a pandas DataFrame, one row each."""
+    import pandas as pd
+
+    return pd.DataFrame([f.to_dict() for f in fits])
