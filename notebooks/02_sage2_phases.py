@@ -7,12 +7,13 @@
 # ---
 
 # %% [markdown]
-# # 02 - Sage2 phases on this GPU, beside the seed report
+# # 02 - Sage2 phases on the GPU, beside the seed report
 #
 # labkit's own 8-bit Sage2 pipeline (five prep kernels and the fused INT8-QK / FP8-PV
 # mainloop, `labkit/workloads/sage2/kernels/`) profiled the way the user's seed report was:
 # phase timings, the one-shot vs phase-by-phase check, checksums, accuracy against exact fp32
-# attention, the scheduler and the q/kv tail study (configurations interleaved).
+# attention, the scheduler and the q/kv tail study (configurations interleaved). The GPU is this machine's (live)
+# or, in recorded mode, the recorded run's; the line above the phase table names it.
 
 # %% tags=["parameters"]
 from labkit.params import Choice, File, Int, IntList, Sage2Shape, Text  # parameter types: `labkit nb params 02`
@@ -61,6 +62,7 @@ ours = session.measure("report", profile, tuple(shape), layout=layout, dtype=dty
                        iterations=iterations, q_tails=q_tail, kv_tails=kv_tail, tail_iterations=tail_iterations,
                        schedule=build, tails=tail_points(rounds.to_dict("records"), build), load=Sage2Report.from_dict)
 seed = labkit.report.load(labkit.repo_path(seed_report))
+print(f"Sage2 phases, {session.measured_on()}:")
 print(labkit.report.phase_table(ours))
 
 # %% [markdown]

@@ -7,14 +7,15 @@
 # ---
 
 # %% [markdown]
-# # 03 - Paged-KV decode on this GPU
+# # 03 - Paged-KV decode on the GPU
 #
 # labkit's own split-KV decode kernels (`labkit/workloads/decode/kernels/`: tensor cores for up to
 # 16 query rows per KV head, CUDA cores beyond), run through the manifest runner like any cubin:
 # the seed's manifest beside ours, correctness against exact attention, K+V bandwidth beside a
 # 1 GiB copy's rate and the peers (torch SDPA, FlashAttention-3 on labkit's own K/V gathered contiguous, timed
 # in the same shuffled rounds as labkit's call: the black dots; torch's FlexAttention on a paged pool of its own,
-# compiled per shape, so at the issue's five points only), and a split sweep.
+# compiled per shape, so at the issue's five points only), and a split sweep. The GPU is this machine's (live) or,
+# in recorded mode, the recorded run's; the line above the correctness table names it.
 
 # %% tags=["parameters"]
 from labkit.params import Choice, DecodeHeads, File, Int, IntList, Text  # types: `labkit nb params 03` lists them
@@ -61,6 +62,7 @@ manifests
 # 2^-8 (|ref| + sum p|v|) + 1e-3 (bf16 output, bf16 P in the tensor-core P.V).
 
 # %%
+print(f"Decode, {session.measured_on()}:")
 checks = pd.DataFrame(session.measure("correctness", study.correctness))
 session.save_table(checks, "correctness")
 checks
@@ -75,8 +77,8 @@ checks
 # full of dirty lines that the call's reads write back, and an event pair also times the launch. Both are part of
 # the rates here, for labkit and the peers alike. How much: on the H200s of docs/decode.md ("A cold L2 left dirty or
 # clean"), with L2 left clean (`labkit decode bench --mode cold_clean`) calls of 268 MB took 11-14 % less (8 x 8k
-# d128 about 67 us, what ncu reads for it, against 76.5 cold) and 1 x 8k 1.5-2.1 us less; notebook 05 reads this
-# GPU's own gap between the two.
+# d128 about 67 us, what ncu reads for it, against 76.5 cold) and 1 x 8k 1.5-2.1 us less; notebook 05 reads the
+# gap on its own GPU.
 #
 # The `kernel` column names the build the plan chose (`kernel_label` in `labkit/workloads/decode/geometry.py`):
 # `mma w8s3ef cl8 pp` is the tensor-core kernel with 8 warps and 3 K/V stages (`s`), K/V loaded with L2 evict_first

@@ -65,9 +65,10 @@ if do_decode:  # the rest of the geometry's rules (the head group is decode_head
 
 # %% [markdown]
 # ## Occupancy of each kernel, from its cubin
-# Registers per thread and shared memory per CTA as compiled for this GPU; each limit's CTA count
-# and the one that binds. The instrumented Sage2 build is listed too: the timeline is only a
-# faithful picture of the plain kernel when both place as many CTAs on an SM.
+# Registers per thread and shared memory per CTA as compiled for the GPU that measured (this machine's live, the
+# recorded run's in recorded mode: the line above the table names it); each limit's CTA count and the one that
+# binds. The instrumented Sage2 build is listed too: the timeline is only a faithful picture of the plain kernel
+# when both place as many CTAs on an SM.
 
 # %%
 device = session.measure("device", labkit.device.describe, load=labkit.device.DeviceInfo.from_dict)
@@ -76,6 +77,7 @@ occ = study.studied_kernels(session.measure("occupancy", sched.occupancy_table, 
                                             arch=device.arch), sage2=do_sage2, decode=do_decode)
 session.save_table(occ, "occupancy")
 sms = device.sm_count
+print(f"Occupancy for {device.arch} ({sms} SMs), {session.measured_on()}:")
 occ[["registers_per_thread", "smem_per_cta_bytes", "by_registers", "by_shared_memory", "by_threads", "ctas_per_sm",
      "limiter"]]
 

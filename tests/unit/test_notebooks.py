@@ -97,7 +97,11 @@ H100_RUNS = ROOT / "data" / "runs" / "20261205T053000Z-h100_first_run" / "notebo
 @pytest.mark.parametrize("name", sorted(OUTPUTS))
 def test_every_notebook_shows_the_records_under_its_recorded_root_here_the_h100_s(name, tmp_path):
     """The first H100 run's records sit apart from data/runs (whose newest run each notebook shows by default, the
-    H200's); recorded_root shows them, and the notebook says which GPU they are of."""
+    H200's); recorded_root shows them, and the notebook says which GPU they are of. Found by a UX review: 02-04 said
+    "on this GPU" (titles, markdown) above the recorded run's GPU's numbers on a machine with none; now no notebook
+    does, and 01-04 print Session.measured_on's line naming the recorded run's GPU."""
+    from labkit.session import read_recorded_run
+
     res = notebooks.run(name, {"source": "recorded", "recorded_root": str(H100_RUNS)}, out_root=tmp_path,
                         timeout_s=600)
     assert res.ok, res.error
@@ -105,6 +109,13 @@ def test_every_notebook_shows_the_records_under_its_recorded_root_here_the_h100_
     nb = json.loads(res.notebook.read_text())
     first = "".join(nb["cells"][next(i for i, c in enumerate(nb["cells"]) if c.get("outputs"))]["outputs"][0]["text"])
     assert "RECORDED mode" in first and "NVIDIA H100 80GB HBM3" in first, first
+    markdown = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert "this GPU" not in markdown and "this GPU" not in printed
+    if name[:2] in ("01", "02", "03", "04"):
+        recorded = read_recorded_run(ROOT / res.recorded_from)
+        assert (f", recorded on {recorded.device} (run {res.recorded_from}, {recorded.created_utc[:10]}), not on this "
+                "machine:\n") in printed
 
 
 def test_notebook_01_names_the_recorded_runs_gpu_not_this_one(tmp_path, monkeypatch):
