@@ -91,7 +91,7 @@ if do_sage2:
     session.save_table(seed_model, "sage2_model")
     display_cols = ["q_len", "kv_len", "ctas", "waves", "last_wave_ctas", "wave_efficiency", "q_tile_efficiency",
                     "kv_tile_efficiency", "efficiency"]
-    display(seed_model[display_cols])
+    display(study.shown_points(seed_model, display_cols))  # rounded; data/sage2_model.csv keeps every digit
 else:
     print(not_studied["Sage2"])
 
@@ -128,9 +128,10 @@ if do_sage2:
     session.save_figure(fig, "sage2_efficiency")
     sage2_points = study.measured_points(q=q_sweep, kv=kv_sweep)
     session.save_table(sage2_points, "sage2_points")
-    display(sage2_points[["sweep", "q_len", "kv_len", "ctas", "waves", "wave_efficiency", "measured_slot_efficiency",
-                          "measured_minus_model", "measured_sm_efficiency", "efficiency", "measured_efficiency",
-                          "measured_waves", "makespan_us", "sm_imbalance"]])
+    display(study.shown_points(sage2_points, [  # rounded; data/sage2_points.csv keeps every digit
+        "sweep", "q_len", "kv_len", "ctas", "waves", "wave_efficiency", "measured_slot_efficiency",
+        "measured_minus_model", "measured_sm_efficiency", "efficiency", "measured_efficiency", "measured_waves",
+        "makespan_us", "sm_imbalance"]))
 else:
     print(not_studied["Sage2"])
 
@@ -207,8 +208,9 @@ if do_decode:
         session.save_figure(fig, f"decode_sched_{kv}")
     decode_points = study.measured_points(splits=split_sweep, batch=batch_sweep)  # splits 0 shown as the count run
     session.save_table(decode_points, "decode_points")
-    display(decode_points[["sweep", "batch", "kv_len", "splits", "heuristic_splits", "kernel", "ctas", "waves",
-                           "wave_efficiency", "measured_slot_efficiency", "measured_minus_model", "kv_tile_efficiency",
-                           "split_efficiency", "measured_waves", "makespan_us"]])
+    display(study.shown_points(decode_points, [  # rounded; data/decode_points.csv keeps every digit
+        "sweep", "batch", "kv_len", "splits", "heuristic_splits", "kernel", "ctas", "waves", "wave_efficiency",
+        "measured_slot_efficiency", "measured_minus_model", "kv_tile_efficiency", "split_efficiency", "measured_waves",
+        "makespan_us"]))
 else:
     print(not_studied["Decode"])

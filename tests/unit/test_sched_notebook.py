@@ -228,3 +228,37 @@ def test_notebook_04_shows_timeline_times_in_us_or_ms_and_saves_them_in_ns(tmp_p
             assert float(value) * UNIT_NS[unit] == pytest.approx(getattr(stats, field), rel=5e-4), field
     # the files keep their nanoseconds: a saved table's makespan column is the one other code reads
     assert "makespan_us" in (res.run_dir / "data" / "sage2_points.csv").read_text().splitlines()[0]
+
+
+def _html_columns(html: str) -> dict[str, list[str]]:
+    """A DataFrame's HTML (row-number index) as its column names to the cells shown, row by row."""
+    header = [h for h in re.findall(r"<th>([^<]*)</th>", html.split("</thead>")[0]) if h]
+    rows = [re.findall(r"<td>([^<]*)</td>", row) for row in html.split("<tbody>")[1].split("</tr>")[:-1]]
+    return {name: [row[i] for row in rows] for i, name in enumerate(header)}
+
+
+def test_notebook_04_shows_its_model_and_points_tables_rounded_and_saves_every_digit(tmp_path):
+    """Found by a UX review: the points tables showed ``makespan_us`` 120281.056 and efficiencies at six decimals.
+    The notebook shows them rounded to what they resolve (makespans to 0.1 us: the timer steps 32 ns; the model's
+    waves to 0.01, as its text quotes them; ratios to 1e-4); the CSVs, which other code reads, keep every digit."""
+    from labkit.cuda import gpu_available
+
+    if gpu_available():
+        pytest.skip("this machine has a GPU: the notebook would run live")
+    res = notebooks.run("04", {}, out_root=tmp_path, timeout_s=600)  # the recorded runs of data/runs
+    assert res.ok, res.error
+    nb = json.loads(res.notebook.read_text())
+    tables = [html for c in nb["cells"] for o in c.get("outputs", [])
+              if "wave_efficiency" in (html := "".join(o.get("data", {}).get("text/html", "")))]
+    most_decimals = {"makespan_us": 1, "waves": 2}  # any other float: 4
+    saved_digits = 0
+    for html, csv in zip(tables, ("sage2_model", "sage2_points", "decode_points"), strict=True):
+        shown, saved = _html_columns(html), pd.read_csv(res.run_dir / "data" / f"{csv}.csv")
+        assert "waves" in shown and ("makespan_us" in shown or csv == "sage2_model"), (csv, list(shown))
+        for name in [n for n in shown if saved[n].dtype.kind == "f"]:
+            decimals = max(len(c.partition(".")[2]) for c in shown[name])
+            assert decimals <= most_decimals.get(name, 4), (csv, name, shown[name])
+            # rounded, not cut or moved: each cell within half its last shown digit of the saved value
+            assert [float(c) for c in shown[name]] == pytest.approx(list(saved[name]), abs=0.5 * 10**-decimals + 1e-9)
+            saved_digits = max(saved_digits, *(len(repr(v).partition(".")[2]) for v in saved[name]))
+    assert saved_digits > 4  # the CSVs keep what the tables round
