@@ -84,17 +84,24 @@ checks
 # `mma w8s3ef cl8 pp` is the tensor-core kernel with 8 warps and 3 K/V stages (`s`), K/V loaded with L2 evict_first
 # (`ef`), its splits merged inside a cluster of 8 (`cl8`), page ids read a stage ahead (`pp`); `c1` is one Q K^T
 # chain instead of two, `P` persistent CTAs, `tail/4` the call's last units in 4 splits each.
+#
+# The black curve is each call's time fitted as a fixed part plus its bytes at one rate, over the calls of 100 MB or
+# more (`labkit/workloads/decode/cost_fit.py`; the line above the table gives it): the fixed part (launch, the flush's
+# dirty lines written back, the first stage's latency, the last CTAs' drain) is why short calls read slower, and the
+# rate is what the plan streams at once a call is long.
 
 # %%
 copy = session.measure("copy_ceiling", study.copy_ceiling)
 points = session.sweep("bandwidth", "decode.point", {"batch": batch, "kv_len": kv_lens}, head_dim=int(head_dim),
                        page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations, peers=True)
 table = study.bandwidth_table(points)
-fig = labkit.plot.decode_bandwidth(table.to_dict("records"), copy["TBps"], title=session.title(
+fit, fit_line = study.bandwidth_fit(table)
+fig = labkit.plot.decode_bandwidth(table.to_dict("records"), copy["TBps"], fit=fit, title=session.title(
     f"Paged decode, {heads[0]}/{heads[1]} heads, head_dim {head_dim}, page {page_size}, cold L2"))
 session.save_figure(fig, "decode_bandwidth")
 saved = session.save_table(table, "bandwidth")
-print("\n".join(study.skipped(points) + study.peers_not_run(table, saved_in=f"data/{saved.name}, peers_not_run")))
+print("\n".join([fit_line, *study.skipped(points),
+                 *study.peers_not_run(table, saved_in=f"data/{saved.name}, peers_not_run")]))
 study.shown(table)  # TB/s of K+V read for labkit and each peer; data/bandwidth.csv keeps every column
 
 # %% [markdown]

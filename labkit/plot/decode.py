@@ -9,12 +9,13 @@ _PEER_STYLE = {"sdpa_cudnn": ("s", "0.25", "torch SDPA cuDNN"), "sdpa_flash": ("
                "fa3": ("D", "0.7", "FlashAttention-3"), "flex_paged": ("v", "0.35", "FlexAttention, paged")}
 
 
-def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged decode", ax=None):
+def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged decode", fit=None, ax=None):
     """K+V TB/s against KV bytes read (log axis): labkit's kernel as one line per batch size (points
     along it are the kv lengths), the peers (labkit's K/V gathered contiguous) as grey hollow markers,
     labkit's call timed in the peers' rounds (``labkit_beside_peers``) as small black dots, and the
     measured device-to-device copy rate as a reference line. A peer whose column holds no number at any point is
-    named in the legend as not run."""
+    named in the legend as not run. ``fit``: (fixed_us, TBps) of ``cost_fit.fit_line``, drawn as the rate such calls
+    reach, bytes / (fixed + bytes / rate), over the bytes it was fitted on (100 MB and up) and the rate it tends to."""
     fig, ax = _axes(ax, figsize=(8, 4.4))
     for i, b in enumerate(sorted({r["batch"] for r in rows})):
         pts = sorted((r["kv_MB"], r["TBps"]) for r in rows if r["batch"] == b)
@@ -34,6 +35,14 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
             absent.append(label)
     if absent:
         ax.plot([], [], " ", label=f"not run: {', '.join(absent)} (why: printed below)")
+    if fit is not None:
+        from ..workloads.decode.cost_fit import MIN_FIT_MB
+
+        fixed, rate = fit
+        top = max(r["kv_MB"] for r in rows)
+        mb = [MIN_FIT_MB * (top / MIN_FIT_MB) ** (i / 63) for i in range(64)] if top > MIN_FIT_MB else []
+        ax.plot(mb, [m / (fixed + m / rate) for m in mb], "-", color="k", linewidth=0.8, alpha=0.6,
+                label=f"fit from {MIN_FIT_MB:g} MB: {fixed:.1f} us + bytes / {rate:.2f} TB/s")
     ax.axhline(copy_TBps, color="0.4", linestyle="--", linewidth=1,
                label=f"1 GiB copy, read + write: {copy_TBps:.2f} TB/s")
     ax.set_xscale("log")

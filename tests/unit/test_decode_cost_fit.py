@@ -75,3 +75,57 @@ def test_a_recorded_report_fits_as_numpys_least_squares_and_report_show_prints_i
             f"within {f.residual_min:+.1%} to {f.residual_max:+.1%}); the fixed part is ") in out
     # before the targets, which stay last
     assert out.index("time per call, fitted") < out.index("issue #10's targets")
+
+
+def _table(calls, fixed_us, TBps):
+    import pandas as pd
+
+    mb = [2 * b * n * 8 * 128 * 2 / 1e6 for b, n in calls]
+    return pd.DataFrame({"batch": [b for b, _ in calls], "kv_len": [n for _, n in calls], "kv_MB": mb,
+                         "p50_us": [fixed_us + m / TBps for m in mb], "TBps": [m / (fixed_us + m / TBps) for m in mb]})
+
+
+def test_notebook_03s_fit_recovers_a_line_and_says_when_there_is_none():
+    from labkit.workloads.decode import study
+
+    rng = np.random.default_rng()
+    fixed, rate = rng.uniform(5, 30), rng.uniform(2.5, 5.0)
+    fit, line = study.bandwidth_fit(_table([(1, 1024), (8, 8192), (64, 1024), (64, 8192)], fixed, rate))
+    assert fit == pytest.approx((fixed, rate), rel=1e-6)
+    assert line.startswith(f"time per call, fitted over the 3 calls of 100 MB or more: {fixed:.1f} us + K+V bytes / "
+                           f"{rate:.2f} TB/s (each within ")  # 1 x 1k reads 4 MB: left out
+    fit, line = study.bandwidth_fit(_table([(1, 1024), (64, 1024), (64, 8192)], fixed, rate))
+    assert fit is None and line == "no fit: 2 calls of 100 MB or more (3 needed)"
+
+
+def test_the_bandwidth_figure_draws_the_fit_as_the_rate_calls_reach():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from labkit.plot import decode_bandwidth
+
+    rows = _table([(8, 8192), (64, 1024), (64, 8192), (256, 8192)], 17.4, 4.53).to_dict("records")
+    fig = decode_bandwidth(rows, 4.2, fit=(17.4, 4.53))
+    (curve,) = [ln for ln in fig.axes[0].lines if ln.get_label().startswith("fit from 100 MB")]
+    assert curve.get_label() == "fit from 100 MB: 17.4 us + bytes / 4.53 TB/s"
+    x, y = curve.get_data()
+    assert x[0] == pytest.approx(100) and x[-1] == pytest.approx(max(r["kv_MB"] for r in rows))
+    assert y == pytest.approx([m / (17.4 + m / 4.53) for m in x])
+    for r in rows:  # the calls lie on it, as they were made to
+        assert np.interp(np.log(r["kv_MB"]), np.log(x), y) == pytest.approx(r["TBps"], rel=2e-3)
+    assert not [ln for ln in decode_bandwidth(rows, 4.2).axes[0].lines if ln.get_label().startswith("fit")]
+
+
+def test_notebook_03_recorded_prints_the_fit_of_its_own_table(capsys):
+    import pandas as pd
+
+    from labkit.workloads.decode import study
+
+    from ..conftest import execute_notebook_source
+
+    ns = execute_notebook_source(ROOT / "notebooks" / "03_decode.py", {"source": "recorded"})
+    recorded = pd.read_csv(ns["session"].recorded.path / "data" / "bandwidth.csv")
+    fit, line = study.bandwidth_fit(recorded)
+    assert fit is not None and ns["fit"] == pytest.approx(fit)
+    assert line.startswith("time per call, fitted over the 8 calls of 100 MB or more: ")
+    assert line in capsys.readouterr().out.splitlines()

@@ -39,36 +39,40 @@ class CostFit:
         return asdict(self)
 
 
-def _fit(points: list[DecodePoint]) -> tuple[float, float] | None:
-    """(fixed_us, us per MB) by least squares, or None where the bytes do not vary."""
-    n = len(points)
-    mx = sum(p.kv_MB for p in points) / n
-    my = sum(p.p50_us for p in points) / n
-    sxx = sum((p.kv_MB - mx) ** 2 for p in points)
+def fit_line(calls) -> tuple[float, float] | None:
+    """(fixed_us, TBps) fitted by least squares to ``calls``, (kv_MB, p50_us) pairs of ``MIN_FIT_MB`` or more (the
+    caller picks them); None where fewer than ``MIN_FIT_CALLS``, where the bytes do not vary, or where one line does
+    not hold them (no positive rate, or a fixed part under zero). A notebook's sweep, which keeps no report, fits
+    its calls with it."""
+    calls = list(calls)
+    n = len(calls)
+    if n < MIN_FIT_CALLS:
+        return None
+    mx = sum(mb for mb, _ in calls) / n
+    my = sum(us for _, us in calls) / n
+    sxx = sum((mb - mx) ** 2 for mb, _ in calls)
     if sxx == 0:
         return None
-    slope = sum((p.kv_MB - mx) * (p.p50_us - my) for p in points) / sxx
-    return my - slope * mx, slope
+    us_per_MB = sum((mb - mx) * (us - my) for mb, us in calls) / sxx
+    fixed = my - us_per_MB * mx
+    return None if us_per_MB <= 0 or fixed < 0 else (fixed, 1 / us_per_MB)
 
 
 def fit_costs(r: DecodeReport, *, min_MB: float = MIN_FIT_MB) -> tuple[CostFit, ...]:
-    """One ``CostFit`` per geometry and cold mode with ``MIN_FIT_CALLS`` calls of ``min_MB`` or more; a geometry whose
-    fit comes out with no positive rate or a negative fixed part (calls that one line does not hold) has none."""
+    """One ``CostFit`` per geometry and cold mode whose calls of ``min_MB`` or more ``fit_line`` fits."""
     groups: dict[tuple, list[DecodePoint]] = {}
     for p in r.points:
         if p.mode != "graph" and p.kv_MB >= min_MB:
             groups.setdefault((p.head_dim, p.heads, p.mode), []).append(p)
     fits = []
     for (head_dim, heads, mode), points in sorted(groups.items()):
-        if len(points) < MIN_FIT_CALLS or (line := _fit(points)) is None:
+        if (line := fit_line((p.kv_MB, p.p50_us) for p in points)) is None:
             continue
-        fixed, us_per_MB = line
-        if us_per_MB <= 0 or fixed < 0:
-            continue
-        residuals = [(fixed + us_per_MB * p.kv_MB - p.p50_us) / p.p50_us for p in points]
+        fixed, rate = line
+        residuals = [(fixed + p.kv_MB / rate - p.p50_us) / p.p50_us for p in points]
         small = min(points, key=lambda p: (p.kv_MB, p.p50_us))
         large = max(points, key=lambda p: (p.kv_MB, -p.p50_us))
-        fits.append(CostFit(head_dim, heads, mode, len(points), fixed, 1 / us_per_MB, min(residuals), max(residuals),
+        fits.append(CostFit(head_dim, heads, mode, len(points), fixed, rate, min(residuals), max(residuals),
                             call_label(small), fixed / small.p50_us, call_label(large), fixed / large.p50_us))
     return tuple(fits)
 
