@@ -31,11 +31,25 @@ def _report(tmp_path, rows):
     return report.load(report.write(rows, {}, 4250.0, prov, tmp_path / "r.json"))
 
 
+def _with_peers(rows, cudnn, flash_wobble):
+    """``rows`` with cuDNN on its own line (fixed_us, TBps), flash off any line by ``flash_wobble``, FA3 not run at the
+    first call, labkit in the peers' rounds as timed alone; x_best_peer as the bench writes it."""
+    for i, row in enumerate(rows):
+        t_cudnn = cudnn[0] + row["kv_MB"] / cudnn[1]
+        t_flash = row["p50_us"] * (1 + flash_wobble[i])
+        peers = {"sdpa_cudnn": row["kv_MB"] / t_cudnn, "sdpa_flash": row["kv_MB"] / t_flash,
+                 "fa3": "fa3_fwd: not importable (test)" if i == 0 else row["TBps"] * 0.9}
+        row.update(peers, labkit_beside_peers=row["TBps"],
+                   x_best_peer=row["TBps"] / max(v for v in peers.values() if isinstance(v, float)))
+    return rows
+
+
 def test_calls_on_a_line_give_back_its_fixed_part_and_rate(tmp_path):
     calls = [(64, 1024), (8, 8192), (64, 8192), (256, 8192)]
     rng = np.random.default_rng()
     fixed, rate = rng.uniform(5, 30), rng.uniform(2.5, 5.0)  # fresh each run
-    r = _report(tmp_path, _rows(calls, fixed_us=fixed, TBps=rate)
+    cudnn = (rng.uniform(5, 30), rng.uniform(2.5, 5.0))
+    r = _report(tmp_path, _with_peers(_rows(calls, fixed_us=fixed, TBps=rate), cudnn, (9.0, 5.0, 0.0, -0.8))
                 + _rows([(1, 1024), (2, 1024)], fixed_us=3 * fixed, TBps=rate / 2)  # under 100 MB: left out
                 + _rows([(64, 1024), (64, 8192)], fixed_us=fixed, TBps=rate, head_dim=256))  # two calls: no fit
     (fit,) = fit_costs(r)
@@ -46,6 +60,14 @@ def test_calls_on_a_line_give_back_its_fixed_part_and_rate(tmp_path):
     small_mb = 2 * 64 * 1024 * 8 * 128 * 2 / 1e6
     assert fit.smallest_fixed_share == pytest.approx(fixed / (fixed + small_mb / rate), rel=1e-3)
     assert len(to_frame(fit_costs(r))) == 1
+    # each peer timed at every call fitted the same way; FA3, text at one call, is not; flash's times hold no line
+    (name, c_fixed, c_rate, c_worst), (beside, *line) = fit.peers
+    assert (name, beside) == ("sdpa_cudnn", "labkit_beside_peers") and fit.peers_unfit == ("sdpa_flash",)
+    assert (c_fixed, c_rate) == pytest.approx(cudnn, rel=1e-6) and c_worst < 1e-6
+    assert line == pytest.approx([fixed, rate, 0], rel=1e-6, abs=1e-6)
+    assert format_fits(r)[2] == (f"    the same fit of the peers' times at these calls: sdpa_cudnn {c_fixed:.1f} us + "
+                                 f"bytes / {c_rate:.2f} TB/s (within 0.0%); labkit in their rounds {fixed:.1f} us + "
+                                 f"bytes / {rate:.2f} TB/s (within 0.0%); sdpa_flash: no line holds its times")
 
 
 @pytest.mark.parametrize("fixed_us, wobble", [

@@ -11,7 +11,7 @@ plan's builds, so the fit describes the plan, not one kernel; its residuals say 
 
 from dataclasses import asdict, dataclass
 
-from .report import DecodePoint, DecodeReport
+from .report import PEERS, DecodePoint, DecodeReport
 from .targets import call_label
 
 MIN_FIT_MB = 100.0  # smaller calls are launch- and latency-bound, and their builds differ most
@@ -34,6 +34,10 @@ class CostFit:
     smallest_fixed_share: float
     largest: str
     largest_fixed_share: float
+    # the same fit of each peer's times (and labkit's in the peers' rounds) where it timed every one of these calls;
+    # on the H100s it puts cuDNN's lead at large calls in its rate, not its fixed part
+    peers: tuple[tuple[str, float, float, float], ...] = ()  # (column, fixed_us, TBps, largest |residual|)
+    peers_unfit: tuple[str, ...] = ()  # peers timed at every one of these calls whose times no line holds
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -58,6 +62,19 @@ def fit_line(calls) -> tuple[float, float] | None:
     return None if us_per_MB <= 0 or fixed < 0 else (fixed, 1 / us_per_MB)
 
 
+def _rate(v) -> bool:
+    """A peer's TB/s at a call, not the text of a peer that did not run there."""
+    return isinstance(v, float) and v > 0
+
+
+def _peer_fit(points: list[DecodePoint], name: str) -> tuple[float, float, float] | None:
+    calls = [(p.kv_MB, p.kv_MB / p.peers[name]) for p in points]
+    if (line := fit_line(calls)) is None:
+        return None
+    fixed, rate = line
+    return fixed, rate, max(abs((fixed + mb / rate - us) / us) for mb, us in calls)
+
+
 def fit_costs(r: DecodeReport, *, min_MB: float = MIN_FIT_MB) -> tuple[CostFit, ...]:
     """One ``CostFit`` per geometry and cold mode whose calls of ``min_MB`` or more ``fit_line`` fits."""
     groups: dict[tuple, list[DecodePoint]] = {}
@@ -72,8 +89,11 @@ def fit_costs(r: DecodeReport, *, min_MB: float = MIN_FIT_MB) -> tuple[CostFit, 
         residuals = [(fixed + p.kv_MB / rate - p.p50_us) / p.p50_us for p in points]
         small = min(points, key=lambda p: (p.kv_MB, p.p50_us))
         large = max(points, key=lambda p: (p.kv_MB, -p.p50_us))
+        timed = {name: _peer_fit(points, name) for name in PEERS if all(_rate(p.peers.get(name)) for p in points)}
         fits.append(CostFit(head_dim, heads, mode, len(points), fixed, rate, min(residuals), max(residuals),
-                            call_label(small), fixed / small.p50_us, call_label(large), fixed / large.p50_us))
+                            call_label(small), fixed / small.p50_us, call_label(large), fixed / large.p50_us,
+                            tuple((name, *line) for name, line in timed.items() if line is not None),
+                            tuple(name for name, line in timed.items() if line is None)))
     return tuple(fits)
 
 
@@ -89,6 +109,11 @@ def format_fits(r: DecodeReport) -> list[str]:
         lines.append(f"  {geometry}: {f.fixed_us:.1f} us + bytes / {f.TBps:.2f} TB/s over {f.calls} calls (each "
                      f"within {f.residual_min:+.1%} to {f.residual_max:+.1%}); the fixed part is "
                      f"{f.smallest_fixed_share:.0%} of {f.smallest} and {f.largest_fixed_share:.1%} of {f.largest}")
+        if f.peers or f.peers_unfit:
+            lines.append("    the same fit of the peers' times at these calls: " + "; ".join(
+                [f"{'labkit in their rounds' if name == 'labkit_beside_peers' else name} {fixed:.1f} us + bytes / "
+                 f"{rate:.2f} TB/s (within {worst:.1%})" for name, fixed, rate, worst in f.peers]
+                + [f"{name}: no line holds its times" for name in f.peers_unfit]))
     return lines
 
 
