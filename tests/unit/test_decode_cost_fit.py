@@ -151,3 +151,18 @@ def test_notebook_03_recorded_prints_the_fit_of_its_own_table(capsys):
     assert fit is not None and ns["fit"] == pytest.approx(fit)
     assert line.startswith("time per call, fitted over the 8 calls of 100 MB or more: ")
     assert line in capsys.readouterr().out.splitlines()
+
+
+def test_a_bench_of_two_variants_fits_each_kernel_on_its_own(tmp_path):
+    # `decode bench --variant mma --variant fma` times every call twice, one row per kernel variant: one line through
+    # both would be neither kernel's fixed part nor its rate
+    calls = [(64, 1024), (8, 8192), (64, 8192), (256, 8192)]
+    fma = [{**row, "kernel": "fma r4s2"} for row in _rows(calls, fixed_us=40.0, TBps=2.0)]
+    r = _report(tmp_path, _rows(calls, fixed_us=17.0, TBps=4.5) + fma)
+    fits = {f.variant: f for f in fit_costs(r)}
+    assert sorted(fits) == ["fma", "mma"] and all(f.calls == 4 for f in fits.values())
+    assert (fits["mma"].fixed_us, fits["mma"].TBps) == pytest.approx((17.0, 4.5), rel=1e-6)
+    assert (fits["fma"].fixed_us, fits["fma"].TBps) == pytest.approx((40.0, 2.0), rel=1e-6)
+    lines = format_fits(r)
+    assert lines[1].startswith("  d128, 32/8 heads, cold, fma: 40.0 us + bytes / 2.00 TB/s over 4 calls")
+    assert lines[2].startswith("  d128, 32/8 heads, cold, mma: 17.0 us + bytes / 4.50 TB/s over 4 calls")

@@ -1,6 +1,7 @@
 """Where a decode report's cold calls spend their time: each call's p50 as a fixed part plus its K+V bytes at one
 streaming rate, ``p50 = fixed + bytes / rate``, fitted by least squares over the report's calls of ``MIN_FIT_MB`` or
-more, one fit per geometry (head_dim, heads) and mode.
+more, one fit per geometry (head_dim, heads), mode and kernel variant (a bench of ``--variant mma --variant fma``
+times every call once with each).
 
 The fixed part is what a call pays whatever it reads: the launch and the timing window, the first stage's DRAM latency,
 the dirty lines a cold flush leaves for the call to write back, the last CTAs' drain. It is why a call of 268 MB reads
@@ -20,11 +21,12 @@ MIN_FIT_CALLS = 3  # two calls always fit a line
 
 @dataclass(frozen=True)
 class CostFit:
-    """``p50_us = fixed_us + kv_MB / TBps`` over ``calls`` cold calls of one geometry and mode."""
+    """``p50_us = fixed_us + kv_MB / TBps`` over ``calls`` cold calls of one geometry, mode and kernel variant."""
 
     head_dim: int
     heads: str
     mode: str
+    variant: str  # DecodePoint.variant: mma, fma
     calls: int
     fixed_us: float
     TBps: float  # the streaming rate: K+V bytes per second that each further byte costs
@@ -76,13 +78,14 @@ def _peer_fit(points: list[DecodePoint], name: str) -> tuple[float, float, float
 
 
 def fit_costs(r: DecodeReport, *, min_MB: float = MIN_FIT_MB) -> tuple[CostFit, ...]:
-    """One ``CostFit`` per geometry and cold mode whose calls of ``min_MB`` or more ``fit_line`` fits."""
+    """One ``CostFit`` per geometry, cold mode and kernel variant whose calls of ``min_MB`` or more ``fit_line``
+    fits."""
     groups: dict[tuple, list[DecodePoint]] = {}
     for p in r.points:
         if p.mode != "graph" and p.kv_MB >= min_MB:
-            groups.setdefault((p.head_dim, p.heads, p.mode), []).append(p)
+            groups.setdefault((p.head_dim, p.heads, p.mode, p.variant), []).append(p)
     fits = []
-    for (head_dim, heads, mode), points in sorted(groups.items()):
+    for (head_dim, heads, mode, variant), points in sorted(groups.items()):
         if (line := fit_line((p.kv_MB, p.p50_us) for p in points)) is None:
             continue
         fixed, rate = line
@@ -90,7 +93,7 @@ def fit_costs(r: DecodeReport, *, min_MB: float = MIN_FIT_MB) -> tuple[CostFit, 
         small = min(points, key=lambda p: (p.kv_MB, p.p50_us))
         large = max(points, key=lambda p: (p.kv_MB, -p.p50_us))
         timed = {name: _peer_fit(points, name) for name in PEERS if all(_rate(p.peers.get(name)) for p in points)}
-        fits.append(CostFit(head_dim, heads, mode, len(points), fixed, rate, min(residuals), max(residuals),
+        fits.append(CostFit(head_dim, heads, mode, variant, len(points), fixed, rate, min(residuals), max(residuals),
                             call_label(small), fixed / small.p50_us, call_label(large), fixed / large.p50_us,
                             tuple((name, *line) for name, line in timed.items() if line is not None),
                             tuple(name for name, line in timed.items() if line is None)))
@@ -104,8 +107,9 @@ def format_fits(r: DecodeReport) -> list[str]:
         return []
     lines = [f"time per call, fitted (p50 = fixed + K+V bytes / rate, least squares over the calls of "
              f"{MIN_FIT_MB:g} MB or more; the builds are the plan's):"]
+    variants = len({f.variant for f in fits}) > 1  # a bench of both kernels: each line names its own
     for f in fits:
-        geometry = f"d{f.head_dim}, {f.heads} heads, {f.mode}"
+        geometry = f"d{f.head_dim}, {f.heads} heads, {f.mode}" + (f", {f.variant}" if variants else "")
         lines.append(f"  {geometry}: {f.fixed_us:.1f} us + bytes / {f.TBps:.2f} TB/s over {f.calls} calls (each "
                      f"within {f.residual_min:+.1%} to {f.residual_max:+.1%}); the fixed part is "
                      f"{f.smallest_fixed_share:.0%} of {f.smallest} and {f.largest_fixed_share:.1%} of {f.largest}")
