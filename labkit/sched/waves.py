@@ -48,9 +48,10 @@ def one_wave_note(w: Waves) -> str | None:
     idle, and a call bound by DRAM, which needs fewer CTAs per SM than fit, loses far less than the slots' share."""
     if w.full_waves != 1 or w.ctas >= w.slots:
         return None
-    busy, most = min(w.ctas, w.sms), math.ceil(w.ctas / w.sms)
+    busy, least, most = min(w.ctas, w.sms), w.ctas // w.sms, math.ceil(w.ctas / w.sms)
+    each = "one" if most == 1 else f"{most}" if least == most else f"{least}-{most}"
     return (f"one part-filled wave: the CTAs spread over the SMs first, so {busy} of {w.sms} SMs hold "
-            f"{'one each' if most == 1 else f'{w.ctas // w.sms}-{most} each'} ({busy / w.sms:.0%} of the SMs busy); "
+            f"{each} each ({busy / w.sms:.0%} of the SMs busy); "
             f"efficiency is the share of the {w.slots} slots held, which a DRAM-bound call need not fill")
 
 

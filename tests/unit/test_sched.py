@@ -159,6 +159,7 @@ def test_cli(capsys):
     # 16 x 4k decode: 128 CTAs at two per SM read as 48 % efficient, though 128 of the 132 SMs each run one
     (128, 2, "so 128 of 132 SMs hold one each (97% of the SMs busy); efficiency is the share of the 264 slots held"),
     (512, 4, "so 132 of 132 SMs hold 3-4 each (100% of the SMs busy)"),
+    (264, 4, "so 132 of 132 SMs hold 2 each (100% of the SMs busy)"),  # as many on each: not '2-2 each'
     (528, 4, None), (600, 4, None)])  # a full wave; more than one
 def test_sched_waves_says_how_a_part_filled_wave_spreads_over_the_sms(capsys, ctas, per_sm, said):
     assert cli.main(["sched", "waves", "--ctas", str(ctas), "--ctas-per-sm", str(per_sm)]) == 0
