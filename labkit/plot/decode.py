@@ -15,7 +15,7 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
     labkit's call timed in the peers' rounds (``labkit_beside_peers``) as small black dots, and the
     measured device-to-device copy rate as a reference line. A peer whose column holds no number at any point is
     named in the legend as not run. ``fit``: (fixed_us, TBps) of ``cost_fit.fit_line``, drawn as the rate such calls
-    reach, bytes / (fixed + bytes / rate), over the bytes it was fitted on (100 MB and up) and the rate it tends to."""
+    reach, bytes / (fixed + bytes / rate), over the bytes it was fitted on (100 MB and up); its label gives the fit."""
     fig, ax = _axes(ax, figsize=(8, 4.4))
     for i, b in enumerate(sorted({r["batch"] for r in rows})):
         pts = sorted((r["kv_MB"], r["TBps"]) for r in rows if r["batch"] == b)

@@ -103,7 +103,7 @@ def _table(calls, fixed_us, TBps):
     import pandas as pd
 
     mb = [2 * b * n * 8 * 128 * 2 / 1e6 for b, n in calls]
-    return pd.DataFrame({"batch": [b for b, _ in calls], "kv_len": [n for _, n in calls], "kv_MB": mb,
+    return pd.DataFrame({"batch": [b for b, _ in calls], "kv_len": [n for _, n in calls], "head_dim": 128, "kv_MB": mb,
                          "p50_us": [fixed_us + m / TBps for m in mb], "TBps": [m / (fixed_us + m / TBps) for m in mb]})
 
 
@@ -114,8 +114,10 @@ def test_notebook_03s_fit_recovers_a_line_and_says_when_there_is_none():
     fixed, rate = rng.uniform(5, 30), rng.uniform(2.5, 5.0)
     fit, line = study.bandwidth_fit(_table([(1, 1024), (8, 8192), (64, 1024), (64, 8192)], fixed, rate))
     assert fit == pytest.approx((fixed, rate), rel=1e-6)
-    assert line.startswith(f"time per call, fitted over the 3 calls of 100 MB or more: {fixed:.1f} us + K+V bytes / "
-                           f"{rate:.2f} TB/s (each within ")  # 1 x 1k reads 4 MB: left out
+    assert line.startswith(f"time per call, fitted over the calls of 100 MB or more: {fixed:.1f} us + bytes / "
+                           f"{rate:.2f} TB/s over 3 calls (each within ")  # 1 x 1k reads 4 MB: left out
+    assert line.endswith(f"the fixed part is {fixed / (fixed + 268.435456 / rate):.0%} of 8 x 8k d128 and "
+                         f"{fixed / (fixed + 2147.483648 / rate):.1%} of 64 x 8k d128")
     fit, line = study.bandwidth_fit(_table([(1, 1024), (64, 1024), (64, 8192)], fixed, rate))
     assert fit is None and line == "no fit: 2 calls of 100 MB or more (3 needed)"
 
@@ -149,7 +151,7 @@ def test_notebook_03_recorded_prints_the_fit_of_its_own_table(capsys):
     recorded = pd.read_csv(ns["session"].recorded.path / "data" / "bandwidth.csv")
     fit, line = study.bandwidth_fit(recorded)
     assert fit is not None and ns["fit"] == pytest.approx(fit)
-    assert line.startswith("time per call, fitted over the 8 calls of 100 MB or more: ")
+    assert line.startswith("time per call, fitted over the calls of 100 MB or more: ") and " over 8 calls " in line
     assert line in capsys.readouterr().out.splitlines()
 
 

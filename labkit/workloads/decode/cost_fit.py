@@ -41,8 +41,20 @@ class CostFit:
     peers: tuple[tuple[str, float, float, float], ...] = ()  # (column, fixed_us, TBps, largest |residual|)
     peers_unfit: tuple[str, ...] = ()  # peers timed at every one of these calls whose times no line holds
 
+    @property
+    def line(self) -> str:
+        """``17.4 us + bytes / 4.53 TB/s over 8 calls (each within ...); the fixed part is ...`` (``fit_text``)."""
+        return _described(self.fixed_us, self.TBps, self.calls, self.residual_min, self.residual_max,
+                          (self.smallest_fixed_share, self.smallest), (self.largest_fixed_share, self.largest))
+
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def _described(fixed: float, rate: float, calls: int, rmin: float, rmax: float, small: tuple[float, str],
+               large: tuple[float, str]) -> str:
+    return (f"{fixed:.1f} us + bytes / {rate:.2f} TB/s over {calls} calls (each within {rmin:+.1%} to {rmax:+.1%}); "
+            f"the fixed part is {small[0]:.0%} of {small[1]} and {large[0]:.1%} of {large[1]}")
 
 
 def fit_line(calls) -> tuple[float, float] | None:
@@ -64,6 +76,24 @@ def fit_line(calls) -> tuple[float, float] | None:
     return None if us_per_MB <= 0 or fixed < 0 else (fixed, 1 / us_per_MB)
 
 
+def residuals(fit: tuple[float, float], calls) -> list[float]:
+    """(fit - p50) / p50 at each (kv_MB, p50_us) call: under 0, the call took longer than the line says."""
+    fixed, rate = fit
+    return [(fixed + mb / rate - us) / us for mb, us in calls]
+
+
+def fit_text(fit: tuple[float, float], calls: list[tuple[float, float, str]]) -> str:
+    """``17.4 us + bytes / 4.53 TB/s over 8 calls (each within -1.1% to +4.0%); the fixed part is 39% of 1 x 32k d128
+    and 0.9% of 256 x 8k d128``: the fit over ``calls`` (kv_MB, p50_us, label), and its share of the calls that read the
+    fewest and the most bytes."""
+    fixed, rate = fit
+    off = residuals(fit, [(mb, us) for mb, us, _ in calls])
+    small = min(calls, key=lambda c: (c[0], c[1]))
+    large = max(calls, key=lambda c: (c[0], -c[1]))
+    return _described(fixed, rate, len(calls), min(off), max(off), (fixed / small[1], small[2]),
+                      (fixed / large[1], large[2]))
+
+
 def _rate(v) -> bool:
     """A peer's TB/s at a call, not the text of a peer that did not run there."""
     return isinstance(v, float) and v > 0
@@ -73,8 +103,7 @@ def _peer_fit(points: list[DecodePoint], name: str) -> tuple[float, float, float
     calls = [(p.kv_MB, p.kv_MB / p.peers[name]) for p in points]
     if (line := fit_line(calls)) is None:
         return None
-    fixed, rate = line
-    return fixed, rate, max(abs((fixed + mb / rate - us) / us) for mb, us in calls)
+    return *line, max(map(abs, residuals(line, calls)))
 
 
 def fit_costs(r: DecodeReport, *, min_MB: float = MIN_FIT_MB) -> tuple[CostFit, ...]:
@@ -89,11 +118,11 @@ def fit_costs(r: DecodeReport, *, min_MB: float = MIN_FIT_MB) -> tuple[CostFit, 
         if (line := fit_line((p.kv_MB, p.p50_us) for p in points)) is None:
             continue
         fixed, rate = line
-        residuals = [(fixed + p.kv_MB / rate - p.p50_us) / p.p50_us for p in points]
+        off = residuals(line, [(p.kv_MB, p.p50_us) for p in points])
         small = min(points, key=lambda p: (p.kv_MB, p.p50_us))
         large = max(points, key=lambda p: (p.kv_MB, -p.p50_us))
         timed = {name: _peer_fit(points, name) for name in PEERS if all(_rate(p.peers.get(name)) for p in points)}
-        fits.append(CostFit(head_dim, heads, mode, variant, len(points), fixed, rate, min(residuals), max(residuals),
+        fits.append(CostFit(head_dim, heads, mode, variant, len(points), fixed, rate, min(off), max(off),
                             call_label(small), fixed / small.p50_us, call_label(large), fixed / large.p50_us,
                             tuple((name, *line) for name, line in timed.items() if line is not None),
                             tuple(name for name, line in timed.items() if line is None)))
@@ -110,9 +139,7 @@ def format_fits(r: DecodeReport) -> list[str]:
     variants = len({f.variant for f in fits}) > 1  # a bench of both kernels: each line names its own
     for f in fits:
         geometry = f"d{f.head_dim}, {f.heads} heads, {f.mode}" + (f", {f.variant}" if variants else "")
-        lines.append(f"  {geometry}: {f.fixed_us:.1f} us + bytes / {f.TBps:.2f} TB/s over {f.calls} calls (each "
-                     f"within {f.residual_min:+.1%} to {f.residual_max:+.1%}); the fixed part is "
-                     f"{f.smallest_fixed_share:.0%} of {f.smallest} and {f.largest_fixed_share:.1%} of {f.largest}")
+        lines.append(f"  {geometry}: {f.line}")
         if f.peers or f.peers_unfit:
             lines.append("    the same fit of the peers' times at these calls: " + "; ".join(
                 [f"{'labkit in their rounds' if name == 'labkit_beside_peers' else name} {fixed:.1f} us + bytes / "

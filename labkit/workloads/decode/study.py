@@ -104,20 +104,18 @@ def bandwidth_fit(table) -> tuple[tuple[float, float] | None, str]:
     """The bandwidth sweep's calls of ``cost_fit.MIN_FIT_MB`` or more fitted as a fixed part plus bytes at one rate
     (``cost_fit.fit_line``): (fixed_us, TBps) for the figure, or None, and the line the notebook prints."""
     from ..._text import counted
-    from .cost_fit import MIN_FIT_MB, fit_line
+    from .cost_fit import MIN_FIT_MB, fit_line, fit_text
+    from .targets import shape_label
 
-    calls = [(mb, us) for mb, us in zip(table["kv_MB"], table["p50_us"]) if mb >= MIN_FIT_MB]
-    fit = fit_line(calls)
+    calls = [(mb, us, shape_label(b, n, d)) for mb, us, b, n, d in
+             zip(table["kv_MB"], table["p50_us"], table["batch"], table["kv_len"], table["head_dim"])
+             if mb >= MIN_FIT_MB]
+    fit = fit_line((mb, us) for mb, us, _ in calls)
     if fit is None:
         return None, (f"no fit: {counted(len(calls), 'call')} of {MIN_FIT_MB:g} MB or more, which one line of a fixed "
                       "part and a rate does not hold" if len(calls) >= 3 else
                       f"no fit: {counted(len(calls), 'call')} of {MIN_FIT_MB:g} MB or more (3 needed)")
-    fixed, rate = fit
-    off = [(fixed + mb / rate - us) / us for mb, us in calls]
-    return fit, (f"time per call, fitted over the {len(calls)} calls of {MIN_FIT_MB:g} MB or more: {fixed:.1f} us + "
-                 f"K+V bytes / {rate:.2f} TB/s (each within {min(off):+.1%} to {max(off):+.1%}); the fixed part is "
-                 f"{fixed / min(us for _, us in calls):.0%} of the shortest and "
-                 f"{fixed / max(us for _, us in calls):.1%} of the longest of them")
+    return fit, f"time per call, fitted over the calls of {MIN_FIT_MB:g} MB or more: {fit_text(fit, calls)}"
 
 
 def skipped(points) -> list[str]:
