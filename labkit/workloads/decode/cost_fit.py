@@ -135,7 +135,7 @@ def format_fits(r: DecodeReport) -> list[str]:
     if not fits:
         return []
     lines = [f"time per call, fitted (p50 = fixed + K+V bytes / rate, least squares over the calls of "
-             f"{MIN_FIT_MB:g} MB or more; the builds are the plan's):"]
+             f"{MIN_FIT_MB:g} MB or more, each call in the build it ran):"]
     variants = len({f.variant for f in fits}) > 1  # a bench of both kernels: each line names its own
     for f in fits:
         geometry = f"d{f.head_dim}, {f.heads} heads, {f.mode}" + (f", {f.variant}" if variants else "")

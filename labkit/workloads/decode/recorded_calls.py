@@ -22,7 +22,9 @@ def nearest_calls(found, call: tuple, count: int = 4) -> str:
     nearest: ``24 x 8k (11 runs), 26 x 8k (2 runs) (--point 24x8192 for the first)``; '' where none is at that
     geometry."""
     batch, kv_len, *same = call
-    runs = Counter((p.batch, p.kv_len) for _, r in found for p in r.points if [p.head_dim, p.heads, p.mode] == same)
+    # a run per report that times the call (a report of two kernel variants holds it twice)
+    runs = Counter(bn for _, r in found for bn in {(p.batch, p.kv_len) for p in r.points
+                                                     if [p.head_dim, p.heads, p.mode] == same})
     near = sorted(runs, key=lambda bn: (math.log(bn[0] / batch) ** 2 + math.log(bn[1] / kv_len) ** 2, bn))[:count]
     if not near:
         return ""
