@@ -203,10 +203,20 @@ def shown_tails(tails):
     min..max and how it stands against its sweep's full shape, numbers rounded to what they resolve (ms to the us,
     efficiencies to 1e-4, percent to 0.01); the saved CSV keeps every column. All 21 columns (counts, mean, p90-p99,
     rows scheduled, checksums) had run over two widths of JupyterLab's pane in notebook 00."""
-    out = tails[list(SHOWN_TAIL_COLUMNS)].copy()
-    for col, digits in (("_ms", 3), ("_efficiency", 4), ("_pct", 2)):
-        for c in [c for c in out.columns if c.endswith(col)]:
-            out[c] = out[c].round(digits)
+    return rounded(tails[list(SHOWN_TAIL_COLUMNS)], (("_ms", 3), ("_efficiency", 4), ("_pct", 2)))
+
+
+def rounded(frame, rules, *, default: int | None = None):
+    """A copy of ``frame`` for a notebook to show, its float columns rounded to what they resolve: to the digits of the
+    first ``(suffix, digits)`` rule whose suffix ends the column's name, else to ``default`` (None: as they are). The
+    tables the notebooks show use it; the files they save keep every digit."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype.kind != "f":
+            continue
+        digits = next((d for suffix, d in rules if str(col).endswith(suffix)), default)
+        if digits is not None:
+            out[col] = out[col].round(digits)
     return out
 
 

@@ -85,21 +85,9 @@ def measured_points(**sweeps):
 def shown_points(table, columns):
     """``columns`` of a model or measured-points table as the notebook shows them, numbers rounded to what they
     resolve: efficiencies, their differences and ``sm_imbalance`` to 1e-4 (as ``report.shown_tails``), the model's
-    fractional ``waves`` to 0.01 (as the notebook's text quotes them; ``last_wave_ctas`` counts the CTAs), times in us
-    to 0.1 us (the ``%globaltimer`` steps 32 ns). The saved CSVs keep every digit: other code reads them."""
-    out = table[list(columns)].copy()
-    for col in out.columns:
-        digits = _shown_decimals(col)
-        if digits is not None and out[col].dtype.kind == "f":
-            out[col] = out[col].round(digits)
-    return out
+    fractional ``waves`` to 0.01 (as the notebook's text quotes them; ``measured_waves`` counts whole waves), times in
+    us to 0.1 us (the ``%globaltimer`` steps 32 ns). The saved CSVs keep every digit: other code reads them."""
+    from ..report.tables import rounded
 
-
-def _shown_decimals(column: str) -> int | None:
-    if column.endswith("efficiency") or column in ("measured_minus_model", "sm_imbalance"):
-        return 4
-    if column == "waves":  # the model's CTAs / slots; measured_waves is a whole count
-        return 2
-    if column.endswith("_us"):
-        return 1
-    return None
+    return rounded(table[list(columns)], (("efficiency", 4), ("measured_minus_model", 4), ("sm_imbalance", 4),
+                                          ("waves", 2), ("_us", 1)))

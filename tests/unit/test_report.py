@@ -349,3 +349,16 @@ def test_the_tail_note_is_read_off_the_report_and_names_the_points_beyond_noise(
     assert "than any" not in report.tail_note(calm)
     assert "compare within their sweep only" in report.tail_note(r)  # said only where the drift is the larger
     assert "compare within their sweep only" not in report.tail_note(calm)
+
+
+def test_rounded_takes_the_first_rule_whose_suffix_ends_a_float_column_and_leaves_the_rest():
+    import pandas as pd
+
+    from labkit.report.tables import rounded
+
+    frame = pd.DataFrame({"p50_us": [12.34567], "q_row_efficiency": [0.987654321], "TBps": [4.123456],
+                          "ctas": [16576], "label": ["x"]})
+    out = rounded(frame, (("_us", 1), ("efficiency", 4)), default=2)
+    assert out.iloc[0].tolist() == [12.3, 0.9877, 4.12, 16576, "x"]
+    assert rounded(frame, (("_us", 1),))["TBps"].iloc[0] == 4.123456  # no default: as it was
+    assert frame["p50_us"].iloc[0] == 12.34567  # a copy: the table saved beside it keeps every digit

@@ -136,13 +136,9 @@ def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kerne
     if "splits_used" in out and "splits" in out and (out["splits_used"] == out["splits"]).all():
         out = out.drop(columns=["splits_used"])
     constant = [c for c in out.columns if c not in keep and out[c].astype(str).nunique() <= 1] if len(out) > 1 else []
-    out = out.drop(columns=constant)
-    for col in out.columns:
-        if col.endswith("_us"):
-            out[col] = out[col].round(2)
-        elif out[col].dtype.kind == "f":
-            out[col] = out[col].round(3)
-    return out
+    from ...report.tables import rounded
+
+    return rounded(out.drop(columns=constant), (("_us", 2),), default=3)
 
 
 def peers_not_run(table, *, saved_in: str | None = None) -> list[str]:
