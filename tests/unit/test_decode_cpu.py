@@ -1888,3 +1888,16 @@ def test_a_page_count_past_2_31_names_which_count_and_its_value(tmp_path, capsys
         DecodeGeometry(1, 8, 1, 128, 16, (1 << 31) // 16, 4)
     assert cli.main(["decode", "build", "--batch", "1", "--kv-len", "1", "--out", str(tmp_path)]) == 0
     assert capsys.readouterr().out.splitlines()[3].startswith("  --kv-len 1: 1 page of 64 per sequence (64 tokens);")
+
+
+def test_grid_lines_count_this_gpus_sms_and_a_cpu_box_the_h200s(monkeypatch):
+    import types
+
+    from labkit import cuda, device
+    from labkit.workloads.decode.run import sms_here
+
+    monkeypatch.setattr(cuda, "gpu_status", lambda: (False, "no driver"))
+    assert sms_here() == 132
+    monkeypatch.setattr(cuda, "gpu_status", lambda: (True, "ok"))
+    monkeypatch.setattr(device, "describe", lambda: types.SimpleNamespace(sm_count=114, name="NVIDIA H100 PCIe"))
+    assert sms_here() == 114

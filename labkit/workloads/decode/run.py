@@ -109,26 +109,29 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
     return Timeline(records[records[:, 3] > 0], sms=describe().sm_count, ctas_per_sm=occ.ctas_per_sm)
 
 
-def sms_here() -> int:
-    """The SMs ``plan_here`` plans for: this GPU's, else the H200's 132."""
+def _gpu_here():
+    """This GPU's description, or None on a box without one (where labkit plans for the H200)."""
     from ...cuda import gpu_status
 
-    if gpu_status()[0]:
-        from ...device import describe
+    if not gpu_status()[0]:
+        return None
+    from ...device import describe
 
-        return describe().sm_count
-    return 132
+    return describe()
+
+
+def sms_here() -> int:
+    """The SMs ``plan_here`` plans for: this GPU's, else the H200's 132."""
+    gpu = _gpu_here()
+    return gpu.sm_count if gpu else 132
 
 
 def plan_here(g: DecodeGeometry, **overrides):
     """(the plan for ``g`` and a line naming what it was planned for): this GPU where there is one (its SMs, L2 and
     clusters, as the bench plans), else the H200 (``plan_call``'s defaults): a cubin built on a CPU box is planned
     for the H200, and an H100's 50 MiB L2 gives 157-189 MB calls another build."""
-    from ...cuda import gpu_status
-
-    if gpu_status()[0]:
-        from ...device import describe
-
-        return plan_for_device(g, **overrides), f"planned for this GPU, {describe().name}"
+    gpu = _gpu_here()
+    if gpu:
+        return plan_for_device(g, **overrides), f"planned for this GPU, {gpu.name}"
     return plan_call(g, **overrides), (f"planned for the H200 (sm_90, 132 SMs, {H200_L2_BYTES >> 20} MiB L2): no GPU "
                                        "here")
