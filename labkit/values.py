@@ -41,6 +41,24 @@ def parse_int(text: str, *, what: str, lo: int | None = None, hi: int | None = N
     return check_int(int(text), what=what, lo=lo, hi=hi)
 
 
+def parse_kilo_int(text: str, *, what: str, lo: int = 1, hi: int) -> int:
+    """An integer in [lo, hi], or with a trailing k a count of 1024s, as decode tables print lengths (``8k`` = 8192)."""
+    text = text.strip()
+    if text.lower().endswith("k"):
+        return 1024 * parse_int(text[:-1], what=f"{what} in k (1024)", lo=-(-lo // 1024), hi=hi // 1024)
+    return parse_int(text, what=what, lo=lo, hi=hi)
+
+
+def parse_int_list(text: str, *, what: str, lo: int = 1, hi: int, kilo: bool = False) -> tuple[int, ...]:
+    """Comma-separated integers in [lo, hi], each once (``"1,2,4"``); ``kilo``: each may be written in 1024s
+    (``"1k,8k"``, ``parse_kilo_int``)."""
+    parse = parse_kilo_int if kilo else parse_int
+    values = tuple(parse(item, what=what, lo=lo, hi=hi) for item in text.split(","))
+    if (twice := first_repeat(values)) is not None:  # one row or column per value
+        raise ArgumentError(f"{what} {text!r}: {twice} given twice; expected each value once")
+    return values
+
+
 def check_int(value: int, *, what: str, lo: int | None = None, hi: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentError(f"{what} {value!r}: expected an integer")

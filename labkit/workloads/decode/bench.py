@@ -240,16 +240,13 @@ def parse_point(spec: str) -> tuple[int, int]:
         ArgumentError: one line naming the spec and what was expected.
     """
     from ...errors import ArgumentError
-    from ...values import parse_int
+    from ...values import parse_int, parse_kilo_int
 
     batch, x, kv_len = spec.strip().partition("x")
     if not x:
         raise ArgumentError(f"point {spec!r}: expected BATCHxKV_LEN, e.g. 64x1024 or 64x8k")
-    kilo = kv_len.lower().endswith("k")
-    kv = parse_int(kv_len[:-1] if kilo else kv_len, what=f"point {spec!r}: kv_len" + (" in k (1024)" if kilo else ""),
-                   lo=1,
-                   hi=((1 << 31) - 1) // (1024 if kilo else 1))
-    return parse_int(batch, what=f"point {spec!r}: batch", lo=1, hi=(1 << 31) - 1), kv * (1024 if kilo else 1)
+    kv = parse_kilo_int(kv_len, what=f"point {spec!r}: kv_len", hi=(1 << 31) - 1)
+    return parse_int(batch, what=f"point {spec!r}: batch", lo=1, hi=(1 << 31) - 1), kv
 
 
 def check_points(points: list[tuple[int, int]], head_dim: int, *, heads_q: int = 32, heads_kv: int = 8,
