@@ -95,6 +95,13 @@ def int_in(lo: int | None = None, hi: int | None = None, what: str = "value") ->
     return typed(lambda t: parse_int(t, what=what, lo=lo, hi=hi), "int")
 
 
+def int_list(what: str, *, hi: int, kilo: bool = False) -> Callable[[str], tuple[int, ...]]:
+    """Comma-separated positive integers, each once (``kilo``: ``8k`` = 8192 too)."""
+    from .values import parse_int_list
+
+    return typed(lambda t: parse_int_list(t, what=what, hi=hi, kilo=kilo), "list")
+
+
 def finite_float(what: str = "value") -> Callable[[str], float]:
     from .values import parse_float
 

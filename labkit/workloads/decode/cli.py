@@ -1,8 +1,8 @@
-"""``labkit decode build|from-manifest|bench|compare``: thin shells over labkit.workloads.decode."""
+"""``labkit decode build|plans|from-manifest|bench|compare``: thin shells over labkit.workloads.decode."""
 
 import sys
 
-from ..._cliargs import int_in, output_dir, output_path, typed
+from ..._cliargs import int_in, int_list, output_dir, output_path, typed
 from ..._text import counted
 from .build import MAX_SPLITS
 from .inputs import MAX_SEQ_LEN
@@ -28,6 +28,14 @@ def _build(args) -> int:
         print(f"  --kv-len {args.kv_len}: {counted(pages, 'page')} of {args.page_size} per sequence "
               f"({pages * args.page_size} tokens); a call's seq_lens say how many of them it reads (manifest run "
               "reads them all)")
+    return 0
+
+
+def _plans(args) -> int:
+    from .plan_map import plan_map, plan_table
+
+    print(plan_table(plan_map(args.batch, args.kv_len, heads_q=args.heads_q, heads_kv=args.heads_kv,
+                              head_dim=args.head_dim, page_size=args.page_size, here=args.gpu)))
     return 0
 
 
@@ -167,6 +175,20 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, type=output_dir("--out", writes=True),
                    help="directory for the cubin and the manifest")
     p.set_defaults(fn=_build)
+    from .plan_map import DEFAULT_BATCHES, DEFAULT_KV_LENS, length_label
+
+    p = dp.add_parser("plans", help="the build, splits and CTAs per SM the plan gives each call of a batch x kv_len "
+                                    "grid (no GPU needed)")
+    p.add_argument("--batch", type=int_list("--batch", hi=(1 << 31) - 1), default=DEFAULT_BATCHES, metavar="B,...",
+                   help=f"sequences, the table's rows (default {','.join(map(str, DEFAULT_BATCHES))})")
+    p.add_argument("--kv-len", type=int_list("--kv-len", hi=MAX_SEQ_LEN, kilo=True), default=DEFAULT_KV_LENS,
+                   metavar="N,...", help="KV tokens per sequence, the table's columns; 8k = 8192 (default "
+                                         f"{','.join(map(length_label, DEFAULT_KV_LENS))})")
+    _call_arguments(p, GEOMETRY[2:])
+    p.add_argument("--gpu", action="store_true",
+                   help="plan for this machine's GPU (its SMs, L2 and clusters), as decode build does; without a GPU "
+                        "the H200, as by default")
+    p.set_defaults(fn=_plans)
     p = dp.add_parser("from-manifest", help="labkit's cubin and manifest for a trtllm-gen decode manifest's geometry")
     p.add_argument("file", help="a schema_version 4 trtllm-gen decode manifest (e.g. the seed's)")
     p.add_argument("--splits", type=int_in(1, MAX_SPLITS, what="--splits"), default=None, help=SPLITS_HELP)

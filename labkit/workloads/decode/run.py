@@ -109,6 +109,10 @@ def decode_timeline(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32
     return Timeline(records[records[:, 3] > 0], sms=describe().sm_count, ctas_per_sm=occ.ctas_per_sm)
 
 
+# what a CPU box plans for (plan_call's defaults), as the CLI names it
+H200_PLANNED = f"planned for the H200 (sm_90, 132 SMs, {H200_L2_BYTES >> 20} MiB L2)"
+
+
 def _gpu_here():
     """This GPU's description, or None on a box without one (where labkit plans for the H200)."""
     from ...cuda import gpu_status
@@ -133,5 +137,4 @@ def plan_here(g: DecodeGeometry, **overrides):
     gpu = _gpu_here()
     if gpu:
         return plan_for_device(g, **overrides), f"planned for this GPU, {gpu.name}"
-    return plan_call(g, **overrides), (f"planned for the H200 (sm_90, 132 SMs, {H200_L2_BYTES >> 20} MiB L2): no GPU "
-                                       "here")
+    return plan_call(g, **overrides), f"{H200_PLANNED}: no GPU here"
