@@ -1,4 +1,5 @@
-"""`labkit decode plans`: the plan over a batch x kv_len grid, each cell the build plan_call gives that call."""
+"""`labkit decode plans`: the plan over a batch x kv_len grid, each cell the build plan_call gives that call, and the
+README's copy of the default grid, which must stay the command's output."""
 
 import dataclasses
 import json
@@ -154,3 +155,13 @@ def test_gpu_plans_for_the_gpu_at_hand_and_says_so(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "planned for this GPU, NVIDIA H100 80GB HBM3" in out and _cells(out)[5, "8k"] == "w8s2 pp x3 1/SM"
 
+
+def test_the_readmes_plan_block_is_the_commands_output(capsys):
+    """The README's Decode section shows `labkit decode plans` (the default grid); a change to the plan, its labels or
+    the command's output must come with the README's copy, which is pasted from the command, not typed."""
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"\n( *)```text\n\1\$ labkit decode plans\n(.*?)\n\1```\n", readme, re.S)
+    assert block is not None, "README: no ```text block that starts with '$ labkit decode plans'"
+    shown = "\n".join(line.removeprefix(block[1]) for line in block[2].split("\n"))  # the list item's indent
+    assert cli.main(["decode", "plans"]) == 0
+    assert shown + "\n" == capsys.readouterr().out
