@@ -53,7 +53,10 @@ def parse_int_list(text: str, *, what: str, lo: int = 1, hi: int, kilo: bool = F
     """Comma-separated integers in [lo, hi], each once (``"1,2,4"``); ``kilo``: each may be written in 1024s
     (``"1k,8k"``, ``parse_kilo_int``)."""
     parse = parse_kilo_int if kilo else parse_int
-    values = tuple(parse(item, what=what, lo=lo, hi=hi) for item in text.split(","))
+    items = text.split(",")
+    if len(items) > 1 and not all(item.strip() for item in items):  # "1k," or "1,,2": say so, not "'': an integer"
+        raise ArgumentError(f"{what} {text!r}: an empty item; expected values separated by single commas")
+    values = tuple(parse(item, what=what, lo=lo, hi=hi) for item in items)
     if (twice := first_repeat(values)) is not None:  # one row or column per value
         raise ArgumentError(f"{what} {text!r}: {twice} given twice; expected each value once")
     return values

@@ -101,6 +101,8 @@ def test_the_map_is_a_frame_of_one_row_per_call():
     (["--kv-len", "8kk"], "labkit decode plans: argument --kv-len: --kv-len in k (1024) '8k': expected an integer"),
     (["--head-dim", "100"], "decode geometry: head_dim 100: the decode kernel takes 128, 256"),
     (["--batch", "x"], "labkit decode plans: argument --batch: --batch 'x': expected an integer"),
+    (["--kv-len", "1k,"], "labkit decode plans: argument --kv-len: --kv-len '1k,': an empty item; expected values "
+                          "separated by single commas"),
     (["--batch", "1,2,1"], "labkit decode plans: argument --batch: --batch '1,2,1': 1 given twice; expected each "
                            "value once"),
     (["--page-size", "48"], "decode geometry: page_size 48: expected one of 16, 32, 64"),
