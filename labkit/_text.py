@@ -6,6 +6,11 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def length_label(n: int) -> str:
+    """A KV length as decode tables print it: ``8k`` for 8192 (whole 1024s), else the number."""
+    return f"{n // 1024}k" if n % 1024 == 0 else str(n)
+
+
 def duration(ns: float) -> str:
     """A time in the unit that puts it under 1000 (ns, us, ms, else s), at 4 significant digits: ``532653152.0`` ns
     is ``532.7 ms``."""

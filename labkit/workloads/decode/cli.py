@@ -3,7 +3,7 @@
 import sys
 
 from ..._cliargs import int_in, int_list, output_dir, output_path, typed
-from ..._text import counted
+from ..._text import counted, length_label
 from .build import MAX_SPLITS
 from .inputs import MAX_SEQ_LEN
 
@@ -175,7 +175,7 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, type=output_dir("--out", writes=True),
                    help="directory for the cubin and the manifest")
     p.set_defaults(fn=_build)
-    from .plan_map import DEFAULT_BATCHES, DEFAULT_KV_LENS, length_label
+    from .plan_map import DEFAULT_BATCHES, DEFAULT_KV_LENS
 
     p = dp.add_parser("plans", help="the build, splits and CTAs per SM the plan gives each call of a batch x kv_len "
                                     "grid (no GPU needed)")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..._text import counted
+from ..._text import counted, length_label
 from ...errors import ArgumentError
 from ...report.tables import provenance_traits
 from ...timing import COLD_MODES
@@ -64,7 +64,7 @@ class PeerMap:
     @property
     def kv_labels(self) -> tuple[str, ...]:
         """The lengths as a table's or a figure's column heads: 8k for 8192."""
-        return tuple(f"{n // 1024}k" if n % 1024 == 0 else str(n) for n in self.kv_lens)
+        return tuple(map(length_label, self.kv_lens))
 
     def behind(self, below: float = 1.0) -> list[tuple[tuple[int, int], MapCell]]:
         """The calls under ``below`` x the best peer, furthest behind first."""

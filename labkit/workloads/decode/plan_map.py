@@ -4,7 +4,7 @@ README's Decode section shows the default grid, so that a reader sees which call
 
 from dataclasses import dataclass
 
-from ..._text import break_line
+from ..._text import break_line, length_label
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, kernel_label
 from .labels import legend
@@ -82,11 +82,6 @@ def plan_map(batches=DEFAULT_BATCHES, kv_lens=DEFAULT_KV_LENS, *, heads_q: int =
             tail = f" ({plan.tail_units} units)" if plan.tail_units else ""
             calls.append(PlannedCall(b, n, kernel_label(plan.kernel) + tail, plan.splits, plan.ctas_per_sm))
     return PlanMap(head_dim, heads_q, heads_kv, page_size, planned_for, tuple(calls))
-
-
-def length_label(n: int) -> str:
-    """A length as the tables' column heads print it: 8k for 8192."""
-    return f"{n // 1024}k" if n % 1024 == 0 else str(n)
 
 
 def plan_table(m: PlanMap) -> str:

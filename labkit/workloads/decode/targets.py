@@ -12,7 +12,7 @@ are the report's own, nothing is timed here.
 import re
 from dataclasses import asdict, dataclass
 
-from ..._text import counted
+from ..._text import counted, length_label
 from .peers import best_peer
 from .report import DecodePoint, DecodeReport
 
@@ -47,8 +47,7 @@ class TargetResult:
 
 def shape_label(batch: int, kv_len: int, head_dim: int, heads: str = "32/8") -> str:
     """``64 x 8k d128`` (heads named when not the sweep's 32/8: ``2 x 704 d256 24/4 seed``)."""
-    n = f"{kv_len // 1024}k" if kv_len % 1024 == 0 else str(kv_len)
-    return f"{batch} x {n} d{head_dim}" + ("" if heads == "32/8" else f" {heads}")
+    return f"{batch} x {length_label(kv_len)} d{head_dim}" + ("" if heads == "32/8" else f" {heads}")
 
 
 def call_label(p: DecodePoint) -> str:
