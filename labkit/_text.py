@@ -1,5 +1,9 @@
 """Wording shared by labkit's printed lines, labels and legends."""
 
+import re
+
+TEXT_WIDTH = 100  # characters of a printed line: JupyterLab's output pane breaks a longer one anywhere, mid-word
+
 
 def counted(n: int, noun: str) -> str:
     """``1 split``, ``2 splits``, ``0 splits``: a count and its noun, plural unless exactly one."""
@@ -46,37 +50,68 @@ def shown_table(df) -> str:
     return df.map(cell).to_string(index=False)
 
 
-def break_line(line: str, fit: int) -> list[str]:
-    """``line`` in lines of at most ``fit`` characters, broken where a phrase ends (after a comma, colon or semicolon
-    outside brackets), and between other words only as often as a phrase longer than ``fit`` needs; then as few lines
-    as that allows, of the most even length. A word longer than ``fit`` stays whole on its own line."""
+def break_line(line: str, fit: int, *, fewest_lines: bool = False) -> list[str]:
+    """``line`` in lines of at most ``fit`` characters, broken where a phrase ends (after a comma, colon, semicolon or
+    full stop outside brackets), and between other words only as often as a phrase longer than ``fit`` needs (between
+    brackets only where no other break will do); then as few lines as that allows, of the most even length.
+    ``fewest_lines`` (a paragraph, which phrase ends alone would leave ragged): as few lines as fit first, and of those
+    the one with the fewest breaks inside a phrase. A word longer than ``fit`` stays whole on its own line."""
     words = line.split(" ")
-    depth, phrase_end = 0, []
+    depth, cost = 0, []  # cost of a break after each word: 0 where a phrase ends, 2 between brackets, else 1
     for w in words:
         depth = max(0, depth + w.count("[") + w.count("(") - w.count("]") - w.count(")"))  # a stray ")" ends none
-        phrase_end.append(depth == 0 and w[-1:] in (",", ":", ";"))
+        cost.append(2 if depth else 0 if w[-1:] in (",", ":", ";", ".") else 1)
     starts = [0]  # offsets of the words: words i..j-1 take starts[j] - starts[i] - 1 characters
     for w in words:
         starts.append(starts[-1] + len(w) + 1)
     fit = max(fit, max(map(len, words)))
-    layer = {0: (0, 0, ())}  # first word of the next line -> (breaks inside a phrase, longest line, line ends)
-    done = []  # (breaks inside a phrase, lines, longest line, line ends) of each line count that reaches the end
+    layer = {0: (0, 0, ())}  # first word of the next line -> (cost of the breaks, longest line, line ends)
+    done = []  # (cost of the breaks, lines, longest line, line ends) of each line count that reaches the end
     while layer:  # one more line per round
         nxt: dict = {}
-        for i, (inside, longest, ends) in layer.items():
+        for i, (paid, longest, ends) in layer.items():
             for j in range(i + 1, len(words) + 1):
                 width = starts[j] - starts[i] - 1
                 if width > fit:
                     break
-                best = (inside + (j < len(words) and not phrase_end[j - 1]), max(longest, width), ends + (j,))
+                best = (paid + (cost[j - 1] if j < len(words) else 0), max(longest, width), ends + (j,))
                 if j not in nxt or best[:2] < nxt[j][:2]:
                     nxt[j] = best
         if len(words) in nxt:
-            inside, longest, ends = nxt.pop(len(words))
-            done.append((inside, len(ends), longest, ends))
+            paid, longest, ends = nxt.pop(len(words))
+            done.append((paid, len(ends), longest, ends))
         layer = nxt
-    ends = min(done)[3]
+    ends = (done[0] if fewest_lines else min(done))[3]  # done is in order of line count
     return [" ".join(words[a:b]) for a, b in zip((0, *ends[:-1]), ends)]
+
+
+def glue_products(text: str) -> str:
+    """A product such as ``8 x 8192`` (or ``1 x 2 x 3``) joined by no-break spaces, which ``break_line`` does not split
+    at: a line break inside one read as two numbers."""
+    return re.sub(r"(\d) x (?=\d)", "\\1\u00a0x\u00a0", text)
+
+
+def wrapped(text: str, width: int = TEXT_WIDTH) -> str:
+    """``text`` with each line longer than ``width`` broken between words (``break_line``, fewest lines), its
+    continuation lines indented two spaces more than the line itself: a printed note as it should read in JupyterLab,
+    whose pane breaks a long line mid-word. A line that fits is left as it is (a table's row of ``width`` or less). A
+    word longer than a line (a kernel's name of 100 characters and more) is broken after one of its ``_ . /``."""
+    out = []
+    for line in text.split("\n"):
+        body = line.lstrip(" ")
+        indent = line[:len(line) - len(body)]
+        room = width - len(indent) - 2
+        if len(line) <= width or not body:
+            out.append(line)
+            continue
+        # an over-long word as pieces that break_line may put on two lines: each but the last ends in a word joiner,
+        # which takes the space after it back out where the pieces share a line
+        words = [re.sub(r"(?<=[_./])(?=.)", "\u2060 ", w) if len(w) > room else w for w in body.split(" ")]
+        parts = break_line(glue_products(" ".join(words)), room, fewest_lines=True)
+        for pad, part in zip([indent] + [indent + "  "] * (len(parts) - 1), parts):
+            part = part.replace("\u2060 ", "").rstrip("\u2060").replace("\u00a0", " ")
+            out.append(pad[:max(0, width - len(part))] + part)
+    return "\n".join(out)
 
 
 def cut_at_word(text: str, limit: int) -> str:

@@ -4,7 +4,7 @@ import math
 from pathlib import Path
 
 from .. import _deps
-from .._text import break_line, counted
+from .._text import break_line, counted, glue_products
 
 STYLE = Path(__file__).with_name("perf.mplstyle")
 
@@ -22,8 +22,6 @@ def _fit_titles(fig) -> None:
     where they fit and between words where they must, into lines of about equal length (``_text.break_line``; titles
     that name the geometry and the device run long; a title centred over axes that sit right of long tick labels is
     cut at the right edge first)."""
-    import re
-
     fig.canvas.draw()  # the layout places the axes, and so where a title sits, at draw time
     renderer = fig.canvas.get_renderer()
     right = fig.bbox.width
@@ -37,8 +35,7 @@ def _fit_titles(fig) -> None:
         if box.width > room > 0:
             lines = text.split("\n")
             fit = max(20, math.floor(max(map(len, lines)) * room / box.width))  # characters the room holds
-            # a product such as "8 x 8192" stays on one line (no-break spaces, which break_line does not split at)
-            lines = [re.sub(r"(\d) x (\d)", "\\1\u00a0x\u00a0\\2", line) for line in lines]
+            lines = [glue_products(line) for line in lines]  # "8 x 8192" stays on one line
             t.set_text("\n".join(part for line in lines for part in (break_line(line, fit) if len(line) > fit
                                                                       else [line])))
 

@@ -28,3 +28,35 @@ def test_break_line_breaks_between_phrases_and_inside_one_only_where_it_is_too_l
     # a stray ")" (a range such as "1..64)") does not leave every later comma inside brackets (a review found it)
     assert break_line("sizes 1..64), kv 8192, heads 32/8, page 64, batch 8", 20) == [
         "sizes 1..64),", "kv 8192, heads 32/8,", "page 64, batch 8"]
+
+
+def test_break_line_breaks_between_brackets_only_where_no_other_break_will_do():
+    # "(run ..., date)" stays whole where a break before it will do, though one after "(run" gives lines more even
+    line = "Sage2 phases, recorded on NVIDIA H200 (run data/runs/20261205T032424Z-02_sage2_phases, 2026-12-05)"
+    assert break_line(line, 80, fewest_lines=True) == [
+        "Sage2 phases, recorded on NVIDIA H200", "(run data/runs/20261205T032424Z-02_sage2_phases, 2026-12-05)"]
+
+
+def test_break_line_with_fewest_lines_takes_as_few_lines_as_fit_then_ends_them_where_phrases_end():
+    line = "alpha beta, gamma delta epsilon zeta, eta"
+    assert break_line(line, 25) == ["alpha beta,", "gamma delta epsilon zeta,", "eta"]  # a title: phrases whole
+    assert break_line(line, 25, fewest_lines=True) == ["alpha beta, gamma", "delta epsilon zeta, eta"]  # a paragraph
+
+
+def test_wrapped_breaks_only_lines_over_the_width_between_words_and_indents_what_follows():
+    from labkit._text import TEXT_WIDTH, wrapped
+
+    table = "phase          p50_ms   share\nfused_mainloop  120.10  91.2 %"  # fits: untouched, spaces and all
+    assert wrapped(table) == table
+    note = ("  kv_tail_fixed_q 37760: +0.49 % against kv 37810, with fewer tiles (174640 vs 174936 per head): the tile "
+            "model does not explain it, and 8 x 8192 stays one product")
+    lines = wrapped(note, 60).split("\n")
+    assert all(len(s) <= 60 for s in lines) and len(lines) > 1
+    assert lines[0].startswith("  kv_tail") and all(s.startswith("    ") and s[4] != " " for s in lines[1:])
+    assert " ".join(s.strip() for s in lines) == note.strip()  # every word kept, none cut
+    assert any("8 x 8192" in s for s in lines)
+    # a kernel's name of 100 characters and more breaks after an underscore, and no line runs past the width
+    name = "fmhaSm100fKernel_QkvBfloat16OBfloat16H256PagedKvCausalP64MultiCtasKvVarSeqQ8Kv128StaticSwapsAbForGen"
+    lines = wrapped(f"call 'attention': op decode, launch 0: {name}GetSmemSize (8 B params)").split("\n")
+    assert max(map(len, lines)) <= TEXT_WIDTH and "".join(s.strip() for s in lines).count(name) == 1
+    assert any(s.rstrip().endswith("fmhaSm100fKernel_") for s in lines)
