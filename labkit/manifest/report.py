@@ -1,5 +1,8 @@
 """Text rendering of a CheckResult: validation report, then the launch plan."""
 
+from pathlib import Path
+
+from .._json import show_path
 from ..timing import Timing
 from .pack import FIELD_COLUMNS
 from .validate import CheckResult
@@ -19,9 +22,12 @@ def render_check(res: CheckResult, device=None, gpu_reason: str = "", *, param_b
     out.append(f"device: {device.name} ({device.arch})" if device else
                f"device: none ({gpu_reason}); device limits and architecture not checked")
     for name, lm in res.modules.items():
-        entries = ", ".join(f"{e.name} ({e.param_bytes} B params, {e.static_smem_bytes} B static smem)"
-                            for e in lm.info.entries.values())
-        out.append(f"module {name}: {lm.path} sha256 ok, target {lm.info.target}; kernels: {entries}")
+        # the folder alone where the file is the one the manifest names: kernel names (and so cubin names) run to 100
+        # characters and more, and the line had held the module's name three times
+        where = lm.path.parent if lm.path.name == Path(m.modules[name].source).name else lm.path
+        out.append(f"module {name}: in {show_path(where)}, sha256 ok, target {lm.info.target}")
+        out += [f"  kernel {e.name} ({e.param_bytes} B params, {e.static_smem_bytes} B static smem)"
+                for e in lm.info.entries.values()]
     out.append("vars: " + ", ".join(f"{k}={v} (max {m.vars[k].max})" for k, v in res.vars.items()))
     counts = {s: sum(i.severity == s for i in res.issues) for s in ("error", "warning", "note")}
     out.append(f"issues: {counts['error']} error(s), {counts['warning']} warning(s), {counts['note']} note(s)")
