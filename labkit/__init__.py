@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 
 _SUBMODULES = ("cuda", "device", "errors", "kernels", "ncu", "notebooks", "params", "plot",
                "probes", "provenance", "report", "sched", "session", "timing")
-__all__ = [*_SUBMODULES, "setup_logging", "progress", "repo_path", "__version__"]
+__all__ = [*_SUBMODULES, "setup_logging", "progress", "repo_path", "wrapped", "__version__"]
 
 
 def __getattr__(name: str):
@@ -17,4 +17,6 @@ def __getattr__(name: str):
         return importlib.import_module(f".{name}", __name__)
     if name in ("setup_logging", "progress", "repo_path"):
         return getattr(importlib.import_module("._env", __name__), name)
+    if name == "wrapped":  # what a notebook prints, in lines JupyterLab's pane does not break mid-word
+        return importlib.import_module("._text", __name__).wrapped
     raise AttributeError(f"module 'labkit' has no attribute {name!r}")

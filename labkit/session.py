@@ -20,6 +20,7 @@ from typing import Any
 
 from . import _env
 from ._json import dumps, load_document, parse_text
+from ._text import wrapped
 from .cuda import gpu_status
 from .errors import LabkitError, NoGPU, ParameterError
 from .staleness import changed_since, kernel_paths
@@ -240,7 +241,7 @@ class Session:
         s = cls(notebook, mode, out, recorded, gpu_status()[1])
         _show_every_column()
         (out / "data" / "session.json").write_text(dumps(s.describe(), indent=2) + "\n")
-        print(s.banner())
+        print(wrapped(s.banner()))
         return s
 
     def describe(self) -> dict:
@@ -332,12 +333,12 @@ class Session:
         full = json.loads(json.dumps({**grid, **{k: [v] for k, v in fixed.items()}}))  # as sweep.json keeps it
         target = self.out_dir / "data" / "sweeps" / key
         if self.live:
-            print(f"sweep {key}: {workload} over {', '.join(f'{k} ({len(v)})' for k, v in full.items())} -> {target}",
-                  flush=True)
+            print(wrapped(f"sweep {key}: {workload} over {', '.join(f'{k} ({len(v)})' for k, v in full.items())} -> "
+                          f"{target}"), flush=True)
             counts = run(target, workload, full, progress=sys.stdout)
             kept = f" ({counts['kept_failed']} of them failed)" if counts["kept_failed"] else ""
-            print(f"sweep {key}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before{kept}, "
-                  f"{counts['total']} points", flush=True)
+            print(wrapped(f"sweep {key}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before"
+                          f"{kept}, {counts['total']} points"), flush=True)
             return read_sweep(target, workload, full)
         src = self.recorded.path / "data" / "sweeps" / key
         if not src.is_dir():

@@ -82,7 +82,7 @@ overhead = session.measure("launch_overhead", labkit.probes.launch_overhead, lau
 fig = labkit.plot.value_bars(overhead, xlabel="time per launch [µs]", labels=labkit.probes.LABELS,
                              title=session.title(f"Empty-kernel launch overhead, {launches} launches"))
 session.save_figure(fig, "launch_overhead")
-print(labkit.probes.launch_overhead_note(overhead))
+print(labkit.wrapped(labkit.probes.launch_overhead_note(overhead)))
 
 # %% [markdown]
 # ## What timing a launch costs the host
@@ -122,7 +122,7 @@ session.save_figure(fig, "seed_phase_dots")
 fig = labkit.plot.tail_study(seed, title=f"Sage2 tail study, {labkit.report.label(seed)}: seed report "
                                          "(device not recorded)")
 session.save_figure(fig, "seed_tail_study")
-print(labkit.report.tail_note(seed))
+print(labkit.wrapped(labkit.report.tail_note(seed)))
 seed_tails = labkit.report.tail_table(seed)
 session.save_table(seed_tails, "seed_tail_study")
 labkit.report.shown_tails(seed_tails)  # data/seed_tail_study.csv keeps every column

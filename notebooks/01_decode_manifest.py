@@ -43,7 +43,8 @@ path = labkit.repo_path(manifest)
 
 # %%
 result = labkit.manifest.check(labkit.manifest.load(path), vars=manifest_vars)
-print(render_check(result, None, "static check: the device comes below", param_block=False))  # its table follows
+# the parameter block's size only: its table follows
+print(labkit.wrapped(render_check(result, None, "static check: the device comes below", param_block=False)))
 
 # %% [markdown]
 # ## The parameter block
@@ -62,8 +63,9 @@ fields
 
 # %%
 launch = result.manifest.ops[plan.op].launches[plan.launch_index]
-print(f"grid {list(plan.grid)} = {plan.grid[0] * plan.grid[1] * plan.grid[2]} CTAs of {list(plan.block)} threads, "
-      f"{plan.shared_mem} B dynamic + {plan.static_smem} B static shared memory")
+print(labkit.wrapped(f"grid {list(plan.grid)} = {plan.grid[0] * plan.grid[1] * plan.grid[2]} CTAs of "
+                     f"{list(plan.block)} threads, {plan.shared_mem} B dynamic + {plan.static_smem} B static shared "
+                     "memory"))
 for s in result.manifest.ops[plan.op].scratch.values():
     print(f"scratch {s.name}: {s.dtype}{list(s.shape)} = {s.nbytes:,} B")
 
@@ -71,10 +73,10 @@ for s in result.manifest.ops[plan.op].scratch.values():
 # ## On the GPU
 
 # %%
-print(f"The seed manifest, {session.measured_on()}:")
+print(labkit.wrapped(f"The seed manifest, {session.measured_on()}:"))
 device_run = session.measure("device_run", try_run, path, vars=manifest_vars, iterations=iterations,
                              load=device_run_lines)
-print("\n".join(device_run))
+print(labkit.wrapped("\n".join(device_run)))
 
 # %% [markdown]
 # ## The same runner path on the same GPU: labkit's TMA proof kernel
@@ -84,4 +86,4 @@ print("\n".join(device_run))
 
 # %%
 proof = session.measure("proof_run", run_proof, proof_rows, proof_cols, iterations=iterations, load=proof_line)
-print(proof)
+print(labkit.wrapped(proof))

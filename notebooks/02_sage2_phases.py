@@ -62,7 +62,7 @@ ours = session.measure("report", profile, tuple(shape), layout=layout, dtype=dty
                        iterations=iterations, q_tails=q_tail, kv_tails=kv_tail, tail_iterations=tail_iterations,
                        schedule=build, tails=tail_points(rounds.to_dict("records"), build), load=Sage2Report.from_dict)
 seed = labkit.report.load(labkit.repo_path(seed_report))
-print(f"Sage2 phases, {session.measured_on()}:")
+print(labkit.wrapped(f"Sage2 phases, {session.measured_on()}:"))
 print(labkit.report.phase_table(ours))
 
 # %% [markdown]
@@ -75,7 +75,7 @@ print(labkit.report.phase_table(ours))
 fig = labkit.plot.phase_dots({"seed report (device not recorded)": seed, f"labkit on {session.device_name}": ours},
                              title=session.title(f"Sage2 phases, {labkit.report.label(ours)}"))
 session.save_figure(fig, "phase_dots_vs_seed")
-print(labkit.report.diff_table(seed, ours))
+print(labkit.wrapped(labkit.report.diff_table(seed, ours)))  # its table is narrower: only the notes break
 
 # %% [markdown]
 # ## Correctness: the two call paths and the fp32 reference
@@ -102,7 +102,7 @@ points = session.measure("precision", precision_study, tuple(shape), layout=layo
                                       else ())))
 precision = precision_frame(points)
 session.save_table(precision, "precision")
-print(fastest_build(points, shown=build))
+print(labkit.wrapped(fastest_build(points, shown=build)))
 precision
 
 # %% [markdown]
@@ -125,7 +125,7 @@ sched
 # %%
 fig = labkit.plot.tail_study(ours, title=session.title(f"Sage2 tail study, {labkit.report.label(ours)}"))
 session.save_figure(fig, "tail_study")
-print(labkit.report.tail_note(ours))
+print(labkit.wrapped(labkit.report.tail_note(ours)))
 tails = labkit.report.tail_table(ours)
 session.save_table(tails, "tail_study")
 labkit.report.shown_tails(tails)  # data/tail_study.csv keeps every column

@@ -62,7 +62,7 @@ manifests
 # 2^-8 (|ref| + sum p|v|) + 1e-3 (bf16 output, bf16 P in the tensor-core P.V).
 
 # %%
-print(f"Decode, {session.measured_on()}:")
+print(labkit.wrapped(f"Decode, {session.measured_on()}:"))
 checks = pd.DataFrame(session.measure("correctness", study.correctness))
 session.save_table(checks, "correctness")
 checks
@@ -100,8 +100,8 @@ fig = labkit.plot.decode_bandwidth(table.to_dict("records"), copy["TBps"], fit=f
     f"Paged decode, {heads[0]}/{heads[1]} heads, head_dim {head_dim}, page {page_size}, cold L2"))
 session.save_figure(fig, "decode_bandwidth")
 saved = session.save_table(table, "bandwidth")
-print("\n".join([fit_line, *study.skipped(points),
-                 *study.peers_not_run(table, saved_in=f"data/{saved.name}, peers_not_run")]))
+print(labkit.wrapped("\n".join([fit_line, *study.skipped(points),
+                                *study.peers_not_run(table, saved_in=f"data/{saved.name}, peers_not_run")])))
 study.shown(table)  # TB/s of K+V read for labkit and each peer; data/bandwidth.csv keeps every column
 
 # %% [markdown]
@@ -134,9 +134,9 @@ spread = study.recorded_spread(spread_at[0], spread_at[1], head_dim=int(head_dim
                                heads_q=heads[0], heads_kv=heads[1], kernel=study.table_kernel(table, *spread_at),
                                device=session.device_name)
 if spread is not None:
-    print(spread_table(spread, rows=False))  # the runs' rows follow as a table
+    print(labkit.wrapped(spread_table(spread, rows=False)))  # the runs' rows follow as a table
     display(spread_frame(spread))
-    print("this notebook's call:", study.this_run_among(spread, table, *spread_at))
+    print(labkit.wrapped("this notebook's call: " + study.this_run_among(spread, table, *spread_at)))
     session.save_figure(labkit.plot.call_spread(spread, this_run=study.table_rate(table, *spread_at),
                                                 this_run_beside=study.table_rate(table, *spread_at, beside_peers=True)),
                         "spread")

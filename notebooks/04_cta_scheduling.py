@@ -77,7 +77,7 @@ occ = study.studied_kernels(session.measure("occupancy", sched.occupancy_table, 
                                             arch=device.arch), sage2=do_sage2, decode=do_decode)
 session.save_table(occ, "occupancy")
 sms = device.sm_count
-print(f"Occupancy for {device.arch} ({sms} SMs), {session.measured_on()}:")
+print(labkit.wrapped(f"Occupancy for {device.arch} ({sms} SMs), {session.measured_on()}:"))
 occ[["registers_per_thread", "smem_per_cta_bytes", "by_registers", "by_shared_memory", "by_threads", "ctas_per_sm",
      "limiter"]]
 
@@ -166,7 +166,7 @@ if do_decode:
     fig = labkit.plot.sm_speed(dtl, title=session.title(f"{call}: CTA duration by SM\n{which}"))
     session.save_figure(fig, "decode_sm_speed")
     display(study.shown_stats(dtl.stats()))  # times in us or ms; the saved timeline keeps ns
-    print(dtl.fast_sms())
+    print(labkit.wrapped(dtl.fast_sms()))
 else:
     print(not_studied["Decode"])
 

@@ -44,7 +44,7 @@ from labkit.session import Session
 labkit.setup_logging("WARNING")
 mode, why_recorded = study.choose_source(source)  # auto without a working ncu: recorded
 if why_recorded:
-    print(why_recorded)
+    print(labkit.wrapped(why_recorded))
 session = Session.start("05_ncu_correlation", source=mode, out_dir=out_dir, runs_root=Path(recorded_root) if
                         recorded_root else None, parameters={
                             "shape": shape, "q_tail": q_tail, "kv_tail": kv_tail, "decode_batch": decode_batch,
@@ -56,7 +56,7 @@ cases = study.plan(shape, q_tail, kv_tail, decode_batch, decode_kv_lens, head_di
 summary = session.measure("ncu_summary", study.measure, cases, out_dir=session.out_dir, iterations=iterations,
                           sections=[s for s in sections.split(",") if s], metrics=[m for m in metrics.split(",") if m],
                           load=NcuSummary.from_dict)
-print(tables.measured_on(summary, session.recorded.label if session.recorded else None))
+print(labkit.wrapped(tables.measured_on(summary, session.recorded.label if session.recorded else None)))
 tables.report_sizes(summary, study.REPORT_LIMIT)  # MiB: bytes / 2^20
 
 # %% [markdown]
@@ -91,9 +91,10 @@ counters
 # %%
 gaps = tables.event_vs_ncu(summary)
 session.save_table(gaps, "event_vs_ncu")
-print("\n".join(tables.gap_lines(gaps)))
+print(labkit.wrapped("\n".join(tables.gap_lines(gaps))))
 for row in gaps[gaps["flagged"]].itertuples():
-    print(f"FLAGGED {row.case}: ncu {row.ncu_us:.1f} us, event p50 {row.event_p50_us:.1f} us ({100 * row.gap:+.2f} %)")
+    print(labkit.wrapped(f"FLAGGED {row.case}: ncu {row.ncu_us:.1f} us, event p50 {row.event_p50_us:.1f} us "
+                         f"({100 * row.gap:+.2f} %)"))
 fig = labkit.plot.event_vs_ncu(gaps, title=session.title("ncu gpu__time_duration against CUDA-event p50"))
 session.save_figure(fig, "event_vs_ncu")
 gaps
@@ -139,12 +140,12 @@ tables.shown_efficiency(eff)
 # %%
 for att in summary.attributions:
     if att.skipped:
-        print(f"{att.case}: phase attribution skipped: {att.skipped}")
+        print(labkit.wrapped(f"{att.case}: phase attribution skipped: {att.skipped}"))
         continue
     shares = tables.phase_table(summary, att.case)
     session.save_table(shares, f"phases_{att.case}")
-    print(f"{att.case} ({att.source}, kernel {att.runs[0]['kernel']}): % of warp samples in each of two runs, "
-          "their difference in points")
+    print(labkit.wrapped(f"{att.case} ({att.source}, kernel {att.runs[0]['kernel']}): % of warp samples in each of "
+                         "two runs, their difference in points"))
     print(shares.to_string(float_format=lambda v: f"{v:.2f}"))
     fig = labkit.plot.phase_shares(shares, title=session.title(f"{att.case}: phase shares, {att.source}"))
     session.save_figure(fig, f"phases_{att.case}")

@@ -38,6 +38,12 @@ def seed_report_path() -> Path:
     return ROOT / "data" / "sage2_report_seed.json"
 
 
+def as_read(text: str) -> str:
+    """Printed text with each run of line breaks, indents and spaces as one space: what it says, wherever
+    ``labkit.wrapped`` broke its lines for JupyterLab's pane."""
+    return " ".join(text.split())
+
+
 def execute_notebook_source(path: Path, params: dict) -> dict:
     """Run a notebook's percent-format source cell by cell in this process, ``params`` injected after its parameters
     cell (the notebook tests fake the GPU calls in this process, which papermill's kernel would not see)."""

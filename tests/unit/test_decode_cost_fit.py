@@ -10,7 +10,7 @@ from labkit import cli
 from labkit.workloads.decode import report
 from labkit.workloads.decode.cost_fit import MIN_FIT_MB, fit_costs, format_fits, to_frame
 
-from ..conftest import ROOT
+from ..conftest import ROOT, as_read
 
 RECORDED = ROOT / "data/runs/20261204T185600Z-decode_bench_targets/sweep.json"  # the README table's H200 run
 
@@ -152,7 +152,7 @@ def test_notebook_03_recorded_prints_the_fit_of_its_own_table(capsys):
     fit, line = study.bandwidth_fit(recorded)
     assert fit is not None and ns["fit"] == pytest.approx(fit)
     assert line.startswith("time per call, fitted over the calls of 100 MB or more: ") and " over 8 calls " in line
-    assert line in capsys.readouterr().out.splitlines()
+    assert as_read(line) in as_read(capsys.readouterr().out)
 
 
 def test_a_bench_of_two_variants_fits_each_kernel_on_its_own(tmp_path):

@@ -14,7 +14,7 @@ from labkit.errors import ArgumentError, FormatError
 from labkit.workloads.decode import report
 from labkit.workloads.decode.spread import MIN_FOR_GROUPS, call_spread, read_reports, spread_table, standings
 
-from ..conftest import ROOT
+from ..conftest import ROOT, as_read
 
 matplotlib.use("Agg")
 RUNS = ROOT / "data" / "runs"
@@ -454,7 +454,7 @@ def test_the_notebook_s_spread_takes_its_own_build_or_says_why_it_shows_every_bu
     assert len(recorded_spread(64, 8192, kernel="mma w4s1c1", device="NVIDIA H200", runs=tmp_path / "runs").runs) == 6
     assert recorded_spread(64, 8192, kernel="mma w4s1c1", device=H100, runs=tmp_path / "runs").devices == (H100,)
     assert recorded_spread(64, 8192, device="NVIDIA A100", runs=tmp_path / "runs") is None
-    assert "no run of this call on NVIDIA A100" in capsys.readouterr().out.splitlines()[-1]
+    assert "no run of this call on NVIDIA A100" in as_read(capsys.readouterr().out)
 
 
 def test_a_rate_off_the_figure_s_axes_is_named_with_what_it_is_and_its_run():

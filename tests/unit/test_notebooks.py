@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 
 from labkit import cli, nb_progress, notebooks
+from labkit._text import TEXT_WIDTH
 from labkit.errors import LabkitError
 from labkit.rundirs import new_run_dir, point_latest, runs_root, write_run_json
 
-from ..conftest import ROOT
+from ..conftest import ROOT, as_read
 
 OUTPUTS = {
     "00_device_and_timing": (("cold_l2_copies", "launch_overhead", "timing_overhead", "seed_phase_dots",
@@ -57,6 +58,26 @@ def test_resolve():
         notebooks.resolve("99")
 
 
+def _printed_lines(nb: dict) -> list[str]:
+    """Every line a notebook printed or showed as plain text (a stream, or a result with no HTML or image beside it),
+    as JupyterLab's pane shows it: in a monospaced font, a line too long for the pane broken anywhere."""
+    lines = []
+    for c in nb["cells"]:
+        for o in c.get("outputs", []):
+            data = o.get("data", {})
+            text = o.get("text", "") if o["output_type"] == "stream" else (
+                data.get("text/plain", "") if not {"text/html", "image/png"} & set(data) else "")
+            lines += "".join(text).splitlines()
+    return lines
+
+
+def _no_line_wider_than_the_pane(nb: dict) -> None:
+    """Found by a JupyterLab walkthrough: printed lines of 100-560 characters (the recorded-mode banner, the manifest's
+    issues, the decode fit) broke mid-word in the pane; labkit.wrapped breaks them between words at TEXT_WIDTH."""
+    wide = [line for line in _printed_lines(nb) if len(line) > TEXT_WIDTH]
+    assert not wide, "\n".join(wide)
+
+
 @pytest.mark.parametrize("name", sorted(OUTPUTS))
 def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_path):
     res = notebooks.run(name, {"source": "recorded"}, out_root=tmp_path, timeout_s=600)
@@ -69,13 +90,14 @@ def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_
     outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
     assert "RECORDED mode" in "".join(outputs[0].get("text", "")) and res.recorded_from in "".join(outputs[0]["text"])
     assert not [o for o in outputs if o["output_type"] == "error"]
+    _no_line_wider_than_the_pane(nb)
     shown = "".join("".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
     assert "PosixPath(" not in shown  # a cell ending in save_figure had echoed the path under its figure
     tables = "".join("".join(o.get("data", {}).get("text/html", "")) for o in outputs)
     assert "<th>...</th>" not in tables  # every column shown: pandas' 20 had hid two of 05's counters
     printed = "".join("".join(o.get("text", "")) for o in outputs)
     for words in SAYS.get(name, ()):
-        assert words in printed + shown + tables, words
+        assert as_read(words) in as_read(printed + shown + tables), words
     embedded = [base64.b64decode(o["data"]["image/png"]) for o in outputs if "image/png" in o.get("data", {})]
     figs, data = OUTPUTS[name]
     assert len(embedded) == len(figs)  # every saved figure is shown, once
@@ -112,10 +134,11 @@ def test_every_notebook_shows_the_records_under_its_recorded_root_here_the_h100_
     markdown = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
     assert "this GPU" not in markdown and "this GPU" not in printed
+    _no_line_wider_than_the_pane(nb)  # the H100's names and paths are longer than the H200's
     if name[:2] in ("01", "02", "03", "04"):
         recorded = read_recorded_run(ROOT / res.recorded_from)
         assert (f", recorded on {recorded.device} (run {res.recorded_from}, {recorded.created_utc[:10]}), not on this "
-                "machine:\n") in printed
+                "machine:") in as_read(printed)
 
 
 def test_notebook_01_names_the_recorded_runs_gpu_not_this_one(tmp_path, monkeypatch):
@@ -132,7 +155,7 @@ def test_notebook_01_names_the_recorded_runs_gpu_not_this_one(tmp_path, monkeypa
     printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
     assert "this GPU" not in markdown and "this GPU" not in printed
     assert (f"The seed manifest, recorded on {recorded.device} (run {res.recorded_from}, {recorded.created_utc[:10]}), "
-            "not on this machine:\n") in printed
+            "not on this machine:") in as_read(printed)
     import labkit.device
     from labkit.session import Session
 
@@ -386,7 +409,7 @@ def test_nb_script_writes_a_plain_script_with_the_parameters_injected_that_runs_
     done = subprocess.run([sys.executable, str(out)], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "RECORDED mode" in done.stdout.splitlines()[0]
+    assert as_read(done.stdout).startswith("labkit 00_device_and_timing: RECORDED mode")
     (run,) = (tmp_path / "runs").glob("*-00_device_and_timing")
     assert {p.stem for p in (run / "figs").glob("*.png")} == set(OUTPUTS["00_device_and_timing"][0])
     # values no recorded run was measured with, on a machine without a GPU: one line and status 2, as `nb run` says
@@ -628,7 +651,7 @@ def test_notebook_03_shows_the_recorded_spread_as_a_table_not_as_lines_wider_tha
     device = json.loads((ROOT / res.recorded_from / "run.json").read_text())["provenance"]["device"]["name"]
     spread = study.recorded_spread(64, 8192, head_dim=128, page_size=64, heads_q=32, heads_kv=8,
                                    kernel=study.table_kernel(table, 64, 8192), device=device)
-    assert printed.startswith(f"{spread.call}: the plan's call in {spread.where}\n")
+    assert as_read(printed).startswith(f"{spread.call}: the plan's call in {spread.where} ")
     assert "this notebook's call: " in printed and "TB/s: labkit timed alone" in printed
     assert not [r.source for r in spread.runs if r.source in printed], "a run's row printed as text"
     assert html.count("</tr>") == len(spread.runs) + 2  # the columns, the index's name, then one row a run

@@ -11,7 +11,7 @@ from labkit.device import DeviceInfo
 from labkit.errors import ArgumentError, LabkitError, ParameterError
 from labkit.session import Session, plan_source, recorded_runs, scan_recorded
 
-from ..conftest import ROOT
+from ..conftest import ROOT, as_read
 
 
 def _record(root, stamp, name="nbx", *, params=None, ok=True, mode="live", data=None):
@@ -83,7 +83,7 @@ def test_a_record_from_before_a_kernel_change_says_so_in_the_banner(tmp_path, ca
         (run / "run.json").write_text(json.dumps(doc))
         Session.start("nbx", source="recorded", out_dir=tmp_path / "out", parameters={"n": 1},
                       runs_root=tmp_path / sha[:4])
-        banner = capsys.readouterr().out
+        banner = as_read(capsys.readouterr().out)
         assert ("labkit's kernels or call plans changed in" in banner and "commit(s) since (git log" in banner
                 and "re-record on a GPU to measure today's code." in banner) is stale, banner
     assert kernel_commits_since(before) >= 1 and kernel_commits_since("HEAD") == 0

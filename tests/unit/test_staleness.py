@@ -15,6 +15,8 @@ from labkit.staleness import code_of, has_commit, kernel_commits_since
 from labkit.workloads.decode import DecodeGeometry
 from labkit.workloads.decode.plan import plan_call
 
+from ..conftest import as_read
+
 
 def _git_repo(tmp_path, monkeypatch):
     """A git repository in ``tmp_path`` that labkit takes for its own; returns its ``git(*args)`` (stdout)."""
@@ -212,5 +214,5 @@ def test_a_record_is_called_stale_only_where_its_notebook_runs_the_changed_code(
         (run / "run.json").write_text(json.dumps(doc))
         Session.start(name, source="recorded", out_dir=tmp_path / "out" / name, parameters={"n": 1},
                       runs_root=tmp_path / "runs" / name)
-        banner = capsys.readouterr().out
+        banner = as_read(capsys.readouterr().out)
         assert (stale in banner) is runs and ("re-record" in banner) is runs, (name, banner)

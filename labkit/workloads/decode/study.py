@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._text import counted
+from ..._text import counted, wrapped
 from .build import build_plan
 from .geometry import DecodeGeometry
 from .inputs import make_inputs
@@ -202,13 +202,13 @@ def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: 
                 own = call_spread(found, batch, kv_len, head_dim, kernel=kernel, **shape)
                 if len(own.runs) >= MIN_FOR_GROUPS:
                     return own
-                print(f"only {counted(len(own.runs), 'recorded run')} of {kernel}{on} (a run is placed among "
-                      f"{MIN_FOR_GROUPS} or more): the runs of every build are shown")
+                print(wrapped(f"only {counted(len(own.runs), 'recorded run')} of {kernel}{on} (a run is placed "
+                              f"among {MIN_FOR_GROUPS} or more): the runs of every build are shown"))
             except ArgumentError:
-                print(f"no recorded run of {kernel}{on}: the runs of every build are shown")
+                print(wrapped(f"no recorded run of {kernel}{on}: the runs of every build are shown"))
         return call_spread(found, batch, kv_len, head_dim, **shape)
     except ArgumentError as exc:
-        print(f"no recorded run to place this call among: {exc}")
+        print(wrapped(f"no recorded run to place this call among: {exc}"))
         return None
 
 
