@@ -74,22 +74,28 @@ def waves_vs(model, measured, *, x: str, xlabel: str, title: str = "", log2: boo
 
 def _shared_legend(fig, axes) -> None:
     """One legend under the panels (each label once) in place of one per panel: the lines fill every corner of
-    these panels, and a panel's own legend sat on the model's line."""
+    these panels, and a panel's own legend sat on the model's line. As many columns (up to 4) as fit the figure's
+    width: labels that name the tables' columns run to 76 characters."""
     handles: dict = {}
     for ax in axes:
         for h, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, h)
         if ax.get_legend() is not None:
             ax.get_legend().remove()
-    columns = 4 if max(map(len, handles)) <= 50 else 3  # labels that name the tables' columns run long
-    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=min(columns, len(handles)),
-               fontsize=7, frameon=False)
+    renderer = fig.canvas.get_renderer()
+    for columns in range(min(4, len(handles)), 0, -1):
+        legend = fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=columns,
+                            fontsize=8, frameon=False)
+        if columns == 1 or legend.get_window_extent(renderer).width <= fig.bbox.width:
+            return
+        legend.remove()
 
 
 def sage2_sched(q_model, q_measured, kv_model, kv_measured, *, fixed: dict, title: str):
-    """Two panels: efficiency against q_len (kv fixed) and against kv_len (q fixed)."""
+    """Two panels, one above the other: efficiency against q_len (kv fixed) and against kv_len (q fixed); 8 in wide,
+    as side by side (11 in) JupyterLab's pane had shown its 7 pt legend at under 6."""
     plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+    fig, axes = plt.subplots(2, 1, figsize=(8, 7.6), layout="constrained")
     efficiency_vs(q_model, q_measured, x="q_len", xlabel="q_len [tokens]", ax=axes[0],
                   title=f"along q (kv_len {fixed['kv_len']}): CTAs change with ceil(q_len / cta_q)")
     efficiency_vs(kv_model, kv_measured, x="kv_len", xlabel="kv_len [tokens]", ax=axes[1],
@@ -100,9 +106,10 @@ def sage2_sched(q_model, q_measured, kv_model, kv_measured, *, fixed: dict, titl
 
 
 def decode_sched(split_model, split_measured, batch_model, batch_measured, *, title: str):
-    """Four panels: waves (top) and efficiency (bottom) against the split count and against the batch."""
+    """Four panels: waves (top) and efficiency (bottom) against the split count and against the batch; 9 in wide, the
+    width of JupyterLab's pane (at 11 in the pane had shown the legend's 7 pt at under 6)."""
     plt = _plt()
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7), layout="constrained", sharex="col")
+    fig, axes = plt.subplots(2, 2, figsize=(9, 7.4), layout="constrained", sharex="col")
     for col, (model, measured, x, label) in enumerate(((split_model, split_measured, "splits", "KV splits per "
                                                         "(sequence, KV head)"),
                                                        (batch_model, batch_measured, "batch",
