@@ -44,20 +44,21 @@ def _time(us: float) -> str:
 
 
 def time_vs_counters(df, counters, correlations=None, *, title: str = "time vs counters"):
-    """Event p50 [us] against each counter, one row of panels per sweep group; ``correlations``
-    (``labkit.ncu.tables.correlations``) puts each panel's Pearson r in its title."""
+    """Event p50 [us] against each counter: one column of panels per sweep group, one row per counter, 4.5 in a column
+    (a row per group of 2.6 in panels had made the figure 10.4 in wide, and JupyterLab's pane had shown its 6 pt ticks
+    at 5); ``correlations`` (``labkit.ncu.tables.correlations``) puts each panel's Pearson r in its title."""
     plt = _plt()
     groups = list(dict.fromkeys(df["group"])) or [""]
     counters = [c for c in counters if c in df]
-    fig, axes = plt.subplots(len(groups), max(len(counters), 1), figsize=(2.6 * max(len(counters), 1),
-                                                                          2.3 * len(groups) + 0.6), squeeze=False)
+    rows = max(len(counters), 1)
+    fig, axes = plt.subplots(rows, len(groups), figsize=(4.5 * len(groups), 2.4 * rows + 0.7), squeeze=False)
     r_of = {}
     if correlations is not None and len(correlations):
         r_of = {(g, c): r for g, c, r in zip(correlations["group"], correlations["counter"], correlations["pearson_r"])}
     for i, g in enumerate(groups):
         part = df[df["group"] == g]
         for j, c in enumerate(counters):
-            ax = axes[i][j]
+            ax = axes[j][i]
             in_mb = c.endswith("_bytes")  # bytes in MB, ns in us: raw counts had put a 1e9 offset on the axis
             in_us = c.endswith("_ns")
             x = part[c].astype(float) / (1e6 if in_mb else 1e3 if in_us else 1.0)
@@ -67,18 +68,17 @@ def time_vs_counters(df, counters, correlations=None, *, title: str = "time vs c
             spread = float((times.max() - times.min()) / times.median()) if len(times) else math.nan
             # an r over times that differ by less than their run-to-run noise says nothing: say how close they are
             close = f", times within {100 * spread:.1f} %" if spread == spread and spread < 0.02 else ""
-            ax.set_title(f"{g}\nr = {r:.2f}{close}" if r == r else f"{g}\nr: n/a", fontsize=7)
+            ax.set_title(f"{g}\nr = {r:.2f}{close}" if r == r else f"{g}\nr: n/a", fontsize=9)
             ax.set_xlabel(f"{c} [MB]" if in_mb else f"{c.removesuffix('_ns')} [us]" if in_us
-                          else f"{c} [%]" if c.endswith("_pct") else c, fontsize=7)
-            ax.tick_params(labelsize=6)
+                          else f"{c} [%]" if c.endswith("_pct") else c, fontsize=8)
+            ax.tick_params(labelsize=8)
             ax.ticklabel_format(axis="x", useOffset=False)  # "+1.249e1" beside the axis read as part of a tick
             if len(times) and times.min() > 0 and times.max() > 10 * times.min():  # the decode sweep: 1k to 8k x 1..64
                 ax.set_yscale("log")
                 if (x > 0).all() and x.max() > 10 * x.min():
                     ax.set_xscale("log")
-            if j == 0:
-                ax.set_ylabel("event p50 [us]", fontsize=7)
-    fig.suptitle(title, fontsize=9)
+            ax.set_ylabel("event p50 [us]", fontsize=8)  # each column its own scale: 120 ms, or 10 us to 0.5 ms
+    fig.suptitle(title, fontsize=10)
     return fig
 
 

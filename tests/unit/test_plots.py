@@ -354,16 +354,32 @@ def test_event_vs_ncu_draws_each_gap_in_percent_with_both_times_and_keeps_a_larg
     assert ax.get_xlim()[1] == pytest.approx(8.0 + 12)
 
 
-def test_time_against_counters_takes_a_log_x_only_for_a_counter_that_spans_ten_times_and_labels_time_once():
+def test_time_against_counters_takes_a_log_x_only_for_a_counter_that_spans_ten_times_and_labels_each_panel():
     """Times 12 x apart: log y on each panel; the bytes, 64 x apart, on a log axis; a percentage 2 x apart stays
-    linear. The time label sits on the first panel of a row only."""
+    linear. Each panel says its time axis: a column is a group, and two groups' times differ by 1000 x."""
     import pandas as pd
 
     df = pd.DataFrame({"group": ["decode"] * 3, "dram_read_bytes": [4.2e6, 3.4e7, 2.7e8], "sm_pct": [40.0, 55.0, 80.0],
                        "event_p50_us": [9.8, 18.9, 120.0]})
     fig = plot.time_vs_counters(df, ["dram_read_bytes", "sm_pct"])
-    assert [(a.get_xscale(), a.get_yscale(), a.get_ylabel()) for a in fig.axes] == [
-        ("log", "log", "event p50 [us]"), ("linear", "log", "")]
+    assert [(a.get_xscale(), a.get_yscale(), a.get_ylabel()) for a in fig.axes] == [  # a row per counter
+        ("log", "log", "event p50 [us]"), ("linear", "log", "event p50 [us]")]
+
+
+def test_time_against_counters_puts_a_group_in_each_column_of_9_in_and_a_counter_in_each_row():
+    """Found by a JupyterLab walkthrough: a row per group of a panel per counter (4) was 10.4 in wide, and the pane
+    showed its 6 pt ticks at 5; two groups now fill the pane's 9 in, a group down each column."""
+    import pandas as pd
+
+    df = pd.DataFrame({"group": ["sage2 tail"] * 2 + ["decode"] * 2, "dram_read_bytes": [8.5e8, 8.6e8, 4e6, 3e7],
+                       "waves": [62.6, 62.8, 0.5, 1.0], "event_p50_us": [120100.0, 120400.0, 9.8, 18.9]})
+    fig = plot.time_vs_counters(df, ["dram_read_bytes", "waves"])
+    assert fig.get_size_inches()[0] == pytest.approx(9.0)
+    at = {(ax.get_subplotspec().rowspan.start, ax.get_subplotspec().colspan.start): ax for ax in fig.axes}
+    assert sorted(at) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert [at[row, 0].get_xlabel() for row in (0, 1)] == ["dram_read_bytes [MB]", "waves"]  # a counter a row
+    assert all(at[row, 0].get_title().startswith("sage2 tail\n") and at[row, 1].get_title().startswith("decode\n")
+               for row in (0, 1))
 
 
 def test_stall_bars_stack_each_reason_after_the_last_and_phase_shares_straddle_their_phase():
