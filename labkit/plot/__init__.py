@@ -81,7 +81,7 @@ def phase_dots(reports: dict, *, title: str = "Sage2 phases", ax=None):
         ax.scatter(ms, ys, s=28, color=f"C{i}", label=label, zorder=3)
         for (k, p), yy, v in zip(rows, ys, ms):
             ax.annotate(f"{v:.3g} ms ({df.loc[p, 'share']:.1%})", (v, yy), xytext=(6, 0), textcoords="offset points",
-                        va="center", fontsize=7, color=f"C{i}")
+                        va="center", fontsize=7.5, color=f"C{i}")
     top = set().union(*(r.top_level_phases() for r in reports.values()))
     ax.set_yticks(y, [lab if lab in top else f"({lab})" for lab in labels], fontsize=8)
     ax.set_ylim(len(labels) - 0.5, -0.5)
@@ -107,8 +107,9 @@ def tail_study(report, *, title: str = "Sage2 tail study", ax=None):
     plt = _plt()
     df = tail_table(report)
     sweeps = list(dict.fromkeys(df["sweep"]))
-    # one time axis for both panels: the full shape sits in each, and two scales had shown it at two heights
-    fig, axes = plt.subplots(1, len(sweeps), figsize=(4.6 * len(sweeps), 3.8), squeeze=False, layout="constrained",
+    # one time axis for both panels: the full shape sits in each, and two scales had shown it at two heights; 4.5 in a
+    # panel, so that two fit the 9 in of JupyterLab's pane (9.2 in had shown the 7 pt legend there at 6.8)
+    fig, axes = plt.subplots(1, len(sweeps), figsize=(4.5 * len(sweeps), 3.8), squeeze=False, layout="constrained",
                              sharey=True)
     for ax_, sweep in zip(axes[0], sweeps):
         d = df[df["sweep"] == sweep].sort_values("q_len" if sweep.startswith("q_") else "kv_len")
@@ -136,7 +137,7 @@ def tail_study(report, *, title: str = "Sage2 tail study", ax=None):
         ax2.grid(False)
         handles = ax_.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
         ax_.legend(handles, [h.get_label() for h in handles], loc="lower center", bbox_to_anchor=(0.5, 1.1),
-                   fontsize=7, ncols=2)
+                   fontsize=8, ncols=2)
     fig.suptitle(title, fontsize=10)
     return fig
 
@@ -185,7 +186,7 @@ def param_block(rows, size: int, *, title: str = "", ax=None):
     names its manifest field, its member (where known) and its param."""
     from matplotlib.patches import Patch
 
-    fig, ax = _axes(ax, figsize=(10, 2.8))
+    fig, ax = _axes(ax, figsize=(9, 2.8))  # JupyterLab's pane: 10 in had shown its 7 pt labels at 6
     ax.broken_barh([(0, size)], (0, 1), facecolors="0.92")
     for r in rows:
         ax.broken_barh([(r.at, r.size)], (0, 1), facecolors=_KIND_COLORS.get(r.kind, "C7"), edgecolor="white",
@@ -193,12 +194,12 @@ def param_block(rows, size: int, *, title: str = "", ax=None):
         if r.kind == "tensormap":  # named as the check's messages and the table beside it name it
             label = "\n".join([f"fields[{r.field}]", *([r.member] if r.member else []),
                                r.source.replace("param ", "p").replace(" (", "\n(")])
-            ax.text(r.at + r.size / 2, 0.5, label, ha="center", va="center", fontsize=7, color="white")
+            ax.text(r.at + r.size / 2, 0.5, label, ha="center", va="center", fontsize=8, color="white")
     ax.set_xlim(0, size)
     ax.set_ylim(0, 1)
     ax.set_yticks([])
     ax.set_xticks(range(0, size + 1, 128 if size > 512 else 32))
-    ax.tick_params(axis="x", labelsize=7)
+    ax.tick_params(axis="x", labelsize=8)
     ax.set_xlabel("byte offset in the parameter block [B]")
     ax.grid(False)
     handles = [Patch(color=c, label=k) for k, c in _KIND_COLORS.items()] + [Patch(color="0.92", label="zero")]
@@ -230,7 +231,7 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
             picked += list(tier.index)
     rows = sorted((int(s), int(k)) for s, k in picked)
     at = {r: i for i, r in enumerate(rows)}
-    # 8 in wide at 7 pt: a 9 in figure's 5 pt row labels had shown about 7 px tall in JupyterLab's pane
+    # 8 in wide at 7.5 pt: a 9 in figure's 5 pt row labels had shown about 7 px tall in JupyterLab's pane
     fig, ax = _axes(ax, figsize=(8, 1 + 0.16 * len(rows)))
     for (sm, slot), d in df.groupby(["sm", "slot"]):
         if (sm, slot) not in at:
@@ -240,7 +241,7 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
                        edgecolor="white", linewidth=0.3)
     from matplotlib.patches import Patch
 
-    ax.set_yticks(range(len(rows)), [f"SM {s} slot {k}" for s, k in rows], fontsize=7)  # "SM 14.1" read as a number
+    ax.set_yticks(range(len(rows)), [f"SM {s} slot {k}" for s, k in rows], fontsize=7.5)  # "SM 14.1" read as a number
     ax.invert_yaxis()
     ax.set_xlim(0, (df["end_ns"].max() - t0) / 1e3)
     ax.set_xlabel("time since the first CTA started [us]")
@@ -249,7 +250,7 @@ def cta_gantt(timeline, *, title: str = "CTAs per SM slot", max_rows: int = 64, 
     ax.set_ylabel(f"SM and slot{shown}")
     ax.set_title(title)
     n_waves = int(df["wave"].max()) + 1
-    ax.legend(handles=[Patch(color=f"C{w % 8}", label=f"wave {w}") for w in range(min(n_waves, 8))], fontsize=7,
+    ax.legend(handles=[Patch(color=f"C{w % 8}", label=f"wave {w}") for w in range(min(n_waves, 8))], fontsize=7.5,
               loc="upper right")
     return fig
 

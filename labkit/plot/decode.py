@@ -50,7 +50,7 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
     ax.set_ylabel("K + V read rate [TB/s]")
     ax.set_ylim(0, max([copy_TBps, *(r["TBps"] for r in rows)]) * 1.12)
     ax.set_title(title)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=7)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=7.5)
     return fig
 
 
@@ -126,7 +126,8 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
     rate in that run's peers' rounds, one on the left (each panel's line is the rate its y axis holds)."""
     from . import _plt
 
-    fig, (left, right) = _plt().subplots(1, 2, figsize=(10, 4.4), layout="constrained")
+    # 9 in, the width of JupyterLab's pane, at 8 pt: 10 in had shown the 7 pt legends there at 6
+    fig, (left, right) = _plt().subplots(1, 2, figsize=(9, 4.6), layout="constrained")
     step = s.step()
     slow = step[0].runs if step else 0
     groups = [(s.runs[:slow], "C1", "slower group"), (s.runs[slow:], "C0", "faster group" if slow else "all runs")]
@@ -161,7 +162,7 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
     if any(r.beside_TBps is not None for r in s.runs):
         left.plot([lo - pad, hi + pad], [lo - pad, hi + pad], ":", color="0.4", linewidth=1, label="level with it")
         left.set_xlim(lo - pad, hi + pad)
-        left.legend(fontsize=7)
+        left.legend(fontsize=8)
     else:
         left.text(0.5, 0.5, "no run timed peers", ha="center", va="center", transform=left.transAxes)
     for ax in (left, right):
@@ -170,10 +171,10 @@ def call_spread(s, *, this_run: float | None = None, this_run_beside: float | No
     left.set_ylabel("labkit in the peers' rounds [TB/s]")
     right.set_xlabel("the run's 1 GiB copy, read + write [TB/s]")
     right.set_ylabel("labkit alone and the best peer [TB/s]")
-    right.legend(fontsize=7)
+    right.legend(fontsize=8)
     if off:  # named with the panel and axis each is off, so that every rate shows somewhere
         more = f"; {len(off) - OFF_NAMED} more" if len(off) > OFF_NAMED else ""
-        fig.supxlabel(f"not drawn, off the axes [TB/s]: {'; '.join(off[:OFF_NAMED])}{more}", fontsize=7)
+        fig.supxlabel(f"not drawn, off the axes [TB/s]: {'; '.join(off[:OFF_NAMED])}{more}", fontsize=8)
     builds = len({r.kernel for r in s.runs})
     fig.suptitle(title or f"{s.call}: the plan's call in {s.where}"
                  + (f" ({builds} builds)" if builds > 1 else ""), fontsize=10)
