@@ -78,6 +78,35 @@ def _no_line_wider_than_the_pane(nb: dict) -> None:
     assert not wide, "\n".join(wide)
 
 
+PANE_PX = 900  # JupyterLab's output pane (9 in at 100 dpi), to whose width it scales a wider image down
+SMALLEST_PT = 8  # the least text size a figure may show there, in points at 100 dpi
+
+
+def _smallest_text_shown(svg: Path) -> tuple[float, float]:
+    """A saved figure's width [in] and its smallest text [pt] as JupyterLab's pane shows it: the notebook embeds the
+    PNG of savefig.dpi (labkit's style: 150), which the pane shows at its own pixels up to PANE_PX, so in points at 100
+    dpi a text of s pt shows at s x dpi / 100 x min(1, PANE_PX / (width x dpi)). The sizes are read from the SVG that
+    is saved beside it (svg.fonttype none: each text keeps its size); a text's size is its largest, since mathtext
+    writes a power's exponent as a smaller part of the same text."""
+    from labkit.plot import STYLE
+
+    dpi = float(re.search(r"^savefig\.dpi:\s*([\d.]+)", STYLE.read_text(), re.M).group(1))
+    text = svg.read_text()
+    width = float(re.search(r'<svg[^>]* width="([\d.]+)pt"', text).group(1)) / 72
+    sizes = [max(float(v) for v in re.findall(r"font-size: ([\d.]+)px", t))
+             for t in re.findall(r"<text\b.*?</text>", text, re.S)]
+    return width, min(sizes) * dpi / 100 * min(1.0, PANE_PX / (width * dpi))
+
+
+def _figures_readable_in_the_pane(run_dir: Path) -> None:
+    """Found by a JupyterLab walkthrough: figures of 10-11 in (two panels side by side, four in a row) were scaled to
+    the pane, their 6-7 pt legends and ticks to under 6; those are 9 in or less now, or a panel above another."""
+    small = {svg.name: shown for svg in (run_dir / "figs").glob("*.svg")
+             if (shown := _smallest_text_shown(svg))[1] < SMALLEST_PT}
+    assert not small, "figure (width [in], smallest text shown [pt]): " + ", ".join(
+        f"{name} ({w:.1f} in, {pt:.1f} pt)" for name, (w, pt) in small.items())
+
+
 @pytest.mark.parametrize("name", sorted(OUTPUTS))
 def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_path):
     res = notebooks.run(name, {"source": "recorded"}, out_root=tmp_path, timeout_s=600)
@@ -106,6 +135,7 @@ def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_
         assert png in embedded, f"{fig}.png is not the figure embedded in the notebook"
         assert (res.run_dir / "figs" / f"{fig}.svg").is_file()
         assert f"figs/{fig}.png" in res.figures
+    _figures_readable_in_the_pane(res.run_dir)
     for d in data:
         assert (res.run_dir / "data" / d).is_file()
     for table in (res.run_dir / "data").glob("*.csv"):  # each reloads with its own columns, no row-number column
@@ -135,6 +165,7 @@ def test_every_notebook_shows_the_records_under_its_recorded_root_here_the_h100_
     printed = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
     assert "this GPU" not in markdown and "this GPU" not in printed
     _no_line_wider_than_the_pane(nb)  # the H100's names and paths are longer than the H200's
+    _figures_readable_in_the_pane(res.run_dir)
     if name[:2] in ("01", "02", "03", "04"):
         recorded = read_recorded_run(ROOT / res.recorded_from)
         assert (f", recorded on {recorded.device} (run {res.recorded_from}, {recorded.created_utc[:10]}), not on this "
