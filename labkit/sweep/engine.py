@@ -11,9 +11,10 @@ import traceback
 from pathlib import Path
 
 from .. import _env
+from .._text import wrapped
 from ..errors import ArgumentError, FormatError, LabkitError
 from ..values import OutputDir
-from .grid import expand, point_id
+from .grid import expand, point_id, point_label
 
 VERSION = 1
 
@@ -227,9 +228,10 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
             counts["ok" if rec.get("status") == "ok" else "failed"] += 1
             if progress is not None:  # done counts the points finished before a resume too
                 eta = (time.time() - started) / i * (len(todo) - i)
-                print(f"[{counts['skipped'] + i}/{counts['total']} done, {counts['failed']} failed, eta {eta:.1f} s] "
-                      f"{rec['id']} {rec['params']} {rec.get('status')}"
-                      f"{' ' + rec['error'] if rec.get('error') else ''}", file=progress, flush=True)
+                # the axes that vary, not every parameter: a line a notebook's pane shows whole (all are in the file)
+                print(wrapped(f"[{counts['skipped'] + i}/{counts['total']} done, {counts['failed']} failed, eta "
+                              f"{eta:.1f} s] {point_label(rec['params'], grid)} {rec.get('status')} ({rec['id']})"
+                              f"{': ' + rec['error'] if rec.get('error') else ''}"), file=progress, flush=True)
     return counts
 
 

@@ -67,6 +67,14 @@ def expand(grid: dict[str, list]) -> list[dict]:
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
 
 
+def point_label(params: dict, grid: dict[str, list]) -> str:
+    """The point as its progress line names it: the axes that take more than one value (``batch=8 kv_len=8192``);
+    the rest is the same at every point and in the point's file. A one-point grid names every axis."""
+    shown = [n for n in grid if len(grid[n]) > 1] or list(params)
+    return " ".join(f"{n}={json.dumps(params[n], separators=(', ', ': '))}" if not isinstance(params[n], str)
+                    else f"{n}={params[n]}" for n in shown)
+
+
 def point_id(params: dict) -> str:
     """A stable id from the parameters (their JSON, keys sorted): the same point keeps its file on a re-run."""
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]

@@ -766,3 +766,28 @@ def test_a_sweep_whose_provenance_fails_leaves_no_directory(tmp_path, monkeypatc
     with pytest.raises(ArgumentError, match="LABKIT_GIT_SHA='xyz'"):
         sweep.run(tmp_path / "s", "demo.sleep", {"ms": [0]})
     assert not (tmp_path / "s").exists()
+
+
+def test_a_progress_line_names_the_axes_that_vary_and_fits_a_notebook_pane(tmp_path):
+    """Found by a live notebook run on an H100: each point's line printed every parameter as a dict (130-336
+    characters: 03's decode sweep, 02's Sage2 rounds), which JupyterLab breaks mid-word; the axes of one value are the
+    same at every point and in the point's file."""
+    import io
+
+    lines = io.StringIO()
+    tag = "a-tag-that-is-the-same-at-every-point-" * 4
+    sweep.run(tmp_path / "s", "demo.sleep", {"ms": [1, 2], "tag": [tag], "i": [7]}, progress=lines)
+    shown = lines.getvalue().splitlines()
+    assert [line.split("] ", 1)[1] for line in shown] == [
+        f"ms={ms} ok ({sweep.point_id({'ms': ms, 'tag': tag, 'i': 7})})" for ms in (1, 2)]
+    assert sweep.grid.point_label({"shape": [1, 2], "layout": "NHD"}, {"shape": [[1, 2]], "layout": ["NHD"]}) == \
+        "shape=[1, 2] layout=NHD"  # one point: every axis
+
+
+def test_a_failed_points_progress_line_keeps_its_error_within_the_pane(tmp_path):
+    import io
+
+    lines = io.StringIO()
+    sweep.run(tmp_path / "s", "demo.sleep", {"ms": [1], "fail": ["yes"]}, progress=lines)
+    text = lines.getvalue()
+    assert "failed" in text and max(map(len, text.splitlines())) <= 100
