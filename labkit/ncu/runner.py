@@ -8,6 +8,7 @@ Every failure is one ``NcuError`` line: ncu missing, too old, not allowed to rea
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._text import TEXT_WIDTH, wrapped
 from ..errors import NcuError
 from .command import NcuOptions, argv, diagnose, find_ncu
 
@@ -92,8 +94,21 @@ def _forward(log: Path, seen: int, progress, started: float) -> int:
     end = chunk.rfind(b"\n") + 1  # whole lines only; the rest is read next time
     for line in chunk[:end].decode(errors="replace").splitlines():
         if progress is not None and line.startswith(_SHOWN):
-            print(f"  ncu [{time.monotonic() - started:6.1f} s] {line.strip()}", file=progress, flush=True)
+            print(wrapped(f"  ncu [{time.monotonic() - started:6.1f} s] {line.strip()}"), file=progress, flush=True)
     return seen + end
+
+
+def shell_lines(cmd: list[str], prefix: str = "", width: int = TEXT_WIDTH) -> str:
+    """``prefix`` and ``cmd`` quoted for a shell, in lines of at most ``width`` characters joined by `` \\``
+    continuations: the command as a notebook's pane shows it whole and a user can paste it (an argument longer than a
+    line keeps a line of its own)."""
+    lines, line = [], prefix
+    for word in map(shlex.quote, cmd):
+        if line.strip() and len(line) + 1 + len(word) + 2 > width:
+            lines.append(line)
+            line = "   "
+        line = f"{line} {word}" if line else word
+    return " \\\n".join(lines + [line])
 
 
 def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, progress=None,
@@ -121,7 +136,7 @@ def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, prog
     opts.output.parent.mkdir(parents=True, exist_ok=True)
     log.unlink(missing_ok=True)
     if progress is not None:
-        print("running: " + " ".join(cmd), file=progress, flush=True)
+        print(shell_lines(cmd, prefix="running:"), file=progress, flush=True)
     started, seen = time.monotonic(), 0
     # its own process group: stopping it stops the program ncu started too (a notebook kernel keeps the GPU)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})}, start_new_session=True)

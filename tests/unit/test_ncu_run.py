@@ -245,7 +245,8 @@ def test_progress_gets_every_ncu_line_from_the_first_and_nothing_without_a_strea
     done = runner.profile(["true"], ncu.NcuOptions(output=tmp_path / "a"), progress=progress)
     assert done.report == tmp_path / "a.ncu-rep" and done.report_bytes == FIXTURE.stat().st_size
     lines = progress.getvalue().splitlines()
-    assert lines[0].startswith("running: ") and "==PROF== Connected to process 1" in lines[1]
+    command_end = next(i for i, line in enumerate(lines) if not line.endswith(" \\"))  # its last line: no " \\"
+    assert lines[0].startswith("running: ") and "==PROF== Connected to process 1" in lines[command_end + 1]
     runner.profile(["true"], ncu.NcuOptions(output=tmp_path / "b"))
     assert capsys.readouterr().out == ""
 
@@ -341,3 +342,31 @@ def test_an_empty_kernel_name_is_refused_not_dropped(fake_ncu, tmp_path, capsys,
     assert _error(capsys) == (f"labkit: error: kernel name {name!r}: expected a kernel's name or regex:PATTERN (ncu "
                               "syntax, e.g. regex:attn_fwd); leave it out to profile every kernel")
     assert _calls(fake_ncu) == []
+
+
+def test_a_long_ncu_line_is_forwarded_in_lines_a_notebook_pane_shows_whole(tmp_path):
+    """Found by a live run of notebook 05: ncu's warnings came through at 138-350 characters."""
+    import io
+
+    log, out = tmp_path / "r.log", io.StringIO()
+    warning = ("==WARNING== Launching the workload is taking more time than expected. If this continues to hang, "
+               "terminate the profile and re-try by profiling the range of all related launches using '--replay-mode "
+               "range'.")
+    log.write_text(warning + "\n")
+    runner._forward(log, 0, out, time.monotonic())
+    lines = out.getvalue().splitlines()
+    assert len(lines) > 1 and max(map(len, lines)) <= 100
+    assert " ".join(line.strip() for line in lines).split("] ", 1)[1] == warning
+
+
+def test_the_command_is_shown_in_pane_wide_lines_that_paste_back_into_the_same_argv():
+    """Found by a live run of notebook 05: "running: " and ncu's whole command on one line of 561-723 characters."""
+    import shlex
+
+    cmd = ["/usr/local/cuda/bin/ncu", "--target-processes", "all", "-o", "/work/main/runs/" + "x" * 60 + "/ncu/a b",
+           "--nvtx-include", "labkit/sage2 mainloop/", "python3", "-c", "print('$HOME')", "z" * 120]
+    text = runner.shell_lines(cmd, prefix="running:")
+    lines = text.splitlines()
+    assert lines[0].startswith("running: /usr/local/cuda/bin/ncu") and len(lines) > 2
+    assert all(len(line) <= 100 for line in lines if "z" * 120 not in line)  # the one argument longer than a line
+    assert shlex.split(text.removeprefix("running:").replace(" \\\n", " ")) == cmd
