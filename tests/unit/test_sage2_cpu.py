@@ -765,3 +765,16 @@ def test_the_bench_table_says_what_each_of_its_filled_columns_means():
         "  x_target_127ms: p50 / 127 ms, the public sm89-schedule kernel on the H200",
         "  MHz: the SM clock at the timing's start and end"]
     assert not any(ln.startswith(f"  {c}:") for c in ("TFLOPS", "mainloop_x_this", "alone_ms", "cos") for ln in out)
+
+
+def test_the_accuracy_progress_line_says_each_number_once_in_a_pane_wide_line():
+    """Found by a live run of notebook 02: the profile printed accuracy's dict whole, 310 characters."""
+    from labkit._text import wrapped
+    from labkit.workloads.sage2.profile import accuracy_line
+
+    acc = {"cos": 0.9992257499254086, "rel_l1": 0.039328807783812134, "rmse": 0.0003333208073634459,
+           "max_abs": 0.002555113285779953, "nan": 0, "elements": 271022080}
+    line = accuracy_line(acc)
+    assert line == ("accuracy against exact fp32 attention: cos 0.999226, rel-L1 0.0393, RMSE 3.33e-04, max |err| "
+                    "2.56e-03, 0 NaN of 271,022,080 elements")
+    assert max(map(len, wrapped(f"[sage2 profile] {line}; timing 20 phase-by-phase passes").splitlines())) <= 100

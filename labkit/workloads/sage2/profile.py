@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ... import _env
+from ..._text import wrapped
 from ...cuda import cupy, require_gpu
 from ...errors import ArgumentError
 from ...provenance import collect
@@ -34,8 +35,14 @@ def check_options(*, layout: str, dtype: str, seed: int) -> None:
     check_int(seed, what="seed", lo=0, hi=2**63 - 1)
 
 
+def accuracy_line(acc: dict) -> str:
+    """``accuracy``'s numbers as a progress line says them (its dict, printed whole, ran to 310 characters)."""
+    return (f"accuracy against exact fp32 attention: cos {acc['cos']:.6f}, rel-L1 {acc['rel_l1']:.4f}, RMSE "
+            f"{acc['rmse']:.2e}, max |err| {acc['max_abs']:.2e}, {acc['nan']} NaN of {acc['elements']:,} elements")
+
+
 def _log(msg: str) -> None:
-    print(f"[sage2 profile] {msg}", file=sys.stderr, flush=True)
+    print(wrapped(f"[sage2 profile] {msg}"), file=sys.stderr, flush=True)
 
 
 def tensor_shape(shape: Shape, layout: str) -> tuple[int, int, int, int]:
@@ -82,7 +89,7 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
     acc = accuracy(to_bhnd(to_f32(one_shot, p.inputs.dtype), layout), ref)
     acc["reference"] = "exact softmax attention in fp32 on the bf16/fp16-rounded inputs"
     del ref
-    _log(f"accuracy {acc}; timing {iterations} phase-by-phase passes after {warmup} warm-up")
+    _log(f"{accuracy_line(acc)}; timing {iterations} phase-by-phase passes after {warmup} warm-up")
     timing = p.run_phases(iterations=iterations, warmup=warmup)
     a, o = to_f32(one_shot, p.inputs.dtype), to_f32(p.out, p.inputs.dtype)
     diff = cp.abs(a - o)
