@@ -101,9 +101,17 @@ def _forward(log: Path, seen: int, progress, started: float) -> int:
 def shell_lines(cmd: list[str], prefix: str = "", width: int = TEXT_WIDTH) -> str:
     """``prefix`` and ``cmd`` quoted for a shell, in lines of at most ``width`` characters joined by `` \\``
     continuations: the command as a notebook's pane shows it whole and a user can paste it (an argument longer than a
-    line keeps a line of its own)."""
+    line keeps a line of its own; an option keeps its value beside it)."""
+    words = list(map(shlex.quote, cmd))
+    units = []  # an option and its value stay on one line (--section LaunchStats)
+    for word in words:
+        if (units and units[-1].startswith("-") and " " not in units[-1] and not word.startswith("-")
+                and len(units[-1]) + len(word) + 7 <= width):  # the pair fits a continuation line
+            units[-1] += " " + word
+        else:
+            units.append(word)
     lines, line = [], prefix
-    for word in map(shlex.quote, cmd):
+    for word in units:
         if line.strip() and len(line) + 1 + len(word) + 2 > width:
             lines.append(line)
             line = "   "

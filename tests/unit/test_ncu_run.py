@@ -364,9 +364,11 @@ def test_the_command_is_shown_in_pane_wide_lines_that_paste_back_into_the_same_a
     import shlex
 
     cmd = ["/usr/local/cuda/bin/ncu", "--target-processes", "all", "-o", "/work/main/runs/" + "x" * 60 + "/ncu/a b",
+           "--log-file", "/work/main/runs/" + "y" * 70 + ".log",  # with its option, over a line: apart
            "--nvtx-include", "labkit/sage2 mainloop/", "python3", "-c", "print('$HOME')", "z" * 120]
     text = runner.shell_lines(cmd, prefix="running:")
     lines = text.splitlines()
     assert lines[0].startswith("running: /usr/local/cuda/bin/ncu") and len(lines) > 2
     assert all(len(line) <= 100 for line in lines if "z" * 120 not in line)  # the one argument longer than a line
     assert shlex.split(text.removeprefix("running:").replace(" \\\n", " ")) == cmd
+    assert "    --nvtx-include 'labkit/sage2 mainloop/' python3" in text  # an option beside its value
