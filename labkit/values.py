@@ -45,7 +45,10 @@ def parse_kilo_int(text: str, *, what: str, lo: int = 1, hi: int) -> int:
     """An integer in [lo, hi], or with a trailing k a count of 1024s, as decode tables print lengths (``8k`` = 8192)."""
     text = text.strip()
     if text.lower().endswith("k"):
-        return 1024 * parse_int(text[:-1], what=f"{what} in k (1024)", lo=-(-lo // 1024), hi=hi // 1024)
+        count = text[:-1].strip()
+        if not re.fullmatch(r"[+-]?[0-9]+", count):  # "8kk", "1.5k": name the item as written, not "'8k': an integer"
+            raise ArgumentError(f"{what} {text!r}: expected an integer, or whole 1024s such as 8k")
+        return 1024 * parse_int(count, what=f"{what} in k (1024)", lo=-(-lo // 1024), hi=hi // 1024)
     return parse_int(text, what=what, lo=lo, hi=hi)
 
 

@@ -24,9 +24,9 @@ def test_parse_point_reads_batch_by_kv_len_and_names_what_was_expected():
     for spec, message in (("64", "point '64': expected BATCHxKV_LEN, e.g. 64x1024 or 64x8k"),
                           ("64x", "point '64x': kv_len '': expected an integer"),
                           ("0x1024", "point '0x1024': batch 0: expected 1..2147483647"),
-                          ("8xk", "point '8xk': kv_len in k (1024) '': expected an integer"),
+                          ("8xk", "point '8xk': kv_len 'k': expected an integer, or whole 1024s such as 8k"),
                           ("8x0k", "point '8x0k': kv_len in k (1024) 0: expected 1..2097151"),
-                          ("8xkk", "point '8xkk': kv_len in k (1024) 'k': expected an integer")):
+                          ("8xkk", "point '8xkk': kv_len 'kk': expected an integer, or whole 1024s such as 8k")):
         with pytest.raises(ArgumentError, match="^" + re.escape(message)):
             parse_point(spec)
 
