@@ -67,6 +67,7 @@ def break_line(line: str, fit: int, *, fewest_lines: bool = False) -> list[str]:
     fit = max(fit, max(map(len, words)))
     layer = {0: (0, 0, ())}  # first word of the next line -> (cost of the breaks, longest line, line ends)
     done = []  # (cost of the breaks, lines, longest line, line ends) of each line count that reaches the end
+    reached = {0}
     while layer:  # one more line per round
         nxt: dict = {}
         for i, (paid, longest, ends) in layer.items():
@@ -77,9 +78,14 @@ def break_line(line: str, fit: int, *, fewest_lines: bool = False) -> list[str]:
                 best = (paid + (cost[j - 1] if j < len(words) else 0), max(longest, width), ends + (j,))
                 if j not in nxt or best[:2] < nxt[j][:2]:
                     nxt[j] = best
+        if fewest_lines:  # a word a line sooner is as good a start for the rest, which the fewest lines pass through
+            nxt = {j: v for j, v in nxt.items() if j not in reached}  # so each word once: not cubic in the words
+            reached.update(nxt)
         if len(words) in nxt:
             paid, longest, ends = nxt.pop(len(words))
             done.append((paid, len(ends), longest, ends))
+            if fewest_lines:
+                break
         layer = nxt
     ends = (done[0] if fewest_lines else min(done))[3]  # done is in order of line count
     return [" ".join(words[a:b]) for a, b in zip((0, *ends[:-1]), ends)]
