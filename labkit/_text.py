@@ -97,11 +97,13 @@ def glue_products(text: str) -> str:
     return re.sub(r"(\d) x (?=\d)", "\\1\u00a0x\u00a0", text)
 
 
-def wrapped(text: str, width: int = TEXT_WIDTH) -> str:
+def wrapped(text: str, width: int = TEXT_WIDTH, *, phrase_ends: bool = False) -> str:
     """``text`` with each line longer than ``width`` broken between words (``break_line``, fewest lines), its
     continuation lines indented two spaces more than the line itself: a printed note as it should read in JupyterLab,
     whose pane breaks a long line mid-word. A line that fits is left as it is (a table's row of ``width`` or less). A
-    word longer than a line (a kernel's name of 100 characters and more) is broken after one of its ``_ . /``."""
+    word longer than a line (a kernel's name of 100 characters and more) is broken after one of its ``_ . /``.
+    ``phrase_ends``: broken where phrases end, as ``break_line`` breaks a title (a legend of ``a = ...; b = ...``
+    terms, which the fewest lines would break inside one)."""
     out = []
     for line in text.split("\n"):
         body = line.lstrip(" ")
@@ -113,7 +115,7 @@ def wrapped(text: str, width: int = TEXT_WIDTH) -> str:
         # an over-long word as pieces that break_line may put on two lines: each but the last ends in a word joiner,
         # which takes the space after it back out where the pieces share a line
         words = [re.sub(r"(?<=[_./])(?=.)", "\u2060 ", w) if len(w) > room else w for w in body.split(" ")]
-        parts = break_line(glue_products(" ".join(words)), room, fewest_lines=True)
+        parts = break_line(glue_products(" ".join(words)), room, fewest_lines=not phrase_ends)
         for pad, part in zip([indent] + [indent + "  "] * (len(parts) - 1), parts):
             part = part.replace("\u2060 ", "").rstrip("\u2060").replace("\u00a0", " ")
             out.append(pad[:max(0, width - len(part))] + part)

@@ -74,3 +74,20 @@ def test_wrapped_takes_a_long_paragraph_in_time_linear_in_its_words():
     lines = wrapped(text).split("\n")
     assert time.perf_counter() - started < 3.0  # about 0.07 s; minutes before
     assert max(map(len, lines)) <= 100 and " ".join(s.strip() for s in lines) == text
+
+
+def test_wrapped_at_phrase_ends_keeps_each_term_of_a_legend_whole():
+    """`decode plans` wraps its legend so (it had its own copy of wrapped's indenting loop); the fewest lines would
+    break "cN = N Q K^T / accumulator chains" apart."""
+    from labkit._text import wrapped
+
+    legend = ("kernel: mma = tensor cores (mma.sync); wN = N warps per CTA; sN = N K/V stages in flight per CTA; "
+              "cN = N Q K^T accumulator chains (2 where no c); ef = K/V loads with L2 evict_first; "
+              "clN = a unit's splits combined in a cluster of N; "
+              "tail/N (M units) = the call's last M (sequence, KV head) units in N splits each; "
+              "pp = page ids loaded a stage ahead")
+    fewest = wrapped(legend, 116).split("\n")
+    assert not all(s.endswith(";") for s in fewest[:-1])  # a term cut in two
+    phrases = wrapped(legend, 116, phrase_ends=True).split("\n")
+    assert all(s.endswith(";") for s in phrases[:-1]) and all(s.startswith("  ") for s in phrases[1:])
+    assert max(map(len, phrases)) <= 116 and " ".join(s.strip() for s in phrases) == legend

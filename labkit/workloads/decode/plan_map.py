@@ -4,7 +4,7 @@ README's Decode section shows the default grid, so that a reader sees which call
 
 from dataclasses import dataclass
 
-from ..._text import break_line, length_label
+from ..._text import length_label, wrapped
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, kernel_label
 from .labels import legend
@@ -101,9 +101,5 @@ def plan_table(m: PlanMap) -> str:
              f"each call's build as decode tables name it{' (every one mma, left off)' if short else ''}, then xN = N "
              "KV splits per (sequence, KV head) unit and N/SM = CTAs per SM"]
     legend_lines = legend(c.kernel for c in m.calls)
-    return "\n".join([*_wrapped(words, fit), table, *_wrapped(legend_lines, fit)])
-
-
-def _wrapped(lines: list[str], fit: int) -> list[str]:
-    """Each line broken at phrase ends to ``fit`` characters, its continuations indented by two spaces."""
-    return [part if i == 0 else "  " + part for line in lines for i, part in enumerate(break_line(line, fit - 2))]
+    return "\n".join([wrapped("\n".join(words), fit, phrase_ends=True), table,
+                      wrapped("\n".join(legend_lines), fit, phrase_ends=True)])
