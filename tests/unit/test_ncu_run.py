@@ -372,3 +372,5 @@ def test_the_command_is_shown_in_pane_wide_lines_that_paste_back_into_the_same_a
     assert all(len(line) <= 100 for line in lines if "z" * 120 not in line)  # the one argument longer than a line
     assert shlex.split(text.removeprefix("running:").replace(" \\\n", " ")) == cmd
     assert "    --nvtx-include 'labkit/sage2 mainloop/' python3" in text  # an option beside its value
+    # -o beside its path: without the pairing the first line ends in a lone -o, which the line above does not see
+    assert "--target-processes all \\\n    -o '/work/main/runs/xxx" in text
