@@ -91,3 +91,8 @@ def test_wrapped_at_phrase_ends_keeps_each_term_of_a_legend_whole():
     phrases = wrapped(legend, 116, phrase_ends=True).split("\n")
     assert all(s.endswith(";") for s in phrases[:-1]) and all(s.startswith("  ") for s in phrases[1:])
     assert max(map(len, phrases)) <= 116 and " ".join(s.strip() for s in phrases) == legend
+
+
+def test_break_line_ends_a_line_at_a_full_stop_before_one_of_more_even_length():
+    assert break_line("the split sweep ran level. see docs/decode.md", 26) == [
+        "the split sweep ran level.", "see docs/decode.md"]
