@@ -237,6 +237,29 @@ def test_the_efficiency_legends_name_the_tables_columns():
         (model["wave_efficiency"] * model["kv_tile_efficiency"] * model["split_efficiency"]).values)
 
 
+def test_the_shared_legend_takes_as_many_columns_as_fit_the_figure():
+    """At 9 in (JupyterLab's pane) the model's four labels fit a row; with the measured points' labels (to 70
+    characters) four columns would run past the figure's edges, so it takes fewer, and none past them."""
+    import pandas as pd
+
+    from labkit.sched import model as sched_model
+
+    rows = [sched_model.decode_launch(8, 8192, s, heads_kv=8, tokens_per_stage=64, sms=132, ctas_per_sm=2)
+            for s in (1, 2, 4)]
+    model = pd.DataFrame([{**r.to_dict(), "splits": s} for r, s in zip(rows, (1, 2, 4))])
+    measured = model.assign(measured_slot_efficiency=model["wave_efficiency"], measured_efficiency=model["efficiency"],
+                            measured_waves=model["full_waves"])
+    columns = []
+    for m in (None, measured):
+        fig = plot.decode_sched(model, m, model.rename(columns={"splits": "batch"}),
+                                None if m is None else m.rename(columns={"splits": "batch"}), title="t")
+        (legend,) = fig.legends
+        fig.canvas.draw()
+        assert legend.get_window_extent(fig.canvas.get_renderer()).width <= fig.bbox.width
+        columns.append(legend._ncols)
+    assert columns[0] == 4 and 1 < columns[1] < 4
+
+
 def test_phase_dots_of_one_report_sit_on_their_rows_and_two_sit_beside_them_named_in_a_legend(seed):
     """One report's dots on their phase's row and no legend (its one label said nothing); two reports' dots a little
     above and below the row, in the order given, named in a legend; no empty row under the last phase."""
@@ -380,6 +403,7 @@ def test_time_against_counters_puts_a_group_in_each_column_of_9_in_and_a_counter
     assert [at[row, 0].get_xlabel() for row in (0, 1)] == ["dram_read_bytes [MB]", "waves"]  # a counter a row
     assert all(at[row, 0].get_title().startswith("sage2 tail\n") and at[row, 1].get_title().startswith("decode\n")
                for row in (0, 1))
+    assert all(ax.get_ylabel() == "event p50 [us]" for ax in fig.axes)  # each column its own time scale
 
 
 def test_stall_bars_stack_each_reason_after_the_last_and_phase_shares_straddle_their_phase():
