@@ -74,6 +74,28 @@ def test_a_module_found_by_its_sha256_under_another_name_is_named(tmp_path):
     assert not [i for i in check(load(SEED), vars={"tokens": 2}).issues if i.path.endswith(".source")]
 
 
+def test_the_check_text_names_a_module_s_folder_and_a_line_per_kernel_and_the_file_where_it_is_another(tmp_path):
+    """A module's line had held its 100-character name three times (name, cubin, kernel); now the folder where the
+    cubin is the file the manifest names, the file itself where the sha256 found another."""
+    from labkit._json import show_path
+    from labkit.manifest.report import render_check
+
+    def module_lines(res):
+        lines = render_check(res, None, "no GPU").splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("module "))
+        return lines[at], [line for line in lines[at + 1:] if line.startswith("  kernel ")]
+
+    res = check(load(SEED), vars={"tokens": 2})
+    (name, lm), = res.modules.items()
+    line, kernels = module_lines(res)
+    assert line == f"module {name}: in {show_path(lm.path.parent)}, sha256 ok, target {lm.info.target}"
+    assert len(kernels) == len(lm.info.entries) and all(f"kernel {e} (" in " ".join(kernels) for e in lm.info.entries)
+    moved = check(load(_seed_changed(tmp_path, lambda d: next(iter(d["modules"].values())).update(
+        source="nosuch.cubin"))), vars={"tokens": 2})
+    (lm,) = moved.modules.values()
+    assert module_lines(moved)[0].startswith(f"module {name}: in {show_path(lm.path)}, sha256 ok")
+
+
 def test_the_check_text_can_leave_the_parameter_block_to_a_table_beside_it():
     """Found by a notebook review: notebook 01 printed the block's rows in the check's text and again as its table."""
     from labkit.manifest.report import render_check
