@@ -283,7 +283,7 @@ class Session:
         stale = (f" labkit's kernels or call plans changed in {since} commit(s) since (git log {r.git_sha[:12]}..HEAD "
                  f"-- {' '.join(map(shlex.quote, changed))}): re-record on a GPU to measure today's code."
                  if changed else "")
-        return (f"labkit {self.notebook}: RECORDED mode ({self.reason}). Showing the recorded run {r.label} "
+        return (f"labkit {self.notebook}: RECORDED mode: {self.reason}. Showing the recorded run {r.label} "
                 f"(measured on {r.device}, {r.created_utc}, git {r.git_sha[:12]}) {same}; not a new measurement."
                 + stale)
 

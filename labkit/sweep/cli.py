@@ -1,7 +1,7 @@
 """``labkit sweep run|status|collect``: thin shells over labkit.sweep."""
 
 from .._cliargs import int_in, output_dir, typed
-from .._text import shown_table
+from .._text import counted, shown_table
 
 
 def _run(args) -> int:
@@ -20,7 +20,7 @@ def _run(args) -> int:
     kept = (f" ({counts['kept_failed']} of them failed: --retry-failed runs them again)" if counts["kept_failed"]
             else "")
     print(f"{args.out}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before{kept}, "
-          f"{counts['total']} points")
+          f"{counted(counts['total'], 'point')}")
     return 0 if counts["failed"] + counts["kept_failed"] == 0 else 1  # a sweep with a failed point is not a pass
 
 
@@ -28,7 +28,7 @@ def _status(args) -> int:
     from . import status
 
     s = status(args.dir)
-    print(f"{args.dir}: {s['workload']}, {s['points']} points: {s['ok']} ok, {s['failed']} failed, "
+    print(f"{args.dir}: {s['workload']}, {counted(s['points'], 'point')}: {s['ok']} ok, {s['failed']} failed, "
           f"{s['missing']} missing")
     return 0
 

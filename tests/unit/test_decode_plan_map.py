@@ -93,6 +93,7 @@ def test_the_map_is_a_frame_of_one_row_per_call():
     assert frame[["batch", "kernel", "splits", "ctas_per_sm"]].values.tolist() == [
         [1, "mma w8s2ef cl8 pp", 8, 1], [24, "mma w4s1", 2, 3]]
     assert (m.batches, m.kv_lens) == ((1, 24), (2048,))
+    assert frame.attrs["planned_for"] == m.planned_for and "H200" in m.planned_for  # which GPU, kept with the rows
 
 
 @pytest.mark.parametrize("argv,message", [

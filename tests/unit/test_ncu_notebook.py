@@ -667,7 +667,7 @@ def test_recorded_for_want_of_a_gpu_gives_no_ncu_advice(tmp_path, monkeypatch):
     nb = json.loads(res.notebook.read_text())
     text = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
                    for o in c.get("outputs", []))
-    assert as_read(text).startswith("labkit 05_ncu_correlation: RECORDED mode (no "), text[:300]
+    assert as_read(text).startswith("labkit 05_ncu_correlation: RECORDED mode: no "), text[:300]
     assert "Nsight Compute" not in text and "LABKIT_NCU" not in text and "ncu cannot profile here" not in text
 
 

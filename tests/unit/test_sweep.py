@@ -791,3 +791,11 @@ def test_a_failed_points_progress_line_keeps_its_error_within_the_pane(tmp_path)
     sweep.run(tmp_path / "s", "demo.sleep", {"ms": [1], "fail": ["yes"]}, progress=lines)
     text = lines.getvalue()
     assert "failed" in text and max(map(len, text.splitlines())) <= 100
+
+
+def test_the_cli_counts_one_point_in_the_singular(tmp_path, capsys):
+    """Found by a review: `sweep run` and `sweep status` said "1 points"."""
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", str(tmp_path / "s")]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("0 done before, 1 point")
+    assert cli.main(["sweep", "status", str(tmp_path / "s")]) == 0
+    assert "demo.sleep, 1 point: 1 ok" in capsys.readouterr().out

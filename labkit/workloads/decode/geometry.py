@@ -259,9 +259,10 @@ def default_splits(g: DecodeGeometry, *, sms: int = 132, ctas_per_sm: int | None
                    min_pages_per_split: int | None = None, kernel: KernelBuild | None = None) -> int:
     """KV splits per (sequence, KV head): as many as fill one wave of ``sms x ctas_per_sm`` CTA slots
     without starting a second (measured on the H200: batch 8 x 8k ran 2.05 TB/s at 2 splits = 128
-    CTAs and 1.52 at 3 = 192 CTAs, 1.45 waves), with at least a sixteenth of the sequence per split
-    (between one page and 2048 tokens: a split's fixed cost is ~2 us of prologue plus its share of the
-    reduction). Recorded split sweeps (data/runs/20261201T062100Z-decode_bench,
+    CTAs and 1.52 at 3 = 192 CTAs, 1.45 waves), with at least a sixteenth of the sequence per split, that
+    minimum held between 64 and 2048 tokens (a split of a sequence over 32k may be under a sixteenth; a
+    split's fixed cost is ~2 us of prologue plus its share of the reduction). Recorded split sweeps
+    (data/runs/20261201T062100Z-decode_bench,
     data/runs/20261201T103600Z-decode_oracle): batch 1 x 8k 21.3 us at 16 splits (the pick), 25.4 at 8,
     23.6 at 32; batch 1 x 32k 50.4 at 16 (the pick), 52.9 at 33; batch 8 x 8k 81.0 at 4 (the pick), 81.3
     at 2; the seed-sized call, 2 x 704 tokens, 17.5 at 11 (the pick), 16.9 at 8, 23.6 at 2. Never more

@@ -53,8 +53,10 @@ class PlanMap:
         import pandas as pd
 
         shape = {"head_dim": self.head_dim, "heads": f"{self.heads_q}/{self.heads_kv}", "page_size": self.page_size}
-        return pd.DataFrame([{**shape, "batch": c.batch, "kv_len": c.kv_len, "kernel": c.kernel, "splits": c.splits,
-                              "ctas_per_sm": c.ctas_per_sm} for c in self.calls])
+        frame = pd.DataFrame([{**shape, "batch": c.batch, "kv_len": c.kv_len, "kernel": c.kernel, "splits": c.splits,
+                               "ctas_per_sm": c.ctas_per_sm} for c in self.calls])
+        frame.attrs["planned_for"] = self.planned_for  # a saved or shown frame still says which GPU it was planned for
+        return frame
 
 
 def plan_map(batches=DEFAULT_BATCHES, kv_lens=DEFAULT_KV_LENS, *, heads_q: int = 32, heads_kv: int = 8,
