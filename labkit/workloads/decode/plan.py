@@ -20,7 +20,7 @@ build knobs, as measured; the measurements, and clusters of 16: docs/decode.md).
 
 Split calls at head_dim 128 run one 8-warp CTA per SM, not 4-warp splits at 2 per SM, where ``PAIR_SPLIT_MIN_TOKENS``
 (2 splits that fill a wave, in a cluster), ``CLUSTER_MID_MIN_TOKENS`` (16-56 shorter units, 2 or 4 in a cluster) or
-``SM_SPLIT_MIN_TOKENS`` (16-55 long units, 2-8 splits; 67-118, 1) say so.
+``SM_SPLIT_MIN_TOKENS`` (16-56 long units, 2-8 splits; 67-118, 1) say so.
 One-split calls of 133-237 units, which leave some SMs two 4-warp CTAs and some one, run 2 splits of a one-stage
 build at 3 or 4 per SM instead (``UNEVEN_SPLIT_MIN_TOKENS``; 133-136 at 132 SMs: ``TAIL_PAST_SMS_SHARE``).
 One-split calls of more units than a wave of the pipelined build holds run the one-stage build whose one wave holds
@@ -70,7 +70,7 @@ PAIR_SPLIT_MIN_TOKENS = 1024
 # Where a two-per-SM pipelined build's units alone give nearly every SM a CTA, one split beats the splits that fill the
 # second slots (no partials or reduction; docs/decode.md, "The plan's constants").
 ONE_SPLIT_MIN_SM_FILL = 0.9  # units / SMs
-# Split calls of 16-55 units of at least this many tokens: one 8-warp CTA of 2 stages per SM, 132 // units splits (2: in
+# Split calls of 16-56 units of at least this many tokens: one 8-warp CTA of 2 stages per SM, 132 // units splits (2: in
 # a cluster); 67-118 units from 1k tokens (pages of 32 or 64) one split of it (docs/decode.md, "The plan's constants").
 SM_SPLIT_MIN_TOKENS = 8192
 ONE_SPLIT_PAGE_SIZES = (32, 64)
@@ -231,7 +231,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
                 kb, per_sm = one, occ(one)
         splits = default_splits(g, sms=sms, ctas_per_sm=per_sm, kernel=kb)
         if not build_given and per_sm > 1 and splits > 1 and not pairs and not persistent and kb.variant == "mma":
-            # one 8-warp CTA per SM, not 4-warp splits at 2 per SM: clustered pair, 16-56 short, 16-55 long, 67-118
+            # one 8-warp CTA per SM, not 4-warp splits at 2 per SM: clustered pair, 16-56 short, 16-56 long, 67-118
             fits_pair = 2 * units <= cluster_ctas(2, sms, arch, cluster_fit)
             fills = wave_fill(2 * units, sms) >= ONE_STAGE_MIN_FILL
             paired = cluster in (None, True) and g.max_kv_len >= PAIR_SPLIT_MIN_TOKENS and fits_pair and fills
