@@ -71,6 +71,9 @@ class Parser(argparse.ArgumentParser):
                        + f"expected a command: {', '.join(sub.choices)} ({self.prog} -h says what each does)")
         elif sub is not None and message.startswith(f"argument {sub.dest}: invalid choice: "):  # argparse's dest name
             message = "unknown command " + message.removeprefix(f"argument {sub.dest}: invalid choice: ")
+        # argparse's "argument --kv-len: " before a message that names --kv-len itself says the option twice
+        named = re.match(r"argument (-[-\w]+)(?:/-[-\w]+)*: (\1 .*)", message, re.S)
+        message = named.group(2) if named else message
         # the CLI prints 'labkit: error: ...': the top-level parser's own name would say 'labkit' twice
         raise UsageError(message if self.prog == "labkit" else f"{self.prog}: {message}")
 

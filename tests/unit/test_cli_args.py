@@ -518,3 +518,12 @@ def test_a_workload_whose_own_import_fails_is_not_hidden_from_the_command_line(m
 
     monkeypatch.setattr(importlib, "import_module", absent)
     assert "ncu" not in cli.build_parser()._subparsers._group_actions[0].choices
+
+
+def test_an_option_that_names_itself_in_its_error_is_not_named_twice(capsys):
+    """argparse put "argument --kv-len: " before "--kv-len 'x': expected an integer" (seen in a review of
+    `decode plans`); a message that does not name its option keeps argparse's prefix."""
+    assert cli.main(["decode", "build", "--batch", "1", "--kv-len", "x", "--out", "/tmp/never"]) == 2
+    assert capsys.readouterr().err.strip() == "labkit: error: labkit decode build: --kv-len 'x': expected an integer"
+    assert cli.main(["decode", "bench", "--point", "64x"]) == 2
+    assert "argument --point: point '64x'" in capsys.readouterr().err

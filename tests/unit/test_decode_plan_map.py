@@ -97,19 +97,19 @@ def test_the_map_is_a_frame_of_one_row_per_call():
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--kv-len", "0"], "labkit decode plans: argument --kv-len: --kv-len 0: expected 1..2147483392"),
-    (["--kv-len", "1k,0"], "labkit decode plans: argument --kv-len: --kv-len 0: expected 1..2147483392"),
+    (["--kv-len", "0"], "labkit decode plans: --kv-len 0: expected 1..2147483392"),
+    (["--kv-len", "1k,0"], "labkit decode plans: --kv-len 0: expected 1..2147483392"),
     # the item as typed: "'8k': expected an integer" had named a valid length as the fault
-    (["--kv-len", "8kk"], "labkit decode plans: argument --kv-len: --kv-len '8kk': expected an integer, or whole 1024s "
+    (["--kv-len", "8kk"], "labkit decode plans: --kv-len '8kk': expected an integer, or whole 1024s "
                           "such as 8k"),
-    (["--kv-len", "1.5k"], "labkit decode plans: argument --kv-len: --kv-len '1.5k': expected an integer, or whole "
+    (["--kv-len", "1.5k"], "labkit decode plans: --kv-len '1.5k': expected an integer, or whole "
                            "1024s such as 8k"),
-    (["--kv-len", "0k"], "labkit decode plans: argument --kv-len: --kv-len in k (1024) 0: expected 1..2097151"),
+    (["--kv-len", "0k"], "labkit decode plans: --kv-len in k (1024) 0: expected 1..2097151"),
     (["--head-dim", "100"], "decode geometry: head_dim 100: the decode kernel takes 128, 256"),
-    (["--batch", "x"], "labkit decode plans: argument --batch: --batch 'x': expected an integer"),
-    (["--kv-len", "1k,"], "labkit decode plans: argument --kv-len: --kv-len '1k,': an empty item; expected values "
+    (["--batch", "x"], "labkit decode plans: --batch 'x': expected an integer"),
+    (["--kv-len", "1k,"], "labkit decode plans: --kv-len '1k,': an empty item; expected values "
                           "separated by single commas"),
-    (["--batch", "1,2,1"], "labkit decode plans: argument --batch: --batch '1,2,1': 1 given twice; expected each "
+    (["--batch", "1,2,1"], "labkit decode plans: --batch '1,2,1': 1 given twice; expected each "
                            "value once"),
     (["--page-size", "48"], "decode geometry: page_size 48: expected one of 16, 32, 64"),
     (["--batch", "100000"], "batch 100000 x kv_len 1024: decode geometry: batch 100000, heads_kv 8: grid y and z take "

@@ -310,7 +310,7 @@ def test_an_ncu_that_exits_0_without_a_report_is_one_line(tmp_path, monkeypatch)
 def test_a_time_limit_of_0_is_refused_before_ncu_starts(fake_ncu, tmp_path, capsys):
     """Found by mutation testing: --timeout's lower bound was not tried."""
     assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--timeout", "0", "--", "true"]) == 2
-    assert _error(capsys) == "labkit: error: labkit ncu run: argument --timeout: --timeout 0: expected 1..86400"
+    assert _error(capsys) == "labkit: error: labkit ncu run: --timeout 0: expected 1..86400"
     assert _calls(fake_ncu) == []
 
 
