@@ -84,3 +84,14 @@ def test_decode_build_names_its_build_as_the_tables_do_and_the_grid_it_launches(
     launch = json.loads(next(tmp_path.glob("decode_*.json")).read_text())["ops"]["decode"]["impl"]["launches"][0]
     grid = [int(args[1]) if d == "seqs" else d for d in launch["grid"]]
     assert f"grid: {grid[0] * grid[1] * grid[2]} CTAs (" in line  # the launch the manifest makes
+
+
+def test_a_plans_label_is_its_builds_with_a_tails_units_after_it():
+    """One place (labels.plan_label) for the bench's rows and `decode plans`' cells, which each had built it."""
+    from labkit.workloads.decode.labels import plan_label
+    from labkit.workloads.decode.plan import plan_call
+    from labkit.workloads.decode.run import geometry_for
+
+    tail = plan_call(geometry_for(17, 8192))
+    assert tail.tail_units == 4 and plan_label(tail) == "mma w4s3 tail/16 (4 units)"
+    assert plan_label(plan_call(geometry_for(64, 8192))) == "mma w4s1c1"

@@ -17,6 +17,7 @@ from ...cuda import cupy
 from .build import MAX_SPLITS
 from .geometry import DecodeGeometry, call_kv_bytes, kernel_label, kv_bytes_read
 from .knobs import OVERRIDES, TAIL_MAX_SPLITS
+from .labels import plan_label
 from .plan import plan_for_device
 from .run import decode_runner, geometry_for
 
@@ -84,9 +85,8 @@ def call_row(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int
     """A timed call as a report row (``bench_point``'s, the sweeps' and ``compare_builds``'): shape (a page size other
     than 64 named after the heads, "32/8 page 16"), plan (splits, build label; a tail's units), p50 and K+V TB/s."""
     nbytes = call_kv_bytes(batch, kv_len, heads_kv, head_dim)
-    tail = f" ({plan.tail_units} units)" if plan.tail_units else ""
     return {"batch": batch, "kv_len": kv_len, "head_dim": head_dim, "heads": heads_label(heads_q, heads_kv, page_size),
-            "splits": plan.splits, "kernel": kernel_label(plan.kernel) + tail,
+            "splits": plan.splits, "kernel": plan_label(plan),
             "kv_MB": nbytes / 1e6, "p50_us": p50_s * 1e6, "TBps": nbytes / p50_s / 1e12, "mode": mode}
 
 

@@ -4,6 +4,8 @@ parts, so that a table can say what its names mean."""
 
 import re
 
+from .geometry import kernel_label
+
 # kernel_label's grammar: variant, then warps / dim pairs / stages / keys per warp / Q K^T chains / evict_first as one
 # word (fma: row warps and stages), then the cluster, tail, persistent and load words
 _HEAD = re.compile(r"(?:mma w(?P<w>\d+)(?:d(?P<d>\d+))?s(?P<s>\d+)(?:k(?P<k>\d+))?(?:c(?P<c>\d+))?(?P<ef>ef)?"
@@ -28,6 +30,11 @@ TERMS = {
     "rows": "rows = one TMA load per page slice, each token row whole",
     "pp": "pp = page ids loaded a stage ahead",
 }
+
+
+def plan_label(plan) -> str:
+    """A ``CallPlan``'s build as every decode table names it: ``kernel_label``, and a tail's unit count after it."""
+    return kernel_label(plan.kernel) + (f" ({plan.tail_units} units)" if plan.tail_units else "")
 
 
 def label_parts(label: str) -> set[str] | None:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from ..._text import length_label, wrapped
 from ...errors import ArgumentError
-from .geometry import DecodeGeometry, kernel_label
-from .labels import legend
+from .geometry import DecodeGeometry
+from .labels import legend, plan_label
 from .plan import plan_call
 from .run import H200_PLANNED, geometry_for, plan_here
 
@@ -81,8 +81,7 @@ def plan_map(batches=DEFAULT_BATCHES, kv_lens=DEFAULT_KV_LENS, *, heads_q: int =
             except ArgumentError as exc:
                 raise ArgumentError(f"batch {b} x kv_len {n}: {exc}") from None
             plan, planned_for = plan_here(g) if here else (plan_call(g), H200_PLANNED)
-            tail = f" ({plan.tail_units} units)" if plan.tail_units else ""
-            calls.append(PlannedCall(b, n, kernel_label(plan.kernel) + tail, plan.splits, plan.ctas_per_sm))
+            calls.append(PlannedCall(b, n, plan_label(plan), plan.splits, plan.ctas_per_sm))
     return PlanMap(head_dim, heads_q, heads_kv, page_size, planned_for, tuple(calls))
 
 
