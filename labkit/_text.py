@@ -112,14 +112,28 @@ def wrapped(text: str, width: int = TEXT_WIDTH, *, phrase_ends: bool = False) ->
         if len(line) <= width or not body:
             out.append(line)
             continue
-        # an over-long word as pieces that break_line may put on two lines: each but the last ends in a word joiner,
-        # which takes the space after it back out where the pieces share a line
-        words = [re.sub(r"(?<=[_./])(?=.)", "\u2060 ", w) if len(w) > room else w for w in body.split(" ")]
-        parts = break_line(glue_products(" ".join(words)), room, fewest_lines=not phrase_ends)
+        parts = break_line(glue_products(_long_words_in_pieces(body, room)), room, fewest_lines=not phrase_ends)
         for pad, part in zip([indent] + [indent + "  "] * (len(parts) - 1), parts):
-            part = part.replace("\u2060 ", "").rstrip("\u2060").replace("\u00a0", " ")
+            part = _pieces_joined(part)
             out.append(pad[:max(0, width - len(part))] + part)
     return "\n".join(out)
+
+
+def _long_words_in_pieces(text: str, room: int) -> str:
+    """Each word longer than ``room`` as pieces that ``break_line`` may put on two lines, cut after its ``_ . /``: each
+    piece but the last ends in a word joiner, which ``_pieces_joined`` takes back out with the space after it."""
+    return " ".join(re.sub(r"(?<=[_./])(?=.)", "\u2060 ", w) if len(w) > room else w for w in text.split(" "))
+
+
+def _pieces_joined(line: str) -> str:
+    """A line of ``break_line``'s as it reads: long words' pieces rejoined, glued products' spaces plain again."""
+    return line.replace("\u2060 ", "").rstrip("\u2060").replace("\u00a0", " ")
+
+
+def break_text(line: str, fit: int) -> list[str]:
+    """``break_line`` for a title: a word longer than ``fit`` (a kernel's name) broken after one of its ``_ . /``,
+    a product such as ``8 x 8192`` kept whole."""
+    return [_pieces_joined(part) for part in break_line(glue_products(_long_words_in_pieces(line, fit)), fit)]
 
 
 def cut_at_word(text: str, limit: int) -> str:

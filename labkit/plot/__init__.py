@@ -4,7 +4,7 @@ import math
 from pathlib import Path
 
 from .. import _deps
-from .._text import break_line, counted, glue_products
+from .._text import break_text, counted
 
 STYLE = Path(__file__).with_name("perf.mplstyle")
 
@@ -35,8 +35,7 @@ def _fit_titles(fig) -> None:
         if box.width > room > 0:
             lines = text.split("\n")
             fit = max(20, math.floor(max(map(len, lines)) * room / box.width))  # characters the room holds
-            lines = [glue_products(line) for line in lines]  # "8 x 8192" stays on one line
-            t.set_text("\n".join(part for line in lines for part in (break_line(line, fit) if len(line) > fit
+            t.set_text("\n".join(part for line in lines for part in (break_text(line, fit) if len(line) > fit
                                                                       else [line])))
 
 

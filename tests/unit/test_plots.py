@@ -481,3 +481,15 @@ def test_the_gantt_charts_row_labels_are_readable_in_jupyterlab_and_do_not_overl
     fig.canvas.draw()
     boxes = sorted((t.get_window_extent().y0, t.get_window_extent().y1) for t in labels)
     assert all(low[1] <= high[0] for low, high in zip(boxes, boxes[1:])), "row labels overlap"
+
+
+def test_a_title_of_one_word_wider_than_the_figure_is_broken_inside_the_figure():
+    """Found reading the session's figures: narrowed to 9 in for JupyterLab's pane, notebook 01's parameter block cut
+    the seed's 100-character kernel name (one word, no space to break at) at both edges."""
+    name = "fmhaSm100fKernel_QkvBfloat16OBfloat16H256PagedKvCausalP64MultiCtasKvVarSeqQ8Kv128StaticSwapsAbForGen"
+    fig = plot.param_block([], 1280, title=f"{name}\nparameter block: 1280 B (from the manifest, no GPU)")
+    plot._fit_titles(fig)  # what plot.save does before it writes the files (and closes the figure)
+    renderer = fig.canvas.get_renderer()
+    box, title = fig.axes[0].title.get_window_extent(renderer), fig.axes[0].title.get_text()
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.width, title
+    assert title.replace("\n", "").startswith(name) and len(title.splitlines()) == 3
