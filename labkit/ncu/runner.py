@@ -116,7 +116,21 @@ def shell_lines(cmd: list[str], prefix: str = "", width: int = TEXT_WIDTH) -> st
             lines.append(line)
             line = "   "
         line = f"{line} {word}" if line else word
-    return " \\\n".join(lines + [line])
+    return " \\\n".join(_comma_broken(line, width) for line in lines + [line])
+
+
+def _comma_broken(line: str, width: int) -> str:
+    """``line`` as it is, or where it is one over-long list such as ncu's ``--metrics a,b,c``, broken after its commas
+    by backslash-newlines with nothing before the next part: the shell removes each, so the word pastes back whole."""
+    if len(line) + 2 <= width or line.count(",") < 1 or any(c in line for c in "'\"\\"):
+        return line
+    parts, part = [], ""
+    for piece in re.findall(r"[^,]*,|[^,]+$", line):
+        if part and len(part) + len(piece) + 2 > width:  # room for " \\" after the line's last piece
+            parts.append(part)
+            part = ""
+        part += piece
+    return "\\\n".join(parts + [part])
 
 
 def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, progress=None,

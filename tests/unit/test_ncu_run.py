@@ -3,6 +3,7 @@ so each failure's one line, the progress lines and the command lines can be chec
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -361,7 +362,6 @@ def test_a_long_ncu_line_is_forwarded_in_lines_a_notebook_pane_shows_whole(tmp_p
 
 def test_the_command_is_shown_in_pane_wide_lines_that_paste_back_into_the_same_argv():
     """Found by a live run of notebook 05: "running: " and ncu's whole command on one line of 561-723 characters."""
-    import shlex
 
     cmd = ["/usr/local/cuda/bin/ncu", "--target-processes", "all", "-o", "/work/main/runs/" + "x" * 60 + "/ncu/a b",
            "--log-file", "/work/main/runs/" + "y" * 70 + ".log",  # with its option, over a line: apart
@@ -374,3 +374,19 @@ def test_the_command_is_shown_in_pane_wide_lines_that_paste_back_into_the_same_a
     assert "    --nvtx-include 'labkit/sage2 mainloop/' python3" in text  # an option beside its value
     # -o beside its path: without the pairing the first line ends in a lone -o, which the line above does not see
     assert "--target-processes all \\\n    -o '/work/main/runs/xxx" in text
+
+
+def test_a_metric_list_longer_than_a_line_is_broken_after_commas_and_bash_reads_the_same_argv():
+    """Found by a live run of notebook 05: ncu's --metrics list printed as one 161-character argument, which JupyterLab
+    broke mid-name. It breaks after a comma with a backslash-newline and no indent, which bash removes."""
+    metrics = ("gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,"
+               "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,lts__t_sector_hit_rate.pct")
+    cmd = ["/usr/local/cuda/bin/ncu", "--section", "WorkloadDistribution", "--metrics", metrics,
+           "--kernel-name", "regex:paged_decode", "python3", "-c", "print('a,b')", "x" * 40 + "," + "y" * 90]
+    text = runner.shell_lines(cmd, prefix="running:")
+    assert max(map(len, text.splitlines())) <= 100
+    assert "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active," in text  # a name stays whole
+    assert shlex.quote("print('a,b')") in text  # a quoted word is never broken
+    argv = subprocess.run(["bash", "-c", "printf '%s\\0' " + text.removeprefix("running:")],
+                          capture_output=True, text=True, check=True).stdout.split("\0")[:-1]
+    assert argv == cmd
