@@ -101,7 +101,7 @@ def _forward(log: Path, seen: int, progress, started: float) -> int:
 def shell_lines(cmd: list[str], prefix: str = "", width: int = TEXT_WIDTH) -> str:
     """``prefix`` and ``cmd`` quoted for a shell, in lines of at most ``width`` characters joined by `` \\``
     continuations: the command as a notebook's pane shows it whole and a user can paste it (an argument longer than a
-    line keeps a line of its own; an option keeps its value beside it)."""
+    line keeps a line of its own, or breaks after its commas; an option keeps its value beside it)."""
     words = list(map(shlex.quote, cmd))
     units = []  # an option and its value stay on one line (--section LaunchStats)
     for word in words:
@@ -122,7 +122,7 @@ def shell_lines(cmd: list[str], prefix: str = "", width: int = TEXT_WIDTH) -> st
 def _comma_broken(line: str, width: int) -> str:
     """``line`` as it is, or where it is one over-long list such as ncu's ``--metrics a,b,c``, broken after its commas
     by backslash-newlines with nothing before the next part: the shell removes each, so the word pastes back whole."""
-    if len(line) + 2 <= width or line.count(",") < 1 or any(c in line for c in "'\"\\"):
+    if len(line) + 2 <= width or "," not in line or any(c in line for c in "'\"\\"):
         return line
     parts, part = [], ""
     for piece in re.findall(r"[^,]*,|[^,]+$", line):

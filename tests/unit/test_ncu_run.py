@@ -362,7 +362,6 @@ def test_a_long_ncu_line_is_forwarded_in_lines_a_notebook_pane_shows_whole(tmp_p
 
 def test_the_command_is_shown_in_pane_wide_lines_that_paste_back_into_the_same_argv():
     """Found by a live run of notebook 05: "running: " and ncu's whole command on one line of 561-723 characters."""
-
     cmd = ["/usr/local/cuda/bin/ncu", "--target-processes", "all", "-o", "/work/main/runs/" + "x" * 60 + "/ncu/a b",
            "--log-file", "/work/main/runs/" + "y" * 70 + ".log",  # with its option, over a line: apart
            "--nvtx-include", "labkit/sage2 mainloop/", "python3", "-c", "print('$HOME')", "z" * 120]
