@@ -366,6 +366,21 @@ def test_a_report_times_each_call_once_and_diff_pairs_the_same_kernel_variant(tm
     assert " | fma r2s2, 16 splits" in next(ln for ln in text.splitlines() if ln.split()[:2] == ["1", "8192"])
 
 
+def test_diff_pairs_a_call_with_its_twin_whichever_row_comes_first(tmp_path):
+    """Found by a review: A's row of another kernel, listed before the call's twin, took B's only row of that shape,
+    and the twin was then "only in A"."""
+    doc = json.loads(RECORDED[-1].read_text())
+    fma = dict(doc["rows"][1], kernel="fma r2s2", p50_us=doc["rows"][1]["p50_us"] * 3)
+    fma["TBps"] = fma["kv_MB"] / fma["p50_us"]
+    doc["rows"].insert(1, fma)  # before the mma row of the same call
+    (tmp_path / "fma_first.json").write_text(json.dumps(doc))
+    text = report.diff_table(report.load(tmp_path / "fma_first.json"), report.load(RECORDED[-1]))
+    call = [str(fma[k]) for k in ("batch", "kv_len", "head_dim")]
+    rows = [ln for ln in text.splitlines() if ln.split()[:3] == call]
+    assert len(rows) == 1 and " 1.000x " in rows[0] and "same: mma" in rows[0]
+    assert text.endswith("only in A: 1 call\nonly in B: 0 calls")
+
+
 def test_a_peer_is_timed_only_when_its_output_is_labkits():
     """Rounding differences pass; a peer that read other K/V, wrote NaN or another shape gets a one-line reason."""
     import numpy as np

@@ -318,14 +318,17 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
     if ta["gpu"] != tb["gpu"] and ta["device"] == tb["device"] and "not recorded" not in (ta["gpu"], tb["gpu"]):
         head.append("  (another GPU of the same kind: the same kernels differ by a few % from machine to machine)")
     bk = {p.key: p for p in b.points}
-    by_shape: dict[tuple, list] = {}  # a call's shape and mode -> B's rows of it (one per kernel variant)
-    for q in b.points:
-        by_shape.setdefault(q.key[:-1], []).append(q.key)
+    exact = {p.key: bk.pop(p.key) for p in a.points if p.key in bk}  # first, so no fallback takes a row's twin
+    unpaired_a: dict[tuple, int] = {}  # a call's shape and mode -> A's rows of it with no twin in B
+    for p in a.points:
+        if p.key not in exact:
+            unpaired_a[p.key[:-1]] = unpaired_a.get(p.key[:-1], 0) + 1
     rows, only_a, shown = [], [], []  # shown: the builds the rows name
     for p in a.points:
-        q = bk.pop(p.key, None)
-        if q is None and len(same := [k for k in by_shape.get(p.key[:-1], []) if k in bk]) == 1:
-            q = bk.pop(same[0])  # another kernel at the same call: the builds column says which
+        q = exact.get(p.key)
+        if (q is None and unpaired_a[p.key[:-1]] == 1
+                and len(same := [k for k in bk if k[:-1] == p.key[:-1]]) == 1):
+            q = bk.pop(same[0])  # one other kernel at the same call on each side: the builds column says which
         if q is None:
             only_a.append(p.key)
             continue
