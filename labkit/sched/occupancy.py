@@ -1,9 +1,10 @@
 """Occupancy of a compiled kernel: CTAs per SM and what limits them, from the cubin alone.
 
 The per-architecture limits are the CUDA occupancy calculator's (CUDA C++ Programming Guide,
-"Features and Technical Specifications"): registers are allocated per warp in units of 256 (a
-thread's count rounded up to a multiple of 8); each CTA also takes 1 KB of shared memory for the
-system; shared memory is allocated in 128-byte units.
+"Features and Technical Specifications", and cuda_occupancy.h): registers are allocated per warp in
+units of 256 (a thread's count rounded up to a multiple of 8), each warp's in one of the SM's 4
+sub-partitions, so an SM holds 4 x (its quarter of the register file // a warp's registers) warps;
+each CTA also takes 1 KB of shared memory for the system; shared memory is allocated in 128-byte units.
 """
 
 import re
@@ -25,6 +26,8 @@ class ArchLimits:
     reserved_smem_per_cta_bytes: int = 1024
     register_unit: int = 256  # registers allocated per warp in units of this many
     smem_unit: int = 128
+    registers_per_cta: int = 65536
+    sub_partitions: int = 4  # each holds a quarter of the register file; a warp's registers sit in one
 
 
 ARCHS = {
@@ -92,7 +95,14 @@ def occupancy(*, arch: str, threads_per_cta: int, registers_per_thread: int, sta
                             f"{lim.max_smem_per_cta_bytes} B per CTA")
     warps = -(-threads_per_cta // 32)
     per_warp_regs = _round_up(_round_up(registers_per_thread, 8) * 32, lim.register_unit)
-    by_regs = (lim.registers_per_sm // per_warp_regs) // warps
+    # the launch check counts the CTA's warps rounded up to whole sub-partitions (cuda_occupancy.h's
+    # "hardware check"): 80 registers x 800 threads fit 65536 as 25 warps, not as 28
+    per_cta_regs = per_warp_regs * _round_up(warps, lim.sub_partitions)
+    if per_cta_regs > lim.registers_per_cta:
+        raise ArgumentError(f"{registers_per_thread} registers x {threads_per_cta} threads: a CTA takes {per_cta_regs} "
+                            f"registers ({per_warp_regs} a warp, {_round_up(warps, lim.sub_partitions)} warps as the "
+                            f"launch counts them, whole sub-partitions); {lim.arch} allows {lim.registers_per_cta}")
+    by_regs = (lim.registers_per_sm // lim.sub_partitions // per_warp_regs) * lim.sub_partitions // warps
     smem = _round_up(static_smem_bytes + dynamic_smem_bytes + lim.reserved_smem_per_cta_bytes, lim.smem_unit)
     by_smem = lim.smem_per_sm_bytes // smem
     by_threads = lim.max_threads_per_sm // (warps * 32)

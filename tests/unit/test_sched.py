@@ -27,6 +27,11 @@ SEED_ENTRY = "fmhaSm100fKernel_QkvBfloat16OBfloat16H256PagedKvCausalP64MultiCtas
     (dict(threads_per_cta=32, registers_per_thread=16), 32, "cta_slots"),
     # 166 registers round to 168: 168 x 32 = 5376 per warp (21 units of 256) -> 12 warps -> 3 CTAs of 4 warps
     (dict(threads_per_cta=128, registers_per_thread=166), 3, "registers"),
+    # found by a review: registers sit in 4 sub-partitions of 16384; 40 x 32 = 1280 per warp -> 12 warps in each
+    # (not 51 in one file of 65536) -> 48 warps -> 16 CTAs of 3 warps, not 17
+    (dict(threads_per_cta=96, registers_per_thread=40), 16, "registers"),
+    # 17 warps of 1280: 48 // 17 = 2 CTAs (51 // 17 = 3 in one file)
+    (dict(threads_per_cta=544, registers_per_thread=40), 2, "registers"),
 ])
 def test_occupancy_hand_computed_on_sm90(kw, ctas, limiter):
     occ = occupancy(arch="sm_90", **kw)
@@ -111,7 +116,11 @@ def test_occupancy_takes_a_shape_at_each_limit_and_refuses_one_past_it():
                      (dict(threads_per_cta=0), "threads_per_cta = 0: expected a non-negative integer"),
                      (dict(registers_per_thread=True), "registers_per_thread = True"),
                      (dict(static_smem_bytes=-1), "static_smem_bytes = -1"),
-                     (dict(dynamic_smem_bytes=231425, static_smem_bytes=1024), "allows 232448 B per CTA")):
+                     (dict(dynamic_smem_bytes=231425, static_smem_bytes=1024), "allows 232448 B per CTA"),
+                     # 25 warps of 2560 registers are 64000, under 65536, but the launch counts 28 warps: 71680
+                     (dict(threads_per_cta=800, registers_per_thread=80),
+                      "80 registers x 800 threads: a CTA takes 71680 registers (2560 a warp, 28 warps"),
+                     (dict(threads_per_cta=1024, registers_per_thread=255), "a CTA takes 262144 registers")):
         with pytest.raises(ArgumentError, match=re.escape(said)):
             occupancy(arch="sm_90", **{"threads_per_cta": 128, "registers_per_thread": 32, **kw})
 
