@@ -102,7 +102,8 @@ class Timeline:
         wave = np.zeros(len(rec), dtype=int)
         for sm in np.unique(rec[:, 1]):
             idx = np.flatnonzero(rec[:, 1] == sm)
-            idx = idx[np.lexsort((rec[idx, 0], rec[idx, 2]))]
+            # by start, then end: a CTA that started and ended in the timer step another starts in frees its slot first
+            idx = idx[np.lexsort((rec[idx, 0], rec[idx, 3], rec[idx, 2]))]
             free_at = [np.iinfo(np.int64).min] * self.ctas_per_sm
             count = [0] * self.ctas_per_sm
             for i in idx:
@@ -158,9 +159,10 @@ class Timeline:
         the GPU and how its last wave drained."""
         if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
             raise ArgumentError(f"bins {bins!r}: expected an integer >= 1")
-        t0, t1 = self.records[:, 2].min(), self.records[:, 3].max()
-        mids = t0 + (np.arange(bins) + 0.5) * (t1 - t0) / bins
-        start, end = self.records[:, 2][:, None], self.records[:, 3][:, None]
+        # from t0 in int64 first: a float64 of %globaltimer's ~1.8e18 ns steps by 256 ns
+        t0 = self.records[:, 2].min()
+        start, end = (self.records[:, 2] - t0)[:, None], (self.records[:, 3] - t0)[:, None]
+        mids = (np.arange(bins) + 0.5) * float(end.max()) / bins
         return ((start <= mids) & (end > mids)).sum(axis=0)
 
     def sm_drain_ns(self) -> np.ndarray:

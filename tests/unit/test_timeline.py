@@ -307,3 +307,29 @@ def test_the_reader_takes_the_ctas_per_sm_that_sched_waves_takes(tmp_path, capsy
     # and a Timeline made in Python: one the reader refuses is not made (it had been saved, then not read back)
     with pytest.raises(ArgumentError, match=f"ctas_per_sm 64: expected 1..{MAX_CTAS_PER_SM}"):
         Timeline(_spin(274), sms=132, ctas_per_sm=64)
+
+
+def test_a_recorded_launch_counts_the_same_active_ctas_from_its_own_epoch_and_from_zero():
+    """Found by a review: the bins' midpoints were floats of ~1.8e18 ns, 256 ns apart, so CTAs ending near one were
+    miscounted, 3-4 of 20 bins of every recorded decode timeline (the last, the drain, by 10 CTAs)."""
+    from ..conftest import ROOT
+
+    files = sorted((ROOT / "data" / "runs").glob("*-04_cta_scheduling/data/decode_timeline.json"))
+    assert len(files) >= 3, "no recorded notebook 04 decode timelines in data/runs"
+    for f in files:
+        recorded = Timeline.load(f)
+        assert recorded.records[:, 2].min() > 2**60  # a real %globaltimer epoch
+        rebased = recorded.records.copy()
+        rebased[:, 2:4] -= recorded.records[:, 2].min()
+        from_zero = Timeline(rebased, sms=recorded.sms, ctas_per_sm=recorded.ctas_per_sm)
+        for bins in (7, 20, 333):
+            assert list(recorded.active_ctas(bins)) == list(from_zero.active_ctas(bins)), (f.parent.parent.name, bins)
+
+
+def test_a_cta_shorter_than_a_timer_step_frees_its_slot_for_one_starting_in_that_step():
+    """Found by a review: CTAs of an SM were placed by start, then id, so a one-step CTA with the higher id came after
+    the CTA starting in its step and found its one slot taken: a valid timeline refused."""
+    for short_id, long_id in ((7, 3), (3, 7)):
+        rec = np.array([(long_id, 0, 1000, 2000, 0, 0), (short_id, 0, 1000, 1000, 0, 0)])
+        s = Timeline(rec, sms=1, ctas_per_sm=1).stats()
+        assert (s.waves, s.ctas_per_wave) == (2, (1, 1))
