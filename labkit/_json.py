@@ -347,37 +347,6 @@ def read_json(path: Path | str, *, what: str = "JSON document", allow_nonfinite:
     return load_document(path, what=what, allow_nonfinite=allow_nonfinite).value
 
 
-def dumps(value: Any, *, indent: int | None = 2, source: str | None = None,
-          default: Any = None) -> str:
-    """The JSON text of what labkit measured, as its strict reader will read it back: numpy scalars and arrays as
-    numbers and lists, paths as strings, ``default(v)`` (if given) for any other object; a non-finite number or an
-    object with no JSON form is refused here, naming its place, not by the reader of a recorded run later.
-
-    Raises:
-        FormatError: naming ``source``, the JSON path and the value.
-    """
-    def native(v: Any, path: str) -> Any:
-        if isinstance(v, dict):
-            return {k: native(c, _join(path, k)) for k, c in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [native(c, _join(path, i)) for i, c in enumerate(v)]
-        if isinstance(v, np.ndarray):
-            return native(v.tolist(), path)
-        if isinstance(v, np.generic):
-            v = v.item()
-        elif isinstance(v, os.PathLike):
-            v = os.fspath(v)
-        if isinstance(v, float) and not math.isfinite(v):
-            raise FormatError(path, f"= {v}: not a finite number, which a labkit file cannot hold", source=source)
-        if v is None or isinstance(v, (str, int, float)):  # bool is an int
-            return v
-        if default is not None:
-            return native(default(v), path)
-        raise FormatError(path, f"a value of type {type(v).__name__}: not a JSON value", source=source)
-
-    return json.dumps(native(value, ""), indent=indent, allow_nan=False)
-
-
 # labkit's documents by the keys that mark each: what a reader says it was given when it is not its own kind
 _KINDS_BY_KEYS = ((("schema_version",), "a launch manifest (labkit manifest check)"),
                   (("decode_report_version",), "a decode report (labkit report show)"),

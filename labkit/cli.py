@@ -9,8 +9,8 @@ import re
 import sys
 
 from ._cliargs import Parser, int_in, output_path, typed
-from ._json import dumps
 from ._text import one_line
+from ._write import dumps
 from .errors import LabkitError
 
 

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 from . import _env
-from ._json import dumps
+from ._write import write_json
 from .errors import LabkitError
 from .provenance import collect
 
@@ -63,6 +63,4 @@ def write_run_json(run_dir: Path, *, notebook: str, parameters: dict, overrides:
         "session": session,
         "provenance": collect(),
     }
-    path = run_dir / "run.json"
-    path.write_text(dumps(record, default=str, source=str(path)) + "\n")  # read back strictly as a recorded run
-    return path
+    return write_json(run_dir / "run.json", record, default=str)  # whole or not at all; read back strictly

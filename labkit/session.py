@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from . import _env
-from ._json import dumps, load_document, parse_text
+from ._json import load_document, parse_text
 from ._text import wrapped
+from ._write import dumps
 from .cuda import gpu_status
 from .errors import LabkitError, NoGPU, ParameterError
 from .staleness import changed_since, kernel_paths

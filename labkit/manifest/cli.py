@@ -6,7 +6,7 @@ anything needs a GPU, so bad input is refused the same way on every machine.
 
 
 from .._cliargs import existing_dir, int_in, not_an_input, output_path, typed
-from .._json import dumps
+from .._write import dumps
 from ..errors import ArgumentError
 from ..values import parse_int
 from .issues import ManifestError

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._json import dumps
+from .._write import dumps
 from ..kernels import compile_cubin, kernel_path
 
 ENTRY = "tma_scale_proof"

@@ -12,7 +12,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .._json import Node, dumps, load_document
+from .._json import Node, load_document
+from .._write import dumps
 from ..errors import ArgumentError, NcuError
 
 RANGE = "ncu"  # the outer NVTX range of every case: --nvtx-include labkit@ncu/

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from .._json import dumps as dumps_json
 from .._json import load_document, parse_text
+from .._write import dumps as dumps_json
 from .model import CURRENT_VERSION, Sage2Report, from_node, to_dict
 
 __all__ = ["CURRENT_VERSION", "dumps", "from_node", "load", "loads", "save", "to_dict"]

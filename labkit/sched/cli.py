@@ -91,7 +91,7 @@ def _crosscheck(args) -> int:
 
 
 def _overhead(args) -> int:
-    from .._json import dumps
+    from .._write import dumps
     from .crosscheck import overhead
 
     if args.shape and len(args.shape) > 1:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._json import dumps
+from .._write import dumps
 from ..cuda import require_gpu
 from ..errors import LabkitError
 from ..values import Shape, check_int

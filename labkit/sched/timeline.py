@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._json import dumps
+from .._write import dumps
 from ..errors import ArgumentError
 from .occupancy import MAX_CTAS_PER_SM
 

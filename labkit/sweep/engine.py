@@ -14,23 +14,16 @@ from .. import _env
 from .._text import wrapped
 from ..errors import ArgumentError, FormatError, LabkitError
 from ..values import OutputDir
-from .grid import expand, point_id, point_label
+from .grid import expand, point_id, point_label, same_grid
 
 VERSION = 1
 
 
 def atomic_write(path: Path, doc: dict) -> Path:
     """Write ``doc`` as JSON next to ``path`` and rename it into place: a reader sees the whole file or none."""
-    from .._json import dumps
+    from .._write import write_json
 
-    text = dumps(doc, indent=1, source=str(path)) + "\n"  # as the strict reader will take it back, or refused now
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
+    return write_json(path, doc, indent=1)  # as the strict reader will take it back, or refused now
 
 
 def _gpu_uuid() -> str | None:
@@ -125,7 +118,7 @@ class SweepDir:
             raise ArgumentError(f"sweep directory {self.path} is a file")
         if self.manifest_path.is_file():
             old = self.manifest()
-            if old.get("workload") != workload or old.get("grid") != grid:
+            if old.get("workload") != workload or not same_grid(old.get("grid"), grid):
                 asked = f"of {workload}" if old.get("workload") != workload else f"over {grid}"
                 raise ArgumentError(f"{self.path} holds a sweep of {old.get('workload')} over {old.get('grid')}, not "
                                     f"{asked}; resume it with the same workload and grid (values in the same order), "
@@ -262,8 +255,10 @@ def collect(directory: Path | str):
         r = recs[pid]
         row = {"id": pid, **r["params"], "status": r.get("status"), "error": r.get("error"),
                "elapsed_s": r.get("elapsed_s"), "gpu_uuid": r.get("gpu_uuid"), "pid": r.get("pid")}
-        result = r.get("result") or {}
-        row.update({f"result.{k}": v for k, v in result.items() if k not in r["params"]} if isinstance(result, dict)
-                   else {"result": result})
+        result = r.get("result")  # a dict's fields, or a bare value (0 and False included); a failed point's None
+        if isinstance(result, dict):
+            row.update({f"result.{k}": v for k, v in result.items() if k not in r["params"]})
+        elif result is not None:
+            row["result"] = result
         rows.append(row)
     return pd.DataFrame(rows)

@@ -61,10 +61,27 @@ def expand(grid: dict[str, list]) -> list[dict]:
     """Every combination, axes in the given order (the first varies slowest)."""
     if not grid:
         raise ArgumentError("a sweep needs at least one grid axis")
+    from .._write import dumps
+    from ..errors import FormatError
+
     names = list(grid)
     for n in names:  # a grid given in Python (a notebook's Session.sweep), as the command line's
+        if not len(grid[n]):  # no point at all, and a sweep.json its reader refuses
+            raise ArgumentError(f"grid axis {n!r}: no values")
         _once_and_finite(n, list(grid[n]))
+        try:  # what sweep.json cannot hold (a lone surrogate, an integer of 41 digits), refused before it is written
+            dumps(list(grid[n]), indent=None)
+        except FormatError as exc:
+            raise ArgumentError(f"grid axis {n!r}: {str(exc).removeprefix('error: ')}") from None
     return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+
+
+def same_grid(a: dict, b: dict) -> bool:
+    """Whether two grids sweep the same points: their JSON, keys sorted (5 and 5.0, or 1 and True, are points with
+    other ids; a tuple and a list of the same values are one axis)."""
+    from .._write import dumps
+
+    return dumps(a, indent=None, sort_keys=True) == dumps(b, indent=None, sort_keys=True)
 
 
 def point_label(params: dict, grid: dict[str, list]) -> str:
@@ -77,4 +94,6 @@ def point_label(params: dict, grid: dict[str, list]) -> str:
 
 def point_id(params: dict) -> str:
     """A stable id from the parameters (their JSON, keys sorted): the same point keeps its file on a re-run."""
-    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
+    from .._write import dumps
+
+    return hashlib.sha256(dumps(params, indent=None, sort_keys=True).encode()).hexdigest()[:16]

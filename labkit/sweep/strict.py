@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ..errors import LabkitError
 from .engine import SweepDir
-from .grid import expand, point_id
+from .grid import expand, point_id, same_grid
 
 
 def read_sweep(directory: Path | str, workload: str, grid: dict[str, list]):
@@ -19,7 +19,7 @@ def read_sweep(directory: Path | str, workload: str, grid: dict[str, list]):
 
     sweep = SweepDir(directory)
     m = sweep.manifest()
-    if m.get("workload") != workload or m.get("grid") != grid:
+    if m.get("workload") != workload or not same_grid(m.get("grid"), grid):
         raise LabkitError(f"{sweep.manifest_path}: a sweep of {m.get('workload')} over {m.get('grid')}, "
                           f"not of {workload} over {grid}")
     records = sweep.records()  # each file read strictly, its id its name's

@@ -149,6 +149,78 @@ def test_a_result_that_is_not_an_object_is_collected_as_one_result_column(tmp_pa
     assert not [c for c in df.columns if c.startswith("result.")]
 
 
+def test_a_result_or_grid_the_reader_would_refuse_is_refused_when_written(tmp_path, capsys):
+    """Found by a review: labkit wrote what its strict reader refuses (an integer of 41 digits, a lone surrogate from
+    an undecodable file name, 70 levels of nesting) and numpy keys ended the sweep in a traceback; the sweep was then
+    unreadable by status, collect and any resume."""
+    import numpy as np
+
+    from labkit.sweep import workloads
+
+    @workloads.register("test.unwritable")
+    def unwritable(case: str = "keys"):
+        if case == "keys":  # numpy keys are numbers: written as their digits, as int keys are
+            return {"by_batch": {b: float(b) for b in np.array([8, 16])}}
+        if case == "deep":
+            deep = 1
+            for _ in range(70):
+                deep = [deep]
+            return {"deep": deep}
+        if case == "digits":
+            return {"n": 10**41}
+        raise RuntimeError("cannot load " + os.fsdecode(b"kernel-\xff.cubin"))  # the error itself can't be written
+
+    cases = ["keys", "deep", "digits", "surrogate"]
+    counts = sweep.run(tmp_path / "s", "test.unwritable", {"case": cases}, progress=None)
+    assert (counts["ok"], counts["failed"]) == (1, 3)
+    df = sweep.collect(tmp_path / "s").set_index("case")  # readable: every point's file is one its reader takes
+    assert df.loc["keys", "result.by_batch"] == {"8": 8.0, "16": 16.0}
+    assert "nested 72 levels deep: expected at most 64" in df.loc["deep", "error"]
+    assert "an integer of 42 digits: expected at most 40" in df.loc["digits", "error"]
+    assert "a lone surrogate" in df.loc["surrogate", "error"]
+    assert sweep.status(tmp_path / "s")["failed"] == 3
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=0", "--grid", "i=" + "1" * 41,
+                     "--out", str(tmp_path / "a")]) == 2
+    assert "grid axis 'i': [0]: an integer of 41 digits: expected at most 40" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists()  # refused before the directory
+    with pytest.raises(ArgumentError, match="grid axis 'i': no values"):
+        sweep.run(tmp_path / "e", "demo.sleep", {"ms": [0], "i": []}, progress=None)
+    assert not (tmp_path / "e").exists()
+
+
+def test_a_resume_with_5_for_5_0_is_another_sweep_and_a_tuple_for_a_list_the_same(tmp_path, capsys):
+    """Found by a review: grids compared with ==, where 5 == 5.0 == True, but a point's id hashes its JSON: a resume
+    with ms=5.0 ran the ms=5 point again into a second file that status and collect never showed."""
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=5", "--out", str(tmp_path)]) == 0
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=5.0", "--out", str(tmp_path)]) == 2
+    assert "holds a sweep of demo.sleep over {'ms': [5]}, not over {'ms': [5.0]}" in capsys.readouterr().err
+    assert sweep.run(tmp_path, "demo.sleep", {"ms": (5,)}, progress=None)["skipped"] == 1
+    assert len(list((tmp_path / "points").iterdir())) == 1
+
+
+def test_collect_keeps_a_bare_result_of_0_or_false(tmp_path):
+    """Found by a review: ``result or {}`` dropped a workload's 0, False or empty list."""
+    from labkit.sweep import workloads
+
+    @workloads.register("test.falsy")
+    def falsy(x: int = 1):
+        return [0, False, [], 0.5][x]
+
+    assert sweep.run(tmp_path, "test.falsy", {"x": [0, 1, 2, 3]}, progress=None)["ok"] == 4
+    assert list(sweep.collect(tmp_path)["result"]) == [0, False, [], 0.5]
+
+
+def test_a_write_cut_short_leaves_the_old_file_whole_and_no_temporary_one(tmp_path, monkeypatch):
+    """Found by a review: run.json was written in place, so a kill or a full disk mid-write left half a file."""
+    from labkit import _json, _write
+
+    path = _write.write_json(tmp_path / "run.json", {"ok": True})
+    monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    with pytest.raises(OSError, match="No space left"):
+        _write.write_json(path, {"ok": False, "pad": "x" * 100_000})
+    assert _json.read_json(path) == {"ok": True} and [p.name for p in tmp_path.iterdir()] == ["run.json"]
+
+
 def test_process_pool_runs_every_point_once(tmp_path):
     counts = sweep.run(tmp_path, "demo.sleep", {"ms": [50, 60, 70, 80]}, executor="processes", workers=2,
                        progress=None)

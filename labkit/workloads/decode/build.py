@@ -10,7 +10,7 @@ import hashlib
 import math
 from pathlib import Path
 
-from ..._json import dumps
+from ..._write import dumps
 from ...errors import ArgumentError
 from ...kernels import compile_cubin, kernel_path
 from ...manifest.pack import f32_bits

@@ -11,8 +11,9 @@ import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ..._json import Node, document_kind, dumps, load_document
+from ..._json import Node, document_kind, load_document
 from ..._text import counted
+from ..._write import dumps
 from ...errors import FormatError
 from ...provenance import read as read_provenance
 from ...timing import MODES

@@ -7,7 +7,7 @@ GPU work, so a bad value is refused the same way with or without a GPU.
 import json
 
 from ..._cliargs import int_in, output_dir, output_path, typed
-from ..._json import dumps
+from ..._write import dumps
 from ...errors import ArgumentError
 from ...values import Shape, first_repeat
 from .schedule import Schedule

@@ -1,0 +1,84 @@
+"""The one way labkit writes a JSON file: text its strict reader (``_json``) takes back, written whole or not at all."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._json import _join, parse_text
+from .errors import FormatError
+
+
+def dumps(value: Any, *, indent: int | None = 2, source: str | None = None,
+          default: Any = None, sort_keys: bool = False) -> str:
+    """The JSON text of what labkit measured, as its strict reader will read it back: numpy scalars and arrays as
+    numbers and lists, paths as strings, integer keys as their digits, ``default(v)`` (if given) for any other
+    object; what the reader would refuse (a non-finite number, an object with no JSON form, a lone surrogate, an
+    integer of over ``MAX_INT_DIGITS`` digits, deeper nesting than ``MAX_DEPTH``) is refused here, naming its place,
+    not by the reader of a recorded run later.
+
+    Raises:
+        FormatError: naming ``source``, the JSON path and the value.
+    """
+    def key_text(k: Any, path: str) -> str:
+        k = k.item() if isinstance(k, np.generic) else k
+        if isinstance(k, bool) or not isinstance(k, (str, int)):
+            raise FormatError(path, f"a key {k!r} of type {type(k).__name__}: expected a string or an integer",
+                              source=source)
+        return str(k)
+
+    def native(v: Any, path: str) -> Any:
+        if isinstance(v, dict):
+            out = {}
+            for k, c in v.items():
+                text = key_text(k, path)
+                if text in out:  # 1 and "1" would be one key twice in the file
+                    raise FormatError(_join(path, text), "a key given twice (as an integer and as text)",
+                                      source=source)
+                out[text] = native(c, _join(path, text))
+            return out
+        if isinstance(v, (list, tuple)):
+            return [native(c, _join(path, i)) for i, c in enumerate(v)]
+        if isinstance(v, np.ndarray):
+            return native(v.tolist(), path)
+        if isinstance(v, np.generic):
+            v = v.item()
+        elif isinstance(v, os.PathLike):
+            v = os.fspath(v)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise FormatError(path, f"= {v}: not a finite number, which a labkit file cannot hold", source=source)
+        if v is None or isinstance(v, (str, int, float)):  # bool is an int
+            return v
+        if default is not None:
+            return native(default(v), path)
+        raise FormatError(path, f"a value of type {type(v).__name__}: not a JSON value", source=source)
+
+    text = json.dumps(native(value, ""), indent=indent, allow_nan=False, sort_keys=sort_keys)
+    parse_text(text, source)  # the reader's own checks, now: a file labkit writes is one it reads
+    return text
+
+
+def write_json(path: Path | str, value: Any, *, indent: int | None = 2, default: Any = None) -> Path:
+    """``dumps(value)`` written next to ``path`` and renamed into place, so a reader sees the whole file or none
+    (a kill or a full disk mid-write leaves the old file, or no file, never half of one).
+
+    Raises:
+        FormatError: a value the strict reader would refuse; nothing is written.
+    """
+    path = Path(path)
+    text = dumps(value, indent=indent, source=str(path), default=default) + "\n"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
