@@ -2,7 +2,7 @@
 
 import math
 
-from .model import Sage2Report
+from .model import PHASE_GROUPS, Sage2Report
 
 
 def fmt_table(header: list[str], rows: list[list[str]], *, left: tuple[int, ...] = (0,), rule: bool = True) -> str:
@@ -34,7 +34,7 @@ def _layout(r: Sage2Report) -> str:
 
 def _bnhd(shape: tuple[int, ...], layout: str) -> tuple[int, int, int, int]:
     b, x, y, d = shape
-    return (b, x, y, d) if layout == "NHD" else (b, y, x, d)
+    return (b, y, x, d) if layout == "HND" else (b, x, y, d)  # as the reader takes it: HND or else NHD
 
 
 def _field(doc, *keys):
@@ -104,19 +104,22 @@ NO_INPUT_WORK = ("v_scale_fp8_quantization",)  # the seed's phase that only writ
 
 def phase_work(r: Sage2Report) -> dict[str, tuple[float, str]]:
     """Work per call of each phase: (amount, unit per second). Mainloop: 4 B H Nq Nkv D operations
-    (TOPS); the others: bytes of the 16-bit tensor they read (GB/s)."""
+    (TOPS); the others: bytes of the 16-bit tensor they read (GB/s); a group: what its members read (Q and K for
+    qk_int8_quantization)."""
     b, nq, hq, d = _bnhd(r.q_shape, _layout(r))
     _, nkv, hkv, _ = _bnhd(r.k_shape, _layout(r))
     q_bytes, kv_bytes = 2 * b * nq * hq * d, 2 * b * nkv * hkv * d
-    out = {}
-    for name in r.phase_timings:
+
+    def work(name: str) -> tuple[float, str]:
         if name == "fused_mainloop":
-            out[name] = (4 * b * hq * nq * nkv * d / 1e12, "TOPS")
-        elif name in NO_INPUT_WORK:  # no 16-bit tensor read to divide by its time (it came out at ~30x HBM's rate)
-            out[name] = (math.nan, "-")
-        else:
-            out[name] = ((q_bytes if name.startswith("q") else kv_bytes) / 1e9, "GB/s")
-    return out
+            return 4 * b * hq * nq * nkv * d / 1e12, "TOPS"
+        if name in NO_INPUT_WORK:  # no 16-bit tensor read to divide by its time (it came out at ~30x HBM's rate)
+            return math.nan, "-"
+        if name in PHASE_GROUPS:
+            return sum(w for m in PHASE_GROUPS[name] if (w := work(m)[0]) == w), "GB/s"
+        return (q_bytes if name.startswith("q") else kv_bytes) / 1e9, "GB/s"
+
+    return {name: work(name) for name in r.phase_timings}
 
 
 # labkit's Sage2 moves work between the seed's phases (plan.py): its V transpose quantizes V to e4m3 as it goes and its
@@ -164,7 +167,10 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
         ra, rb = rate(wa[name], sa), rate(wb.get(name, (0, "")), sb)
         r = rb / ra if ra and rb is not None else None  # from the unrounded rates
         ratio = "-" if r is None else f"{r:.3f}x" if r >= 0.001 else f"{r:.3g}x"
-        rows.append([shown(name), wa[name][1], shown_rate(ra), shown_rate(rb), star(name, ratio)])
+        rows.append([shown(name), wa[name][1], shown_rate(ra), shown_rate(rb),
+                     star(name, ratio) if sb is not None else "only in A"])
+    rows += [[name, wb[name][1], "-", shown_rate(rate(wb[name], sb)), "only in B"]
+             for name, sb in b.phase_timings.items() if name not in a.phase_timings]
     note = ("shapes differ: raw times are not comparable, so this compares work-normalized throughput "
             "(mainloop: 4 B H Nq Nkv D ops per second; other phases: their 16-bit input bytes per second)")
     return "\n".join([*head, note, fmt_table(["phase", "unit", "A", "B", "B/A"], rows), *foot])

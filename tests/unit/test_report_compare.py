@@ -55,6 +55,44 @@ def test_different_shapes_compare_work_normalized_throughput(seed):
     assert scales[1:] == ["-", "-", "-", "-"], scales
 
 
+def test_a_group_of_phases_reads_what_its_members_read_and_a_phase_only_in_b_is_listed(seed):
+    """Found by a review: across shapes, qk_int8_quantization was given Q's bytes only, so with K twice as long as
+    before the group read 0.666x while both of its members ran at 1.000x; and B's phases A lacks were dropped."""
+    def times(st, p50):
+        return dataclasses.replace(st, p50_s=p50, p90_s=p50)
+
+    k_shape = (1, 2 * 37810, 56, 128)
+    t = dict(seed.phase_timings)
+    q, k = t["q_int8_quantization"].p50_s, 2 * t["k_int8_subtract_mean_quantization"].p50_s
+    t["k_int8_subtract_mean_quantization"] = times(t["k_int8_subtract_mean_quantization"], k)  # twice K, twice the time
+    t["qk_int8_quantization"] = times(t["qk_int8_quantization"], q + k)  # the group: its members, one after the other
+    t["extra_phase"] = t["q_int8_quantization"]
+    longer = dataclasses.replace(seed, k_shape=k_shape, v_shape=k_shape, tail_study=(), phase_timings=t)
+    lines = report.diff_table(seed, longer).splitlines()
+    ratio = {ln.split()[0]: ln.split()[-1] for ln in lines if ln.split() and ln.split()[0] in t}
+    assert ratio["q_int8_quantization"] == ratio["k_int8_subtract_mean_quantization"] == "1.000x"
+    # Q and K read the same bytes in A: A's group rate is 2 Q / its time, B's 3 Q / (q + k)
+    expected = (3 / (q + k)) / (2 / seed.phase_timings["qk_int8_quantization"].p50_s)
+    assert ratio["qk_int8_quantization"] == f"{expected:.3f}x"
+    assert next(ln for ln in lines if ln.startswith("extra_phase")).split()[1:] == [
+        "GB/s", "-", f"{2 * 2 * 37810 * 56 * 128 / 1e9 / q:.4g}", "only", "in", "B"]  # not a q phase: K's bytes
+
+
+def test_a_seed_report_lays_out_its_shapes_as_its_reader_does(seed, seed_report_path, tmp_path):
+    """Found by a review: the reader took any layout but "HND" as NHD, the tables any but "NHD" as HND, so a seed
+    report saying "nhd" passed as [B, N, H, D] and its tables swapped N and H."""
+    import json
+
+    from labkit.report.tables import phase_work
+
+    doc = json.loads(seed_report_path.read_text())
+    base = phase_work(seed)["fused_mainloop"][0]
+    for layout in ("NHD", "nhd"):
+        doc["metadata"]["layout"] = layout
+        (tmp_path / "r.json").write_text(json.dumps(doc))
+        assert phase_work(report.load(tmp_path / "r.json"))["fused_mainloop"][0] == base
+
+
 def test_diff_names_the_gpu_git_and_mainloop_of_each_run(seed):
     def run(uuid, sha, mainloop):
         return dataclasses.replace(seed, metadata={**seed.metadata, "schedule": {"mainloop": mainloop}},
