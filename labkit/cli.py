@@ -130,21 +130,10 @@ def _nb_params(args) -> int:
     return 0
 
 
-def _params_once(pairs: list[list[str]] | None, known) -> dict[str, str]:
-    """``-p KEY VALUE`` pairs as a dict; a parameter of ``known`` given twice is refused (argparse would keep the last
-    one silently); an unknown name is left for the parameter check, which lists the notebook's parameters."""
-    params: dict[str, str] = {}
-    for key, value in pairs or []:
-        if key in params and key in known:
-            raise LabkitError(f"-p {key} given twice ({params[key]!r}, then {value!r}): give each parameter once")
-        params[key] = value
-    return params
-
-
 def _nb_run(args) -> int:
     from . import notebooks
 
-    params = notebooks.parse_parameters(args.name, _params_once(args.param, notebooks.parameters(args.name)))
+    params = notebooks.parse_parameters(args.name, notebooks.parameter_pairs(args.name, args.param))
     res = notebooks.run(args.name, params, record=args.record, progress=sys.stderr)
     notebooks.print_result(res)
     return 0 if res.ok else 1
@@ -156,7 +145,7 @@ def _nb_script(args) -> int:
     from .notebook_script import write_script
 
     not_an_input(args.out.path, [notebooks.resolve(args.name)], "--out")
-    params = notebooks.parse_parameters(args.name, _params_once(args.param, notebooks.parameters(args.name)))
+    params = notebooks.parse_parameters(args.name, notebooks.parameter_pairs(args.name, args.param))
     path = write_script(args.name, params, args.out.path)
     print(f"{path}\n  run it: python {path}   (under ncu: labkit ncu run --out DIR -- python {path})")
     return 0

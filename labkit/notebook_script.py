@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import _deps
+from . import _deps, _env
 from .errors import ArgumentError
 from .notebooks import check_parameters, check_together, parameters, resolve, to_ipynb
 
@@ -49,8 +49,8 @@ def write_script(name: str, params: dict[str, Any] | None, out: Path | str) -> P
     jupytext = _deps.require("jupytext")
     source = resolve(name)
     overrides = check_parameters(source.stem, dict(params or {}))
-    if overrides.get("recorded_root"):  # the script may run from another directory
-        overrides["recorded_root"] = str(Path(overrides["recorded_root"]).resolve())
+    if overrides.get("recorded_root"):  # the script may run from another directory; relative: from the repo root
+        overrides["recorded_root"] = str(_env.repo_path(overrides["recorded_root"]).resolve())
     check_together(source.stem, {**{k: p.default for k, p in parameters(source.stem).items()}, **overrides})
     logging.getLogger("papermill").setLevel(logging.ERROR)  # its parameter warnings: checked above, by type
     with tempfile.TemporaryDirectory() as tmp:

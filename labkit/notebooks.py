@@ -165,6 +165,17 @@ def _parses(kind, text: str) -> bool:
     return True
 
 
+def parameter_pairs(name: str, pairs: list[list[str]] | None) -> dict[str, str]:
+    """``-p KEY VALUE`` pairs as a dict; a parameter of the notebook given twice is refused (argparse would keep the
+    last one silently); an unknown name is left for the parameter check, which lists the notebook's parameters."""
+    known, params = parameters(name), {}
+    for key, value in pairs or []:
+        if key in params and key in known:
+            raise ParameterError(f"-p {key} given twice ({params[key]!r}, then {value!r}): give each parameter once")
+        params[key] = value
+    return params
+
+
 def parse_parameters(name: str, texts: dict[str, str]) -> dict[str, Any]:
     """Command-line strings parsed by each parameter's declared type (``-p shape 1,2,3,4``)."""
     return _by_type(name, texts, parse=True)
@@ -280,7 +291,7 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     source = resolve(name)
     overrides = check_parameters(source.stem, dict(params or {}))
     if overrides.get("recorded_root"):  # the kernel runs in the run's folder: a relative path would move with it
-        overrides["recorded_root"] = str(Path(overrides["recorded_root"]).resolve())
+        overrides["recorded_root"] = str(_env.repo_path(overrides["recorded_root"]).resolve())  # from the repo root
     declared = parameters(source.stem)
     effective = {**{k: p.default for k, p in declared.items()}, **overrides}
     check_together(source.stem, effective)

@@ -60,7 +60,9 @@ def _run(args) -> int:
     if args.param and not args.notebook:
         raise NcuError("labkit ncu run: -p KEY VALUE sets a notebook parameter; it needs --notebook NAME")
     if args.notebook:
-        target = notebook_target(args.notebook, dict(args.param or []))
+        from ..notebooks import parameter_pairs
+
+        target = notebook_target(args.notebook, parameter_pairs(args.notebook, args.param))
     if not target:
         raise NcuError("labkit ncu run: give the command to profile after --, e.g. -- labkit sage2 profile ..., "
                        "or --notebook NAME")

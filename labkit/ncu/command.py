@@ -1,5 +1,6 @@
 """ncu command lines from labkit's NVTX names and a few named presets (pure: no process is started)."""
 
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +105,9 @@ def diagnose(log: str) -> str | None:
                 "NVreg_RestrictProfilingToAdminUsers=0 for the nvidia module")
     if "LibraryNotLoaded" in log:
         return "ncu could not load its profiler library here (LibraryNotLoaded): a sandboxed runtime cannot profile"
+    if m := re.search(r"The application returned an error code \((-?\d+)\)", log):  # before its "No kernels"
+        return (f"the profiled program failed (exit code {m.group(1)}) before or while ncu profiled it: run it "
+                "without ncu to see why")
     if "No kernels were profiled" in log:
         return ("ncu profiled no kernel: check the NVTX filter (labkit ranges live in domain 'labkit') and that the "
                 "program launched kernels inside it")

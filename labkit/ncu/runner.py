@@ -196,16 +196,18 @@ def _check_target(program: str, env: dict | None) -> None:
 
 
 def notebook_target(name: str, params: dict[str, str] | None = None) -> list[str]:
-    """``labkit nb run NAME -p KEY VALUE ...`` in this Python, its parameters checked by type first.
+    """``labkit nb run NAME -p KEY VALUE ...`` in this Python, its parameters checked as ``nb run`` checks them first.
 
     Raises:
-        ParameterError: an unknown parameter or a value its type refuses (before ncu starts).
+        ParameterError: an unknown parameter, a value its type refuses or one past another's bound (a tail past the
+            shape's N), before ncu starts.
     """
     from .. import notebooks
 
     stem = notebooks.resolve(name).stem
     texts = {k: str(v) for k, v in (params or {}).items()}
-    notebooks.parse_parameters(stem, texts)
+    parsed = notebooks.parse_parameters(stem, texts)
+    notebooks.check_together(stem, {**{k: p.default for k, p in notebooks.parameters(stem).items()}, **parsed})
     return [sys.executable, "-m", "labkit", "nb", "run", stem, *[x for kv in texts.items() for x in ("-p", *kv)]]
 
 

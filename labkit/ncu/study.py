@@ -96,7 +96,7 @@ def measure(cases: CasePlan, *, out_dir, iterations: int = 10, sections=(), metr
         if part.names:
             rep = run(name, part, kernel, preset=None, sections=tuple(sections),
                       metrics=tuple(dict.fromkeys((*COUNTER_METRICS, *metrics))))
-            counters += counter_rows(rep, part.names)
+            counters += counter_rows(rep, part.names, {m: m for m in metrics})  # the notebook's metrics too
             found_rules += rule_rows(rep, part.names)
     atts = []
     targets = [(c.name, _kernel_dir("sage2") / "attn_fwd.cu", SAGE2_KERNEL) for c in cases.sage2[:1]]

@@ -24,7 +24,12 @@ COUNTERS = {**KERNEL_METRICS,  # column -> metric; a metric the report lacks rea
             "limit_registers": "launch__occupancy_limit_registers",
             "limit_shared_mem": "launch__occupancy_limit_shared_mem",
             "limit_warps": "launch__occupancy_limit_warps", "limit_blocks": "launch__occupancy_limit_blocks"}
-WANTED_RULES = re.compile(r"tail|imbalance", re.IGNORECASE)
+WANTED_RULES = re.compile(r"tail|imbalance", re.IGNORECASE)  # matched on a rule's id or its message's title
+
+
+def is_tail_rule(rule, title) -> bool:
+    """ncu's tail effect: a message titled "Tail Effect" of its LaunchConfiguration rule (or a rule named for it)."""
+    return any(re.search("tail", str(x or ""), re.IGNORECASE) for x in (rule, title))
 VERSION = 1
 
 
@@ -64,7 +69,9 @@ def rule_rows(report, names, *, outer: str = "ncu") -> list[dict]:
     launches = kernels(report)[["range", "action", "nvtx"]].itertuples(index=False)
     case_of = {(r, a): _case(n, outer) for r, a, n in launches}
     found["case"] = [case_of.get((r, a)) for r, a in zip(found["range"], found["action"])]
-    found = found[found["case"].isin(set(names)) & found["rule"].fillna("").str.contains(WANTED_RULES)]
+    wanted = (found["rule"].fillna("").str.contains(WANTED_RULES)
+              | found["title"].fillna("").str.contains(WANTED_RULES))  # the tail effect is LaunchConfiguration's
+    found = found[found["case"].isin(set(names)) & wanted]
     cols = ["case", "kernel", "rule", "section", "title", "message", "speedup_pct"]
     return [{k: _plain(v) for k, v in row.items()} for row in found[cols].to_dict("records")]
 

@@ -5,7 +5,7 @@ import math
 
 from .. import _deps
 from ..sched.waves import waves
-from .summary import NcuSummary
+from .summary import NcuSummary, is_tail_rule
 
 GAP_LIMIT = 0.01  # |ncu / event - 1| above this is flagged ...
 GAP_MIN_NS = 100_000  # ... for kernels of at least 100 us (shorter ones carry the launch and replay overheads)
@@ -157,8 +157,9 @@ def efficiency_table(s: NcuSummary):
         model = (waves(int(grid), int(sms), min(limits)) if limits and min(limits) > 0 and grid and sms
                  and grid == grid and sms == sms else None)
         mine = rules[rules["case"] == r["case"]] if not rules.empty else rules
-        tail = mine[mine["rule"].str.contains("tail", case=False)] if not mine.empty else mine
-        other = mine[~mine["rule"].str.contains("tail", case=False)] if not mine.empty else mine
+        is_tail = [is_tail_rule(a, b) for a, b in zip(mine.get("rule", ()), mine.get("title", ()))]
+        tail = mine[is_tail] if not mine.empty else mine
+        other = mine[[not t for t in is_tail]] if not mine.empty else mine
         rows.append({"case": r["case"], "group": r["group"], "grid": grid, "ncu_waves": r.get("waves"),
                      "ctas_per_sm": model.ctas_per_sm if model else None,
                      "labkit_waves": model.waves if model else math.nan,

@@ -145,6 +145,9 @@ def test_known_failures_read_from_the_log():
     assert "ERR_NVGPUCTRPERM" in ncu.diagnose("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")
     assert "LibraryNotLoaded" in ncu.diagnose("Failed to initialize the profiler: LibraryNotLoaded")
     assert "profiled no kernel" in ncu.diagnose("==WARNING== No kernels were profiled.")
+    # found by a review: a program that died before its first launch logs both; its failure is what to say
+    crashed = "==ERROR== The application returned an error code (1).\n==WARNING== No kernels were profiled."
+    assert ncu.diagnose(crashed).startswith("the profiled program failed (exit code 1) before or while ncu profiled")
     assert ncu.diagnose("all fine") is None
 
 

@@ -193,12 +193,21 @@ def test_live_needs_ncu_and_says_why_in_one_line(tmp_path, monkeypatch):
 
 
 @needs_fixture
-def test_a_relative_recorded_root_is_the_callers(fixture_summary, tmp_path, monkeypatch):
+def test_a_relative_recorded_root_is_from_the_repo_root_wherever_the_run_starts(fixture_summary, tmp_path,
+                                                                               monkeypatch):
     """A review: the kernel runs in the run's folder, so a relative recorded_root checked from the caller's folder
-    failed in cell 3; the runner passes it on resolved."""
+    failed in cell 3; the runner passes it on resolved. A later review: resolved from the caller's folder, where the
+    parameter says (nb params, JupyterLab) "relative: from the repo root"; now from the repo root everywhere."""
+    import os
+
+    from labkit import _env
+
     run = _recorded(tmp_path / "recorded", fixture_summary)
-    monkeypatch.chdir(tmp_path)
-    res = notebooks.run("05", {"source": "recorded", "recorded_root": "recorded"}, out_root=tmp_path / "out",
+    relative = os.path.relpath(tmp_path / "recorded", _env.repo_root())  # ../../tmp/.../recorded
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "a" / "b")  # where the same text names another folder
+    assert not Path(relative).resolve().is_dir()
+    res = notebooks.run("05", {"source": "recorded", "recorded_root": relative}, out_root=tmp_path / "out",
                         timeout_s=600)
     assert res.ok, res.error
     assert res.recorded_from == str(run)
@@ -685,3 +694,61 @@ def test_auto_on_a_gpu_whose_ncu_is_missing_says_why_recorded_and_how_to_profile
     assert study.choose_source("auto") == ("auto", None)
     monkeypatch.setattr(labkit.cuda, "gpu_available", lambda: False)
     assert study.choose_source("auto") == ("auto", None)  # the session finds no GPU and says so
+
+
+def test_the_notebooks_own_metrics_reach_the_summarys_counters(tmp_path, monkeypatch):
+    """Found by a review: ``metrics`` were added to ncu's command line but not read back, so notebook 05's ``-p
+    metrics`` made ncu collect counters that no table or ncu_summary.json showed."""
+    from labkit import _deps, device
+    from labkit.ncu import study
+    from labkit.ncu.runner import NcuRun
+
+    cases = study.plan([1, 37810, 56, 128], [], [], [1], [1024])
+    asked, read = [], []
+
+    def profile(target, opts, **kw):
+        asked.append(opts.metrics)
+        return NcuRun(opts.output.with_suffix(".ncu-rep"), opts.output.with_suffix(".log"), ("ncu",), 1.0, 10)
+
+    def counter_rows(report, names, metrics=None):
+        read.append(dict(metrics or {}))
+        return []
+
+    monkeypatch.setattr(study, "available", lambda: (True, "ncu 2025.3.1 at /fake/ncu"))
+    monkeypatch.setattr(study, "time_cases", lambda c, **kw: {})
+    monkeypatch.setattr(study, "profile", profile)
+    monkeypatch.setattr(study, "load", lambda path: None)
+    monkeypatch.setattr(study, "counter_rows", counter_rows)
+    monkeypatch.setattr(study, "rule_rows", lambda report, names: [])
+    monkeypatch.setattr(study, "attribution_of", lambda case, source, reps: study.Attribution(case, "x.cu", (), (),
+                                                                                              "skipped here"))
+    monkeypatch.setattr(_deps, "optional", lambda name: object())
+    monkeypatch.setattr(device, "describe", lambda: type("D", (), {"name": "fake GPU"})())
+    study.measure(cases, out_dir=tmp_path, metrics=["smsp__inst_executed.sum"], progress=None)
+    assert asked and all("smsp__inst_executed.sum" in m for m in asked)
+    assert read == [{"smsp__inst_executed.sum": "smsp__inst_executed.sum"}] * 2  # the Sage2 and the decode report
+
+
+def test_ncus_tail_effect_is_its_launch_configuration_rules_message_titled_tail_effect(monkeypatch):
+    """Found by a review: ncu gives the tail effect as rule LaunchConfiguration, its message titled "Tail Effect";
+    labkit matched "tail" in rule ids only, so the summary dropped it and the table always said "none fired"."""
+    import pandas as pd
+
+    from labkit.ncu import summary
+
+    found = pd.DataFrame([
+        {"range": 0, "action": 0, "kernel": "k", "rule": "LaunchConfiguration", "section": "LaunchStats",
+         "title": "Tail Effect", "message": "1 full waves and a partial wave of 496 blocks", "speedup_pct": 50.0},
+        {"range": 0, "action": 0, "kernel": "k", "rule": "LaunchConfiguration", "section": "LaunchStats",
+         "title": "Small Grid", "message": "fewer blocks than SMs", "speedup_pct": 10.0},
+        {"range": 0, "action": 0, "kernel": "k", "rule": "WorkloadImbalance", "section": "WorkloadDistribution",
+         "title": "SMs Workload Imbalance", "message": "...", "speedup_pct": 17.4}])
+    monkeypatch.setattr(summary, "rules", lambda report: found.copy())
+    monkeypatch.setattr(summary, "kernels", lambda report: pd.DataFrame([{"range": 0, "action": 0,
+                                                                          "nvtx": "ncu/d0"}]))
+    rows = summary.rule_rows(None, ["d0"])
+    assert [(r["rule"], r["title"]) for r in rows] == [("LaunchConfiguration", "Tail Effect"),
+                                                       ("WorkloadImbalance", "SMs Workload Imbalance")]
+    eff = tables.efficiency_table(dataclasses.replace(_sweep([100], [1.5]), rules=tuple(rows))).iloc[0]
+    assert (eff["tail_rule"], eff["tail_rule_speedup_pct"]) == ("Tail Effect", 50.0)
+    assert eff["imbalance_rules"] == "SMs Workload Imbalance (17.4%)"

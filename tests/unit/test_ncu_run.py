@@ -98,6 +98,12 @@ def test_notebook_parameters_are_refused_before_ncu_starts(fake_ncu, tmp_path, c
     assert "parameter iterations" in _error(capsys)
     assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--notebook", "99"]) == 2
     assert "notebook '99': not found" in _error(capsys)
+    # found by a review: checked against each other as nb run checks them, and a parameter given twice refused
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--notebook", "05", "-p", "q_tail", "40000"]) == 2
+    assert "parameter q_tail = [40000]: expected values at most shape[1] = 37810" in _error(capsys)
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--notebook", "02", "-p", "iterations", "5", "-p",
+                     "iterations", "7"]) == 2
+    assert "-p iterations given twice ('5', then '7')" in _error(capsys)
     assert _calls(fake_ncu) == []
 
 

@@ -689,3 +689,13 @@ def test_notebook_03_shows_the_recorded_spread_as_a_table_not_as_lines_wider_tha
     for r in spread.runs:
         assert f"<th>{r.source}</th>" in html
     assert list(spread_frame(spread).columns) == ["GPU", "git", "build", "copy", "TB/s", "best peer", "x peer"]
+
+
+def test_nb_script_writes_a_relative_recorded_root_as_the_repo_roots_folder(tmp_path, monkeypatch):
+    """The script may run from another folder, so the path is written absolute: a relative one from the repo root, as
+    the parameter says (found by a review, which also found this path had no test)."""
+    from labkit.notebook_script import write_script
+
+    monkeypatch.chdir(tmp_path)
+    script = write_script("03", {"recorded_root": "data/runs"}, tmp_path / "s.py").read_text()
+    assert f'recorded_root = "{ROOT / "data" / "runs"}"' in script
