@@ -27,6 +27,8 @@ def round_orders(names: Sequence[str], iterations: int, *, rotate: int = 0, orde
     """The configurations' order in each round: ``names`` rotated by ``rotate + round``, or a permutation
     drawn from ``random.Random(seed)`` per round (``order="shuffle"``)."""
     names = list(names)
+    if not names:  # rotate divided by their count; shuffle gave empty rounds
+        raise ValueError("round_orders: no configurations to order")
     if order == "shuffle":
         rng = random.Random(seed)
         return [rng.sample(names, len(names)) for _ in range(iterations)]

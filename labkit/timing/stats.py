@@ -38,6 +38,10 @@ class Stats:
             raise ValueError(f"Stats need a non-empty 1-D list of samples, got shape {x.shape}")
         if not np.all(np.isfinite(x)):
             raise ValueError("Stats samples contain NaN or inf")
+        if x.min() < 0 or x.max() > MAX_SECONDS:  # what from_node refuses: a saved Stats must load back
+            bad = float(x.min() if x.min() < 0 else x.max())
+            raise ValueError(f"a sample of {bad!r} s: expected 0..{MAX_SECONDS} s (a negative one is an event pair "
+                             "read out of order, as cudaEventElapsedTime can under Confidential Computing)")
         p50, p90, p95, p99 = np.percentile(x, [50, 90, 95, 99], method="linear")
         mean = min(max(float(x.mean()), float(x.min())), float(x.max()))  # equal samples' mean rounds an ulp past them
         return cls(count=int(x.size), mean_s=mean, p50_s=float(p50), p90_s=float(p90),

@@ -42,6 +42,9 @@ SEED_LIKE = dict(batch=2, heads_q=24, heads_kv=4, head_dim=256, page_size=64, ma
     ({"heads_kv": 65536, "heads_q": 65536}, "heads_kv 65536: grid y and z take at most 65535"),
     ({"batch": 0}, "batch = 0: expected an integer >= 1"),
     ({"layout": "nhd"}, "layout 'nhd': expected one of plain, interleaved"),
+    # found by a review: 128.0 passed "in (128, 256)" and reached NVRTC as -DHEAD_DIM=128.0
+    ({"head_dim": 128.0}, "head_dim = 128.0: expected an integer >= 1"),
+    ({"page_size": 64.0}, "page_size = 64.0: expected an integer >= 1"),
 ])
 def test_geometry_refuses_what_the_kernel_cannot_do(change, message):
     with pytest.raises(ArgumentError, match=message.replace("(", r"\(").replace(")", r"\)")):

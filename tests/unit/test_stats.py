@@ -46,7 +46,10 @@ def test_seed_percentiles_are_consistent_with_linear_interpolation(seed_report_p
 
 @pytest.mark.parametrize("bad, said", [([], "non-empty 1-D list of samples, got shape (0,)"),
                                        ([1.0, float("nan")], "contain NaN or inf"),
-                                       ([[1.0, 2.0]], "non-empty 1-D list of samples, got shape (1, 2)")])
+                                       ([[1.0, 2.0]], "non-empty 1-D list of samples, got shape (1, 2)"),
+                                       # found by a review: kept, then refused by the reader of the file it went to
+                                       ([1e-6, -2.5e-7], "a sample of -2.5e-07 s: expected 0..86400.0 s (a negative"),
+                                       ([1e-6, 1e5], "a sample of 100000.0 s: expected 0..86400.0 s")])
 def test_stats_reject_bad_samples(bad, said):
     with pytest.raises(ValueError, match=re.escape(said)):
         Stats.from_samples(bad)
@@ -417,3 +420,13 @@ def test_equal_samples_give_a_mean_equal_to_them_not_an_ulp_below():
     assert float(np.mean([v, v, v])) < v  # the rounding this guards against
     s = Stats.from_samples([v, v, v])
     assert s.mean_s == s.min_s == s.max_s == v
+
+
+def test_round_orders_of_no_configuration_is_one_clear_error():
+    """Found by a review: "rotate" divided by zero, "shuffle" gave empty rounds."""
+    from labkit.timing.interleave import round_orders
+
+    for order in ("rotate", "shuffle"):
+        with pytest.raises(ValueError, match="no configurations to order"):
+            round_orders([], 3, order=order)
+    assert round_orders(["a", "b"], 3) == [["a", "b"], ["b", "a"], ["a", "b"]]

@@ -55,7 +55,7 @@ class DecodeGeometry:
     layout: str = "plain"
 
     def __post_init__(self):
-        for name in ("batch", "heads_q", "heads_kv", "max_pages", "num_pages", "max_q_len"):
+        for name in ("batch", "heads_q", "heads_kv", "max_pages", "num_pages", "max_q_len", "head_dim", "page_size"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ArgumentError(f"decode geometry: {name} = {v!r}: expected an integer >= 1")
