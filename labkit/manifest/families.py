@@ -11,16 +11,24 @@ import math
 from dataclasses import dataclass, field
 
 from .issues import Issue
-from .model import BufArg, I32Field, Manifest, ParamField, TensorMapField
+from .model import BufArg, I32Field, Manifest, ParamField, ScratchField, TensorMapField
 from .pack import f32_bits
 
 # KernelParams offsets (v0.6.13 layout)
-K = dict(tmaK=128, tmaV=384, ptrO=912, ptrCumSeqLensQ=936, ptrPageIdxKv=1000, ptrSeqLensKv=1080, mBatchSize=1116,
+K = dict(tmaQ=0, tmaK=128, tmaV=384, tmaO=512, ptrO=912, ptrCumSeqLensQ=936, ptrMultiCtasKvCounter=984,
+         ptrPageIdxKv=1000, ptrPartialO=1008, ptrPartialStats=1016, ptrSeqLensKv=1080, mBatchSize=1116,
          mMaxSeqLenQ=1144, mMaxNumCtasQ=1152, mMaxNumCtasKv=1156, mMaxNumPagesPerSeqKv=1160, mNumHeadsKv=1164,
          mNumHeadsQ=1168, mNumHeadsQPerKv=1172, divisor=1176, divM=1180, divAdd=1184, divShift=1188,
          mNumHiddenEltsO=1192, mNumPagesInMemPool=1200, mNumTokensPerCtaQ=1204, mScaleSoftmaxLog2=1220,
          mSumOfSeqLensQ=1244, mUseBlockSparseAttention=1252)  # 1252: two bools, mUsesSharedPagedKvIdx in byte 1253
 HEAD_DIM = 256
+# what the kernel always reads: a field left out is 0 in the zero-filled block (a null pointer it dereferences, a
+# count it divides by), so it is an error, not a rule skipped for want of a value
+REQUIRED = ("tmaQ", "tmaK", "tmaV", "ptrO", "ptrMultiCtasKvCounter", "ptrPageIdxKv", "ptrPartialO", "ptrPartialStats",
+            "ptrSeqLensKv", "mBatchSize", "mMaxSeqLenQ", "mMaxNumCtasQ", "mMaxNumCtasKv", "mMaxNumPagesPerSeqKv",
+            "mNumHeadsKv", "mNumHeadsQ", "mNumHeadsQPerKv", "mNumTokensPerCtaQ", "mScaleSoftmaxLog2", "mSumOfSeqLensQ")
+AT_LEAST_ONE = ("mBatchSize", "mMaxSeqLenQ", "mMaxNumCtasQ", "mMaxNumCtasKv", "mMaxNumPagesPerSeqKv", "mNumHeadsKv",
+                "mNumHeadsQ", "mNumHeadsQPerKv", "mNumTokensPerCtaQ", "mSumOfSeqLensQ")
 # K's short keys for the words of mNumHeadsQPerKvDivisor (a fast_mod_div) and the i32 over its two bools, as the
 # parameter-block map names them
 _MEMBER = dict(divisor="mNumHeadsQPerKvDivisor.mDivisor", divM="mNumHeadsQPerKvDivisor.mMultiplier",
@@ -94,7 +102,19 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
     def warn(at, msg, sev="warning"):
         issues.append(Issue(sev, path(at), msg))
 
+    for name in REQUIRED:
+        f = view.field(K[name])
+        if f is None:
+            warn(K[name], f"{name} (byte {K[name]}) is not packed: the kernel reads 0 there", "error")
+        elif name.startswith("ptr") and not (isinstance(f, ScratchField) or view.bound(K[name])):
+            warn(K[name], f"{name}: a {f.kind} field where the kernel reads a pointer: expected a buffer param or "
+                          "a scratch buffer", "error")
+        elif name.startswith("tma") and not isinstance(f, TensorMapField):
+            warn(K[name], f"{name}: a {f.kind} field where the kernel reads a tensor map", "error")
+        elif name in AT_LEAST_ONE and val(K[name]) == 0:
+            warn(K[name], f"{name} = 0: expected >= 1 (the kernel counts, indexes or divides by it)", "error")
     hq, hkv, g = val(K["mNumHeadsQ"]), val(K["mNumHeadsKv"]), val(K["mNumHeadsQPerKv"])
+    issues += _tensor_maps(view, g, val(K["mNumTokensPerCtaQ"]), hq)
     grid_y = launch.grid[1] if isinstance(launch.grid[1], int) else values.get(launch.grid[1])  # used by two rules
     if tuple(launch.block) != (512, 1, 1):
         issues.append(Issue("warning", f"{base}.block", f"{list(launch.block)}: this kernel runs 512 threads"))
@@ -194,6 +214,45 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
                 issues.append(Issue("note", f"ops.{op.name}.impl.scratch.partial",
                                     f"declared f32 but the kernel writes 16-bit partial O: {nbytes} B needed, "
                                     f"{s.nbytes} B allocated (safe, mislabelled)"))
+    return issues
+
+
+def _tensor_maps(view: PackView, g: int | None, tokens_per_cta: int | None, hq: int | None) -> list[Issue]:
+    """Rules 12-14 of the brief: bf16 maps; Q's box exactly the rows the kernel's barrier counts, Q's strides the
+    [D, G, Hq] layout; K and V one layout (box [64, 64, 1, 1], 128B swizzle), different bases only."""
+    issues = []
+    maps = {name: f for name in ("tmaQ", "tmaK", "tmaV", "tmaO")
+            if isinstance(f := view.field(K[name]), TensorMapField)}
+
+    def say(name, sub, msg, sev="error"):
+        issues.append(Issue(sev, f"{view.path(K[name])}.tensormap.{sub}", msg))
+
+    for name, f in maps.items():
+        if f.dtype != "bf16":
+            say(name, "dtype", f"{f.dtype}: the kernel's {name[3:]} tiles are bf16")
+    q = maps.get("tmaQ")
+    if q is not None and g and tokens_per_cta:
+        want = (64, g, 1, tokens_per_cta)
+        if tuple(q.box) != want:  # each load waits for the box's bytes: more or fewer than the kernel counts hangs
+            say("tmaQ", "box", f"{list(q.box)}: expected [64, G={g}, 1, mNumTokensPerCtaQ={tokens_per_cta}], the "
+                               "rows the kernel's barrier counts per load")
+        if hq and tuple(q.strides) != (want_strides := (HEAD_DIM * 2, g * HEAD_DIM * 2, hq * HEAD_DIM * 2)):
+            say("tmaQ", "strides", f"{list(q.strides)}: Q as [tokens, Hq, {HEAD_DIM}] bf16 has {list(want_strides)}",
+                "warning")
+    for name in ("tmaK", "tmaV"):
+        f = maps.get(name)
+        if f is not None and tuple(f.box) != (64, 64, 1, 1):
+            say(name, "box", f"{list(f.box)}: expected [64, 64, 1, 1], the page slice the kernel's barrier counts")
+        if f is not None and f.swizzle != 128:
+            say(name, "swizzle", f"{f.swizzle}: the kernel reads its K/V tiles 128B-swizzled", "warning")
+    if "tmaK" in maps and "tmaV" in maps:
+        k, v = maps["tmaK"], maps["tmaV"]
+        dims = {name: view.lc.tensormap_dims.get(view.by_at[K[name]][0], maps[name].dims) for name in ("tmaK", "tmaV")}
+        differ = [a for a in ("dtype", "dims", "strides", "box", "swizzle", "l2_promotion", "element_strides")
+                  if (tuple(dims["tmaK"]) != tuple(dims["tmaV"]) if a == "dims" else getattr(k, a) != getattr(v, a))]
+        if differ:
+            say("tmaV", differ[0], f"V's map differs from K's in {', '.join(differ)}: the kernel reads both pages "
+                                   "one way (only the base differs)", "warning")
     return issues
 
 

@@ -118,12 +118,14 @@ def _check_pack(op: Op, li: int, ai: int, pack: Pack, issues: list[Issue]) -> No
     for fi, f in enumerate(pack.fields):
         p = f"{base}.fields[{fi}]"
         if isinstance(f, (ParamField, TensorMapField)) and f.param >= len(op.params):
-            issues.append(Issue("error", p, f"param {f.param}: op {op.name} has params 0..{len(op.params) - 1}"))
+            where = f"{p}.tensormap.param" if isinstance(f, TensorMapField) else f"{p}.param"
+            issues.append(Issue("error", where, f"param {f.param}: op {op.name} has params 0..{len(op.params) - 1}"))
             continue
         size = field_size(f, op)
         if f.at + size > pack.size:
             issues.append(Issue("error", f"{p}.at", f"{f.at} + {size} B ends past the {pack.size} B pack"))
-        align = 4 if isinstance(f, ParamField) and not op.params[f.param].is_buffer else _ALIGN[f.kind]
+        # a scalar on its own size (an i64 on 8 bytes, as in any by-value struct), a pointer on 8
+        align = op.params[f.param].packed_bytes if isinstance(f, ParamField) else _ALIGN[f.kind]
         if f.at % align:
             issues.append(Issue("error", f"{p}.at", f"{f.at}: a {f.kind} field must be {align}-byte aligned"))
         spans.append((f.at, f.at + size, fi))
@@ -140,10 +142,14 @@ def _check_pack(op: Op, li: int, ai: int, pack: Pack, issues: list[Issue]) -> No
             issues.append(Issue("error", f"{p}.scratch", f"{f.scratch!r} is not in ops.{op.name}.impl.scratch "
                                                         f"({', '.join(op.scratch) or 'none declared'})"))
     spans.sort()
-    for (a0, a1, i), (b0, b1, j) in zip(spans, spans[1:]):
-        if b0 < a1:
+    reach = None  # the field that reaches furthest so far: a field inside a long one is not only its neighbour's
+    for b0, b1, j in spans:
+        if reach is not None and b0 < reach[1]:
+            a0, a1, i = reach
             issues.append(Issue("error", f"{base}.fields[{j}].at",
                                 f"bytes {b0}..{b1 - 1} overlap fields[{i}] (bytes {a0}..{a1 - 1})"))
+        if reach is None or b1 > reach[1]:
+            reach = (b0, b1, j)
 
 
 def _check_launch(m: Manifest, op: Op, li: int, launch: Launch, values: dict[str, int], device, modules,

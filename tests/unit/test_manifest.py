@@ -445,7 +445,7 @@ def test_pack_fields_at_the_block_s_edges(tmp_path):
     def param9(doc):
         _fields0(doc)[4]["param"] = 9
     errs = [str(e) for e in check(load(_seed_changed(tmp_path, param9)), vars={"tokens": 2}).errors]
-    assert "error: ops.decode.impl.launches[0].args[0].pack.fields[4]: param 9: op decode has params 0..8" in errs
+    assert "error: ops.decode.impl.launches[0].args[0].pack.fields[4].param: param 9: op decode has params 0..8" in errs
 
 
 def test_a_refused_manifest_names_its_file_and_its_errors_once(tmp_path):
@@ -561,8 +561,15 @@ SEED_KV_BYTES = 22 * 2 * 64 * 4 * 2 * 256 * 2  # kv [22, 2, 64, 4, 2, 256] bf16:
 K_SLAB_BYTES = 2 + 255 * 2 + 63 * 4096 + 3 * 1024  # one page of the K/V maps, dims [256, 64, 4, .] strides 4096, 1024
 
 
-def _map_issues(tmp_path, change, field=1, **kw):
-    res = check(load(_seed_changed(tmp_path, change)), **{"vars": {"tokens": 2}, "find_modules": False, **kw})
+def _map_issues(tmp_path, change, field=1, *, family=True, **kw):
+    """The issues of one tensor map of the seed after ``change``; ``family=False``: the driver's rules only, without
+    the trtllm-gen family's (which also hold a map to the kernel's own boxes)."""
+    from unittest import mock
+
+    from labkit.manifest import families
+
+    with mock.patch.object(families, "matching", families.matching if family else lambda launch: []):
+        res = check(load(_seed_changed(tmp_path, change)), **{"vars": {"tokens": 2}, "find_modules": False, **kw})
     where = f"ops.decode.impl.launches[0].args[0].pack.fields[{field}].tensormap"
     return [str(i) for i in res.issues if i.path.startswith(where) or ".offset" in i.path]
 
@@ -588,11 +595,12 @@ def test_tensor_map_rules_at_their_edges(tmp_path):
         assert said in _map_issues(tmp_path, change), said
     for change in (tm(element_strides=[1, 1, 1, 8]), tm(box=[64, 256, 1, 1]), tm(strides=[4096, 1024, 2**40 - 16]),
                    tm(dims=[256, 64, 4, 2**32])):
-        assert not [i for i in _map_issues(tmp_path, change) if i.startswith(p) and not i.startswith(f"{p}.dims:")]
+        assert not [i for i in _map_issues(tmp_path, change, family=False) if i.startswith(p)
+                    and not i.startswith(f"{p}.dims:")]
 
     def rank1(doc):  # q's map as one dimension: its length derived from q's 786432 B
         _fields0(doc)[0]["tensormap"].update(dims=[0], strides=[], box=[64])
-    assert _map_issues(tmp_path, rank1, field=0) == [
+    assert _map_issues(tmp_path, rank1, field=0, family=False) == [
         "warning: ops.decode.impl.launches[0].args[0].pack.fields[0].tensormap.dims[0]: 0 (the driver rejects 0): "
         "derived from q's extent as 393216 (786432 B from offset 0, stride 2 B) for programs.decode.calls[0]"]
 
@@ -606,7 +614,7 @@ def test_a_tensor_map_s_zero_dim_is_the_last_slab_that_fits_and_its_dims_stay_in
             doc["programs"]["decode"]["calls"][0]["args"][3]["offset"] = offset
             if dims:
                 _fields0(doc)[2]["tensormap"]["dims"] = dims
-        return _map_issues(tmp_path, change, field=2)
+        return _map_issues(tmp_path, change, field=2, family=False)
 
     p = "ops.decode.impl.launches[0].args[0].pack.fields[2].tensormap"
     for offset, pages in ((262656, 22), (262672, 21), (SEED_KV_BYTES - K_SLAB_BYTES, 1)):
@@ -679,6 +687,7 @@ def test_the_trtllm_gen_rules_name_each_constant_that_disagrees(tmp_path):
     def g2(doc):  # 24 query heads over 12 KV heads, every constant of G = 2 right but the fast-mod multiplier
         for at, value in ((1164, 12), (1172, 2), (1176, 2), (1180, 0), (1188, 0), (1204, 4)):
             i32(at, value)(doc)
+        _fields0(doc)[0]["tensormap"].update(dims=[256, 2, 12, 64], strides=[512, 1024, 12288], box=[64, 2, 1, 4])
     assert warnings(g2) == [fields(18)[0] + "fast-mod divisor (2, 0, 0, 0) != "
                             "(2, 2147483648, 0, 0) (cuda::fast_mod_div of G=2)",  # ceil(2^32 / 2), shift 0
                             "warning: ops.decode.impl.launches[0].grid[1]: 4; mNumHeadsQ / min(G, 8) = 12"]
@@ -718,7 +727,9 @@ def test_the_trtllm_gen_rules_hold_the_scratch_and_the_query_rows_at_their_edges
 
 
 def test_the_trtllm_gen_rules_skip_what_the_block_does_not_hold(tmp_path):
-    """A block without mBatchSize, mMaxNumCtasQ or the counter scratch is checked without those rules, not crashed."""
+    """A block without mBatchSize, mMaxNumCtasQ or the counter scratch is checked without the rules that need them, not
+    crashed; each is an error of its own, as the kernel reads 0 there (found by a review: they had passed, the bytes
+    the same as an explicit 0, which was refused)."""
     def drop(at, scratch=None):
         def change(doc):
             doc["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"] = [
@@ -731,9 +742,14 @@ def test_the_trtllm_gen_rules_skip_what_the_block_does_not_hold(tmp_path):
         drop(1192)(doc)
         _fields0(doc).append({"at": 1192, "param": 6})
 
-    for change in (drop(1116), drop(1152), drop(984, "counter"), drop(1192), pointer_at_1192):
+    block = "error: ops.decode.impl.launches[0].args[0].pack: "
+    for change, error in ((drop(1116), "mBatchSize (byte 1116)"), (drop(1152), "mMaxNumCtasQ (byte 1152)"),
+                          (drop(984, "counter"), "ptrMultiCtasKvCounter (byte 984)"), (drop(1192), None),
+                          (pointer_at_1192, None)):
         res = check(load(_seed_changed(tmp_path, change)), vars={"tokens": 2})
-        assert res.ok and not any("mNumHiddenEltsO" in i.message for i in res.issues if i.severity != "note")
+        assert [str(e) for e in res.errors] == ([f"{block}{error} is not packed: the kernel reads 0 there"] if error
+                                                else [])
+        assert not any("mNumHiddenEltsO" in i.message for i in res.issues if i.severity != "note")
     note = "mNumHiddenEltsO is an int64 written as i32: right only because the block is zero-filled"
     assert any(note in i.message for i in check(load(SEED), vars={"tokens": 2}).issues if i.severity == "note")
     res = check(load(_seed_changed(tmp_path, lambda d: _fields0(d).append({"at": 1196, "i32": 0}))), vars={"tokens": 2})
@@ -981,3 +997,73 @@ def test_the_parameter_block_table_names_each_field_as_the_check_s_messages_do()
     assert header == [frame.index.name, *frame.columns]  # the same columns in the text and the table
     line = next(line.split() for line in text if line.split()[:1] == [f"fields[{named}]"])
     assert line[:5] == [f"fields[{named}]", str(K["mNumHiddenEltsO"]), "4", "i32", "mNumHiddenEltsO"]
+
+
+def test_the_trtllm_gen_rules_hold_the_maps_to_the_kernels_boxes_and_k_and_v_to_one_layout(tmp_path):
+    """Rules 12-14 of the brief (found by a review: none was enforced): Q's box is the rows the kernel's barrier counts
+    (an 8-row box overshoots it), its strides [D, G D, Hq D] x 2 B; K and V: box [64, 64, 1, 1], 128B swizzle, bf16,
+    one layout but the base."""
+    def issues(change):
+        res = check(load(_seed_changed(tmp_path, change)), vars={"tokens": 2})
+        return [str(i) for i in res.issues if "tensormap." in i.path and "derived from kv" not in i.message]
+
+    def tm(field, **change):
+        return lambda d: _fields0(d)[field]["tensormap"].update(change)
+    p = "ops.decode.impl.launches[0].args[0].pack.fields"
+    assert issues(lambda d: None) == []
+    assert issues(tm(0, box=[64, 8, 1, 1])) == [
+        f"error: {p}[0].tensormap.box: [64, 8, 1, 1]: expected [64, G=6, 1, mNumTokensPerCtaQ=1], the rows the "
+        "kernel's barrier counts per load"]
+    assert issues(tm(0, strides=[512, 3072, 6144])) == [
+        f"warning: {p}[0].tensormap.strides: [512, 3072, 6144]: Q as [tokens, Hq, 256] bf16 has [512, 3072, 12288]"]
+    assert issues(tm(2, box=[64, 32, 1, 1])) == [
+        f"error: {p}[2].tensormap.box: [64, 32, 1, 1]: expected [64, 64, 1, 1], the page slice the kernel's barrier "
+        "counts",
+        f"warning: {p}[2].tensormap.box: V's map differs from K's in box: the kernel reads both pages one way (only "
+        "the base differs)"]
+    assert issues(tm(1, swizzle=64, box=[32, 64, 1, 1])) == [
+        f"error: {p}[1].tensormap.box: [32, 64, 1, 1]: expected [64, 64, 1, 1], the page slice the kernel's barrier "
+        "counts", f"warning: {p}[1].tensormap.swizzle: 64: the kernel reads its K/V tiles 128B-swizzled",
+        f"warning: {p}[2].tensormap.box: V's map differs from K's in box, swizzle: the kernel reads both pages one "
+        "way (only the base differs)"]
+
+
+def test_a_required_trtllm_gen_field_left_out_or_zero_is_an_error_as_the_kernel_reads_0(tmp_path):
+    """Found by a review: a field left out was read as 'unknown' and its rules skipped, though the zero-filled block
+    gives the kernel 0 there (a null ptrO, mMaxNumCtasKv 0 for its blockIdx.x % mMaxNumCtasKv): check and pack
+    passed; an explicit 0, the same bytes, was refused."""
+    def errors(change):
+        return [str(e) for e in check(load(_seed_changed(tmp_path, change)), vars={"tokens": 2}).errors]
+
+    def drop(at):
+        return lambda d: d["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"].update(
+            fields=[f for f in _fields0(d) if f["at"] != at])
+
+    def i32(at, value):
+        return lambda d: next(f for f in _fields0(d) if f["at"] == at).update(i32=value)
+    block = "error: ops.decode.impl.launches[0].args[0].pack"
+    assert errors(drop(912)) == [f"{block}: ptrO (byte 912) is not packed: the kernel reads 0 there"]
+    assert errors(drop(1220)) == [f"{block}: mScaleSoftmaxLog2 (byte 1220) is not packed: the kernel reads 0 there"]
+    assert errors(drop(0)) == [f"{block}: tmaQ (byte 0) is not packed: the kernel reads 0 there"]
+    assert errors(i32(1156, 0)) == [f"{block}.fields[13]: mMaxNumCtasKv = 0: expected >= 1 (the kernel counts, "
+                                    "indexes or divides by it)"]
+
+    def i32_for_pointer(d):  # a constant where the kernel reads ptrPageIdxKv
+        drop(1000)(d)
+        _fields0(d).append({"at": 1000, "i32": 0})
+    assert errors(i32_for_pointer) == [f"{block}.fields[33]: ptrPageIdxKv: a i32 field where the kernel reads a "
+                                       "pointer: expected a buffer param or a scratch buffer"]
+
+
+def test_a_64_bit_scalar_is_8_byte_aligned_and_every_field_inside_another_is_named(tmp_path):
+    """Found by a review: an i64 param packed at 4 mod 8 was accepted (no by-value struct puts one there), and of two
+    fields inside the 128-byte Q map only the first was named."""
+    def tokens_i64(d):  # param 8 (tokens) is packed at 1244, 4 mod 8
+        d["ops"]["decode"]["params"][8] = "i64"
+    errors = [str(e) for e in check(load(_seed_changed(tmp_path, tokens_i64)), vars={"tokens": 2}).errors]
+    assert "error: ops.decode.impl.launches[0].args[0].pack.fields[8].at: 1244: a param field must be 8-byte " \
+           "aligned" in errors
+    inside = [str(e) for e in check(load(_seed_changed(tmp_path, lambda d: _fields0(d).extend(
+        [{"at": 8, "i32": 1}, {"at": 16, "i32": 2}]))), vars={"tokens": 2}).errors]
+    assert inside == [f"error: ops.decode.impl.launches[0].args[0].pack.fields[{j}].at: bytes {a}..{a + 3} overlap "
+                      "fields[0] (bytes 0..127)" for j, a in ((34, 8), (35, 16))]
