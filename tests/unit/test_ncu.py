@@ -361,3 +361,22 @@ def test_extra_kernel_metrics_are_columns_and_one_the_report_lacks_is_none(ctx):
     df = ncu.kernels(ctx, extra)
     assert list(df["dram_read_bytes"]) == [None] * 8
     assert df.iloc[0]["limit_regs"] == 16  # README: launch__occupancy_limit_registers 16
+
+
+def test_the_decode_kernels_helpers_are_in_the_phase_of_the_code_that_calls_them():
+    """Found by a review: count_in (the split's completion atomic, called in merge_and_store) sat under wait_bar's
+    marker and was counted as wait_kv, and tail_unit (setup) under pack_bf16's as pv."""
+    import re
+
+    from labkit.ncu.study import _kernel_dir
+
+    def phase_of(name, helper):
+        text = (_kernel_dir("decode") / name).read_text()
+        body = text.splitlines()
+        first = next(n for n, line in enumerate(body, start=1) if re.search(rf"\b{helper}\(", line))
+        lines = ncu.phase_map(text)  # the helper's first lines of code (a marker line is no code)
+        return {lines.get(n) for n in range(first + 1, first + 5) if "PHASE:" not in body[n - 1]}
+
+    assert phase_of("paged_decode.cuh", "count_in") == {"merge_and_store"}
+    assert phase_of("paged_decode_mma.cu", "tail_unit") == {"setup"}
+    assert phase_of("paged_decode.cuh", "wait_bar") == {"wait_kv"}

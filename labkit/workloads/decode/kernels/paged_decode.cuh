@@ -248,6 +248,7 @@ constexpr int MAX_SPLITS = 256;  // labkit.workloads.decode.build refuses more
 // barrier). inc wraps to 0 at `wrap_at`, so the counter is back at 0 for the next call. One atomic instead of
 // __threadfence (MEMBAR.SC) in every thread: 1-3 % faster d128 split calls on the H200 (three interleaved rounds).
 __device__ __forceinline__ unsigned count_in(unsigned* counter, unsigned wrap_at) {
+    // PHASE: merge_and_store
     unsigned old;
     asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(wrap_at) : "memory");
     return old;

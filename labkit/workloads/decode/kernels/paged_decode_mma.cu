@@ -162,6 +162,7 @@ __device__ __forceinline__ unsigned pack_bf16(float lo, float hi) {
     return r;
 }
 #if TAIL_SPLITS
+// PHASE: setup
 // This CTA's unit (sequence b, KV head, row block) and split. Units go in that order; the grid's size says how
 // many come before the tail (it launches head x head_splits + tail x TAIL_SPLITS CTAs), and the hardware starts
 // CTAs in index order. Partials stay at (unit x splits + split): the tail's, with more splits, start past the head's.
@@ -177,6 +178,7 @@ __device__ __forceinline__ void tail_unit(const Params& p, int row_blocks, int& 
     hkv = unit / row_blocks % p.heads_kv;
     rb = unit % row_blocks;
 }
+// PHASE: end
 #endif
 #if PERSISTENT
 // The next unit for this CTA. inc wraps to 0 at `wrap_at` = units + CTAs - 1: every CTA claims until it draws a number
