@@ -16,11 +16,13 @@ from .pack import f32_bits
 
 # KernelParams offsets (v0.6.13 layout)
 K = dict(tmaQ=0, tmaK=128, tmaV=384, tmaO=512, ptrO=912, ptrCumSeqLensQ=936, ptrMultiCtasKvCounter=984,
-         ptrPageIdxKv=1000, ptrPartialO=1008, ptrPartialStats=1016, ptrSeqLensKv=1080, mBatchSize=1116,
-         mMaxSeqLenQ=1144, mMaxNumCtasQ=1152, mMaxNumCtasKv=1156, mMaxNumPagesPerSeqKv=1160, mNumHeadsKv=1164,
-         mNumHeadsQ=1168, mNumHeadsQPerKv=1172, divisor=1176, divM=1180, divAdd=1184, divShift=1188,
-         mNumHiddenEltsO=1192, mNumPagesInMemPool=1200, mNumTokensPerCtaQ=1204, mScaleSoftmaxLog2=1220,
-         mSumOfSeqLensQ=1244, mUseBlockSparseAttention=1252)  # 1252: two bools, mUsesSharedPagedKvIdx in byte 1253
+         ptrPageIdxKv=1000, ptrPartialO=1008, ptrPartialStats=1016, ptrSeqLensKv=1080, mAttentionWindowSize=1112,
+         mBatchSize=1116, mMaxSeqLenQ=1144, mMaxSeqLenKv=1148, mMaxNumCtasQ=1152, mMaxNumCtasKv=1156,
+         mMaxNumPagesPerSeqKv=1160, mNumHeadsKv=1164, mNumHeadsQ=1168, mNumHeadsQPerKv=1172, divisor=1176, divM=1180,
+         divAdd=1184, divShift=1188, mNumHiddenEltsO=1192, mNumPagesInMemPool=1200, mNumTokensPerCtaQ=1204,
+         mNumTokensPerPageLog2=1208, mReshapeFactorKv=1212, mOutputScale=1216, mScaleSoftmaxLog2=1220, mScaleSfKv=1224,
+         mScaleSfO=1228, mSumOfSeqLensQ=1244,
+         mUseBlockSparseAttention=1252)  # 1252: two bools, mUsesSharedPagedKvIdx in byte 1253
 HEAD_DIM = 256
 # what the kernel always reads: a field left out is 0 in the zero-filled block (a null pointer it dereferences, a
 # count it divides by), so it is an error, not a rule skipped for want of a value
