@@ -2,11 +2,12 @@
 
 Every build uses ``-lineinfo`` and prepends ``#line 1 "<absolute path>"`` so Nsight Compute
 can show the saved source (without it NVRTC records a temp name and ncu shows no text).
-Cubins are cached by a hash of source, options and target.
+Cubins are cached by a hash of source, the headers beside it, options, target and NVRTC's version.
 """
 
 import hashlib
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,12 +59,13 @@ def compile_cubin(source: Path | str, *, arch: str, options: tuple[str, ...] = (
     # headers beside the kernel (``#include "x.cuh"``) are found through -I and hashed into the key
     opts = (*BASE_OPTIONS, f"--gpu-architecture={arch}", f"-I{path.parent}", *options)
     full = f'#line 1 "{path}"\n{text}'
-    headers = "".join(h.read_text() for h in sorted(path.parent.glob("*.cuh")))
-    key = hashlib.sha256("\0".join((full, headers, *opts)).encode()).hexdigest()[:24]
+    headers = "".join(h.read_text() for h in sorted(path.parent.iterdir()) if h.suffix in (".cuh", ".h", ".hpp"))
+    nvrtc = cupy().cuda.nvrtc
+    compiler = "nvrtc %d.%d" % nvrtc.getVersion()  # another NVRTC (a CuPy upgrade) compiles, and records, anew
+    key = hashlib.sha256("\0".join((full, headers, compiler, *opts)).encode()).hexdigest()[:24]
     cached = _cache_dir() / f"{path.stem}-{arch}-{key}.cubin"
     if cached.exists():
         return Cubin(cached.read_bytes(), arch, path, opts, "(cached)")
-    nvrtc = cupy().cuda.nvrtc
     prog = nvrtc.createProgram(full, path.name, (), ())
     try:
         try:
@@ -75,11 +77,31 @@ def compile_cubin(source: Path | str, *, arch: str, options: tuple[str, ...] = (
         image = nvrtc.getCUBIN(prog)
     finally:
         nvrtc.destroyProgram(prog)
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cached.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_bytes(image)
-    tmp.replace(cached)
+    _write_whole(cached, bytes(image))
     return Cubin(bytes(image), arch, path, opts, log)
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, whole or not at all: a temporary file of its own (two threads or two containers of one
+    pid never share one), synced, then renamed into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def module_file(source: Path | str, cubin: Cubin) -> Path:
+    """The cubin as a file CuPy can load, named by its content; one cut short (a kill mid-write) is written again."""
+    path = _cache_dir() / f"{Path(source).stem}-{cubin.arch}-{hashlib.sha256(cubin.image).hexdigest()[:24]}.load.cubin"
+    if not path.is_file() or path.stat().st_size != len(cubin.image):
+        _write_whole(path, cubin.image)
+    return path
 
 
 def load_module(source: Path | str, *, options: tuple[str, ...] = (), arch: str | None = None):
@@ -89,11 +111,7 @@ def load_module(source: Path | str, *, options: tuple[str, ...] = (), arch: str 
     cp = cupy()
     target = arch or describe(cp.cuda.Device().id).arch
     cubin = compile_cubin(source, arch=target, options=options)
-    path = _cache_dir() / f"{Path(source).stem}-{target}-{hashlib.sha256(cubin.image).hexdigest()[:24]}.load.cubin"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(cubin.image)
-    return cp.RawModule(path=str(path))
+    return cp.RawModule(path=str(module_file(source, cubin)))
 
 
 def kernel_path(package_file: str, name: str) -> Path:

@@ -931,6 +931,36 @@ def test_a_cubin_is_built_once_and_again_when_its_source_options_target_or_heade
     assert compile_cubin(src, arch="sm_89", code=KERNEL).log != "(cached)"
     (src.parent / "extra.cuh").write_text("#define UNUSED 1\n")
     assert compile_cubin(src, arch="sm_90", code=KERNEL).log != "(cached)"
+    # found by a review: a .h beside it, and NVRTC itself (a CuPy upgrade), had left the cached cubin in place
+    (src.parent / "extra.h").write_text("#define UNUSED 2\n")
+    assert compile_cubin(src, arch="sm_90", code=KERNEL).log != "(cached)"
+    assert compile_cubin(src, arch="sm_90", code=KERNEL).log == "(cached)"
+    from labkit.cuda import cupy
+
+    nvrtc = cupy().cuda.nvrtc
+    major, minor = nvrtc.getVersion()
+    monkeypatch.setattr(nvrtc, "getVersion", lambda: (major, minor + 1))
+    assert compile_cubin(src, arch="sm_90", code=KERNEL).log != "(cached)"
+    assert not list(cache.glob("kernels/.*.tmp"))  # no temporary file left beside the entries
+
+
+def test_a_loadable_cubin_cut_short_is_written_again_and_writers_never_share_a_temporary_file(tmp_path, monkeypatch):
+    """Found by a review: the file CuPy loads was written in place and only when missing, so one cut short (a kill,
+    a full disk) was loaded as it was from then on; and two writers of one pid shared a temporary name."""
+    from labkit import kernels
+
+    monkeypatch.setenv("LABKIT_CACHE", str(tmp_path / "cache"))
+    cubin = compile_cubin(tmp_path / "probe.cu", arch="sm_90", code=KERNEL)
+    path = kernels.module_file(tmp_path / "probe.cu", cubin)
+    assert path.read_bytes() == cubin.image
+    path.write_bytes(cubin.image[:100])
+    assert kernels.module_file(tmp_path / "probe.cu", cubin).read_bytes() == cubin.image
+    seen = []
+    real = kernels.tempfile.mkstemp
+    monkeypatch.setattr(kernels.tempfile, "mkstemp", lambda **kw: seen.append(real(**kw)) or seen[-1])
+    kernels._write_whole(tmp_path / "a.bin", b"1")
+    kernels._write_whole(tmp_path / "a.bin", b"2")
+    assert seen[0][1] != seen[1][1] and (tmp_path / "a.bin").read_bytes() == b"2"
 
 
 def test_a_kernel_nvrtc_rejects_is_a_compile_error_with_its_log_and_nothing_cached(tmp_path, monkeypatch):
