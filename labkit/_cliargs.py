@@ -118,6 +118,23 @@ def output_path(what: str = "output", *, parents: bool = False) -> Callable[[str
     return typed(lambda t: OutputPath.parse(t, what, parents=parents), "path")
 
 
+def figure_path(what: str = "figure") -> Callable[[str], object]:
+    """A figure's path: the PNG and the SVG that ``plot.save`` writes for it checked too, before any work."""
+    return typed(lambda t: check_figure(t, what), "path")
+
+
+def check_figure(path, what: str = "figure"):
+    """``path`` as an output, and the two files ``plot.save`` writes for it (a directory named ``x.png`` is one
+    line now, not an error after the tables)."""
+    from .plot import figure_paths
+    from .values import OutputPath
+
+    out = OutputPath.parse(path, what, parents=True)
+    for f in figure_paths(out.path):
+        OutputPath.parse(f, what, parents=True)
+    return out
+
+
 def not_an_input(out, inputs, what: str) -> None:
     """Refuse an output that is one of the command's input files (``--out self.json`` overwrote the manifest it
     packed), before any work."""

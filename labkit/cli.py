@@ -8,7 +8,7 @@ import json
 import re
 import sys
 
-from ._cliargs import Parser, int_in, output_path, typed
+from ._cliargs import Parser, check_figure, figure_path, int_in, output_path, typed
 from ._text import one_line
 from ._write import dumps
 from .errors import LabkitError
@@ -50,15 +50,18 @@ def _report_map(args) -> int:
     from .workloads.decode.peer_map import load_maps, map_table
 
     maps = load_maps(args.files, newest=args.newest)  # every file read and checked before anything is printed or drawn
-    print("\n\n".join(map_table(m) for m in maps))
+    paths = []
     if args.out is not None:
         models = len({m.device for m in maps}) > 1
+        stem = plot.figure_paths(args.out.path)[0].with_suffix("").name  # the name as given, less a .png / .svg
         for m in maps:
             clean = "_clean" if m.mode == "cold_clean" else ""  # a geometry's two cold modes are two maps
             model = "_" + re.sub(r"\W+", "_", m.device.removeprefix("NVIDIA ")).strip("_") if models else ""  # 2 GPUs'
-            path = args.out.path if len(maps) == 1 else args.out.path.with_name(
-                f"{args.out.path.stem}{model}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}{clean}")
-            print(f"figure: {plot.save(plot.peer_map(m), path)}")
+            paths.append(args.out.path if len(maps) == 1 else check_figure(args.out.path.with_name(
+                f"{stem}{model}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}{clean}")).path)
+    print("\n\n".join(map_table(m) for m in maps))  # after every figure's name is checked
+    for m, path in zip(maps, paths):
+        print(f"figure: {plot.save(plot.peer_map(m), path)}")
     return 0
 
 
@@ -68,6 +71,16 @@ def _device_model(text: str) -> str:
 
     if not text.strip():
         raise ArgumentError(f"--device {text!r}: expected a GPU model as the reports name it, e.g. 'NVIDIA H200'")
+    return text
+
+
+def _build_label(text: str) -> str:
+    """``--kernel``: a build's label as the tables name it (a blank one matched no run, and the refusal left it
+    unsaid)."""
+    from .errors import ArgumentError
+
+    if not text.strip():
+        raise ArgumentError(f"--kernel {text!r}: expected a build's label as the tables name it, e.g. 'mma w4s1c1'")
     return text
 
 
@@ -243,7 +256,7 @@ def build_parser() -> Parser:
     s = r.add_parser("map", help="labkit against its best peer over batch x kv_len, from decode reports timed with "
                                  "--peers: a table, and with --out a figure")
     s.add_argument("files", nargs="+", help="decode reports (labkit decode bench --peers [--point ...] --out FILE)")
-    s.add_argument("--out", type=output_path("figure", parents=True),
+    s.add_argument("--out", type=figure_path(),
                    help="write the figure as PATH.png and .svg (one geometry and cold mode per file if several: "
                         "PATH_d128_32-8 ..., and PATH_d128_32-8_clean for calls timed with --mode cold_clean)")
     s.add_argument("--newest", action="store_true",
@@ -262,12 +275,13 @@ def build_parser() -> Parser:
                         "pages other than 64")
     s.add_argument("--mode", choices=COLD_MODES, default="cold",
                    help="the calls' cold mode: L2 left dirty by the flush (cold, the default) or clean (cold_clean)")
-    s.add_argument("--kernel", help="only runs of this build (its label in the table, e.g. 'mma w4s1c1'), to hold the "
-                                    "kernel fixed across commits")
+    s.add_argument("--kernel", type=typed(_build_label, "build"),
+                   help="only runs of this build (its label in the table, e.g. 'mma w4s1c1'), to hold the kernel "
+                        "fixed across commits")
     s.add_argument("--device", type=typed(_device_model, "device"),
                    help="only runs on this GPU model, as the reports name it (e.g. 'NVIDIA H200'): the runs' step is "
                         "sought only among one model's")
-    s.add_argument("--out", type=output_path("figure", parents=True), help="write the figure as PATH.png and .svg")
+    s.add_argument("--out", type=figure_path(), help="write the figure as PATH.png and .svg")
     s.set_defaults(fn=_report_spread)
 
     nb = sub.add_parser("nb", help="parameterized notebooks").add_subparsers(dest="sub", required=True)

@@ -250,8 +250,13 @@ class OutputPath(_PathValue):
     def parse(cls, text: str | Path, what: str = "output", *, parents: bool = False) -> "OutputPath":
         """``parents``: the writer creates missing parent directories (ncu's report path), so they may be missing."""
         def check(p: Path, shown: str) -> None:
+            if p.is_symlink() and not p.exists():  # a dangling link: the write goes where it points
+                p = p.resolve()
             if p.is_dir():
                 raise ArgumentError(f"{what} {shown}: is a directory; expected a file name")
+            if p.exists() and not (p.is_file() or p.is_char_device()):  # a FIFO blocks the write; /dev/null is fine
+                kind = "a FIFO" if p.is_fifo() else "a socket" if p.is_socket() else "a block device"
+                raise ArgumentError(f"{what} {shown}: is {kind}; expected a regular file")
             if not p.parent.is_dir():
                 _nearest_existing_dir(p, what, shown)  # a file where a directory should be: say so, not "missing"
                 if not parents:

@@ -39,16 +39,24 @@ def _fit_titles(fig) -> None:
                                                                       else [line])))
 
 
+def figure_paths(path: Path | str) -> tuple[Path, Path]:
+    """The PNG and SVG ``save`` writes for ``path``: ``.png`` and ``.svg`` added to its name (``run.2026-12-05`` ->
+    ``run.2026-12-05.png``, not ``run.png``), or put in place of a ``.png`` / ``.svg`` it ends in."""
+    p = Path(path)
+    base = p.with_suffix("") if p.suffix.lower() in (".png", ".svg") else p
+    return base.with_name(base.name + ".png"), base.with_name(base.name + ".svg")
+
+
 def save(fig, path: Path | str) -> Path:
-    """Write ``path``.png and .svg (byte-stable metadata, titles that fit), then close the figure."""
+    """Write ``figure_paths(path)`` (byte-stable metadata, titles that fit), then close the figure; returns the PNG."""
     plt = _plt()
     _fit_titles(fig)
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p.with_suffix(".png"), metadata={"Software": None})
-    fig.savefig(p.with_suffix(".svg"), metadata={"Date": None})
+    png, svg = figure_paths(path)
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, metadata={"Software": None})
+    fig.savefig(svg, metadata={"Date": None})
     plt.close(fig)
-    return p.with_suffix(".png")
+    return png
 
 
 def _axes(ax, figsize=None):

@@ -527,3 +527,14 @@ def test_an_option_that_names_itself_in_its_error_is_not_named_twice(capsys):
     assert capsys.readouterr().err.strip() == "labkit: error: labkit decode build: --kv-len 'x': expected an integer"
     assert cli.main(["decode", "bench", "--point", "64x"]) == 2
     assert "argument --point: point '64x'" in capsys.readouterr().err
+
+
+def test_an_output_that_is_a_fifo_or_a_link_to_nowhere_is_refused_before_any_work(tmp_path):
+    """Found by a review: an existing FIFO passed as writable and manifest pack then waited for a reader for ever; a
+    link into a missing directory passed, and the write failed after the work."""
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "link.bin").symlink_to(tmp_path / "missing" / "file.bin")
+    for name, said in (("fifo", "is a FIFO; expected a regular file"),
+                       ("link.bin", f"directory {str(tmp_path / 'missing')!r} does not exist")):
+        out = _labkit("manifest", "pack", SEED, "--out", str(tmp_path / name), timeout=20)
+        assert out.returncode == 2 and said in out.stderr and out.stderr.count("\n") == 1, out.stderr

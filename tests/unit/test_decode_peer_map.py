@@ -283,3 +283,15 @@ def test_a_map_of_one_call_keeps_its_whole_title_inside_the_figure(tmp_path):
     title = fig.axes[0].title.get_window_extent()
     assert box.y0 <= title.y0 and title.y1 <= box.y1 and box.x0 <= title.x0 and title.x1 <= box.x1, (title, box)
     assert fig.axes[0].get_window_extent().height > 0.3 * box.height and path.exists()
+
+
+def test_each_maps_figure_is_checked_before_any_table_prints(tmp_path, capsys):
+    """Found by a review: report map's per-map figure names were never checked, so a directory in the way of one
+    failed after the tables."""
+    h200 = _report(tmp_path, "h200.json", [_row(4, 8192, 1.02)])
+    h100 = _report(tmp_path, "h100.json", [_row(4, 8192, 0.99)], device="NVIDIA H100 80GB HBM3")
+    (tmp_path / "map_H200_d128_32-8.svg").mkdir()
+    assert cli.main(["report", "map", str(h200), str(h100), "--out", str(tmp_path / "map")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "map_H200_d128_32-8.svg': is a directory; expected a file name" in err
+    assert not (tmp_path / "map_H100_80GB_HBM3_d128_32-8.png").exists()

@@ -644,3 +644,24 @@ def test_a_call_in_no_record_names_the_nearest_recorded_calls_and_how_to_ask_for
     assert cli.main(["report", "spread", str(tmp_path), "--point", "24x6000", "--head-dim", "256"]) == 2
     assert capsys.readouterr().err.strip().endswith("no row of this call in the 2 decode reports; labkit report show "
                                                     "FILE lists a report's calls")
+
+
+def test_a_figure_name_with_a_dot_keeps_it_and_a_figure_that_cannot_be_written_is_refused_before_the_tables(
+        tmp_path, capsys):
+    """Found by a review: --out figs/run.2026-12-05 wrote figs/run.png (the suffix replaced, another run's figure
+    overwritten), a directory named spread.png failed after the table had printed, and a blank --kernel matched no run
+    with a refusal that left it unsaid."""
+    argv = ["report", "spread", *map(str, BENCHES), "--point", "64x8192"]
+    assert cli.main([*argv, "--out", str(tmp_path / "run.2026-12-05")]) == 0
+    assert f"figure: {tmp_path / 'run.2026-12-05.png'}\n" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.2026-12-05.png", "run.2026-12-05.svg"]
+    assert cli.main([*argv, "--out", str(tmp_path / "given.png")]) == 0  # a .png given: not given.png.png
+    assert (tmp_path / "given.png").is_file() and (tmp_path / "given.svg").is_file()
+    capsys.readouterr()
+    (tmp_path / "taken.png").mkdir()
+    assert cli.main([*argv, "--out", str(tmp_path / "taken")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"labkit: error: labkit report spread: argument --out: figure "
+                                 f"{str(tmp_path / 'taken.png')!r}: is a directory; expected a file name\n")
+    assert cli.main([*argv, "--kernel", " "]) == 2
+    assert "--kernel ' ': expected a build's label as the tables name it, e.g. 'mma w4s1c1'" in capsys.readouterr().err
