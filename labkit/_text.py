@@ -64,7 +64,6 @@ def break_line(line: str, fit: int, *, fewest_lines: bool = False) -> list[str]:
     starts = [0]  # offsets of the words: words i..j-1 take starts[j] - starts[i] - 1 characters
     for w in words:
         starts.append(starts[-1] + len(w) + 1)
-    fit = max(fit, max(map(len, words)))
     layer = {0: (0, 0, ())}  # first word of the next line -> (cost of the breaks, longest line, line ends)
     done = []  # (cost of the breaks, lines, longest line, line ends) of each line count that reaches the end
     reached = {0}
@@ -73,7 +72,7 @@ def break_line(line: str, fit: int, *, fewest_lines: bool = False) -> list[str]:
         for i, (paid, longest, ends) in layer.items():
             for j in range(i + 1, len(words) + 1):
                 width = starts[j] - starts[i] - 1
-                if width > fit:
+                if width > fit and j > i + 1:  # only a word longer than a line takes more, alone on its line
                     break
                 best = (paid + (cost[j - 1] if j < len(words) else 0), max(longest, width), ends + (j,))
                 if j not in nxt or best[:2] < nxt[j][:2]:

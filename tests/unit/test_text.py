@@ -96,3 +96,12 @@ def test_wrapped_at_phrase_ends_keeps_each_term_of_a_legend_whole():
 def test_break_line_ends_a_line_at_a_full_stop_before_one_of_more_even_length():
     assert break_line("the split sweep ran level. see docs/decode.md", 26) == [
         "the split sweep ran level.", "see docs/decode.md"]
+
+
+def test_a_word_longer_than_a_line_takes_only_its_own_line_past_the_width():
+    """Found by a review: such a word raised the limit for every line, so lines of short words before and after it ran
+    to 104 and 129 characters."""
+    words = " ".join(["word"] * 40) + " " + "x" * 130 + " " + " ".join(["tail"] * 30)
+    lines = break_line(words, 100)
+    assert [line for line in lines if len(line) > 100] == ["x" * 130]
+    assert " ".join(lines) == words
