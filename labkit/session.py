@@ -280,12 +280,23 @@ class Session:
         same = "with the same parameters"
         if r.covering:  # a run of more than was asked for: the part asked for is shown
             same += " except " + ", ".join(f"{k}={v!r}, which covers the {k} asked for" for k, v in r.covering.items())
-        changed, since = changed_since(r.git_sha, kernel_paths(self.notebook)) or ([], 0)
-        stale = (f" labkit's kernels or call plans changed in {since} commit(s) since (git log {r.git_sha[:12]}..HEAD "
-                 f"-- {' '.join(map(shlex.quote, changed))}): re-record on a GPU to measure today's code."
-                 if changed else "")
+        found = changed_since(r.git_sha, kernel_paths(self.notebook))
+        sha = r.git_sha.removesuffix("-dirty")[:12]
+        if found is None:  # no git here, or a commit this checkout does not have: say so, not "current"
+            stale = (f" Whether labkit's kernels or call plans changed since cannot be told here (no git, or commit "
+                     f"{sha} is not in this checkout).")
+        elif found[0]:
+            changed, since, edited = found
+            files = " ".join(map(shlex.quote, changed))
+            how = [f"{since} commit(s) since (git log {sha}..HEAD -- {files})"] if since else []
+            how += [f"uncommitted edits (git diff HEAD -- {files})"] if edited else []
+            stale = f" labkit's kernels or call plans changed in {' and '.join(how)}: re-record on a GPU to measure " \
+                    "today's code."
+        else:
+            stale = ""
         return (f"labkit {self.notebook}: RECORDED mode: {self.reason}. Showing the recorded run {r.label} "
-                f"(measured on {r.device}, {r.created_utc}, git {r.git_sha[:12]}) {same}; not a new measurement."
+                f"(measured on {r.device}, {r.created_utc}, git {sha}"
+                f"{' with uncommitted changes' if r.git_sha.endswith('-dirty') else ''}) {same}; not a new measurement."
                 + stale)
 
     def measure(self, key: str, fn, *args, load=None, **kwargs) -> Any:

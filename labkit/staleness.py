@@ -92,20 +92,32 @@ def _code_at(rev: str, path: str) -> str | None:
     return code_of(path, shown.stdout) if shown.returncode == 0 else None
 
 
-def _same_code(sha: str, path: str) -> bool:
-    """Whether ``path`` reads as the same code at ``sha`` and at HEAD; a file missing from either (added, deleted,
-    renamed) or that git cannot show is a change."""
+def _code_now(path: str) -> str | None:
+    """``path``'s code as this checkout has it on disk (uncommitted edits included); None where it is gone."""
+    try:
+        return code_of(path, (_env.repo_root() / path).read_text())
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _same_code(sha: str, path: str, now: str = "HEAD") -> bool:
+    """Whether ``path`` reads as the same code at ``sha`` and at ``now`` (a commit, or ``None``: the files on disk);
+    a file missing from either (added, deleted, renamed) or that git cannot show is a change."""
     before = _code_at(sha, path)
-    return before is not None and before == _code_at("HEAD", path)
+    return before is not None and before == (_code_now(path) if now is None else _code_at(now, path))
 
 
-def _changed_code(sha: str, paths: tuple[str, ...]) -> list[str] | None:
-    """The files of ``paths`` that read as other code at HEAD than at ``sha``; None without git or where ``sha`` is not
-    a commit of this checkout."""
-    changed = _git("diff", "--name-only", "-z", sha, "HEAD", "--", *paths)  # -z: names as they are
+def _changed_code(sha: str, paths: tuple[str, ...], now: str | None = None) -> list[str] | None:
+    """The files of ``paths`` that read as other code at ``now`` (a commit, or ``None``: the files on disk, new ones
+    too) than at ``sha``; None without git or where ``sha`` is not a commit of this checkout."""
+    changed = _git("diff", "--name-only", "-z", sha, *([now] if now else []), "--", *paths)  # -z: names as they are
     if changed.returncode != 0:
         return None
-    return [p for p in changed.stdout.split("\0") if p and not _same_code(sha, p)]
+    names = [p for p in changed.stdout.split("\0") if p]
+    if now is None:  # files git does not track yet are code the record did not run
+        new = _git("ls-files", "--others", "--exclude-standard", "-z", "--", *paths)
+        names += [p for p in new.stdout.split("\0") if p and p not in names] if new.returncode == 0 else []
+    return [p for p in names if not _same_code(sha, p, now)]
 
 
 def _commits(sha: str, paths) -> int | None:
@@ -122,24 +134,28 @@ def kernel_commits_since(sha: str, paths: tuple[str, ...] = KERNEL_PATHS) -> int
         commits = _commits(sha, paths)
         if not commits:
             return commits
-        changed = _changed_code(sha, paths)
+        changed = _changed_code(sha, paths, "HEAD")
         return None if changed is None else commits if changed else 0
     except (OSError, subprocess.SubprocessError):
         return None
 
 
-def changed_since(sha: str, paths: tuple[str, ...] = KERNEL_PATHS) -> tuple[list[str], int] | None:
-    """The files of ``paths`` whose code differs at HEAD from ``sha`` and the commits since that touched them (what
-    ``git log sha..HEAD -- files`` lists: a banner's count and command agree); ([], 0) where none differ, None without
-    git or where ``sha`` is not a commit of this checkout."""
+def changed_since(sha: str, paths: tuple[str, ...] = KERNEL_PATHS) -> tuple[list[str], int, bool] | None:
+    """The files of ``paths`` whose code in this checkout (uncommitted edits and new files included) differs from
+    ``sha``'s, the commits since that touched them (what ``git log sha..HEAD -- files`` lists: a banner's count and
+    command agree), and whether uncommitted edits are among the differences; ([], 0, False) where none differ, None
+    without git or where ``sha`` is not a commit of this checkout. A ``-dirty`` sha (a record of a tree with
+    uncommitted changes) is compared as its commit."""
+    sha = sha.removesuffix("-dirty")
     try:
         if _commits(sha, paths) is None:
             return None
         changed = _changed_code(sha, paths)
         if not changed:
-            return None if changed is None else ([], 0)
+            return None if changed is None else ([], 0, False)
         commits = _commits(sha, changed)
-        return None if commits is None else (changed, commits)
+        edited = _git("status", "--porcelain", "-z", "--", *changed)
+        return None if commits is None else (changed, commits, bool(edited.stdout.strip("\0")))
     except (OSError, subprocess.SubprocessError):
         return None
 

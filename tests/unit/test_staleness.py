@@ -216,3 +216,48 @@ def test_a_record_is_called_stale_only_where_its_notebook_runs_the_changed_code(
                       runs_root=tmp_path / "runs" / name)
         banner = as_read(capsys.readouterr().out)
         assert (stale in banner) is runs and ("re-record" in banner) is runs, (name, banner)
+
+
+def test_a_record_of_a_dirty_tree_edits_not_committed_and_a_commit_not_here_are_not_called_current(
+        tmp_path, monkeypatch, capsys):
+    """Found by a review: a record's ``<sha>-dirty`` failed every git call and its banner said nothing (as if
+    current); a kernel edited and not committed, or a new file beside it, left a record current; and a commit this
+    checkout lacks read as current too."""
+    from labkit.session import Session
+
+    from .test_recorded import _record
+
+    git = _git_repo(tmp_path, monkeypatch)
+    geometry = tmp_path / "labkit" / "workloads" / "decode" / "geometry.py"
+    geometry.parent.mkdir(parents=True)
+    geometry.write_text("X = 1\n")
+    git("add", "."), git("commit", "-qm", "recorded here")
+    recorded = git("rev-parse", "HEAD")
+
+    shown = []
+
+    def banner(sha):
+        shown.append(sha)
+        runs = tmp_path / "runs" / str(len(shown))  # outside the repository's tree: not an untracked kernel
+        run = _record(runs, "20260101T000000Z", "03_decode")
+        doc = json.loads((run / "run.json").read_text())
+        doc["provenance"]["git_sha"] = sha
+        (run / "run.json").write_text(json.dumps(doc))
+        Session.start("03_decode", source="recorded", out_dir=tmp_path / "out" / str(len(shown)), parameters={"n": 1},
+                      runs_root=runs)
+        return as_read(capsys.readouterr().out)
+
+    assert "changed" not in banner(recorded) and "cannot be told" not in banner(recorded)
+    geometry.write_text("X = 2\n")  # not committed
+    edited = ("labkit's kernels or call plans changed in uncommitted edits (git diff HEAD -- "
+              "labkit/workloads/decode/geometry.py): re-record on a GPU")
+    assert edited in banner(recorded)
+    assert edited in banner(recorded + "-dirty") and f"git {recorded[:12]} with uncommitted changes)" in banner(
+        recorded + "-dirty")
+    git("commit", "-qam", "code")
+    (tmp_path / "labkit" / "workloads" / "decode" / "kernels").mkdir()
+    (tmp_path / "labkit" / "workloads" / "decode" / "kernels" / "new.cu").write_text("int k = 1;\n")  # untracked
+    both = banner(recorded + "-dirty")
+    assert (f"changed in 1 commit(s) since (git log {recorded[:12]}..HEAD -- labkit/workloads/decode/geometry.py "
+            "labkit/workloads/decode/kernels/new.cu) and uncommitted edits (git diff HEAD --") in both
+    assert "cannot be told here (no git, or commit 0123456789ab is not in this checkout)" in banner("0123456789ab" * 3)
