@@ -27,10 +27,12 @@ def runs_root(out_root: Path | None = None) -> Path:
 
 
 def new_run_dir(root: Path, notebook: str) -> Path:
-    """A fresh ``<stamp>-<notebook>`` directory; a second run in the same second gets ``-2``, ``-3``..."""
+    """A fresh ``<stamp>-<notebook>`` directory; a second run in the same second gets ``<stamp>.002-<notebook>``, then
+    ``.003``...: still named for its notebook at the end (a run named ``...-<notebook>-2`` was never found as a record
+    of it), and sorted after the first."""
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     for n in range(1, 1000):
-        path = root / (f"{stamp}-{notebook}" if n == 1 else f"{stamp}-{notebook}-{n}")
+        path = root / (f"{stamp}-{notebook}" if n == 1 else f"{stamp}.{n:03d}-{notebook}")
         try:
             path.mkdir(parents=True)  # atomic: two processes never get the same directory
             return path

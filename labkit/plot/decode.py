@@ -112,7 +112,7 @@ def _run_name(r) -> str:
     from pathlib import Path
 
     path = Path(r.source)
-    return next((p for p in path.parts if re.match(r"\d{8}T\d{6}Z-", p)), path.name)
+    return next((p for p in path.parts if re.match(r"\d{8}T\d{6}Z(\.\d{3})?-", p)), path.name)
 
 
 def call_spread(s, *, this_run: float | None = None, this_run_beside: float | None = None, title: str | None = None):

@@ -221,7 +221,22 @@ def test_run_directories_never_collide_and_latest_moves(tmp_path):
     assert len({d.name for d in dirs}) == 5 and all(d.is_dir() for d in dirs)
     stamp = dirs[0].name.split("-")[0]
     same_second = [d.name for d in dirs if d.name.startswith(stamp)]
-    assert same_second == [f"{stamp}-nb"] + [f"{stamp}-nb-{i}" for i in range(2, len(same_second) + 1)]
+    assert same_second == [f"{stamp}-nb"] + [f"{stamp}.{i:03d}-nb" for i in range(2, len(same_second) + 1)]
+    assert sorted(same_second) == same_second  # in the order they were made
+
+
+def test_a_second_run_in_the_same_second_is_found_as_a_record_of_its_notebook(tmp_path):
+    """Found by a review: named ``<stamp>-03_decode-2``, it matched no ``*-03_decode`` and no record check, so a
+    recorded GPU run of that name was invisible, not even listed as skipped."""
+    from labkit.session import scan_recorded
+
+    from .test_recorded import _record
+
+    _record(tmp_path, "20260101T000000Z", "03_decode")
+    _record(tmp_path, "20260101T000000Z.002", "03_decode")  # as new_run_dir names a second run in that second
+    valid, problems = scan_recorded("03_decode", tmp_path)
+    assert [r.path.name for r in valid] == ["20260101T000000Z-03_decode", "20260101T000000Z.002-03_decode"]
+    assert problems == []
 
 
 def test_output_root_that_is_a_file_is_one_line_error(tmp_path, monkeypatch, capsys):
@@ -268,9 +283,9 @@ def test_999_runs_in_one_second_take_suffixes_up_to_999_then_are_refused(tmp_pat
 
     monkeypatch.setattr(rundirs, "_dt", types.SimpleNamespace(datetime=Frozen, timezone=dt.timezone))  # one second
     (tmp_path / "20260102T030405Z-nb").mkdir()
-    for n in range(2, 999):  # the first and -2 .. -998 taken
-        (tmp_path / f"20260102T030405Z-nb-{n}").mkdir()
-    assert new_run_dir(tmp_path, "nb").name == "20260102T030405Z-nb-999"
+    for n in range(2, 999):  # the first and .002 .. .998 taken
+        (tmp_path / f"20260102T030405Z.{n:03d}-nb").mkdir()
+    assert new_run_dir(tmp_path, "nb").name == "20260102T030405Z.999-nb"
     with pytest.raises(LabkitError) as exc:
         new_run_dir(tmp_path, "nb")
     assert str(exc.value) == f"{tmp_path}: 999 runs of nb in one second; clean up {tmp_path}"
