@@ -665,3 +665,19 @@ def test_a_figure_name_with_a_dot_keeps_it_and_a_figure_that_cannot_be_written_i
                                  f"{str(tmp_path / 'taken.png')!r}: is a directory; expected a file name\n")
     assert cli.main([*argv, "--kernel", " "]) == 2
     assert "--kernel ' ': expected a build's label as the tables name it, e.g. 'mma w4s1c1'" in capsys.readouterr().err
+
+
+def test_a_run_naming_no_gpu_is_its_runs_folder_however_the_reports_are_given(monkeypatch):
+    """Found by a review: such a run's machine was the first part of the path as typed, so given as data/runs each was
+    its run's folder, given as files or as data all were one machine ('data', 'runs'), and whether two groups stood out
+    depended on the command line (8 x 8k mma w4s3 on the H200s: two groups, or none)."""
+    from labkit.workloads.decode.spread import call_spread
+
+    files = sorted(str(f) for f in RUNS.glob("*/*.json") if '"decode_report_version"' in f.read_text()[:4000])
+    monkeypatch.chdir(ROOT)
+    spreads = [call_spread(given, 8, 8192, 128, kernel="mma w4s3", device="NVIDIA H200")
+               for given in (["data/runs"], files, ["data"])]
+    machines = [sorted(r.machine for r in s.runs) for s in spreads]
+    assert machines[0] == machines[1] == machines[2] and len(machines[0]) == 12 and len(set(machines[0])) > 10
+    assert all(m.startswith("2026") or m.startswith("GPU-") for m in machines[0])
+    assert len({tuple((g.runs, g.machines) for g in s.step()) for s in spreads}) == 1

@@ -12,6 +12,7 @@ machine's state, not the kernel's). ``labkit report spread`` prints it and draws
 """
 
 import json
+import re
 import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ from .peers import best_peer
 from .recorded_calls import builds_of, nearest_calls
 from .report import DecodePoint, DecodeReport, is_decode_report, load
 from .targets import LARGE_KV_MB, call_label, shape_label
+
+RUN_DIR = re.compile(r"\d{8}T\d{6}Z")  # a run's folder: its UTC stamp first (rundirs.new_run_dir)
 
 MIN_PER_SIDE = 3  # runs on each side of a step before it names two groups (two outliers are not a state)
 MIN_MACHINES_PER_SIDE = 2  # GPUs (or run directories, where no GPU is named) on each side: one machine is not a state
@@ -49,11 +52,16 @@ class RunRate:
     git: str
     created_utc: str
     source: str  # the report, as given or under the directory given
+    path: str = ""  # the report's resolved path: its run's directory, however the reports were given
 
     @property
     def machine(self) -> str:
-        """The GPU, or where no GPU is named the run's directory (early records)."""
-        return self.gpu if self.gpu != "not recorded" else Path(self.source).parts[0]
+        """The GPU, or where no GPU is named the run's directory (early records): the stamped folder of the report's
+        path, else its parent (``data/runs`` given or the files themselves, the same runs count the same)."""
+        if self.gpu != "not recorded":
+            return self.gpu
+        where = Path(self.path or self.source)
+        return next((part for part in where.parts if RUN_DIR.match(part)), where.parent.name or where.name)
 
     @property
     def beside_TBps(self) -> float | None:
@@ -252,11 +260,11 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
                             "calls, whose data come from DRAM)")
     reports = paths if isinstance(paths, Reports) else read_reports(paths)
     runs = []
-    for name, r in reports.found:
+    for (name, r), path in zip(reports.found, reports.paths):
         for p in r.points:
             call = (p.batch, p.kv_len, p.head_dim, p.heads, p.mode)
             if call == (batch, kv_len, head_dim, heads, mode) and kernel in (None, p.kernel):
-                runs.append(_run(name, r, p))
+                runs.append(_run(name, r, p, path))
     label = f"{shape_label(batch, kv_len, head_dim)}, {heads} heads, {mode}" + (f", {kernel}" if kernel else "")
     if device is not None:
         others = sorted({x.device for x in runs} - {device})
@@ -318,13 +326,13 @@ def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB
     return lines
 
 
-def _run(name: str, r: DecodeReport, p: DecodePoint) -> RunRate:
+def _run(name: str, r: DecodeReport, p: DecodePoint, path: Path | None = None) -> RunRate:
     t = provenance_traits(r.provenance)
     best = best_peer(p.peers)
     device = r.provenance.get("device") or {}
     return RunRate(p.TBps, p.kernel, r.copy_TBps, best[0] if best else None, best[1] if best else None,
                    p.x_best_peer, t["gpu"], t["device"], device.get("vbios_version"), device.get("board_part_number"),
-                   t["git"][:7], str(r.provenance.get("created_utc", "")), name)
+                   t["git"][:7], str(r.provenance.get("created_utc", "")), name, str(path or ""))
 
 
 def _row_cells(s: CallSpread, r: RunRate) -> list[str]:
