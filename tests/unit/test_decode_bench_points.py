@@ -251,8 +251,8 @@ def test_a_variants_peers_the_issues_split_sweeps_and_tail_timelines_of_a_bench(
         return {"sdpa_cudnn": "not available (test)", "labkit_beside_peers": 1.1}
 
     def fake_sweep(b, n, d, *, heads_q, heads_kv, **kw):
-        swept.append((b, n, d, heads_q, heads_kv))
-        return [{**row(b, n, d, heads_q, heads_kv), "heuristic": True}]
+        swept.append((b, n, d, heads_q, heads_kv) + ((kw["variant"],) if "variant" in kw else ()))
+        return [{**row(b, n, d, heads_q, heads_kv, kw.get("variant")), "heuristic": True}]
 
     # two SMs: SM 0 runs CTAs to 3 us, SM 1 is idle after 1 us
     timeline = Timeline([(0, 0, 0, 1000, 0, 0), (1, 1, 0, 1000, 0, 0), (2, 0, 1000, 3000, 0, 0)], sms=2, ctas_per_sm=1)
@@ -274,3 +274,9 @@ def test_a_variants_peers_the_issues_split_sweeps_and_tail_timelines_of_a_bench(
         timeline.records.tolist()
     run_bench(bench_calls(quick=True, sweep_splits="some"), say=said.append)
     assert swept == [(1, 8192, 128, 32, 8), (8, 8192, 128, 32, 8), (1, 1024, 128, 32, 8), (2, 704, 256, 24, 4)]
+    # found by a review: with --variant the split sweep had timed the default kernel; now each variant's own
+    swept.clear()
+    both = run_bench(bench_calls(point=[(8, 8192)], variants=["fma", "mma"], sweep_splits="some"), say=said.append)
+    assert swept == [(8, 8192, 128, 32, 8, "fma"), (8, 8192, 128, 32, 8, "mma")]
+    assert {k: v[0].kernel.split()[0] for k, v in both.split_sweeps.items()} == {"8x8192 d128 fma": "fma",
+                                                                                   "8x8192 d128 mma": "mma"}

@@ -160,9 +160,12 @@ def _split_sweeps(calls: BenchCalls, sweeps: dict, save, say) -> None:
     if not calls.named:
         at["2x704 seed"] = SEED_CALL
     worst = []
-    for key, (b, n, d, hq, hk) in at.items():
+    # each kernel variant the calls were timed in gets its own sweeps (--variant fma had swept the default kernel)
+    at = {key if v is None else f"{key} {v}": (*call, v) for key, call in at.items() for v in calls.variants}
+    for key, (b, n, d, hq, hk, v) in at.items():
         sweeps[key] = bench.split_sweep(b, n, d, heads_q=hq, heads_kv=hk, page_size=calls.page_size,
-                                        iterations=calls.iterations, mode=calls.mode)
+                                        iterations=calls.iterations, mode=calls.mode,
+                                        **({} if v is None else {"variant": v}))
         save()
         best = min(r["p50_us"] for r in sweeps[key])
         pick = next(r for r in sweeps[key] if r["heuristic"])
