@@ -57,8 +57,9 @@ def _report_map(args) -> int:
         for m in maps:
             clean = "_clean" if m.mode == "cold_clean" else ""  # a geometry's two cold modes are two maps
             model = "_" + re.sub(r"\W+", "_", m.device.removeprefix("NVIDIA ")).strip("_") if models else ""  # 2 GPUs'
+            variant = f"_{m.variant}" if m.variant else ""
             paths.append(args.out.path if len(maps) == 1 else check_figure(args.out.path.with_name(
-                f"{stem}{model}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}{clean}")).path)
+                f"{stem}{model}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}{variant}{clean}")).path)
     print("\n\n".join(map_table(m) for m in maps))  # after every figure's name is checked
     for m, path in zip(maps, paths):
         print(f"figure: {plot.save(plot.peer_map(m), path)}")

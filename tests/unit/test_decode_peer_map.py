@@ -295,3 +295,18 @@ def test_each_maps_figure_is_checked_before_any_table_prints(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert out == "" and "map_H200_d128_32-8.svg': is a directory; expected a file name" in err
     assert not (tmp_path / "map_H100_80GB_HBM3_d128_32-8.png").exists()
+
+
+def test_a_bench_of_two_kernel_variants_is_a_map_each(tmp_path, capsys):
+    """Found by a review: decode bench --peers --variant mma --variant fma writes a row of each call per variant, which
+    the map took for one call timed twice ("in both F and F"), with --newest too."""
+    two = _report(tmp_path, "two.json", [_row(4, 8192, 1.02), {**_row(4, 8192, 0.61), "kernel": "fma r2s3"}])
+    maps = load_maps([two])
+    assert [(m.variant, m.cells[4, 8192].x_best_peer) for m in maps] == [("fma", 0.61), ("mma", 1.02)]
+    assert [map_table(m).splitlines()[0] for m in maps] == [
+        f"labkit beside the peers / the best peer, d128, 32/8 heads, {v} kernel (under 1: behind)"
+        for v in ("fma", "mma")]
+    assert cli.main(["report", "map", str(two), "--out", str(tmp_path / "map")]) == 0
+    figures = [line.split(": ", 1)[1] for line in capsys.readouterr().out.splitlines() if line.startswith("figure: ")]
+    assert figures == [str(tmp_path / "map_d128_32-8_fma.png"), str(tmp_path / "map_d128_32-8_mma.png")]
+    assert load_maps([_report(tmp_path, "one.json", [_row(4, 8192, 1.02)])])[0].variant is None  # one: unsaid

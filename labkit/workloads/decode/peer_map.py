@@ -39,12 +39,15 @@ class PeerMap:
     mode: str = "cold"  # labkit.timing's cold mode of every cell
     before_reset: tuple[tuple[str, str], ...] = ()  # its runs whose peers may have read FA3's persisting L2 lines
     device: str = "not recorded"  # the GPU model of every cell: an H100's and an H200's calls are two maps
+    variant: str | None = None  # the kernel variant of every cell, where the reports timed more than one
 
     @property
     def what(self) -> str:
-        """The map's geometry and, where L2 was left clean, its cold mode: one line for a title."""
+        """The map's geometry, its kernel variant where there are several and, where L2 was left clean, its cold mode:
+        one line for a title."""
         clean = ", L2 left clean" if self.mode == "cold_clean" else ""
-        return f"d{self.head_dim}, {self.heads} heads{clean}"
+        variant = f", {self.variant} kernel" if self.variant else ""
+        return f"d{self.head_dim}, {self.heads} heads{variant}{clean}"
 
     @property
     def where(self) -> str:
@@ -103,7 +106,7 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
             best = best_peer(p.peers)
             if p.mode not in COLD_MODES or p.x_best_peer is None or best is None:
                 continue
-            key = (t["device"], p.head_dim, p.heads, p.mode)
+            key = (t["device"], p.head_dim, p.heads, p.mode, p.variant)  # --variant mma --variant fma: two maps
             cells = found.setdefault(key, {})
             call = f"batch {p.batch} x {p.kv_len}, d{p.head_dim}, {p.heads}, {p.mode}"
             if (p.batch, p.kv_len) in cells:
@@ -123,11 +126,12 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
         raise ArgumentError(f"{', '.join(name for name, _ in reports)}: no cold call timed beside the peers (write "
                             "one with labkit decode bench --peers --out FILE)")
     maps = []
-    for (device, d, heads, mode), cells in sorted(found.items()):
+    several = len({key[-1] for key in found}) > 1  # name the variant only where the maps differ in it
+    for key, cells in sorted(found.items()):
+        device, d, heads, mode, variant = key
         runs = tuple(sorted({v[2] for v in cells.values()}))
-        maps.append(PeerMap(d, heads, {k: c for k, (c, _, _) in cells.items()}, runs,
-                            replaced.get((device, d, heads, mode), 0), mode, tuple(run for run in runs if run in early),
-                            device))
+        maps.append(PeerMap(d, heads, {k: c for k, (c, _, _) in cells.items()}, runs, replaced.get(key, 0), mode,
+                            tuple(run for run in runs if run in early), device, variant if several else None))
     return maps
 
 
