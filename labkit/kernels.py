@@ -59,7 +59,8 @@ def compile_cubin(source: Path | str, *, arch: str, options: tuple[str, ...] = (
     # headers beside the kernel (``#include "x.cuh"``) are found through -I and hashed into the key
     opts = (*BASE_OPTIONS, f"--gpu-architecture={arch}", f"-I{path.parent}", *options)
     full = f'#line 1 "{path}"\n{text}'
-    headers = "".join(h.read_text() for h in sorted(path.parent.iterdir()) if h.suffix in (".cuh", ".h", ".hpp"))
+    beside = sorted(path.parent.iterdir()) if path.parent.is_dir() else []  # code= needs no file there
+    headers = "".join(h.read_text() for h in beside if h.suffix in (".cuh", ".h", ".hpp"))
     nvrtc = cupy().cuda.nvrtc
     compiler = "nvrtc %d.%d" % nvrtc.getVersion()  # another NVRTC (a CuPy upgrade) compiles, and records, anew
     key = hashlib.sha256("\0".join((full, headers, compiler, *opts)).encode()).hexdigest()[:24]

@@ -11,7 +11,6 @@ the session refuses and lists the parameter sets that were recorded.
 import ast
 import dataclasses
 import json
-import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from ._text import wrapped
 from ._write import dumps
 from .cuda import gpu_status
 from .errors import LabkitError, NoGPU, ParameterError
-from .staleness import changed_since, kernel_paths
+from .staleness import kernel_paths, stale_note
 
 SOURCES = ("auto", "live", "recorded")
 
@@ -280,24 +279,11 @@ class Session:
         same = "with the same parameters"
         if r.covering:  # a run of more than was asked for: the part asked for is shown
             same += " except " + ", ".join(f"{k}={v!r}, which covers the {k} asked for" for k, v in r.covering.items())
-        found = changed_since(r.git_sha, kernel_paths(self.notebook))
         sha = r.git_sha.removesuffix("-dirty")[:12]
-        if found is None:  # no git here, or a commit this checkout does not have: say so, not "current"
-            stale = (f" Whether labkit's kernels or call plans changed since cannot be told here (no git, or commit "
-                     f"{sha} is not in this checkout).")
-        elif found[0]:
-            changed, since, edited = found
-            files = " ".join(map(shlex.quote, changed))
-            how = [f"{since} commit(s) since (git log {sha}..HEAD -- {files})"] if since else []
-            how += [f"uncommitted edits (git diff HEAD -- {files})"] if edited else []
-            stale = f" labkit's kernels or call plans changed in {' and '.join(how)}: re-record on a GPU to measure " \
-                    "today's code."
-        else:
-            stale = ""
         return (f"labkit {self.notebook}: RECORDED mode: {self.reason}. Showing the recorded run {r.label} "
                 f"(measured on {r.device}, {r.created_utc}, git {sha}"
                 f"{' with uncommitted changes' if r.git_sha.endswith('-dirty') else ''}) {same}; not a new measurement."
-                + stale)
+                + stale_note(r.git_sha, kernel_paths(self.notebook)))
 
     def measure(self, key: str, fn, *args, load=None, **kwargs) -> Any:
         """Live: run ``fn`` and save its JSON result as ``data/<key>.json``. Recorded: read that file.

@@ -160,6 +160,26 @@ def changed_since(sha: str, paths: tuple[str, ...] = KERNEL_PATHS) -> tuple[list
         return None
 
 
+def stale_note(sha: str, paths: tuple[str, ...]) -> str:
+    """The recorded-run banner's sentence on whether today's code differs from a record's (empty where it does not):
+    the files, the commits since (the ``git log`` that lists them) and uncommitted edits; or that it cannot be told."""
+    import shlex
+
+    found = changed_since(sha, paths)
+    short = sha.removesuffix("-dirty")[:12]
+    if found is None:  # no git here, or a commit this checkout does not have: say so, not "current"
+        return (f" Whether labkit's kernels or call plans changed since cannot be told here (no git, or commit {short} "
+                "is not in this checkout).")
+    changed, since, edited = found
+    if not changed:
+        return ""
+    files = " ".join(map(shlex.quote, changed))
+    how = [f"{since} commit(s) since (git log {short}..HEAD -- {files})"] if since else []
+    how += [f"uncommitted edits (git diff HEAD -- {files})"] if edited else []
+    return (f" labkit's kernels or call plans changed in {' and '.join(how)}: re-record on a GPU to measure today's "
+            "code.")
+
+
 def has_commit(ancestor: str, sha: str) -> bool | None:
     """Whether commit ``sha`` has ``ancestor`` in its history (``ancestor`` itself counts), e.g. whether a recorded run
     measured with a fix to the timing; None without git or where either is not a commit of this checkout."""

@@ -3,6 +3,7 @@
 import hashlib
 import itertools
 import json
+import re
 
 from ..errors import ArgumentError
 
@@ -28,6 +29,8 @@ def parse_axis(text: str) -> tuple[str, list]:
         v = v.strip()
         if not v:
             raise ArgumentError(f"grid axis {text!r}: an empty value")
+        if "_" in v and re.fullmatch(r"[-+]?[\d_.eE+-]+", v):  # Python's 1_0 is 10; the rest of the CLI refuses it
+            raise ArgumentError(f"grid axis {text!r}: {v!r}: write the number without '_'")
         for convert in (int, float):
             try:
                 out.append(convert(v))

@@ -450,6 +450,10 @@ def test_an_empty_grid_value_or_no_axis_is_refused():
             sweep.parse_axis(text)
     with pytest.raises(ArgumentError, match="a sweep needs at least one grid axis"):
         sweep.expand({})
+    # found by a review: Python's int() read 1_0 as 10, where every other number on labkit's command line refuses it
+    with pytest.raises(ArgumentError, match=re.escape("grid axis 'ms=1_0': '1_0': write the number without '_'")):
+        sweep.parse_axis("ms=1_0")
+    assert sweep.parse_axis("tag=v1_0,a_b") == ("tag", ["v1_0", "a_b"])
 
 
 def test_an_object_value_given_twice_in_another_key_order_is_one_value():
