@@ -195,12 +195,14 @@ def _show_every_column() -> None:
 class Session:
     """Where a notebook's numbers come from and where its files go."""
 
-    def __init__(self, notebook: str, mode: str, out_dir: Path, recorded: RecordedRun | None, reason: str):
+    def __init__(self, notebook: str, mode: str, out_dir: Path, recorded: RecordedRun | None, reason: str,
+                 parameters: dict | None = None):
         self.notebook = notebook
         self.mode = mode
         self.out_dir = out_dir
         self.recorded = recorded
         self.reason = reason
+        self.parameters = parameters or {}  # what it was started with: which kernels its numbers ran
 
     @property
     def live(self) -> bool:
@@ -238,7 +240,7 @@ class Session:
         out = Path(out_dir) if out_dir else rundirs.new_run_dir(rundirs.runs_root(), notebook)
         (out / "data").mkdir(parents=True, exist_ok=True)
         (out / "figs").mkdir(parents=True, exist_ok=True)
-        s = cls(notebook, mode, out, recorded, gpu_status()[1])
+        s = cls(notebook, mode, out, recorded, gpu_status()[1], values)
         _show_every_column()
         (out / "data" / "session.json").write_text(dumps(s.describe(), indent=2) + "\n")
         print(wrapped(s.banner()))
@@ -283,7 +285,7 @@ class Session:
         return (f"labkit {self.notebook}: RECORDED mode: {self.reason}. Showing the recorded run {r.label} "
                 f"(measured on {r.device}, {r.created_utc}, git {sha}"
                 f"{' with uncommitted changes' if r.git_sha.endswith('-dirty') else ''}) {same}; not a new measurement."
-                + stale_note(r.git_sha, kernel_paths(self.notebook)))
+                + stale_note(r.git_sha, kernel_paths(self.notebook, self.parameters)))
 
     def measure(self, key: str, fn, *args, load=None, **kwargs) -> Any:
         """Live: run ``fn`` and save its JSON result as ``data/<key>.json``. Recorded: read that file.

@@ -35,8 +35,17 @@ NOTEBOOK_KERNEL_PATHS = {
 }
 
 
-def kernel_paths(notebook: str) -> tuple[str, ...]:
-    """The kernels and plans ``notebook``'s measurements run (git pathspecs), all of ``KERNEL_PATHS`` for another."""
+# notebook 04 studies one workload or both (its ``workload`` parameter): a run of one is held to that one's code
+_WORKLOAD_PATHS = {"sage2": _TIMING + _SAGE2 + (":(glob)labkit/sched/kernels/*",),
+                   "decode": _TIMING + _DECODE + (":(glob)labkit/sched/kernels/*",)}
+
+
+def kernel_paths(notebook: str, parameters: dict | None = None) -> tuple[str, ...]:
+    """The kernels and plans ``notebook``'s measurements run (git pathspecs), all of ``KERNEL_PATHS`` for another;
+    with its ``parameters``, only those of the workload it studies (notebook 04's ``workload``)."""
+    workload = (parameters or {}).get("workload")
+    if notebook == "04_cta_scheduling" and workload in _WORKLOAD_PATHS:
+        return _WORKLOAD_PATHS[workload]
     return NOTEBOOK_KERNEL_PATHS.get(notebook, KERNEL_PATHS)
 
 # a C/CUDA string or character literal (kept whole), a comment (one space, as C reads it) or a run of blanks (one)

@@ -261,3 +261,29 @@ def test_a_record_of_a_dirty_tree_edits_not_committed_and_a_commit_not_here_are_
     assert (f"changed in 1 commit(s) since (git log {recorded[:12]}..HEAD -- labkit/workloads/decode/geometry.py "
             "labkit/workloads/decode/kernels/new.cu) and uncommitted edits (git diff HEAD --") in both
     assert "cannot be told here (no git, or commit 0123456789ab is not in this checkout)" in banner("0123456789ab" * 3)
+
+
+def test_notebook_04_of_one_workload_is_held_to_that_workloads_code(tmp_path, monkeypatch, capsys):
+    """Found by reading notebook 04 run with -p workload sage2: its banner blamed a decode change, code the run never
+    ran; a run of both workloads, or of decode, is held to it."""
+    from labkit.session import Session
+
+    from .test_recorded import _record
+
+    git = _git_repo(tmp_path, monkeypatch)
+    geometry = tmp_path / "labkit" / "workloads" / "decode" / "geometry.py"
+    geometry.parent.mkdir(parents=True)
+    geometry.write_text("X = 1\n")
+    git("add", "."), git("commit", "-qm", "recorded here")
+    recorded = git("rev-parse", "HEAD")
+    geometry.write_text("X = 2\n")
+    git("commit", "-qam", "decode code")
+    for workload, stale in (("sage2", False), ("decode", True), ("both", True)):
+        runs = tmp_path / "runs" / workload
+        run = _record(runs, "20260101T000000Z", "04_cta_scheduling", params={"workload": workload})
+        doc = json.loads((run / "run.json").read_text())
+        doc["provenance"]["git_sha"] = recorded
+        (run / "run.json").write_text(json.dumps(doc))
+        Session.start("04_cta_scheduling", source="recorded", out_dir=tmp_path / "out" / workload,
+                      parameters={"n": 1, "workload": workload}, runs_root=runs)
+        assert ("decode/geometry.py): re-record" in as_read(capsys.readouterr().out)) is stale, workload
