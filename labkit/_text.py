@@ -24,6 +24,12 @@ def duration(ns: float) -> str:
     return f"{ns / 1e9:.4g} s"
 
 
+def sig3(x: float) -> str:
+    """``x`` at 3 significant digits, its trailing zeros kept (``3.80``, ``15.0``, ``237``): a label beside ``17.6``
+    reads ``15.0``, not ``15``."""
+    return f"{x:#.3g}".rstrip(".")
+
+
 def one_line(text: str) -> str:
     """Control characters (a newline in a file name or a message) escaped: an error stays one line."""
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)

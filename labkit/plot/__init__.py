@@ -4,7 +4,7 @@ import math
 from pathlib import Path
 
 from .. import _deps
-from .._text import break_text, counted
+from .._text import break_text, counted, sig3
 
 STYLE = Path(__file__).with_name("perf.mplstyle")
 
@@ -87,7 +87,7 @@ def phase_dots(reports: dict, *, title: str = "Sage2 phases", ax=None):
         ms = [df.loc[p, "p50_ms"] for _, p in rows]
         ax.scatter(ms, ys, s=28, color=f"C{i}", label=label, zorder=3)
         for (k, p), yy, v in zip(rows, ys, ms):
-            ax.annotate(f"{v:.3g} ms ({df.loc[p, 'share']:.1%})", (v, yy), xytext=(6, 0), textcoords="offset points",
+            ax.annotate(f"{sig3(v)} ms ({df.loc[p, 'share']:.1%})", (v, yy), xytext=(6, 0), textcoords="offset points",
                         va="center", fontsize=7.5, color=f"C{i}")
     top = set().union(*(r.top_level_phases() for r in reports.values()))
     ax.set_yticks(y, [lab if lab in top else f"({lab})" for lab in labels], fontsize=8)

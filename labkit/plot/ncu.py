@@ -2,6 +2,7 @@
 
 import math
 
+from .._text import sig3
 from . import _axes, _plt
 
 
@@ -40,7 +41,7 @@ def event_vs_ncu(df, *, limit: float = 0.01, min_us: float = 100.0, title: str =
 
 def _time(us: float) -> str:
     """A duration as a reader scans it: 9.47 us, 488 us, 120.1 ms."""
-    return f"{us / 1e3:.1f} ms" if us >= 1e4 else f"{us:.3g} us"
+    return f"{us / 1e3:.1f} ms" if us >= 1e4 else f"{sig3(us)} us"
 
 
 def time_vs_counters(df, counters, correlations=None, *, title: str = "time vs counters"):

@@ -105,3 +105,11 @@ def test_a_word_longer_than_a_line_takes_only_its_own_line_past_the_width():
     lines = break_line(words, 100)
     assert [line for line in lines if len(line) > 100] == ["x" * 130]
     assert " ".join(lines) == words
+
+
+def test_three_significant_digits_keep_their_trailing_zeros():
+    """Found by reading the notebooks' figures: '3.8 ms' labelled a phase the table gives as 3.799, '15 us' stood
+    beside '17.6 us'."""
+    from labkit._text import sig3
+
+    assert [sig3(x) for x in (3.799, 14.976, 17.6, 237.089, 0.5)] == ["3.80", "15.0", "17.6", "237", "0.500"]
