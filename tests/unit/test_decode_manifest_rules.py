@@ -192,6 +192,40 @@ def test_a_tail_build_s_and_a_timeline_build_s_scratch_are_held_to_what_the_kern
                     "CTAs"]
 
 
+def test_a_clustered_or_tail_builds_grid_is_the_ctas_its_kernel_reads_back(built, tmp_path):
+    """Found by a review: a clustered cubin's grid.x past its cluster (split = blockIdx.x indexed the cluster's shared
+    arrays and out past their ends), and a tail build's 1-D grid of another count of CTAs (tail_unit() then gave some
+    CTAs negative units), passed the check."""
+    def grid_x(n):
+        return lambda doc: doc["ops"]["decode"]["impl"]["launches"][0]["grid"].__setitem__(0, n)
+    launch = "error: ops.decode.impl.launches[0].grid[0]: "
+    assert _errors(_changed(built["cluster"], grid_x(16), tmp_path)) == [
+        launch + "16: the cubin combines a unit's splits in a cluster of 8 CTAs, so the grid has 8 (more would index "
+                 "past the cluster and out)"]
+    doc = json.loads(built["tail"].read_text())
+    ctas = doc["ops"]["decode"]["impl"]["launches"][0]["grid"][0]
+    assert ctas == (16 - 5) * 3 + 5 * 8  # the plan's 16 units, the last 5 in 8 splits
+    assert _errors(_changed(built["tail"], grid_x(ctas + 1), tmp_path)) == [
+        launch + f"{ctas + 1} CTAs: 16 units (partial_o's shape) in 3 splits, the last u of them in 8, are (units - u) "
+                 "x 3 + u x 8 CTAs for a u in 1..16, as the kernel's tail_unit() reads them back"]
+    assert _errors(_changed(built["tail"], grid_x(ctas + 10), tmp_path)) == []  # 7 in the tail: another valid launch
+
+
+def test_a_build_whose_buffers_no_manifest_can_hold_is_refused_before_nvrtc(tmp_path, monkeypatch):
+    """Found by a review: --pool-pages kept the pool small while partial_o grew to 2.2 TB, and the written manifest
+    was then refused by manifest check."""
+    import sys
+
+    from labkit.errors import ArgumentError
+
+    builder = sys.modules["labkit.workloads.decode.build"]  # the module; the package's `build` is its function
+    monkeypatch.setattr(builder, "compile_kernel", lambda *a: pytest.fail("compiled"))
+    g = DecodeGeometry(16384, 64, 64, 128, 64, 256, 1024)
+    with pytest.raises(ArgumentError, match=r"scratch.partial_o of \[1048576, 256, 16, 128\] f32 is 2.2 TB, over "):
+        build(g, 256, tmp_path / "big")
+    assert not (tmp_path / "big").exists()
+
+
 def test_split_scratch_is_held_to_the_sequences_the_grid_launches(built, tmp_path):
     """The 4-split build at 8 x 1k with grid [4, 8, 1] written as numbers: one sequence's 8 (KV head) units, each split
     a partial of 4 rows (32 / 8 query heads, one token): 8 x 4 x 4 = 128 rows of 128 f32 = 65536 B at least; a

@@ -248,6 +248,7 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     _grid_y_blocks(g, kb)  # before NVRTC and before any file
     _check_splits(g, splits, kb)
     _tail_grid(g, splits, kb, tail_units)
+    _buffers_fit(manifest_dict(g, splits, "", "0" * 64, kernel=kb, q_rows=q_rows, pdl=pdl, tail_units=tail_units))
     cubin = compile_kernel(kb, arch)
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
@@ -267,6 +268,21 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     path.write_text(dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows, pdl=pdl,
                                              tail_units=tail_units), indent=2) + "\n")
     return path
+
+
+def _buffers_fit(doc: dict) -> None:
+    """Every buffer and scratch of the manifest within what its reader takes (a 2 TB partial_o of 256 splits over a
+    small pool had been written, and manifest check then refused it)."""
+    from ...manifest.model import dtype_bytes
+    from ...manifest.parse import MAX_BUFFER_BYTES
+
+    sized = {**{f"buffers.{k}": v for k, v in doc["buffers"].items()},
+             **{f"scratch.{k}": v for op in doc["ops"].values() for k, v in op["impl"].get("scratch", {}).items()}}
+    for where, b in sized.items():
+        if (n := math.prod(b["shape"]) * dtype_bytes(b["dtype"])) > MAX_BUFFER_BYTES:
+            raise ArgumentError(f"decode build: {where} of {b['shape']} {b['dtype']} is {n / 1e12:.1f} TB, over the "
+                                f"{MAX_BUFFER_BYTES / 1e12:.1f} TB a manifest buffer may hold: fewer sequences, "
+                                "heads or splits")
 
 
 def build_plan(g: DecodeGeometry, plan, directory: Path | str, *, arch: str = "sm_90",

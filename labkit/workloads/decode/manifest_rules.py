@@ -142,6 +142,10 @@ class _Rule:
         elif (head_splits := self.view.i32(HEAD_SPLITS_AT)) is not None:  # a tail build's 1-D grid
             # its tail units take more splits than the others (at least one more); a row block holds at least a row
             splits, groups, block_rows = head_splits + 1, batch * hkv, 1
+            self.tail_grid(gx, head_splits)
+        if (cluster := self.cluster_x()) and gx != cluster:  # its splits are the cluster's CTAs, split = blockIdx.x
+            self.error(f"{base}.grid[0]", f"{gx}: the cubin combines a unit's splits in a cluster of {cluster} CTAs, "
+                                          f"so the grid has {cluster} (more would index past the cluster and out)")
         if splits is not None and splits > 1 and head_dim is not None and self.clustered() is False:
             rows = groups * splits * block_rows
             for at, need, what in ((COUNTER_AT, groups * 4, f"a u32 per unit, {groups} at least"),
@@ -167,3 +171,25 @@ class _Rule:
         lm = (self.ctx.modules or {}).get(launch.module)
         entry = lm.info.entries.get(launch.entry) if lm is not None else None
         return None if entry is None else entry.cluster_dims is not None and entry.cluster_dims != (1, 1, 1)
+
+    def cluster_x(self) -> int | None:
+        """The CTAs of the cubin's cluster along x, where it was compiled with one."""
+        if not self.clustered():
+            return None
+        lm = self.ctx.modules[self.lc.launch.module]
+        return lm.info.entries[self.lc.launch.entry].cluster_dims[0]
+
+    def tail_grid(self, ctas: int, head_splits: int) -> None:
+        """A tail build's CTAs: (units - u) x head_splits + u x its tail's splits, as the kernel's tail_unit() reads
+        them back (another count makes some CTAs' units negative or past the last); units and the tail's splits as
+        its partial_o scratch is shaped, [units, tail splits, rows, head_dim]."""
+        f = self.view.field(PARTIAL_O_AT)
+        s = self.lc.op.scratch.get(f.scratch) if isinstance(f, ScratchField) else None
+        if s is None or len(s.shape) != 4:
+            return
+        units, tail = s.shape[0], s.shape[1]
+        if not any((units - u) * head_splits + u * tail == ctas for u in range(1, units + 1)) or tail <= head_splits:
+            self.error(f"{self.view.base}.grid[0]", f"{ctas} CTAs: {units} units (partial_o's shape) in {head_splits} "
+                                                    f"splits, the last u of them in {tail}, are (units - u) x "
+                                                    f"{head_splits} + u x {tail} CTAs for a u in 1..{units}, as the "
+                                                    "kernel's tail_unit() reads them back")
