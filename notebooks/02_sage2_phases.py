@@ -89,10 +89,10 @@ checks
 # ## Where the error comes from
 # On N(0, 1) inputs attention is near uniform, so the output is a tiny average and every P and V
 # element's e4m3 rounding shows in it (the public Sage2 kernels: rel-L1 0.0391 at the seed shape).
-# The same inputs through the two-term P.V split (`pv_terms=2`: P and V each as hi + lo/16 in
-# e4m3, three MMAs) leave mostly the INT8 Q K^T error; its mainloop time is the price. The sm90
-# build (wgmma + TMA, 192 x 128 tiles, Q scales per 16 rows) does Sage2's math on Hopper's
-# warpgroup MMAs: same error, its own time.
+# The same inputs through the two-term P.V split (`pv_terms=2`, where the table has its row: P and
+# V each as hi + lo/16 in e4m3, three MMAs) leave mostly the INT8 Q K^T error; its mainloop time is
+# the price. The sm90 build (wgmma + TMA, 192 x 128 tiles, Q scales per 16 rows) does Sage2's
+# math on Hopper's warpgroup MMAs: same error, its own time.
 
 # %%
 points = session.measure("precision", precision_study, tuple(shape), layout=layout, dtype=dtype,

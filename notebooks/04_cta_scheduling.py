@@ -184,9 +184,10 @@ else:
 # busy about 0.93 of the call), since that ran 1.7-1.9 % faster than two splits filling the second slots
 # (docs/decode.md, "How a call is planned"). `waves` is the model's (CTAs / slots, fractional); `measured_waves` is the
 # timeline's, the most CTAs any one slot ran, a whole number. Even placement would make it the model's waves rounded
-# up; where it is more (64 beside 62.79 in the Sage2 table above, 5 beside 3.88 here), the hardware gave some slots
-# more CTAs than others, and the call ends with those. Where a lone CTA of a last wave runs faster than a full
-# wave's (the Sage2 Gantt chart above), the model's efficiency is not an upper bound on the measured one.
+# up; where it is more (64 beside 62.79 at the seed's Sage2 shape, in the Sage2 table above when this run studies
+# Sage2; 5 beside 3.88 here), the hardware gave some slots more CTAs than others, and the call ends with those. Where a
+# lone CTA of a last wave runs faster than a full wave's (as the Sage2 Gantt chart shows), the model's efficiency is not
+# an upper bound on the measured one.
 # The efficiency panels' legend names the table's columns: the model's `wave_efficiency` times `kv_tile_efficiency`
 # (KV tokens over the tokens of the stages they take: the last stage's padding) and `split_efficiency` (stages over
 # splits x the longest split's stages: how evenly the splits share them); the points are the timeline's
