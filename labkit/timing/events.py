@@ -343,11 +343,13 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
             raise ValueError(f"graph_calls must be >= 1, got {graph_calls}")
         with stream:
             stream.begin_capture()
-            for _ in range(per_sample):
-                if setup is not None:
-                    setup()
-                fn()
-            graph = stream.end_capture()
+            try:
+                for _ in range(per_sample):
+                    if setup is not None:
+                        setup()
+                    fn()
+            finally:  # a call that fails under capture leaves the stream capturing for every later launch on it
+                graph = stream.end_capture()
         runner = lambda: graph.launch(stream)  # noqa: E731
     rule = StopRule(iterations=iterations, min_samples=min_samples, min_time_s=min_time_s, max_noise=max_noise,
                     max_samples=max_samples, timeout_s=timeout_s)

@@ -5,6 +5,8 @@ around its members, which run back to back. The pad (L2 flush or spin) runs befo
 top-level step or group, outside every event pair, so groups are not inflated by flushes.
 """
 
+import statistics
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -52,7 +54,13 @@ class Pipeline:
         # units: ("step", name) or ("group", group_name); members must be consecutive
         self._units: list[tuple[str, str]] = []
         owner = {m: g for g, ms in self.groups.items() for m in ms}
+        if sum(map(len, self.groups.values())) != len(owner):  # a step in two groups ran twice per pass
+            twice = sorted({m for ms in self.groups.values() for m in ms
+                            if sum(m in other for other in self.groups.values()) > 1})
+            raise ValueError(f"steps {twice} are in more than one group: a step belongs to one group at most")
         for g, ms in self.groups.items():
+            if not ms:
+                raise ValueError(f"group {g!r} has no steps")
             missing = [m for m in ms if m not in names]
             if missing:
                 raise ValueError(f"group {g!r} names unknown steps {missing}; steps are {names}")
@@ -83,11 +91,17 @@ class Pipeline:
         cp = cupy()
         fns = dict(self.steps)
         smp = _Sampler.create(mode, flush_bytes)
+        enqueue: dict[str, list[float]] = {name: [] for _, name in self._units}
         with smp.stream:
-            for _ in range(warmup):
-                for _, fn in self.steps:
-                    fn()
-            smp.stream.synchronize()
+            for _ in range(warmup and max(warmup, 2)):  # two passes at least: the first may compile
+                for kind, name in self._units:
+                    t = time.perf_counter()
+                    for m in self.groups[name] if kind == "group" else [name]:
+                        fns[m]()
+                    enqueue[name].append(time.perf_counter() - t)
+                    smp.stream.synchronize()
+            if warmup:  # as time_gpu and interleave: the pad outlasts a unit's host launch, so no phase times Python
+                smp.cover_enqueue(max(statistics.median(v[1:]) for v in enqueue.values()))
             clock_start = _read_clock()
             samples: dict[str, list[float]] = {n: [] for n in self.order()}
             ranges = {n: nvtx_range(n) for n in self.order()}  # created once: no per-pass attribute lookups

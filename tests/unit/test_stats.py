@@ -430,3 +430,109 @@ def test_round_orders_of_no_configuration_is_one_clear_error():
         with pytest.raises(ValueError, match="no configurations to order"):
             round_orders([], 3, order=order)
     assert round_orders(["a", "b"], 3) == [["a", "b"], ["b", "a"], ["a", "b"]]
+
+
+class _FakeStream:
+    ptr = 77
+    capturing = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def synchronize(self):
+        pass
+
+    def begin_capture(self):
+        self.capturing = True
+
+    def end_capture(self):
+        self.capturing = False
+        return type("Graph", (), {"launch": lambda self, stream: None})()
+
+
+class _FakeSampler:
+    """Stands in for events._Sampler: events from a pool, pads that do nothing, the enqueue cover it was given."""
+
+    flush_bytes = 0
+
+    def __init__(self):
+        self.stream, self.pool, self.next, self.covered = _FakeStream(), [], 0, None
+
+    def pad(self, setup=None):
+        pass
+
+    def cover_enqueue(self, host_s):
+        self.covered = host_s
+
+    def event(self):
+        if self.next == len(self.pool):
+            self.pool.append(type("Event", (), {"synchronize": lambda self: None})())
+        self.next += 1
+        return self.pool[self.next - 1]
+
+    def rewind(self):
+        self.next = 0
+
+
+def _fake_timing(monkeypatch, module):
+    smp = _FakeSampler()
+    monkeypatch.setattr(module, "_Sampler", type("S", (), {"create": staticmethod(lambda *a, **k: smp)}))
+    monkeypatch.setattr(module, "cupy", lambda: type("cp", (), {"cuda": type("cuda", (), {
+        "get_elapsed_time": staticmethod(lambda a, b: 1.0)})}))
+    monkeypatch.setattr(module, "_read_clock", lambda: None)
+    monkeypatch.setattr(module, "build_timing", lambda name, mode, samples, **kw: type(
+        "Timing", (), {"stats": Stats.from_samples(samples)})())  # without a GPU's clock to hold them to
+    return smp
+
+
+def test_pipeline_pads_cover_its_slowest_units_host_launch_and_a_step_belongs_to_one_group(monkeypatch):
+    """Found by a review: Pipeline kept the default spin, so a step whose Python launch took longer than it timed the
+    host (350.8 us for 50 us of GPU work, where time_gpu and interleave gave 50); and a step in two groups ran twice per
+    pass, its samples counted twice."""
+    import time
+
+    from labkit.timing import Pipeline, pipeline
+
+    smp = _fake_timing(monkeypatch, pipeline)
+
+    def slow():
+        time.sleep(0.004)
+
+    Pipeline([("fast", _step), ("slow", slow), ("other", _step)], groups={"g": ["slow", "other"]}).run(
+        iterations=2, warmup=2, mode="hot")
+    assert smp.covered >= 0.004  # the group's launch, its slow member in it
+    with pytest.raises(ValueError, match=re.escape("steps ['q'] are in more than one group")):
+        Pipeline([(n, _step) for n in "xqk"], groups={"g1": ["x", "q"], "g2": ["q", "k"]})
+    with pytest.raises(ValueError, match="group 'g' has no steps"):
+        Pipeline([("x", _step)], groups={"g": []})
+
+
+def test_interleave_records_every_sample_into_the_same_two_events(monkeypatch):
+    """Found by a review: interleave never rewound its event pool, so it made two CUDA events per sample, the second
+    inside the timed window."""
+    import sys
+
+    interleave_module = sys.modules["labkit.timing.interleave"]  # labkit.timing's `interleave` is its function
+    smp = _fake_timing(monkeypatch, interleave_module)
+    out = interleave_module.interleave({"a": _step, "b": _step, "c": _step}, iterations=50, mode="hot")
+    assert {n: t.stats.count for n, t in out.items()} == {"a": 50, "b": 50, "c": 50} and len(smp.pool) == 2
+
+
+def test_a_call_that_fails_under_graph_capture_leaves_the_stream_capturing_no_more(monkeypatch):
+    """Found by a review: time_gpu's graph capture had no finally, so the sampler's stream stayed capturing."""
+    from labkit.timing import events
+
+    smp = _fake_timing(monkeypatch, events)
+    monkeypatch.setattr(events, "_warm_up", lambda *a, **k: (1e-5, 1e-6))
+    monkeypatch.setattr(events, "_check_work", lambda *a: "checked")
+
+    def fails_under_capture():
+        if smp.stream.capturing:
+            raise RuntimeError("cudaErrorStreamCaptureUnsupported")
+
+    with pytest.raises(RuntimeError, match="StreamCaptureUnsupported"):
+        events.time_gpu(fails_under_capture, mode="graph", iterations=3)
+    assert smp.stream.capturing is False
