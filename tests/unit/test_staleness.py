@@ -218,6 +218,17 @@ def test_a_record_is_called_stale_only_where_its_notebook_runs_the_changed_code(
         assert (stale in banner) is runs and ("re-record" in banner) is runs, (name, banner)
 
 
+def _decode_geometry_committed(tmp_path, monkeypatch):
+    """A repository holding decode/geometry.py (code every decode notebook runs) in one commit: (git, the file, the
+    commit)."""
+    git = _git_repo(tmp_path, monkeypatch)
+    geometry = tmp_path / "labkit" / "workloads" / "decode" / "geometry.py"
+    geometry.parent.mkdir(parents=True)
+    geometry.write_text("X = 1\n")
+    git("add", "."), git("commit", "-qm", "recorded here")
+    return git, geometry, git("rev-parse", "HEAD")
+
+
 def test_a_record_of_a_dirty_tree_edits_not_committed_and_a_commit_not_here_are_not_called_current(
         tmp_path, monkeypatch, capsys):
     """Found by a review: a record's ``<sha>-dirty`` failed every git call and its banner said nothing (as if
@@ -227,12 +238,7 @@ def test_a_record_of_a_dirty_tree_edits_not_committed_and_a_commit_not_here_are_
 
     from .test_recorded import _record
 
-    git = _git_repo(tmp_path, monkeypatch)
-    geometry = tmp_path / "labkit" / "workloads" / "decode" / "geometry.py"
-    geometry.parent.mkdir(parents=True)
-    geometry.write_text("X = 1\n")
-    git("add", "."), git("commit", "-qm", "recorded here")
-    recorded = git("rev-parse", "HEAD")
+    git, geometry, recorded = _decode_geometry_committed(tmp_path, monkeypatch)
 
     shown = []
 
@@ -270,12 +276,7 @@ def test_notebook_04_of_one_workload_is_held_to_that_workloads_code(tmp_path, mo
 
     from .test_recorded import _record
 
-    git = _git_repo(tmp_path, monkeypatch)
-    geometry = tmp_path / "labkit" / "workloads" / "decode" / "geometry.py"
-    geometry.parent.mkdir(parents=True)
-    geometry.write_text("X = 1\n")
-    git("add", "."), git("commit", "-qm", "recorded here")
-    recorded = git("rev-parse", "HEAD")
+    git, geometry, recorded = _decode_geometry_committed(tmp_path, monkeypatch)
     geometry.write_text("X = 2\n")
     git("commit", "-qam", "decode code")
     for workload, stale in (("sage2", False), ("decode", True), ("both", True)):
