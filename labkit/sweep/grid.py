@@ -67,16 +67,17 @@ def expand(grid: dict[str, list]) -> list[dict]:
     from .._write import dumps
     from ..errors import FormatError
 
-    names = list(grid)
+    names, axes = list(grid), {}
     for n in names:  # a grid given in Python (a notebook's Session.sweep), as the command line's
         if not len(grid[n]):  # no point at all, and a sweep.json its reader refuses
             raise ArgumentError(f"grid axis {n!r}: no values")
         _once_and_finite(n, list(grid[n]))
         try:  # what sweep.json cannot hold (a lone surrogate, an integer of 41 digits), refused before it is written
-            dumps(list(grid[n]), indent=None)
+            text = dumps(list(grid[n]), indent=None)
         except FormatError as exc:
             raise ArgumentError(f"grid axis {n!r}: {str(exc).removeprefix('error: ')}") from None
-    return [dict(zip(names, combo)) for combo in itertools.product(*(grid[n] for n in names))]
+        axes[n] = json.loads(text)  # as its point files hold it: a tuple is a list, a numpy int an int
+    return [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
 
 
 def same_grid(a: dict, b: dict) -> bool:

@@ -161,3 +161,24 @@ def test_a_study_run_with_the_defaults_is_the_one_its_directory_check_resumes(tm
     calls.clear()  # no directory: a temporary one, gone after
     assert [(p.sweep, p.q_len, p.kv_len) for p in tails.tail_study(SHAPE, iterations=2, progress=None)] == CONFIGS
     assert calls == [0, 1]
+
+
+def test_tail_lengths_as_the_command_line_gives_them_finish_and_resume(tmp_path, monkeypatch):
+    """Found by a review: `sage2 profile --q-tail 900,950` passes a tuple; its points were written as JSON lists and
+    the strict read after the last round refused each (a list is not a tuple): no report, and a re-run failed
+    again."""
+    import labkit.cuda
+    from labkit.values import Shape
+
+    calls: list[int] = []
+    monkeypatch.setattr(tails, "tail_round", _fake_round(calls))
+    monkeypatch.setattr(labkit.cuda, "require_gpu", lambda what: None)
+    shape = Shape.of(SHAPE)
+    q_tails = shape.lengths("900,950", "--q-tail")
+    assert isinstance(q_tails, tuple)
+    points = tails.tail_study(shape, iterations=2, q_tails=q_tails, directory=tmp_path / "t", progress=None)
+    assert [(p.q_len, p.kv_len) for p in points if p.sweep == "q_tail_fixed_kv"] == [(900, 1000), (950, 1000)]
+    tails.check_tail_dir(tmp_path / "t", shape, iterations=2, q_tails=q_tails)
+    calls.clear()
+    assert tails.tail_study(shape, iterations=2, q_tails=q_tails, directory=tmp_path / "t", progress=None) == points
+    assert calls == []  # every round read back, none measured again

@@ -536,3 +536,16 @@ def test_a_call_that_fails_under_graph_capture_leaves_the_stream_capturing_no_mo
     with pytest.raises(RuntimeError, match="StreamCaptureUnsupported"):
         events.time_gpu(fails_under_capture, mode="graph", iterations=3)
     assert smp.stream.capturing is False
+
+
+def test_pipeline_runs_the_warm_up_passes_asked_for(monkeypatch):
+    """Found by a review: covering the host's launch had made Pipeline run two warm-up passes where one was asked for,
+    and the Sage2 report records the one."""
+    from labkit.timing import Pipeline, pipeline
+
+    _fake_timing(monkeypatch, pipeline)
+    ran = []
+    for warmup in (0, 1, 3):
+        ran.clear()
+        Pipeline([("s", lambda: ran.append(1))]).run(iterations=2, warmup=warmup, mode="hot")
+        assert len(ran) == warmup + 2, warmup
