@@ -21,6 +21,7 @@ from ..errors import FormatError
 
 EM_CUDA = 190
 _EIATTR_KPARAM_INFO = 0x17
+_EIATTR_KPARAM_INFO_V2 = 0x45  # parameter blocks over 4 KB: (index, ordinal, offset, size in bytes)
 _EIATTR_CBANK_PARAM_SIZE = 0x19
 _EIATTR_MAX_THREADS = 0x05
 _EIATTR_REGCOUNT = 0x2F  # (symbol index, registers per thread)
@@ -162,6 +163,9 @@ def read_cubin(data: bytes) -> CubinInfo:
             elif attr == _EIATTR_KPARAM_INFO and isinstance(val, bytes) and len(val) == 12:
                 _, ordinal, _, flags = struct.unpack("<IHHI", val)
                 params[ordinal] = (flags >> 18) & 0x3FFF
+            elif attr == _EIATTR_KPARAM_INFO_V2 and isinstance(val, bytes) and len(val) == 12:
+                _, ordinal, _, size = struct.unpack("<IHHI", val)
+                params[ordinal] = size
             elif attr == _EIATTR_MAX_THREADS and isinstance(val, bytes) and len(val) == 12:
                 maxthr = struct.unpack("<III", val)
             elif attr == _EIATTR_CLUSTER_DIMS and isinstance(val, bytes) and len(val) == 12:
@@ -169,6 +173,7 @@ def read_cubin(data: bytes) -> CubinInfo:
         smem = secs.get(f".nv.shared.{entry}", (0, 0, 0, 0))[2]
         sizes = tuple(params[k] for k in sorted(params))
         text = secs.get(f".text.{entry}")
-        regs = regcount.get(text[3]) if text else None  # a function's .text sh_info is its symbol index
+        # a function's .text sh_info is its symbol index; sm_75-sm_89 keep its registers in the top byte
+        regs = (regcount.get(text[3] & 0xFFFFFF) or (text[3] >> 24) or None) if text else None
         entries[entry] = Entry(entry, sum(sizes), sizes, cbank, smem, maxthr, regs, cluster)
     return CubinInfo(sm=sm, target=target, entries=entries)

@@ -157,8 +157,9 @@ def cubin_occupancy(cubin: Path | str | bytes, *, kernel: str | None = None, arc
         threads = bound
     if bound is not None and threads > bound:  # the launch would fail: there is no occupancy to give
         raise ArgumentError(f"{kernel}: {threads} threads per CTA is over its __launch_bounds__ of {bound}")
-    if arch is not None and info.target is not None and _family(arch) != _family(info.target):
-        raise ArgumentError(f"--arch {arch}: the cubin is built for {info.target}, and its registers and shared "
-                            "memory are that target's; compile it for the other architecture")
+    if arch is not None and info.target is not None and not info.runs_on(divmod(int(_family(arch)[3:]), 10)):
+        # an sm_80 cubin runs on an sm_89 GPU, under that SM's limits; an sm_90 one never on an sm_80
+        raise ArgumentError(f"--arch {arch}: the cubin is built for {info.target}, which does not run there; compile "
+                            "it for that architecture")
     return occupancy(arch=arch or info.target, threads_per_cta=threads, registers_per_thread=e.registers,
                      static_smem_bytes=e.static_smem_bytes, dynamic_smem_bytes=dynamic_smem_bytes)

@@ -161,7 +161,7 @@ def test_cli(capsys):
     assert cli.main(["sched", "occupancy", str(SEED_CUBIN), "--kernel", SEED_ENTRY, "--threads", "1024"]) == 2
     assert "1024 threads per CTA is over its __launch_bounds__ of 512" in capsys.readouterr().err
     assert cli.main(["sched", "occupancy", str(SEED_CUBIN), "--kernel", SEED_ENTRY, "--arch", "sm_90"]) == 2
-    assert "--arch sm_90: the cubin is built for sm_100" in capsys.readouterr().err
+    assert "--arch sm_90: the cubin is built for sm_100f, which does not run there" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("ctas, per_sm, said", [
@@ -249,3 +249,34 @@ def test_occupancy_notes_the_assumed_shared_memory_only_when_none_is_given(capsy
     assert "(no dynamic shared memory assumed: give a launch's --dynamic-smem" in capsys.readouterr().out
     assert cli.main([*argv, "--dynamic-smem", "144992"]) == 0
     assert "no dynamic shared memory assumed" not in capsys.readouterr().out
+
+
+def test_an_ampere_or_ada_cubin_has_its_registers_and_runs_under_a_later_sms_limits(tmp_path, monkeypatch):
+    """Found by a review: sm_75-sm_89 cubins keep a function's registers in the top byte of its .text section's
+    sh_info, so the symbol lookup missed and every sm_80 / sm_89 cubin was refused ('no register count'); and --arch
+    sm_89 was refused for an sm_80 cubin, which runs on an sm_89 GPU under that SM's limits."""
+    from labkit.kernels import compile_cubin
+
+    monkeypatch.setenv("LABKIT_CACHE", str(tmp_path / "cache"))
+    code = 'extern "C" __global__ void __launch_bounds__(256) k(float* a, int n) { a[threadIdx.x] *= n; }'
+    regs = {arch: cubin_occupancy(compile_cubin(tmp_path / "k.cu", arch=arch, code=code).image).registers_per_thread
+            for arch in ("sm_80", "sm_89", "sm_90")}
+    assert regs["sm_80"] == regs["sm_89"] == regs["sm_90"] and regs["sm_90"] >= 1
+    ampere = compile_cubin(tmp_path / "k.cu", arch="sm_80", code=code).image
+    assert cubin_occupancy(ampere, arch="sm_89").arch == "sm_89"  # 1536 threads, 24 CTAs per SM
+    with pytest.raises(ArgumentError, match="the cubin is built for sm_80, which does not run there"):
+        cubin_occupancy(ampere, arch="sm_100")  # another major: never
+
+
+def test_a_parameter_block_over_4_kb_is_read_from_its_v2_record(tmp_path, monkeypatch):
+    """Found by a review: above 4 KB NVRTC describes parameters with EIATTR_KPARAM_INFO_V2, which the reader ignored:
+    a 4408-byte block read as 0 bytes, and manifest check then refused a correct pack."""
+    from labkit.kernels import compile_cubin
+    from labkit.manifest.elf import read_cubin
+
+    monkeypatch.setenv("LABKIT_CACHE", str(tmp_path / "cache"))
+    for ints in (1024, 1100):  # 4104 B (the old record) and 4408 B (the v2 one)
+        code = (f"struct S {{ int v[{ints}]; }};\n"
+                'extern "C" __global__ void k(S s, float* out) { out[threadIdx.x] = s.v[threadIdx.x]; }')
+        e = read_cubin(compile_cubin(tmp_path / f"v{ints}.cu", arch="sm_90", code=code).image).entries["k"]
+        assert (e.param_sizes, e.param_bytes) == ((4 * ints, 8), 4 * ints + 8)
