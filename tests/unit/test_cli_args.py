@@ -252,7 +252,13 @@ def test_bad_invocation_is_one_line_exit_2(argv, expected, tmp_path, capsys):
 @pytest.mark.parametrize("tiles, line", [
     (["--cta-q", "64", "--warp-q", "24"], "unsupported schedule 64/64/24/1: cta_q 64 is not a multiple of warp_q 24; "
                                           "warp_q 24 is not a multiple of 16"),
-    (["--cta-k", "96"], "unsupported schedule 128/96/32/1: cta_k 96 is not a multiple of 64")])
+    (["--cta-k", "96"], "unsupported schedule 128/96/32/1: cta_k 96 is not a multiple of 64"),
+    # found by a review: both compiled and ran wrong. V's swizzle maps a row's chunks one to one only for a power of
+    # two (cta_k 192: 1536 chunks into 1284 slots, 4 past the tile); quant_int8.cu's block takes whole shares of 64
+    # rows, so Q rows 64..79 of each group of 80 were never quantized
+    (["--cta-k", "192"], "unsupported schedule 128/192/32/1: cta_k 192 is not a power of two (64, 128, 256)"),
+    (["--cta-q", "160", "--warp-q", "80"], "unsupported schedule 160/64/80/1: warp_q 80 is above 64 and not a "
+                                           "multiple of 64")])
 def test_a_refused_schedule_names_only_the_rules_it_breaks(tiles, line, capsys):
     """Found by a UX review: the line listed all four rules whichever one broke, so the user had to work out which."""
     assert cli.main(S + tiles) == 2

@@ -14,7 +14,8 @@ from .schedule import Schedule
 
 PV_TERMS_HELP = "1: Sage2's e4m3 P and V (default); 2: each as two e4m3 terms (more precise, slower)"
 SHAPE = typed(Shape.parse, "shape")
-TILE_RULES = "cta_q a multiple of warp_q, warp_q a multiple of 16, cta_k a multiple of 64, at most 8 warps per CTA"
+TILE_RULES = ("cta_q a multiple of warp_q, warp_q a multiple of 16 (above 64, of 64), cta_k 64, 128 or 256, at most 8 "
+              "warps per CTA")
 SCHEDULE_HELP = "the mainloop build: seed (mma.sync, the seed's tiles) or sm90 (wgmma + TMA, sm_90a, 192 x 128)"
 
 

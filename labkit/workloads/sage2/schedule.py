@@ -44,12 +44,17 @@ class Schedule:
             return
         for name in ("cta_q", "cta_k", "warp_q", "explicit_pipeline_stages", "pv_terms"):
             check_int(getattr(self, name), what=name, lo=1)  # before any modulo: 0 divides nothing
-        if self.cta_q % self.warp_q or self.warp_q % 16 or self.cta_k % 64 or self.cta_q // self.warp_q > 8:
+        odd_k = self.cta_k & (self.cta_k - 1)  # V's swizzle maps a row's chunks one to one only for a power of two
+        odd_q = self.warp_q > 64 and self.warp_q % 64  # quant_int8.cu's threads take whole shares of 64 rows
+        if (self.cta_q % self.warp_q or self.warp_q % 16 or self.cta_k % 64 or self.cta_q // self.warp_q > 8 or odd_k
+                or odd_q):
             # the broken rules are worded inside the raise: what a raise says leaves recorded runs current (staleness)
             raise ArgumentError(f"unsupported schedule {self.text()}: " + "; ".join(rule for broken, rule in (
                 (self.cta_q % self.warp_q, f"cta_q {self.cta_q} is not a multiple of warp_q {self.warp_q}"),
                 (self.warp_q % 16, f"warp_q {self.warp_q} is not a multiple of 16"),
                 (self.cta_k % 64, f"cta_k {self.cta_k} is not a multiple of 64"),
+                (odd_k and not self.cta_k % 64, f"cta_k {self.cta_k} is not a power of two (64, 128, 256)"),
+                (odd_q, f"warp_q {self.warp_q} is above 64 and not a multiple of 64"),
                 (self.cta_q // self.warp_q > 8,
                  f"cta_q {self.cta_q} / warp_q {self.warp_q} is {self.cta_q // self.warp_q} warps per CTA, above 8"),
             ) if broken))
