@@ -158,3 +158,20 @@ def test_the_notebooks_lookups_take_the_row_of_that_batch_and_kv_len():
     assert study.table_rate(table, 8, 8192) == 3.46 and study.table_rate(table, 8, 8192, beside_peers=True) == 3.4
     assert study.table_rate(table, 8, 1024, beside_peers=True) is None and study.table_rate(table, 1, 1024) is None
     assert study.peers_not_run(table) == []  # no peers_not_run column: no peer had a reason
+
+
+def test_a_peer_timed_at_one_point_of_the_sweep_keeps_its_column():
+    """Found by a review: under pandas 3, astype(str) kept NaN missing, so a peer with a number at one point (Flex at
+    its points, a peer that ran once) read as one value in every row and its column was hidden."""
+    import pandas as pd
+
+    from labkit.workloads.decode import study
+
+    rows = pd.DataFrame([
+        dict(batch=64, kv_len=1024, head_dim=128, splits=1, splits_used=1, kernel="mma w4s1c1", kv_MB=268.4,
+             p50_us=75.0, TBps=3.58, sdpa_cudnn=3.5),
+        dict(batch=64, kv_len=8192, head_dim=128, splits=1, splits_used=1, kernel="mma w4s1c1", kv_MB=2147.5,
+             p50_us=490.0, TBps=4.38, sdpa_cudnn=4.3, flex_paged=4.12)])
+    shown = study.shown(study.bandwidth_table(rows))
+    assert "flex_paged" in shown and list(shown["flex_paged"].isna()) == [True, False]
+    assert "head_dim" not in shown  # one value in every row: said by the title

@@ -562,3 +562,16 @@ def test_diff_spells_out_the_split_count_beside_a_build_label(capsys):
     assert cli.main(["report", "diff", str(older), str(h200)]) == 0
     row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.split()[:3] == ["1", "8192", "128"])
     assert row.endswith(" mma/1, 16 splits | mma w8s3ef cl8 pp, 8 splits")
+
+
+def test_a_long_reasons_marker_counts_what_it_left_out_when_its_own_digits_grow():
+    """Found by a review: the marker was sized twice, so where its number crossed a power of ten it said one character
+    fewer than it cut."""
+    import re
+
+    from labkit.workloads.decode.peers import REASON_KEPT, _why
+
+    for n in (13960, 13970, 13975, 100000):
+        kept = _why(RuntimeError("x" * (n - len("RuntimeError: "))))
+        gap = re.search(r"\n\[\.\.\. (\d+) characters left out \.\.\.\]\n", kept)
+        assert len(kept) == REASON_KEPT and int(gap.group(1)) == n - (len(kept) - len(gap.group(0)))

@@ -158,9 +158,9 @@ def _why(exc: Exception) -> str:
     text = f"{type(exc).__name__}: {str(exc).strip()}"
     if len(text) <= REASON_KEPT:
         return text
-    gap = ""
-    for _ in range(2):  # the marker takes room too: what it says is left out counts its own length
-        gap = f"\n[... {len(text) - REASON_KEPT + len(gap)} characters left out ...]\n"
+    gap, was = "", None
+    while gap != was:  # the marker takes room too: what it says is left out counts its own length, digits and all
+        was, gap = gap, f"\n[... {len(text) - REASON_KEPT + len(gap)} characters left out ...]\n"
     head = (REASON_KEPT - len(gap)) // 4
     return text[:head] + gap + text[len(text) - (REASON_KEPT - len(gap) - head):]
 

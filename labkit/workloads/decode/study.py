@@ -135,7 +135,9 @@ def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kerne
     out = table.drop(columns=[c for c in ("peers_not_run",) if c in table])
     if "splits_used" in out and "splits" in out and (out["splits_used"] == out["splits"]).all():
         out = out.drop(columns=["splits_used"])
-    constant = [c for c in out.columns if c not in keep and out[c].astype(str).nunique() <= 1] if len(out) > 1 else []
+    # map(str): a missing value is "nan", one of the values (pandas 3's astype(str) keeps it missing, and a peer timed
+    # at one point of the sweep read as one value in every row)
+    constant = [c for c in out.columns if c not in keep and out[c].map(str).nunique() <= 1] if len(out) > 1 else []
     from ...report.tables import rounded
 
     return rounded(out.drop(columns=constant), (("_us", 2),), default=3)
