@@ -184,17 +184,17 @@ def _lab(args) -> int:
     import os
 
     from ._env import repo_root
-    from .lab import check_port_free, lab_command, lab_url, new_token, pair_notebooks
+    from .lab import check_port_free, lab_command, lab_environ, lab_url, pair_notebooks
 
     check_port_free(args.port)
     notebooks = repo_root() / "notebooks"
     for path in pair_notebooks(notebooks):
         print(f"labkit lab: paired {path.name} with its source")
-    token = new_token()
-    argv = lab_command(notebooks, port=args.port, token=token, open_browser=not args.no_browser)
-    print(f"labkit lab: open {lab_url(args.port, token)}", flush=True)
-    os.environ.pop("MPLBACKEND", None)  # kernels inherit it: Agg would keep figures out of the notebooks
-    os.execv(argv[0], argv)
+    argv = lab_command(notebooks, port=args.port, open_browser=not args.no_browser)
+    env = lab_environ()
+    env.pop("MPLBACKEND", None)  # kernels inherit it: Agg would keep figures out of the notebooks
+    print(f"labkit lab: open {lab_url(args.port, env['JUPYTER_TOKEN'])}", flush=True)
+    os.execve(argv[0], argv, env)
     return 0  # not reached
 
 

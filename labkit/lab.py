@@ -22,6 +22,9 @@ def check_port_free(port: int, host: str = "127.0.0.1") -> None:
     import socket
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # as Jupyter binds: a port whose last connection waits out TIME_WAIT is free (a lab restarted within a
+        # minute had been refused); one a server listens on still is not
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError as exc:
@@ -54,19 +57,24 @@ def pair_notebooks(notebook_dir: Path) -> list[Path]:
     return written
 
 
-def lab_command(notebook_dir: Path, *, port: int = 8888, token: str | None = None, open_browser: bool = True
-                ) -> list[str]:
-    """The ``jupyter lab`` argv: bound to 127.0.0.1, token authentication on (a random token when
-    none is given; never empty), ``--allow-root`` only for root."""
+def lab_environ(token: str | None = None) -> dict[str, str]:
+    """The lab's environment: this one with ``JUPYTER_TOKEN`` (a random token when none is given; never empty). In
+    the environment, not on the command line: /proc/PID/cmdline is readable by every user of the host, its environ
+    by its owner only."""
     if token is not None and not token:
         raise LabkitError("an empty JupyterLab token would switch authentication off; pass none for a random one")
+    return {**os.environ, "JUPYTER_TOKEN": token or new_token()}
+
+
+def lab_command(notebook_dir: Path, *, port: int = 8888, open_browser: bool = True) -> list[str]:
+    """The ``jupyter lab`` argv: bound to 127.0.0.1, its token from ``lab_environ`` (none on the command line),
+    ``--allow-root`` only for root."""
     if not 0 < port < 65536:
         raise LabkitError(f"port {port}: expected 1..65535")
     jupyter = Path(sys.executable).with_name("jupyter")
     argv = [str(jupyter) if jupyter.exists() else (shutil.which("jupyter") or "jupyter"), "lab",
             f"--ServerApp.root_dir={notebook_dir}", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-            "--ServerApp.port_retries=0", f"--IdentityProvider.token={token or new_token()}",
-            f"--ContentsManager.hide_globs={HIDDEN!r}", "--KernelManager.transport=ipc"]
+            "--ServerApp.port_retries=0", f"--ContentsManager.hide_globs={HIDDEN!r}", "--KernelManager.transport=ipc"]
     if not open_browser:
         argv.append("--no-browser")
     if hasattr(os, "geteuid") and os.geteuid() == 0:

@@ -62,8 +62,9 @@ def lab(tmp_path):
                JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"))
     log = tmp_path / "lab.log"
     with log.open("w") as out:
-        server = subprocess.Popen(lab_command(ROOT / "notebooks", port=port, token=token, open_browser=False),
-                                  cwd=ROOT / "notebooks", env=env, stdout=out, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(lab_command(ROOT / "notebooks", port=port, open_browser=False),
+                                  cwd=ROOT / "notebooks", env={**env, "JUPYTER_TOKEN": token}, stdout=out,
+                                  stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
 
     def up():

@@ -6,20 +6,24 @@ import os
 import pytest
 
 from labkit.errors import LabkitError
-from labkit.lab import HIDDEN, lab_command
+from labkit.lab import HIDDEN, lab_command, lab_environ
 
 from ..conftest import ROOT
 
 
-def test_lab_listens_on_localhost_with_a_token(monkeypatch):
+def test_lab_listens_on_localhost_with_a_token_kept_off_its_command_line(monkeypatch):
+    """A review found the token in the argv, which /proc/PID/cmdline shows every user of the host: it is in the
+    lab's environment, which only its owner can read."""
     argv = lab_command(ROOT / "notebooks", port=9999)
     assert argv[1] == "lab" and "--ServerApp.ip=127.0.0.1" in argv and "--ServerApp.port=9999" in argv
-    token = lambda args: next(a.split("=", 1)[1] for a in args if a.startswith("--IdentityProvider.token="))  # noqa
-    assert len(token(argv)) >= 32 and token(lab_command(ROOT / "notebooks")) != token(argv)  # random per start
+    assert not [a for a in argv if "token" in a.lower()]
+    token = lab_environ()["JUPYTER_TOKEN"]
+    assert len(token) >= 32 and lab_environ()["JUPYTER_TOKEN"] != token  # random per start
+    assert lab_environ("mine")["JUPYTER_TOKEN"] == "mine"
     assert not [a for a in argv if "0.0.0.0" in a]
     assert "--KernelManager.transport=ipc" in argv
     with pytest.raises(LabkitError, match="empty JupyterLab token"):
-        lab_command(ROOT / "notebooks", token="")
+        lab_environ("")
 
 
 @pytest.mark.parametrize("uid, allow", [(0, True), (1000, False)])
@@ -67,13 +71,13 @@ def test_lab_prints_the_url_with_its_token_and_pairs_missing_notebooks(tmp_path,
     (nbdir / "01_decode_manifest.ipynb").write_text("{}")  # an existing pairing is left alone
     monkeypatch.setattr(_env, "repo_root", lambda: tmp_path)
     ran = []
-    monkeypatch.setattr(os, "execv", lambda exe, argv: ran.append(argv))
+    monkeypatch.setattr(os, "execve", lambda exe, argv, env: ran.append((argv, env)))
     with socket.socket() as probe:  # a port free now: a fixed one (18931) was taken here by another JupyterLab
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     assert cli.main(["lab", "--no-browser", "--port", str(port)]) == 0
     out = capsys.readouterr().out
-    token = next(a.split("=", 1)[1] for a in ran[0] if a.startswith("--IdentityProvider.token="))
+    token = ran[0][1]["JUPYTER_TOKEN"]
     assert f"labkit lab: open http://127.0.0.1:{port}/lab?token={token}\n" in out
     assert "paired 00_device_and_timing.ipynb" in out and "01_decode" not in out
     import nbformat
@@ -110,3 +114,24 @@ def test_saving_a_notebook_in_jupyterlab_leaves_its_source_as_it_was(tmp_path):
         contents.save({"type": "notebook", "format": "json", "content": nb}, name)
         assert (tmp_path / name).exists(), name  # paired: the save wrote both sides
         assert (tmp_path / src.name).read_text() == src.read_text(), src.name
+
+
+def test_a_port_whose_last_connection_waits_out_time_wait_is_free():
+    """Found by a review: the check bound without SO_REUSEADDR, so a lab restarted within a minute of one a browser
+    had used was refused, though Jupyter (which sets it) would have started."""
+    import socket
+
+    from labkit.lab import check_port_free
+
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the last lab's (tornado's) listener
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = server.accept()
+    accepted.close()  # the server's side closes first: its port waits in TIME_WAIT
+    client.recv(1)
+    client.close()
+    server.close()
+    check_port_free(port)  # no error: nothing listens there
