@@ -168,16 +168,24 @@ def _nb_script(args) -> int:
 def _nb_run_all(args) -> int:
     from . import notebooks
 
-    failed = 0
-    for name in notebooks.list_notebooks():
-        res = notebooks.run(name, record=args.record, progress=sys.stderr)
+    names, failed = notebooks.list_notebooks(), []
+    for name in names:
+        try:  # one notebook refused or failed: said, and the others still run
+            res = notebooks.run(name, record=args.record, progress=sys.stderr)
+        except LabkitError as exc:
+            print(f"{name}: not run: {one_line(str(exc))}", flush=True)
+            failed.append(name)
+            continue
         notebooks.print_result(res)
-        failed += not res.ok
-    if failed == 0:
-        from .rundirs import runs_root
+        if not res.ok:
+            failed.append(name)
+    if failed:
+        print(f"{len(failed)} of {len(names)} notebooks failed or did not run: {', '.join(failed)}")
+        return 1
+    from .rundirs import runs_root
 
-        print(f"all notebooks ok; the newest run is {runs_root() / 'latest'}")
-    return 1 if failed else 0
+    print(f"all notebooks ok; the newest run is {runs_root() / 'latest'}")
+    return 0
 
 
 def _lab(args) -> int:

@@ -14,7 +14,9 @@ def cell_titles(cells: list) -> tuple[list[int], dict[int, str]]:
     above them, its heading or else its first line cut at a word; a second code cell under the same markdown reads
     "(continued)" (a review: notebook 00's progress named two cells "The Sage2 seed report", the second one under a
     markdown cell of no heading)."""
-    code = [i for i, c in enumerate(cells) if c.cell_type == "code"]
+    # a code cell of no source is never run (nbclient skips it, no execution count): not counted, so a number here is
+    # the cell a failure names
+    code = [i for i, c in enumerate(cells) if c.cell_type == "code" and c.source.strip()]
     titles, heading, under = {}, "", 0
     for i, c in enumerate(cells):
         if c.cell_type == "markdown" and c.source.strip():
@@ -26,7 +28,7 @@ def cell_titles(cells: list) -> tuple[list[int], dict[int, str]]:
         if "parameters" in tags or "injected-parameters" in tags:
             titles[i] = "parameters given" if "injected-parameters" in tags else "parameters"
             continue
-        if c.cell_type == "code":
+        if c.cell_type == "code" and c.source.strip():
             under += 1
         titles[i] = (heading + " (continued)").strip() if under > 1 else heading
     return code, titles

@@ -327,12 +327,14 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
             error = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
         except Exception as exc:
             _raise_if_kernel_did_not_start(exc, run_dir)  # the environment's fault, said in one line
-            from nbclient.exceptions import DeadKernelError
+            from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-            if not isinstance(exc, DeadKernelError):
+            if isinstance(exc, CellTimeoutError):  # a failed run like any other: its run.json says so, run-all goes on
+                error = f"a cell ran past the {timeout_s:g} s time limit and was stopped"
+            elif not isinstance(exc, DeadKernelError):
                 raise
-            # in a cell (a segfault, the OOM killer): the run failed; what it wrote so far stays
-            error = f"the kernel died in a cell ({exc}); the executed notebook ends where it stopped"
+            else:  # in a cell (a segfault, the OOM killer): the run failed; what it wrote so far stays
+                error = f"the kernel died in a cell ({exc}); the executed notebook ends where it stopped"
     input_nb.unlink()
     session = run_dir / "data" / "session.json"
     from ._json import load_document

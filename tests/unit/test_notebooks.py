@@ -570,6 +570,18 @@ def test_run_all_exits_1_when_a_notebook_fails_and_says_all_ok_only_when_none_di
         out = capsys.readouterr().out
         assert ("01_b: FAILED (cell 2: boom)" in out) is bool(failing)
         assert ("all notebooks ok; the newest run is " in out) == (not failing)
+    # found by a review: one notebook refused (or a cell timed out, which had escaped run()) ended run-all there
+    def refuse_first(name, *, record, progress):
+        if name == "00_a":
+            raise LabkitError("recorded mode: no recorded run of 00_a")
+        return notebooks.RunResult(tmp_path / name, tmp_path / name / f"{name}.ipynb", True, None, "recorded",
+                                   "data/runs/x", (), (), None)
+
+    monkeypatch.setattr(notebooks, "run", refuse_first)
+    assert cli.main(["nb", "run-all"]) == 1
+    out = capsys.readouterr().out
+    assert "00_a: not run: recorded mode: no recorded run of 00_a\n" in out and "01_b: ok" in out
+    assert out.endswith("1 of 2 notebooks failed or did not run: 00_a\n")
 
 
 def test_the_env_knobs_take_effect_and_an_unknown_one_is_refused_by_name(tmp_path, monkeypatch, capsys):
@@ -714,3 +726,32 @@ def test_nb_script_writes_a_relative_recorded_root_as_the_repo_roots_folder(tmp_
     monkeypatch.chdir(tmp_path)
     script = write_script("03", {"recorded_root": "data/runs"}, tmp_path / "s.py").read_text()
     assert f'recorded_root = "{ROOT / "data" / "runs"}"' in script
+
+
+def test_a_code_cell_with_no_source_is_not_counted_so_progress_numbers_the_cell_a_failure_names():
+    """Found by a review: nbclient never runs an empty code cell (a jupytext `# %%` of blank lines), so it has no
+    execution count; counted by the progress lines, every later cell's number was one past the failure's."""
+    import nbformat
+
+    cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("\n\n"), nbformat.v4.new_markdown_cell(
+        "## Compute"), nbformat.v4.new_code_cell("raise ValueError('boom')")]
+    code, titles = nb_progress.cell_titles(cells)
+    assert code == [0, 3] and titles[3] == "Compute"
+
+
+def test_a_cell_past_the_time_limit_is_a_failed_run_with_its_run_json(tmp_path, monkeypatch):
+    """Found by a review: nbclient's CellTimeoutError escaped run(), leaving no run.json and the input notebook behind
+    (and run-all stopped there)."""
+    from labkit import session
+
+    source = tmp_path / "07_hang.py"
+    source.write_text('# %% tags=["parameters"]\nfrom labkit.params import Choice, Text\n\n'
+                      'source: Choice("auto", "live", "recorded") = "auto"\nout_dir: Text(measured=False) = ""\n\n'
+                      '# %%\nimport time\ntime.sleep(60)\n')
+    monkeypatch.setattr(session, "plan_source", lambda *a, **k: ("live", None))  # no GPU asked for: it runs nothing
+    monkeypatch.setattr(notebooks, "notebook_dir", lambda: tmp_path)
+    res = notebooks.run("07", {}, out_root=tmp_path / "runs", timeout_s=3)
+    assert not res.ok and res.error == "a cell ran past the 3 s time limit and was stopped"
+    run = json.loads((res.notebook.parent / "run.json").read_text())
+    assert run["ok"] is False and run["error"] == res.error
+    assert not list(res.notebook.parent.glob("*.input.ipynb"))
