@@ -53,6 +53,15 @@ def _gpu_count() -> int:
         return 0
 
 
+def _gpu_slots() -> list[str]:
+    """The GPUs the workers take in turn: those CUDA_VISIBLE_DEVICES names where it is set (a job given GPUs 2 and 3
+    had run its points on 0 and 1, another user's), else every GPU NVML counts."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [v.strip() for v in visible.split(",") if v.strip()]  # "" hides every GPU: none to hand out
+    return [str(i) for i in range(_gpu_count())]
+
+
 def check(kind: str, workers: int) -> None:
     """Refuse an unknown executor or a worker count below 1 (the sweep's caller does, before its directory exists)."""
     if kind not in EXECUTORS:
@@ -70,7 +79,7 @@ def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], 
             yield run_point(sweep_dir, workload, pid, params)
     elif kind == "processes":
         ctx = mp.get_context("spawn")  # CUDA cannot be forked
-        gpus = _gpu_count()
+        gpus = _gpu_slots()
         queue = list(todo)
         while queue:  # a point that kills its process breaks the pool: the rest go on in a new one
             with _pool(ctx, workers, gpus) as pool:
@@ -82,10 +91,10 @@ def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], 
         yield from _dask(sweep_dir, workload, todo, workers=workers, client=client)
 
 
-def _pool(ctx, workers: int, gpus: int) -> ProcessPoolExecutor:
+def _pool(ctx, workers: int, gpus: list[str]) -> ProcessPoolExecutor:
     slots = ctx.Queue()  # handed to each worker as it starts: no manager process to outlive a killed driver
     for i in range(workers):
-        slots.put(i % gpus if gpus else "")
+        slots.put(gpus[i % len(gpus)] if gpus else "")
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_start_worker,
                                initargs=(slots, os.getpid()))
 

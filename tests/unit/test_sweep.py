@@ -229,6 +229,19 @@ def test_process_pool_runs_every_point_once(tmp_path):
     assert df["pid"].nunique() == 2 and os.getpid() not in set(df["pid"])
 
 
+def test_pool_workers_take_the_gpus_cuda_visible_devices_names(tmp_path, monkeypatch):
+    """Found by a review: the workers took GPUs 0..N-1 of all NVML counts whatever CUDA_VISIBLE_DEVICES the sweep
+    was given, so a job given GPUs 2 and 3 ran on 0 and 1."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert sweep.run(tmp_path / "a", "demo.sleep", {"ms": [200], "i": [0, 1, 2, 3]}, executor="processes", workers=2,
+                     progress=None)["ok"] == 4
+    assert set(sweep.collect(tmp_path / "a")["result.cuda_visible_devices"]) == {"2", "3"}
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU given: none taken
+    assert sweep.run(tmp_path / "b", "demo.sleep", {"ms": [0], "i": [0, 1]}, executor="processes", workers=2,
+                     progress=None)["ok"] == 2
+    assert set(sweep.collect(tmp_path / "b")["result.cuda_visible_devices"]) == {""}
+
+
 def test_a_killed_driver_loses_only_points_in_flight(tmp_path):
     out = tmp_path / "s"
     cmd = [sys.executable, "-m", "labkit", "sweep", "run", "--workload", "demo.sleep", "--grid", "ms=150",
