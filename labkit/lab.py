@@ -60,7 +60,8 @@ def pair_notebooks(notebook_dir: Path) -> list[Path]:
 def lab_environ(token: str | None = None) -> dict[str, str]:
     """The lab's environment: this one with ``JUPYTER_TOKEN`` (a random token when none is given; never empty). In
     the environment, not on the command line: /proc/PID/cmdline is readable by every user of the host, its environ
-    by its owner only."""
+    by its owner only. A token the user's own Jupyter config sets (``c.IdentityProvider.token``) takes precedence
+    over it, as over any environment default: that config is the user's choice for every server they start."""
     if token is not None and not token:
         raise LabkitError("an empty JupyterLab token would switch authentication off; pass none for a random one")
     return {**os.environ, "JUPYTER_TOKEN": token or new_token()}

@@ -252,6 +252,8 @@ class OutputPath(_PathValue):
         def check(p: Path, shown: str) -> None:
             if p.is_symlink() and not p.exists():  # a dangling link: the write goes where it points
                 p = p.resolve()
+                if not p.parent.is_dir():  # nothing makes the link's own folder's missing directories for it
+                    raise ArgumentError(f"{what} {shown}: a link to {str(p)!r}, whose directory does not exist")
             if p.is_dir():
                 raise ArgumentError(f"{what} {shown}: is a directory; expected a file name")
             if p.exists() and not (p.is_file() or p.is_char_device()):  # a FIFO blocks the write; /dev/null is fine

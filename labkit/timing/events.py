@@ -348,8 +348,13 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
                     if setup is not None:
                         setup()
                     fn()
-            finally:  # a call that fails under capture leaves the stream capturing for every later launch on it
-                graph = stream.end_capture()
+            except BaseException:  # the stream would stay capturing for every later launch on it
+                try:
+                    stream.end_capture()
+                except Exception:  # noqa: BLE001 - "capture invalidated": the call's own error is the one to say
+                    pass
+                raise
+            graph = stream.end_capture()
         runner = lambda: graph.launch(stream)  # noqa: E731
     rule = StopRule(iterations=iterations, min_samples=min_samples, min_time_s=min_time_s, max_noise=max_noise,
                     max_samples=max_samples, timeout_s=timeout_s)

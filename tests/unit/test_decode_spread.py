@@ -681,3 +681,12 @@ def test_a_run_naming_no_gpu_is_its_runs_folder_however_the_reports_are_given(mo
     assert machines[0] == machines[1] == machines[2] and len(machines[0]) == 12 and len(set(machines[0])) > 10
     assert all(m.startswith("2026") or m.startswith("GPU-") for m in machines[0])
     assert len({tuple((g.runs, g.machines) for g in s.step()) for s in spreads}) == 1
+
+
+def test_a_figure_path_that_is_a_link_into_a_missing_directory_is_refused_before_the_tables(tmp_path, capsys):
+    """Found by reviewing the link check: a figure's --out may create its missing parents, so a dangling link passed,
+    and the write failed after the tables."""
+    (tmp_path / "fig.png").symlink_to(tmp_path / "missing" / "x.png")
+    assert cli.main(["report", "spread", *map(str, BENCHES), "--point", "64x8192", "--out", str(tmp_path / "fig")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"a link to {str(tmp_path / 'missing' / 'x.png')!r}, whose directory does not exist" in err

@@ -1097,3 +1097,23 @@ def test_a_64_bit_scalar_is_8_byte_aligned_and_every_field_inside_another_is_nam
         [{"at": 8, "i32": 1}, {"at": 16, "i32": 2}]))), vars={"tokens": 2}).errors]
     assert inside == [f"error: ops.decode.impl.launches[0].args[0].pack.fields[{j}].at: bytes {a}..{a + 3} overlap "
                       "fields[0] (bytes 0..127)" for j, a in ((34, 8), (35, 16))]
+
+
+def test_only_a_multi_cta_kv_build_must_pack_the_splits_counter_and_partials(tmp_path):
+    """Found by reviewing the required-field rule: a single-CTA trtllm-gen build reads no split scratch, so leaving
+    its pointers out is no error; the seed's MultiCtasKv build must pack them."""
+    def drop_scratch(d):
+        _launch0(d)["args"][0]["pack"]["fields"] = [f for f in _fields0(d) if f["at"] not in (984, 1008, 1016)]
+
+    def single(d):
+        drop_scratch(d)
+        _launch0(d)["entry"] = _launch0(d)["entry"].replace("MultiCtasKv", "")
+    block = "error: ops.decode.impl.launches[0].args[0].pack: "
+    errors = [str(e) for e in check(load(_seed_changed(tmp_path, drop_scratch)), vars={"tokens": 2},
+                                    find_modules=False).errors]
+    assert [e for e in errors if "is not packed" in e] == [
+        f"{block}{n} (byte {at}) is not packed: the kernel reads 0 there"
+        for n, at in (("ptrMultiCtasKvCounter", 984), ("ptrPartialO", 1008), ("ptrPartialStats", 1016))]
+    errors = [str(e) for e in check(load(_seed_changed(tmp_path, single)), vars={"tokens": 2},
+                                    find_modules=False).errors]
+    assert not [e for e in errors if "is not packed" in e]

@@ -549,3 +549,27 @@ def test_pipeline_runs_the_warm_up_passes_asked_for(monkeypatch):
         ran.clear()
         Pipeline([("s", lambda: ran.append(1))]).run(iterations=2, warmup=warmup, mode="hot")
         assert len(ran) == warmup + 2, warmup
+
+
+def test_a_failed_capture_says_the_calls_own_error_not_the_invalidated_captures(monkeypatch):
+    """Found by reviewing the fix above: CUDA invalidates a capture a call broke, and end_capture then raises its own
+    error, which a `finally` let replace the call's."""
+    from labkit.timing import events
+
+    smp = _fake_timing(monkeypatch, events)
+    monkeypatch.setattr(events, "_warm_up", lambda *a, **k: (1e-5, 1e-6))
+    monkeypatch.setattr(events, "_check_work", lambda *a: "checked")
+
+    def invalidated(self):
+        self.capturing = False
+        raise RuntimeError("cudaErrorStreamCaptureInvalidated")
+
+    monkeypatch.setattr(_FakeStream, "end_capture", invalidated)
+
+    def syncs_under_capture():
+        if smp.stream.capturing:
+            raise RuntimeError("cudaErrorStreamCaptureUnsupported: a synchronize")
+
+    with pytest.raises(RuntimeError, match="a synchronize"):
+        events.time_gpu(syncs_under_capture, mode="graph", iterations=3)
+    assert smp.stream.capturing is False

@@ -463,6 +463,11 @@ def test_an_empty_grid_value_or_no_axis_is_refused():
             sweep.parse_axis(text)
     with pytest.raises(ArgumentError, match="a sweep needs at least one grid axis"):
         sweep.expand({})
+    # found by a review: numpy values stopped expand with a TypeError; they are the numbers and lists they hold
+    import numpy as np
+
+    assert sweep.expand({"batch": [np.int64(1), np.int64(2)], "shape": [np.array([1, 8])]}) == [
+        {"batch": 1, "shape": [1, 8]}, {"batch": 2, "shape": [1, 8]}]
     # found by a review: Python's int() read 1_0 as 10, where every other number on labkit's command line refuses it
     with pytest.raises(ArgumentError, match=re.escape("grid axis 'ms=1_0': '1_0': write the number without '_'")):
         sweep.parse_axis("ms=1_0")
