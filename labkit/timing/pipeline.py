@@ -85,7 +85,9 @@ class Pipeline:
 
     def run(self, *, iterations: int = 10, warmup: int = 3, mode: Mode = "cold",
             flush_bytes: int | None = None) -> PipelineTiming:
-        """Run ``warmup`` untimed passes, then ``iterations`` timed passes."""
+        """Run ``warmup`` untimed passes, then ``iterations`` timed passes. The warm-up also sizes the pad before each
+        phase to outlast its host launch (from the second pass where there are two; with ``warmup=0`` it is not
+        sized, and a phase slower to launch than the default pad times the host)."""
         if mode == "graph":
             raise ValueError("Pipeline times eagerly: use mode 'cold', 'cold_clean' or 'hot'")
         cp = cupy()
