@@ -541,6 +541,7 @@ def test_an_output_that_is_a_fifo_or_a_link_to_nowhere_is_refused_before_any_wor
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "link.bin").symlink_to(tmp_path / "missing" / "file.bin")
     for name, said in (("fifo", "is a FIFO; expected a regular file"),
-                       ("link.bin", f"directory {str(tmp_path / 'missing')!r} does not exist")):
+                       ("link.bin", f"a link to {str(tmp_path / 'missing' / 'file.bin')!r}, whose directory does not "
+                                    "exist")):
         out = _labkit("manifest", "pack", SEED, "--out", str(tmp_path / name), timeout=20)
         assert out.returncode == 2 and said in out.stderr and out.stderr.count("\n") == 1, out.stderr
