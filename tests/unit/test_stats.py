@@ -521,20 +521,29 @@ def test_interleave_records_every_sample_into_the_same_two_events(monkeypatch):
     assert {n: t.stats.count for n, t in out.items()} == {"a": 50, "b": 50, "c": 50} and len(smp.pool) == 2
 
 
-def test_a_call_that_fails_under_graph_capture_leaves_the_stream_capturing_no_more(monkeypatch):
-    """Found by a review: time_gpu's graph capture had no finally, so the sampler's stream stayed capturing."""
+@pytest.mark.parametrize("invalidated", [False, True])
+def test_a_call_that_fails_under_graph_capture_ends_the_capture_and_says_its_own_error(monkeypatch, invalidated):
+    """Found by a review: time_gpu's graph capture had no finally, so the sampler's stream stayed capturing; and
+    (reviewing that fix) CUDA invalidates a capture a call broke, whose end_capture then raises its own error, which
+    must not replace the call's."""
     from labkit.timing import events
 
     smp = _fake_timing(monkeypatch, events)
     monkeypatch.setattr(events, "_warm_up", lambda *a, **k: (1e-5, 1e-6))
     monkeypatch.setattr(events, "_check_work", lambda *a: "checked")
+    if invalidated:
+        def end_capture(self):
+            self.capturing = False
+            raise RuntimeError("cudaErrorStreamCaptureInvalidated")
 
-    def fails_under_capture():
+        monkeypatch.setattr(_FakeStream, "end_capture", end_capture)
+
+    def syncs_under_capture():
         if smp.stream.capturing:
-            raise RuntimeError("cudaErrorStreamCaptureUnsupported")
+            raise RuntimeError("cudaErrorStreamCaptureUnsupported: a synchronize")
 
-    with pytest.raises(RuntimeError, match="StreamCaptureUnsupported"):
-        events.time_gpu(fails_under_capture, mode="graph", iterations=3)
+    with pytest.raises(RuntimeError, match="a synchronize"):
+        events.time_gpu(syncs_under_capture, mode="graph", iterations=3)
     assert smp.stream.capturing is False
 
 
@@ -549,27 +558,3 @@ def test_pipeline_runs_the_warm_up_passes_asked_for(monkeypatch):
         ran.clear()
         Pipeline([("s", lambda: ran.append(1))]).run(iterations=2, warmup=warmup, mode="hot")
         assert len(ran) == warmup + 2, warmup
-
-
-def test_a_failed_capture_says_the_calls_own_error_not_the_invalidated_captures(monkeypatch):
-    """Found by reviewing the fix above: CUDA invalidates a capture a call broke, and end_capture then raises its own
-    error, which a `finally` let replace the call's."""
-    from labkit.timing import events
-
-    smp = _fake_timing(monkeypatch, events)
-    monkeypatch.setattr(events, "_warm_up", lambda *a, **k: (1e-5, 1e-6))
-    monkeypatch.setattr(events, "_check_work", lambda *a: "checked")
-
-    def invalidated(self):
-        self.capturing = False
-        raise RuntimeError("cudaErrorStreamCaptureInvalidated")
-
-    monkeypatch.setattr(_FakeStream, "end_capture", invalidated)
-
-    def syncs_under_capture():
-        if smp.stream.capturing:
-            raise RuntimeError("cudaErrorStreamCaptureUnsupported: a synchronize")
-
-    with pytest.raises(RuntimeError, match="a synchronize"):
-        events.time_gpu(syncs_under_capture, mode="graph", iterations=3)
-    assert smp.stream.capturing is False
