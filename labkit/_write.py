@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -71,14 +72,22 @@ def write_json(path: Path | str, value: Any, *, indent: int | None = 2, default:
         FormatError: a value the strict reader would refuse; nothing is written.
     """
     path = Path(path)
-    text = dumps(value, indent=indent, source=str(path), default=default) + "\n"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    write_whole(path, (dumps(value, indent=indent, source=str(path), default=default) + "\n").encode())
+    return path
+
+
+def write_whole(path: Path | str, data: bytes) -> Path:
+    """``data`` at ``path``, whole or not at all: a temporary file of its own beside it (two threads, or two
+    containers of one pid, never share one), synced, then renamed into place; its folder made if missing."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with open(tmp, "w") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)
+        Path(tmp).unlink(missing_ok=True)
     return path

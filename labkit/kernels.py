@@ -7,11 +7,11 @@ Cubins are cached by a hash of source, the headers beside it, options, target an
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import _env
+from ._write import write_whole
 from .cuda import cupy
 from .errors import CompileError, LabkitError
 
@@ -78,30 +78,15 @@ def compile_cubin(source: Path | str, *, arch: str, options: tuple[str, ...] = (
         image = nvrtc.getCUBIN(prog)
     finally:
         nvrtc.destroyProgram(prog)
-    _write_whole(cached, bytes(image))
+    write_whole(cached, bytes(image))
     return Cubin(bytes(image), arch, path, opts, log)
-
-
-def _write_whole(path: Path, data: bytes) -> None:
-    """``data`` at ``path``, whole or not at all: a temporary file of its own (two threads or two containers of one
-    pid never share one), synced, then renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
 
 
 def module_file(source: Path | str, cubin: Cubin) -> Path:
     """The cubin as a file CuPy can load, named by its content; one cut short (a kill mid-write) is written again."""
     path = _cache_dir() / f"{Path(source).stem}-{cubin.arch}-{hashlib.sha256(cubin.image).hexdigest()[:24]}.load.cubin"
     if not path.is_file() or path.stat().st_size != len(cubin.image):
-        _write_whole(path, cubin.image)
+        write_whole(path, cubin.image)
     return path
 
 

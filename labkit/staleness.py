@@ -109,7 +109,7 @@ def _code_now(path: str) -> str | None:
         return None
 
 
-def _same_code(sha: str, path: str, now: str = "HEAD") -> bool:
+def _same_code(sha: str, path: str, now: str | None) -> bool:
     """Whether ``path`` reads as the same code at ``sha`` and at ``now`` (a commit, or ``None``: the files on disk);
     a file missing from either (added, deleted, renamed) or that git cannot show is a change."""
     before = _code_at(sha, path)

@@ -947,7 +947,7 @@ def test_a_cubin_is_built_once_and_again_when_its_source_options_target_or_heade
 def test_a_loadable_cubin_cut_short_is_written_again_and_writers_never_share_a_temporary_file(tmp_path, monkeypatch):
     """Found by a review: the file CuPy loads was written in place and only when missing, so one cut short (a kill,
     a full disk) was loaded as it was from then on; and two writers of one pid shared a temporary name."""
-    from labkit import kernels
+    from labkit import _write, kernels
 
     monkeypatch.setenv("LABKIT_CACHE", str(tmp_path / "cache"))
     cubin = compile_cubin(tmp_path / "probe.cu", arch="sm_90", code=KERNEL)
@@ -956,10 +956,10 @@ def test_a_loadable_cubin_cut_short_is_written_again_and_writers_never_share_a_t
     path.write_bytes(cubin.image[:100])
     assert kernels.module_file(tmp_path / "probe.cu", cubin).read_bytes() == cubin.image
     seen = []
-    real = kernels.tempfile.mkstemp
-    monkeypatch.setattr(kernels.tempfile, "mkstemp", lambda **kw: seen.append(real(**kw)) or seen[-1])
-    kernels._write_whole(tmp_path / "a.bin", b"1")
-    kernels._write_whole(tmp_path / "a.bin", b"2")
+    real = _write.tempfile.mkstemp
+    monkeypatch.setattr(_write.tempfile, "mkstemp", lambda **kw: seen.append(real(**kw)) or seen[-1])
+    _write.write_whole(tmp_path / "a.bin", b"1")
+    _write.write_whole(tmp_path / "a.bin", b"2")
     assert seen[0][1] != seen[1][1] and (tmp_path / "a.bin").read_bytes() == b"2"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..._json import Node, document_kind, load_document
 from ..._text import counted
-from ..._write import dumps
+from ..._write import dumps, write_whole
 from ...errors import FormatError
 from ...provenance import read as read_provenance
 from ...timing import MODES
@@ -219,11 +219,8 @@ def save(r: DecodeReport, path: Path | str) -> Path:
     from ..._json import parse_text
 
     from_node(parse_text(text, source=str(path)))
-    p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(text + "\n")
-    tmp.replace(p)  # the bench rewrites its report after every point: a reader never sees half of one
-    return p
+    # the bench rewrites its report after every point: a reader never sees half of one
+    return write_whole(path, (text + "\n").encode())
 
 
 def from_rows(rows: list[dict], split_sweeps: dict, copy_GBps: float, provenance: dict,
