@@ -49,6 +49,43 @@ def test_occupancy_model_matches_the_driver():
     assert n == model.ctas_per_sm, (n, model)
 
 
+@pytest.mark.parametrize("static_bytes", [0, 8, 1000, 40000])
+def test_occupancy_model_matches_the_driver_at_every_dynamic_size(static_bytes, tmp_path):
+    """A kernel with ``static_bytes`` of static shared memory (on sm_90 the cubin's .nv.shared section also holds the
+    1 KB system reserve): the model's count from the cubin equals cuOccupancy's at every dynamic size the driver
+    accepts, in 128-byte steps, and the model refuses the first size the driver refuses."""
+    from cuda.bindings import driver as cu
+
+    from labkit.cuda import check, load_function
+    from labkit.device import describe
+    from labkit.errors import ArgumentError
+    from labkit.kernels import compile_cubin
+    from labkit.sched import cubin_occupancy
+
+    dev = describe()
+    body = (f"__shared__ char buf[{static_bytes}]; buf[threadIdx.x % {static_bytes}] = (char)threadIdx.x; "
+            f"__syncthreads(); o[threadIdx.x] = buf[(threadIdx.x + 1) % {static_bytes}];") if static_bytes else ""
+    code = f'extern "C" __global__ void __launch_bounds__(128) k(char* o) {{ {body} }}'
+    cubin = compile_cubin(tmp_path / "smem.cu", arch=dev.arch, code=code)
+    func, _module = load_function(cubin.image, "k")
+    accepts = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    lo, hi = 0, 1 << 20  # the largest dynamic size the driver accepts
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        taken = cu.cuFuncSetAttribute(func, accepts, mid)[0] == cu.CUresult.CUDA_SUCCESS
+        lo, hi = (mid, hi) if taken else (lo, mid - 1)
+    check(cu.cuFuncSetAttribute(func, accepts, lo), "cuFuncSetAttribute")
+    wrong = []
+    for dynamic in [*range(0, lo + 1, 128), lo]:
+        driver = check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(func, 128, dynamic), "cuOccupancy")
+        model = cubin_occupancy(cubin.image, kernel="k", arch=dev.arch, dynamic_smem_bytes=dynamic).ctas_per_sm
+        if model != driver:
+            wrong.append((dynamic, driver, model))
+    assert not wrong, f"{len(wrong)} dynamic sizes (dynamic, driver, model), first {wrong[:4]}"
+    with pytest.raises(ArgumentError):
+        cubin_occupancy(cubin.image, kernel="k", arch=dev.arch, dynamic_smem_bytes=lo + 1)
+
+
 @pytest.mark.parametrize("size", [2, 4, 8])
 def test_the_cluster_probe_the_plan_asks_matches_the_decode_build_and_the_h200_table(size):
     """plan_for_device asks labkit.sched.clusters how many CTAs in clusters of ``size`` (one per SM) the GPU holds at
