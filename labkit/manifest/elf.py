@@ -9,7 +9,11 @@ size): each KPARAM_INFO (0x17) is one parameter (u32 index, u16 ordinal, u16 off
 with the size in bits 18..31); the parameter bytes are the sum of their sizes.
 CBANK_PARAM_SIZE (0x19) is the constant-bank extent, which includes leading alignment (an
 alignas(64) parameter starts at offset 48 in NVRTC builds). ``.nv.shared.<entry>`` is the
-static shared memory. A kernel compiled with ``__cluster_dims__`` carries them as three u32 in
+static shared memory; in sm_90 and later cubins (those with a ``.nv.shared.reserved.*`` section)
+it begins with the CTA's 1 KB system reserve, which the driver does not count as the kernel's:
+1000 B declared is a 2024 B section, for which an H100 (driver 580) gave
+``CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`` 1000 and took dynamic sizes up to 232448 - 1000 B.
+A kernel compiled with ``__cluster_dims__`` carries them as three u32 in
 attribute 0x3d (seen in NVRTC 13.0 sm_90 cubins: (8, 1, 1) for a cluster of 8, absent without).
 """
 
@@ -39,6 +43,7 @@ class Entry:
     max_threads: tuple[int, int, int] | None
     registers: int | None = None  # per thread (EIATTR_REGCOUNT); None if the cubin does not say
     cluster_dims: tuple[int, int, int] | None = None  # compiled in with __cluster_dims__; None: none compiled in
+    reserved_smem_bytes: int = 0  # the system's reserve inside .nv.shared.<entry>, not in static_smem_bytes
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class CubinInfo:
 
 
 _SHT_NOBITS = 8  # .nv.shared.*: a size, no bytes in the file
+_SYSTEM_SMEM_RESERVE = 1024  # per CTA on sm_80 and later; sm_90+ cubins lay it inside each .nv.shared.<entry>
 
 
 def _unpack(fmt: str, data: bytes, off: int, what: str) -> tuple:
@@ -151,6 +157,7 @@ def read_cubin(data: bytes) -> CubinInfo:
             if attr == _EIATTR_REGCOUNT and isinstance(val, bytes) and len(val) == 8:
                 sym, regs = struct.unpack("<II", val)
                 regcount[sym] = regs
+    reserve_inside = any(name.startswith(".nv.shared.reserved.") for name in secs)
     entries = {}
     for name, (_, off, size, _) in secs.items():
         if not name.startswith(".nv.info.") or len(name) == len(".nv.info."):
@@ -171,9 +178,10 @@ def read_cubin(data: bytes) -> CubinInfo:
             elif attr == _EIATTR_CLUSTER_DIMS and isinstance(val, bytes) and len(val) == 12:
                 cluster = struct.unpack("<III", val)
         smem = secs.get(f".nv.shared.{entry}", (0, 0, 0, 0))[2]
+        reserved = _SYSTEM_SMEM_RESERVE if reserve_inside and smem >= _SYSTEM_SMEM_RESERVE else 0
         sizes = tuple(params[k] for k in sorted(params))
         text = secs.get(f".text.{entry}")
         # a function's .text sh_info is its symbol index; sm_75-sm_89 keep its registers in the top byte
         regs = (regcount.get(text[3] & 0xFFFFFF) or (text[3] >> 24) or None) if text else None
-        entries[entry] = Entry(entry, sum(sizes), sizes, cbank, smem, maxthr, regs, cluster)
+        entries[entry] = Entry(entry, sum(sizes), sizes, cbank, smem - reserved, maxthr, regs, cluster, reserved)
     return CubinInfo(sm=sm, target=target, entries=entries)

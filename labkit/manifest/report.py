@@ -26,7 +26,8 @@ def render_check(res: CheckResult, device=None, gpu_reason: str = "", *, param_b
         # characters and more, and the line had held the module's name three times
         where = lm.path.parent if lm.path.name == Path(m.modules[name].source).name else lm.path
         out.append(f"module {name}: in {show_path(where)}, sha256 ok, target {lm.info.target}")
-        out += [f"  kernel {e.name} ({e.param_bytes} B params, {e.static_smem_bytes} B static smem)"
+        out += [f"  kernel {e.name} ({e.param_bytes} B params, {e.static_smem_bytes} B static smem"
+                + (f" + the {e.reserved_smem_bytes} B system reserve in .nv.shared)" if e.reserved_smem_bytes else ")")
                 for e in lm.info.entries.values()]
     out.append("vars: " + ", ".join(f"{k}={v} (max {m.vars[k].max})" for k, v in res.vars.items()))
     counts = {s: sum(i.severity == s for i in res.issues) for s in ("error", "warning", "note")}

@@ -121,7 +121,8 @@ def _family(arch: str) -> str:
 
 def cubin_occupancy(cubin: Path | str | bytes, *, kernel: str | None = None, arch: str | None = None,
                     threads_per_cta: int | None = None, dynamic_smem_bytes: int = 0) -> Occupancy:
-    """Occupancy of an entry of a cubin: registers and static shared memory from its ELF, threads per
+    """Occupancy of an entry of a cubin: registers and static shared memory from its ELF (the kernel's own: the
+    system's reserve, which sm_90 cubins lay inside .nv.shared, counts once, as the limits' reserve), threads per
     CTA from ``__launch_bounds__`` (EIATTR_MAX_THREADS) unless given, the architecture from the cubin
     unless given."""
     from ..manifest.elf import read_cubin

@@ -54,12 +54,13 @@ def test_broken_manifest_gives_its_error(name, capsys):
 def test_seed_check_finds_its_problems_and_can_run(capsys):
     assert cli.main(["manifest", "check", str(SEED), "--var", "tokens=2", "--no-device"]) == 0
     out = capsys.readouterr().out
-    assert "target sm_100f" in out and "(1280 B params, 1024 B static smem)" in out
+    assert "target sm_100f" in out
+    assert "(1280 B params, 0 B static smem + the 1024 B system reserve in .nv.shared)" in out
     assert "ops.decode.params[6]: cu_seqlens_q is declared but never packed" in out
     assert out.count("ops.decode.params[6]") == 1, "the family's warning replaces the generic one, not beside it"
     assert ".pack.fields[1].tensormap.dims[3]: 0 (the driver rejects 0): derived from kv's extent as 22" in out
     assert "mNumPagesInMemPool = 44, but the buffer holds only 22 page slabs" in out
-    assert ("grid [38, 4, 2] (seqs=2) = 304 CTAs, block [512, 1, 1], shared memory 144992 B dynamic + 1024 B static"
+    assert ("grid [38, 4, 2] (seqs=2) = 304 CTAs, block [512, 1, 1], shared memory 144992 B dynamic + 0 B static"
             in out)
     assert "verdict: can run" in out
     assert "  parameter block (1280 B):" in out and "B written," in out
@@ -220,7 +221,8 @@ def test_elf_of_an_nvrtc_cubin(arch, tmp_path):
     assert info.target == arch and info.sm == int(arch[3:5])
     e = info.entries["probe"]
     assert e.param_sizes == (336, 8) and e.param_bytes == 344
-    assert e.static_smem_bytes >= 1200
+    # 1200 B declared, as cudaFuncGetAttributes counts it; sm_90 lays the CTA's 1 KB system reserve in the same section
+    assert (e.static_smem_bytes, e.reserved_smem_bytes) == (1200, 0 if arch == "sm_89" else 1024)
     assert info.runs_on((int(arch[3]), int(arch[4]))) and not info.runs_on((10, 0))
 
 
@@ -229,7 +231,8 @@ def test_elf_of_the_seed_cubin():
     info = read_cubin(cubin.read_bytes())
     assert info.target == "sm_100f" and info.runs_on((10, 0)) and info.runs_on((10, 3)) and not info.runs_on((9, 0))
     e = info.entries[cubin.stem]
-    assert (e.param_bytes, e.static_smem_bytes, e.max_threads) == (1280, 1024, (512, 1, 1))
+    # its .nv.shared is the system's 1 KB reserve alone: the kernel's shared memory is all dynamic
+    assert (e.param_bytes, e.static_smem_bytes, e.reserved_smem_bytes, e.max_threads) == (1280, 0, 1024, (512, 1, 1))
 
 
 def test_not_a_cubin():
@@ -314,7 +317,7 @@ def test_a_call_that_reads_past_the_page_table_or_writes_past_out_cannot_run(tmp
 def test_shared_memory_over_the_cubins_architecture_is_refused_without_a_gpu(tmp_path, capsys):
     big = _seed_changed(tmp_path, lambda d: _launch0(d).update(shared_mem=240000))
     assert cli.main(["manifest", "check", big, "--var", "tokens=2", "--no-device"]) == 2
-    assert ("error: ops.decode.impl.launches[0].shared_mem: 240000 + 1024 static = 241024 B exceeds the 232448 B a "
+    assert ("error: ops.decode.impl.launches[0].shared_mem: 240000 + 0 static = 240000 B exceeds the 232448 B a "
             "CTA of sm_100f may take") in capsys.readouterr().out
 
 
@@ -511,9 +514,10 @@ def test_shared_memory_over_the_device_s_opt_in_is_refused(tmp_path):
     def errors(shared_mem):
         path = _seed_changed(tmp_path, lambda d: _launch0(d).update(shared_mem=shared_mem))
         return [str(e) for e in check(load(path), vars={"tokens": 2}, device=b200).errors]
-    assert errors(232448 - 1024) == []  # the cubin's 1024 B static smem on top: exactly the opt-in
-    assert errors(232448 - 1023) == ["error: ops.decode.impl.launches[0].shared_mem: 231425 + 1024 static = 232449 B "
-                                     "exceeds NVIDIA B200's 232448 B"]
+    # the cubin's 1024 B of .nv.shared are the system's reserve, which the opt-in does not count: all of it is dynamic
+    assert errors(232448) == []
+    assert errors(232449) == ["error: ops.decode.impl.launches[0].shared_mem: 232449 + 0 static = 232449 B "
+                              "exceeds NVIDIA B200's 232448 B"]
 
 
 def test_call_arguments_that_do_not_fit_their_params_are_named(tmp_path):

@@ -280,3 +280,20 @@ def test_a_parameter_block_over_4_kb_is_read_from_its_v2_record(tmp_path, monkey
                 'extern "C" __global__ void k(S s, float* out) { out[threadIdx.x] = s.v[threadIdx.x]; }')
         e = read_cubin(compile_cubin(tmp_path / f"v{ints}.cu", arch="sm_90", code=code).image).entries["k"]
         assert (e.param_sizes, e.param_bytes) == ((4 * ints, 8), 4 * ints + 8)
+
+
+# cuOccupancyMaxActiveBlocksPerMultiprocessor on an H100 (driver 580.159.04, 2026-12-05, 128 threads): sm_90 NVRTC
+# kernels with ``declared`` bytes of static shared memory, at the first dynamic size where counting the 1 KB system
+# reserve twice (once inside the cubin's .nv.shared, once as the reserve) had given one CTA fewer
+@pytest.mark.parametrize(("declared", "dynamic", "driver_ctas"), [(8, 12544, 16), (1000, 11648, 16), (4096, 8576, 16),
+                                                                   (40000, 4608, 5)])
+def test_cubin_occupancy_counts_the_system_reserve_once_as_the_driver_does(declared, dynamic, driver_ctas, tmp_path):
+    code = (f'extern "C" __global__ void __launch_bounds__(128) k(char* o) {{ __shared__ char buf[{declared}]; '
+            f"buf[threadIdx.x % {declared}] = (char)threadIdx.x; __syncthreads(); "
+            f"o[threadIdx.x] = buf[(threadIdx.x + 1) % {declared}]; }}")
+    image = compile_cubin(tmp_path / "smem.cu", arch="sm_90", code=code).image
+    assert cubin_occupancy(image, dynamic_smem_bytes=dynamic).ctas_per_sm == driver_ctas
+    # the driver took dynamic sizes up to the opt-in less the declared bytes, and refused the next
+    assert cubin_occupancy(image, dynamic_smem_bytes=232448 - declared).ctas_per_sm == 1
+    with pytest.raises(ArgumentError, match="allows 232448 B per CTA"):
+        cubin_occupancy(image, dynamic_smem_bytes=232448 - declared + 1)
