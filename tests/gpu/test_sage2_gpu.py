@@ -211,6 +211,21 @@ def test_profile_report_at_a_small_shape(tmp_path):
     assert tail_study((1, 1000, 4, 96), iterations=2, directory=tmp_path / "tails") == list(r.tail_study)
 
 
+def test_a_tail_round_whose_mainloop_leaves_output_unwritten_is_refused(monkeypatch):
+    """The round poisons each output before its timed mainloop: one that writes only its first row is named, with the
+    count of elements it left, and no checksum of NaN reaches a file."""
+    import cupy as cp
+
+    from labkit.errors import LabkitError
+    from labkit.workloads.sage2.plan import Sage2Plan
+    from labkit.workloads.sage2.tails import tail_round
+
+    monkeypatch.setattr(Sage2Plan, "mainloop", lambda self, *a, **k: self.out[:, :1].view(cp.uint16).fill(0x3F80))
+    with pytest.raises(LabkitError, match=r"tail study round 1: q_tail_fixed_kv/q896/kv1000: 343680 of 344064 output "
+                                          r"elements are not finite"):
+        tail_round((1, 1000, 4, 96), round_index=1)
+
+
 def test_torch_inputs_give_the_same_bits_as_cupy_inputs():
     torch = pytest.importorskip("torch")
     import cupy as cp

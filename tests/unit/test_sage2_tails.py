@@ -182,3 +182,19 @@ def test_tail_lengths_as_the_command_line_gives_them_finish_and_resume(tmp_path,
     calls.clear()
     assert tails.tail_study(shape, iterations=2, q_tails=q_tails, directory=tmp_path / "t", progress=None) == points
     assert calls == []  # every round read back, none measured again
+
+
+def test_a_round_whose_outputs_are_not_all_written_and_finite_is_refused_naming_the_configuration():
+    import numpy as np
+
+    good = np.ones((1, 8, 4, 96), np.float32)
+    tails.check_written("kv_tail_fixed_q/q1000/kv960", good, 0)
+    left = good.copy()
+    left[0, 5, 2, :3] = np.nan  # three elements the mainloop never wrote over the poison
+    with pytest.raises(LabkitError, match=r"^tail study round 2: kv_tail_fixed_q/q1000/kv960: 3 of 3072 output "
+                                          r"elements are not finite after the timed mainloop \(poisoned before it\)"):
+        tails.check_written("kv_tail_fixed_q/q1000/kv960", left, 2)
+    inf = good.copy()
+    inf[0, 0, 0, 0] = np.inf
+    with pytest.raises(LabkitError, match="q896/kv1000: 1 of 3072"):
+        tails.check_written("q_tail_fixed_kv/q896/kv1000", inf, 0)

@@ -11,6 +11,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
+
 from ... import _env
 from ...errors import LabkitError
 from ...report.model import SWEEPS, TailPoint
@@ -70,11 +72,17 @@ def tail_round(shape, *, round_index: int, layout: str = "NHD", dtype: str = "bf
         p = Sage2Plan(check_inputs(cp.ascontiguousarray(q[sl_q]), cp.ascontiguousarray(k[sl_k]),
                                    cp.ascontiguousarray(v[sl_k]), layout=layout), schedule)
         p.run()  # prepares the quantized operands; doubles as the warm-up
+        p.out.view(cp.uint16).fill(0xFFFF)  # a bf16 / fp16 NaN word: the timed mainloop must write every element
         plans[_key(sweep, ql, kl)] = p
     del q, k, v
     order: list[str] = []
     timings = interleave({key: p.mainloop for key, p in plans.items()}, iterations=1, warmup=0, rotate=round_index,
                          on_sample=lambda name, _r, _t: order.append(name))
+    sums = {}
+    for key, p in plans.items():  # one fp32 copy at a time: 1.1 GB each at the seed's shape
+        out = to_f32(p.out, dtype)
+        check_written(key, out, round_index)
+        sums[key] = checksum(out)
     first = next(iter(timings.values()))
     return {
         "round_index": round_index, "order": order, "flush_bytes": first.flush_bytes,
@@ -82,9 +90,24 @@ def tail_round(shape, *, round_index: int, layout: str = "NHD", dtype: str = "bf
         "clock_dropped": first.clock_dropped,
         "configurations": [{"sweep": sweep, "q_len": ql, "kv_len": kl,
                             "seconds": timings[_key(sweep, ql, kl)].samples_s[0],
-                            "checksum": checksum(to_f32(plans[_key(sweep, ql, kl)].out, dtype))}
+                            "checksum": sums[_key(sweep, ql, kl)]}
                            for sweep, ql, kl in configs],
     }
+
+
+def check_written(key: str, out, round_index: int) -> None:
+    """Every element of configuration ``key``'s output (fp32, NumPy or CuPy) finite after the timed mainloop, which ran
+    on a poisoned output: a round of a kernel (or a GPU) that left elements unwritten or wrote NaN says so, and records
+    nothing, rather than a checksum of NaN.
+
+    Raises:
+        LabkitError: naming the configuration and how many of its elements.
+    """
+    bad = int((~np.isfinite(out)).sum())
+    if bad:
+        raise LabkitError(f"tail study round {round_index}: {key}: {bad} of {out.size} output elements are not finite "
+                          "after the timed mainloop (poisoned before it): the kernel left them unwritten or wrote "
+                          "NaN/Inf; the round is not recorded")
 
 
 def tail_points(rounds: Iterable[dict], schedule: Schedule = Schedule()) -> list[TailPoint]:
