@@ -73,7 +73,7 @@ def test_plan_builds_refuses_what_cannot_run_naming_the_build(monkeypatch):
     assert knobs == {"plan": {}, "persistent=1,warps=8,stages=2": {"persistent": True, "warps": 8, "stages": 2},
                      "splits=2": {"splits": 2}}
     with pytest.raises(ArgumentError, match=r"build 'persistent=1,warps=8,stages=3' at batch 64 x 1024 d128: "
-                                            r"1184 \+ 276480 B of shared memory: sm_90 allows 232448 B per CTA"):
+                                            r"160 \+ 276480 B of shared memory: sm_90 allows 232448 B per CTA"):
         plan_builds(64, 1024, 128, (parse_build("persistent=1,warps=8,stages=3"),))
     with pytest.raises(ArgumentError, match="build 'persistent=1,splits=2' .*persistent: CTAs claim whole units"):
         plan_builds(64, 1024, 128, (parse_build("persistent=1,splits=2"),))
@@ -116,7 +116,7 @@ def test_compare_cli_refuses_bad_input_in_one_line_before_any_launch(monkeypatch
             (["--build", "warps=x"], "argument --build: build 'warps=x': warps 'x': expected an integer"),
             (["--build", "stages=2", "--head-dim", "100"], "head_dim 100: the decode kernel takes 128, 256"),
             (["--build", "persistent=1,warps=8,stages=3"], "build 'persistent=1,warps=8,stages=3' at batch 64 x "
-                                                           "1024 d128: 1184 + 276480 B of shared memory"),
+                                                           "1024 d128: 160 + 276480 B of shared memory"),
             (["--build", "splits=32"], "build 'splits=32' at batch 64 x 1024 d128: "),
             (["--build", "splits=2", "--batch", "8"], "argument --batch: given twice (64, then 8): give it once"),
             ([], "the following arguments are required: --build")):
