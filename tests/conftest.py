@@ -38,6 +38,14 @@ def seed_report_path() -> Path:
     return ROOT / "data" / "sage2_report_seed.json"
 
 
+def static_smem_kernel(declared: int) -> str:
+    """CUDA source of ``k``, 128 threads, with ``declared`` bytes of static shared memory (none for 0) that it uses, so
+    the compiler keeps them: the occupancy tests' kernel, CPU and GPU."""
+    body = (f"__shared__ char buf[{declared}]; buf[threadIdx.x % {declared}] = (char)threadIdx.x; __syncthreads(); "
+            f"o[threadIdx.x] = buf[(threadIdx.x + 1) % {declared}];") if declared else ""
+    return f'extern "C" __global__ void __launch_bounds__(128) k(char* o) {{ {body} }}'
+
+
 def as_read(text: str) -> str:
     """Printed text with each run of line breaks, indents and spaces as one space: what it says, wherever
     ``labkit.wrapped`` broke its lines for JupyterLab's pane."""

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+from ..conftest import static_smem_kernel
+
 pytestmark = pytest.mark.gpu
 
 
@@ -63,10 +65,7 @@ def test_occupancy_model_matches_the_driver_at_every_dynamic_size(static_bytes, 
     from labkit.sched import cubin_occupancy
 
     dev = describe()
-    body = (f"__shared__ char buf[{static_bytes}]; buf[threadIdx.x % {static_bytes}] = (char)threadIdx.x; "
-            f"__syncthreads(); o[threadIdx.x] = buf[(threadIdx.x + 1) % {static_bytes}];") if static_bytes else ""
-    code = f'extern "C" __global__ void __launch_bounds__(128) k(char* o) {{ {body} }}'
-    cubin = compile_cubin(tmp_path / "smem.cu", arch=dev.arch, code=code)
+    cubin = compile_cubin(tmp_path / "smem.cu", arch=dev.arch, code=static_smem_kernel(static_bytes))
     func, _module = load_function(cubin.image, "k")
     accepts = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     lo, hi = 0, 1 << 20  # the largest dynamic size the driver accepts

@@ -9,7 +9,7 @@ from labkit.errors import ArgumentError
 from labkit.kernels import compile_cubin
 from labkit.sched import cubin_occupancy, occupancy, tile_efficiency, waves
 
-from ..conftest import ROOT
+from ..conftest import ROOT, static_smem_kernel
 
 SEED_CUBIN = next((ROOT / "data" / "cubins").glob("*.cubin"))
 SEED_ENTRY = "fmhaSm100fKernel_QkvBfloat16OBfloat16H256PagedKvCausalP64MultiCtasKvVarSeqQ8Kv128StaticSwapsAbForGen"
@@ -288,10 +288,7 @@ def test_a_parameter_block_over_4_kb_is_read_from_its_v2_record(tmp_path, monkey
 @pytest.mark.parametrize(("declared", "dynamic", "driver_ctas"), [(8, 12544, 16), (1000, 11648, 16), (4096, 8576, 16),
                                                                    (40000, 4608, 5)])
 def test_cubin_occupancy_counts_the_system_reserve_once_as_the_driver_does(declared, dynamic, driver_ctas, tmp_path):
-    code = (f'extern "C" __global__ void __launch_bounds__(128) k(char* o) {{ __shared__ char buf[{declared}]; '
-            f"buf[threadIdx.x % {declared}] = (char)threadIdx.x; __syncthreads(); "
-            f"o[threadIdx.x] = buf[(threadIdx.x + 1) % {declared}]; }}")
-    image = compile_cubin(tmp_path / "smem.cu", arch="sm_90", code=code).image
+    image = compile_cubin(tmp_path / "smem.cu", arch="sm_90", code=static_smem_kernel(declared)).image
     assert cubin_occupancy(image, dynamic_smem_bytes=dynamic).ctas_per_sm == driver_ctas
     # the driver took dynamic sizes up to the opt-in less the declared bytes, and refused the next
     assert cubin_occupancy(image, dynamic_smem_bytes=232448 - declared).ctas_per_sm == 1
