@@ -1,4 +1,5 @@
-"""Whether a recorded run measured today's code: the kernels and the plans that choose their builds, read as code.
+"""Whether a recorded run measured today's code: the kernels, the plans that choose their builds and the occupancy
+model they size launches by, read as code.
 
 A recorded notebook says so when labkit's kernels or call plans changed since its run (``Session``'s banner). What
 counts is code: a comment, a docstring, a line's indentation or what a ``raise`` says changed in a kernel or a plan
@@ -15,28 +16,31 @@ from . import _env
 
 # what a recorded measurement depends on: the CUDA sources and the plans that choose the builds and launches
 # (decode/geometry.py: default_splits and kernel_build, the split count and build defaults the plan starts from)
+# the occupancy model (decode/plan.py sizes splits by it; notebook 04 records its table) counts too: the 1 KB system
+# reserve counted twice had left notebook 04's record showing 1024 B more shared memory per CTA with no word why
+_OCCUPANCY = ("labkit/sched/occupancy.py", "labkit/manifest/elf.py")
 KERNEL_PATHS = (":(glob)labkit/**/*.cu", ":(glob)labkit/**/*.cuh", "labkit/workloads/decode/plan.py",
                 "labkit/workloads/decode/geometry.py", "labkit/workloads/decode/loads.py",
-                "labkit/workloads/sage2/schedule.py")
+                "labkit/workloads/sage2/schedule.py", *_OCCUPANCY)
 
 # the part of them each notebook measures: every timed sample runs the timing pads; a notebook not named here is held
 # to all of them (a change to the decode plan had called notebooks 00-02's records stale, which run none of it)
 _TIMING = (":(glob)labkit/timing/kernels/*",)
 _SAGE2 = (":(glob)labkit/workloads/sage2/kernels/*", "labkit/workloads/sage2/schedule.py")
 _DECODE = (":(glob)labkit/workloads/decode/kernels/*", "labkit/workloads/decode/plan.py",
-           "labkit/workloads/decode/geometry.py", "labkit/workloads/decode/loads.py")
+           "labkit/workloads/decode/geometry.py", "labkit/workloads/decode/loads.py", *_OCCUPANCY)
 NOTEBOOK_KERNEL_PATHS = {
     "00_device_and_timing": _TIMING,
     "01_decode_manifest": _TIMING + (":(glob)labkit/manifest/kernels/*",),
     "02_sage2_phases": _TIMING + _SAGE2,
     "03_decode": _TIMING + _DECODE,
-    "04_cta_scheduling": _TIMING + _SAGE2 + _DECODE + (":(glob)labkit/sched/kernels/*",),
+    "04_cta_scheduling": _TIMING + _SAGE2 + _DECODE + (":(glob)labkit/sched/kernels/*",),  # _OCCUPANCY in _DECODE
     "05_ncu_correlation": _TIMING + _SAGE2 + _DECODE,
 }
 
 
 # notebook 04 studies one workload or both (its ``workload`` parameter): a run of one is held to that one's code
-_WORKLOAD_PATHS = {"sage2": _TIMING + _SAGE2 + (":(glob)labkit/sched/kernels/*",),
+_WORKLOAD_PATHS = {"sage2": _TIMING + _SAGE2 + (":(glob)labkit/sched/kernels/*",) + _OCCUPANCY,
                    "decode": _TIMING + _DECODE + (":(glob)labkit/sched/kernels/*",)}
 
 

@@ -288,3 +288,35 @@ def test_notebook_04_of_one_workload_is_held_to_that_workloads_code(tmp_path, mo
         Session.start("04_cta_scheduling", source="recorded", out_dir=tmp_path / "out" / workload,
                       parameters={"n": 1, "workload": workload}, runs_root=runs)
         assert ("decode/geometry.py): re-record" in as_read(capsys.readouterr().out)) is stale, workload
+
+
+def test_a_change_to_the_occupancy_model_stales_the_records_that_it_sized_or_tabled(tmp_path, monkeypatch, capsys):
+    """Found by reading notebook 04's record after the 1 KB system reserve stopped being counted twice: its occupancy
+    table showed 34816 B of shared memory per CTA where today's model says 33792, under a banner blaming only
+    kernels. The decode plan sizes its splits by the same model, so a decode record is held to it as well; a Sage2
+    phase record (notebook 02) runs none of it."""
+    from labkit.session import Session
+
+    from .test_recorded import _record
+
+    git = _git_repo(tmp_path, monkeypatch)
+    model = tmp_path / "labkit" / "sched" / "occupancy.py"
+    model.parent.mkdir(parents=True)
+    model.write_text("RESERVE = 1024\n")
+    git("add", "."), git("commit", "-qm", "recorded here")
+    recorded = git("rev-parse", "HEAD")
+    model.write_text("RESERVE = 0\n")
+    git("commit", "-qam", "the reserve counted once")
+    for name, params, stale in (("02_sage2_phases", {}, False), ("03_decode", {}, True),
+                                ("04_cta_scheduling", {"workload": "sage2"}, True),
+                                ("04_cta_scheduling", {"workload": "decode"}, True)):
+        runs = tmp_path / "runs" / f"{name}-{params.get('workload')}"
+        run = _record(runs, "20260101T000000Z", name, params=params or None)
+        doc = json.loads((run / "run.json").read_text())
+        doc["provenance"]["git_sha"] = recorded
+        (run / "run.json").write_text(json.dumps(doc))
+        Session.start(name, source="recorded", out_dir=tmp_path / "out" / runs.name, parameters={"n": 1, **params},
+                      runs_root=runs)
+        shown = as_read(capsys.readouterr().out)
+        assert (f"1 commit(s) since (git log {recorded[:12]}..HEAD -- labkit/sched/occupancy.py): re-record"
+                in shown) is stale, (name, params, shown)
