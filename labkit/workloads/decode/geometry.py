@@ -251,7 +251,8 @@ def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: in
     kb = dataclasses.replace(kb, stages=stages, timeline=timeline)
     if kb.dynamic_smem_bytes > MAX_DYNAMIC_SMEM:
         raise ArgumentError(f"{kb.stages} stages of {kb.stage_bytes} B (head_dim {g.head_dim}, {kb.warps} warps): "
-                            f"{kb.dynamic_smem_bytes} B of shared memory, more than a CTA gets ({MAX_DYNAMIC_SMEM})")
+                            f"{kb.dynamic_smem_bytes} B of shared memory, more than a CTA gets from labkit's decode "
+                            f"builds ({MAX_DYNAMIC_SMEM} B of sm_90's 232448)")
     return kb
 
 
