@@ -40,12 +40,14 @@ OUTPUTS = {
 }
 
 # what a notebook's recorded render must say in its printed text or tables (findings of a review of the renders)
+# what each notebook's newest record must say (regular expressions over its text read as one line; the numbers are
+# the record's, so a new recording keeps them true)
 SAYS = {"00_device_and_timing": ("the GPU waited for each launch",),  # the back-to-back bar was the host's pace
         # the headline phases come from the seed build; the sm90 build's 2.9x had been a table row with no sentence
-        "02_sage2_phases": ("fastest mainloop here: sm90 build, pv_terms 1, 41.",
-                            "2.91x the seed build's 120.0 ms, whose phases and tail study this notebook shows"),
+        "02_sage2_phases": (r"fastest mainloop here: sm90 build, pv_terms 1, [\d.]+ ms \(\d+ TOPS\), [\d.]+x the seed "
+                            r"build's [\d.]+ ms, whose phases and tail study this notebook shows",),
         # an r over 5 times within 1 % had read as a correlation
-        "05_ncu_correlation": ("5 points, times within 0.8 %", "6 points, times 54x apart")}
+        "05_ncu_correlation": (r"5 points, times within [\d.]+ %", r"6 points, times \d+x apart")}
 
 
 def test_every_notebook_has_expected_outputs_listed():
@@ -126,7 +128,7 @@ def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_
     assert "<th>...</th>" not in tables  # every column shown: pandas' 20 had hid two of 05's counters
     printed = "".join("".join(o.get("text", "")) for o in outputs)
     for words in SAYS.get(name, ()):
-        assert as_read(words) in as_read(printed + shown + tables), words
+        assert re.search(words, as_read(printed + shown + tables)), words
     embedded = [base64.b64decode(o["data"]["image/png"]) for o in outputs if "image/png" in o.get("data", {})]
     figs, data = OUTPUTS[name]
     assert len(embedded) == len(figs)  # every saved figure is shown, once
