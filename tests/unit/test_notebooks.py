@@ -39,9 +39,8 @@ OUTPUTS = {
                             "efficiency.csv", "phases_sage2_seed.csv", "phases_decode_b64_kv8192.csv")),
 }
 
-# what a notebook's recorded render must say in its printed text or tables (findings of a review of the renders)
-# what each notebook's newest record must say (regular expressions over its text read as one line; the numbers are
-# the record's, so a new recording keeps them true)
+# what a notebook's recorded render must say in its printed text or tables (findings of a review of the renders):
+# regular expressions over its text read as one line, numbers left open, so a new recording keeps them true
 SAYS = {"00_device_and_timing": ("the GPU waited for each launch",),  # the back-to-back bar was the host's pace
         # the headline phases come from the seed build; the sm90 build's 2.9x had been a table row with no sentence
         "02_sage2_phases": (r"fastest mainloop here: sm90 build, pv_terms 1, [\d.]+ ms \(\d+ TOPS\), [\d.]+x the seed "
