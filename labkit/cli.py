@@ -161,13 +161,19 @@ def _nb_script(args) -> int:
     not_an_input(args.out.path, [notebooks.resolve(args.name)], "--out")
     params = notebooks.parse_parameters(args.name, notebooks.parameter_pairs(args.name, args.param))
     path = write_script(args.name, params, args.out.path)
-    print(f"{path}\n  run it: python {path}   (under ncu: labkit ncu run --out DIR -- python {path})")
+    print(f"{path}\n  run it: python {path}   (under ncu: labkit ncu run --out NAME.ncu-rep -- python {path})")
     return 0
 
 
 def _nb_run_all(args) -> int:
     from . import notebooks
 
+    if args.record:  # every notebook would be refused alone: say it once, before any runs
+        from .cuda import gpu_status
+
+        usable, reason = gpu_status()
+        if not usable:
+            raise LabkitError(f"--record keeps real GPU runs only, and no notebook can run live here: {reason}")
     names, failed = notebooks.list_notebooks(), []
     for name in names:
         try:  # one notebook refused or failed: said, and the others still run

@@ -446,7 +446,9 @@ def test_nb_script_writes_a_plain_script_with_the_parameters_injected_that_runs_
     it renders the notebook (recorded here) and saves its figures, as the notebook run does."""
     out = tmp_path / "s" / "00.py"
     assert cli.main(["nb", "script", "00", "-p", "launches", "500", "--out", str(out)]) == 0
-    assert f"run it: python {out}" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    # found by a CLI review: the hint said `--out DIR`, which `ncu run` refuses (it writes NAME.ncu-rep)
+    assert f"run it: python {out}   (under ncu: labkit ncu run --out NAME.ncu-rep -- python {out})" in printed
     text = out.read_text()
     defaults, _, injected = text.partition('# %% tags=["injected-parameters"]')
     assert "launches: Int(10, 1000000) = 2000" in defaults and injected.split("# %%")[0].strip().endswith(
@@ -583,6 +585,20 @@ def test_run_all_exits_1_when_a_notebook_fails_and_says_all_ok_only_when_none_di
     out = capsys.readouterr().out
     assert "00_a: not run: recorded mode: no recorded run of 00_a\n" in out and "01_b: ok" in out
     assert out.endswith("1 of 2 notebooks failed or did not run: 00_a\n")
+
+
+def test_run_all_record_without_a_gpu_refuses_in_one_line_before_any_notebook(monkeypatch, capsys):
+    """Found by a CLI review: each notebook was refused alone, seven lines and exit 1, where `nb run --record` says
+    it in one line and exits 2."""
+    from labkit import cuda
+
+    monkeypatch.setattr(cuda, "gpu_status", lambda: (False, "no NVIDIA GPU or driver on this machine"))
+    monkeypatch.setattr(notebooks, "run", lambda *a, **k: pytest.fail("a notebook ran"))
+    assert cli.main(["nb", "run-all", "--record"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ("labkit: error: --record keeps real GPU runs only, and no notebook can run live here: "
+                            "no NVIDIA GPU or driver on this machine\n")
 
 
 def test_the_env_knobs_take_effect_and_an_unknown_one_is_refused_by_name(tmp_path, monkeypatch, capsys):
