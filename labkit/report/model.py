@@ -189,17 +189,22 @@ def _tail_tiles(t: "TailPoint", s: Scheduler, where: Node) -> None:
             raise where[key].fail(f"{how} = {want}")
 
 
-def _tail(n: Node) -> TailPoint:
+def _tail(n: Node, q_max: int, kv_max: int, layout: str) -> TailPoint:
+    """One tail point, its lengths checked against the report's shapes before the fields derived from them (so a
+    q_len past the shape is blamed, not the scheduled rows that follow from it)."""
     names = [f.name for f in fields(TailPoint)]
     n.obj(names)
     i32 = I32[1]
-    q_len = n["q_len"].int(1, i32)
+    q_len, kv_len = n["q_len"].int(1, i32), n["kv_len"].int(1, i32)
+    for key, value, most in (("q_len", q_len, q_max), ("kv_len", kv_len, kv_max)):
+        if value > most:
+            raise n[key].fail(f"at most the shapes' {q_max} / {kv_max} (q / kv, {layout})")
     scheduled = n["scheduled_q_rows"].int(q_len, i32)  # the CTAs cover every query row
     eff = n["q_row_efficiency"].num(0, 1)
     if abs(eff - q_len / scheduled) > 1e-6:
         raise n["q_row_efficiency"].fail(f"q_len / scheduled_q_rows = {q_len}/{scheduled} = {q_len / scheduled:.6g}")
     return TailPoint(
-        sweep=n["sweep"].str(SWEEPS), q_len=q_len, kv_len=n["kv_len"].int(1, i32),
+        sweep=n["sweep"].str(SWEEPS), q_len=q_len, kv_len=kv_len,
         q_ctas_per_head=n["q_ctas_per_head"].int(1, i32), k_iterations_per_cta=n["k_iterations_per_cta"].int(1, i32),
         q_tail_rows=n["q_tail_rows"].int(0, i32), k_tail_rows=n["k_tail_rows"].int(0, i32),
         scheduled_q_rows=scheduled, q_row_efficiency=eff, mainloop=Stats.from_node(n["mainloop"]),
@@ -216,6 +221,21 @@ def _accuracy(n: Node) -> dict:
     return n.value
 
 
+def _check_batch_and_head_dim(root: Node, shapes: dict) -> None:
+    """One batch and one head_dim (first and last, in NHD and HND alike) for q, k and v. The shape that differs is
+    blamed: q_shape where k_shape and v_shape agree without it."""
+    def key(name):
+        return shapes[name][0], shapes[name][3]
+
+    q, k, v = key("q_shape"), key("k_shape"), key("v_shape")
+    if q == k == v:
+        return
+    odd, like = (("q_shape", ("k_shape", "v_shape")) if k == v else ("v_shape", ("q_shape", "k_shape")) if q == k
+                 else ("k_shape", ("q_shape", "v_shape")) if q == v else ("k_shape", ("q_shape",)))
+    want, owners = key(like[0]), " and ".join(f"{name}'s" for name in like)
+    raise root[odd].fail(f"{owners} batch and head_dim ({want[0]}, {want[1]}) first and last")
+
+
 def from_node(root: Node) -> Sage2Report:
     """Validate a parsed document and build the report (seed format or version 1)."""
     root.obj((), any_keys=True)
@@ -227,10 +247,7 @@ def from_node(root: Node) -> Sage2Report:
     else:
         raise root["report_version"].fail(f"0 (seed format, no key) or {CURRENT_VERSION}")
     shapes = {k: root[k].ints(4, lo=1, hi=I32[1]) for k in ("q_shape", "k_shape", "v_shape")}
-    for k in ("k_shape", "v_shape"):  # one batch and one head_dim (last in NHD and HND alike) for q, k and v
-        if (shapes[k][0], shapes[k][3]) != (shapes["q_shape"][0], shapes["q_shape"][3]):
-            raise root[k].fail(f"q_shape's batch and head_dim ({shapes['q_shape'][0]}, {shapes['q_shape'][3]}) "
-                               f"first and last")
+    _check_batch_and_head_dim(root, shapes)
     phases = {name: Stats.from_node(node) for name, node in root["phase_timings"].items(1)}
     if "fused_mainloop" not in phases:  # every report times the mainloop; its tables and diffs are about it
         raise root["phase_timings"].error(f"missing key 'fused_mainloop' (has: {', '.join(phases)})")
@@ -239,18 +256,15 @@ def from_node(root: Node) -> Sage2Report:
     if dec["equal"].bool() and (dec["max_abs"].num(0) != 0 or dec["mean_abs"].num(0) != 0):  # bitwise equal: no error
         raise dec.error(f"equal with max_abs {dec['max_abs'].value} and mean_abs {dec['mean_abs'].value}: expected "
                         "both 0 for outputs that are bitwise equal")
-    tail_nodes = root["tail_study"].list()
-    tails = [_tail(t) for t in tail_nodes]
     layout = root["metadata"].value.get("layout", "NHD") if isinstance(root["metadata"].value, dict) else "NHD"
     n_of = 1 if layout != "HND" else 2  # the sequence axis of [B, N, H, D] or [B, H, N, D]
+    tail_nodes = root["tail_study"].list()
+    tails = [_tail(t, shapes["q_shape"][n_of], shapes["k_shape"][n_of], layout) for t in tail_nodes]
     seen = set()
-    for t, where in zip(tails, tail_nodes):  # each point once, within the shape it was cut from
+    for t, where in zip(tails, tail_nodes):  # each point once
         if (t.sweep, t.q_len, t.kv_len) in seen:
             raise where.error(f"{t.sweep} q_len {t.q_len} kv_len {t.kv_len} again: expected each point once")
         seen.add((t.sweep, t.q_len, t.kv_len))
-        if t.q_len > shapes["q_shape"][n_of] or t.kv_len > shapes["k_shape"][n_of]:
-            raise where.error(f"q_len {t.q_len} / kv_len {t.kv_len}: expected at most the shapes' "
-                              f"{shapes['q_shape'][n_of]} / {shapes['k_shape'][n_of]} ({layout})")
     heads, q_n = (shapes["q_shape"][2], shapes["q_shape"][1]) if n_of == 1 else shapes["q_shape"][1:3]
     if shapes["q_shape"][3] not in HEAD_DIMS:
         raise root["q_shape"].fail(f"a head_dim the Sage2 kernels take ({', '.join(map(str, HEAD_DIMS))}) last")

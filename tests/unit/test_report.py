@@ -67,9 +67,18 @@ def _mutate(seed_report_path, fn):
     (lambda d: d["scheduler"].__setitem__("grid_ctas", 100), "scheduler.grid_ctas",
      "expected q_ctas_per_head x heads x batch = 296 x 56 x 1"),
     (lambda d: d.__setitem__("k_shape", [1, 37810, 56, 100]), "k_shape",
-     "expected q_shape's batch and head_dim (1, 128) first and last"),
-    (lambda d: d["tail_study"][0].__setitem__("kv_len", 40000), "tail_study[0]",
-     "expected at most the shapes' 37810 / 37810 (NHD)"),
+     "expected q_shape's and v_shape's batch and head_dim (1, 128) first and last"),
+    (lambda d: d["tail_study"][0].__setitem__("kv_len", 40000), "tail_study[0].kv_len",
+     "= 40000: expected at most the shapes' 37810 / 37810 (q / kv, NHD)"),
+    # found by a CLI review: the field derived from the bad value was blamed, not the value
+    (lambda d: d["tail_study"][0].__setitem__("q_len", 99999), "tail_study[0].q_len",
+     "= 99999: expected at most the shapes' 37810 / 37810 (q / kv, NHD)"),
+    (lambda d: d["q_shape"].__setitem__(3, 100), "q_shape",
+     "expected k_shape's and v_shape's batch and head_dim (1, 128) first and last"),
+    (lambda d: d["v_shape"].__setitem__(0, 2), "v_shape",
+     "expected q_shape's and k_shape's batch and head_dim (1, 128) first and last"),
+    (lambda d: [d.__setitem__("k_shape", [2, 37810, 56, 128]), d.__setitem__("v_shape", [3, 37810, 56, 128])],
+     "k_shape", "expected q_shape's batch and head_dim (1, 128) first and last"),
     (lambda d: d["tail_study"].append(d["tail_study"][0]), "tail_study[6]", "again: expected each point once"),
     (lambda d: d["manual_decomposition_vs_public_sage2"].__setitem__("max_abs", 3.0),
      "manual_decomposition_vs_public_sage2", "expected both 0 for outputs that are bitwise equal"),
@@ -302,8 +311,8 @@ def test_an_hnd_reports_tail_lengths_are_read_against_its_sequence_axis(seed_rep
         hnd(d)
         d["tail_study"][0]["kv_len"] = 37811
 
-    with pytest.raises(FormatError, match=r"tail_study\[0\]: q_len \d+ / kv_len 37811: expected at most the shapes' "
-                                          r"37810 / 37810 \(HND\)"):
+    with pytest.raises(FormatError, match=r"tail_study\[0\]\.kv_len: = 37811: expected at most the shapes' "
+                                          r"37810 / 37810 \(q / kv, HND\)"):
         report.loads(_mutate(seed_report_path, past_n))
 
 
