@@ -354,7 +354,8 @@ _KINDS_BY_KEYS = ((("schema_version",), "a launch manifest (labkit manifest chec
                   (("sweep_version",), "a sweep's sweep.json (labkit sweep status)"),
                   (("notebook", "ok", "provenance"), "a notebook run's run.json"),
                   (("version", "attributions"), "a notebook 05 ncu summary (labkit ncu summary)"),
-                  (("timeline_version",), "a CTA timeline (labkit sched timeline)"))
+                  (("timeline_version",), "a CTA timeline (labkit sched timeline)"),
+                  (("sage2", "decode", "repeat"), "an ncu case plan (labkit ncu cases)"))
 
 
 def document_kind(value: Any) -> str | None:

@@ -67,7 +67,8 @@ BAD = [
     # found by a CLI review: "expected an integer" for a number too large to be one
     (["device", "--index", "99999999999999999999"], "20 digits, out of range (expected 0..1023)"),
     # found by a CLI review: unchecked, each was "no row of this call"
-    (["report", "spread", "data/runs", "--point", "64x8192", "--heads", "32/0"], "--heads '32/0': expected query / KV"),
+    (["report", "spread", "data/runs", "--point", "64x8192", "--heads", "32/0"],
+     "--heads '32/0': 32 query heads on 0 KV heads; expected at least 1 of each"),
     (["report", "spread", "data/runs", "--point", "64x8192", "--head-dim", "100"], "invalid choice: 100"),
     # a value that starts with a minus: its own check, not argparse's "expected one argument"
     (["sage2", "schedule", "--shape", "-1,37810,56,128"], "--shape: batch -1: expected 1..65535"),
@@ -387,6 +388,19 @@ def test_ncu_cases_of_an_empty_plan_is_refused(tmp_path, capsys):
     # found by a second CLI review: the line did not name the file
     assert capsys.readouterr().err == (f"labkit: error: {spec}: the case plan holds no cases (its sage2 and decode "
                                        "lists are empty): nothing to launch\n")
+
+
+def test_ncu_cases_given_another_labkit_document_says_which_it_is(tmp_path, capsys):
+    """Found by a CLI review: a manifest or a report given as the case plan got only "missing key 'sage2'", where
+    every other reader says what the file is."""
+    from labkit._env import data_dir
+
+    for path, kind in ((data_dir() / "trtllm_gen_decode_manifest_v4.json", "a launch manifest"),
+                       (data_dir() / "sage2_report_seed.json", "a Sage2 report")):
+        assert cli.main(["ncu", "cases", str(path)]) == 2
+        assert capsys.readouterr().err == (f"labkit: error: {path}: $: missing key 'sage2': this is {kind} "
+                                           f"(labkit {'manifest check' if 'manifest' in kind else 'report show'}), "
+                                           "not an ncu case plan\n")
 
 
 def test_a_kernel_cache_that_cannot_be_made_names_labkit_cache(tmp_path):

@@ -38,6 +38,10 @@ def test_the_recorded_benchmark_is_a_valid_report_that_round_trips(tmp_path):
     (lambda d: d["rows"][0].update(heads="32/8 page 17"), r"rows\[0\].heads: '32/8 page 17': page 17; expected page"),
     (lambda d: d["rows"][0].update(kernel=" "), r"rows\[0\].kernel: = ' ': expected the build's label"),
     (lambda d: d.update(copy_read_plus_write_GBps=0), r"copy_read_plus_write_GBps: = 0: expected a number above 0"),
+    # a CLI review: a zero ratio was shown as 0.000, and the zero in '32/0' went unnamed
+    (lambda d: d["rows"][0].update(x_best_peer=0.0), r"rows\[0\].x_best_peer: = 0.0: expected a number above 0"),
+    (lambda d: d["rows"][0].update(heads="32/0"), r"rows\[0\].heads: '32/0': 32 query heads on 0 KV heads; expected at "
+                                                  r"least 1 of each"),
 ])
 def test_bad_reports_are_refused_naming_the_path(change, message, tmp_path):
     doc = json.loads(RECORDED[-1].read_text())

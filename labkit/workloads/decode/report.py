@@ -93,6 +93,8 @@ def heads_problem(heads: str) -> str | None:
     """What is wrong with a report's ``heads`` (``HEADS_FORM``, a whole number of query heads per KV head, a page
     size the kernels take), or None."""
     if not (m := re.fullmatch(HEADS_FORM, heads)):
+        if (counts := re.fullmatch(r"(\d+)/(\d+)( .+)?", heads)) and 0 in (int(counts[1]), int(counts[2])):
+            return f"{int(counts[1])} query heads on {int(counts[2])} KV heads; expected at least 1 of each"
         return f"expected {HEADS_EXPECTED}"
     q, kv, rest = m.group(1), m.group(2), m.group(3) or ""
     if int(q) % int(kv):
@@ -134,7 +136,7 @@ def _point(n: Node) -> DecodePoint:
                        splits=n["splits"].int(1, 65535), kernel=_kernel(n["kernel"]),
                        mode=n["mode"].str(MODES), kv_MB=kv_mb, p50_us=p50_us, TBps=tbps,
                        peers=peers, heuristic=h.bool() if (h := n.get("heuristic")) is not None else None,
-                       x_best_peer=(x.num(0, 1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-"
+                       x_best_peer=(x.positive(1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-"
                                     else None),
                        build=b.str() if (b := n.get("build")) is not None else None)
 
