@@ -64,7 +64,8 @@ class Schedule:
             raise ArgumentError(f"pv_terms must be 1 (Sage2) or 2 (two-term fp8 P and V), got {self.pv_terms}")
         if self.dynamic_smem_bytes(128) > MAX_SMEM_BYTES:
             raise ArgumentError(f"schedule {self.text()}: {self.dynamic_smem_bytes(128)} B of shared memory at "
-                                f"head_dim 128, above the {MAX_SMEM_BYTES} B a CTA can have (sm_90 / sm_100)")
+                                f"head_dim 128, above the {MAX_SMEM_BYTES} B a CTA can have (sm_90 / sm_100); a "
+                                "schedule must fit the largest head_dim the kernels take, whatever the shape's")
 
     @classmethod
     def sm90(cls) -> "Schedule":
