@@ -43,6 +43,10 @@ BAD = [
     (S + ["--cta-q", "100"], "unsupported schedule 100/64/32/1: cta_q 100 is not a multiple of warp_q 32"),
     # each case breaks its rule alone (a rule of warp_q % 8 passed every test), and the line names that rule
     (S + ["--cta-k", "96"], "unsupported schedule 128/96/32/1: cta_k 96 is not a multiple of 64"),
+    # a CLI review: at head_dim 64 the line named head_dim 128 and did not say why
+    (["sage2", "schedule", "--shape", "1,1000,8,64", "--cta-k", "512"],
+     "262144 B of shared memory at head_dim 128, above the 232448 B a CTA can have (sm_90 / sm_100); a schedule must "
+     "fit the largest head_dim the kernels take, whatever the shape's"),
     (S + ["--cta-q", "64", "--warp-q", "8"], "unsupported schedule 64/64/8/1: warp_q 8 is not a multiple of 16"),
     (S + ["--cta-q", "1024", "--warp-q", "16"], "cta_q 1024 / warp_q 16 is 64 warps per CTA, above 8"),
     (S + ["--cta-k", "1024"], "shared memory"),
