@@ -98,6 +98,13 @@ def int_in(lo: int | None = None, hi: int | None = None, what: str = "value") ->
     return typed(lambda t: parse_int(t, what=what, lo=lo, hi=hi), "int")
 
 
+def kilo_int_in(lo: int, hi: int, what: str) -> Callable[[str], int]:
+    """An integer in [lo, hi], or whole 1024s (``8k`` = 8192), as decode tables print lengths."""
+    from .values import parse_kilo_int
+
+    return typed(lambda t: parse_kilo_int(t, what=what, lo=lo, hi=hi), "int")
+
+
 def int_list(what: str, *, hi: int, kilo: bool = False) -> Callable[[str], tuple[int, ...]]:
     """Comma-separated positive integers, each once (``kilo``: ``8k`` = 8192 too)."""
     from .values import parse_int_list

@@ -796,6 +796,22 @@ def test_decode_build_says_when_kv_len_rounds_up_to_whole_pages(tmp_path, capsys
     assert "--kv-len" not in capsys.readouterr().out  # whole pages: nothing to say
 
 
+def test_decode_build_takes_kv_len_in_1024s_as_point_and_plans_do(tmp_path, capsys):
+    """Found by a CLI review: `--point 64x8k` and `decode plans --kv-len 8k` took 8k, `decode build --kv-len 8k` and
+    `decode compare` refused it. 8k builds what 8192 builds."""
+    from labkit import cli
+
+    outs = []
+    for kv_len in ("8k", "8192"):
+        assert cli.main(["decode", "build", "--batch", "1", "--kv-len", kv_len, "--out", str(tmp_path / kv_len)]) == 0
+        outs.append(capsys.readouterr().out.replace(kv_len, "N"))
+        assert [p.name for p in (tmp_path / kv_len).glob("*.json")] == ["decode_b1_h32-8_d128_p64x128_q1_plain_s8.json"]
+    assert outs[0] == outs[1]
+    assert cli.main(["decode", "build", "--batch", "1", "--kv-len", "8kk", "--out", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err == ("labkit: error: labkit decode build: --kv-len '8kk': expected an integer, or "
+                                       "whole 1024s such as 8k\n")
+
+
 def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
     from labkit import cli
 

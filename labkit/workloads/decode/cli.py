@@ -2,7 +2,7 @@
 
 import sys
 
-from ..._cliargs import int_in, int_list, output_dir, output_path, typed
+from ..._cliargs import int_in, int_list, kilo_int_in, output_dir, output_path, typed
 from ..._text import counted, length_label
 from .build import MAX_SPLITS
 from .inputs import MAX_SEQ_LEN
@@ -132,7 +132,7 @@ def _compare(args) -> int:
 
 # a call's geometry: (option, default or None when required, help); the geometry checks each value against what the
 # kernel takes (head_dim 128/256, pages 16/32/64, ...)
-GEOMETRY = (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequence", MAX_SEQ_LEN),
+GEOMETRY = (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequence (8192 or 8k)", MAX_SEQ_LEN),
             ("heads-q", 32, "query heads"),
             ("heads-kv", 8, "KV heads"), ("head-dim", 128, "128 or 256"),
             ("page-size", 64, "tokens per page: 16, 32 or 64"))
@@ -140,7 +140,8 @@ GEOMETRY = (("batch", None, "sequences"), ("kv-len", None, "KV tokens per sequen
 
 def _call_arguments(p, options) -> None:
     for name, default, what, *top in options:  # top: the option's own bound, where the geometry has one
-        p.add_argument(f"--{name}", type=int_in(1, top[0] if top else (1 << 31) - 1, what=f"--{name}"),
+        parse = kilo_int_in if name == "kv-len" else int_in  # lengths as the tables print them, as --point takes
+        p.add_argument(f"--{name}", type=parse(1, top[0] if top else (1 << 31) - 1, what=f"--{name}"),
                        default=default, required=default is None,
                        help=what + ("" if default is None else f" (default {default})"))
 
