@@ -690,3 +690,12 @@ def test_a_figure_path_that_is_a_link_into_a_missing_directory_is_refused_before
     assert cli.main(["report", "spread", *map(str, BENCHES), "--point", "64x8192", "--out", str(tmp_path / "fig")]) == 2
     out, err = capsys.readouterr()
     assert out == "" and f"a link to {str(tmp_path / 'missing' / 'x.png')!r}, whose directory does not exist" in err
+
+
+def test_a_spread_over_no_decode_report_says_so_not_no_row(tmp_path, capsys):
+    """Found by a CLI review: an empty directory gave "no row of this call in the 0 decode reports"."""
+    assert cli.main(["report", "spread", str(tmp_path), "--point", "64x8k"]) == 2
+    assert capsys.readouterr().err == f"labkit: error: no decode report in {tmp_path}\n"
+    (tmp_path / "other.json").write_text('{"a": 1}')
+    assert cli.main(["report", "spread", str(tmp_path), "--point", "64x8k"]) == 2
+    assert capsys.readouterr().err == f"labkit: error: no decode report in {tmp_path} (1 other JSON file skipped)\n"

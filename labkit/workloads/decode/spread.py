@@ -270,6 +270,10 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
         others = sorted({x.device for x in runs} - {device})
         runs = [x for x in runs if x.device == device]
         label += f", on {device}"
+    if not reports.found:  # not "no row of this call in the 0 decode reports"
+        given = "the reports given" if isinstance(paths, Reports) else ", ".join(map(str, paths)) or "no path"
+        raise ArgumentError(f"no decode report in {given}"
+                            + (f" ({counted(reports.skipped, 'other JSON file')} skipped)" if reports.skipped else ""))
     if not runs:
         where = counted(len(reports.found), "decode report") + (f" ({reports.skipped} other JSON files skipped)"
                                                                 if reports.skipped else "")
