@@ -44,6 +44,9 @@ def ncu_version(ncu: str) -> tuple[int, ...]:
     """
     try:
         out = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    except PermissionError:
+        raise NcuError(f"{ncu} is not executable (permission denied): expected the Nsight Compute ncu "
+                       "executable (set LABKIT_NCU to one)") from None
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise NcuError(f"{ncu} --version failed to run ({type(exc).__name__}: {exc})") from None
     m = _VERSION.search(out.stdout + out.stderr)

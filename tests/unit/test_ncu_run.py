@@ -240,7 +240,9 @@ def test_a_version_line_ncu_does_not_print_is_one_line(tmp_path):
     exe.chmod(0o644)  # not executable, even for root
     with pytest.raises(NcuError) as exc:
         runner.ncu_version(str(exe))
-    assert str(exc.value).startswith(f"{exe} --version failed to run (PermissionError: ")
+    # a CLI review: the line had shown Python's exception name, not what was wrong
+    assert str(exc.value) == (f"{exe} is not executable (permission denied): expected the Nsight Compute ncu "
+                              "executable (set LABKIT_NCU to one)")
 
 
 @pytest.mark.skipif(not FIXTURE.is_file(), reason="shared/fixtures/ncu not beside this checkout")
