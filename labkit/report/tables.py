@@ -315,3 +315,12 @@ def scheduler_frame(**reports: Sage2Report):
     frame = pd.DataFrame({name: asdict(r.scheduler) for name, r in reports.items()})
     frame.index.name = "field"
     return frame
+
+
+def board_label(provenance: dict) -> str:
+    """``board 692-2G520-0282-001, VBIOS 96.00.A5.00.1A`` from a run's provenance, what of it was recorded (the board
+    matched the streaming state on every H200 read so far); '' for neither."""
+    device = provenance.get("device") or {}
+    parts = [f"board {device['board_part_number']}" if device.get("board_part_number") else "",
+             f"VBIOS {device['vbios_version']}" if device.get("vbios_version") else ""]
+    return ", ".join(x for x in parts if x)

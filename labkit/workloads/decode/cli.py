@@ -73,8 +73,8 @@ def _print_standings(run, among, own) -> None:
     record there costs this line, not the measurements)."""
     from ..._env import data_dir
     from ...errors import LabkitError
-    from ...report.tables import provenance_traits
-    from .spread import board_label, read_reports, standings
+    from ...report.tables import board_label, provenance_traits
+    from .spread import read_reports, standings
 
     if among is False:  # --among none
         return

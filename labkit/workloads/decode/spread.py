@@ -270,13 +270,12 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
         others = sorted({x.device for x in runs} - {device})
         runs = [x for x in runs if x.device == device]
         label += f", on {device}"
+    skipped = f" ({counted(reports.skipped, 'other JSON file')} skipped)" if reports.skipped else ""
     if not reports.found:  # not "no row of this call in the 0 decode reports"
         given = "the reports given" if isinstance(paths, Reports) else ", ".join(map(str, paths)) or "no path"
-        raise ArgumentError(f"no decode report in {given}"
-                            + (f" ({counted(reports.skipped, 'other JSON file')} skipped)" if reports.skipped else ""))
+        raise ArgumentError(f"no decode report in {given}{skipped}")
     if not runs:
-        where = counted(len(reports.found), "decode report") + (f" ({reports.skipped} other JSON files skipped)"
-                                                                if reports.skipped else "")
+        where = counted(len(reports.found), "decode report") + skipped
         if device is not None and others:
             raise ArgumentError(f"{label}: no run of this call on {device} in the {where}; it ran on "
                                 + ", ".join(others))
@@ -288,15 +287,6 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
             f"{mode}: {near}" if near else "labkit report show FILE lists a report's calls"))
     return CallSpread(label, tuple(sorted(runs, key=lambda x: (x.TBps, x.source))), len(reports.found),
                       reports.skipped, reports.copies)
-
-
-def board_label(provenance: dict) -> str:
-    """``board 692-2G520-0282-001, VBIOS 96.00.A5.00.1A`` from a run's provenance, what of it was recorded (the board
-    matched the streaming state on every H200 read so far); '' for neither."""
-    device = provenance.get("device") or {}
-    parts = [f"board {device['board_part_number']}" if device.get("board_part_number") else "",
-             f"VBIOS {device['vbios_version']}" if device.get("vbios_version") else ""]
-    return ", ".join(x for x in parts if x)
 
 
 def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB,
