@@ -53,8 +53,8 @@ def register(sub) -> None:
     p = sp.add_parser("run", help="run or resume a sweep; each point is written as it finishes")
     p.add_argument("--workload", required=True, choices=names(), help="what each point runs")
     p.add_argument("--grid", action="append", required=True, type=typed(parse_axis, "grid"),
-                   metavar="NAME=V1,V2", help="one axis (repeatable; the sweep is every combination); list values "
-                                              "in brackets, e.g. shape=[1,1024,8,128],[1,2048,8,128]")
+                   metavar="NAME=V1,V2", help="one axis (repeatable; the sweep is every combination); 8k is 8192; "
+                                              "list values in brackets, e.g. shape=[1,1024,8,128],[1,2048,8,128]")
     p.add_argument("--out", required=True, type=output_dir("--out"), help="the sweep's directory (re-run it to resume)")
     p.add_argument("--executor", choices=("local", "processes", "dask"), default="local",
                    help="local: the points one after another in this process (default); processes: --workers "

@@ -9,7 +9,8 @@ from ..errors import ArgumentError
 
 
 def parse_axis(text: str) -> tuple[str, list]:
-    """``ms=10,20,30`` -> ("ms", [10, 20, 30]); integers and floats parse as numbers, the rest stay strings.
+    """``ms=10,20,30`` -> ("ms", [10, 20, 30]); integers and floats parse as numbers (``8k``: 8192, whole 1024s as
+    decode tables print lengths), the rest stay strings.
     Values in brackets or braces are JSON: ``shape=[1,1024,8,128],[1,2048,8,128]`` -> two shapes,
     ``schedule={"cta_q":128}`` -> one object."""
     import json
@@ -31,6 +32,9 @@ def parse_axis(text: str) -> tuple[str, list]:
             raise ArgumentError(f"grid axis {text!r}: an empty value")
         if "_" in v and re.fullmatch(r"[-+]?[\d_.eE+-]+", v):  # Python's 1_0 is 10; the rest of the CLI refuses it
             raise ArgumentError(f"grid axis {text!r}: {v!r}: write the number without '_'")
+        if re.fullmatch(r"[1-9]\d*k", v):  # kv_len=1k,8k, as --point and decode plans take lengths
+            out.append(1024 * int(v[:-1]))
+            continue
         for convert in (int, float):
             try:
                 out.append(convert(v))
