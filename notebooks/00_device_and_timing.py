@@ -54,7 +54,7 @@ copy_table
 # The copy again at sizes below and above the L2: with L2 warm; after the memset flush that `cold` timing (labkit's
 # default, as NVBench's) leaves full of dirty lines, which the copy's misses write back to DRAM inside the sample; and
 # after `cold_clean`'s flush, which reads other data after the memset so that L2 is clean. The gap between the two
-# cold lines is what a cold sample pays for the flush's lines, at most an L2's worth of write-backs (1.8-3.9 µs on the
+# cold lines is what a cold sample pays for the flush's lines, at most an L2's worth of write-backs (1.8-4.1 µs on the
 # H200s recorded, 4.1-6.6 µs on the H100), so a large share of a call of tens of MB and a small one of a call of a
 # GB. A copy touches twice its size: from half the L2 on (the first dotted line: 30 MiB on an H200, 25 on an H100)
 # its source and destination do not both fit, and "warm" is no longer warm.
@@ -89,10 +89,11 @@ print(labkit.wrapped(labkit.probes.launch_overhead_note(overhead)))
 # Host time per launch of an empty kernel, enqueued back to back: bare; inside labkit's NVTX
 # range; between a reused start/stop event pair; both (labkit's timed-launch path: target at most
 # 3 µs over bare); and NVTX with a fresh event pair per launch (what `time_gpu` once did).
-# These are host times, so they move with the host's CPU (the record's `host` names it): read the added
-# cost against the bare launch of the same run. The target was met where a bare launch took 4.5 µs (+2.8 µs
-# timed, `data/runs/20261201T044127Z-*`); hosts that take 7 µs for a bare launch take about twice as long for
-# every part of it, event records included. Timing in cold mode hides these host costs behind the flush.
+# These are host times, so they move with the host (the record's `host` names its CPU): read the added cost
+# against the bare launch of the same run, and expect it to differ between hosts whose bare launch is the same.
+# Where a bare launch took 4.5 µs, one host timed a launch for 2.8 µs more (`data/runs/20261201T044127Z-*`, the
+# target met) and another for 6.2 µs more, 4.9 µs of it the event pair (`data/runs/20261206T012202Z-*`); an H100's
+# host added 2.4 µs to a bare launch of 3.4 µs. Timing in cold mode hides these host costs behind the flush.
 
 # %%
 timing_cost = session.measure("timing_overhead", labkit.probes.timing_overhead, launches,

@@ -85,10 +85,10 @@ checks
 # (`ef`), its splits merged inside a cluster of 8 (`cl8`), page ids read a stage ahead (`pp`); `c1` is one Q K^T
 # chain instead of two, `P` persistent CTAs, `tail/4` the call's last units in 4 splits each.
 #
-# The black curve is each call's time fitted as a fixed part plus its bytes at one rate, over the calls of 100 MB or
-# more (`labkit/workloads/decode/cost_fit.py`; the line above the table gives it): the fixed part (launch, the flush's
-# dirty lines written back, the first stage's latency, the last CTAs' drain) is why short calls read slower, and the
-# rate is what the plan streams at once a call is long.
+# The thin grey line ("fit from 100 MB" in the legend) is each call's time fitted as a fixed part plus its bytes at one
+# rate, over the calls of 100 MB or more (`labkit/workloads/decode/cost_fit.py`; the line above the table gives it): the
+# fixed part (launch, the flush's dirty lines written back, the first stage's latency, the last CTAs' drain) is why
+# short calls read slower, and the rate is what the plan streams at once a call is long.
 
 # %%
 copy = session.measure("copy_ceiling", study.copy_ceiling)
@@ -122,12 +122,12 @@ session.save_figure(fig, "split_sweep")
 study.shown(pd.DataFrame(sweep_splits))
 
 # %% [markdown]
-# ## Across GPUs of this model: one call in every recorded run
+# ## Across GPUs of this model: one call in every recorded decode report
 # The H200s lent to labkit run calls of 2 GB or more in two states about 2 % apart, and the peers timed beside labkit
 # move with it (`docs/decode.md`, "Two states of the H200s"). The plan's row of the `spread_at` call from every decode
-# report under `data/runs` on this notebook's GPU model (`labkit report spread --device`), of the build this
-# notebook's sweep ran there, slowest first: left, labkit against the best peer in the same rounds; right, both
-# against that run's 1 GiB copy rate.
+# report under `data/runs` on this notebook's GPU model (`labkit report spread --device`; the bench's and the GPU
+# suites' reports, not this notebook's own records), of the build this notebook's sweep ran there, slowest first:
+# left, labkit against the best peer in the same rounds; right, both against that run's 1 GiB copy rate.
 
 # %%
 spread = study.recorded_spread(spread_at[0], spread_at[1], head_dim=int(head_dim), page_size=int(page_size),

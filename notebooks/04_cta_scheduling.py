@@ -137,17 +137,17 @@ else:
 
 # %% [markdown]
 # ## Decode: one measured call, CTA by CTA (the split sweep's batch, heuristic splits)
-# The Gantt chart, the CTAs resident over the call with a tick where each SM went idle for good, and each SM's
-# median CTA duration. The CTAs of this call are equal, so SMs whose CTAs run shorter most likely read memory
-# faster (the Sage2 mainloop, bound by its math, shows none). On the H200s at the default geometry (8 x 8k d128,
-# 32/8 heads), with two CTAs per SM (4 splits of the 4-warp build, the plan until 3cd9afd), 12-28 SMs did so by
-# 9-17 %, with SMs 34-39 and 78-83 among them nearly every time, and the call ended when the other SMs finished;
-# with one CTA per SM (the plan's clustered pair) it depends on the machine: before page ids a stage ahead (`pp`),
-# six of seven runs had no SM's median CTA under 0.95 of the median and one had 6; with them (the plan's build now)
-# runs have had 4 to 19 such SMs, often among the same 34-45 and 78-91 as with two CTAs per SM (docs/decode.md,
-# "Tail splits, and SMs of uneven speed"). On the first H100 (`data/runs/20261205T053000Z-h100_first_run/`, the
-# clustered pair, one CTA per SM) 32 of 128 SMs ran their CTAs about 11 % faster, ids 32-47, 78-91 and 126-127.
-# The last chart and the line under the table show this run's SMs.
+# The Gantt chart, the CTAs resident over the call with a tick where each SM went idle for good, and each SM's median
+# CTA duration. The CTAs of this call are equal, so SMs whose CTAs run shorter most likely read memory faster (the Sage2
+# mainloop, bound by its math, shows none where this run studies it). On the H200s at the default geometry (8 x 8k d128,
+# 32/8 heads), with two CTAs per SM (4 splits of the 4-warp build, the plan until 3cd9afd), 12-28 SMs did so by 9-17 %,
+# with SMs 34-39 and 78-83 among them nearly every time, and the call ended when the other SMs finished; with one CTA
+# per SM (the plan's clustered pair) it depends on the machine: before page ids a stage ahead (`pp`), six of seven runs
+# had no SM's median CTA under 0.95 of the median and one had 6; with them (the plan's build now) runs have had 4 to 19
+# such SMs, often among the same 34-45 and 78-91 as with two CTAs per SM (docs/decode.md, "Tail splits, and SMs of
+# uneven speed"). On the first H100 (`data/runs/20261205T053000Z-h100_first_run/`, the clustered pair, one CTA per SM)
+# 32 of 128 SMs ran their CTAs about 11 % faster, ids 32-47, 78-91 and 126-127. The last chart and the line under the
+# table show this run's SMs.
 
 # %%
 if do_decode:
@@ -172,26 +172,24 @@ else:
 
 # %% [markdown]
 # ## Decode: waves and efficiency against the split count and against the batch
-# One CTA per (split, KV head, row block, sequence). Lines: the model at every split count and batch (the batch
-# sweep with the plan's own call for each), each with the CTAs per SM of the build that call gets (at the default
-# geometry, 8k tokens on an H200: 1, 2 or 4, depending on the batch; a count asked for in the split sweep takes
-# the build `plan_call` gives that count, which can differ from the plan's own at the same count); a call whose
-# splits form clusters (`cl` in its kernel) takes its waves from the CTAs the GPU holds in whole clusters (120 of
-# 132 SMs in clusters of 4 or 8 on the H200s and the H100 labkit ran on); points: measured. The table's `kernel`
-# column names each point's build.
-# Efficiency is a share of all the slots, so a call that leaves slots empty by design reads low: at 8k tokens, batch
-# 16's 128 units run one split of the two-per-SM build, one CTA on each of 128 SMs (slot efficiency about 0.47, its SMs
-# busy about 0.93 of the call), since that ran 1.7-1.9 % faster than two splits filling the second slots
-# (docs/decode.md, "How a call is planned"). `waves` is the model's (CTAs / slots, fractional); `measured_waves` is the
-# timeline's, the most CTAs any one slot ran, a whole number. Even placement would make it the model's waves rounded
-# up; where it is more (64 beside 62.79 at the seed's Sage2 shape, in the Sage2 table above when this run studies
-# Sage2; 5 beside 3.88 here), the hardware gave some slots more CTAs than others, and the call ends with those. Where a
-# lone CTA of a last wave runs faster than a full wave's (as the Sage2 Gantt chart shows), the model's efficiency is not
-# an upper bound on the measured one.
-# The efficiency panels' legend names the table's columns: the model's `wave_efficiency` times `kv_tile_efficiency`
-# (KV tokens over the tokens of the stages they take: the last stage's padding) and `split_efficiency` (stages over
-# splits x the longest split's stages: how evenly the splits share them); the points are the timeline's
-# `measured_slot_efficiency`, alone and times the same two.
+# One CTA per (split, KV head, row block, sequence). Lines: the model at every split count and batch (the batch sweep
+# with the plan's own call for each), each with the CTAs per SM of the build that call gets (at the default geometry, 8k
+# tokens on an H200: 1, 2 or 4, depending on the batch; a count asked for in the split sweep takes the build `plan_call`
+# gives that count, which can differ from the plan's own at the same count); a call whose splits form clusters (`cl` in
+# its kernel) takes its waves from the CTAs the GPU holds in whole clusters (120 of 132 SMs in clusters of 4 or 8 on the
+# H200s and the H100 labkit ran on); points: measured. The table's `kernel` column names each point's build. Efficiency
+# is a share of all the slots, so a call that leaves slots empty by design reads low: at 8k tokens, batch 16's 128 units
+# run one split of the two-per-SM build, one CTA on each of 128 SMs (slot efficiency about 0.47, its SMs busy about 0.93
+# of the call), since that ran 1.7-1.9 % faster than two splits filling the second slots (docs/decode.md, "How a call is
+# planned"). `waves` is the model's (CTAs / slots, fractional); `measured_waves` is the timeline's, the most CTAs any
+# one slot ran, a whole number. Even placement would make it the model's waves rounded up; where it is more (64 beside
+# 62.79 at the seed's Sage2 shape, in the Sage2 table above when this run studies Sage2; 5 beside 3.88 here), the
+# hardware gave some slots more CTAs than others, and the call ends with those. Where a lone CTA of a last wave runs
+# faster than a full wave's (as the Sage2 Gantt chart shows, where this run draws it), the model's efficiency is not an
+# upper bound on the measured one. The efficiency panels' legend names the table's columns: the model's
+# `wave_efficiency` times `kv_tile_efficiency` (KV tokens over the tokens of the stages they take: the last stage's
+# padding) and `split_efficiency` (stages over splits x the longest split's stages: how evenly the splits share them);
+# the points are the timeline's `measured_slot_efficiency`, alone and times the same two.
 
 # %%
 if do_decode:

@@ -80,13 +80,14 @@ counters
 # them. The table below is this run's own gap, relative and in us (`gap_us`: ncu minus event p50), and the lines
 # above it say per sweep whether the gaps share a sign and lie outside the events' min..max.
 #
-# For the Sage2 mainloop (over 100 ms) the same write-backs, at most one L2 of lines (~15 us), are 0.01 %, so a flag
-# there is a difference in how the kernel itself ran in the two runs. Over the 26 H200 records of this notebook the
-# five Sage2 cases lay within -1.0 to +0.9 % of their event p50, in some runs all on one side (+0.55 to +0.94 %,
-# -0.49 to -0.90 %); on the first H100 (`data/runs/20261205T053000Z-h100_first_run/`) ncu read all five 1.1-1.7 %
-# longer, above every event sample, at an SM clock of 1.83-1.84 GHz (the `clock_hz` counter), and on a second H100
-# (`data/runs/20261205T143900Z-h100_gpu_tests_head/`) 0.6-1.2 % longer at the same clock. What sets the size and
-# sign of that offset from run to run is not known yet.
+# For the Sage2 mainloop (over 100 ms) the same write-backs, at most one L2 of lines (1.8-4.1 us on the H200s in
+# notebook 00's records), are under 0.01 %, so a flag there is a difference in how the kernel itself ran in the two
+# runs. Over the 27 H200 records of this notebook the five Sage2 cases lay within -1.0 to +1.05 % of their event p50, in
+# some runs all on one side (+0.29 to +1.05 %, -0.49 to -0.90 %); on the first H100
+# (`data/runs/20261205T053000Z-h100_first_run/`) ncu read all five 1.1-1.7 % longer, above every event sample, at an SM
+# clock of 1.83-1.84 GHz (the `clock_hz` counter), and on a second H100
+# (`data/runs/20261205T143900Z-h100_gpu_tests_head/`) 0.6-1.2 % longer at the same clock. What sets the size and sign of
+# that offset from run to run is not known yet.
 
 # %%
 gaps = tables.event_vs_ncu(summary)
