@@ -3,6 +3,7 @@ ceiling, the split counts of a split sweep and its rows (the sweeps themselves a
 ``decode.point``), and the seed manifest's static check beside labkit's own manifest for the same geometry; and,
 from the records rather than the GPU, one call across the recorded runs."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -209,8 +210,9 @@ def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: 
             except ArgumentError:
                 print(wrapped(f"no recorded run of {kernel}{on}: the runs of every build are shown"))
         return call_spread(found, batch, kv_len, head_dim, **shape)
-    except ArgumentError as exc:
-        print(wrapped(f"no recorded run to place this call among: {exc}"))
+    except ArgumentError as exc:  # the CLI's hint for the nearest call, as this notebook's parameter
+        said = re.sub(r"\(--point (\d+)x(\d+) for the first\)", r"(-p spread_at \1,\2 for the first)", str(exc))
+        print(wrapped(f"no recorded run to place this call among: {said}"))
         return None
 
 
