@@ -342,3 +342,13 @@ def test_the_occupancy_table_lists_only_the_kernels_of_the_studied_workloads(sag
             or (decode and r["kernel"].startswith("decode "))]
     assert list(shown.index) == want and len(want) == 2 * sage2 + decode
     assert list(shown.columns) == [k for k in rows[0] if k != "kernel"]
+
+
+def test_notebook_04s_stats_name_the_slot_time_sums_as_such():
+    """Found by a notebook review: `busy 536.4 ms` stood beside `makespan 3.222 ms` with nothing to say it sums the
+    slots' time. 300 CTAs of 1 us on 264 slots: two waves, 300 us of busy slot-time in a 2 us call."""
+    from labkit.sched import study
+
+    shown = study.shown_stats(uniform_timeline(300).stats())["measured"]
+    assert shown["makespan"] == "2 us" and shown["busy"] == "300 us summed over slots"
+    assert shown["last_wave_idle_slot"] == f"{264 - 36} us summed over slots"
