@@ -82,4 +82,4 @@ def proof_line(p: dict) -> str:
     """The proof run in one line: elements checked, error, CTAs counted, time."""
     return (f"proof kernel on {p['device']}: {p['rows']} x {p['cols']}, {p['elements_checked']:,} elements checked, "
             f"max |err| {_error(p['max_abs_err'])}, unwritten {p['nan_or_unwritten']}, {p['done']}/{p['ctas']} CTAs "
-            f"counted; p50 {p['p50_us'] / 1e3:.4f} ms = {p['GBps']:.0f} GB/s")
+            f"counted; p50 {p['p50_us'] / 1e3:.4f} ms = {p['GBps']:.0f} GB/s read + write")

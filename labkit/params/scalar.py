@@ -168,8 +168,9 @@ class Text(Param):
 
 class Names(Text):
     """Comma-separated names such as ncu's sections and metrics (``SpeedOfLight,LaunchStats``;
-    ``dram__bytes_read.sum``): letters, digits, ``_`` and ``.``, each once; kept as the string given. A free string had
-    let ``-p metrics 'not a metric;rm'`` through to the ncu command line, refused only there, mid-run."""
+    ``dram__bytes_read.sum``): letters, digits, ``_`` and ``.``, each once; blanks around each name dropped (``A, B``
+    is ``A,B``), otherwise kept as given. A free string had let ``-p metrics 'not a metric;rm'`` through to the ncu
+    command line, refused only there, mid-run."""
 
     def __init__(self, *, allow_empty: bool = False, **kw):
         super().__init__(**kw)
@@ -180,14 +181,14 @@ class Names(Text):
         text = super().check(value)
         if not text and self.allow_empty:
             return text
-        names = text.split(",")
+        names = [n.strip(" ") for n in text.split(",")]  # "A, B" as written in a sentence
         bad = next((n for n in names if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.]*", n)), None)
         if bad is not None:
             raise ParameterError(f"= {_shown(value)}: {bad!r} is not a name; expected {self.describe()}")
         twice = first_repeat(names)
         if twice is not None:
             raise ParameterError(f"= {_shown(value)}: {twice} given twice; expected {self.describe()}")
-        return text
+        return ",".join(names)
 
 
 class Choice(Param):
@@ -222,7 +223,9 @@ READERS = {"manifest": ("a schema_version 4 launch manifest", "labkit.manifest",
 
 class File(Text):
     """A path to an existing regular file, absolute or relative to the repository root; ``reads``: a format in
-    ``READERS`` the file must parse as (so a wrong file stops the run before any cell, not in the middle)."""
+    ``READERS`` the file must parse as (so a wrong file stops the run before any cell, not in the middle). A file under
+    the repository is kept as its path from the root, however it was written, so that recorded mode finds the run of
+    the same file (``/repo/data/x.json`` and ``./data/x.json`` are ``data/x.json``)."""
 
     def __init__(self, *, measured: bool = True, reads: str | None = None):
         super().__init__(measured=measured)
@@ -253,4 +256,9 @@ class File(Text):
                 getattr(importlib.import_module(module), name)(repo_path(value))
             except LabkitError as exc:
                 raise ParameterError(f"= {value!r}: expected {what}; {exc}") from None
-        return value
+        from .._env import repo_root
+
+        try:
+            return path.resolve().relative_to(repo_root().resolve()).as_posix()
+        except ValueError:  # outside the repository: as given
+            return value

@@ -21,6 +21,19 @@ def test_types_parse_command_line_strings():
     assert File().parse("data/sage2_report_seed.json") == "data/sage2_report_seed.json"
 
 
+def test_a_file_under_the_repo_is_kept_as_its_path_from_the_root(tmp_path):
+    """Found by a notebook review: `-p manifest /repo/data/x.json` was refused in recorded mode, the recorded run's
+    `data/x.json` being the same file as other text. A file outside the repository stays as given."""
+    from labkit._env import repo_root
+
+    seed = "data/trtllm_gen_decode_manifest_v4.json"
+    for given in (str(repo_root() / seed), f"./{seed}", f"data/../{seed}"):
+        assert File(reads="manifest").parse(given) == seed
+    outside = tmp_path / "m.json"
+    outside.write_bytes((repo_root() / seed).read_bytes())
+    assert File(reads="manifest").parse(str(outside)) == str(outside)
+
+
 INT_1_10 = "expected an integer in 1..10"
 LIST = "expected a list of 1..64 different integers >= 1"
 PAIRS = "expected name=integer pairs (name=1,other=2) >= 0"
@@ -240,6 +253,8 @@ def test_names_take_ncu_section_and_metric_names_only():
     from labkit.params import Names
 
     assert Names().parse("SpeedOfLight,LaunchStats") == "SpeedOfLight,LaunchStats"
+    # a notebook review: "A, B", as a sentence lists them, was refused for its blank
+    assert Names().parse(" SpeedOfLight, LaunchStats ") == "SpeedOfLight,LaunchStats"
     assert Names(allow_empty=True).parse("") == "" and Names(allow_empty=True).parse(
         "dram__bytes_read.sum,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active").count(",") == 1
     for bad, said in (("not a metric;rm", "'not a metric;rm' is not a name"), ("", "'' is not a name"),
