@@ -1121,3 +1121,13 @@ def test_only_a_multi_cta_kv_build_must_pack_the_splits_counter_and_partials(tmp
     errors = [str(e) for e in check(load(_seed_changed(tmp_path, single)), vars={"tokens": 2},
                                     find_modules=False).errors]
     assert not [e for e in errors if "is not packed" in e]
+
+
+def test_the_proof_line_says_its_rate_counts_the_read_and_the_write():
+    """Found by a notebook review: "p50 0.0157 ms = 2093 GB/s" did not say it counts x read and y written, as
+    notebooks 00 and 03 say of their copies."""
+    from labkit.manifest.session import proof_line
+
+    line = proof_line({"device": "GPU", "rows": 4099, "cols": 1000, "elements_checked": 4099000, "max_abs_err": 0.0,
+                       "nan_or_unwritten": 0, "done": 33, "ctas": 33, "p50_us": 15.7, "GBps": 2093.4})
+    assert line.endswith("p50 0.0157 ms = 2093 GB/s read + write")
