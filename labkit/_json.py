@@ -358,6 +358,13 @@ _KINDS_BY_KEYS = ((("schema_version",), "a launch manifest (labkit manifest chec
                   (("sage2", "decode", "repeat"), "an ncu case plan (labkit ncu cases)"))
 
 
+def refuse_other_kind(n: "Node", key: str, what: str) -> None:
+    """Refuse another of labkit's documents in one line that says which it is, where ``key`` (the reader's own
+    marking key) is missing: ``missing key 'schema_version': this is a Sage2 report (...), not a launch manifest``."""
+    if isinstance(n.value, dict) and key not in n.value and (kind := document_kind(n.value)):
+        raise n.error(f"missing key '{key}': this is {kind}, not {what}")
+
+
 def document_kind(value: Any) -> str | None:
     """Which of labkit's documents ``value`` is, in words, or None."""
     if isinstance(value, dict):

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from .._json import I32, I64, U32, Node, document_kind, load_document, parse_text
+from .._json import I32, I64, U32, Node, load_document, parse_text, refuse_other_kind
 from .model import (
     BUFFER_KINDS,
     DTYPES,
@@ -148,8 +148,7 @@ def _call(n: Node) -> Call:
 
 
 def from_node(root: Node) -> Manifest:
-    if isinstance(root.value, dict) and "schema_version" not in root.value and document_kind(root.value):
-        raise root.error(f"missing key 'schema_version': this is {document_kind(root.value)}, not a launch manifest")
+    refuse_other_kind(root, "schema_version", "a launch manifest")
     root.obj(("schema_version",), any_keys=True)
     v = root["schema_version"]
     if type(v.value) is not int or v.value != SCHEMA_VERSION:  # 4.0 and true are not 4

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .._json import Node, document_kind, load_document
+from .._json import Node, load_document, refuse_other_kind
 from .._write import dumps
 from ..errors import ArgumentError, NcuError
 
@@ -75,8 +75,7 @@ class CasePlan:
         from ..values import Shape
         from ..workloads.decode.run import geometry_for
 
-        if isinstance(n.value, dict) and "sage2" not in n.value and document_kind(n.value):
-            raise n.error(f"missing key 'sage2': this is {document_kind(n.value)}, not an ncu case plan")
+        refuse_other_kind(n, "sage2", "an ncu case plan")
         n.obj(("sage2", "decode", "repeat"))
 
         def name(c):  # an NVTX path component (ncu/<name>) and a report row: no '/', no blanks, not empty

@@ -219,11 +219,10 @@ class Timeline:
     @classmethod
     def from_dict(cls, doc, *, source: str | None = None) -> "Timeline":
         """A timeline from ``to_dict``'s data, checked field by field (errors name the field and ``source``)."""
-        from .._json import Node, document_kind
+        from .._json import Node, refuse_other_kind
 
         n = doc if isinstance(doc, Node) else Node(doc, source=source)
-        if isinstance(n.value, dict) and "timeline_version" not in n.value and document_kind(n.value):
-            raise n.error(f"missing key 'timeline_version': this is {document_kind(n.value)}, not a per-CTA timeline")
+        refuse_other_kind(n, "timeline_version", "a per-CTA timeline")
         n = n.obj(("timeline_version", "sms", "ctas_per_sm", "fields", "records"))
         n["timeline_version"].int(1, 1)
         if n["fields"].value != list(FIELDS):
