@@ -16,11 +16,11 @@ def builds_of(found, call: tuple) -> str:
     return ", ".join(f"{k} ({counted(n, 'run')})" for k, n in kernels.most_common())
 
 
-def nearest_calls(found, call: tuple, count: int = 4) -> str:
+def nearest_calls(found, call: tuple, count: int = 4, ask: str = "--point {batch}x{kv_len}") -> str:
     """The ``count`` recorded calls at ``call``'s head_dim, heads and mode nearest to its batch and kv_len (by the
     ratio of each, so 24 x 6000 is nearer 24 x 8k than 16 x 6k is to 64 x 6k), with their runs, and how to ask for the
-    nearest: ``24 x 8k (11 runs), 26 x 8k (2 runs) (--point 24x8192 for the first)``; '' where none is at that
-    geometry."""
+    nearest (``ask``, the CLI's option or a notebook's parameter): ``24 x 8k (11 runs), 26 x 8k (2 runs) (--point
+    24x8192 for the first)``; '' where none is at that geometry."""
     batch, kv_len, *same = call
     # a run per report that times the call (a report of two kernel variants holds it twice)
     runs = Counter(bn for _, r in found for bn in {(p.batch, p.kv_len) for p in r.points
@@ -30,4 +30,4 @@ def nearest_calls(found, call: tuple, count: int = 4) -> str:
         return ""
     calls = ", ".join(f"{shape_label(b, n, same[0]).removesuffix(f' d{same[0]}')} ({counted(runs[b, n], 'run')})"
                       for b, n in near)
-    return f"{calls} (--point {near[0][0]}x{near[0][1]} for the first)"
+    return f"{calls} ({ask.format(batch=near[0][0], kv_len=near[0][1])} for the first)"

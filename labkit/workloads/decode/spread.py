@@ -245,11 +245,13 @@ def read_reports(paths: list[str | Path]) -> Reports:
 
 
 def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head_dim: int, *, heads: str = "32/8",
-                mode: str = "cold", kernel: str | None = None, device: str | None = None) -> CallSpread:
+                mode: str = "cold", kernel: str | None = None, device: str | None = None,
+                ask: str = "--point {batch}x{kv_len}") -> CallSpread:
     """The plan's row of one call in every report (a report's rows are its plans' calls; ``decode compare`` keeps its
     other builds in a sweep), from paths (``read_reports``) or reports already read.
     ``kernel``: only rows of that build (its label, e.g. ``mma w4s1c1``), to hold the kernel fixed; ``device``: only
-    runs on that GPU model (its name as the reports record it, e.g. ``NVIDIA H200``).
+    runs on that GPU model (its name as the reports record it, e.g. ``NVIDIA H200``); ``ask``: how the refusal of a
+    call no run holds says to ask for the nearest recorded one.
 
     Raises:
         ArgumentError: a mode that is not cold, a path that is not a decode report, or no such row anywhere.
@@ -281,7 +283,7 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
                                 + ", ".join(others))
         call = (batch, kv_len, head_dim, heads, mode)
         builds = builds_of(reports.found, call) if kernel else ""
-        near = "" if builds else nearest_calls(reports.found, call)
+        near = "" if builds else nearest_calls(reports.found, call, ask=ask)
         raise ArgumentError(f"{label}: no row of this call in the {where}; " + (
             f"its recorded builds: {builds}" if builds else f"the nearest recorded at d{head_dim}, {heads} heads, "
             f"{mode}: {near}" if near else "labkit report show FILE lists a report's calls"))

@@ -3,7 +3,6 @@ ceiling, the split counts of a split sweep and its rows (the sweeps themselves a
 ``decode.point``), and the seed manifest's static check beside labkit's own manifest for the same geometry; and,
 from the records rather than the GPU, one call across the recorded runs."""
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -198,7 +197,8 @@ def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: 
 
     try:
         found = read_reports([repo_path(runs)])
-        shape = {"heads": heads_label(heads_q, heads_kv, page_size), "device": device}
+        shape = {"heads": heads_label(heads_q, heads_kv, page_size), "device": device,
+                 "ask": "-p spread_at {batch},{kv_len}"}  # this notebook's parameter, not the CLI's --point
         on = f" on {device}" if device else ""
         if kernel is not None:
             try:
@@ -210,9 +210,8 @@ def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: 
             except ArgumentError:
                 print(wrapped(f"no recorded run of {kernel}{on}: the runs of every build are shown"))
         return call_spread(found, batch, kv_len, head_dim, **shape)
-    except ArgumentError as exc:  # the CLI's hint for the nearest call, as this notebook's parameter
-        said = re.sub(r"\(--point (\d+)x(\d+) for the first\)", r"(-p spread_at \1,\2 for the first)", str(exc))
-        print(wrapped(f"no recorded run to place this call among: {said}"))
+    except ArgumentError as exc:
+        print(wrapped(f"no recorded run to place this call among: {exc}"))
         return None
 
 
