@@ -118,11 +118,11 @@ def finite_float(what: str = "value") -> Callable[[str], float]:
     return typed(lambda t: parse_float(t, what=what), "float")
 
 
-def output_path(what: str = "output", *, parents: bool = False) -> Callable[[str], object]:
-    """A file the command will write (``parents``: it creates missing parent directories itself)."""
+def output_path(what: str = "output") -> Callable[[str], object]:
+    """A file the command will write, making its missing directories."""
     from .values import OutputPath
 
-    return typed(lambda t: OutputPath.parse(t, what, parents=parents), "path")
+    return typed(lambda t: OutputPath.parse(t, what), "path")
 
 
 def figure_path(what: str = "figure") -> Callable[[str], object]:
@@ -136,9 +136,9 @@ def check_figure(path, what: str = "figure"):
     from .plot import figure_paths
     from .values import OutputPath
 
-    out = OutputPath.parse(path, what, parents=True)
+    out = OutputPath.parse(path, what)
     for f in figure_paths(out.path):
-        OutputPath.parse(f, what, parents=True)
+        OutputPath.parse(f, what)
     return out
 
 

@@ -76,10 +76,22 @@ def write_json(path: Path | str, value: Any, *, indent: int | None = 2, default:
     return path
 
 
+def write_text(path: Path | str, text: str) -> Path:
+    """``text`` at ``path`` as ``write_whole`` writes bytes."""
+    return write_whole(path, text.encode())
+
+
 def write_whole(path: Path | str, data: bytes) -> Path:
     """``data`` at ``path``, whole or not at all: a temporary file of its own beside it (two threads, or two
-    containers of one pid, never share one), synced, then renamed into place; its folder made if missing."""
+    containers of one pid, never share one), synced, then renamed into place; its folder made if missing. A path
+    that is not a regular file (``/dev/null``) is written in place: a rename would replace the device itself."""
     path = Path(path)
+    if path.is_symlink():  # written through, as open() would: the link stays
+        path = path.resolve()
+    if path.exists() and not path.is_file():
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -244,11 +244,11 @@ class OutputDir(_PathValue):
 
 @dataclass(frozen=True)
 class OutputPath(_PathValue):
-    """A file labkit will write: a name, in an existing directory, not itself a directory."""
+    """A file labkit will write: a name, not itself a directory; its missing directories are made when it is
+    written (as every ``--out`` directory's are), so only the nearest one that exists must be writable."""
 
     @classmethod
-    def parse(cls, text: str | Path, what: str = "output", *, parents: bool = False) -> "OutputPath":
-        """``parents``: the writer creates missing parent directories (ncu's report path), so they may be missing."""
+    def parse(cls, text: str | Path, what: str = "output") -> "OutputPath":
         def check(p: Path, shown: str) -> None:
             if p.is_symlink() and not p.exists():  # a dangling link: the write goes where it points
                 p = p.resolve()
@@ -259,10 +259,6 @@ class OutputPath(_PathValue):
             if p.exists() and not (p.is_file() or p.is_char_device()):  # a FIFO blocks the write; /dev/null is fine
                 kind = "a FIFO" if p.is_fifo() else "a socket" if p.is_socket() else "a block device"
                 raise ArgumentError(f"{what} {shown}: is {kind}; expected a regular file")
-            if not p.parent.is_dir():
-                _nearest_existing_dir(p, what, shown)  # a file where a directory should be: say so, not "missing"
-                if not parents:
-                    raise ArgumentError(f"{what} {shown}: directory {str(p.parent)!r} does not exist")
             if p.exists():  # written in place (a file, /dev/null): its own permission is what counts
                 if not os.access(p, os.W_OK):
                     raise ArgumentError(f"{what} {shown}: not writable")
@@ -272,8 +268,11 @@ class OutputPath(_PathValue):
         return cls(_path_argument(text, what, "file", check))
 
     def write_bytes(self, data: bytes) -> Path:
+        """``data`` whole or not at all, its missing directories made (``labkit._write.write_whole``)."""
+        from ._write import write_whole
+
         try:
-            self.path.write_bytes(data)
+            write_whole(self.path, data)
         except OSError as exc:
             raise ArgumentError(f"cannot write {str(self.path)!r}: {exc.strerror}") from None
         return self.path

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .._json import Node, load_document, refuse_other_kind
-from .._write import dumps
+from .._write import dumps, write_text
 from ..errors import ArgumentError, NcuError
 
 RANGE = "ncu"  # the outer NVTX range of every case: --nvtx-include labkit@ncu/
@@ -115,8 +115,7 @@ class CasePlan:
         return cls(tuple(sage2), tuple(decode), n["repeat"].int(1, 1000))
 
     def save(self, path: Path) -> Path:
-        path.write_text(dumps(self.to_dict(), indent=1, source=str(path)) + "\n")
-        return path
+        return write_text(path, dumps(self.to_dict(), indent=1, source=str(path)) + "\n")
 
     @classmethod
     def load(cls, path: Path | str) -> "CasePlan":

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from .._json import load_document, parse_text
 from .._write import dumps as dumps_json
+from .._write import write_text
 from .model import CURRENT_VERSION, Sage2Report, from_node, to_dict
 
 __all__ = ["CURRENT_VERSION", "dumps", "from_node", "load", "loads", "save", "to_dict"]
@@ -30,7 +31,4 @@ def save(r: Sage2Report, path: Path | str) -> Path:
     """Write ``r`` after validating it by a parse of its own output (never write a bad file)."""
     text = dumps(r)
     loads(text, source=str(path))
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text + "\n")
-    return p
+    return write_text(path, text + "\n")

@@ -101,7 +101,7 @@ def _overhead(args) -> int:
     r = overhead(_shapes(args)[0], iterations=args.iterations)
     _print(r)
     if args.out is not None:
-        args.out.path.write_text(dumps(r, indent=1) + "\n")
+        args.out.write_text(dumps(r, indent=1) + "\n")
     return 0
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._write import dumps
+from .._write import dumps, write_text
 from ..cuda import require_gpu
 from ..errors import LabkitError
 from ..values import Shape, check_int
@@ -84,7 +84,7 @@ def launches(shapes, out: Path | str) -> list[dict]:
                      "sm_efficiency": s.sm_efficiency, "timeline_ctas_per_sm_min": int(per_sm.min()),
                      "timeline_ctas_per_sm_max": int(per_sm.max())})
         _sage2_plan.cache_clear()  # one shape's buffers at a time
-    Path(out).write_text(dumps(rows, indent=1, source=str(out)) + "\n")
+    write_text(out, dumps(rows, indent=1, source=str(out)) + "\n")
     return rows
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._write import dumps
+from .._write import dumps, write_text
 from ..errors import ArgumentError
 from .occupancy import MAX_CTAS_PER_SM
 
@@ -212,9 +212,7 @@ class Timeline:
 
     def save(self, path: Path | str) -> Path:
         """The records and the slots they were placed on, as JSON a notebook or ``labkit sched timeline`` reloads."""
-        p = Path(path)
-        p.write_text(dumps(self.to_dict(), indent=None, source=str(p)) + "\n")
-        return p
+        return write_text(path, dumps(self.to_dict(), indent=None, source=str(path)) + "\n")
 
     @classmethod
     def from_dict(cls, doc, *, source: str | None = None) -> "Timeline":
@@ -250,6 +248,5 @@ class Timeline:
                    "args": {"cta": int(rec[i, 0]), "wave": int(self.wave[i])}} for i in range(len(rec))]
         meta = [{"name": "process_name", "ph": "M", "pid": int(sm), "args": {"name": f"SM {int(sm)}"}}
                 for sm in np.unique(rec[:, 1])]
-        p = Path(path)
-        p.write_text(dumps({"traceEvents": meta + events, "displayTimeUnit": "ns"}, indent=None, source=str(p)) + "\n")
-        return p
+        return write_text(path, dumps({"traceEvents": meta + events, "displayTimeUnit": "ns"}, indent=None,
+                                      source=str(path)) + "\n")

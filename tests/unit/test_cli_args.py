@@ -2,10 +2,12 @@
 work (these run on CPU machines, so a refusal that only came from the missing GPU would show
 'needs a CUDA GPU' instead of the expected text)."""
 
+import json
 import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from labkit import cli
@@ -95,7 +97,6 @@ BAD = [
     (["sage2", "precision", "--k-bias", "nan"], "finite"),
     (["sage2", "precision", "--k-bias", "1e308"], "--k-bias 1e+308: expected -10000..10000"),  # had said k_bias
     (["sage2", "precision", "--iterations", "0"], "--iterations 0"),
-    (["sage2", "precision", "--out", "{tmp}/missing/p.json"], "does not exist"),
     (["sage2", "profile", "--q-tail", "a,b", "--out", "{tmp}/r.json"], "--q-tail 'a'"),
     (["sage2", "profile", "--q-tail", "0", "--out", "{tmp}/r.json"], "--q-tail 0"),
     # a list that names one item twice: refused before the GPU (the report refused it only after the run; a review)
@@ -114,7 +115,7 @@ BAD = [
     (["sage2", "profile", "--out", "{tmp}/r.json", "--iterations", "1000001"],
      "--iterations 1000001: expected 1..1000000"),
     (["sage2", "precision", "--iterations", "1000001"], "--iterations 1000001: expected 1..1000000"),
-    (["manifest", "pack", SEED, "--out", "{tmp}/missing/x.bin"], "does not exist"),
+    (["manifest", "pack", SEED, "--out", SEED + "/x.bin", "--var", "tokens=2"], "is not a directory"),
     (["manifest", "pack", SEED, "--out", "{tmp}"], "is a directory"),
     (["manifest", "pack", str(ROOT / "tests" / "data" / "manifests" / "wrong_sha256.json"), "--out", "{tmp}/x.bin"],
      "wrong_sha256.json: 1 error(s), nothing written: error: modules."),  # pack launches nothing (found by a review)
@@ -297,7 +298,7 @@ def _labkit(*args, timeout=30):
 
 
 @pytest.mark.parametrize("argv", [S + ["--cta-q", "0"], ["sage2", "schedule", "--shape", "1,100,1,100"],
-                                  ["manifest", "pack", SEED, "--out", "/nonexistent/dir/x.bin"]])
+                                  ["manifest", "pack", SEED, "--out", "/proc/labkit/x.bin"]])
 def test_real_user_path_is_one_line(argv):
     out = _labkit(*argv)
     assert out.returncode == 2 and out.stdout == "", out
@@ -563,3 +564,36 @@ def test_an_output_that_is_a_fifo_or_a_link_to_nowhere_is_refused_before_any_wor
                                     "exist")):
         out = _labkit("manifest", "pack", SEED, "--out", str(tmp_path / name), timeout=20)
         assert out.returncode == 2 and said in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_an_output_file_in_a_folder_not_made_yet_is_written_there_as_output_directories_are(tmp_path, capsys):
+    """Found by a CLI review: ``--out runs/new/x`` was made by the figure, script and ncu commands and refused by the
+    others ("directory ... does not exist"), while every ``--out`` directory is made with its parents."""
+    out = tmp_path / "new" / "deeper" / "blob.bin"
+    assert cli.main(["manifest", "pack", SEED, "--var", "tokens=2", "--out", str(out)]) == 0
+    assert out.stat().st_size > 0 and str(out) in capsys.readouterr().out
+    from labkit.sched import Timeline
+
+    tl = Timeline(np.array([[0, 0, 0, 1000, 0, 0], [1, 1, 0, 2000, 0, 0]], dtype=np.int64), sms=2, ctas_per_sm=1)
+    trace = tmp_path / "traces" / "t.json"
+    assert cli.main(["sched", "timeline", str(tl.save(tmp_path / "saved" / "tl.json")), "--trace", str(trace)]) == 0
+    assert json.loads(trace.read_text())["traceEvents"] and f"trace: {trace}" in capsys.readouterr().out
+
+
+def test_a_file_labkit_writes_over_a_link_or_a_device_goes_through_it(tmp_path):
+    """Every file is written whole, through a temporary file renamed into place; a rename over a link would replace
+    the link and over /dev/null (a review: ``decode bench --out /dev/null`` as root) the device itself."""
+    import stat
+
+    from labkit._write import write_json
+
+    (tmp_path / "real.json").write_text("old")
+    (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
+    write_json(tmp_path / "link.json", {"a": 1})
+    assert (tmp_path / "link.json").is_symlink() and json.loads((tmp_path / "real.json").read_text()) == {"a": 1}
+    if os.geteuid() != 0:
+        pytest.skip("making a device node (the /dev/null stand-in) needs root")
+    node = tmp_path / "null"
+    os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    write_json(node, {"a": 1})
+    assert stat.S_ISCHR(node.stat().st_mode) and node.read_bytes() == b""

@@ -332,7 +332,8 @@ def test_values_refuse_what_the_cli_refuses(tmp_path):
 def test_output_paths_probe_only_where_something_is_created(tmp_path, monkeypatch):
     """A review of the write probe: an existing directory may be only read (a finished sweep resumed for its
     counts), an existing file is written in place (its own permission counts, /dev/null), and a report path whose
-    writer makes its parents (ncu run --out) may name a folder that does not exist yet."""
+    writer makes its parents (every one does, as --out directories are made) may name a folder that does not exist
+    yet: only the nearest existing one is probed."""
     from labkit import values
     from labkit.errors import ArgumentError
     from labkit.values import OutputDir, OutputPath
@@ -348,10 +349,11 @@ def test_output_paths_probe_only_where_something_is_created(tmp_path, monkeypatc
     OutputDir.parse(tmp_path / "new" / "deeper")
     OutputPath.parse(tmp_path / "new.json")
     assert probed == [tmp_path, tmp_path]
-    with pytest.raises(ArgumentError, match="does not exist"):
-        OutputPath.parse(tmp_path / "missing" / "rep")
-    OutputPath.parse(tmp_path / "missing" / "rep", parents=True)
+    OutputPath.parse(tmp_path / "missing" / "rep")
     assert probed[-1] == tmp_path
+    (tmp_path / "f").write_text("")
+    with pytest.raises(ArgumentError, match="is not a directory"):
+        OutputPath.parse(tmp_path / "f" / "rep")
     monkeypatch.undo()
     assert not list(tmp_path.glob(".labkit-write-check-*"))
     OutputPath.parse(tmp_path / "new.json")  # the real probe leaves nothing behind
