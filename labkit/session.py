@@ -154,12 +154,16 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
     valid, problems = scan_recorded(notebook, root)
     why = "source='recorded'" if source == "recorded" else "no usable GPU here"
     valid = [dataclasses.replace(r, parameters=_canonical(r.parameters, declared)) for r in valid]
+    def same(k, recorded) -> bool:
+        return recorded == measured[k] or (declared is not None and declared[k].type.same_beside(
+            recorded, measured[k], values))
+
     for exact in (True, False):  # the newest run measured with these values, else the newest that covers them
         for run in reversed(valid):
-            if all(k in run.parameters and (run.parameters[k] == v or (
+            if all(k in run.parameters and (same(k, run.parameters[k]) or (
                     not exact and declared is not None and declared[k].type.answers(run.parameters[k], v)))
                    for k, v in measured.items()):
-                covering = {k: run.parameters[k] for k, v in measured.items() if run.parameters[k] != v}
+                covering = {k: run.parameters[k] for k in measured if not same(k, run.parameters[k])}
                 return "recorded", dataclasses.replace(run, covering=covering)
     if not valid:
         if root is not None and not Path(root).is_dir():

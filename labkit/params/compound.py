@@ -136,6 +136,24 @@ class IntDict(Param):
             raise ParameterError(f"= {_shown(value)}: expected vars that {self.vars_of} = {values[self.vars_of]!r} "
                                  f"declares, each in 1..its max; " + "; ".join(errors))
 
+    def same_beside(self, recorded: Any, wanted: Any, values: dict) -> bool:
+        """``vars_of``: the same once the manifest's other vars take their max (a review: ``seqs=2``, its max, was
+        refused in recorded mode beside a run recorded without it)."""
+        if recorded == wanted or self.vars_of is None or not isinstance(recorded, dict):
+            return recorded == wanted
+        from .._env import repo_path
+        from ..errors import LabkitError
+        from ..manifest import load
+        from ..manifest.validate import resolve_vars
+
+        try:
+            m = load(repo_path(values[self.vars_of]))
+        except (LabkitError, OSError, KeyError):
+            return False
+        issues: list = []
+        same = resolve_vars(m, recorded, issues) == resolve_vars(m, wanted, issues)
+        return same and not any(i.severity == "error" for i in issues)
+
     def parse(self, text: str) -> dict[str, int]:
         if text.strip().startswith("{"):
             return self.check(_literal(text))

@@ -47,6 +47,11 @@ class Param:
         """Whether a run recorded with ``recorded`` holds what ``wanted`` measures (recorded mode): the same value."""
         return recorded == wanted
 
+    def same_beside(self, recorded: Any, wanted: Any, values: dict) -> bool:
+        """Whether ``recorded`` and ``wanted`` measure the same thing, given the other parameters' ``values``: equal
+        values by default."""
+        return recorded == wanted
+
 
 def bound_of(ref: str | None, values: dict) -> int | None:
     """The bound ``ref`` names among ``values``: ``"shape[1]"`` (an item of a list parameter) or ``"n"``."""

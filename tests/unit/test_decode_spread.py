@@ -398,6 +398,10 @@ def test_a_few_runs_of_one_machine_apart_from_the_rest_are_not_a_group(tmp_path)
     unnamed = dataclasses.replace(spread, runs=tuple(r if r.gpu == "GPU-same" else dataclasses.replace(
         r, gpu="not recorded") for r in spread.runs))
     assert unnamed.where == "12 runs on 1 GPU (9 runs name none)"
+    # a review: one run of no GPU read "1 run on 0 GPUs (1 run names none)"
+    none_named = dataclasses.replace(spread, runs=tuple(dataclasses.replace(r, gpu="not recorded")
+                                                        for r in spread.runs[:1]))
+    assert none_named.where == "1 run naming no GPU"
     low, high = call_spread([_report(tmp_path / "b" / f"{i}.json", [_row(t)]) for i, t in enumerate(rates)],
                             64, 8192, 128).step()
     assert (low.runs, low.machines, high.runs) == (3, 3, 9)

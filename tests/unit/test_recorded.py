@@ -402,3 +402,19 @@ def test_every_recorded_git_sha_is_a_commit_of_this_repository():
     missing = [line.split()[0].removesuffix("^{commit}") for line in check.stdout.splitlines()
                if line.endswith(" missing")]
     assert not missing, f"recorded git shas that are no commit of this repository: {missing}"
+
+
+def test_manifest_vars_that_resolve_to_the_recorded_ones_are_answered_by_that_run():
+    """Found by a notebook review: notebook 01 recorded with manifest_vars {'tokens': 2} refused 'tokens=2,seqs=2',
+    though seqs' max is 2, so the manifest resolves both to the same vars; 'seqs=1' is another call, still refused."""
+    name = "01_decode_manifest"
+    values = {k: p.default for k, p in notebooks.parameters(name).items()}
+    declared = notebooks.declared_parameters(name)
+    _, default_run = plan_source(name, {**values, "source": "recorded"}, declared)
+    _, run = plan_source(name, {**values, "source": "recorded", "manifest_vars": {"tokens": 2, "seqs": 2}}, declared)
+    assert run.path == default_run.path and run.covering == {}
+    banner = Session(name, "recorded", ROOT, run, "no GPU (test)").banner()
+    assert "with the same parameters; not a new measurement." in banner, banner
+    with pytest.raises(LabkitError, match=r"no recorded run of 01_decode_manifest was measured with manifest_vars="
+                                          r"\{'tokens': 2, 'seqs': 1\}"):
+        plan_source(name, {**values, "source": "recorded", "manifest_vars": {"tokens": 2, "seqs": 1}}, declared)

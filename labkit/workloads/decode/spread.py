@@ -102,6 +102,8 @@ def _gpus_named(rs) -> tuple[int, int]:
 def _runs_on(runs: int, gpus: int, unnamed: int) -> str:
     """Runs and the GPUs they name; those that name none are said apart, not counted as GPUs (a review: each such run's
     directory had counted as a machine, and two groups' "17 machines" and "20 machines" outnumbered 28 GPUs)."""
+    if not gpus:  # not "1 run on 0 GPUs (1 run names none)"
+        return f"{counted(runs, 'run')} naming no GPU"
     return (f"{counted(runs, 'run')} on {counted(gpus, 'GPU')}"
             + (f" ({counted(unnamed, 'run')} name{'s' if unnamed == 1 else ''} none)" if unnamed else ""))
 
