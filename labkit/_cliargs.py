@@ -118,11 +118,12 @@ def finite_float(what: str = "value") -> Callable[[str], float]:
     return typed(lambda t: parse_float(t, what=what), "float")
 
 
-def output_path(what: str = "output") -> Callable[[str], object]:
-    """A file the command will write, making its missing directories."""
+def output_path(what: str = "output", *, writes: str | None = "json") -> Callable[[str], object]:
+    """A file the command will write, making its missing directories; an existing file is replaced only where it is
+    what the command ``writes`` (``OutputPath.parse``)."""
     from .values import OutputPath
 
-    return typed(lambda t: OutputPath.parse(t, what), "path")
+    return typed(lambda t: OutputPath.parse(t, what, writes=writes), "path")
 
 
 def figure_path(what: str = "figure") -> Callable[[str], object]:

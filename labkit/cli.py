@@ -316,7 +316,8 @@ def build_parser() -> Parser:
     s.add_argument("name", help="notebook name or unique prefix (e.g. 03)")
     s.add_argument("-p", "--param", nargs=2, action="append", metavar=("KEY", "VALUE"),
                    help="set a parameter (repeatable; labkit nb params NAME lists them)")
-    s.add_argument("--out", required=True, type=output_path("--out"), help="the script to write (.py)")
+    s.add_argument("--out", required=True, type=output_path("--out", writes=None),  # check_script_path guards it
+                   help="the script to write (.py)")
     s.set_defaults(fn=_nb_script)
     s = nb.add_parser("run-all", help="run every notebook with its defaults, each into a new run directory under runs/ "
                                       "(or $LABKIT_OUT)")

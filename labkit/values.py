@@ -224,6 +224,30 @@ class _PathValue:
         return str(self.path)
 
 
+def _other_kind(p: Path, writes: str) -> str | None:
+    """What the existing file ``p`` is, in words, where it is not what a command that ``writes`` would write there
+    (``OutputPath.parse``); None where the command may replace it."""
+    import json
+
+    from ._json import document_kind
+
+    with open(p, "rb") as f:
+        head = f.read(1 << 16)
+    if not head:
+        return None  # an empty file holds nothing to lose
+    if head.startswith(b"\x7fELF"):
+        return "an ELF file (a cubin or a program)"
+    if writes == "binary":
+        return None if b"\0" in head else "a text file, not a parameter block"
+    try:
+        value = json.loads(p.read_bytes())
+    except (ValueError, UnicodeDecodeError):
+        return "not a JSON file"
+    kind = document_kind(value)
+    wanted = writes.partition(":")[2]
+    return kind if kind is not None and not (wanted and kind.startswith(wanted)) else None
+
+
 @dataclass(frozen=True)
 class OutputDir(_PathValue):
     """A directory labkit will create (with its parents) or add files to: not an existing file."""
@@ -248,7 +272,11 @@ class OutputPath(_PathValue):
     written (as every ``--out`` directory's are), so only the nearest one that exists must be writable."""
 
     @classmethod
-    def parse(cls, text: str | Path, what: str = "output") -> "OutputPath":
+    def parse(cls, text: str | Path, what: str = "output", *, writes: str | None = None) -> "OutputPath":
+        """``writes``: what the command writes there, ``"json"`` or ``"binary"``; an existing file of another kind
+        is refused, not replaced (a review: ``sched timeline --trace`` and ``manifest pack --out`` over the Sage2
+        report replaced it). ``"json:<kind>"``: also a labkit document of another kind than ``<kind>`` (as
+        ``labkit._json.document_kind`` starts it) is refused. None: any file may be replaced."""
         def check(p: Path, shown: str) -> None:
             if p.is_symlink() and not p.exists():  # a dangling link: the write goes where it points
                 p = p.resolve()
@@ -262,6 +290,9 @@ class OutputPath(_PathValue):
             if p.exists():  # written in place (a file, /dev/null): its own permission is what counts
                 if not os.access(p, os.W_OK):
                     raise ArgumentError(f"{what} {shown}: not writable")
+                if writes is not None and p.is_file() and (other := _other_kind(p, writes)):
+                    raise ArgumentError(f"{what} {shown}: exists and is {other}; refusing to overwrite it (delete it, "
+                                        "or name another file)")
             else:  # created: probe the directory it goes in, or the nearest one that exists
                 _check_writable(_nearest_existing_dir(p, what, shown), what, shown)
 

@@ -73,6 +73,7 @@ def _pack(args) -> int:
     res.raise_if_errors("nothing written")  # before a GPU is touched: a broken manifest fails the same way everywhere
     for path in _blob_paths(args.out.path, len(res.plans)):
         not_an_input(path, [args.file], "--out")
+        type(args.out).parse(path, "--out", writes="binary")  # each call's blob, before any is written
     device, reason = _device()
     if device is not None:
         from .runner import Runner
@@ -129,7 +130,7 @@ def register(sub) -> None:
     p.set_defaults(fn=_check)
     p = mp.add_parser("pack", help="write the exact parameter bytes")
     common(p)
-    p.add_argument("--out", required=True, type=output_path("--out"),
+    p.add_argument("--out", required=True, type=output_path("--out", writes="binary"),
                    help="the parameter block's file (a program of several calls: OUT.0.bin, OUT.1.bin, ...)")
     p.set_defaults(fn=_pack)
     p = mp.add_parser("run", help="run the program and print per-call statistics")

@@ -110,7 +110,7 @@ def register(sub) -> None:
     p.add_argument("--action", type=int_in(0, 1 << 20, what="--action"), default=None, help="one launch only")
     p.set_defaults(fn=_phases)
     p = sp.add_parser("run", help="profile a command under ncu (labkit's NVTX ranges, clocks left as they run)")
-    p.add_argument("--out", required=True, type=output_path("--out"),
+    p.add_argument("--out", required=True, type=output_path("--out", writes=None),  # NAME.ncu-rep only: ncu -f
                    help="NAME or NAME.ncu-rep: ncu writes NAME.ncu-rep and its log NAME.log (both replaced)")
     p.add_argument("--range", action="append", help="labkit NVTX range path to profile (repeatable)")
     p.add_argument("--preset", choices=("timing", "sol", "source", "sched"), default="sol",

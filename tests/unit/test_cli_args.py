@@ -597,3 +597,36 @@ def test_a_file_labkit_writes_over_a_link_or_a_device_goes_through_it(tmp_path):
     os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     write_json(node, {"a": 1})
     assert stat.S_ISCHR(node.stat().st_mode) and node.read_bytes() == b""
+
+
+def test_an_existing_file_of_another_kind_is_not_replaced_by_an_output(tmp_path, capsys):
+    """Found by a README walk-through: ``sched timeline --trace`` and ``manifest pack --out`` given the Sage2 report
+    replaced it, exit 0. An output replaces only what its command writes: a JSON output a JSON file that is no other
+    labkit document (its own earlier output), a report output a report of its kind, a parameter block a binary file
+    (not a cubin); /dev/null and an empty file are written."""
+    import shutil
+
+    timeline = next((ROOT / "data" / "runs").glob("*-04_cta_scheduling/data/decode_timeline.json"))
+    report = str(shutil.copy(REPORT, tmp_path / "report.json"))
+    before = (tmp_path / "report.json").read_bytes()
+    refused = [
+        (["sched", "timeline", str(timeline), "--trace", report], "exists and is a Sage2 report"),
+        (["manifest", "pack", SEED, "--var", "tokens=2", "--out", report], "exists and is a text file, not a parameter "
+                                                                           "block"),
+        (["manifest", "pack", SEED, "--var", "tokens=2", "--out", SEED_CUBIN], "exists and is an ELF file"),
+        (["sched", "timeline", str(timeline), "--trace", str(ROOT / "README.md")], "exists and is not a JSON file"),
+        (["sched", "timeline", str(timeline), "--trace", SEED], "exists and is a launch manifest"),
+    ]
+    for argv, said in refused:
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert said in err and "refusing to overwrite it (delete it, or name another file)" in err, err
+    assert (tmp_path / "report.json").read_bytes() == before
+    trace, blob, empty = tmp_path / "t.json", tmp_path / "b.bin", tmp_path / "empty.json"
+    empty.write_text("")
+    for argv in (["sched", "timeline", str(timeline), "--trace", str(trace)],) * 2 + (
+            ["sched", "timeline", str(timeline), "--trace", str(empty)],
+            ["sched", "timeline", str(timeline), "--trace", os.devnull]) + (
+            ["manifest", "pack", SEED, "--var", "tokens=2", "--out", str(blob)],) * 2:
+        assert cli.main(argv) == 0, (argv, capsys.readouterr().err)
+    assert json.loads(empty.read_text())["traceEvents"] and blob.stat().st_size == 1280

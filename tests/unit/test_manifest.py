@@ -195,11 +195,13 @@ def test_pack_and_run_refuse_an_output_that_is_their_manifest(tmp_path, capsys):
     """Found by a CLI review: ``pack m.json --out m.json`` replaced the manifest with 1280 parameter bytes, exit 0."""
     manifest = tmp_path / "m.json"
     manifest.write_bytes(SEED.read_bytes())
-    for argv in (["pack", str(manifest), "--out", str(manifest)], ["run", str(manifest), "--json", str(manifest)]):
+    # refused as a file of another kind than the output's, before the input is compared
+    for argv, kind in ((["pack", str(manifest), "--out", str(manifest)], "a text file, not a parameter block"),
+                       (["run", str(manifest), "--json", str(manifest)], "a launch manifest (labkit manifest check)")):
         assert cli.main(["manifest", *argv]) == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert err == [f"labkit: error: {argv[2]} '{manifest}': is the input file '{manifest}'; writing it would "
-                       "overwrite the input (give another path)"]
+        assert err == [f"labkit: error: labkit manifest {argv[0]}: {argv[2]} '{manifest}': exists and is {kind}; "
+                       "refusing to overwrite it (delete it, or name another file)"]
         assert manifest.read_bytes() == SEED.read_bytes()
 
 

@@ -126,7 +126,7 @@ def test_save_load_and_cli(tmp_path, capsys):
             "0.800 x") in out
     saved = path.read_bytes()  # a trace over its own timeline is refused, the timeline kept (found by a CLI review)
     assert cli.main(["sched", "timeline", str(path), "--trace", str(path)]) == 2
-    assert "is the input file" in capsys.readouterr().err and path.read_bytes() == saved
+    assert "exists and is a CTA timeline" in capsys.readouterr().err and path.read_bytes() == saved
     bad = json.loads(path.read_text())
     bad["records"][0] = [0, 0, 10, 5, 0, 0]
     (tmp_path / "bad.json").write_text(json.dumps(bad))

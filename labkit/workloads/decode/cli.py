@@ -221,7 +221,8 @@ def register(sub) -> None:
                         "triton's flush; the default), or cold_clean, that flush and then a read of other data, so "
                         "no dirty line is written back inside the sample (the seed-sized call's graph replay runs "
                         "warm either way)")
-    p.add_argument("--out", type=output_path("--out"), default=None, help="also write the results as JSON")
+    p.add_argument("--out", type=output_path("--out", writes="json:a decode report"), default=None,
+                   help="also write the results as JSON")
     p.add_argument("--peers", action="store_true",
                    help="also time torch SDPA (cuDNN, flash) and FA3 on the same K/V gathered contiguous, interleaved "
                         "with labkit's call (and FlexAttention, paged, at five points)")
@@ -251,6 +252,6 @@ def register(sub) -> None:
     p.add_argument("--mode", choices=tuple(COLD_L2), default="cold",
                    help="how each sample finds L2, as for decode bench: cold (flushed, left dirty; the default) or "
                         "cold_clean (flushed, then left clean)")
-    p.add_argument("--out", type=output_path("--out"), default=None,
+    p.add_argument("--out", type=output_path("--out", writes="json:a decode report"), default=None,
                    help="also write the rows as a decode report (labkit report show|diff)")
     p.set_defaults(fn=_compare)

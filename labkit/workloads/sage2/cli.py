@@ -104,7 +104,7 @@ def register(sub) -> None:
     p = sp.add_parser("profile", help="measure a Sage2 report (seed format + provenance) on this GPU")
     p.add_argument("--shape", default=Shape(1, 37810, 56, 128), type=SHAPE,
                    help="B,N,H,D of q = k = v (default 1,37810,56,128, the seed's)")
-    p.add_argument("--out", required=True, type=output_path("--out"),
+    p.add_argument("--out", required=True, type=output_path("--out", writes="json:a Sage2 report"),
                    help="the report's JSON file (labkit report show|diff read it)")
     _common(p)
     p.add_argument("--warmup", type=int_in(0, 10**6, what="--warmup"), default=3,
