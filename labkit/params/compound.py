@@ -92,6 +92,8 @@ class Sage2Shape(Param):
         from ..values import Shape
 
         value = _literal(text) if text.strip().startswith("[") else text
+        if value is None:  # '[1,2' had been "shape None"
+            raise self.fail(text)
         try:
             return list(Shape.of(value))
         except ArgumentError as exc:
@@ -156,7 +158,10 @@ class IntDict(Param):
 
     def parse(self, text: str) -> dict[str, int]:
         if text.strip().startswith("{"):
-            return self.check(_literal(text))
+            value = _literal(text)
+            if not isinstance(value, dict):  # '{tokens: 2}' had been named as "= None"
+                raise self.fail(text)
+            return self.check(value)
         try:
             pairs = [(k.strip(), int(v, 10)) for k, v in (p.split("=", 1) for p in text.split(",") if p.strip())]
         except ValueError:

@@ -141,6 +141,9 @@ BAD_OVERRIDES = [
     ("01", "manifest_vars", "tokens=99", "parameter manifest_vars = {'tokens': 99}: expected vars that manifest = "
      "'data/trtllm_gen_decode_manifest_v4.json' declares, each in 1..its max; vars.tokens value 99 outside 1..max 64"),
     ("01", "manifest_vars", "foo=3", "vars.foo not declared; declared vars: tokens"),
+    # text that is not a mapping or a list is named as given (a README walk-through saw "= None")
+    ("01", "manifest_vars", "{tokens: 2}", "parameter manifest_vars = '{tokens: 2}': expected name=integer pairs"),
+    ("02", "shape", "[1,2", "parameter shape = '[1,2': expected B,N,H,D"),
     ("01", "manifest", "missing.json", "expected a schema_version 4 launch manifest (absolute or from the repo root)"),
     ("03", "seed_manifest", "data/sage2_report_seed.json",
      "data/sage2_report_seed.json: $: missing key 'schema_version'"),
