@@ -22,7 +22,7 @@ help:
 	@echo "make nb     write notebooks/*.ipynb from the percent sources"
 	@echo "make profile-NN  notebook NN as a plain script under ncu (NCU_ARGS: labkit ncu run options)"
 	@echo "make lint   ruff over labkit, tests and the notebook sources"
-	@echo "make clean  delete runs/ (local runs; data/runs stays) and the generated .ipynb"
+	@echo "make clean  delete runs/ (local runs; data/runs stays), build/ and the generated .ipynb"
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)

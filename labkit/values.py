@@ -49,6 +49,8 @@ def parse_kilo_int(text: str, *, what: str, lo: int = 1, hi: int) -> int:
         if not re.fullmatch(r"[+-]?[0-9]+", count):  # "8kk", "1.5k": name the item as written, not "'8k': an integer"
             raise ArgumentError(f"{what} {text!r}: expected an integer, or whole 1024s such as 8k")
         return 1024 * parse_int(count, what=f"{what} in k (1024)", lo=-(-lo // 1024), hi=hi // 1024)
+    if not re.fullmatch(r"[+-]?[0-9]+", text):  # '8q' had been "expected an integer", where 8k is one too
+        raise ArgumentError(f"{what} {text!r}: expected an integer, or whole 1024s such as 8k")
     return parse_int(text, what=what, lo=lo, hi=hi)
 
 

@@ -99,6 +99,16 @@ def differences(a: Sage2Report, b: Sage2Report) -> list[str]:
     return [f"{k}: A {ta[k]} | B {tb[k]}" for k in ta if ta[k] != tb[k] and k != "clocks"]
 
 
+def _match_line(traits: dict[str, str]) -> str:
+    """Two reports that differ in nothing: what they share, and what neither records (the seed's report beside itself
+    had matched "in dtype, layout, device, GPU, git", none of which it records)."""
+    names = {k: "GPU" if k == "gpu" else k for k in traits if k != "clocks"}
+    shared = [n for k, n in names.items() if traits[k] != "not recorded"]
+    missing = [n for k, n in names.items() if traits[k] == "not recorded"]
+    join = lambda xs: ", ".join(xs[:-1]) + f" and {xs[-1]}" if len(xs) > 1 else "".join(xs)  # noqa: E731
+    return f"A and B match in {join(shared)}" + (f"; neither records its {join(missing)}" if missing else "")
+
+
 NO_INPUT_WORK = ("v_scale_fp8_quantization",)  # the seed's phase that only writes V's scales
 
 
@@ -142,8 +152,7 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
     moved = _made_by_labkit(a) != _made_by_labkit(b)
     star = lambda name, ratio: f"{ratio}*" if moved and name in MOVED_WORK and ratio != "-" else ratio  # noqa: E731
     foot = [MOVED_NOTE] if moved and any(n in MOVED_WORK for n in (*a.phase_timings, *b.phase_timings)) else []
-    head = ["A and B differ in:", *(f"  {d}" for d in diffs)] if diffs else ["A and B match in shape, dtype, "
-                                                                            "layout, device, GPU, git and schedule"]
+    head = ["A and B differ in:", *(f"  {d}" for d in diffs)] if diffs else [_match_line(_traits(a))]
     same_shape = (a.q_shape, a.k_shape, a.v_shape) == (b.q_shape, b.k_shape, b.v_shape)
     rows = []
     top = set(a.top_level_phases())

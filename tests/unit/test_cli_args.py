@@ -549,7 +549,8 @@ def test_an_option_that_names_itself_in_its_error_is_not_named_twice(capsys):
     """argparse put "argument --kv-len: " before "--kv-len 'x': expected an integer" (seen in a review of
     `decode plans`); a message that does not name its option keeps argparse's prefix."""
     assert cli.main(["decode", "build", "--batch", "1", "--kv-len", "x", "--out", "/tmp/never"]) == 2
-    assert capsys.readouterr().err.strip() == "labkit: error: labkit decode build: --kv-len 'x': expected an integer"
+    assert capsys.readouterr().err.strip() == ("labkit: error: labkit decode build: --kv-len 'x': expected an integer, "
+                                               "or whole 1024s such as 8k")
     assert cli.main(["decode", "bench", "--point", "64x"]) == 2
     assert "argument --point: point '64x'" in capsys.readouterr().err
 

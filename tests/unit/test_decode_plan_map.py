@@ -105,6 +105,8 @@ def test_the_map_is_a_frame_of_one_row_per_call():
     (["--kv-len", "1.5k"], "labkit decode plans: --kv-len '1.5k': expected an integer, or whole "
                            "1024s such as 8k"),
     (["--kv-len", "0k"], "labkit decode plans: --kv-len in k (1024) 0: expected 1..2097151"),
+    # a README walk-through: '8q' said only "expected an integer", where 8k is one too
+    (["--kv-len", "8q"], "labkit decode plans: --kv-len '8q': expected an integer, or whole 1024s such as 8k"),
     (["--head-dim", "100"], "decode geometry: head_dim 100: the decode kernel takes 128, 256"),
     (["--batch", "x"], "labkit decode plans: --batch 'x': expected an integer"),
     (["--kv-len", "1k,"], "labkit decode plans: --kv-len '1k,': an empty item; expected values "
