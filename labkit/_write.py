@@ -83,23 +83,43 @@ def write_text(path: Path | str, text: str) -> Path:
 
 def write_whole(path: Path | str, data: bytes) -> Path:
     """``data`` at ``path``, whole or not at all: a temporary file of its own beside it (two threads, or two
-    containers of one pid, never share one), synced, then renamed into place; its folder made if missing. A path
-    that is not a regular file (``/dev/null``) is written in place: a rename would replace the device itself."""
+    containers of one pid, never share one), synced, then renamed into place with the old file's mode (a new one's:
+    the umask's); its folder made if missing. Written in place instead where a rename would do harm or cannot be
+    done: a path that is not a regular file (``/dev/null``: a rename would replace the device), a file with other
+    hard links (they would keep the old text), a folder that lets the file be written but not replaced (a review:
+    a writable file in a read-only or sticky folder had been refused only after the run)."""
     path = Path(path)
     if path.is_symlink():  # written through, as open() would: the link stays
         path = path.resolve()
-    if path.exists() and not path.is_file():
-        with open(path, "wb") as f:
-            f.write(data)
-        return path
+    if path.exists() and (not path.is_file() or path.stat().st_nlink > 1):
+        return _write_in_place(path, data)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except PermissionError:
+        return _write_in_place(path, data)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
+        try:
+            os.replace(tmp, path)
+        except PermissionError:  # a sticky folder and another owner's file
+            return _write_in_place(path, data)
     finally:
         Path(tmp).unlink(missing_ok=True)
     return path
+
+
+def _write_in_place(path: Path, data: bytes) -> Path:
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # read by setting it: there is no other way; put back at once
+    os.umask(mask)
+    return mask

@@ -11,6 +11,7 @@ again).
 import ast
 import re
 import subprocess
+from pathlib import Path
 
 from . import _env
 
@@ -151,6 +152,18 @@ def kernel_commits_since(sha: str, paths: tuple[str, ...] = KERNEL_PATHS) -> int
         return None if changed is None else commits if changed else 0
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def same_file_since(sha: str, path: str | Path) -> bool:
+    """Whether the repository's file ``path`` (absolute, or from the repository root) holds on disk the text it held
+    at commit ``sha``; False without git, for a file outside the repository, or one git did not hold at ``sha``."""
+    root = _env.repo_root().resolve()
+    try:
+        rel = _env.repo_path(path).resolve().relative_to(root)
+        shown = _git("show", f"{sha.removesuffix('-dirty')}:{rel.as_posix()}")
+        return shown.returncode == 0 and shown.stdout == (root / rel).read_text()
+    except (OSError, ValueError, UnicodeDecodeError, subprocess.SubprocessError):
+        return False
 
 
 def changed_since(sha: str, paths: tuple[str, ...] = KERNEL_PATHS) -> tuple[list[str], int, bool] | None:

@@ -187,7 +187,7 @@ def _path_argument(text, what: str, noun: str, check) -> Path:
         check(p, shown)
     except ArgumentError:
         raise
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: pathlib's symlink loop
         raise ArgumentError(f"{what} {shown}: {exc}") from None
     return p
 
@@ -226,6 +226,11 @@ class _PathValue:
         return str(self.path)
 
 
+_MAGIC = ((b"\x7fELF", "an ELF file (a cubin or a program)"), (b"\x89PNG", "a PNG image"),
+          (b"PK\x03\x04", "a zip archive (.npz, .whl)"), (b"\x1f\x8b", "a gzip file"))
+_LARGEST_JSON_OUTPUT = 256 << 20
+
+
 def _other_kind(p: Path, writes: str) -> str | None:
     """What the existing file ``p`` is, in words, where it is not what a command that ``writes`` would write there
     (``OutputPath.parse``); None where the command may replace it."""
@@ -237,13 +242,17 @@ def _other_kind(p: Path, writes: str) -> str | None:
         head = f.read(1 << 16)
     if not head:
         return None  # an empty file holds nothing to lose
-    if head.startswith(b"\x7fELF"):
-        return "an ELF file (a cubin or a program)"
+    magic = next((what for sig, what in _MAGIC if head.startswith(sig)), None)
+    if magic or p.suffix in (".ncu-rep", ".nsys-rep"):
+        return magic or f"a profiler report ({p.suffix})"
     if writes == "binary":
         return None if b"\0" in head else "a text file, not a parameter block"
+    size = p.stat().st_size
+    if size > _LARGEST_JSON_OUTPUT:  # read whole below: a multi-GB file is no output of labkit's
+        return f"a file of {size / 2**20:.0f} MiB, not a JSON file labkit wrote"
     try:
         value = json.loads(p.read_bytes())
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return "not a JSON file"
     kind = document_kind(value)
     wanted = writes.partition(":")[2]

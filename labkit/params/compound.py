@@ -138,16 +138,20 @@ class IntDict(Param):
             raise ParameterError(f"= {_shown(value)}: expected vars that {self.vars_of} = {values[self.vars_of]!r} "
                                  f"declares, each in 1..its max; " + "; ".join(errors))
 
-    def same_beside(self, recorded: Any, wanted: Any, values: dict) -> bool:
+    def same_beside(self, recorded: Any, wanted: Any, values: dict, run_sha: str) -> bool:
         """``vars_of``: the same once the manifest's other vars take their max (a review: ``seqs=2``, its max, was
-        refused in recorded mode beside a run recorded without it)."""
+        refused in recorded mode beside a run recorded without it), where the manifest is a repository file that
+        reads as it did at the run's commit (the maxima the run's unnamed vars took are today's)."""
         if recorded == wanted or self.vars_of is None or not isinstance(recorded, dict):
             return recorded == wanted
         from .._env import repo_path
         from ..errors import LabkitError
         from ..manifest import load
         from ..manifest.validate import resolve_vars
+        from ..staleness import same_file_since
 
+        if not same_file_since(run_sha, values[self.vars_of]):
+            return False
         try:
             m = load(repo_path(values[self.vars_of]))
         except (LabkitError, OSError, KeyError):

@@ -47,9 +47,9 @@ class Param:
         """Whether a run recorded with ``recorded`` holds what ``wanted`` measures (recorded mode): the same value."""
         return recorded == wanted
 
-    def same_beside(self, recorded: Any, wanted: Any, values: dict) -> bool:
-        """Whether ``recorded`` and ``wanted`` measure the same thing, given the other parameters' ``values``: equal
-        values by default."""
+    def same_beside(self, recorded: Any, wanted: Any, values: dict, run_sha: str) -> bool:
+        """Whether ``recorded`` (a value of a run recorded at commit ``run_sha``) and ``wanted`` measure the same
+        thing, given the other parameters' ``values``: equal values by default."""
         return recorded == wanted
 
 

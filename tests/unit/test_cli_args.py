@@ -610,6 +610,8 @@ def test_an_existing_file_of_another_kind_is_not_replaced_by_an_output(tmp_path,
     timeline = next((ROOT / "data" / "runs").glob("*-04_cta_scheduling/data/decode_timeline.json"))
     report = str(shutil.copy(REPORT, tmp_path / "report.json"))
     before = (tmp_path / "report.json").read_bytes()
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000)
     refused = [
         (["sched", "timeline", str(timeline), "--trace", report], "exists and is a Sage2 report"),
         (["manifest", "pack", SEED, "--var", "tokens=2", "--out", report], "exists and is a text file, not a parameter "
@@ -617,6 +619,10 @@ def test_an_existing_file_of_another_kind_is_not_replaced_by_an_output(tmp_path,
         (["manifest", "pack", SEED, "--var", "tokens=2", "--out", SEED_CUBIN], "exists and is an ELF file"),
         (["sched", "timeline", str(timeline), "--trace", str(ROOT / "README.md")], "exists and is not a JSON file"),
         (["sched", "timeline", str(timeline), "--trace", SEED], "exists and is a launch manifest"),
+        # a second review: a NUL byte had made any binary file a parameter block, and nesting a traceback
+        (["manifest", "pack", SEED, "--var", "tokens=2", "--out", str(next((ROOT / "data" / "runs").rglob("*.png")))],
+         "exists and is a PNG image"),
+        (["sched", "timeline", str(timeline), "--trace", str(deep)], "exists and is not a JSON file"),
     ]
     for argv, said in refused:
         assert cli.main(argv) == 2, argv
@@ -631,3 +637,35 @@ def test_an_existing_file_of_another_kind_is_not_replaced_by_an_output(tmp_path,
             ["manifest", "pack", SEED, "--var", "tokens=2", "--out", str(blob)],) * 2:
         assert cli.main(argv) == 0, (argv, capsys.readouterr().err)
     assert json.loads(empty.read_text())["traceEvents"] and blob.stat().st_size == 1280
+
+
+def test_a_replaced_file_keeps_its_mode_and_links_and_a_folder_that_refuses_the_rename_is_written_in_place(
+        tmp_path, monkeypatch):
+    """A review of the atomic writes: the temporary file's 0600 had become every output's mode, a hard link kept the
+    old text, and a writable file in a folder that refuses a new file (read-only, or sticky with another owner) was
+    refused only after the run."""
+    import stat
+    import tempfile
+
+    from labkit import _write
+
+    old = tmp_path / "old.json"
+    old.write_text("{}")
+    old.chmod(0o664)
+    os.link(old, tmp_path / "hard.json")
+    _write.write_json(old, {"a": 1})
+    assert stat.S_IMODE(old.stat().st_mode) == 0o664 and json.loads((tmp_path / "hard.json").read_text()) == {"a": 1}
+    mask = os.umask(0o027)
+    try:
+        _write.write_json(tmp_path / "new.json", {"b": 2})
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "new.json").stat().st_mode) == 0o640
+    for refused in ("mkstemp", "replace"):
+        with monkeypatch.context() as m:
+            def no(*a, **k):
+                raise PermissionError(13, "Permission denied")
+            m.setattr(tempfile if refused == "mkstemp" else os, refused, no)
+            _write.write_json(tmp_path / "new.json", {"c": refused})
+        assert json.loads((tmp_path / "new.json").read_text()) == {"c": refused}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.json", "new.json", "old.json"]  # no temporary left

@@ -418,3 +418,21 @@ def test_manifest_vars_that_resolve_to_the_recorded_ones_are_answered_by_that_ru
     with pytest.raises(LabkitError, match=r"no recorded run of 01_decode_manifest was measured with manifest_vars="
                                           r"\{'tokens': 2, 'seqs': 1\}"):
         plan_source(name, {**values, "source": "recorded", "manifest_vars": {"tokens": 2, "seqs": 1}}, declared)
+
+
+def test_manifest_vars_are_resolved_only_against_the_manifest_the_run_read(tmp_path):
+    """A review: the vars a run left to their max took the maxima of the manifest it read, so another manifest (a copy
+    outside the repository, or a repository file edited since the run's commit) cannot say they were the same."""
+    import shutil
+
+    from labkit.params import IntDict
+
+    vars_param = IntDict(1, 2147483647, vars_of="manifest")
+    run = next(r for r in reversed(recorded_runs("01_decode_manifest")) if r.parameters["manifest_vars"] == {"tokens": 2})
+    seed = "data/trtllm_gen_decode_manifest_v4.json"
+    wanted = {"tokens": 2, "seqs": 2}
+    assert vars_param.same_beside({"tokens": 2}, wanted, {"manifest": seed}, run.git_sha)
+    assert not vars_param.same_beside({"tokens": 2}, {"tokens": 2, "seqs": 1}, {"manifest": seed}, run.git_sha)
+    assert not vars_param.same_beside({"tokens": 2}, wanted, {"manifest": seed}, "0" * 40)  # no such commit
+    copy = shutil.copy(ROOT / seed, tmp_path / "m.json")
+    assert not vars_param.same_beside({"tokens": 2}, wanted, {"manifest": str(copy)}, run.git_sha)
