@@ -428,7 +428,8 @@ def test_manifest_vars_are_resolved_only_against_the_manifest_the_run_read(tmp_p
     from labkit.params import IntDict
 
     vars_param = IntDict(1, 2147483647, vars_of="manifest")
-    run = next(r for r in reversed(recorded_runs("01_decode_manifest")) if r.parameters["manifest_vars"] == {"tokens": 2})
+    run = next(r for r in reversed(recorded_runs("01_decode_manifest"))
+               if r.parameters["manifest_vars"] == {"tokens": 2})
     seed = "data/trtllm_gen_decode_manifest_v4.json"
     wanted = {"tokens": 2, "seqs": 2}
     assert vars_param.same_beside({"tokens": 2}, wanted, {"manifest": seed}, run.git_sha)
