@@ -154,17 +154,20 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
     valid, problems = scan_recorded(notebook, root)
     why = "source='recorded'" if source == "recorded" else "no usable GPU here"
     valid = [dataclasses.replace(r, parameters=_canonical(r.parameters, declared)) for r in valid]
-    def same(k, run) -> bool:
-        recorded = run.parameters[k]
-        return recorded == measured[k] or (declared is not None and declared[k].type.same_beside(
-            recorded, measured[k], values, run.git_sha))
 
+    def same(run) -> dict[str, bool] | None:
+        """Each measured parameter: whether ``run`` measured it as asked (None: a parameter the run did not record)."""
+        if any(k not in run.parameters for k in measured):
+            return None
+        return {k: run.parameters[k] == v or (declared is not None and declared[k].type.same_beside(
+            run.parameters[k], v, values, run.git_sha)) for k, v in measured.items()}
+
+    compared = [(run, equal) for run in reversed(valid) if (equal := same(run)) is not None]  # each run once
     for exact in (True, False):  # the newest run measured with these values, else the newest that covers them
-        for run in reversed(valid):
-            if all(k in run.parameters and (same(k, run) or (
-                    not exact and declared is not None and declared[k].type.answers(run.parameters[k], v)))
+        for run, equal in compared:
+            if all(equal[k] or (not exact and declared is not None and declared[k].type.answers(run.parameters[k], v))
                    for k, v in measured.items()):
-                covering = {k: run.parameters[k] for k in measured if not same(k, run)}
+                covering = {k: run.parameters[k] for k in measured if not equal[k]}
                 return "recorded", dataclasses.replace(run, covering=covering)
     if not valid:
         if root is not None and not Path(root).is_dir():

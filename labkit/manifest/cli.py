@@ -5,7 +5,7 @@ anything needs a GPU, so bad input is refused the same way on every machine.
 """
 
 
-from .._cliargs import existing_dir, int_in, not_an_input, output_path, typed
+from .._cliargs import existing_dir, int_in, output_path, typed
 from .._write import dumps
 from ..errors import ArgumentError
 from ..values import parse_int
@@ -71,9 +71,8 @@ def _blob_paths(out, calls: int) -> list:
 def _pack(args) -> int:
     m, res = _checked(args)
     res.raise_if_errors("nothing written")  # before a GPU is touched: a broken manifest fails the same way everywhere
-    for path in _blob_paths(args.out.path, len(res.plans)):
-        not_an_input(path, [args.file], "--out")
-        type(args.out).parse(path, "--out", writes="binary")  # each call's blob, before any is written
+    for path in _blob_paths(args.out.path, len(res.plans)):  # each call's blob, before any is written (the manifest
+        type(args.out).parse(path, "--out", writes="binary")  # itself among them is a text file, refused)
     device, reason = _device()
     if device is not None:
         from .runner import Runner
@@ -95,9 +94,7 @@ def _run(args) -> int:
     from .report import render_timings
     from .runner import Runner
 
-    if args.json is not None:
-        not_an_input(args.json.path, [args.file], "--json")
-    m, res = _checked(args)
+    m, res = _checked(args)  # --json over the manifest was refused with the args, as another labkit document
     res.raise_if_errors()  # checked without a device first; the Runner checks again against the GPU
     r = Runner(m, program=args.program, vars=_vars(args.var), cubin_dirs=tuple(args.cubin_dir), seed=args.seed)
     print(r.input_note)

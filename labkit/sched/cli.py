@@ -1,6 +1,6 @@
 """``labkit sched occupancy|waves``: thin shells over labkit.sched (no GPU needed)."""
 
-from .._cliargs import int_in, not_an_input, output_dir, output_path, typed
+from .._cliargs import int_in, output_dir, output_path, typed
 from .._text import cell
 from ..values import Shape
 from .occupancy import MAX_CTAS_PER_SM
@@ -49,9 +49,7 @@ def _waves(args) -> int:
 def _timeline(args) -> int:
     from .timeline import Timeline
 
-    if args.trace:
-        not_an_input(args.trace.path, [args.file], "--trace")
-    tl = Timeline.load(args.file)
+    tl = Timeline.load(args.file)  # --trace over it was refused with the args: a timeline is not a trace
     _print(tl.stats().to_dict())
     print(tl.fast_sms())
     if args.trace:
