@@ -30,11 +30,13 @@ class Parser(argparse.ArgumentParser):
     refusal reaches the CLI's one-line ``labkit: error: ...`` and exit 2. Sub-parsers inherit it."""
 
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+        # no abbreviations: `--no-devic` had run as --no-device, and a script's `--batc` would break, or change
+        # meaning, the day another option starts the same way
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
         # a value that starts with a minus and a digit ("--shape -1,37810,56,128", "-.5") is a value, so that its own
         # check names it; argparse takes only a plain negative number for one (labkit has no option named like a number)
         self._negative_number_matcher = re.compile(r"^-\.?\d")
-        self.set_defaults(_prog=self.prog)  # the deepest command's parser sets it last: who an unknown option is for
+        self.set_defaults(_prog=self.prog, _parser=self)  # the deepest command's parser sets them last: whose options
         self.register("action", None, _StoreOnce)  # add_argument's default action
         self.register("action", "store", _StoreOnce)
 
@@ -53,22 +55,34 @@ class Parser(argparse.ArgumentParser):
             command_at = next((i for i, a in enumerate(argv) if sub is not None and a in sub.choices), len(argv))
             before = any(e in argv[:command_at] for e in extras)  # `labkit --bogus device`: labkit's, not device's
             prog = self.prog if before else getattr(parsed, "_prog", self.prog)
-            raise UsageError(("" if prog == "labkit" else f"{prog}: ")
-                             + f"unrecognized arguments: {' '.join(extras)} ({prog} -h lists what it takes)")
+            owner = self if before else getattr(parsed, "_parser", self)
+            raise UsageError(("" if prog == "labkit" else f"{prog}: ") + _unrecognized(extras, owner))
         return parsed
 
-    def error(self, message: str):
+    def _unknown_options(self) -> tuple[argparse.ArgumentParser, list[str]]:
+        """(the top-level parser, the options of the command line that neither it nor this parser takes), up to a
+        ``--`` (what follows it is a program's: ``labkit ncu run -- prog --flag``)."""
         import sys
 
+        top, argv = getattr(Parser, "_command_line", (self, []))
+        argv = list(sys.argv[1:] if argv is None else argv)
+        argv = argv[:argv.index("--")] if "--" in argv else argv
+        known = {*self._option_string_actions, *top._option_string_actions}
+        return top, [a for a in argv if a.startswith("-") and a.split("=", 1)[0] not in known
+                     and not self._negative_number_matcher.match(a)]
+
+    def error(self, message: str):
         sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
         if sub is not None and message == f"the following arguments are required: {sub.dest}":  # not argparse's dest
-            top, argv = getattr(Parser, "_command_line", (self, []))
-            argv = sys.argv[1:] if argv is None else argv
-            known = {*self._option_string_actions, *top._option_string_actions}
-            unknown = [a for a in argv if a.startswith("-") and a not in known
-                       and not self._negative_number_matcher.match(a)]
-            message = ((f"unrecognized arguments: {' '.join(unknown)}; " if unknown else "")
+            top, unknown = self._unknown_options()
+            message = ((_unrecognized(unknown, top, listed=False) + "; " if unknown else "")
                        + f"expected a command: {', '.join(sub.choices)} ({self.prog} -h says what each does)")
+        elif message.startswith("the following arguments are required: "):  # `--batc 2`: the typo first
+            unknown = self._unknown_options()[1]
+            missing = message.removeprefix("the following arguments are required: ").split(", ")
+            left = [m for m in missing if m not in _meant(unknown, self)]  # `--batc` for a missing --batch says it
+            message = "; ".join([_unrecognized(unknown, self)] * bool(unknown)
+                                + [f"the following arguments are required: {', '.join(left)}"] * bool(left))
         elif sub is not None and message.startswith(f"argument {sub.dest}: invalid choice: "):  # argparse's dest name
             message = "unknown command " + message.removeprefix(f"argument {sub.dest}: invalid choice: ")
         # argparse's "argument --kv-len: " before a message that names --kv-len itself says the option twice
@@ -76,6 +90,26 @@ class Parser(argparse.ArgumentParser):
         message = named.group(2) if named else message
         # the CLI prints 'labkit: error: ...': the top-level parser's own name would say 'labkit' twice
         raise UsageError(message if self.prog == "labkit" else f"{self.prog}: {message}")
+
+
+def _meant(args: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """The options of ``parser`` that ``args`` begin (``--batc``: ``--batch``; options are taken whole), else those
+    they are close to (``--kvlen``: ``--kv-len``)."""
+    import difflib
+
+    options = sorted(o for o in parser._option_string_actions if o.startswith("--"))
+    meant = []
+    for name in (a.split("=", 1)[0] for a in args if a.startswith("--")):
+        meant += ([o for o in options if o.startswith(name) and o != name]
+                  or difflib.get_close_matches(name, options, n=1, cutoff=0.8))
+    return meant
+
+
+def _unrecognized(args: list[str], parser: argparse.ArgumentParser, *, listed: bool = True) -> str:
+    """What argparse calls unrecognized arguments, and the options they begin, else where the options are listed."""
+    if whole := _meant(args, parser):
+        return f"unrecognized arguments: {' '.join(args)} (did you mean {' or '.join(whole)}?)"
+    return f"unrecognized arguments: {' '.join(args)}" + (f" ({parser.prog} -h lists what it takes)" if listed else "")
 
 
 def typed(parse: Callable[[str], object], name: str) -> Callable[[str], object]:

@@ -32,6 +32,21 @@ BAD = [
     (["decode", "bogus"], "labkit: error: labkit decode: unknown command 'bogus' (choose from 'build',"),
     (["decode", "--bogus"], "labkit: error: labkit decode: unrecognized arguments: --bogus; expected a command: build"),
     (["--bogus", "decode"], "labkit: error: labkit decode: unrecognized arguments: --bogus; expected a command: build"),
+    # found by a review: argparse took `--no-devic` for --no-device and `--batc` for --batch; a script written so would
+    # break, or change meaning, once another option began the same way. An abbreviation is refused naming the option
+    (["decode", "build", "--batc", "2", "--kv-len", "1k", "--out", "{tmp}/d"],
+     "labkit: error: labkit decode build: unrecognized arguments: --batc (did you mean --batch?)"),
+    (["decode", "build", "--batch", "2", "--kv-l", "1k", "--out", "{tmp}/d", "--spl=3"],
+     "unrecognized arguments: --kv-l --spl=3 (did you mean --kv-len or --splits?)"),
+    (["decode", "build", "--batch", "2", "--kvlen", "1k", "--out", "{tmp}/d"],  # a typo: the option it is close to
+     "unrecognized arguments: --kvlen (did you mean --kv-len?)"),
+    (["ncu", "run", "--outp", "x", "--", "prog", "--flag"],  # a program's options after -- are not labkit's
+     "labkit ncu run: unrecognized arguments: --outp (did you mean --out?)\n"),
+    (["decode", "build", "--batch", "2", "--kv-l", "1k"], "unrecognized arguments: --kv-l (did you mean --kv-len?); "
+                                                          "the following arguments are required: --out"),
+    (["device", "--ind=0"], "labkit device: unrecognized arguments: --ind=0 (did you mean --index?)"),
+    (["--vers"], "labkit: error: unrecognized arguments: --vers (did you mean --version?); "
+                 "expected a command: device,"),
     (["sage2", "profile", "--shape", "1,100,1,128", "--shape", "1,200,1,128", "--out", "{tmp}/r.json"],
      "argument --shape: given twice (1,100,1,128, then 1,200,1,128)"),  # as typed, not Shape(batch=1, ...)
     # found by a new-user review: the last of two values was taken with no word (-p and --var refused repeats)
