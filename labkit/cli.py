@@ -141,6 +141,8 @@ def _nb_params(args) -> int:
 
     for k, p in notebooks.parameters(args.name).items():  # the kind can be long (a file's format): default below
         print(f"{k:22s} {p.type.describe()}\n{'':22s} default {p.default!r}: {p.help}")
+        if getattr(p.type, "sweep_axis", False):
+            print(f"{'':22s} a sweep's axis: recorded mode shows any subset of a recorded run's values")
     return 0
 
 

@@ -4,16 +4,15 @@ A notebook calls ``Session.start(name, source=..., out_dir=..., parameters={...}
 cell after the parameters; every measurement goes through ``session.measure(key, fn, ...)``.
 Live, ``fn`` runs and its JSON result is saved under ``out_dir/data/<key>.json``. Recorded, the
 same file is read from the newest valid recorded run in ``data/runs/`` measured with the same
-parameters, and copied into ``out_dir``, so either mode leaves the same files behind. No such run:
-the session refuses and lists the parameter sets that were recorded.
+parameters (else with more: a choice that covers the one asked for, more values of a sweep's axis), and copied
+into ``out_dir``, so either mode leaves the same files behind. No such run: the session refuses and lists the
+parameter sets that were recorded.
 """
 
-import ast
 import dataclasses
 import json
 import shutil
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,88 +22,10 @@ from ._text import wrapped
 from ._write import dumps
 from .cuda import gpu_status
 from .errors import LabkitError, NoGPU, ParameterError
+from .recorded_runs import RecordedRun, scan_recorded
 from .staleness import kernel_paths, stale_note
 
 SOURCES = ("auto", "live", "recorded")
-
-
-@dataclass(frozen=True)
-class RecordedRun:
-    """A recorded live GPU run of one notebook (``data/runs/<stamp>-<notebook>/``)."""
-
-    path: Path
-    parameters: dict
-    device: str
-    created_utc: str
-    git_sha: str
-    covering: dict = field(default_factory=dict)  # {parameter: the recorded value that covers the one asked for}
-
-    @property
-    def label(self) -> str:
-        return _relative(self.path)
-
-
-def _relative(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(_env.repo_root()))
-    except ValueError:
-        return str(path)
-
-
-def _old_parameter(value: Any) -> Any:
-    """run.json version 1 kept papermill's parameter source strings (``'"auto"'``, ``'10'``)."""
-    try:
-        return ast.literal_eval(value) if isinstance(value, str) else value
-    except (ValueError, SyntaxError):
-        return value
-
-
-def read_recorded_run(path: Path) -> RecordedRun:
-    """Read and check one recorded run.
-
-    Raises:
-        LabkitError: naming the file and what is wrong (unreadable, not JSON, ``ok: false``, not a
-            live run, a data file that does not parse).
-    """
-    run_json = path / "run.json"
-    run = load_document(run_json).obj(("notebook", "parameters", "ok", "session", "provenance"),
-                                      ("run_json_version", "error", "elapsed_s", "overrides"))
-    if run["ok"].bool() is not True:
-        raise run["ok"].error(f"the run failed ({run.value.get('error')}); it is not a result")
-    if run.value.get("error") is not None:
-        raise run["error"].fail("null in a run that is ok (a run with an error failed)")
-    if not path.name.endswith("-" + run["notebook"].str()):  # a record copied under another notebook's name
-        raise run["notebook"].fail(f"the notebook its directory {path.name!r} names")
-    session = run["session"].obj(("mode",), any_keys=True)
-    if session["mode"].value != "live":
-        raise session["mode"].fail("'live' (only real GPU runs are kept)")
-    prov = run["provenance"].obj(("device", "created_utc", "git_sha"), any_keys=True)
-    device = prov["device"].obj(("name",), any_keys=True)["name"].str()
-    version = run["run_json_version"].int(1, 2) if "run_json_version" in run.value else 1
-    recorded = run["parameters"].obj(any_keys=True).value
-    params = {k: (v if version >= 2 else _old_parameter(v)) for k, v in recorded.items()}
-    data = path / "data"
-    if not data.is_dir():
-        raise LabkitError(f"{data}: missing; a recorded run keeps its measurements there")
-    for f in sorted(data.glob("*.json")):
-        load_document(f)  # every measurement file must at least parse
-    return RecordedRun(path, params, device, prov["created_utc"].str(), prov["git_sha"].str())
-
-
-def scan_recorded(notebook: str, root: Path | None = None) -> tuple[list[RecordedRun], list[str]]:
-    """(valid runs of ``notebook``, oldest first; one problem line per run that is not valid)."""
-    base = root or (_env.data_dir() / "runs")
-    valid, problems = [], []
-    for p in sorted(base.glob(f"*-{notebook}")):
-        try:
-            valid.append(read_recorded_run(p))
-        except LabkitError as exc:
-            problems.append(str(exc))
-    return valid, problems
-
-
-def recorded_runs(notebook: str, root: Path | None = None) -> list[RecordedRun]:
-    return scan_recorded(notebook, root)[0]
 
 
 def _canonical(recorded: dict, declared: dict | None) -> dict:
@@ -185,8 +106,10 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
     defaults = _canonical({k: declared[k].default for k in differ if k in declared}, declared) if declared else {}
     chosen = {k: v for k, v in differ.items() if k not in defaults or defaults[k] != v}
     wanted = _show(chosen or differ)
+    axes = [k for k in (chosen or differ) if declared and getattr(declared[k].type, "sweep_axis", False)]
+    some = f" (for {', '.join(axes)}, any subset)" if axes else ""
     raise LabkitError(f"recorded mode ({why}): no recorded run of {notebook} was measured with {wanted}; "
-                      f"recorded: {offered}{older}. Use the recorded values, or run on a GPU")
+                      f"recorded: {offered}{older}. Use the recorded values{some}, or run on a GPU")
 
 
 def _show_every_column() -> None:
@@ -328,7 +251,8 @@ class Session:
 
         Live: each point's file is written as it finishes (progress: points done / total, failures,
         ETA); a re-run into the same ``out_dir`` resumes. Recorded: the recorded run's sweep directory,
-        copied here. Either way the sweep is read strictly (``labkit.sweep.read_sweep``).
+        copied here, of which the points of ``grid`` are read (a run may have swept more values of an axis). Either
+        way the sweep is read strictly (``labkit.sweep.read_sweep``).
 
         Returns:
             A DataFrame, one row per point in grid order: its parameters, then its result's fields.
@@ -352,7 +276,7 @@ class Session:
         if not src.is_dir():
             raise LabkitError(f"{src}: missing; recorded run {self.recorded.label} holds no sweep {key}; "
                               "re-record it on a GPU")
-        df = read_sweep(src, workload, full)
+        df = read_sweep(src, workload, full, part=True)  # a recorded sweep over more values: the points asked for
         shutil.copytree(src, target, dirs_exist_ok=True)
         return df
 

@@ -23,8 +23,8 @@ from labkit.params import Choice, DecodeHeads, File, Int, IntList, Text  # types
 source: Choice("auto", "live", "recorded") = "auto"  # auto (live if a GPU is usable, else recorded), live, recorded
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
 recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs; relative: from the repo root)
-batch: IntList(1, 4096) = [1, 8, 64, 256]  # sequences per call, swept
-kv_lens: IntList(1, 1048576) = [1024, 8192, 32768]  # KV tokens per sequence, swept (points over 9 GB skipped)
+batch: IntList(1, 4096, sweep_axis=True) = [1, 8, 64, 256]  # sequences per call, swept
+kv_lens: IntList(1, 1048576, sweep_axis=True) = [1024, 8192, 32768]  # KV tokens per sequence (calls over 9 GB skipped)
 head_dim: Choice("128", "256") = "128"  # head_dim of the sweep
 page_size: Choice("16", "32", "64") = "64"  # tokens per KV page
 heads: DecodeHeads() = [32, 8]  # query heads, KV heads

@@ -25,12 +25,12 @@ out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets 
 recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs; relative: from the repo root)
 workload: Choice("sage2", "decode", "both", covers={"both": ("sage2", "decode")}) = "both"  # which kernels to study
 shape: Sage2Shape() = [1, 37810, 56, 128]  # Sage2 B,N,H,D of q, k and v
-q_lens: IntList(1, at_most="shape[1]") = [37760, 37761, 37810]  # Sage2 q lengths, kv_len = N (the seed's q tail)
-kv_lens: IntList(1, at_most="shape[1]") = [37760, 37761, 37810]  # Sage2 kv lengths, q_len = N (the seed's kv tail)
+q_lens: IntList(1, at_most="shape[1]", sweep_axis=True) = [37760, 37761, 37810]  # Sage2 q lengths, kv_len = N
+kv_lens: IntList(1, at_most="shape[1]", sweep_axis=True) = [37760, 37761, 37810]  # Sage2 kv lengths, q_len = N
 gantt_q_len: Int(1, at_most="shape[1]") = 640  # Sage2 q_len (kv_len = N) drawn per CTA (seed: 5 q tiles x 56 heads)
 decode_kv_lens: IntList(1, 1048576) = [8192]  # decode KV tokens per sequence
-decode_batches: IntList(1, 4096) = [1, 2, 4, 8, 16, 32, 64, 128]  # decode batch sweep (heuristic splits)
-decode_splits: IntList(1, 256) = [1, 2, 3, 4, 6, 8, 16, 32]  # decode split sweep
+decode_batches: IntList(1, 4096, sweep_axis=True) = [1, 2, 4, 8, 16, 32, 64, 128]  # decode batches (heuristic splits)
+decode_splits: IntList(1, 256, sweep_axis=True) = [1, 2, 3, 4, 6, 8, 16, 32]  # decode split sweep
 decode_splits_batch: Int(1, 4096) = 8  # batch of the split sweep
 decode_head_dim: Choice("128", "256") = "128"  # decode head_dim
 decode_heads: DecodeHeads() = [32, 8]  # decode query heads, KV heads

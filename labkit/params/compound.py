@@ -20,27 +20,38 @@ def _literal(text: str):
 
 class IntList(_AtMost, Param):
     """A non-empty list of integers in ``lo..hi`` (each at most another parameter's item ``at_most``); on the command
-    line ``1,2,3`` or ``[1, 2, 3]``."""
+    line ``1,2,3``, ``1k,8k`` (1024s) or ``[1, 2, 3]``."""
 
     def __init__(self, lo: int | None = None, hi: int | None = None, *, length: int | None = None,
-                 max_items: int = 64, at_most: str | None = None, **kw):
+                 max_items: int = 64, at_most: str | None = None, sweep_axis: bool = False, **kw):
+        """Args:
+            sweep_axis: the notebook uses the list only as the values of a ``Session.sweep`` axis, so in recorded mode
+                a run that swept more values answers some of them (the notebook reads just those points).
+        """
         super().__init__(**kw)
         self.item = Int(lo, hi)
         self.length, self.max_items, self.at_most = length, max_items, at_most
         # a list of free length is a sweep's axis, where a value given twice is refused only by the sweep, mid-run;
         # a fixed-length one is a tuple (batch, kv_len) whose items may be equal
         self.distinct = length is None
+        self.sweep_axis = sweep_axis and length is None
 
     def describe(self) -> str:
         count = f"{self.length}" if self.length else f"1..{self.max_items}"
         kind = "different integers" if self.distinct else "integers"
         return f"a list of {count} {kind}" + _range(self.item.lo, self.item.hi) + self._bound_text()
 
+    def answers(self, recorded: Any, wanted: Any) -> bool:
+        if not self.sweep_axis or not isinstance(recorded, list):
+            return recorded == wanted
+        return all(v in recorded for v in wanted)
+
     def parse(self, text: str) -> list[int]:
         value = _literal(text) if text.strip().startswith("[") else None
         if value is None:
-            try:
-                value = [int(x, 10) for x in text.split(",")]
+            try:  # 8k: 8192, as the decode commands take lengths
+                value = [1024 * int(x.strip()[:-1], 10) if x.strip()[-1:] in ("k", "K") else int(x, 10)
+                         for x in text.split(",")]
             except ValueError:
                 raise self.fail(text) from None
         return self.check(value)

@@ -92,6 +92,18 @@ def same_grid(a: dict, b: dict) -> bool:
     return dumps(a, indent=None, sort_keys=True) == dumps(b, indent=None, sort_keys=True)
 
 
+def grid_within(part: dict, whole: dict) -> bool:
+    """Whether every point of ``part`` is a point of ``whole``: the same axes, each of part's values one of whole's
+    (compared as ``same_grid`` compares, by their JSON)."""
+    from .._write import dumps
+
+    def values(axis: list) -> list[str]:
+        return [dumps(v, indent=None, sort_keys=True) for v in axis]
+
+    return (isinstance(whole, dict) and set(part) == set(whole)
+            and all(isinstance(whole[n], list) and set(values(part[n])) <= set(values(whole[n])) for n in part))
+
+
 def point_label(params: dict, grid: dict[str, list]) -> str:
     """The point as its progress line names it: the axes that take more than one value (``batch=8 kv_len=8192``);
     the rest is the same at every point and in the point's file. A one-point grid names every axis."""

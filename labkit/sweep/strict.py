@@ -5,11 +5,15 @@ from pathlib import Path
 
 from ..errors import LabkitError
 from .engine import SweepDir
-from .grid import expand, point_id, same_grid
+from .grid import expand, grid_within, point_id, same_grid
 
 
-def read_sweep(directory: Path | str, workload: str, grid: dict[str, list]):
+def read_sweep(directory: Path | str, workload: str, grid: dict[str, list], *, part: bool = False):
     """One row per point, in grid order: the point's parameters, then its result's fields.
+
+    Args:
+        part: ``grid`` may be a part of the sweep's own (a recorded sweep over more values than a notebook asks for):
+            only its points are read.
 
     Raises:
         LabkitError: no sweep here, a sweep of another workload or grid, a point missing, a point file
@@ -19,7 +23,8 @@ def read_sweep(directory: Path | str, workload: str, grid: dict[str, list]):
 
     sweep = SweepDir(directory)
     m = sweep.manifest()
-    if m.get("workload") != workload or not same_grid(m.get("grid"), grid):
+    if m.get("workload") != workload or not (same_grid(m.get("grid"), grid)
+                                             or part and grid_within(grid, m.get("grid"))):
         raise LabkitError(f"{sweep.manifest_path}: a sweep of {m.get('workload')} over {m.get('grid')}, "
                           f"not of {workload} over {grid}")
     records = sweep.records()  # each file read strictly, its id its name's

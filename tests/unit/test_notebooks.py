@@ -153,7 +153,7 @@ def test_every_notebook_shows_the_records_under_its_recorded_root_here_the_h100_
     H200's); recorded_root shows them, and the notebook says which GPU they are of. Found by a UX review: 02-04 said
     "on this GPU" (titles, markdown) above the recorded run's GPU's numbers on a machine with none; now no notebook
     does, and 01-04 print Session.measured_on's line naming the recorded run's GPU."""
-    from labkit.session import read_recorded_run
+    from labkit.recorded_runs import read_recorded_run
 
     res = notebooks.run(name, {"source": "recorded", "recorded_root": str(H100_RUNS)}, out_root=tmp_path,
                         timeout_s=600)
@@ -176,7 +176,7 @@ def test_every_notebook_shows_the_records_under_its_recorded_root_here_the_h100_
 def test_notebook_01_names_the_recorded_runs_gpu_not_this_one(tmp_path, monkeypatch):
     """Found by a UX review: 01's headings said "On this GPU" in recorded mode, above the recorded run's GPU's results
     (on a machine with no GPU at all); its text now says whose GPU, here the first H100's."""
-    from labkit.session import read_recorded_run
+    from labkit.recorded_runs import read_recorded_run
 
     res = notebooks.run("01", {"source": "recorded", "recorded_root": str(H100_RUNS)}, out_root=tmp_path,
                         timeout_s=600)
@@ -229,7 +229,7 @@ def test_run_directories_never_collide_and_latest_moves(tmp_path):
 def test_a_second_run_in_the_same_second_is_found_as_a_record_of_its_notebook(tmp_path):
     """Found by a review: named ``<stamp>-03_decode-2``, it matched no ``*-03_decode`` and no record check, so a
     recorded GPU run of that name was invisible, not even listed as skipped."""
-    from labkit.session import scan_recorded
+    from labkit.recorded_runs import scan_recorded
 
     from .test_recorded import _record
 
@@ -438,6 +438,12 @@ def test_nb_params_lists_types_and_defaults(capsys):
     assert cli.main(["nb", "params", "00"]) == 0
     out = capsys.readouterr().out
     assert "copy_mib" in out and "an integer in 1..16384" in out and "default 1024" in out
+    assert "a sweep's axis" not in out  # notebook 00 has none
+    assert cli.main(["nb", "params", "03"]) == 0
+    out = capsys.readouterr().out
+    said = "a sweep's axis: recorded mode shows any subset of a recorded run's values"
+    marked = re.findall(rf"^(\w+) .*\n.*\n {{23}}{said}$", out, re.M)
+    assert marked == ["batch", "kv_lens"], out
 
 
 def test_nb_script_writes_a_plain_script_with_the_parameters_injected_that_runs_as_the_notebook(tmp_path, capsys):
@@ -733,6 +739,33 @@ def test_notebook_03_shows_the_recorded_spread_as_a_table_not_as_lines_wider_tha
     for r in spread.runs:
         assert f"<th>{r.source}</th>" in html
     assert list(spread_frame(spread).columns) == ["GPU", "git", "build", "copy", "TB/s", "best peer", "x peer"]
+
+
+def test_notebook_03_in_recorded_mode_shows_the_part_of_the_recorded_sweep_that_was_asked_for(tmp_path):
+    """`-p batch 64,8 -p kv_lens 8k` on a machine with no GPU had been refused because the recorded run swept more
+    (batch 1, 8, 64, 256 x 1k, 8k, 32k); its sweep holds those points, so they are shown: the table and the figure
+    have just them, in the order asked, and the banner names the run that covers them."""
+    from labkit.cuda import gpu_status
+
+    if gpu_status()[0]:
+        pytest.skip("with a GPU the run is live")
+    res = notebooks.run("03_decode", {"source": "recorded", "batch": [64, 8], "kv_lens": [8192]}, out_root=tmp_path,
+                        timeout_s=600)
+    assert res.ok, res.error
+    table = pd.read_csv(res.run_dir / "data" / "bandwidth.csv")
+    assert table[["batch", "kv_len"]].values.tolist() == [[64, 8192], [8, 8192]]
+    recorded = pd.read_csv(ROOT / res.recorded_from / "data" / "bandwidth.csv").set_index(["batch", "kv_len"])
+    assert table.set_index(["batch", "kv_len"])["p50_us"].to_dict() == {
+        k: recorded.loc[k, "p50_us"] for k in ((64, 8192), (8, 8192))}  # the recorded numbers, not others
+    nb = json.loads(res.notebook.read_text())
+    text = as_read("".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", [])))
+    assert ("with the same parameters except batch=[1, 8, 64, 256], which covers the batch asked for, "
+            "kv_lens=[1024, 8192, 32768], which covers the kv_lens asked for; not a new measurement.") in text
+    cell = next(c for c in nb["cells"] if "decode_bandwidth" in "".join(c["source"]))
+    assert [o for o in cell["outputs"] if "image/png" in o.get("data", {})], "the figure is embedded"
+    with pytest.raises(LabkitError, match=r"measured with batch=\[2\]; .* Use the recorded values \(for batch, any "
+                                          r"subset\), or run on a GPU$"):
+        notebooks.run("03_decode", {"source": "recorded", "batch": [2]}, out_root=tmp_path)
 
 
 def test_nb_script_writes_a_relative_recorded_root_as_the_repo_roots_folder(tmp_path, monkeypatch):

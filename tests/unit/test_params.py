@@ -15,6 +15,7 @@ def test_types_parse_command_line_strings():
     assert Sage2Shape().parse("1,37810,56,64") == [1, 37810, 56, 64]  # shapes parse as shapes
     assert Sage2Shape().parse("[1, 2, 3, 128]") == [1, 2, 3, 128]
     assert IntList(1).parse("37760,37761") == [37760, 37761]
+    assert IntList(1).parse("1k, 8K,3") == [1024, 8192, 3]  # lengths as the decode commands take them
     assert IntDict(0).parse("tokens=2,seqs=4") == {"tokens": 2, "seqs": 4}
     assert IntDict(0).parse("{'tokens': 2}") == {"tokens": 2}
     assert Choice("a", "b").parse("b") == "b"
@@ -53,6 +54,7 @@ FILE = "expected an existing file (absolute or from the repo root)"
     (Sage2Shape(), "1,37810,56,100", "= '1,37810,56,100': head_dim 100: the Sage2 kernels take 64..128 in steps of 8 "
                                      "(64, 72, 80, 88, 96, 104, 112, 120, 128)"),
     (IntList(1), "", f"= '': {LIST}"), (IntList(1), "1,x", f"= '1,x': {LIST}"), (IntList(1), "0", f"= [0]: {LIST}"),
+    (IntList(1), "8kk", f"= '8kk': {LIST}"), (IntList(1), "k,1", f"= 'k,1': {LIST}"),
     (IntDict(0), "tokens=two", f"= 'tokens=two': {PAIRS}"), (IntDict(0), "{1: 2}", f"= {{1: 2}}: {PAIRS}"),
     # found by a CLI review: the last one won, unseen
     (IntDict(0), "tokens=1,tokens=2", "= 'tokens=1,tokens=2': tokens given twice; expected each name once"),

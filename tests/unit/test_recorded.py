@@ -9,7 +9,8 @@ import pytest
 from labkit import notebooks, probes
 from labkit.device import DeviceInfo
 from labkit.errors import ArgumentError, LabkitError, ParameterError
-from labkit.session import Session, plan_source, recorded_runs, scan_recorded
+from labkit.recorded_runs import recorded_runs, scan_recorded
+from labkit.session import Session, plan_source
 
 from ..conftest import ROOT, as_read
 
@@ -133,6 +134,31 @@ def test_a_run_of_more_answers_a_choice_it_covers_and_an_exact_run_comes_first(t
         plan_source("nbx", {**asked, "workload": "both"}, declared, tmp_path)
     with pytest.raises(ArgumentError, match="covers 'c' -> .* names an option it does not have"):
         Choice("a", "b", covers={"c": ("a",)})
+
+
+def test_a_run_that_swept_more_values_answers_part_of_a_sweep_axis_and_its_sweep_gives_those_points(tmp_path,
+                                                                                                     capsys):
+    """``IntList(sweep_axis=True)``: a notebook that asks for some of a recorded sweep's values is shown those points
+    of it (the banner says which run covers them), not refused; a value the run did not sweep is refused, with a hint
+    that any subset would do, and a list that is not a sweep's axis still has to match."""
+    from labkit import sweep
+    from labkit.notebooks import Parameter
+    from labkit.params import IntList
+
+    declared = {"n": Parameter("n", IntList(1, 9, sweep_axis=True), [1], ""),
+                "m": Parameter("m", IntList(1, 9), [1], "")}
+    run = _record(tmp_path, "20260101T000000Z", params={"n": [1, 2, 3], "m": [4, 5]})
+    sweep.run(run / "data" / "sweeps" / "s", "demo.sleep", {"ms": [1, 2, 3], "i": [4, 5]}, progress=None)
+    _, found = plan_source("nbx", {"source": "recorded", "n": [3, 1], "m": [4, 5]}, declared, tmp_path)
+    assert found.path == run and found.covering == {"n": [1, 2, 3]}
+    session = Session("nbx", "recorded", tmp_path / "o", found, "no GPU (test)")
+    assert "with the same parameters except n=[1, 2, 3], which covers the n asked for;" in session.banner()
+    rows = session.sweep("s", "demo.sleep", {"ms": [3, 1]}, i=4)
+    assert rows[["ms", "i"]].to_dict("records") == [{"ms": 3, "i": 4}, {"ms": 1, "i": 4}]
+    with pytest.raises(LabkitError, match=r"measured with n=\[1, 4\]; .* the recorded values \(for n, any subset\)"):
+        plan_source("nbx", {"source": "recorded", "n": [1, 4], "m": [4, 5]}, declared, tmp_path)
+    with pytest.raises(LabkitError, match=r"measured with m=\[4\]; .* Use the recorded values, or run on a GPU"):
+        plan_source("nbx", {"source": "recorded", "n": [1], "m": [4]}, declared, tmp_path)
 
 
 def test_no_valid_run_names_each_file_and_problem(tmp_path):

@@ -45,8 +45,9 @@ def test_session_sweep_live_then_recorded_and_damage_named(tmp_path, monkeypatch
     again = rec.sweep("demo", "demo.sleep", {"ms": [1, 2, 3]}, tag="a")
     pd.testing.assert_frame_equal(again, df)
     assert (tmp_path / "rec" / "data" / "sweeps" / "demo" / "sweep.json").is_file()
+    assert list(rec.sweep("demo", "demo.sleep", {"ms": [2]}, tag="a")["ms"]) == [2]  # a part of it: its points
     with pytest.raises(LabkitError, match="sweep.json: a sweep of demo.sleep over"):
-        rec.sweep("demo", "demo.sleep", {"ms": [1, 2]}, tag="a")
+        rec.sweep("demo", "demo.sleep", {"ms": [1, 4]}, tag="a")
     points = sorted((run / "data" / "sweeps" / "demo" / "points").glob("*.json"))
     points[1].write_text(points[1].read_text()[:40])
     with pytest.raises(LabkitError) as err:

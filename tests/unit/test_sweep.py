@@ -810,6 +810,24 @@ def test_read_sweep_refuses_a_point_whose_result_is_not_an_object_naming_its_fil
         sweep.read_sweep(tmp_path, "test.bare", grid)
 
 
+def test_read_sweep_reads_a_part_of_a_larger_sweep_only_when_asked_and_only_its_points(tmp_path):
+    """A recorded sweep over more values answers a notebook that asks for some of them (``part=True``, recorded mode):
+    the rows are the points asked for, in the order asked; a value the sweep did not run, another axis or another
+    fixed value is still refused."""
+    from labkit.errors import LabkitError
+
+    sweep.run(tmp_path, "demo.sleep", {"ms": [1, 2, 3], "tag": ["a", "b"], "i": [7]}, progress=None)
+    asked = {"ms": [3, 1], "tag": ["b"], "i": [7]}
+    rows = sweep.read_sweep(tmp_path, "demo.sleep", asked, part=True)
+    assert rows[["ms", "tag", "i"]].to_dict("records") == [{"ms": 3, "tag": "b", "i": 7}, {"ms": 1, "tag": "b", "i": 7}]
+    with pytest.raises(LabkitError, match=r"a sweep of demo.sleep over .*, not of demo.sleep over"):
+        sweep.read_sweep(tmp_path, "demo.sleep", asked)  # a notebook's live read: the grid it ran, exactly
+    for other in ({"ms": [1, 4], "tag": ["b"], "i": [7]}, {"ms": [1], "tag": ["b"], "i": [8]},
+                  {"ms": [1], "tag": ["b"]}, {"ms": [1], "tag": ["b"], "i": [7], "fail": [""]}):
+        with pytest.raises(LabkitError, match="not of demo.sleep over"):
+            sweep.read_sweep(tmp_path, "demo.sleep", other, part=True)
+
+
 def test_a_long_error_is_cut_to_its_first_500_characters_and_the_traceback_keeps_the_end(tmp_path):
     """A point's error line is bounded (it shows in status and collect's table); the record's traceback keeps the
     last 2000 characters, where the raise is."""
