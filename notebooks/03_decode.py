@@ -46,6 +46,7 @@ labkit.setup_logging("WARNING")
 session = Session.start("03_decode", source=source, out_dir=out_dir, runs_root=recorded_root, parameters={
     "batch": batch, "kv_lens": kv_lens, "head_dim": head_dim, "page_size": page_size, "heads": heads,
     "splits_at": splits_at, "iterations": iterations, "seed_manifest": seed_manifest})
+geo = {"head_dim": int(head_dim), "page_size": int(page_size), "heads_q": heads[0], "heads_kv": heads[1]}  # each call
 
 # %% [markdown]
 # ## The seed's manifest beside labkit's, for the seed's geometry (static checks, no GPU)
@@ -92,8 +93,8 @@ checks
 
 # %%
 copy = session.measure("copy_ceiling", study.copy_ceiling)
-points = session.sweep("bandwidth", "decode.point", {"batch": batch, "kv_len": kv_lens}, head_dim=int(head_dim),
-                       page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations, peers=True)
+points = session.sweep("bandwidth", "decode.point", {"batch": batch, "kv_len": kv_lens}, **geo, iterations=iterations,
+                       peers=True)
 table = study.bandwidth_table(points)
 fit, fit_line = study.bandwidth_fit(table)
 fig = labkit.plot.decode_bandwidth(table.to_dict("records"), copy["TBps"], fit=fit, title=session.title(
@@ -111,11 +112,10 @@ study.shown(table)  # TB/s of K+V read for labkit and each peer; data/bandwidth.
 # at its own count, the difference is the build's, not the count's.
 
 # %%
-counts = study.split_counts(splits_at[0], splits_at[1], page_size=int(page_size), head_dim=int(head_dim),
-                            heads_q=heads[0], heads_kv=heads[1])
+counts = study.split_counts(splits_at[0], splits_at[1], **geo)
 sweep_splits = study.split_rows(session.sweep(
-    "splits", "decode.point", {"splits": counts}, batch=splits_at[0], kv_len=splits_at[1], head_dim=int(head_dim),
-    page_size=int(page_size), heads_q=heads[0], heads_kv=heads[1], iterations=iterations))
+    "splits", "decode.point", {"splits": counts}, batch=splits_at[0], kv_len=splits_at[1], **geo,
+    iterations=iterations))
 fig = labkit.plot.split_sweep(sweep_splits, title=session.title(
     f"Split sweep, batch {splits_at[0]} x {splits_at[1]} tokens, head_dim {head_dim}"))
 session.save_figure(fig, "split_sweep")
@@ -126,12 +126,11 @@ study.shown(pd.DataFrame(sweep_splits))
 # The H200s lent to labkit run calls of 2 GB or more in two states about 2 % apart, and the peers timed beside labkit
 # move with it (`docs/decode.md`, "Two states of the H200s"). The plan's row of the `spread_at` call from every decode
 # report under `data/runs` on this notebook's GPU model (`labkit report spread --device`; the bench's and the GPU
-# suites' reports, not this notebook's own records), of the build this notebook's sweep ran there, slowest first:
+# suites' reports, not this notebook's own records), of the build the plan picks for that call, slowest first:
 # left, labkit against the best peer in the same rounds; right, both against that run's 1 GiB copy rate.
 
 # %%
-spread = study.recorded_spread(spread_at[0], spread_at[1], head_dim=int(head_dim), page_size=int(page_size),
-                               heads_q=heads[0], heads_kv=heads[1], kernel=study.table_kernel(table, *spread_at),
+spread = study.recorded_spread(*spread_at, **geo, kernel=study.spread_kernel(table, *spread_at, **geo),
                                device=session.device_name)
 if spread is not None:
     print(labkit.wrapped(spread_table(spread, rows=False)))  # the runs' rows follow as a table

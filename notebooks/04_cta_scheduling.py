@@ -89,8 +89,8 @@ if do_sage2:
     k_sage2 = int(occ.loc["sage2 mainloop", "ctas_per_sm"])
     seed_model = study.sage2_tail_model(shape, q_lens, kv_lens, sms=sms, ctas_per_sm=k_sage2)
     session.save_table(seed_model, "sage2_model")
-    display_cols = ["q_len", "kv_len", "ctas", "waves", "last_wave_ctas", "wave_efficiency", "q_tile_efficiency",
-                    "kv_tile_efficiency", "efficiency"]
+    display_cols = ["sweep", "q_len", "kv_len", "ctas", "waves", "last_wave_ctas", "wave_efficiency",
+                    "q_tile_efficiency", "kv_tile_efficiency", "efficiency"]
     display(study.shown_points(seed_model, display_cols))  # rounded; data/sage2_model.csv keeps every digit
 else:
     print(not_studied["Sage2"])
@@ -183,7 +183,7 @@ else:
 # of the call), since that ran 1.7-1.9 % faster than two splits filling the second slots (docs/decode.md, "How a call is
 # planned"). `waves` is the model's (CTAs / slots, fractional); `measured_waves` is the timeline's, the most CTAs any
 # one slot ran, a whole number. Even placement would make it the model's waves rounded up; where it is more (64 beside
-# 62.79 at the seed's Sage2 shape, in the Sage2 table above when this run studies Sage2; 5 beside 3.88 here), the
+# 62.79 at the seed's Sage2 shape; 5 beside 3.88 at 32 splits of the default geometry on the H200s), the
 # hardware gave some slots more CTAs than others, and the call ends with those. Where a lone CTA of a last wave runs
 # faster than a full wave's (as the Sage2 Gantt chart shows, where this run draws it), the model's efficiency is not an
 # upper bound on the measured one. The efficiency panels' legend names the table's columns: the model's

@@ -17,6 +17,10 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
     named in the legend as not run. ``fit``: (fixed_us, TBps) of ``cost_fit.fit_line``, drawn as the rate such calls
     reach, bytes / (fixed + bytes / rate), over the bytes it was fitted on (100 MB and up); its label gives the fit."""
     fig, ax = _axes(ax, figsize=(8, 4.4))
+    if not rows:  # every point of the sweep skipped: the axes, the copy line and why nothing else is drawn
+        ax.text(0.5, 0.5, "no call of the sweep was measured (skipped: the lines below say why)", ha="center",
+                va="center", transform=ax.transAxes)
+        ax.set_xlim(10, 10_000)
     for i, b in enumerate(sorted({r["batch"] for r in rows})):
         pts = sorted((r["kv_MB"], r["TBps"]) for r in rows if r["batch"] == b)
         ax.plot(*zip(*pts), "o-", color=f"C{i}", label=f"labkit, batch {b}", zorder=3)
@@ -35,7 +39,7 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
             absent.append(label)
     if absent:
         ax.plot([], [], " ", label=f"not run: {', '.join(absent)} (why: printed below)")
-    if fit is not None:
+    if fit is not None and rows:
         from ..workloads.decode.cost_fit import MIN_FIT_MB
 
         fixed, rate = fit

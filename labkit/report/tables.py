@@ -231,7 +231,7 @@ def rounded(frame, rules, *, default: int | None = None):
             continue
         digits = next((d for suffix, d in rules if str(col).endswith(suffix)), default)
         if digits is not None:
-            out[col] = out[col].round(digits)
+            out[col] = out[col].round(digits) + 0.0  # + 0.0: a -0.0 left by rounding shows as 0.00, not -0.00
     return out
 
 

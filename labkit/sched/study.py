@@ -43,11 +43,12 @@ def shown_stats(stats):
 
 
 def sage2_tail_model(shape, q_lens, kv_lens, *, sms: int, ctas_per_sm: int):
-    """The model at each tail point: every q length at kv = N, then every kv length at q = N."""
+    """The model at each tail point: every q length at kv = N, then every kv length at q = N (``sweep``: q or kv, as the
+    measured points' table names them: the full shape is a point of both)."""
     batch, n, heads, _ = shape
-    points = [(q, n) for q in q_lens] + [(n, kv) for kv in kv_lens]
-    return frame([sage2_launch(batch, heads, q, kv, sms=sms, ctas_per_sm=ctas_per_sm) for q, kv in points],
-                 q_len=[q for q, _ in points], kv_len=[kv for _, kv in points])
+    points = [("q", q, n) for q in q_lens] + [("kv", n, kv) for kv in kv_lens]
+    return frame([sage2_launch(batch, heads, q, kv, sms=sms, ctas_per_sm=ctas_per_sm) for _, q, kv in points],
+                 sweep=[s for s, _, _ in points], q_len=[q for _, q, _ in points], kv_len=[kv for _, _, kv in points])
 
 
 def sage2_dense_models(shape, q_lens, kv_lens, *, sms: int, ctas_per_sm: int):
@@ -61,12 +62,17 @@ def sage2_dense_models(shape, q_lens, kv_lens, *, sms: int, ctas_per_sm: int):
                   kv_len=dense_kv))
 
 
+MODEL_SPLITS, MODEL_BATCHES = 32, 128  # the decode models' least reach: a sweep of a few points still shows the waves
+
+
 def decode_models(batch: int, kv_len: int, max_splits: int, max_batch: int, *, sms: int, **geometry):
     """``(against the split count at batch, against the batch with the plan's own calls)``: the model at every count
-    1..``max_splits`` and every batch 1..``max_batch``, each with the CTAs per SM of the build its call gets."""
+    1..``max_splits`` and every batch 1..``max_batch``, each with the CTAs per SM of the build its call gets; at least
+    to ``MODEL_SPLITS`` and ``MODEL_BATCHES`` (a sweep of one point had drawn no model line at all)."""
     from .measure import decode_model
 
-    splits, batches = list(range(1, max_splits + 1)), list(range(1, max_batch + 1))
+    splits = list(range(1, max(max_splits, MODEL_SPLITS) + 1))
+    batches = list(range(1, max(max_batch, MODEL_BATCHES) + 1))
     return (frame([decode_model(batch, kv_len, s, sms=sms, **geometry) for s in splits], splits=splits),
             frame([decode_model(b, kv_len, None, sms=sms, **geometry) for b in batches], batch=batches))
 

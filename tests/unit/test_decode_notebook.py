@@ -21,7 +21,7 @@ def test_notebook_03_live_on_a_faked_gpu(tmp_path, monkeypatch):
 
     matplotlib.use("Agg")
     import labkit.session
-    from labkit.workloads.decode import bench, peers, study
+    from labkit.workloads.decode import bench, labels, peers, study
     from labkit.workloads.decode.plan import plan_call
 
     _fake_device(monkeypatch)
@@ -50,15 +50,21 @@ def test_notebook_03_live_on_a_faked_gpu(tmp_path, monkeypatch):
 
     assert ns["session"].live
     assert {p.stem for p in (tmp_path / "figs").glob("*.png")} == {"decode_bandwidth", "split_sweep", "spread"}
-    # the recorded runs' 64 x 8k d128, beside which this faked run has no 64 x 8k of its own
-    assert ns["spread"].call == "64 x 8k d128, 32/8 heads, cold, on NVIDIA H200" and len(ns["spread"].runs) >= 12
+    # the recorded runs' 64 x 8k d128, beside which this faked run has no 64 x 8k of its own: those of the build the
+    # plan picks for it (a review: a sweep without the call had pooled every build's runs, and lost the two groups)
+    plan = plan_call(bench.geometry_for(64, 8192))
+    assert ns["spread"].call == f"64 x 8k d128, 32/8 heads, cold, {labels.plan_label(plan)}, on NVIDIA H200"
+    assert len(ns["spread"].runs) >= 12
     assert study.this_run_among(ns["spread"], ns["table"], *ns["spread_at"]).endswith("bandwidth sweep (its batch and "
                                                                                      "kv_lens)")
     grid = json.loads((tmp_path / "data" / "sweeps" / "bandwidth" / "sweep.json").read_text())
     assert grid["grid"]["peers"] == [True]  # a Python bool for a bool parameter, as the notebook passes it
     table = pd.read_csv(tmp_path / "data" / "bandwidth.csv")
     assert len(table) == 4 and (table["sdpa_cudnn"] == 3.5).all() and table["fa3"].isna().all()
-    assert set(table["peers_not_run"]) == {"fa3: fa3_fwd: not importable (test)"}
+    flex = "flex_paged: run at the issue's 5 points only (compiled per shape)"  # no flex_paged key from the fake
+    assert dict(zip(zip(table["batch"], table["kv_len"]), table["peers_not_run"])) == {
+        (1, 1024): f"fa3: fa3_fwd: not importable (test); {flex}", (1, 8192): "fa3: fa3_fwd: not importable (test)",
+        (8, 1024): f"fa3: fa3_fwd: not importable (test); {flex}", (8, 8192): "fa3: fa3_fwd: not importable (test)"}
     rows = ns["sweep_splits"]
     pick = [r for r in rows if r["heuristic"]]
     assert len(pick) == 1 and pick[0]["splits"] == 2 and pick[0]["kernel"] == "mma w8s2 cl2 pp"  # the plan's own call
@@ -175,3 +181,43 @@ def test_a_peer_timed_at_one_point_of_the_sweep_keeps_its_column():
     shown = study.shown(study.bandwidth_table(rows))
     assert "flex_paged" in shown and list(shown["flex_paged"].isna()) == [True, False]
     assert "head_dim" not in shown  # one value in every row: said by the title
+
+
+def test_a_sweep_that_notebook_03_narrows_to_one_point_or_to_none_reads_as_the_full_one_does(tmp_path):
+    """Found by a notebook review of recorded subsets (and as true live): every asked point skipped (256 x 32k, over
+    9 GB) failed the cell on a KeyError; one point showed every setting as a column and kept a skipped row's index;
+    points none of which Flex times lost the column without a word; a sweep without the spread's call placed the run
+    among every build's runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from labkit import plot
+    from labkit.workloads.decode import labels, study
+    from labkit.workloads.decode.plan import plan_call
+    from labkit.workloads.decode.run import geometry_for
+
+    settings = dict(head_dim=128, page_size=64, heads_q=32, heads_kv=8, iterations=20, peers=True, heads="32/8",
+                    mode="cold")
+    skipped = pd.DataFrame([dict(batch=256, kv_len=32768, **settings, skipped="34.4 GB of K+V is over 9 GB")])
+    table = study.bandwidth_table(skipped)
+    assert table.empty and study.bandwidth_fit(table) == (None, "no fit: 0 calls of 100 MB or more (3 needed)")
+    fig = plot.decode_bandwidth(table.to_dict("records"), 4.2)
+    assert [t.get_text() for t in fig.axes[0].texts] == [
+        "no call of the sweep was measured (skipped: the lines below say why)"]
+    assert study.skipped(skipped) == ["skipped: batch 256 x 32768: 34.4 GB of K+V is over 9 GB"]
+    assert study.table_kernel(table, 64, 8192) is None and study.table_rate(table, 64, 8192) is None
+    plan = plan_call(geometry_for(64, 8192))
+    assert study.spread_kernel(table, 64, 8192, head_dim=128, page_size=64, heads_q=32, heads_kv=8) == \
+        labels.plan_label(plan)
+
+    one = pd.concat([skipped, pd.DataFrame([dict(batch=1, kv_len=1024, **settings, splits=8, splits_used=8,
+                                                 kernel="mma w8s1ef cl8 pp", kv_MB=4.19, p50_us=9.26, TBps=0.453,
+                                                 sdpa_cudnn=0.351, labkit_beside_peers=0.445)])], ignore_index=True)
+    table = study.bandwidth_table(one)
+    assert list(table.index) == [0] and list(table["peers_not_run"]) == [
+        "flex_paged: run at the issue's 5 points only (compiled per shape)"]
+    assert study.peers_not_run(table) == [
+        "flex_paged: no number at 1 x 1024: run at the issue's 5 points only (compiled per shape)"]
+    assert list(study.shown(table).columns) == ["batch", "kv_len", "splits", "kernel", "kv_MB", "p50_us", "TBps",
+                                                "sdpa_cudnn", "labkit_beside_peers"]
+    assert study.spread_kernel(table, 1, 1024) == "mma w8s1ef cl8 pp"  # the sweep's own build where it timed the call

@@ -763,6 +763,13 @@ def test_notebook_03_in_recorded_mode_shows_the_part_of_the_recorded_sweep_that_
             "kv_lens=[1024, 8192, 32768], which covers the kv_lens asked for; not a new measurement.") in text
     cell = next(c for c in nb["cells"] if "decode_bandwidth" in "".join(c["source"]))
     assert [o for o in cell["outputs"] if "image/png" in o.get("data", {})], "the figure is embedded"
+    # every asked point skipped (over 9 GB): the figure says so, the table is empty, the cell does not fail
+    res = notebooks.run("03_decode", {"source": "recorded", "batch": [256], "kv_lens": [32768]}, out_root=tmp_path)
+    assert res.ok, res.error
+    nb = json.loads(res.notebook.read_text())
+    text = "".join("".join(o.get("text", "")) for c in nb["cells"] for o in c.get("outputs", []))
+    assert "skipped: batch 256 x 32768: 34.4 GB of K+V is over 9 GB" in text and "no fit: 0 calls" in text
+    assert (res.run_dir / "figs" / "decode_bandwidth.png").is_file()
     with pytest.raises(LabkitError, match=r"measured with batch=\[2\]; .* Use the recorded values \(for batch, any "
                                           r"subset\), or run on a GPU$"):
         notebooks.run("03_decode", {"source": "recorded", "batch": [2]}, out_root=tmp_path)

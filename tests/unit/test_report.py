@@ -371,3 +371,6 @@ def test_rounded_takes_the_first_rule_whose_suffix_ends_a_float_column_and_leave
     assert out.iloc[0].tolist() == [12.3, 0.9877, 4.12, 16576, "x"]
     assert rounded(frame, (("_us", 1),))["TBps"].iloc[0] == 4.123456  # no default: as it was
     assert frame["p50_us"].iloc[0] == 12.34567  # a copy: the table saved beside it keeps every digit
+    # a review: -0.001 showed as -0.00 in notebook 02's vs_full_pct
+    zero = rounded(pd.DataFrame({"vs_full_pct": [-0.001]}), (), default=2)["vs_full_pct"].iloc[0]
+    assert f"{zero:.2f}" == "0.00"

@@ -264,3 +264,20 @@ def test_notebook_04_shows_its_model_and_points_tables_rounded_and_saves_every_d
             assert [float(c) for c in shown[name]] == pytest.approx(list(saved[name]), abs=0.5 * 10**-decimals + 1e-9)
             saved_digits = max(saved_digits, *(len(repr(v).partition(".")[2]) for v in saved[name]))
     assert saved_digits > 4  # the CSVs keep what the tables round
+
+
+def test_the_models_reach_the_default_sweeps_whatever_points_are_measured_and_name_their_sweep():
+    """Found by a notebook review: notebook 04 drew its decode models over 1..the largest count and batch asked for,
+    so `-p decode_batches 1 -p decode_splits 1` drew no model line at all; and the Sage2 model table listed the full
+    shape twice with nothing to tell the q sweep's row from the kv sweep's."""
+    from labkit.sched import study
+
+    split_model, batch_model = study.decode_models(8, 8192, 1, 1, sms=132, head_dim=128, page_size=64, heads_q=32,
+                                                   heads_kv=8)
+    assert list(split_model["splits"]) == list(range(1, study.MODEL_SPLITS + 1))
+    assert list(batch_model["batch"]) == list(range(1, study.MODEL_BATCHES + 1))
+    assert len(study.decode_models(8, 8192, 64, 256, sms=132, head_dim=128, page_size=64, heads_q=32,
+                                   heads_kv=8)[1]) == 256  # more where more is asked for
+    model = study.sage2_tail_model((1, 37810, 56, 128), [37760, 37810], [37810], sms=132, ctas_per_sm=1)
+    assert model[["sweep", "q_len", "kv_len"]].values.tolist() == [["q", 37760, 37810], ["q", 37810, 37810],
+                                                                    ["kv", 37810, 37810]]

@@ -82,7 +82,7 @@ def bandwidth_table(points):
 
     from .peers import FLEX_POINTS, PEERS
 
-    table = (points[points["skipped"].isna()] if "skipped" in points else points).copy()
+    table = (points[points["skipped"].isna()] if "skipped" in points else points).reset_index(drop=True)
     for col in ("splits", "splits_used"):
         if col in table:
             table[col] = table[col].astype("Int64")
@@ -92,9 +92,13 @@ def bandwidth_table(points):
             if isinstance(v, str):
                 notes[i].append(f"{peer}: {v}")
         table[peer] = pd.to_numeric(table[peer], errors="coerce")
-    if {"flex_paged", "batch", "kv_len", "head_dim"} <= set(table):  # compiled per shape: run at FLEX_POINTS only
-        for i, (b, n, d, v) in enumerate(zip(table["batch"], table["kv_len"], table["head_dim"], table["flex_paged"])):
-            if (b, n, d) not in FLEX_POINTS and v != v:
+    if {"batch", "kv_len", "head_dim"} <= set(table):  # FlexAttention compiles per shape: run at FLEX_POINTS only
+        # a sweep with none of those points has no flex_paged column, though the peers were asked for
+        flex = table["flex_paged"] if "flex_paged" in table else [float("nan")] * len(table)
+        asked = table["peers"].map(lambda p: p is not None and p == p and bool(p)) if "peers" in table else \
+            ["flex_paged" in table] * len(table)
+        for i, (b, n, d, v, peers) in enumerate(zip(table["batch"], table["kv_len"], table["head_dim"], flex, asked)):
+            if peers and (b, n, d) not in FLEX_POINTS and v != v:
                 notes[i].append(f"flex_paged: run at the issue's {len(FLEX_POINTS)} points only (compiled per shape)")
     table["peers_not_run"] = ["; ".join(n) for n in notes]
     return table.drop(columns=[c for c in ("skipped",) if c in table])
@@ -109,7 +113,7 @@ def bandwidth_fit(table) -> tuple[tuple[float, float] | None, str]:
 
     calls = [(mb, us, shape_label(b, n, d)) for mb, us, b, n, d in
              zip(table["kv_MB"], table["p50_us"], table["batch"], table["kv_len"], table["head_dim"])
-             if mb >= MIN_FIT_MB]
+             if mb >= MIN_FIT_MB] if len(table) else []  # every point skipped: no row, no columns
     fit = fit_line((mb, us) for mb, us, _ in calls)
     if fit is None:
         return None, (f"no fit: {counted(len(calls), 'call')} of {MIN_FIT_MB:g} MB or more, which one line of a fixed "
@@ -127,6 +131,9 @@ def skipped(points) -> list[str]:
     return [f"skipped: batch {b} x {n}: {why}" for b, n, why in zip(rows["batch"], rows["kv_len"], rows["skipped"])]
 
 
+SETTINGS = ("head_dim", "page_size", "heads_q", "heads_kv", "heads", "iterations", "peers", "mode")  # of a sweep's call
+
+
 def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kernel", "p50_us", "TBps")):
     """``table`` as a notebook shows it: columns that hold one value in every row left out (the figure's title and
     the parameters say them; the saved CSV keeps them), ``splits_used`` where it repeats ``splits``, and numbers
@@ -137,7 +144,9 @@ def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kerne
         out = out.drop(columns=["splits_used"])
     # map(str): a missing value is "nan", one of the values (pandas 3's astype(str) keeps it missing, and a peer timed
     # at one point of the sweep read as one value in every row)
-    constant = [c for c in out.columns if c not in keep and out[c].map(str).nunique() <= 1] if len(out) > 1 else []
+    # one row: every column holds one value, so only the call's settings go, as they would beside another row
+    constant = ([c for c in out.columns if c not in keep and out[c].map(str).nunique() <= 1] if len(out) > 1 else
+                [c for c in SETTINGS if c in out and c not in keep])
     from ...report.tables import rounded
 
     return rounded(out.drop(columns=constant), (("_us", 2),), default=3)
@@ -217,14 +226,24 @@ def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: 
 
 def table_kernel(table, batch: int, kv_len: int) -> str | None:
     """The bandwidth table's build label for ``batch`` x ``kv_len``, None where the sweep did not time that call."""
-    row = table[(table["batch"] == batch) & (table["kv_len"] == kv_len)]
+    row = table[(table["batch"] == batch) & (table["kv_len"] == kv_len)] if len(table) else table
     return None if row.empty else str(row["kernel"].iloc[0])
+
+
+def spread_kernel(table, batch: int, kv_len: int, **geometry) -> str:
+    """The build whose recorded runs the spread of ``batch`` x ``kv_len`` places this run among: the one the bandwidth
+    sweep ran there, else the one the plan picks for that call (on an H200; ``geometry``: ``geometry_for``'s), so
+    that a sweep that leaves the call out (``-p batch 8``) does not pool every build's runs."""
+    from .labels import plan_label
+    from .run import geometry_for
+
+    return table_kernel(table, batch, kv_len) or plan_label(plan_call(geometry_for(batch, kv_len, **geometry)))
 
 
 def table_rate(table, batch: int, kv_len: int, *, beside_peers: bool = False) -> float | None:
     """The bandwidth table's labkit TB/s of ``batch`` x ``kv_len`` timed alone (``beside_peers``: in the peers'
     rounds), None where the sweep did not time that call (or no peers beside it)."""
-    row = table[(table["batch"] == batch) & (table["kv_len"] == kv_len)]
+    row = table[(table["batch"] == batch) & (table["kv_len"] == kv_len)] if len(table) else table
     column = "labkit_beside_peers" if beside_peers else "TBps"
     if row.empty or column not in row or row[column].isna().iloc[0]:
         return None
