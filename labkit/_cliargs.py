@@ -85,9 +85,10 @@ class Parser(argparse.ArgumentParser):
                                 + [f"the following arguments are required: {', '.join(left)}"] * bool(left))
         elif sub is not None and message.startswith(f"argument {sub.dest}: invalid choice: "):  # argparse's dest name
             message = "unknown command " + message.removeprefix(f"argument {sub.dest}: invalid choice: ")
-        # argparse's "argument --kv-len: " before a message that names --kv-len itself says the option twice
+        # argparse's "argument --kv-len: " before a message that names --kv-len itself says the option twice; before
+        # any other, the option as the runtime errors name theirs ("--batch: given twice", "-p/--param: expected 2")
         named = re.match(r"argument (-[-\w]+)(?:/-[-\w]+)*: (\1 .*)", message, re.S)
-        message = named.group(2) if named else message
+        message = named.group(2) if named else re.sub(r"^argument (-[-\w]+(?:/-[-\w]+)*): ", r"\1: ", message)
         # the CLI prints 'labkit: error: ...': the top-level parser's own name would say 'labkit' twice
         raise UsageError(message if self.prog == "labkit" else f"{self.prog}: {message}")
 
@@ -152,7 +153,7 @@ def finite_float(what: str = "value") -> Callable[[str], float]:
     return typed(lambda t: parse_float(t, what=what), "float")
 
 
-def output_path(what: str = "output", *, writes: str | None = "json") -> Callable[[str], object]:
+def output_path(what: str = "output", *, writes: str | None) -> Callable[[str], object]:
     """A file the command will write, making its missing directories; an existing file is replaced only where it is
     what the command ``writes`` (``OutputPath.parse``)."""
     from .values import OutputPath
@@ -173,7 +174,7 @@ def check_figure(path, what: str = "figure"):
 
     out = OutputPath.parse(path, what)
     for f in figure_paths(out.path):
-        OutputPath.parse(f, what)
+        OutputPath.parse(f, what, writes="figure")  # a user's PNG or SVG at FIG.png / FIG.svg stays
     return out
 
 

@@ -161,6 +161,13 @@ class Node:
             raise self.fail("an integer " + _range(lo, hi))
         return v
 
+    def version(self, *known: int) -> int:
+        """A format's version: one of ``known``, said as such ("expected 1 (the version labkit reads)", not "an
+        integer in [1, 1]")."""
+        if type(self.value) is not int or self.value not in known:
+            raise self.fail(f"{' or '.join(map(str, known))} (the version{'s' if len(known) > 1 else ''} labkit reads)")
+        return self.value
+
     def num(self, lo: float | None = None, hi: float | None = None) -> float:
         """A finite number in [lo, hi] (integers accepted), as a float."""
         v = self.value

@@ -148,3 +148,28 @@ def cut_at_word(text: str, limit: int) -> str:
         return text
     cut = text[:limit - 4]
     return (cut.rsplit(" ", 1)[0] if " " in cut[limit // 2:] else cut) + " ..."
+
+
+# what a terminal would act on rather than show: C0 controls but tab, newline and carriage return (progress lines
+# rewrite themselves), DEL, C1 controls and the bidirectional overrides that reorder what follows them
+_UNSHOWN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with what a terminal would act on escaped (``\\x1b``, ``\\u202e``): a name or label read from a file
+    (a report's kernel, a manifest's model) reaches the screen as written, never as an escape sequence."""
+    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode(), text)
+
+
+class VisibleStream:
+    """A text stream that writes ``visible(text)`` to ``stream``: the CLI's stdout and stderr."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(visible(text))
+        return len(text)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)

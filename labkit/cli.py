@@ -5,7 +5,6 @@ Errors labkit raises on purpose print one line (``labkit: error: ...``) and exit
 
 import argparse
 import json
-import re
 import sys
 
 from ._cliargs import Parser, check_figure, figure_path, int_in, output_path, typed
@@ -47,19 +46,10 @@ def _report_show(args) -> int:
 
 def _report_map(args) -> int:
     from . import plot
-    from .workloads.decode.peer_map import load_maps, map_table
+    from .workloads.decode.peer_map import figure_names, load_maps, map_table
 
     maps = load_maps(args.files, newest=args.newest)  # every file read and checked before anything is printed or drawn
-    paths = []
-    if args.out is not None:
-        models = len({m.device for m in maps}) > 1
-        stem = plot.figure_paths(args.out.path)[0].with_suffix("").name  # the name as given, less a .png / .svg
-        for m in maps:
-            clean = "_clean" if m.mode == "cold_clean" else ""  # a geometry's two cold modes are two maps
-            model = "_" + re.sub(r"\W+", "_", m.device.removeprefix("NVIDIA ")).strip("_") if models else ""  # 2 GPUs'
-            variant = f"_{m.variant}" if m.variant else ""
-            paths.append(args.out.path if len(maps) == 1 else check_figure(args.out.path.with_name(
-                f"{stem}{model}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}{variant}{clean}")).path)
+    paths = [check_figure(p).path for p in figure_names(maps, args.out.path)] if args.out is not None else []
     print("\n\n".join(map_table(m) for m in maps))  # after every figure's name is checked
     for m, path in zip(maps, paths):
         print(f"figure: {plot.save(plot.peer_map(m), path)}")
@@ -273,7 +263,7 @@ def build_parser() -> Parser:
     s = r.add_parser("map", help="labkit against its best peer over batch x kv_len, from decode reports timed with "
                                  "--peers: a table, and with --out a figure")
     s.add_argument("files", nargs="+", help="decode reports (labkit decode bench --peers [--point ...] --out FILE)")
-    s.add_argument("--out", type=figure_path(),
+    s.add_argument("--out", type=figure_path("--out"),
                    help="write the figure as PATH.png and .svg (one geometry and cold mode per file if several: "
                         "PATH_d128_32-8 ..., and PATH_d128_32-8_clean for calls timed with --mode cold_clean)")
     s.add_argument("--newest", action="store_true",
@@ -298,7 +288,7 @@ def build_parser() -> Parser:
     s.add_argument("--device", type=typed(_device_model, "device"),
                    help="only runs on this GPU model, as the reports name it (e.g. 'NVIDIA H200'): the runs' step is "
                         "sought only among one model's")
-    s.add_argument("--out", type=figure_path(), help="write the figure as PATH.png and .svg")
+    s.add_argument("--out", type=figure_path("--out"), help="write the figure as PATH.png and .svg")
     s.set_defaults(fn=_report_spread)
 
     nb = sub.add_parser("nb", help="parameterized notebooks").add_subparsers(dest="sub", required=True)
@@ -337,7 +327,8 @@ def build_parser() -> Parser:
     s.add_argument("--schedule", default=Schedule(), type=typed(Schedule.parse, "schedule"),
                    help="the mainloop build: seed (mma.sync, the seed's tiles), sm90 (wgmma + TMA, sm_90a), or "
                         "CTA_Q/CTA_K/WARP_Q/PV_TERMS of the seed-style build, e.g. 128/64/32/2 (default seed)")
-    s.add_argument("--out", default=None, type=output_path("--out"), help="also write the full results as JSON")
+    s.add_argument("--out", default=None, type=output_path("--out", writes="json:Sage2 bench results"),
+                   help="also write the full results as JSON")
     s.set_defaults(fn=_bench)
     _extend(sub)
     return p
@@ -359,9 +350,21 @@ def _extend(sub) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    for stream in (sys.stdout, sys.stderr):  # names from files may hold any character: never crash printing
+    from ._text import VisibleStream
+
+    streams = sys.stdout, sys.stderr
+    for stream in streams:  # names from files may hold any character: never crash printing
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    # nor act on one: a report's kernel label holding ESC [31m or a right-to-left override is shown as written
+    sys.stdout, sys.stderr = VisibleStream(sys.stdout), VisibleStream(sys.stderr)
+    try:
+        return _command(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _command(argv: list[str] | None) -> int:
     try:
         from .provenance import given_git_sha
 

@@ -63,7 +63,7 @@ def read_recorded_run(path: Path) -> RecordedRun:
         raise session["mode"].fail("'live' (only real GPU runs are kept)")
     prov = run["provenance"].obj(("device", "created_utc", "git_sha"), any_keys=True)
     device = prov["device"].obj(("name",), any_keys=True)["name"].str()
-    version = run["run_json_version"].int(1, 2) if "run_json_version" in run.value else 1
+    version = run["run_json_version"].version(1, 2) if "run_json_version" in run.value else 1
     recorded = run["parameters"].obj(any_keys=True).value
     params = {k: (v if version >= 2 else _old_parameter(v)) for k, v in recorded.items()}
     data = path / "data"

@@ -35,7 +35,8 @@ def parse_int(text: str, *, what: str, lo: int | None = None, hi: int | None = N
     """An integer written in ASCII digits, in [lo, hi]."""
     if not isinstance(text, str) or not _INT.fullmatch(text.strip()):
         if isinstance(text, str) and re.fullmatch(r"[+-]?[0-9]{20,}", text.strip()):  # digits, too many for an i64
-            raise ArgumentError(f"{what} {text!r}: {len(text.strip().lstrip('+-'))} digits, out of range "
+            size = "too small" if text.strip().startswith("-") else "too large"  # "out of range" read as below lo
+            raise ArgumentError(f"{what} {text!r}: {len(text.strip().lstrip('+-'))} digits, {size} "
                                 f"(expected {_range(lo, hi) if lo is not None or hi is not None else 'an i64'})")
         raise ArgumentError(f"{what} {text!r}: expected an integer")
     return check_int(int(text), what=what, lo=lo, hi=hi)
@@ -226,39 +227,6 @@ class _PathValue:
         return str(self.path)
 
 
-_MAGIC = ((b"\x7fELF", "an ELF file (a cubin or a program)"), (b"\x89PNG", "a PNG image"),
-          (b"PK\x03\x04", "a zip archive (.npz, .whl)"), (b"\x1f\x8b", "a gzip file"))
-_LARGEST_JSON_OUTPUT = 256 << 20
-
-
-def _other_kind(p: Path, writes: str) -> str | None:
-    """What the existing file ``p`` is, in words, where it is not what a command that ``writes`` would write there
-    (``OutputPath.parse``); None where the command may replace it."""
-    import json
-
-    from ._json import document_kind
-
-    with open(p, "rb") as f:
-        head = f.read(1 << 16)
-    if not head:
-        return None  # an empty file holds nothing to lose
-    magic = next((what for sig, what in _MAGIC if head.startswith(sig)), None)
-    if magic or p.suffix in (".ncu-rep", ".nsys-rep"):
-        return magic or f"a profiler report ({p.suffix})"
-    if writes == "binary":
-        return None if b"\0" in head else "a text file, not a parameter block"
-    size = p.stat().st_size
-    if size > _LARGEST_JSON_OUTPUT:  # read whole below: a multi-GB file is no output of labkit's
-        return f"a file of {size / 2**20:.0f} MiB, not a JSON file labkit wrote"
-    try:
-        value = json.loads(p.read_bytes())
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return "not a JSON file"
-    kind = document_kind(value)
-    wanted = writes.partition(":")[2]
-    return kind if kind is not None and not (wanted and kind.startswith(wanted)) else None
-
-
 @dataclass(frozen=True)
 class OutputDir(_PathValue):
     """A directory labkit will create (with its parents) or add files to: not an existing file."""
@@ -284,10 +252,11 @@ class OutputPath(_PathValue):
 
     @classmethod
     def parse(cls, text: str | Path, what: str = "output", *, writes: str | None = None) -> "OutputPath":
-        """``writes``: what the command writes there, ``"json"`` or ``"binary"``; an existing file of another kind
-        is refused, not replaced (a review: ``sched timeline --trace`` and ``manifest pack --out`` over the Sage2
-        report replaced it). ``"json:<kind>"``: also a labkit document of another kind than ``<kind>`` (as
-        ``labkit._json.document_kind`` starts it) is refused. None: any file may be replaced."""
+        """``writes``: the kind of file the command writes there (``labkit.output_kinds``); an existing file of
+        another kind is refused, not replaced (reviews: ``sched timeline --trace`` replaced the Sage2 report, then a
+        package.json and a notebook; ``report map --out`` a user's PNG). None: any file may be replaced."""
+        from .output_kinds import other_kind
+
         def check(p: Path, shown: str) -> None:
             if p.is_symlink() and not p.exists():  # a dangling link: the write goes where it points
                 p = p.resolve()
@@ -301,7 +270,7 @@ class OutputPath(_PathValue):
             if p.exists():  # written in place (a file, /dev/null): its own permission is what counts
                 if not os.access(p, os.W_OK):
                     raise ArgumentError(f"{what} {shown}: not writable")
-                if writes is not None and p.is_file() and (other := _other_kind(p, writes)):
+                if writes is not None and p.is_file() and (other := other_kind(p, writes)):
                     raise ArgumentError(f"{what} {shown}: exists and is {other}; refusing to overwrite it (delete it, "
                                         "or name another file)")
             else:  # created: probe the directory it goes in, or the nearest one that exists

@@ -71,8 +71,10 @@ def _blob_paths(out, calls: int) -> list:
 def _pack(args) -> int:
     m, res = _checked(args)
     res.raise_if_errors("nothing written")  # before a GPU is touched: a broken manifest fails the same way everywhere
-    for path in _blob_paths(args.out.path, len(res.plans)):  # each call's blob, before any is written (the manifest
-        type(args.out).parse(path, "--out", writes="binary")  # itself among them is a text file, refused)
+    # each call's blob, before any is written: an existing file only where it is a block of that size (the manifest
+    # itself among them is a text file; a NumPy array or a user's data of another size is refused)
+    for path, plan in zip(_blob_paths(args.out.path, len(res.plans)), res.plans):
+        type(args.out).parse(path, "--out", writes=f"binary:{len(plan.offline_blob)}")
     device, reason = _device()
     if device is not None:
         from .runner import Runner
@@ -140,5 +142,6 @@ def register(sub) -> None:
                         "CUDA graph of the call replayed, per call")
     p.add_argument("--seed", type=int_in(0, 2**63 - 1, what="--seed"), default=0,
                    help="seed of the random fill of buffers the manifest's model does not provide (default 0)")
-    p.add_argument("--json", default=None, type=output_path("--json"), help="also write the timings here")
+    p.add_argument("--json", default=None, type=output_path("--json", writes="json:a manifest run's timings"),
+                   help="also write the timings here")
     p.set_defaults(fn=_run)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .._text import TEXT_WIDTH, wrapped
 from ..errors import NcuError
+from ..output_kinds import other_kind
 from .command import NcuOptions, argv, diagnose, find_ncu
 
 MIN_VERSION = (2025, 1)  # labkit reads reports with ncu-report 2025.3.1; older ncu versions were never tried
@@ -154,10 +155,12 @@ def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, prog
     if opts.output.suffix not in ("", ".ncu-rep"):  # its .log, replaced below, would be some other file's name
         raise NcuError(f"report path {str(opts.output)!r}: expected NAME or NAME.ncu-rep (ncu writes NAME.ncu-rep and "
                        "NAME.log)")
+    log, report = opts.output.with_suffix(".log"), opts.output.with_suffix(".ncu-rep")
+    if log.is_file() and (other := other_kind(log, "ncu log")):  # a user's train.log had been deleted
+        raise NcuError(f"{log}: exists and is {other}; ncu writes its log there (delete it, or name another report)")
     ncu, _ = check_ncu(ncu)
     _check_target(target[0], env)
     cmd = argv(opts, list(target), ncu=ncu)
-    log, report = opts.output.with_suffix(".log"), opts.output.with_suffix(".ncu-rep")
     opts.output.parent.mkdir(parents=True, exist_ok=True)
     log.unlink(missing_ok=True)
     if progress is not None:

@@ -53,7 +53,10 @@ def save(fig, path: Path | str) -> Path:
     _fit_titles(fig)
     png, svg = figure_paths(path)
     png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, metadata={"Software": None})
+    from ..output_kinds import PNG_SOFTWARE
+
+    # a Software text without Matplotlib's version (byte-stable) that marks the PNG as a figure labkit may redraw
+    fig.savefig(png, metadata={"Software": PNG_SOFTWARE})
     fig.savefig(svg, metadata={"Date": None})
     plt.close(fig)
     return png

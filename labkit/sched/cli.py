@@ -129,12 +129,14 @@ def register(sub) -> None:
     p.set_defaults(fn=_waves)
     p = sp.add_parser("timeline", help="waves and efficiency of a recorded per-CTA timeline; a Perfetto trace")
     p.add_argument("file", help="a timeline JSON (labkit.sched.Timeline.save)")
-    p.add_argument("--trace", type=output_path("--trace"), default=None, help="write the Chrome/Perfetto trace here")
+    p.add_argument("--trace", type=output_path("--trace", writes="json:a Chrome trace"), default=None,
+                   help="write the Chrome/Perfetto trace here")
     p.set_defaults(fn=_timeline)
     shape = {"action": "append", "type": typed(Shape.parse, "shape"), "metavar": "B,N,H,D"}
     p = sp.add_parser("launches", help="(GPU) one instrumented Sage2 launch per shape in NVTX range sched/<shape>")
     p.add_argument("--shape", **shape, help="repeatable (default: the seed, one whole wave, a partial last wave)")
-    p.add_argument("--out", type=output_path("--out"), required=True, help="the launches' stats (JSON)")
+    p.add_argument("--out", type=output_path("--out", writes="json:instrumented launches"), required=True,
+                   help="the launches' stats (JSON)")
     p.set_defaults(fn=_launches)
     p = sp.add_parser("crosscheck", help="(GPU, ncu) model vs timeline vs ncu's sm__cycles_active, sm__ctas_launched")
     p.add_argument("--shape", **shape, help="repeatable (default: the seed, one whole wave, a partial last wave)")
@@ -146,5 +148,6 @@ def register(sub) -> None:
     p.add_argument("--shape", **shape, help="one shape (default: the seed shape)")
     p.add_argument("--iterations", type=int_in(1, 1000, what="--iterations"), default=10,
                    help="interleaved rounds, each timing both builds once (default 10)")
-    p.add_argument("--out", type=output_path("--out"), default=None, help="also write the result as JSON")
+    p.add_argument("--out", type=output_path("--out", writes="json:a timeline overhead"), default=None,
+                   help="also write the result as JSON")
     p.set_defaults(fn=_overhead)

@@ -191,6 +191,8 @@ class Timeline:
         """One line on ``per_sm``: the SMs' median CTA duration and the SMs whose CTAs run under ``FAST_SM`` x that
         (``24-25, 32-39``), with their median against it."""
         per = self.per_sm()
+        if not per["median_cta_ns"].median() > 0:  # CTAs shorter than the timer's step: nothing to compare to
+            return "per SM: median CTA 0.0 us, under the timer's step: no SM's CTAs compared"
         quick = per[per["vs_median"] < FAST_SM]
         which = (f" (ids {_ranges(quick.index)}; their median {quick['vs_median'].median() - 1:+.0%})"
                  if len(quick) else "")
@@ -222,7 +224,7 @@ class Timeline:
         n = doc if isinstance(doc, Node) else Node(doc, source=source)
         refuse_other_kind(n, "timeline_version", "a per-CTA timeline")
         n = n.obj(("timeline_version", "sms", "ctas_per_sm", "fields", "records"))
-        n["timeline_version"].int(1, 1)
+        n["timeline_version"].version(1)
         if n["fields"].value != list(FIELDS):
             raise n["fields"].fail(f"the fields {list(FIELDS)}")
         records = [r.ints(len(FIELDS), 0) for r in n["records"].list(1)]

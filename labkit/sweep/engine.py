@@ -93,7 +93,7 @@ class SweepDir:
             raise LabkitError(f"{self.path}: not a sweep directory (no sweep.json)")
         n = load_document(self.manifest_path, what="sweep manifest").obj(
             ("sweep_version", "workload", "grid", "points"), ("provenance",))
-        n["sweep_version"].int(VERSION, VERSION)
+        n["sweep_version"].version(VERSION)
         n["workload"].str()  # a name only: a workload registered at run time is not known to a later reader
         for _, axis in n["grid"].items(1):
             axis.list(1)

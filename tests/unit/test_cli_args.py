@@ -48,11 +48,11 @@ BAD = [
     (["--vers"], "labkit: error: unrecognized arguments: --vers (did you mean --version?); "
                  "expected a command: device,"),
     (["sage2", "profile", "--shape", "1,100,1,128", "--shape", "1,200,1,128", "--out", "{tmp}/r.json"],
-     "argument --shape: given twice (1,100,1,128, then 1,200,1,128)"),  # as typed, not Shape(batch=1, ...)
+     "--shape: given twice (1,100,1,128, then 1,200,1,128)"),  # as typed, not Shape(batch=1, ...)
     # found by a new-user review: the last of two values was taken with no word (-p and --var refused repeats)
     (["decode", "build", "--batch", "8", "--batch", "16", "--kv-len", "1024", "--out", "{tmp}/d"],
-     "labkit decode build: argument --batch: given twice (8, then 16): give it once"),
-    (["device", "--index=1", "--index=2"], "argument --index: given twice (1, then 2)"),
+     "labkit decode build: --batch: given twice (8, then 16): give it once"),
+    (["device", "--index=1", "--index=2"], "--index: given twice (1, then 2)"),
     (S + ["--cta-q", "0"], "--cta-q 0"),
     (S + ["--cta-k", "0"], "--cta-k 0"),
     (S + ["--warp-q", "0"], "--warp-q 0"),
@@ -86,7 +86,7 @@ BAD = [
     (["nb", "params", "0"], "notebook '0': ambiguous, the start of 00_device_and_timing, 01_decode_manifest, "
                             "02_sage2_phases, 03_decode, 04_cta_scheduling, 05_ncu_correlation; give more of the name"),
     # found by a CLI review: "expected an integer" for a number too large to be one
-    (["device", "--index", "99999999999999999999"], "20 digits, out of range (expected 0..1023)"),
+    (["device", "--index", "99999999999999999999"], "20 digits, too large (expected 0..1023)"),
     # found by a CLI review: unchecked, each was "no row of this call"
     (["report", "spread", "data/runs", "--point", "64x8192", "--heads", "32/0"],
      "--heads '32/0': 32 query heads on 0 KV heads; expected at least 1 of each"),
@@ -562,12 +562,13 @@ def test_a_workload_whose_own_import_fails_is_not_hidden_from_the_command_line(m
 
 def test_an_option_that_names_itself_in_its_error_is_not_named_twice(capsys):
     """argparse put "argument --kv-len: " before "--kv-len 'x': expected an integer" (seen in a review of
-    `decode plans`); a message that does not name its option keeps argparse's prefix."""
+    `decode plans`); a message that does not name its option starts with the option alone (a review: "argument
+    --ctas: given twice" beside runtime errors that name the option bare)."""
     assert cli.main(["decode", "build", "--batch", "1", "--kv-len", "x", "--out", "/tmp/never"]) == 2
     assert capsys.readouterr().err.strip() == ("labkit: error: labkit decode build: --kv-len 'x': expected an integer, "
                                                "or whole 1024s such as 8k")
     assert cli.main(["decode", "bench", "--point", "64x"]) == 2
-    assert "argument --point: point '64x'" in capsys.readouterr().err
+    assert "labkit decode bench: --point: point '64x'" in capsys.readouterr().err
 
 
 def test_an_output_that_is_a_fifo_or_a_link_to_nowhere_is_refused_before_any_work(tmp_path):

@@ -47,7 +47,7 @@ def test_bench_refuses_bad_points_in_one_line_before_any_gpu_work(monkeypatch, c
     monkeypatch.setattr(bench, "bench_point", lambda *a, **k: pytest.fail("a call was timed before the input was "
                                                                           "checked"))
     for args, message in (
-            (["--point", "64x"], "argument --point: point '64x': kv_len '': expected an integer"),
+            (["--point", "64x"], "--point: point '64x': kv_len '': expected an integer"),
             (["--point", "64x1024", "--head-dim", "100"], "head_dim 100: the decode kernel takes 128, 256"),
             (["--point", "8x1024", "--heads-q", "30"], "heads_q 30 is not a multiple of heads_kv 8"),
             (["--point", "1x99999999"], "point 1x99999999 d128: 409.6 GB of K/V per call"),
@@ -161,7 +161,7 @@ def test_bench_times_every_call_in_the_cold_mode_asked_for(monkeypatch, tmp_path
     monkeypatch.setattr(bench, "bench_point", lambda *a, **k: pytest.fail("a call was timed with a bad mode"))
     assert cli.main(["decode", "bench", "--quick", "--mode", "hot"]) == 2
     err = capsys.readouterr().err
-    assert "argument --mode: invalid choice: 'hot'" in err and "cold_clean" in err  # the choices' quoting varies
+    assert "--mode: invalid choice: 'hot'" in err and "cold_clean" in err  # the choices' quoting varies
     assert "Traceback" not in err and err.count("\n") == 1, err
 
 

@@ -113,12 +113,12 @@ def test_compare_cli_refuses_bad_input_in_one_line_before_any_launch(monkeypatch
     monkeypatch.setattr(bench, "check_once", lambda: pytest.fail("a kernel ran before the input was checked"))
     call = ["decode", "compare", "--batch", "64", "--kv-len", "1024"]
     for args, message in (
-            (["--build", "warps=x"], "argument --build: build 'warps=x': warps 'x': expected an integer"),
+            (["--build", "warps=x"], "--build: build 'warps=x': warps 'x': expected an integer"),
             (["--build", "stages=2", "--head-dim", "100"], "head_dim 100: the decode kernel takes 128, 256"),
             (["--build", "persistent=1,warps=8,stages=3"], "build 'persistent=1,warps=8,stages=3' at batch 64 x "
                                                            "1024 d128: 160 + 276480 B of shared memory"),
             (["--build", "splits=32"], "build 'splits=32' at batch 64 x 1024 d128: "),
-            (["--build", "splits=2", "--batch", "8"], "argument --batch: given twice (64, then 8): give it once"),
+            (["--build", "splits=2", "--batch", "8"], "--batch: given twice (64, then 8): give it once"),
             ([], "the following arguments are required: --build")):
         assert cli.main(call + args) == 2
         err = capsys.readouterr().err

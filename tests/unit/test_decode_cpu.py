@@ -1080,8 +1080,8 @@ def test_the_notebooks_bandwidth_view_leaves_out_what_every_row_repeats():
     view = study.shown(table)
     assert list(view.columns) == ["batch", "kv_len", "splits", "kernel", "p50_us", "TBps", "sdpa_cudnn"]
     assert view["p50_us"].tolist() == [19.06, 77.49] and view["TBps"].tolist() == [1.761, 3.464]
-    one = study.shown(table.iloc[:1])  # one row: nothing repeats across rows, so every column stays
-    assert list(one.columns) == ["batch", "kv_len", "head_dim", "splits", "kernel", "p50_us", "TBps", "sdpa_cudnn"]
+    one = study.shown(table.iloc[:1])  # one row: every column holds one value, so only the call's settings go
+    assert list(one.columns) == ["batch", "kv_len", "splits", "kernel", "p50_us", "TBps", "sdpa_cudnn"]
     assert "splits_used" in study.shown(table.assign(splits_used=[16, 4]))
 
 

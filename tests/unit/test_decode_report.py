@@ -250,7 +250,7 @@ def test_sweep_splits_all_sweeps_every_point_and_names_the_worst(tmp_path, monke
     assert len(report.load(tmp_path / "r.json").split_sweeps) == 4
     assert cli.main(["decode", "bench", "--sweep-splits", "most"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "argument --sweep-splits: invalid choice: 'most' (choose from 'some', 'all')" in err[0]
+    assert len(err) == 1 and "--sweep-splits: invalid choice: 'most' (choose from 'some', 'all')" in err[0]
 
 
 def _bench_with_peers(monkeypatch, capsys, out, fake_rates) -> str:

@@ -668,7 +668,7 @@ def test_a_figure_name_with_a_dot_keeps_it_and_a_figure_that_cannot_be_written_i
     (tmp_path / "taken.png").mkdir()
     assert cli.main([*argv, "--out", str(tmp_path / "taken")]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and err == (f"labkit: error: labkit report spread: argument --out: figure "
+    assert out == "" and err == (f"labkit: error: labkit report spread: --out "
                                  f"{str(tmp_path / 'taken.png')!r}: is a directory; expected a file name\n")
     assert cli.main([*argv, "--kernel", " "]) == 2
     assert "--kernel ' ': expected a build's label as the tables name it, e.g. 'mma w4s1c1'" in capsys.readouterr().err

@@ -533,3 +533,24 @@ def test_a_utf8_file_with_a_byte_order_mark_reads_as_without_one(tmp_path, capsy
     assert cli.main(["report", "show", str(seed)]) == 0
     assert with_bom.replace(str(f), str(seed)) == capsys.readouterr().out
     _refused(b'\xef\xbb\xbf{"a": "\xff"}', "$", "byte 0xff at offset 10 is not UTF-8", tmp_path)
+
+
+def test_a_version_labkit_does_not_read_is_said_as_such_and_a_huge_integer_as_too_large(tmp_path):
+    """A review: "decode_report_version: = 2: expected an integer in [1, 1]" for a newer report, and "23 digits, out of
+    range (expected >= 1)" for a value far too large, which read as one below 1."""
+    from labkit.sched.timeline import Timeline
+    from labkit.values import parse_int
+    from labkit.workloads.decode import report as decode_report
+
+    src = ROOT / "data" / "runs" / "20261206T020100Z-h200_bench_gpu_suite_83691f3" / "sweep.json"
+    doc = json.loads(src.read_text())
+    (tmp_path / "r.json").write_text(json.dumps({**doc, "decode_report_version": 2}))
+    with pytest.raises(FormatError, match=r"decode_report_version: = 2: expected 1 \(the version labkit reads\)$"):
+        decode_report.load(tmp_path / "r.json")
+    timeline = Timeline(np.array([(0, 0, 0, 32, 0, 0)]), sms=1, ctas_per_sm=1).to_dict()
+    with pytest.raises(FormatError, match=r"timeline_version: = 3: expected 1 \(the version labkit reads\)$"):
+        Timeline.from_dict({**timeline, "timeline_version": 3}, source="t.json")
+    with pytest.raises(ArgumentError, match=r"23 digits, too large \(expected >= 1\)$"):
+        parse_int("9" * 23, what="--var tokens", lo=1)
+    with pytest.raises(ArgumentError, match=r"23 digits, too small \(expected >= 1\)$"):
+        parse_int("-" + "9" * 23, what="--var tokens", lo=1)

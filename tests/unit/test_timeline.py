@@ -259,6 +259,9 @@ def test_an_sm_at_exactly_the_fast_share_is_not_under_it():
     rec = [(2 * sm + i, sm, i * d, (i + 1) * d, 0, 0) for sm, d in enumerate((100, 95, 90, 100, 100)) for i in range(2)]
     line = Timeline(np.array(rec), sms=5, ctas_per_sm=1).fast_sms()
     assert "1 of 5 SMs under 0.95 x that (ids 2; their median -10%); the lowest 0.900 x" in line
+    instant = [(sm, sm, 0, 0, 0, 0) for sm in range(5)]  # a review: CTAs under the timer's step read "lowest nan x"
+    assert Timeline(np.array(instant), sms=5, ctas_per_sm=1).fast_sms() == (
+        "per SM: median CTA 0.0 us, under the timer's step: no SM's CTAs compared")
     # the figure says the same: SM 1 at exactly 0.95 x is drawn with the others, SM 2 marked; the dotted line at
     # 0.95 x the median, and the axis down far enough to show an SM that runs at half the median
     ax = plot.sm_speed(Timeline(np.array(rec), sms=5, ctas_per_sm=1)).axes[0]

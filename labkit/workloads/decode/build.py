@@ -14,6 +14,7 @@ from ..._write import dumps
 from ...errors import ArgumentError
 from ...kernels import compile_cubin, kernel_path
 from ...manifest.pack import f32_bits
+from ...output_kinds import other_kind
 from .geometry import DecodeGeometry, KernelBuild, kernel_build
 
 ENTRY = "paged_decode"
@@ -249,9 +250,7 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     _check_splits(g, splits, kb)
     _tail_grid(g, splits, kb, tail_units)
     _buffers_fit(manifest_dict(g, splits, "", "0" * 64, kernel=kb, q_rows=q_rows, pdl=pdl, tail_units=tail_units))
-    cubin = compile_kernel(kb, arch)
     d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
     name = (f"{ENTRY}_{kb.variant}_d{g.head_dim}_p{g.page_size}_r{kb.rows_per_warp}x{kb.row_warps}"
             f"_k{kb.keys_per_warp}_w{kb.warps}{f'd{kb.dim_warps}' if kb.dim_warps > 1 else ''}_s{kb.stages}"
             f"{'_ef' if kb.kv_evict_first else ''}"
@@ -260,11 +259,17 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
             f"{'_wide' if kb.wide_boxes else ''}{'_rows' if kb.row_boxes else ''}{'_pp' if kb.page_prefetch else ''}"
             f"{'_timeline' if kb.timeline else ''}"
             f"_{arch}.cubin")
-    (d / name).write_bytes(cubin.image)
-    sha = hashlib.sha256(cubin.image).hexdigest()
     pool = "" if g.num_pages == g.batch * g.max_pages else f"_pool{g.num_pages}"  # else two pools share one name
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}{pool}"
                 f"_q{g.max_q_len}_{g.layout}_s{splits}{f'_t{tail_units}x{kb.tail_splits}' if tail_units else ''}.json")
+    for out, kind, words in ((d / name, "cubin", "cubin"), (path, "json:a launch manifest", "manifest")):
+        if out.is_file() and (other := other_kind(out, kind)):  # an earlier build's file is replaced, no other
+            raise ArgumentError(f"{out}: exists and is {other}; the build writes its {words} there (delete it, or "
+                                "build into another directory)")
+    cubin = compile_kernel(kb, arch)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_bytes(cubin.image)
+    sha = hashlib.sha256(cubin.image).hexdigest()
     path.write_text(dumps(manifest_dict(g, splits, name, sha, kernel=kb, q_rows=q_rows, pdl=pdl,
                                              tail_units=tail_units), indent=2) + "\n")
     return path

@@ -178,3 +178,23 @@ def map_table(m: PeerMap) -> str:
                          f"or at a commit this checkout cannot place: {PERSISTING_NOTE}"] if m.before_reset else []),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),
                       f"behind at {len(behind)} of {len(m.cells)} calls" + (f"; furthest: {worst}" if worst else "")])
+
+
+def figure_names(maps: list[PeerMap], out: Path) -> list[Path]:
+    """Where ``labkit report map --out OUT`` draws each map: OUT for one; for several OUT_d128_32-8 (the geometry),
+    with the GPU model first where the maps are of two (OUT_H200_d128_...), a variant after, and _clean for a map of
+    calls timed with L2 left clean (a geometry's two cold modes are two maps)."""
+    import re
+
+    if len(maps) == 1:
+        return [out]
+    two_models = len({m.device for m in maps}) > 1
+    stem = out.with_suffix("").name if out.suffix.lower() in (".png", ".svg") else out.name  # as given, less .png
+    names = []
+    for m in maps:
+        model = "_" + re.sub(r"\W+", "_", m.device.removeprefix("NVIDIA ")).strip("_") if two_models else ""
+        variant = f"_{m.variant}" if m.variant else ""
+        clean = "_clean" if m.mode == "cold_clean" else ""
+        names.append(out.with_name(f"{stem}{model}_d{m.head_dim}_{m.heads.replace('/', '-').replace(' ', '_')}"
+                                   f"{variant}{clean}"))
+    return names

@@ -143,7 +143,7 @@ def _point(n: Node) -> DecodePoint:
 
 def from_node(n: Node) -> DecodeReport:
     n.obj(("decode_report_version", "copy_read_plus_write_GBps", "rows", "split_sweeps", "provenance"))
-    n["decode_report_version"].int(VERSION, VERSION)
+    n["decode_report_version"].version(VERSION)
     sweeps = {k: tuple(_point(p) for p in v.list(1)) for k, v in n["split_sweeps"].items()}
     for k, sweep in sweeps.items():  # the plan's own call is one row of its sweep, which "time vs plan" divides by
         if sum(1 for p in sweep if p.heuristic) > 1:

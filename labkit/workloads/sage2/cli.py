@@ -135,7 +135,8 @@ def register(sub) -> None:
     for qkv in ("k", "v"):  # the range checked here too, so that the message names the option
         p.add_argument(f"--{qkv}-bias", type=typed(lambda t, o=f"--{qkv}-bias": _bias(t, o), "bias"), default=0.0,
                        help=f"per-channel bias scale added to {qkv.upper()}, -{MAX_BIAS:g}..{MAX_BIAS:g} (default 0)")
-    p.add_argument("--out", default=None, type=output_path("--out"), help="write the points as JSON")
+    p.add_argument("--out", default=None, type=output_path("--out", writes="json:Sage2 precision points"),
+                   help="write the points as JSON")
     p.set_defaults(fn=_precision)
 
 
