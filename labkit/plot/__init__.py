@@ -70,6 +70,18 @@ def _axes(ax, figsize=None):
     return ax.figure, ax
 
 
+def _outside_legend(fig, handles, labels, *, ncols: int, **kw):
+    """A legend below the axes in at most ``ncols`` columns, fewer where its rows would run past the figure's edges
+    (found live on an H100: with FA3 absent, its "not run" entry pushed the bandwidth figure's legend off both sides,
+    cutting labels at the edges)."""
+    for n in range(ncols, 0, -1):
+        legend = fig.legend(handles, labels, loc="outside lower center", ncols=n, **kw)
+        fig.canvas.draw()
+        if n == 1 or legend.get_window_extent(fig.canvas.get_renderer()).width <= 0.98 * fig.bbox.width:
+            return legend
+        legend.remove()
+
+
 def phase_dots(reports: dict, *, title: str = "Sage2 phases", ax=None):
     """Each phase's p50 [ms] as a dot per report (label -> Sage2Report) on a log axis, where only
     positions carry meaning (bars on a log axis would not); each dot is labelled with its time and

@@ -3,7 +3,7 @@ call's rate across runs."""
 
 import math
 
-from . import _axes
+from . import _axes, _outside_legend
 
 _PEER_STYLE = {"sdpa_cudnn": ("s", "0.25", "torch SDPA cuDNN"), "sdpa_flash": ("^", "0.5", "torch SDPA flash"),
                "fa3": ("D", "0.7", "FlashAttention-3"), "flex_paged": ("v", "0.35", "FlexAttention, paged")}
@@ -54,7 +54,7 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
     ax.set_ylabel("K + V read rate [TB/s]")
     ax.set_ylim(0, max([copy_TBps, *(r["TBps"] for r in rows)]) * 1.12)
     ax.set_title(title)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=7.5)
+    _outside_legend(fig, *ax.get_legend_handles_labels(), ncols=4, fontsize=7.5)
     return fig
 
 

@@ -493,3 +493,18 @@ def test_a_title_of_one_word_wider_than_the_figure_is_broken_inside_the_figure()
     box, title = fig.axes[0].title.get_window_extent(renderer), fig.axes[0].title.get_text()
     assert 0 <= box.x0 and box.x1 <= fig.bbox.width, title
     assert title.replace("\n", "").startswith(name) and len(title.splitlines()) == 3
+
+
+def test_the_bandwidth_legend_stays_inside_the_figure_when_a_peer_did_not_run():
+    """Found live on an H100 without FA3: its "not run" entry made the legend's four columns wider than the figure,
+    cutting "labkit, batch 8" and the fit's label at the edges. Fewer columns then; four where they fit."""
+    nan = float("nan")
+    rows = [dict(batch=b, kv_len=n, kv_MB=mb, TBps=t, labkit_beside_peers=t, sdpa_cudnn=t, sdpa_flash=t * 0.9, fa3=nan,
+                 flex_paged=t * 0.95) for b, n, mb, t in ((8, 1024, 33.5, 1.6), (8, 8192, 268.4, 2.6),
+                                                          (64, 8192, 2147.5, 3.1))]
+    for peers, columns in ((rows, 3), ([{**r, "fa3": 3.0} for r in rows], 4)):
+        fig = plot.decode_bandwidth(peers, 3.02, fit=(18.2, 3.19), title="t")
+        fig.canvas.draw()
+        legend = fig.legends[0]
+        box = legend.get_window_extent(fig.canvas.get_renderer())
+        assert 0 <= box.x0 and box.x1 <= fig.bbox.width and legend._ncols == columns
