@@ -144,12 +144,18 @@ def _made_by_labkit(r: Sage2Report) -> bool:
     return bool(_field(r.provenance, "git_sha"))  # the seed's report, and any other tool's, records no labkit commit
 
 
+def work_moved(reports) -> bool:
+    """Whether ``reports`` mix labkit's and another implementation's, so that the ``MOVED_WORK`` phases compare only
+    as a whole (their tables star them; so does ``plot.phase_dots``)."""
+    return len({_made_by_labkit(r) for r in reports}) > 1
+
+
 def diff_table(a: Sage2Report, b: Sage2Report) -> str:
     """Differences between the two runs first; then per-phase p50 of A and B and the ratio B/A, or,
     when the shapes differ, work-normalized throughput (raw time ratios would mean nothing). Between labkit's report
     and another implementation's, the phases labkit splits differently (``MOVED_WORK``) are starred."""
     diffs = differences(a, b)
-    moved = _made_by_labkit(a) != _made_by_labkit(b)
+    moved = work_moved((a, b))
     star = lambda name, ratio: f"{ratio}*" if moved and name in MOVED_WORK and ratio != "-" else ratio  # noqa: E731
     foot = [MOVED_NOTE] if moved and any(n in MOVED_WORK for n in (*a.phase_timings, *b.phase_timings)) else []
     head = ["A and B differ in:", *(f"  {d}" for d in diffs)] if diffs else [_match_line(_traits(a))]

@@ -46,11 +46,19 @@ def _collect(args) -> int:
 
 def register(sub) -> None:
     from .grid import parse_axis
-    from .workloads import names
+    from .workloads import names, parameters_text
 
     sp = sub.add_parser("sweep", help="parameter sweeps that resume (local, process pool or Dask)")
     sp = sp.add_subparsers(dest="sub", required=True)
-    p = sp.add_parser("run", help="run or resume a sweep; each point is written as it finishes")
+    import argparse
+    import textwrap
+
+    listed = "\n".join(textwrap.fill(f"{n}: {parameters_text(n)}", 100, initial_indent="  ", subsequent_indent="    ")
+                       for n in names())
+    p = sp.add_parser("run", help="run or resume a sweep; each point is written as it finishes",
+                      formatter_class=argparse.RawDescriptionHelpFormatter,  # the list below keeps its lines
+                      epilog=f"workloads and their parameters (one --grid axis each; one without a default needs "
+                             f"one):\n{listed}")
     p.add_argument("--workload", required=True, choices=names(), help="what each point runs")
     p.add_argument("--grid", action="append", required=True, type=typed(parse_axis, "grid"),
                    metavar="NAME=V1,V2", help="one axis (repeatable; the sweep is every combination); 8k is 8192; "

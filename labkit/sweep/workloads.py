@@ -38,6 +38,16 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def parameters_text(name: str) -> str:
+    """The parameters a workload takes, as ``sweep run -h`` lists them: ``batch, kv_len, head_dim=128, ...`` (one
+    without a default needs a --grid axis)."""
+    import inspect
+
+    return ", ".join(n if p.default is inspect.Parameter.empty else f"{n}={p.default!r}"
+                     for n, p in inspect.signature(get(name)).parameters.items()
+                     if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
 def check_grid(name: str, grid: dict[str, list]) -> None:
     """Refuse a grid the workload cannot take, before a sweep directory is tied to it: an axis it has no parameter
     for, a required parameter with no axis, or a value of the wrong kind for an int, float or bool parameter."""

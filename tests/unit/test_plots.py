@@ -24,6 +24,21 @@ def test_phase_dots_are_points_on_a_log_axis_not_bars(seed):
     assert "[ms]" in ax.get_xlabel() and ax.get_title() == "Sage2 phases, shape X: seed"
 
 
+def test_phase_dots_star_the_phases_work_moved_between_beside_another_implementation(seed):
+    """A review: 0.004 ms against the seed's 5.53 ms for v_scale_fp8_quantization read as a 1000x win, starred in the
+    table under the figure but not in the figure."""
+    from ..conftest import ROOT
+
+    ours = report.load(sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/report.json"))[-1])
+    ax = plot.phase_dots({"seed": seed, "labkit": ours}).axes[0]
+    starred = [t.get_text() for t in ax.get_yticklabels() if t.get_text().endswith(" *")]
+    assert starred == ["k_mean_and_smoothing_preparation *", "(v_transpose_pad_permute) *",
+                       "(v_scale_fp8_quantization) *"]
+    assert "* work moved between these phases" in ax.get_xlabel()
+    alone = plot.phase_dots({"seed": seed}).axes[0]  # one implementation: nothing moved
+    assert not [t for t in alone.get_yticklabels() if "*" in t.get_text()] and "moved" not in alone.get_xlabel()
+
+
 def test_tail_study_spaces_the_lengths_evenly_labels_them_and_autoscales_efficiency(seed):
     """Found by a notebook review: on a numeric axis 37760 and 37761 sat on top of each other beside 37810, and the
     efficiency square hid the p50 dot; the lengths are now evenly spaced and labelled, the squares set beside."""

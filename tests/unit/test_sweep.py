@@ -914,3 +914,15 @@ def test_the_cli_counts_one_point_in_the_singular(tmp_path, capsys):
     assert capsys.readouterr().out.rstrip().endswith("0 done before, 1 point")
     assert cli.main(["sweep", "status", str(tmp_path / "s")]) == 0
     assert "demo.sleep, 1 point: 1 ok" in capsys.readouterr().out
+
+
+def test_sweep_run_help_lists_each_workload_with_the_parameters_it_takes(capsys):
+    """A review: `sweep run -h` named the workloads but not their parameters, which only an error then listed."""
+    with pytest.raises(SystemExit) as done:
+        cli.main(["sweep", "run", "-h"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "workloads and their parameters (one --grid axis each; one without a default needs one):" in out
+    assert "  demo.sleep: ms=10, fail='', tag='', i=0\n" in out
+    assert re.search(r"^  decode\.point: batch, kv_len, head_dim=128, ", out, re.M)
+    assert all(f"  {name}: " in out for name in sweep.workloads.names())
