@@ -88,38 +88,30 @@ def test_a_figure_replaces_only_a_png_or_svg_that_labkit_drew(tmp_path):
     assert other_kind(tmp_path / "notes.png", "figure") == "not a PNG image"
 
 
-def test_the_cli_refuses_each_users_file_the_review_lost_and_replaces_its_own_output(tmp_path, capsys):
-    mine = tmp_path / "my.ipynb"
-    mine.write_text(NOTEBOOK)
-    rc, err = _run(["sched", "timeline", TIMELINE, "--trace", mine], capsys)
-    assert rc == 2 and "exists and is a JSON file that is not a Chrome trace; refusing to overwrite it" in err
-    assert mine.read_text() == NOTEBOOK
-    trace = tmp_path / "t.json"
-    assert _run(["sched", "timeline", TIMELINE, "--trace", trace], capsys)[0] == 0
-    assert _run(["sched", "timeline", TIMELINE, "--trace", trace], capsys)[0] == 0  # its own trace, again
+SVG = '<svg xmlns="http://www.w3.org/2000/svg"><text>mine</text></svg>'
 
-    array = tmp_path / "weights.npy"
-    array.write_bytes(b"\x93NUMPY\x01\x00" + bytes(4096))
-    rc, err = _run(["manifest", "pack", SEED, "--out", array], capsys)
-    assert rc == 2 and "exists and is a NumPy array (.npy)" in err and array.read_bytes()[:6] == b"\x93NUMPY"
-    data = tmp_path / "rand.dat"
-    data.write_bytes(os.urandom(1000))
-    before = data.read_bytes()
-    rc, err = _run(["manifest", "pack", SEED, "--out", data], capsys)
-    assert rc == 2 and "exists and is 1000 bytes, not this 1280-byte parameter block" in err
-    assert data.read_bytes() == before
-    block = tmp_path / "block.bin"
-    assert _run(["manifest", "pack", SEED, "--out", block], capsys)[0] == 0
-    assert _run(["manifest", "pack", SEED, "--out", block], capsys)[0] == 0  # its own block, again
 
-    drawing = tmp_path / "diagram.svg"
-    drawing.write_text('<svg xmlns="http://www.w3.org/2000/svg"><text>mine</text></svg>')
-    rc, err = _run(["report", "spread", "--point", "64x8k", "--out", drawing, SPREAD_RUN], capsys)
-    assert rc == 2 and err == (f"labkit: error: labkit report spread: --out {str(drawing)!r}: exists and is not an "
-                               "SVG that labkit drew; refusing to overwrite it (delete it, or name another file)\n")
-    assert "mine" in drawing.read_text()
-    assert _run(["report", "spread", "--point", "64x8k", "--out", tmp_path / "s", SPREAD_RUN], capsys)[0] == 0
-    assert _run(["report", "spread", "--point", "64x8k", "--out", tmp_path / "s", SPREAD_RUN], capsys)[0] == 0
+@pytest.mark.parametrize("command, users_file, content, said", [
+    (lambda out: ["sched", "timeline", TIMELINE, "--trace", out], "my.ipynb", NOTEBOOK.encode(),
+     "exists and is a JSON file that is not a Chrome trace; refusing to overwrite it"),
+    (lambda out: ["manifest", "pack", SEED, "--out", out], "weights.npy", b"\x93NUMPY\x01\x00" + bytes(4096),
+     "exists and is a NumPy array (.npy)"),
+    (lambda out: ["manifest", "pack", SEED, "--out", out], "rand.dat", os.urandom(1000),
+     "exists and is 1000 bytes, not this 1280-byte parameter block"),
+    (lambda out: ["report", "spread", "--point", "64x8k", "--out", out, SPREAD_RUN], "diagram.svg", SVG.encode(),
+     "--out {path!r}: exists and is not an SVG that labkit drew; refusing to overwrite it (delete it, or name "
+     "another file)\n"),
+], ids=["trace over a notebook", "pack over a NumPy array", "pack over other data", "figure over a user's SVG"])
+def test_the_cli_keeps_each_users_file_the_review_lost_and_replaces_its_own_output(command, users_file, content,
+                                                                                   said, tmp_path, capsys):
+    path = tmp_path / users_file
+    path.write_bytes(content)
+    rc, err = _run(command(path), capsys)
+    assert rc == 2 and err.startswith("labkit: error: ") and said.format(path=str(path)) in err, err
+    assert path.read_bytes() == content
+    own = tmp_path / f"own{path.suffix}"
+    for _ in range(2):  # written, then replaced: its own kind
+        assert _run(command(own), capsys)[0] == 0 and own.is_file()
 
 
 def test_ncu_run_keeps_a_users_log_at_its_log_path(tmp_path, capsys, monkeypatch):
