@@ -141,7 +141,8 @@ BAD = [
     (["manifest", "check", SEED, "--var", "seqs=x"], "expected an integer"),
     (["manifest", "check", SEED, "--var", "seqs=0"], "--var seqs 0"),
     (["manifest", "check", SEED, "--var", "seqs=1", "--var", "seqs=2"],
-     "labkit: error: --var seqs given twice (1 and 2)\n"),  # the whole line: "given twice" alone named no --var
+     # the whole line: "given twice" alone named no --var
+     "labkit: error: labkit manifest check: --var seqs given twice (1 and 2)\n"),
     (["manifest", "check", SEED, "--program", "", "--no-device"], "cannot run"),
     # the one line names the first error (it had said only "the report above lists them", on stdout; a CLI review)
     (["manifest", "check", SEED, "--program", "nosuch", "--no-device"],
@@ -283,7 +284,7 @@ def test_bad_invocation_is_one_line_exit_2(argv, expected, tmp_path, capsys):
 def test_a_refused_schedule_names_only_the_rules_it_breaks(tiles, line, capsys):
     """Found by a UX review: the line listed all four rules whichever one broke, so the user had to work out which."""
     assert cli.main(S + tiles) == 2
-    assert capsys.readouterr().err.splitlines() == [f"labkit: error: {line}"]
+    assert capsys.readouterr().err.splitlines() == [f"labkit: error: labkit sage2 schedule: {line}"]
 
 
 def test_a_file_where_an_output_directory_should_be_is_named_as_a_file(tmp_path, capsys):
@@ -406,7 +407,8 @@ def test_ncu_cases_of_an_empty_plan_is_refused(tmp_path, capsys):
     spec = CasePlan().save(tmp_path / "empty.json")
     assert cli.main(["ncu", "cases", str(spec)]) == 2
     # found by a second CLI review: the line did not name the file
-    assert capsys.readouterr().err == (f"labkit: error: {spec}: the case plan holds no cases (its sage2 and decode "
+    assert capsys.readouterr().err == (f"labkit: error: labkit ncu cases: {spec}: the case plan holds no cases (its "
+                                       f"sage2 and decode "
                                        "lists are empty): nothing to launch\n")
 
 
@@ -418,7 +420,8 @@ def test_ncu_cases_given_another_labkit_document_says_which_it_is(tmp_path, caps
     for path, kind in ((data_dir() / "trtllm_gen_decode_manifest_v4.json", "a launch manifest"),
                        (data_dir() / "sage2_report_seed.json", "a Sage2 report")):
         assert cli.main(["ncu", "cases", str(path)]) == 2
-        assert capsys.readouterr().err == (f"labkit: error: {path}: $: missing key 'sage2': this is {kind} "
+        assert capsys.readouterr().err == (f"labkit: error: labkit ncu cases: {path}: $: missing key 'sage2': this "
+                                           f"is {kind} "
                                            f"(labkit {'manifest check' if 'manifest' in kind else 'report show'}), "
                                            "not an ncu case plan\n")
 
@@ -431,7 +434,8 @@ def test_a_kernel_cache_that_cannot_be_made_names_labkit_cache(tmp_path):
                          capture_output=True, text=True, cwd=ROOT, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(ROOT), "LABKIT_CACHE": str(blob)})
     assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1, out.stderr
-    assert out.stderr.startswith(f"labkit: error: LABKIT_CACHE {blob}: cannot make {blob}/kernels in it (Not a "
+    assert out.stderr.startswith(f"labkit: error: labkit sage2 schedule: LABKIT_CACHE {blob}: cannot make "
+                                 f"{blob}/kernels in it (Not a "
                                  "directory); point LABKIT_CACHE at a writable directory")
 
 
@@ -508,7 +512,7 @@ def test_device_index_past_the_gpus_of_the_machine_is_one_line_exit_2(argv, caps
     monkeypatch.setattr(labkit.cuda, "gpu_status", lambda: (True, "1 CUDA device(s)"))
     monkeypatch.setattr(labkit.device, "cupy", lambda: SimpleNamespace(cuda=SimpleNamespace(runtime=runtime)))
     assert cli.main(argv) == 2
-    assert capsys.readouterr() == ("", "labkit: error: device index 1: this machine has devices 0..0\n")
+    assert capsys.readouterr() == ("", "labkit: error: labkit device: device index 1: this machine has devices 0..0\n")
 
 
 def test_a_name_the_terminal_cannot_encode_is_escaped_not_a_traceback(tmp_path):
@@ -532,7 +536,7 @@ def test_an_os_error_is_one_line_naming_its_file(capsys, monkeypatch):
 
     monkeypatch.setattr(notebooks, "list_notebooks", denied)
     assert cli.main(["nb", "list"]) == 2
-    assert capsys.readouterr().err == "labkit: error: /srv/notebooks: Permission denied\n"
+    assert capsys.readouterr().err == "labkit: error: labkit nb list: /srv/notebooks: Permission denied\n"
 
 
 def test_a_workload_whose_own_import_fails_is_not_hidden_from_the_command_line(monkeypatch):

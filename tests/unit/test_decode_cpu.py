@@ -1899,7 +1899,8 @@ def test_a_page_count_past_2_31_names_which_count_and_its_value(tmp_path, capsys
     pages = -(-kv_len // 64)
     assert cli.main(["decode", "build", "--batch", str(batch), "--kv-len", str(kv_len), "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        f"labkit: error: decode geometry: a pool of {batch * pages} pages (batch {batch} x {pages} pages per "
+        f"labkit: error: labkit decode build: decode geometry: a pool of {batch * pages} pages (batch {batch} x "
+        f"{pages} pages per "
         "sequence): the pool's page count must stay below 2**31"]
     assert not any(tmp_path.iterdir())
     with pytest.raises(ArgumentError, match=re.escape("a pool of 2147483648 pages: the pool's page count must stay")):

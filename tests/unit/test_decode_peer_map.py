@@ -191,10 +191,11 @@ def test_report_map_prints_the_table_and_writes_the_figure(tmp_path, capsys):
     ([str(GRID[0]), str(RETIMED[1])], "give one report per call, or --newest to show the later one's"),
     (["data/no_such_report.json"], "cannot read the report"),
     # found by a CLI review: one file given twice read as two reports of the same calls ("in both F and F")
-    ([str(GRID[0]), str(GRID[0]), "--newest"], f"labkit: error: {GRID[0]}: given twice; give each report once"),
+    ([str(GRID[0]), str(GRID[0]), "--newest"],
+     f"labkit: error: labkit report map: {GRID[0]}: given twice; give each report once"),
     ([str(GRID[0]), str(GRID[0].relative_to(ROOT))],
-     f"labkit: error: {GRID[0].relative_to(ROOT)}: given twice (as {GRID[0]} and {GRID[0].relative_to(ROOT)}); give "
-     "each report once"),
+     f"labkit: error: labkit report map: {GRID[0].relative_to(ROOT)}: given twice (as {GRID[0]} and "
+     f"{GRID[0].relative_to(ROOT)}); give each report once"),
 ])
 def test_report_map_refuses_what_it_cannot_map_in_one_line(files, message, capsys, monkeypatch):
     monkeypatch.chdir(ROOT)

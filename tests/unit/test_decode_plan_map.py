@@ -107,14 +107,15 @@ def test_the_map_is_a_frame_of_one_row_per_call():
     (["--kv-len", "0k"], "labkit decode plans: --kv-len in k (1024) 0: expected 1..2097151"),
     # a README walk-through: '8q' said only "expected an integer", where 8k is one too
     (["--kv-len", "8q"], "labkit decode plans: --kv-len '8q': expected an integer, or whole 1024s such as 8k"),
-    (["--head-dim", "100"], "decode geometry: head_dim 100: the decode kernel takes 128, 256"),
+    (["--head-dim", "100"], "labkit decode plans: decode geometry: head_dim 100: the decode kernel takes 128, 256"),
     (["--batch", "x"], "labkit decode plans: --batch 'x': expected an integer"),
     (["--kv-len", "1k,"], "labkit decode plans: --kv-len '1k,': an empty item; expected values "
                           "separated by single commas"),
     (["--batch", "1,2,1"], "labkit decode plans: --batch '1,2,1': 1 given twice; expected each "
                            "value once"),
-    (["--page-size", "48"], "decode geometry: page_size 48: expected one of 16, 32, 64"),
-    (["--batch", "100000"], "batch 100000 x kv_len 1024: decode geometry: batch 100000, heads_kv 8: grid y and z take "
+    (["--page-size", "48"], "labkit decode plans: decode geometry: page_size 48: expected one of 16, 32, 64"),
+    (["--batch", "100000"], "labkit decode plans: batch 100000 x kv_len 1024: decode geometry: batch 100000, "
+                            "heads_kv 8: grid y and z take "
                             "at most 65535"),
 ])
 def test_wrong_input_is_one_line_naming_it_and_exit_2(argv, message, capsys):

@@ -644,7 +644,8 @@ def test_a_call_in_no_record_names_the_nearest_recorded_calls_and_how_to_ask_for
                                   _row(3.5, batch=1, kv_len=1024)])
     assert cli.main(["report", "spread", str(tmp_path), "--point", "24x6000"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == ("labkit: error: 24 x 6000 d128, 32/8 heads, cold: no row of this call in the 2 decode reports; the "
+    assert err == ("labkit: error: labkit report spread: 24 x 6000 d128, 32/8 heads, cold: no row of this call in "
+                   "the 2 decode reports; the "
                    "nearest recorded at d128, 32/8 heads, cold: 24 x 8k (2 runs), 16 x 4k (1 run), 64 x 8k (1 run), "
                    "1 x 1k (1 run) (--point 24x8192 for the first)")
     # none at that geometry: the pointer to the reports' calls, as before
@@ -702,7 +703,8 @@ def test_a_figure_path_that_is_a_link_into_a_missing_directory_is_refused_before
 def test_a_spread_over_no_decode_report_says_so_not_no_row(tmp_path, capsys):
     """Found by a CLI review: an empty directory gave "no row of this call in the 0 decode reports"."""
     assert cli.main(["report", "spread", str(tmp_path), "--point", "64x8k"]) == 2
-    assert capsys.readouterr().err == f"labkit: error: no decode report in {tmp_path}\n"
+    assert capsys.readouterr().err == f"labkit: error: labkit report spread: no decode report in {tmp_path}\n"
     (tmp_path / "other.json").write_text('{"a": 1}')
     assert cli.main(["report", "spread", str(tmp_path), "--point", "64x8k"]) == 2
-    assert capsys.readouterr().err == f"labkit: error: no decode report in {tmp_path} (1 other JSON file skipped)\n"
+    assert capsys.readouterr().err == (f"labkit: error: labkit report spread: no decode report in {tmp_path} (1 other "
+                                       "JSON file skipped)\n")

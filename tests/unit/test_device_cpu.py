@@ -354,7 +354,7 @@ def test_a_given_git_sha_that_is_no_commit_is_refused_before_any_command(sha, mo
     assert str(exc.value) == said
     out = tmp_path / "sw"
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", str(out)]) == 2
-    assert capsys.readouterr().err == f"labkit: error: {said}\n" and not out.exists()
+    assert capsys.readouterr().err == f"labkit: error: labkit sweep run: {said}\n" and not out.exists()
     with pytest.raises(SystemExit) as help_exit:
         cli.main(["--help"])
     assert help_exit.value.code == 0 and "usage: labkit" in capsys.readouterr().out

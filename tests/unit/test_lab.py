@@ -51,7 +51,8 @@ def test_a_taken_port_is_one_line_before_jupyter_starts(capsys):
         port = taken.getsockname()[1]
         assert cli.main(["lab", "--no-browser", "--port", str(port)]) == 2
     err = capsys.readouterr().err
-    assert err == (f"labkit: error: port {port} on 127.0.0.1 is taken (Address already in use): give another with "
+    assert err == (f"labkit: error: labkit lab: port {port} on 127.0.0.1 is taken (Address already in use): give "
+                   f"another with "
                    "--port\n")
 
 

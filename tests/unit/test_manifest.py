@@ -821,11 +821,13 @@ def test_the_runner_s_default_fill_is_seeded_normals_bf16_top_halves_or_small_in
 def test_check_names_the_first_error_and_counts_the_rest(capsys):
     """Found by mutation testing: the refusal line of a manifest with exactly two errors was not checked."""
     assert cli.main(["manifest", "check", str(SEED), "--var", "seqs=3", "--var", "nosuch=1", "--no-device"]) == 2
-    assert capsys.readouterr().err == (f"labkit: error: 2 error(s): {SEED} cannot run: vars.seqs: value 3 outside "
-                                       "1..max 2 (and 1 more: the report above lists them)\n")
+    assert capsys.readouterr().err == (f"labkit: error: labkit manifest check: 2 error(s): {SEED} cannot run: "
+                                       f"vars.seqs: "
+                                       "value 3 outside 1..max 2 (and 1 more: the report above lists them)\n")
     assert cli.main(["manifest", "check", str(SEED), "--var", "seqs=3", "--no-device"]) == 2
-    assert capsys.readouterr().err == (f"labkit: error: 1 error(s): {SEED} cannot run: vars.seqs: value 3 outside "
-                                       "1..max 2\n")  # nothing more to count
+    assert capsys.readouterr().err == (f"labkit: error: labkit manifest check: 1 error(s): {SEED} cannot run: "
+                                       f"vars.seqs: "
+                                       "value 3 outside 1..max 2\n")  # nothing more to count
 
 
 def test_check_without_a_gpu_says_why_the_device_was_not_checked(capsys):

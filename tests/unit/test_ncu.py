@@ -345,7 +345,7 @@ def test_cli_refusals_name_the_sources_the_report_has_and_the_bounds_of_action_a
     without --out were unpinned."""
     argvs = [["phases", str(FIXTURE), "--source", "nope.cu"],
              ["phases", str(FIXTURE), "--source", "nope.cu", "--action", "1048577"], ["run", "--", "true"]]
-    said = [f"--source nope.cu: no source of that name in {FIXTURE}'s kernels; it has "
+    said = [f"labkit ncu phases: --source nope.cu: no source of that name in {FIXTURE}'s kernels; it has "
             "96ffe19f25638158c01c7c3406b996974e9ca284.cubin.cu, fused_kernel.cu, sm_30_intrinsics.hpp",
             "labkit ncu phases: --action 1048577: expected 0..1048576",
             "labkit ncu run: the following arguments are required: --out"]

@@ -309,7 +309,7 @@ def test_summary_cli_refuses_a_damaged_summary_in_one_line(damage, message, tmp_
     bad.write_text(json.dumps(damage(json.loads(recorded.read_text()))))
     assert cli.main(["ncu", "summary", str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(f"labkit: error: {bad}: ") and message in err[0]
+    assert len(err) == 1 and err[0].startswith(f"labkit: error: labkit ncu summary: {bad}: ") and message in err[0]
     assert cli.main(["ncu", "summary", str(recorded)]) == 0 and "event p50 vs ncu" in capsys.readouterr().out
 
 

@@ -147,7 +147,8 @@ def test_from_a_shell_no_traceback(tmp_path):
     out = subprocess.run([sys.executable, "-m", "labkit", "ncu", "run", "--out", str(tmp_path / "r"), "--", "true"],
                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert out.stderr.strip().splitlines()[-1].startswith("labkit: error: ncu may not read the GPU's performance")
+    assert out.stderr.strip().splitlines()[-1].startswith("labkit: error: labkit ncu run: ncu may not read the "
+                                                              "GPU's performance")
 
 
 def test_available_and_the_counter_permission_preflight(tmp_path, monkeypatch):
@@ -339,7 +340,8 @@ def test_a_command_that_cannot_start_is_refused_before_ncu_starts(fake_ncu, tmp_
     command."""
     out = tmp_path / "sub" / "r"
     assert cli.main(["ncu", "run", "--out", str(out), "--", *target]) == 2
-    assert _error(capsys) == (f"labkit: error: {said}; give an existing program's path or a command on PATH")
+    assert _error(capsys) == (f"labkit: error: labkit ncu run: {said}; give an existing program's path or a command "
+                              f"on PATH")
     assert _calls(fake_ncu) == [] and not out.parent.exists()
 
 
@@ -348,7 +350,8 @@ def test_an_empty_kernel_name_is_refused_not_dropped(fake_ncu, tmp_path, capsys,
     """Found by a CLI review: `if opts.kernel_name:` dropped --kernel-name '' and profiled every kernel (an empty
     --range was refused); a name that matches nothing in particular is refused alike."""
     assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--kernel-name", name, "--", "true"]) == 2
-    assert _error(capsys) == (f"labkit: error: kernel name {name!r}: expected a kernel's name or regex:PATTERN (ncu "
+    assert _error(capsys) == (f"labkit: error: labkit ncu run: kernel name {name!r}: expected a kernel's name or "
+                              f"regex:PATTERN (ncu "
                               "syntax, e.g. regex:attn_fwd); leave it out to profile every kernel")
     assert _calls(fake_ncu) == []
 

@@ -249,7 +249,8 @@ def test_output_root_that_is_a_file_is_one_line_error(tmp_path, monkeypatch, cap
     assert cli.main(["nb", "run", "00"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     # one line: the "running 00_device_and_timing ..." progress line had come first (a new-user review)
-    assert len(err) == 1 and err[0].startswith("labkit: error: LABKIT_OUT") and "Traceback" not in "".join(err)
+    assert len(err) == 1 and err[0].startswith("labkit: error: labkit nb run: LABKIT_OUT")
+    assert "Traceback" not in "".join(err)
 
 
 def test_latest_follows_each_new_run_and_a_file_system_without_symlinks_is_no_error(tmp_path, monkeypatch):
@@ -349,7 +350,7 @@ def test_a_kernel_that_is_missing_or_dies_at_start_is_one_line_and_leaves_no_run
     monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
     assert cli.main(["nb", "run", "01"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("labkit: error: " + said)
+    assert err[-1].startswith("labkit: error: labkit nb run: " + said)
     assert "Traceback" not in "".join(err) and not list(tmp_path.glob("*-01_decode_manifest"))
 
 
@@ -505,8 +506,8 @@ def test_nb_script_writes_only_a_py_file_and_overwrites_only_a_script_it_wrote(t
     for name in ("s.txt", "s.ipynb", "s"):
         assert cli.main(["nb", "script", "00", "--out", str(tmp_path / name)]) == 2
         err = capsys.readouterr().err
-        assert err == f"labkit: error: --out {tmp_path / name}: expected a .py file (the script is Python, in " \
-                      "py:percent cells)\n" and not (tmp_path / name).exists()
+        assert err == (f"labkit: error: labkit nb script: --out {tmp_path / name}: expected a .py file (the script is "
+                       "Python, in py:percent cells)\n") and not (tmp_path / name).exists()
     assert cli.main(["nb", "script", "00", "--out", str(tmp_path)]) == 2  # a directory: no .py name
     from labkit.errors import ArgumentError
     from labkit.notebook_script import write_script
@@ -603,7 +604,8 @@ def test_run_all_record_without_a_gpu_refuses_in_one_line_before_any_notebook(mo
     assert cli.main(["nb", "run-all", "--record"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == ("labkit: error: --record keeps real GPU runs only, and no notebook can run live here: "
+    assert captured.err == ("labkit: error: labkit nb run-all: --record keeps real GPU runs only, and no notebook "
+                            "can run live here: "
                             "no NVIDIA GPU or driver on this machine\n")
 
 
@@ -666,8 +668,9 @@ def test_out_dir_is_the_runners_and_the_error_says_to_use_labkit_out(tmp_path, m
                  ["ncu", "run", "--out", str(tmp_path / "r"), "--notebook", "02"]):
         assert cli.main([*argv, "-p", "out_dir", "/tmp/x"]) == 2
         err = capsys.readouterr().err.splitlines()
-        assert err == ["labkit: error: notebook 02_sage2_phases: parameter out_dir = '/tmp/x' is set by the runner "
-                       "(the run's own directory); to put runs elsewhere, set LABKIT_OUT=DIR"], err
+        assert err == [f"labkit: error: labkit {' '.join(argv[:2])}: notebook 02_sage2_phases: parameter out_dir = "
+                       "'/tmp/x' is set by the runner (the run's own directory); to put runs elsewhere, set "
+                       "LABKIT_OUT=DIR"], err
     assert not (tmp_path / "runs").exists() and not (tmp_path / "s.py").exists()
     readme = (ROOT / "README.md").read_text()
     assert "`out_dir` parameter puts one run elsewhere" not in readme and "`LABKIT_OUT=DIR labkit nb" in readme

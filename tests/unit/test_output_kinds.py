@@ -124,7 +124,8 @@ def test_ncu_run_keeps_a_users_log_at_its_log_path(tmp_path, capsys, monkeypatch
     log = tmp_path / "train.log"
     log.write_text("important training log\n")
     rc, err = _run(["ncu", "run", "--out", tmp_path / "train", "--", "true"], capsys)
-    assert rc == 2 and err == (f"labkit: error: {log}: exists and is not a log that ncu wrote; ncu writes its log "
+    assert rc == 2 and err == (f"labkit: error: labkit ncu run: {log}: exists and is not a log that ncu wrote; ncu "
+                               f"writes its log "
                                "there (delete it, or name another report)\n")
     assert log.read_text() == "important training log\n"
 

@@ -392,7 +392,7 @@ def test_cli(tmp_path, capsys):
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms", "--out", str(tmp_path)]) == 2
     assert "grid axis 'ms': expected NAME=V1,V2,..." in capsys.readouterr().err
     assert cli.main(["sweep", "status", str(tmp_path / "nope")]) == 2
-    assert capsys.readouterr().err == f"labkit: error: {tmp_path / 'nope'}: no such directory\n"
+    assert capsys.readouterr().err == f"labkit: error: labkit sweep status: {tmp_path / 'nope'}: no such directory\n"
 
 
 @pytest.mark.parametrize("damage, message", [
@@ -774,7 +774,8 @@ def test_the_cli_names_an_axis_given_twice_a_missing_option_and_exits_1_on_new_a
     argv = ["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--grid", "fail=no", "--grid", "ms=2",
             "--out", str(tmp_path / "twice")]
     assert cli.main(argv) == 2
-    assert capsys.readouterr().err == ("labkit: error: --grid ms: an axis is given twice (give its values in one "
+    assert capsys.readouterr().err == ("labkit: error: labkit sweep run: --grid ms: an axis is given twice (give "
+                                       "its values in one "
                                        "--grid)\n")
     assert not (tmp_path / "twice").exists()
     full = {"--workload": "demo.sleep", "--grid": "ms=1", "--out": str(tmp_path / "s")}
@@ -854,7 +855,8 @@ def test_demo_sleep_refuses_an_axis_it_has_no_parameter_for(tmp_path, capsys):
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "nosuch=1", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
-        "labkit: error: --grid nosuch: workload demo.sleep has no such parameter (it takes ms, fail, tag, i)"), err
+        "labkit: error: labkit sweep run: --grid nosuch: workload demo.sleep has no such parameter (it takes ms, "
+        "fail, tag, i)"), err
     assert not out.exists()
     for name in (n for n in workloads.names() if not n.startswith("test.")):  # the shipped ones, not this suite's
         with pytest.raises(ArgumentError, match=re.escape(f"--grid nosuch: workload {name} has no such parameter")):
@@ -870,8 +872,9 @@ def test_status_and_collect_of_a_file_say_it_is_a_file(tmp_path, capsys):
     f.write_text("{}")
     for sub in ("status", "collect"):
         assert cli.main(["sweep", sub, str(f)]) == 2
-        assert capsys.readouterr().err == (f"labkit: error: {f}: a file, not a sweep directory (give the directory "
-                                           "sweep run --out wrote)\n")
+        assert capsys.readouterr().err == (f"labkit: error: labkit sweep {sub}: {f}: a file, not a sweep directory "
+                                           f"(give "
+                                           "the directory sweep run --out wrote)\n")
 
 
 def test_a_sweep_whose_provenance_fails_leaves_no_directory(tmp_path, monkeypatch):

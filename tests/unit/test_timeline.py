@@ -303,7 +303,8 @@ def test_the_reader_takes_the_ctas_per_sm_that_sched_waves_takes(tmp_path, capsy
         path.write_text(json.dumps({**doc, "ctas_per_sm": per_sm}))
         assert cli.main(["sched", "timeline", str(path)]) == rc
         err = capsys.readouterr().err
-        assert rc == 0 or err == (f"labkit: error: {path}: ctas_per_sm: = {per_sm}: expected an integer in "
+        assert rc == 0 or err == (f"labkit: error: labkit sched timeline: {path}: ctas_per_sm: = {per_sm}: expected "
+                                  f"an integer in "
                                   f"[1, {MAX_CTAS_PER_SM}]\n"), err
         assert cli.main(["sched", "waves", "--ctas", "274", "--ctas-per-sm", str(per_sm)]) == rc
         assert rc == 0 or f"--ctas-per-sm {per_sm}: expected 1..{MAX_CTAS_PER_SM}" in capsys.readouterr().err
