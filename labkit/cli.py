@@ -364,19 +364,23 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout, sys.stderr = streams
 
 
+def _error(prog: str, text: str) -> None:
+    """The one error line, naming the command as an argument error does (``labkit decode build: ...``)."""
+    named = text if prog == "labkit" or text.startswith(f"{prog}: ") else f"{prog}: {text}"
+    print(f"labkit: error: {one_line(named)}", file=sys.stderr)
+
+
 def _command(argv: list[str] | None) -> int:
-    said = one_line  # once the command is known, an error names it as an argument error does: `labkit decode build:`
+    prog = "labkit"  # the command, once the line is parsed
     try:
         from .provenance import given_git_sha
 
         args = build_parser().parse_args(argv)  # --help and argument errors first
-        prog = getattr(args, "_prog", "labkit")
-        said = lambda text: one_line(text if prog == "labkit" or text.startswith(f"{prog}: ")  # noqa: E731
-                                     else f"{prog}: {text}")
+        prog = getattr(args, "_prog", prog)
         given_git_sha()  # before any command runs: a bad one would be found when a record is written, after the work
         return args.fn(args)
     except LabkitError as exc:
-        print(f"labkit: error: {said(str(exc))}", file=sys.stderr)
+        _error(prog, str(exc))
         return 2
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as the Python docs recommend
         import os
@@ -385,7 +389,7 @@ def _command(argv: list[str] | None) -> int:
         return 1
     except OSError as exc:  # a path the checks could not foresee (/proc, permissions, a full disk): one line too
         where = f"{exc.filename}: " if exc.filename is not None else ""
-        print(f"labkit: error: {said(where + (exc.strerror or str(exc)))}", file=sys.stderr)
+        _error(prog, where + (exc.strerror or str(exc)))
         return 2
     except KeyboardInterrupt:
         print("labkit: interrupted", file=sys.stderr)

@@ -7,7 +7,7 @@ import ast
 from typing import Any
 
 from ..errors import ArgumentError, ParameterError
-from ..values import first_repeat
+from ..values import first_repeat, parse_kilo_int
 from .scalar import Int, Param, _AtMost, _range, _shown
 
 
@@ -49,10 +49,9 @@ class IntList(_AtMost, Param):
     def parse(self, text: str) -> list[int]:
         value = _literal(text) if text.strip().startswith("[") else None
         if value is None:
-            try:  # 8k: 8192, as the decode commands take lengths
-                value = [1024 * int(x.strip()[:-1], 10) if x.strip()[-1:] in ("k", "K") else int(x, 10)
-                         for x in text.split(",")]
-            except ValueError:
+            try:  # 8k: 8192, as the decode commands take lengths; the range is check()'s
+                value = [parse_kilo_int(x, what="item", lo=-(1 << 62), hi=1 << 62) for x in text.split(",")]
+            except ArgumentError:
                 raise self.fail(text) from None
         return self.check(value)
 

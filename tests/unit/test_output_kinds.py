@@ -139,12 +139,15 @@ def test_decode_build_replaces_its_own_files_only_and_says_so_before_compiling(t
     assert _run(argv, capsys)[0] == 0  # its own build, again
     shutil.copy(ROOT / "data" / "sage2_report_seed.json", manifest)
     rc, err = _run(argv, capsys)
-    assert rc == 2 and f"{manifest}: exists and is a Sage2 report (labkit report show); the build writes its " \
-                       "manifest there" in err
+    assert rc == 2 and err == (f"labkit: error: labkit decode build: the build's manifest {str(manifest)!r}: exists "
+                               "and is a Sage2 report (labkit report show); refusing to overwrite it (delete it, or "
+                               "name another file)\n")
     manifest.unlink()
     cubin.write_text("my notes\n")
     rc, err = _run(argv, capsys)
-    assert rc == 2 and f"{cubin}: exists and is not an ELF file (a cubin); the build writes its cubin there" in err
+    assert rc == 2 and err == (f"labkit: error: labkit decode build: the build's cubin {str(cubin)!r}: exists and "
+                               "is not an ELF file (a cubin); refusing to overwrite it (delete it, or name another "
+                               "file)\n")
     assert cubin.read_text() == "my notes\n" and not manifest.exists()  # refused before anything was written
 
 

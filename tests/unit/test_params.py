@@ -55,6 +55,8 @@ FILE = "expected an existing file (absolute or from the repo root)"
                                      "(64, 72, 80, 88, 96, 104, 112, 120, 128)"),
     (IntList(1), "", f"= '': {LIST}"), (IntList(1), "1,x", f"= '1,x': {LIST}"), (IntList(1), "0", f"= [0]: {LIST}"),
     (IntList(1), "8kk", f"= '8kk': {LIST}"), (IntList(1), "k,1", f"= 'k,1': {LIST}"),
+    # the CLI's own integers: int() took these, --batch refuses them
+    (IntList(1), "1_000", f"= '1_000': {LIST}"), (IntList(1), "\uff18", f"= '\uff18': {LIST}"),
     (IntDict(0), "tokens=two", f"= 'tokens=two': {PAIRS}"), (IntDict(0), "{1: 2}", f"= {{1: 2}}: {PAIRS}"),
     # found by a CLI review: the last one won, unseen
     (IntDict(0), "tokens=1,tokens=2", "= 'tokens=1,tokens=2': tokens given twice; expected each name once"),

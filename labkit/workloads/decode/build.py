@@ -14,7 +14,7 @@ from ..._write import dumps
 from ...errors import ArgumentError
 from ...kernels import compile_cubin, kernel_path
 from ...manifest.pack import f32_bits
-from ...output_kinds import other_kind
+from ...values import OutputPath
 from .geometry import DecodeGeometry, KernelBuild, kernel_build
 
 ENTRY = "paged_decode"
@@ -262,10 +262,9 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     pool = "" if g.num_pages == g.batch * g.max_pages else f"_pool{g.num_pages}"  # else two pools share one name
     path = d / (f"decode_b{g.batch}_h{g.heads_q}-{g.heads_kv}_d{g.head_dim}_p{g.page_size}x{g.max_pages}{pool}"
                 f"_q{g.max_q_len}_{g.layout}_s{splits}{f'_t{tail_units}x{kb.tail_splits}' if tail_units else ''}.json")
-    for out, kind, words in ((d / name, "cubin", "cubin"), (path, "json:a launch manifest", "manifest")):
-        if out.is_file() and (other := other_kind(out, kind)):  # an earlier build's file is replaced, no other
-            raise ArgumentError(f"{out}: exists and is {other}; the build writes its {words} there (delete it, or "
-                                "build into another directory)")
+    for out, kind, words in ((d / name, "cubin", "the build's cubin"), (path, "json:a launch manifest",
+                                                                          "the build's manifest")):
+        OutputPath.parse(out, words, writes=kind)  # an earlier build's file is replaced, no other
     cubin = compile_kernel(kb, arch)
     d.mkdir(parents=True, exist_ok=True)
     (d / name).write_bytes(cubin.image)
