@@ -5,6 +5,16 @@ import math
 
 from . import _axes, _outside_legend
 
+# The issue's sweep batches take the first colours whether or not a figure shows them, so a figure of part of the
+# sweep (notebook 03 with -p batch 64,8) draws each batch in the colour the whole sweep's figure gives it.
+ANCHOR_BATCHES = (1, 8, 64, 256)
+
+
+def batch_colour(batch: int, batches) -> str:
+    """The colour of ``batch``'s line among ``batches``: its place among them and ANCHOR_BATCHES, sorted."""
+    return f"C{sorted({*ANCHOR_BATCHES, *batches}).index(batch) % 10}"
+
+
 _PEER_STYLE = {"sdpa_cudnn": ("s", "0.25", "torch SDPA cuDNN"), "sdpa_flash": ("^", "0.5", "torch SDPA flash"),
                "fa3": ("D", "0.7", "FlashAttention-3"), "flex_paged": ("v", "0.35", "FlexAttention, paged")}
 
@@ -21,9 +31,10 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
         ax.text(0.5, 0.5, "no call of the sweep was measured (skipped: the lines below say why)", ha="center",
                 va="center", transform=ax.transAxes)
         ax.set_xlim(10, 10_000)
-    for i, b in enumerate(sorted({r["batch"] for r in rows})):
+    batches = sorted({r["batch"] for r in rows})
+    for b in batches:
         pts = sorted((r["kv_MB"], r["TBps"]) for r in rows if r["batch"] == b)
-        ax.plot(*zip(*pts), "o-", color=f"C{i}", label=f"labkit, batch {b}", zorder=3)
+        ax.plot(*zip(*pts), "o-", color=batch_colour(b, batches), label=f"labkit, batch {b}", zorder=3)
     def measured(v) -> bool:  # a peer's TB/s, not the text or NaN of a peer that did not run
         return isinstance(v, float) and math.isfinite(v)
 

@@ -90,6 +90,22 @@ def test_decode_bandwidth_shows_labkit_in_the_peers_rounds_beside_them():
     assert "not run: FlashAttention-3 (why: printed below)" in labels and "FlashAttention-3" not in labels
 
 
+def test_decode_bandwidth_keeps_each_batchs_colour_in_part_of_the_sweep():
+    """Notebook 03 with -p batch 64,8 drew batch 8 in the colour batch 1 has in the whole sweep's figure (a review):
+    a batch's colour follows its value, so part of the sweep reads against the whole one."""
+    def colours(batches):
+        rows = [{"batch": b, "kv_MB": 10.0 * b * k, "TBps": 1.0 + k} for b in batches for k in (1, 2)]
+        lines = plot.decode_bandwidth(rows, 4.2).axes[0].lines
+        return {ln.get_label(): ln.get_color() for ln in lines if ln.get_label().startswith("labkit, batch")}
+
+    whole = colours([1, 8, 64, 256])
+    assert len(set(whole.values())) == 4
+    for part in ([64, 8], [256], [1, 256], [8, 64, 256]):
+        assert colours(part) == {k: whole[k] for k in (f"labkit, batch {b}" for b in part)}, part
+    other = colours([1, 8, 16, 64])  # a batch outside the sweep takes a colour no other line of its figure has
+    assert len(set(other.values())) == 4
+
+
 def test_split_sweep_names_the_plans_build_where_it_differs():
     """8 x 8k d128: the plan's 2 splits run 8 warps in a cluster, the other counts the 4-warp build; the line keeps
     its own 2-split point and the plan's is a star beside it; the legend names both builds, and nothing extra where
