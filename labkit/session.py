@@ -115,12 +115,15 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
 def _show_every_column() -> None:
     """A notebook's tables show all their columns and whole notes: pandas' default of 20 columns hid two of notebook
     05's 22 counters (the SM and warp speed-of-light ones) behind '...', and its 50 characters cut notebook 03's
-    reason why a peer did not run."""
+    reason why a peer did not run. A table's plain text (what a view without HTML shows: nbconvert to text, a diff of
+    the .ipynb) keeps each row on one line; pandas' 80 characters cut notebook 03's spread into six blocks of
+    columns, 45 rows each."""
     from ._deps import require
 
     pd = require("pandas")
     pd.set_option("display.max_columns", 64)
     pd.set_option("display.max_colwidth", 240)
+    pd.set_option("display.width", 100_000)
 
 
 class Session:

@@ -125,6 +125,11 @@ def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_
     assert "PosixPath(" not in shown  # a cell ending in save_figure had echoed the path under its figure
     tables = "".join("".join(o.get("data", {}).get("text/html", "")) for o in outputs)
     assert "<th>...</th>" not in tables  # every column shown: pandas' 20 had hid two of 05's counters
+    # a table's plain text (a view without HTML) keeps a row on one line: 80 characters had cut 03's spread into six
+    # blocks of columns, each ending its lines in a backslash
+    plain = [line for o in outputs if "text/html" in o.get("data", {}) for line in
+             "".join(o["data"].get("text/plain", "")).splitlines()]
+    assert plain and not [line for line in plain if line.endswith("\\")], "a table's columns in blocks"
     printed = "".join("".join(o.get("text", "")) for o in outputs)
     for words in SAYS.get(name, ()):
         assert re.search(words, as_read(printed + shown + tables)), words
