@@ -116,6 +116,8 @@ def test_notebook_03s_fit_recovers_a_line_and_says_when_there_is_none():
     assert fit == pytest.approx((fixed, rate), rel=1e-6)
     assert line.startswith(f"time per call, fitted over the calls of 100 MB or more: {fixed:.1f} us + bytes / "
                            f"{rate:.2f} TB/s over 3 calls (each within ")  # 1 x 1k reads 4 MB: left out
+    # three calls leave the line one degree of freedom: printed like eight, it read as well tested (a review)
+    assert ", though 3 calls test one line little); " in line
     assert line.endswith(f"the fixed part is {fixed / (fixed + 268.435456 / rate):.0%} of 8 x 8k d128 and "
                          f"{fixed / (fixed + 2147.483648 / rate):.1%} of 64 x 8k d128")
     fit, line = study.bandwidth_fit(_table([(1, 1024), (64, 1024), (64, 8192)], fixed, rate))
@@ -152,6 +154,7 @@ def test_notebook_03_recorded_prints_the_fit_of_its_own_table(capsys):
     fit, line = study.bandwidth_fit(recorded)
     assert fit is not None and ns["fit"] == pytest.approx(fit)
     assert line.startswith("time per call, fitted over the calls of 100 MB or more: ") and " over 8 calls " in line
+    assert "test one line little" not in line
     assert as_read(line) in as_read(capsys.readouterr().out)
 
 

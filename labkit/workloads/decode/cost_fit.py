@@ -17,6 +17,7 @@ from .targets import call_label
 
 MIN_FIT_MB = 100.0  # smaller calls are launch- and latency-bound, and their builds differ most
 MIN_FIT_CALLS = 3  # two calls always fit a line
+FEW_FIT_CALLS = 5  # under it the residuals are one or two degrees of freedom: the line says so
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,9 @@ class CostFit:
 
 def _described(fixed: float, rate: float, calls: int, rmin: float, rmax: float, small: tuple[float, str],
                large: tuple[float, str]) -> str:
-    return (f"{fixed:.1f} us + bytes / {rate:.2f} TB/s over {calls} calls (each within {rmin:+.1%} to {rmax:+.1%}); "
-            f"the fixed part is {small[0]:.0%} of {small[1]} and {large[0]:.1%} of {large[1]}")
+    few = f", though {calls} calls test one line little" if calls < FEW_FIT_CALLS else ""
+    return (f"{fixed:.1f} us + bytes / {rate:.2f} TB/s over {calls} calls (each within {rmin:+.1%} to "
+            f"{rmax:+.1%}{few}); the fixed part is {small[0]:.0%} of {small[1]} and {large[0]:.1%} of {large[1]}")
 
 
 def fit_line(calls) -> tuple[float, float] | None:
