@@ -26,9 +26,12 @@ def _run(args) -> int:
 
 def _status(args) -> int:
     from . import status
+    from .workloads import names
 
     s = status(args.dir)
-    print(f"{args.dir}: {s['workload']}, {counted(s['points'], 'point')}: {s['ok']} ok, {s['failed']} failed, "
+    # a workload registered at run time (a notebook's own) is no error here, but `sweep run` could not resume it
+    foreign = "" if s["workload"] in names() else " (not a workload of labkit's: resume it where it is registered)"
+    print(f"{args.dir}: {s['workload']}{foreign}, {counted(s['points'], 'point')}: {s['ok']} ok, {s['failed']} failed, "
           f"{s['missing']} missing")
     return 0
 

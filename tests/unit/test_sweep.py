@@ -393,6 +393,14 @@ def test_cli(tmp_path, capsys):
     assert "grid axis 'ms': expected NAME=V1,V2,..." in capsys.readouterr().err
     assert cli.main(["sweep", "status", str(tmp_path / "nope")]) == 2
     assert capsys.readouterr().err == f"labkit: error: labkit sweep status: {tmp_path / 'nope'}: no such directory\n"
+    assert cli.main(["sweep", "status", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == f"{tmp_path}: demo.sleep, 2 points: 2 ok, 0 failed, 0 missing\n"
+    # a workload registered at run time (a notebook's own) reads as any other, but `sweep run` here cannot resume it
+    manifest = tmp_path / "sweep.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "workload": "mine.own"}))
+    assert cli.main(["sweep", "status", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == (f"{tmp_path}: mine.own (not a workload of labkit's: resume it where it is "
+                                       "registered), 2 points: 2 ok, 0 failed, 0 missing\n")
 
 
 @pytest.mark.parametrize("damage, message", [
