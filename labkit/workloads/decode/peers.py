@@ -7,6 +7,12 @@ compiled once per shape, so only at ``FLEX_POINTS``), one query token, GQA. A pe
 refuses the shape is reported as such, and so is one whose output is not labkit's (``output_disagreement``,
 checked once before the timing): it is not timed."""
 
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+
 from ..._text import cut_at_word
 from ...cuda import cupy, torch_on_cupy_stream
 from ...timing import interleave, time_gpu
@@ -186,6 +192,34 @@ def shown_reason(peer: str, why: str, *, saved_in: str | None = None, limit: int
     return text + f" (shortened; {'as recorded, itself cut' if cut_then else 'the whole reason'}: {saved_in})"
 
 
+COMPILE_LOGGERS = ("torch._inductor", "torch._dynamo")
+
+
+@contextlib.contextmanager
+def quiet_compile(loggers: tuple[str, ...] = COMPILE_LOGGERS):
+    """torch.compile's own report of a failed compile left out: Inductor logs a Triton compile that fails with the
+    kernel's whole source, about 100 lines in notebook 03's bandwidth cell at 64 x 32k (live, on an H100), from this
+    process and from its compile workers, which write to file descriptor 2. The peer's reason keeps the error
+    (``_why``), so while torch compiles its loggers stay quiet and descriptor 2 goes to a file that is then dropped
+    (a worker started meanwhile keeps writing there, to no one)."""
+    quiet = [logging.getLogger(name) for name in loggers]
+    levels = [log.level for log in quiet]
+    for log in quiet:
+        log.setLevel(logging.CRITICAL + 1)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        for log, level in zip(quiet, levels):
+            log.setLevel(level)
+
+
 def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int,
                 iterations: int, mode: str) -> float | str:
     """FlexAttention (torch.compile'd) over a paged pool [1, Hkv, pages x page_size, D]: the block mask
@@ -213,8 +247,9 @@ def _flex_paged(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: 
                                         BLOCK_SIZE=(128, page_size), seq_lengths=(1, batch * pages * page_size))
         flex = torch.compile(flex_attention, dynamic=False)
         call = lambda: flex(q, *pool, block_mask=mask, enable_gqa=True)  # noqa: E731
-        call()  # compiles outside the timed region
-        torch.cuda.synchronize()
+        with quiet_compile():
+            call()  # compiles outside the timed region
+            torch.cuda.synchronize()
         t = time_gpu(torch_on_cupy_stream(call), name="peer/flex_paged", iterations=iterations, mode=mode,
                      min_time_s=0.1)
     except Exception as exc:  # noqa: BLE001 - a peer refusing a shape is a result, not a failure
