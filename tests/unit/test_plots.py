@@ -90,6 +90,23 @@ def test_decode_bandwidth_shows_labkit_in_the_peers_rounds_beside_them():
     assert "not run: FlashAttention-3 (why: printed below)" in labels and "FlashAttention-3" not in labels
 
 
+def test_the_first_seven_line_colours_stand_out_from_the_white_axes():
+    """A live H100 run drew notebook 03's batch 256 in the style's yellow, the cycle's fourth colour, which barely
+    shows on white (WCAG contrast 1.3): the first seven colours have at least 1.5 against white."""
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    plot._plt()
+
+    def luminance(c):
+        rgb = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in mcolors.to_rgb(c)]
+        return 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2]
+
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    faint = {c: round(1.05 / (luminance(c) + 0.05), 2) for c in colours[:7] if 1.05 / (luminance(c) + 0.05) < 1.5}
+    assert not faint, faint
+
+
 def test_decode_bandwidth_keeps_each_batchs_colour_in_part_of_the_sweep():
     """Notebook 03 with -p batch 64,8 drew batch 8 in the colour batch 1 has in the whole sweep's figure (a review):
     a batch's colour follows its value, so part of the sweep reads against the whole one."""
