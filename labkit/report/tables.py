@@ -317,7 +317,9 @@ def checks_frame(r: Sage2Report):
     return pd.Series({**{f"accuracy {k}": v for k, v in r.accuracy.items()},
                       "one-shot == phase-by-phase (bitwise)": r.decomposition.equal,
                       "max |one-shot - phases|": r.decomposition.max_abs,
-                      "manual checksum": r.manual_checksum, "reference checksum": r.reference_checksum,
+                      # the seed's names (manual, reference) for these two outputs, not the fp32 reference's
+                      "checksum, phase-by-phase (manual)": r.manual_checksum,
+                      "checksum, one-shot (reference)": r.reference_checksum,
                       "checksum definition": r.checksum_definition}).to_frame("value")
 
 

@@ -289,7 +289,9 @@ def test_notebook_02s_checks_and_scheduler_tables(seed_report_path):
     ours, seed = report.load(recorded), report.load(seed_report_path)
     checks = report.checks_frame(ours)
     assert list(checks.columns) == ["value"] and checks.loc["one-shot == phase-by-phase (bitwise)", "value"] in (
-        True, False) and checks.loc["manual checksum", "value"] == ours.manual_checksum
+        True, False) and checks.loc["checksum, phase-by-phase (manual)", "value"] == ours.manual_checksum
+    # the seed's names for the two outputs' checksums, which a review read as the fp32 reference's
+    assert checks.loc["checksum, one-shot (reference)", "value"] == ours.reference_checksum
     assert [i for i in checks.index if i.startswith("accuracy ")] == [f"accuracy {k}" for k in ours.accuracy]
     sched = report.scheduler_frame(labkit=ours, seed=seed)
     assert list(sched.columns) == ["labkit", "seed"] and sched.index.name == "field"
