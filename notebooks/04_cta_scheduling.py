@@ -183,7 +183,7 @@ else:
 # of the call), since that ran 1.7-1.9 % faster than two splits filling the second slots (docs/decode.md, "How a call is
 # planned"). `waves` is the model's (CTAs / slots, fractional); `measured_waves` is the timeline's, the most CTAs any
 # one slot ran, a whole number. Even placement would make it the model's waves rounded up; where it is more (64 beside
-# 62.79 at the seed's Sage2 shape; 5 beside 3.88 at 32 splits of the default geometry on the H200s), the
+# 62.79 at the seed's Sage2 shape; 5 beside 3.88 at 16 splits of batch 8 at 8k on the H200s, 9 beside 7.76 at 32), the
 # hardware gave some slots more CTAs than others, and the call ends with those. Where a lone CTA of a last wave runs
 # faster than a full wave's (as the Sage2 Gantt chart shows, where this run draws it), the model's efficiency is not an
 # upper bound on the measured one. The efficiency panels' legend names the table's columns: the model's

@@ -281,3 +281,22 @@ def test_the_models_reach_the_default_sweeps_whatever_points_are_measured_and_na
     model = study.sage2_tail_model((1, 37810, 56, 128), [37760, 37810], [37810], sms=132, ctas_per_sm=1)
     assert model[["sweep", "q_len", "kv_len"]].values.tolist() == [["q", 37760, 37810], ["q", 37810, 37810],
                                                                     ["kv", 37810, 37810]]
+
+
+def test_the_measured_waves_notebook_04_quotes_are_the_newest_h200_records():
+    """A review found the text's '5 beside 3.88 at 32 splits' where the table beside it had 3.88 at 16 splits (and 9
+    beside 7.76 at 32): each quoted pair is checked against the newest recorded H200 run's split sweep."""
+    text = NB.read_text()
+    quoted = re.search(r"(\d+) beside ([\d.]+) at (\d+) splits of batch (\d+) at 8k on the H200s, (\d+) beside ([\d.]+) "
+                       r"at (\d+)\)", text.replace("\n# ", " "))
+    assert quoted, "the sentence that quotes the measured waves"
+    newest = sorted((ROOT / "data" / "runs").glob("*-04_cta_scheduling/data/decode_points.csv"))[-1]
+    run = json.loads((newest.parents[1] / "run.json").read_text())
+    assert run["provenance"]["device"]["name"] == "NVIDIA H200"
+    points = pd.read_csv(newest)
+    splits = points[(points["sweep"] == "splits") & (points["kv_len"] == 8192)]
+    measured, model, count, batch, measured2, model2, count2 = quoted.groups()
+    assert (splits["batch"] == int(batch)).all()
+    for m, w, n in ((measured, model, count), (measured2, model2, count2)):
+        row = splits[splits["splits"] == int(n)].iloc[0]
+        assert (int(row["measured_waves"]), f"{row['waves']:.{len(w.split('.')[1])}f}") == (int(m), w), n
