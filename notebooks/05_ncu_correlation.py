@@ -147,7 +147,7 @@ for att in summary.attributions:
     session.save_table(shares, f"phases_{att.case}")
     print(labkit.wrapped(f"{att.case} ({att.source}, kernel {att.runs[0]['kernel']}): % of warp samples in each of "
                          "two runs, their difference in points"))
-    print(shares.to_string(float_format=lambda v: f"{v:.2f}"))
+    print(tables.shown_phases(shares).to_string(float_format=lambda v: f"{v:.2f}"))
     fig = labkit.plot.phase_shares(shares, title=session.title(f"{att.case}: phase shares, {att.source}"))
     session.save_figure(fig, f"phases_{att.case}")
     fig = labkit.plot.phase_stalls(tables.stall_shares(att.runs[0]),

@@ -202,6 +202,14 @@ def phase_table(s: NcuSummary, case: str):
     return df
 
 
+def shown_phases(table):
+    """``phase_table`` as notebook 05 prints it: to 0.01 of a percent, a difference that rounds to zero as 0.00 (it
+    had printed -0.00 beside the figure's +0.00)."""
+    from ..report.tables import rounded
+
+    return rounded(table, (), default=2)
+
+
 def stall_shares(run: dict):
     """One ``phase_run``'s stall reasons per phase in percent of the phase's samples (phases x reasons; reasons
     ordered by their samples over the whole kernel)."""

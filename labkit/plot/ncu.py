@@ -140,8 +140,9 @@ def phase_shares(table, *, title: str = "phase shares of two ncu runs", ax=None)
                label=c.removeprefix("share_").removesuffix("_pct"), color=f"C{i}")
     if "diff_points" in table:
         for xx, top, d in zip(x, table[runs].max(axis=1), table["diff_points"]):
-            d = round(d, 2) + 0.0  # -0.004 reads +0.00, not -0.00
-            ax.annotate(f"{d:+.2f} pt", (xx, top), xytext=(0, 3), textcoords="offset points", ha="center", fontsize=7)
+            d = round(d, 2) + 0.0  # -0.004 reads 0.00, as the notebook's table prints it, not -0.00
+            ax.annotate(f"{d:+.2f} pt" if d else "0.00 pt", (xx, top), xytext=(0, 3), textcoords="offset points",
+                        ha="center", fontsize=7)
     ax.set_xticks(x, list(table.index), rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("share of warp samples [%]")
     ax.set_title(title, fontsize=9)

@@ -462,12 +462,17 @@ def test_stall_bars_stack_each_reason_after_the_last_and_phase_shares_straddle_t
     ax = plot.phase_stalls(shares).axes[0]
     assert [[(p.get_x(), p.get_width()) for p in c.patches] for c in ax.containers] == [
         [(0, 70), (0, 50)], [(70, 20), (50, 30)], [(90, 10), (80, 20)]]  # each phase's reasons end at 100 %
-    table = pd.DataFrame({"share_run1_pct": [25.0, 75.0], "share_run2_pct": [30.0, 70.0], "diff_points": [5.0, -5.0]},
-                         index=["load", "mma"])
+    table = pd.DataFrame({"share_run1_pct": [25.0, 74.996, 0.26], "share_run2_pct": [30.0, 69.997, 0.256],
+                          "diff_points": [5.0, -4.999, -0.004]}, index=["load", "mma", "epilogue"])
     ax = plot.phase_shares(table).axes[0]
     centres = [[p.get_x() + p.get_width() / 2 for p in c.patches] for c in ax.containers]
-    assert centres == [pytest.approx([-0.2, 0.8]), pytest.approx([0.2, 1.2])]  # run 1 left of its phase, run 2 right
-    assert [t.get_text() for t in ax.texts] == ["+5.00 pt", "-5.00 pt"]
+    assert centres == [pytest.approx([-0.2, 0.8, 1.8]), pytest.approx([0.2, 1.2, 2.2])]  # run 1 left, run 2 right
+    # a review: notebook 05's table printed -0.00 where the figure said +0.00; both say 0.00 now
+    assert [t.get_text() for t in ax.texts] == ["+5.00 pt", "-5.00 pt", "0.00 pt"]
+    from labkit.ncu import tables
+
+    printed = tables.shown_phases(table).to_string(float_format=lambda v: f"{v:.2f}")
+    assert printed.splitlines()[-1].split() == ["epilogue", "0.26", "0.26", "0.00"]
 
 
 def test_param_block_names_a_tensor_map_by_the_manifest_field_and_member_the_check_names_it_by():

@@ -265,7 +265,8 @@ def test_fastest_build_is_said_against_the_build_the_notebook_shows():
     assert {p.build for p in points} == {"seed", "sm90"}
     seed_line = fastest_build(points, Schedule())
     assert seed_line.startswith("fastest mainloop here: sm90 build, pv_terms 1,")
-    assert "x faster than the seed build (" in seed_line and seed_line.endswith("whose phases and tail study this notebook shows")
+    assert "x faster than the seed build (" in seed_line
+    assert seed_line.endswith("whose phases and tail study this notebook shows")
     shown = ", the build whose phases and tail study this notebook shows"
     assert fastest_build(points, Schedule.sm90()).endswith(shown)
     assert fastest_build(points, Schedule(cta_q=64)).endswith("this notebook shows is not among these")

@@ -287,8 +287,8 @@ def test_the_measured_waves_notebook_04_quotes_are_the_newest_h200_records():
     """A review found the text's '5 beside 3.88 at 32 splits' where the table beside it had 3.88 at 16 splits (and 9
     beside 7.76 at 32): each quoted pair is checked against the newest recorded H200 run's split sweep."""
     text = NB.read_text()
-    quoted = re.search(r"(\d+) beside ([\d.]+) at (\d+) splits of batch (\d+) at 8k on the H200s, (\d+) beside ([\d.]+) "
-                       r"at (\d+)\)", text.replace("\n# ", " "))
+    quoted = re.search(r"(\d+) beside ([\d.]+) at (\d+) splits of batch (\d+) at 8k on the H200s, "
+                       r"(\d+) beside ([\d.]+) at (\d+)\)", text.replace("\n# ", " "))
     assert quoted, "the sentence that quotes the measured waves"
     newest = sorted((ROOT / "data" / "runs").glob("*-04_cta_scheduling/data/decode_points.csv"))[-1]
     run = json.loads((newest.parents[1] / "run.json").read_text())
