@@ -53,8 +53,8 @@ geo = {"head_dim": int(head_dim), "page_size": int(page_size), "heads_q": heads[
 
 # %%
 manifests = pd.DataFrame(study.manifest_comparison(labkit.repo_path(seed_manifest), session.out_dir / "manifest"))
-session.save_table(manifests, "manifests")
-manifests
+session.save_table(manifests, "manifests")  # the entry names whole
+study.shown_manifests(manifests)
 
 # %% [markdown]
 # ## Correctness: every element against exact float64 attention

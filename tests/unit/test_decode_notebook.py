@@ -221,3 +221,22 @@ def test_a_sweep_that_notebook_03_narrows_to_one_point_or_to_none_reads_as_the_f
     assert list(study.shown(table).columns) == ["batch", "kv_len", "splits", "kernel", "kv_MB", "p50_us", "TBps",
                                                 "sdpa_cudnn", "labkit_beside_peers"]
     assert study.spread_kernel(table, 1, 1024) == "mma w8s1ef cl8 pp"  # the sweep's own build where it timed the call
+
+
+def test_the_manifest_table_keeps_the_seeds_entry_whole_and_shows_it_cut_with_a_mark(tmp_path):
+    """A review: the seed's 130-character entry name was cut at 48 with no mark, in the table and in its CSV, where it
+    read as another kernel's whole name."""
+    import json as _json
+
+    from labkit.workloads.decode import study
+
+    from ..conftest import ROOT
+
+    seed = ROOT / "data" / "trtllm_gen_decode_manifest_v4.json"
+    frame = pd.DataFrame(study.manifest_comparison(seed, tmp_path))
+    (whole,) = _json.loads(seed.read_text())["modules"]  # the seed's one module, named as its entry
+    entry = frame.loc[0, "entry"]
+    assert entry == whole and len(entry) == 100
+    shown = study.shown_manifests(frame)
+    assert shown.loc[0, "entry"] == entry[:study.ENTRY_SHOWN] + "…"
+    assert shown.loc[1, "entry"] == frame.loc[1, "entry"] == "paged_decode"  # a short name stays as it is

@@ -184,11 +184,23 @@ def manifest_comparison(seed_manifest: Path | str, directory: Path | str) -> lis
     out = []
     for label, res in (("seed (trtllm-gen, sm_100f)", seed), ("labkit paged_decode (sm_90)", ours)):
         plan = res.plans[0] if res.plans else None
-        out.append({"manifest": label, "entry": plan.entry[:48] if plan else "-",
+        out.append({"manifest": label, "entry": plan.entry if plan else "-",
                     "pack_bytes": plan.pack_size if plan else None, "grid": list(plan.grid) if plan else None,
                     "block": list(plan.block) if plan else None, "dynamic_smem": plan.shared_mem if plan else None,
                     "errors": len(res.errors), "warnings": sum(i.severity == "warning" for i in res.issues),
                     "static_check_ok": res.ok})
+    return out
+
+
+ENTRY_SHOWN = 48  # characters of a kernel's entry name the notebook's table shows
+
+
+def shown_manifests(frame):
+    """``manifest_comparison``'s rows as notebook 03 shows them: an entry name over ``ENTRY_SHOWN`` characters cut
+    there and marked with an ellipsis (the seed's runs to 130; cut with no mark, it read as another kernel's whole
+    name); the saved table keeps it whole."""
+    out = frame.copy()
+    out["entry"] = [e if len(e) <= ENTRY_SHOWN else e[:ENTRY_SHOWN] + "…" for e in out["entry"]]
     return out
 
 
