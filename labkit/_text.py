@@ -106,7 +106,9 @@ def wrapped(text: str, width: int = TEXT_WIDTH, *, phrase_ends: bool = False) ->
     """``text`` with each line longer than ``width`` broken between words (``break_line``, fewest lines), its
     continuation lines indented two spaces more than the line itself: a printed note as it should read in JupyterLab,
     whose pane breaks a long line mid-word. A line that fits is left as it is (a table's row of ``width`` or less). A
-    word longer than a line (a kernel's name of 100 characters and more) is broken after one of its ``_ . /``.
+    word longer than a line (a kernel's name of 100 characters and more, a path) stands whole on a line of its own,
+    unindented where the indent would take it past ``width``: the pane breaks it where it must, but a copy of it is the
+    name (one broken after an underscore had failed as ``ncu --kernel-name``, a review found).
     ``phrase_ends``: broken where phrases end, as ``break_line`` breaks a title (a legend of ``a = ...; b = ...``
     terms, which the fewest lines would break inside one)."""
     out = []
@@ -117,7 +119,7 @@ def wrapped(text: str, width: int = TEXT_WIDTH, *, phrase_ends: bool = False) ->
         if len(line) <= width or not body:
             out.append(line)
             continue
-        parts = break_line(glue_products(_long_words_in_pieces(body, room)), room, fewest_lines=not phrase_ends)
+        parts = break_line(glue_products(body), room, fewest_lines=not phrase_ends)
         for pad, part in zip([indent] + [indent + "  "] * (len(parts) - 1), parts):
             part = _pieces_joined(part)
             out.append(pad[:max(0, width - len(part))] + part)

@@ -43,8 +43,8 @@ OUTPUTS = {
 # regular expressions over its text read as one line, numbers left open, so a new recording keeps them true
 SAYS = {"00_device_and_timing": ("the GPU waited for each launch",),  # the back-to-back bar was the host's pace
         # the headline phases come from the seed build; the sm90 build's 2.9x had been a table row with no sentence
-        "02_sage2_phases": (r"fastest mainloop here: sm90 build, pv_terms 1, [\d.]+ ms \(\d+ TOPS\), [\d.]+x the seed "
-                            r"build's [\d.]+ ms, whose phases and tail study this notebook shows",),
+        "02_sage2_phases": (r"fastest mainloop here: sm90 build, pv_terms 1, [\d.]+ ms \(\d+ TOPS\), [\d.]+x faster "
+                            r"than the seed build \([\d.]+ ms\), whose phases and tail study this notebook shows",),
         # an r over 5 times within 1 % had read as a correlation
         "05_ncu_correlation": (r"5 points, times within [\d.]+ %", r"6 points, times \d+x apart")}
 
@@ -74,8 +74,9 @@ def _printed_lines(nb: dict) -> list[str]:
 
 def _no_line_wider_than_the_pane(nb: dict) -> None:
     """Found by a JupyterLab walkthrough: printed lines of 100-560 characters (the recorded-mode banner, the manifest's
-    issues, the decode fit) broke mid-word in the pane; labkit.wrapped breaks them between words at TEXT_WIDTH."""
-    wide = [line for line in _printed_lines(nb) if len(line) > TEXT_WIDTH]
+    issues, the decode fit) broke mid-word in the pane; labkit.wrapped breaks them between words at TEXT_WIDTH. Only a
+    line of one word may be longer (the seed's 100-character kernel name): broken, a copy of it was not the name."""
+    wide = [line for line in _printed_lines(nb) if len(line) > TEXT_WIDTH and len(line.split()) > 1]
     assert not wide, "\n".join(wide)
 
 

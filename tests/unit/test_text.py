@@ -55,11 +55,14 @@ def test_wrapped_breaks_only_lines_over_the_width_between_words_and_indents_what
     assert lines[0].startswith("  kv_tail") and all(s.startswith("    ") and s[4] != " " for s in lines[1:])
     assert " ".join(s.strip() for s in lines) == note.strip()  # every word kept, none cut
     assert any("8 x 8192" in s for s in lines)
-    # a kernel's name of 100 characters and more breaks after an underscore, and no line runs past the width
+    # a kernel's name of 100 characters and more stands whole on its own line, so that a copy of it is the name (one
+    # broken after an underscore failed as ncu --kernel-name); every other line keeps to the width
     name = "fmhaSm100fKernel_QkvBfloat16OBfloat16H256PagedKvCausalP64MultiCtasKvVarSeqQ8Kv128StaticSwapsAbForGen"
     lines = wrapped(f"call 'attention': op decode, launch 0: {name}GetSmemSize (8 B params)").split("\n")
-    assert max(map(len, lines)) <= TEXT_WIDTH and "".join(s.strip() for s in lines).count(name) == 1
-    assert any(s.rstrip().endswith("fmhaSm100fKernel_") for s in lines)
+    assert lines == ["call 'attention': op decode, launch 0:", f"{name}GetSmemSize", "  (8 B params)"]
+    assert wrapped(f"  kernel {name}") == f"  kernel\n{name}"  # no indent where it would pass the width
+    assert wrapped(f"error: modules.{name[:85]}: no cubin") == f"error:\n  modules.{name[:85]}:\n  no cubin"
+    assert all(len(s) <= TEXT_WIDTH for s in wrapped(f"a b {name} c d " + "word " * 40).split("\n") if " " in s)
 
 
 def test_wrapped_takes_a_long_paragraph_in_time_linear_in_its_words():
