@@ -72,10 +72,10 @@ print(labkit.report.phase_table(ours))
 # two runs differ.
 
 # %%
-fig = labkit.plot.phase_dots({"seed report (device not recorded)": seed, f"labkit on {session.device_name}": ours},
-                             title=session.title(f"Sage2 phases, {labkit.report.label(ours)}"))
+runs = {"seed report (device not recorded)": seed, f"labkit on {session.device_name}": ours}
+fig = labkit.plot.phase_dots(runs, title=session.title(f"Sage2 phases, {labkit.report.label(ours)}"))
 session.save_figure(fig, "phase_dots_vs_seed")
-print(labkit.wrapped(labkit.report.diff_table(seed, ours)))  # its table is narrower: only the notes break
+print(labkit.wrapped("A = {}, B = {}\n{}".format(*runs, labkit.report.diff_table(seed, ours))))  # only notes break
 
 # %% [markdown]
 # ## Correctness: the two call paths and the fp32 reference

@@ -173,7 +173,8 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
                  for name, sb in b.phase_timings.items() if name not in a.phase_timings]
         ta, tb = (sum(r.phase_timings[p].p50_s for p in r.top_level_phases()) for r in (a, b))
         rows.append(["total (top-level p50)", f"{ta * 1e3:.3f}", f"{tb * 1e3:.3f}", f"{tb / ta:.3f}x" if ta else "-"])
-        return "\n".join([*head, fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows), *foot])
+        return "\n".join([*head, "B/A: B's time over A's (under 1: B is faster)",
+                          fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows), *foot])
     wa, wb = phase_work(a), phase_work(b)
     rate = lambda w, st: None if st is None or st.p50_s == 0 or w[0] != w[0] else w[0] / st.p50_s  # noqa: E731
     shown_rate = lambda v: "-" if v is None else f"{v:.4g}"  # 4 significant digits: 0.035 TOPS is not 0.0  # noqa: E731
@@ -188,7 +189,8 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
              for name, sb in b.phase_timings.items() if name not in a.phase_timings]
     note = ("shapes differ: raw times are not comparable, so this compares work-normalized throughput "
             "(mainloop: 4 B H Nq Nkv D ops per second; other phases: their 16-bit input bytes per second)")
-    return "\n".join([*head, note, fmt_table(["phase", "unit", "A", "B", "B/A"], rows), *foot])
+    return "\n".join([*head, note, "B/A: B's rate over A's (over 1: B is faster)",
+                      fmt_table(["phase", "unit", "A", "B", "B/A"], rows), *foot])
 
 
 def tail_table(r: Sage2Report):

@@ -44,7 +44,10 @@ OUTPUTS = {
 SAYS = {"00_device_and_timing": ("the GPU waited for each launch",),  # the back-to-back bar was the host's pace
         # the headline phases come from the seed build; the sm90 build's 2.9x had been a table row with no sentence
         "02_sage2_phases": (r"fastest mainloop here: sm90 build, pv_terms 1, [\d.]+ ms \(\d+ TOPS\), [\d.]+x faster "
-                            r"than the seed build \([\d.]+ ms\), whose phases and tail study this notebook shows",),
+                            r"than the seed build \([\d.]+ ms\), whose phases and tail study this notebook shows",
+                            # the comparison named neither run (a review)
+                            r"A = seed report \(device not recorded\), B = labkit on NVIDIA H200 ",
+                            r"B/A: B's time over A's \(under 1: B is faster\)"),
         # an r over 5 times within 1 % had read as a correlation
         "05_ncu_correlation": (r"5 points, times within [\d.]+ %", r"6 points, times \d+x apart")}
 

@@ -34,6 +34,8 @@ def test_same_report_has_no_differences_and_unit_ratios(seed):
     assert report.diff_table(labkit_run, labkit_run).splitlines()[0] == ("A and B match in shape, dtype, layout, "
                                                                          "device, GPU, git and schedule")
     assert "fused_mainloop" in text and "1.000x" in text
+    # a review: which way B/A reads was left to guess (a ratio of times; the other shape's table is of rates)
+    assert text.splitlines()[1] == "B/A: B's time over A's (under 1: B is faster)"
     lines = text.splitlines()  # as show lays it out: a group's members indented, then the total
     assert any(ln.startswith("  q_int8_quantization ") for ln in lines), text
     assert lines[-1].startswith("total (top-level p50)") and lines[-1].endswith("1.000x"), text
@@ -44,6 +46,7 @@ def test_different_shapes_compare_work_normalized_throughput(seed):
     text = report.diff_table(seed, other)
     lines = text.splitlines()
     assert lines[0] == "A and B differ in:"
+    assert "B/A: B's rate over A's (over 1: B is faster)" in lines
     assert "shape: A q [1, 37810, 56, 128]" in text and "| B q [1, 8192, 8, 128]" in text
     for trait in ("dtype: A not recorded | B bf16", "layout: A not recorded | B NHD",
                   "device: A not recorded | B NVIDIA"):
