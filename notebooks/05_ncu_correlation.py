@@ -64,8 +64,8 @@ tables.report_sizes(summary, study.REPORT_LIMIT)  # MiB: bytes / 2^20
 
 # %%
 counters = tables.counter_table(summary)
-session.save_table(counters, "counters")
-counters
+session.save_table(counters, "counters")  # ncu's units, every digit
+tables.shown_counters(counters)
 
 # %% [markdown]
 # ## Event p50 against ncu's duration
@@ -98,7 +98,7 @@ for row in gaps[gaps["flagged"]].itertuples():
                          f"({100 * row.gap:+.2f} %)"))
 fig = labkit.plot.event_vs_ncu(gaps, title=session.title("ncu gpu__time_duration against CUDA-event p50"))
 session.save_figure(fig, "event_vs_ncu")
-gaps
+tables.shown_gaps(gaps)  # data/event_vs_ncu.csv keeps the gap as a fraction
 
 # %% [markdown]
 # ## Time against counters across the tail study and the decode sweep
@@ -114,7 +114,7 @@ session.save_table(corr, "correlations")
 shown = [c for c in ("dram_read_bytes", "sm_throughput_pct", "tensor_active_pct", "waves") if c in sweep]
 fig = labkit.plot.time_vs_counters(sweep, shown, corr, title=session.title("event p50 against ncu counters"))
 session.save_figure(fig, "time_vs_counters")
-tables.correlation_matrix(corr)
+tables.shown_correlations(tables.correlation_matrix(corr))
 
 # %% [markdown]
 # ## ncu's tail-effect and imbalance rules beside labkit's wave model

@@ -177,6 +177,45 @@ def efficiency_table(s: NcuSummary):
     return pd.DataFrame(rows)
 
 
+def shown_counters(counters):
+    """``counter_table`` as notebook 05 shows it, in units a row reads in: the duration in us, the clock in GHz, DRAM
+    bytes in MB, percentages to 0.1, waves to 0.01 and whole counts as integers (it had shown 8.556206e+08 bytes,
+    1.803312e+09 Hz and a limit of 2.0 CTAs); the saved CSV keeps ncu's units and every digit."""
+    out = counters.copy()
+    scaled = {"duration_ns": ("duration_us", 1e-3, 2), "clock_hz": ("clock_GHz", 1e-9, 3),
+              "dram_read_bytes": ("dram_read_MB", 1e-6, 1), "dram_write_bytes": ("dram_write_MB", 1e-6, 1)}
+    for col, (name, factor, digits) in scaled.items():
+        if col in out:
+            out[col] = (out[col] * factor).round(digits)
+    out = out.rename(columns={col: name for col, (name, _, _) in scaled.items()})
+    for col in out.columns:
+        if out[col].dtype.kind != "f":
+            continue
+        if col.endswith("_pct"):
+            out[col] = out[col].round(1) + 0.0
+        elif col == "waves":
+            out[col] = out[col].round(2)
+        elif out[col].notna().all() and (out[col] == out[col].round()).all():  # counts and limits: 2, not 2.0
+            out[col] = out[col].astype("int64")
+    return out
+
+
+def shown_gaps(gaps):
+    """``event_vs_ncu`` as notebook 05 shows it: the gap in percent (``gap_pct``, as the lines above it say it; the
+    bare fraction 0.0105 had read as 0.01 %) and times to 0.01 us; the saved CSV keeps the fraction."""
+    from ..report.tables import rounded
+
+    out = gaps.copy()
+    position = list(out.columns).index("gap")
+    out.insert(position, "gap_pct", out.pop("gap") * 100)
+    return rounded(out, (("_us", 2), ("_pct", 2)))
+
+
+def shown_correlations(matrix):
+    """``correlation_matrix`` to 0.001 of r: six digits said more than a handful of points resolve."""
+    return matrix.round(3) + 0.0
+
+
 def shown_efficiency(eff):
     """``efficiency_table`` as a notebook shows it: ``tail_rule_speedup_pct`` left out where no row has one (no tail
     rule fired, which ``tail_rule`` says: a column of NaN beside it said nothing more); the saved CSV keeps it."""

@@ -752,3 +752,27 @@ def test_ncus_tail_effect_is_its_launch_configuration_rules_message_titled_tail_
     eff = tables.efficiency_table(dataclasses.replace(_sweep([100], [1.5]), rules=tuple(rows))).iloc[0]
     assert (eff["tail_rule"], eff["tail_rule_speedup_pct"]) == ("Tail Effect", 50.0)
     assert eff["imbalance_rules"] == "SMs Workload Imbalance (17.4%)"
+
+
+def test_notebook_05_shows_counters_and_gaps_in_units_a_row_reads_in():
+    """A review: the counters table showed 8.556206e+08 bytes, 1.803312e+09 Hz and limits of 2.0 CTAs, and the gap
+    column a bare 0.010489 where the printed lines said +1.05 %. The shown tables convert; the CSVs keep ncu's units."""
+    import pandas as pd
+
+    counters = pd.DataFrame({"case": ["a", "b"], "duration_ns": [121005408.0, 7552.0], "clock_hz": [1.803312e9, 1.9e9],
+                             "dram_read_bytes": [8.556206e8, 4235520.0], "dram_write_bytes": [598210048.0, 0.0],
+                             "sm_throughput_pct": [54.365477, -0.0001], "waves": [62.787879, 0.484848],
+                             "limit_registers": [2.0, 1.0], "l2_hit_pct": [99.012747, float("nan")]})
+    shown = tables.shown_counters(counters)
+    assert list(shown.columns) == ["case", "duration_us", "clock_GHz", "dram_read_MB", "dram_write_MB",
+                                   "sm_throughput_pct", "waves", "limit_registers", "l2_hit_pct"]
+    assert shown.iloc[0].tolist()[1:8] == [121005.41, 1.803, 855.6, 598.2, 54.4, 62.79, 2]
+    assert str(shown["sm_throughput_pct"].iloc[1]) == "0.0" and shown["limit_registers"].dtype == "int64"
+    assert counters["duration_ns"].iloc[0] == 121005408.0  # the caller's frame (what is saved) unchanged
+    gaps = pd.DataFrame({"case": ["a"], "event_p50_us": [119651.103973], "ncu_us": [120906.112], "gap": [0.010489],
+                         "gap_us": [1255.008027], "flagged": [True]})
+    shown = tables.shown_gaps(gaps)
+    assert list(shown.columns) == ["case", "event_p50_us", "ncu_us", "gap_pct", "gap_us", "flagged"]
+    assert shown.iloc[0].tolist() == ["a", 119651.1, 120906.11, 1.05, 1255.01, True]
+    matrix = pd.DataFrame({"decode sweep (6 points)": [0.999831, -0.0001]}, index=["dram_read_bytes", "waves"])
+    assert tables.shown_correlations(matrix).iloc[:, 0].tolist() == [1.0, 0.0]
