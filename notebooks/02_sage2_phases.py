@@ -37,7 +37,13 @@ seed_report: File(measured=False, reads="sage2_report") = "data/sage2_report_see
 import labkit
 from labkit.report import Sage2Report
 from labkit.session import Session, each
-from labkit.workloads.sage2.precision import PrecisionPoint, fastest_build, precision_frame, precision_study
+from labkit.workloads.sage2.precision import (
+    PrecisionPoint,
+    fastest_build,
+    precision_frame,
+    precision_study,
+    shown_precision,
+)
 from labkit.workloads.sage2.profile import profile
 from labkit.workloads.sage2.schedule import Schedule
 from labkit.workloads.sage2.tails import tail_points
@@ -92,7 +98,8 @@ checks
 # The same inputs through the two-term P.V split (`pv_terms=2`, where the table has its row: P and
 # V each as hi + lo/16 in e4m3, three MMAs) leave mostly the INT8 Q K^T error; its mainloop time is
 # the price. The sm90 build (wgmma + TMA, 192 x 128 tiles, Q scales per 16 rows) does Sage2's
-# math on Hopper's warpgroup MMAs: same error, its own time.
+# math on Hopper's warpgroup MMAs: same error, its own time. TOPS counts attention's 4 B N^2 H D
+# operations over the mainloop's p50, so the two-term row, whose three MMAs do more, does more than it counts.
 
 # %%
 points = session.measure("precision", precision_study, tuple(shape), layout=layout, dtype=dtype,
@@ -103,7 +110,7 @@ points = session.measure("precision", precision_study, tuple(shape), layout=layo
 precision = precision_frame(points)
 session.save_table(precision, "precision")
 print(labkit.wrapped(fastest_build(points, shown=build)))
-precision
+shown_precision(precision)  # data/precision.csv keeps every digit
 
 # %% [markdown]
 # ## Scheduler (computed from the schedule and the shape)

@@ -520,12 +520,12 @@ def test_precision_frame_has_a_row_per_build_with_its_numbers():
     raw, points = _recorded_precision_points()
     df = precision_frame(points)
     assert list(df.index.names) == ["build", "pv_terms", "cta_q/cta_k/warp_q"]
-    assert list(df.columns) == ["P.V", "cos", "rel_l1", "rmse", "nan", "mainloop_p50_ms", "TOPS", "smem_bytes"]
+    assert list(df.columns) == ["P.V", "cos", "rel_l1", "rmse", "nan_elements", "mainloop_p50_ms", "TOPS", "smem_bytes"]
     for d, (key, row) in zip(raw, df.iterrows()):
         assert key == (d["build"], d["pv_terms"], f"{d['cta_q']}/{d['cta_k']}/{d['warp_q']}")
         assert row["P.V"] == ("Sage2: e4m3 P, e4m3 V" if d["pv_terms"] == 1 else "two-term e4m3 P and V")
         assert row["mainloop_p50_ms"] == pytest.approx(d["mainloop"]["p50_s"] * 1000, rel=1e-12)
-        assert (row["cos"], row["rel_l1"], row["rmse"], row["nan"], row["TOPS"], row["smem_bytes"]) == (
+        assert (row["cos"], row["rel_l1"], row["rmse"], row["nan_elements"], row["TOPS"], row["smem_bytes"]) == (
             d["cos"], d["rel_l1"], d["rmse"], d["nan"], d["tops"], d["dynamic_shared_memory_bytes"])
     assert {row["P.V"] for _, row in df.iterrows()} == {"Sage2: e4m3 P, e4m3 V", "two-term e4m3 P and V"}
 
@@ -779,3 +779,17 @@ def test_the_accuracy_progress_line_says_each_number_once_in_a_pane_wide_line():
     assert line == ("accuracy against exact fp32 attention: cos 0.999226, rel-L1 0.0393, RMSE 3.33e-04, max |err| "
                     "2.56e-03, 0 NaN of 271,022,080 elements")
     assert max(map(len, wrapped(f"[sage2 profile] {line}; timing 20 phase-by-phase passes").splitlines())) <= 100
+
+
+def test_notebook_02s_precision_table_shows_times_and_tops_to_what_they_resolve():
+    """A review: 120.237411 ms and 1011.826788 TOPS, and a column "nan" of zeros that read as missing values."""
+    from labkit.workloads.sage2.precision import precision_frame, shown_precision
+
+    _, points = _recorded_precision_points()
+    frame = precision_frame(points)
+    shown = shown_precision(frame)
+    assert "nan_elements" in frame and "nan" not in frame
+    assert list(shown["mainloop_p50_ms"]) == [round(p.mainloop.p50_s * 1e3, 2) for p in points]
+    assert list(shown["TOPS"]) == [round(p.tops, 1) for p in points]
+    assert list(shown["cos"]) == [p.cos for p in points]  # accuracy keeps its digits
+    assert list(frame["TOPS"]) == [p.tops for p in points]  # the saved frame keeps every digit
