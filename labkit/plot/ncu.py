@@ -15,9 +15,10 @@ def event_vs_ncu(df, *, limit: float = 0.01, min_us: float = 100.0, title: str =
     long = [e >= min_us for e in df["event_p50_us"]]
     ax.axvspan(-100 * limit, 100 * limit, color="0.9", zorder=0, label=f"+-{100 * limit:g} %")
     ax.axvline(0, color="0.5", lw=0.8)
+    # flagged: a cross of another colour, not a dot of a near one (vermillion beside orange read as one, a review)
     for yy, g, is_long, flagged in zip(y, gaps, long, df["flagged"]):
-        ax.scatter([g], [yy], s=30, zorder=3, color="C5" if flagged else "C0",
-                   facecolors=None if is_long else "none")
+        ax.scatter([g], [yy], s=60 if flagged else 30, zorder=3, color="C4" if flagged else "C3",
+                   marker="X" if flagged else "o", facecolors=None if is_long or flagged else "none")
     for yy, g, ev, nc in zip(y, gaps, df["event_p50_us"], df["ncu_us"]):
         # a case ncu profiled that has no event timing has no gap: said at 0 rather than left an empty row
         text = f"event {_time(ev)}, ncu {_time(nc)}" if g == g else f"ncu {_time(nc)}, no event timing (no gap)"
@@ -32,9 +33,10 @@ def event_vs_ncu(df, *, limit: float = 0.01, min_us: float = 100.0, title: str =
 
     dot = {"marker": "o", "linestyle": "none", "markersize": 5}
     handles = [*ax.get_legend_handles_labels()[0],
-               Line2D([], [], color="C0", label=f"kernel of {min_us:g} us or more (held to the band)", **dot),
-               Line2D([], [], color="C0", markerfacecolor="none", label=f"under {min_us:g} us (not held)", **dot),
-               Line2D([], [], color="C5", label="flagged: held, outside the band", **dot)]
+               Line2D([], [], color="C3", label=f"kernel of {min_us:g} us or more (held to the band)", **dot),
+               Line2D([], [], color="C3", markerfacecolor="none", label=f"under {min_us:g} us (not held)", **dot),
+               Line2D([], [], color="C4", label="flagged: held, outside the band",
+                      **{**dot, "marker": "X", "markersize": 7})]
     fig.legend(handles=handles, loc="outside lower center", fontsize=7, ncols=2)
     return fig
 

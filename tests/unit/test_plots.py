@@ -423,6 +423,13 @@ def test_event_vs_ncu_draws_each_gap_in_percent_with_both_times_and_keeps_a_larg
     assert [t.get_text() for t in ax.texts] == ["event 120.1 ms, ncu 129.7 ms", "event 9.47 us, ncu 9.44 us",
                                                 "event 488 us, ncu 490 us"]
     assert ax.get_xlim()[1] == pytest.approx(8.0 + 12)
+    # the flagged case a cross of another colour than the held dots: vermillion beside orange dots read as one
+    import matplotlib.colors as mcolors
+
+    flagged, held = ax.collections[0], ax.collections[2]
+    assert flagged.get_paths()[0].vertices.shape != held.get_paths()[0].vertices.shape  # a cross, not a dot
+    hue = lambda c: mcolors.rgb_to_hsv(c.get_facecolor()[0][:3])[0]  # noqa: E731
+    assert abs(hue(flagged) - hue(held)) > 0.25
 
 
 def test_time_against_counters_takes_a_log_x_only_for_a_counter_that_spans_ten_times_and_labels_each_panel():
