@@ -17,6 +17,9 @@ SAGE2_FACTORS = ("q_tile_efficiency", "kv_tile_efficiency")  # the q rows and kv
 DECODE_FACTORS = ("kv_tile_efficiency", "split_efficiency")  # the padded last KV stage; the splits' balance
 
 
+NEAR_SHARE = 0.005  # measured points closer than this share of the x axis are named by their length
+
+
 def efficiency_vs(model, measured, *, x: str, xlabel: str, title: str = "", log2: bool = False, ax=None,
                   factors: tuple[str, ...] = SAGE2_FACTORS):
     """Model efficiency (``wave_efficiency`` x ``factors``, and ``wave_efficiency`` alone) as lines over
@@ -35,6 +38,15 @@ def efficiency_vs(model, measured, *, x: str, xlabel: str, title: str = "", log2
                 label="measured: measured_slot_efficiency (timeline)")
         ax.plot(m[x], m["measured_efficiency"], "o", color="C1", label=f"measured: measured_slot_efficiency{times}",
                 zorder=3)
+        if not log2:  # lengths a token apart (37760, 37761) share a dot's place: those are named, on either side
+            xs, span = list(m[x]), float(d[x].max() - d[x].min()) or 1.0
+            near = [i for i, at in enumerate(xs) if any(j != i and abs(at - o) <= NEAR_SHARE * span
+                                                          for j, o in enumerate(xs))]
+            for k, i in enumerate(near):
+                left = k % 2 == 0
+                ax.annotate(f"{xs[i]:g}", (xs[i], m["measured_efficiency"].iloc[i]), xytext=(-5 if left else 5, -2),
+                            textcoords="offset points", ha="right" if left else "left", va="top", fontsize=7.5,
+                            color="C1")
     if log2:
         ax.set_xscale("log", base=2)
     else:

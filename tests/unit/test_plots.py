@@ -154,6 +154,16 @@ def test_scheduling_charts_zoom_to_their_data():
                              "measured_efficiency": [0.989, 0.985]})
     lo, hi = efficiency_vs(model, measured, x="q_len", xlabel="q_len").axes[0].get_ylim()
     assert 0.97 < lo < 0.985 and 1.0 < hi < 1.01
+    # lengths a token apart share a dot's place (a review could not tell 37760's from 37761's): those two are named,
+    # on either side; 37810, apart from them, is read off the axis
+    model = pd.DataFrame({"q_len": [35700, 37761, 37810], "efficiency": [0.986, 0.994, 0.992],
+                          "wave_efficiency": [0.99, 0.997, 0.997], "full_waves": [63, 63, 63]})
+    measured = pd.DataFrame({"q_len": [37810, 37761, 37760], "measured_slot_efficiency": [0.992, 0.991, 0.99],
+                             "measured_efficiency": [0.99, 0.988, 0.9916]})
+    ax = efficiency_vs(model, measured, x="q_len", xlabel="q_len").axes[0]
+    assert [(t.get_text(), t.xy, t.get_ha()) for t in ax.texts] == [("37760", (37760, 0.9916), "right"),
+                                                                    ("37761", (37761, 0.988), "left")]
+    assert not efficiency_vs(model, measured, x="q_len", xlabel="q_len", log2=True).axes[0].texts
     rng = np.random.default_rng(0)
     us = rng.uniform(61, 65, size=128)
     recs = [(i, i, 0, int(u * 1e3), 0, int(u * 1.98e3)) for i, u in enumerate(us)]
