@@ -148,8 +148,13 @@ def shown(table, *, keep: tuple[str, ...] = ("batch", "kv_len", "splits", "kerne
     constant = ([c for c in out.columns if c not in keep and out[c].map(str).nunique() <= 1] if len(out) > 1 else
                 [c for c in SETTINGS if c in out and c not in keep])
     from ...report.tables import rounded
+    from .peers import PEERS
 
-    return rounded(out.drop(columns=constant), (("_us", 2),), default=3)
+    out = rounded(out.drop(columns=constant), (("_us", 2),), default=3)
+    for c in (*PEERS, "labkit_beside_peers"):  # a peer with no number there: "-", as the spread's table says it
+        if c in out and out[c].isna().any():  # (NaN read as a failed number; the lines below say why)
+            out[c] = out[c].astype(object).where(out[c].notna(), "-")
+    return out
 
 
 def peers_not_run(table, *, saved_in: str | None = None) -> list[str]:
