@@ -57,7 +57,9 @@ copy_table
 # cold lines is what a cold sample pays for the flush's lines, at most an L2's worth of write-backs (1.8-4.1 µs on the
 # H200s recorded, 4.1-6.6 µs on the H100), so a large share of a call of tens of MB and a small one of a call of a
 # GB. A copy touches twice its size: from half the L2 on (the first dotted line: 30 MiB on an H200, 25 on an H100)
-# its source and destination do not both fit, and "warm" is no longer warm.
+# its source and destination do not both fit, and "warm" is no longer warm: each hot copy then runs right after
+# another whose written lines are still dirty in L2, so it pays write-backs as `cold` does and runs with it, slower
+# than `cold_clean`.
 # Both cold pads first reset L2 lines that kernels loaded as persisting (L2::evict_last), where the CUDA context sets
 # L2 aside for them (11.25 MiB on the H200s measured): no memset or read of normal lines evicts those, and FA3 loads
 # its K/V so. The table: p50 [µs].

@@ -203,7 +203,7 @@ def cold_l2_copies(table, *, l2_mib: float | None = None, title: str = "copy by 
                         color="0.4")
     ax.set_xscale("log", base=2)
     ax.set_xticks(sorted(table["MiB"].unique()), [str(m) for m in sorted(table["MiB"].unique())])
-    ax.set_xlabel("copy size [MiB]")
+    ax.set_xlabel("copy size [MiB] (log scale)")
     ax.set_ylabel("read + written [TB/s]")
     ax.set_title(title)
     ax.legend(fontsize=7)
