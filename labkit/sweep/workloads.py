@@ -43,9 +43,22 @@ def parameters_text(name: str) -> str:
     without a default needs a --grid axis)."""
     import inspect
 
-    return ", ".join(n if p.default is inspect.Parameter.empty else f"{n}={p.default!r}"
-                     for n, p in inspect.signature(get(name)).parameters.items()
+    def shown(n: str, p) -> str:  # a default as --grid writes it: peers=0 (False was refused there), layout=NHD
+        if p.default is inspect.Parameter.empty:
+            return n
+        if p.default is None:
+            return f"{n}=" + _NO_DEFAULT_FORM.get(n, "(none)")
+        if p.default == "":
+            return f"{n}=(empty)"
+        return f"{n}={int(p.default) if isinstance(p.default, bool) else p.default}"
+
+    return ", ".join(shown(n, p) for n, p in inspect.signature(get(name)).parameters.items()
                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+# how an axis of a parameter whose default is None is written, as `sweep run -h` shows it
+_NO_DEFAULT_FORM = {"q_tails": "[N,...] (none)", "kv_tails": "[N,...] (none)",
+                    "schedule": "seed|sm90|CTA_Q/CTA_K/WARP_Q/PV_TERMS (seed)"}
 
 
 def check_grid(name: str, grid: dict[str, list]) -> None:
@@ -79,7 +92,15 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
             try:
                 _CHECKS[name](**point)
             except ArgumentError as exc:
-                raise ArgumentError(f"workload {name}, point {point}: {exc}") from None
+                raise ArgumentError(f"workload {name}, point {point_text(point)}: {exc}") from None
+
+
+def point_text(point: dict) -> str:
+    """A point as --grid writes it, ``shape=[1,10,1,128] round_index=0``, not a Python dict's repr."""
+    import json
+
+    shown = lambda v: v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))  # noqa: E731
+    return " ".join(f"{k}={shown(v)}" for k, v in point.items())
 
 
 def _kv_bytes(batch, kv_len, heads_kv, head_dim) -> int:
@@ -126,18 +147,28 @@ def _sage2_check(shape, q_len: int | None = None, kv_len: int | None = None, sch
         if n is not None and not (isinstance(n, int) and 1 <= n <= s.seq_len):
             raise ArgumentError(f"{what} {n!r}: expected 1..{s.seq_len} (the shape's N)")
     for what, lengths in (("q_tails", q_tails), ("kv_tails", kv_tails)):
+        if lengths is not None and not isinstance(lengths, (list, tuple)):  # q_tails=5 had raised a TypeError
+            raise ArgumentError(f"{what} {lengths!r}: expected a list of lengths, e.g. {what}=[37760,37761]")
         if lengths:  # None or [] leave the study's default
             s.lengths(list(lengths), what)
     if schedule is not None:
-        from ..workloads.sage2.schedule import Schedule
+        tail_schedule(schedule)
 
-        if not isinstance(schedule, dict):  # a grid's text value: `argument after ** must be a mapping` said nothing
-            raise ArgumentError(f"schedule {schedule!r}: expected an object of Sage2 Schedule fields, e.g. "
-                                'schedule={"cta_q":128}')
-        try:
-            Schedule(**schedule)
-        except TypeError as exc:  # not a mapping, or a field Schedule does not have
-            raise ArgumentError(f"schedule {schedule!r}: expected the fields of a Sage2 Schedule ({exc})") from None
+
+def tail_schedule(schedule):
+    """``sage2.tail_round``'s schedule: a name or form ``Schedule.parse`` takes (``seed``, ``sm90``,
+    ``128/64/32/2``, as ``sage2 profile --schedule`` does), or an object of Schedule fields."""
+    from ..workloads.sage2.schedule import Schedule
+
+    if isinstance(schedule, str):
+        return Schedule.parse(schedule)
+    if not isinstance(schedule, dict):  # `argument after ** must be a mapping` said nothing
+        raise ArgumentError(f"schedule {schedule!r}: expected seed, sm90, CTA_Q/CTA_K/WARP_Q/PV_TERMS or an object of "
+                            'Sage2 Schedule fields, e.g. schedule={"cta_q":128}')
+    try:
+        return Schedule(**schedule)
+    except TypeError as exc:  # a field Schedule does not have
+        raise ArgumentError(f"schedule {schedule!r}: expected the fields of a Sage2 Schedule ({exc})") from None
 
 
 DEMO_SLEEP_MAX_MS = 60_000
@@ -220,6 +251,6 @@ def sage2_tail_round(shape: list, round_index: int, layout: str = "NHD", dtype: 
     from ..workloads.sage2.schedule import Schedule
     from ..workloads.sage2.tails import tail_round
 
-    sched = Schedule(**(schedule or {}))  # an object of Schedule fields: _sage2_check refused anything else up front
+    sched = Schedule() if schedule is None else tail_schedule(schedule)  # _sage2_check refused the rest up front
     return tail_round(shape, round_index=round_index, layout=layout, dtype=dtype, q_tails=q_tails, kv_tails=kv_tails,
                       seed=seed, schedule=sched)

@@ -511,8 +511,8 @@ def test_a_sweep_recorded_by_an_earlier_run_keeps_its_points_ids():
 
 
 @pytest.mark.parametrize("grid, message", [
-    (["shape=[1,1024,8,128]", "q_len=1024", "kv_len=2048"], "point {'shape': [1, 1024, 8, 128], 'q_len': 1024, "
-                                                            "'kv_len': 2048}: kv_len 2048: expected 1..1024"),
+    (["shape=[1,1024,8,128]", "q_len=1024", "kv_len=2048"], "point shape=[1,1024,8,128] q_len=1024 kv_len=2048: "
+                                                            "kv_len 2048: expected 1..1024"),
     (["shape=[1,1024,8,100]", "q_len=1", "kv_len=1"], "head_dim 100"),
     (["shape=[1,2]", "q_len=1", "kv_len=1"], "shape [1, 2]: expected [B, N, H, D]"),
     pytest.param(["shape=[1,1024,8,128]", "q_len=1", "kv_len=1"], "workload sage2.timeline needs a CUDA GPU",
@@ -547,10 +547,15 @@ def test_a_sage2_sweep_takes_shapes_from_the_cli_and_is_checked_whole_before_it_
     ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "dtype=int3"], "dtype 'int3': expected bf16"),
     ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=-3"], "round_index -3: expected >= 0"),
     ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "schedule=x"],
-     "schedule 'x': expected an object of Sage2 Schedule fields"),
+     "schedule 'x': expected seed, sm90 or CTA_Q/CTA_K/WARP_Q/PV_TERMS"),
+    ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "schedule=[1]"],
+     "schedule [1]: expected seed, sm90, CTA_Q/CTA_K/WARP_Q/PV_TERMS or an object of Sage2 Schedule fields"),
+    # a review: q_tails=5 raised a TypeError out of the CLI (a traceback)
+    ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "q_tails=5"],
+     "q_tails 5: expected a list of lengths, e.g. q_tails=[37760,37761]"),
     ("sage2.timeline", ["shape=[1,1024,8,128]", "q_len=10", "kv_len=10", "launches=0"], "launches 0: expected 1..100"),
     # found by a mutation audit: dropping either check passed every test (a point of no batch, a tail given twice)
-    ("decode.point", ["batch=0", "kv_len=64"], "point {'batch': 0, 'kv_len': 64}: batch 0: expected at least 1"),
+    ("decode.point", ["batch=0", "kv_len=64"], "point batch=0 kv_len=64: batch 0: expected at least 1"),
     ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "kv_tails=[2000]"],
      "kv_tails 2000: expected 1..1024"),
     ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "q_tails=[5,5]"], "q_tails: 5 given twice")])
@@ -605,7 +610,7 @@ def test_review_fixes_the_per_point_check_skips_what_the_workload_skips_and_resu
     from labkit.sweep import workloads
 
     workloads.check_grid("decode.point", {"batch": [1, 4096], "kv_len": [1048576]})  # 4096 x 1M is skipped later
-    with pytest.raises(ArgumentError, match=r"point \{'batch': 1, 'kv_len': 1024, 'page_size': 0\}: page_size 0"):
+    with pytest.raises(ArgumentError, match=r"point batch=1 kv_len=1024 page_size=0: page_size 0"):
         workloads.check_grid("decode.point", {"batch": [1], "kv_len": [1024], "page_size": [0]})
     with pytest.raises(ArgumentError, match=r"splits 300: expected 0 \(the plan's\) \.\. 256"):
         workloads.check_grid("decode.point", {"batch": [1], "kv_len": [1 << 20], "splits": [300]})
@@ -934,6 +939,10 @@ def test_sweep_run_help_lists_each_workload_with_the_parameters_it_takes(capsys)
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert "workloads and their parameters (one --grid axis each; one without a default needs one):" in out
-    assert "  demo.sleep: ms=10, fail='', tag='', i=0\n" in out
+    assert "  demo.sleep: ms=10, fail=(empty), tag=(empty), i=0\n" in out
     assert re.search(r"^  decode\.point: batch, kv_len, head_dim=128, ", out, re.M)
     assert all(f"  {name}: " in out for name in sweep.workloads.names())
+    # each default as --grid writes it (a review: peers=False and q_tails=None were refused there)
+    flat = " ".join(out.split())
+    assert "peers=0," in flat and "layout=NHD," in flat and "q_tails=[N,...] (none)," in flat
+    assert "schedule=seed|sm90|CTA_Q/CTA_K/WARP_Q/PV_TERMS (seed)" in flat
