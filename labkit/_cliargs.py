@@ -178,19 +178,6 @@ def check_figure(path, what: str = "figure"):
     return out
 
 
-def not_an_input(out, inputs, what: str) -> None:
-    """Refuse an output that is one of the command's input files (``--out self.json`` overwrote the manifest it
-    packed), before any work."""
-    import os
-    from pathlib import Path
-
-    for given in inputs:
-        src = Path(given)
-        if src.exists() and Path(out).exists() and os.path.samefile(src, out):
-            raise ArgumentError(f"{what} {str(out)!r}: is the input file {str(src)!r}; writing it would overwrite "
-                                "the input (give another path)")
-
-
 def output_dir(what: str = "output directory", *, writes: bool = False) -> Callable[[str], object]:
     """A directory the command creates or adds to (``writes``: it always writes there, so an existing one must be
     writable)."""

@@ -5,6 +5,7 @@ Errors labkit raises on purpose print one line (``labkit: error: labkit <command
 
 import argparse
 import json
+import shlex
 import sys
 
 from ._cliargs import Parser, check_figure, figure_path, int_in, output_path, typed
@@ -22,12 +23,8 @@ def _device(args) -> int:
         return 1
     from .device import describe
 
-    info = describe(args.index)
-    if args.json:
-        print(json.dumps(info.to_dict(), indent=2))
-    else:
-        for k, v in info.to_dict().items():
-            print(f"{k:28s} {v}")
+    info = describe(args.index).to_dict()
+    print(json.dumps(info, indent=2) if args.json else "\n".join(f"{k:28s} {v}" for k, v in info.items()))
     return 0
 
 
@@ -147,13 +144,14 @@ def _nb_run(args) -> int:
 
 def _nb_script(args) -> int:
     from . import notebooks
-    from ._cliargs import not_an_input
     from .notebook_script import write_script
+    from .values import not_an_input
 
     not_an_input(args.out.path, [notebooks.resolve(args.name)], "--out")
     params = notebooks.parse_parameters(args.name, notebooks.parameter_pairs(args.name, args.param))
     path = write_script(args.name, params, args.out.path)
-    print(f"{path}\n  run it: python {path}   (under ncu: labkit ncu run --out NAME.ncu-rep -- python {path})")
+    shell = shlex.quote(str(path))  # a command to copy: a path with a space in it was two words there
+    print(f"{path}\n  run it: python {shell}   (under ncu: labkit ncu run --out NAME.ncu-rep -- python {shell})")
     return 0
 
 

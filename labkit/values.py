@@ -290,3 +290,13 @@ class OutputPath(_PathValue):
 
     def write_text(self, text: str) -> Path:
         return self.write_bytes(text.encode())
+
+
+def not_an_input(out, inputs, what: str) -> None:
+    """Refuse an output that is one of the command's input files (``--out self.json`` overwrote the manifest it
+    packed), before any work."""
+    for given in inputs:
+        src = Path(given)
+        if src.exists() and Path(out).exists() and os.path.samefile(src, out):
+            raise ArgumentError(f"{what} {str(out)!r}: is the input file {str(src)!r}; writing it would overwrite "
+                                "the input (give another path)")

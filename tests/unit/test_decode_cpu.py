@@ -872,6 +872,37 @@ def test_from_manifest_names_a_call_buffer_that_is_not_declared(tmp_path, capsys
     assert not (tmp_path / "out").exists()
 
 
+def test_the_check_it_with_hint_is_a_command_a_shell_takes_whole(tmp_path, capsys):
+    """A CLI review: under a folder with a space, the printed `labkit manifest check PATH` was two words there."""
+    import shlex
+
+    from labkit import cli
+
+    out_dir = tmp_path / "sp ace" / "ü"
+    assert cli.main(["decode", "from-manifest", str(ROOT / "data" / "trtllm_gen_decode_manifest_v4.json"), "--out",
+                     str(out_dir)]) == 0
+    (hint,) = [ln for ln in capsys.readouterr().out.splitlines() if "check it with: " in ln]
+    command = shlex.split(hint.split("check it with: ")[1])
+    assert command[:3] == ["labkit", "manifest", "check"] and command[3:] == [str(next(out_dir.glob("*.json")))]
+
+
+def test_from_manifest_never_replaces_the_manifest_it_reads(tmp_path, capsys):
+    """A CLI review: a seed manifest saved under the name labkit's own build takes, given with its folder as --out, was
+    replaced by the manifest built from it (exit 0, the input gone). Refused before NVRTC, the input unchanged."""
+    from labkit import cli
+
+    seed = (ROOT / "data" / "trtllm_gen_decode_manifest_v4.json").read_bytes()
+    assert cli.main(["decode", "from-manifest", str(ROOT / "data" / "trtllm_gen_decode_manifest_v4.json"), "--out",
+                     str(tmp_path / "first")]) == 0
+    own = next((tmp_path / "first").glob("decode_*.json")).name  # the name labkit's build of the seed takes
+    capsys.readouterr()
+    (tmp_path / own).write_bytes(seed)
+    assert cli.main(["decode", "from-manifest", str(tmp_path / own), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is the input file" in err[0] and "would overwrite the input" in err[0], err
+    assert (tmp_path / own).read_bytes() == seed and not list(tmp_path.glob("*.cubin"))
+
+
 def test_split_sweep_rows_mark_the_heuristic():
     from labkit.workloads.decode import study
 

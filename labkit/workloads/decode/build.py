@@ -14,7 +14,7 @@ from ..._write import dumps
 from ...errors import ArgumentError
 from ...kernels import compile_cubin, kernel_path
 from ...manifest.pack import f32_bits
-from ...values import OutputPath
+from ...values import OutputPath, not_an_input
 from .geometry import DecodeGeometry, KernelBuild, kernel_build
 
 ENTRY = "paged_decode"
@@ -243,8 +243,11 @@ def occupancy(kb: KernelBuild, arch: str = "sm_90"):
 
 
 def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = "sm_90",
-          kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False, tail_units: int = 0) -> Path:
-    """Compile the kernel for ``g`` into ``directory`` and write its manifest there; returns the manifest path."""
+          kernel: KernelBuild | None = None, q_rows: int | None = None, pdl: bool = False, tail_units: int = 0,
+          reads: tuple = ()) -> Path:
+    """Compile the kernel for ``g`` into ``directory`` and write its manifest there; returns the manifest path.
+    ``reads``: the files the command read, which no output may be (a manifest of labkit's own file name given to
+    ``decode from-manifest`` with its own folder as ``--out`` was replaced by the manifest built from it)."""
     kb = kernel or kernel_build(g)
     _grid_y_blocks(g, kb)  # before NVRTC and before any file
     _check_splits(g, splits, kb)
@@ -265,6 +268,7 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
     for out, kind, words in ((d / name, "cubin", "the build's cubin"), (path, "json:a launch manifest",
                                                                           "the build's manifest")):
         OutputPath.parse(out, words, writes=kind)  # an earlier build's file is replaced, no other
+        not_an_input(out, [r for r in reads if r], words)
     cubin = compile_kernel(kb, arch)
     d.mkdir(parents=True, exist_ok=True)
     (d / name).write_bytes(cubin.image)
@@ -290,8 +294,8 @@ def _buffers_fit(doc: dict) -> None:
 
 
 def build_plan(g: DecodeGeometry, plan, directory: Path | str, *, arch: str = "sm_90",
-               q_rows: int | None = None) -> Path:
+               q_rows: int | None = None, reads: tuple = ()) -> Path:
     """``build`` for a ``CallPlan``: its kernel build, split count, PDL choice and tail units, which always go
     together."""
     return build(g, plan.splits, directory, arch=arch, kernel=plan.kernel, q_rows=q_rows, pdl=plan.pdl,
-                 tail_units=plan.tail_units)
+                 tail_units=plan.tail_units, reads=reads)

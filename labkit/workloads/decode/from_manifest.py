@@ -111,7 +111,7 @@ def from_manifest(seed: Manifest, directory: Path | str, *, splits: int | None =
     g, q_rows, notes = geometry_from_manifest(seed)
     plan, planned_for = plan_here(g, splits=splits)
     s = plan.splits
-    path = build_plan(g, plan, directory, q_rows=q_rows)
+    path = build_plan(g, plan, directory, q_rows=q_rows, reads=(seed.source,))  # never the manifest it reads
     launch = _first_launch(seed)
     notes.append(f"splits: {s} per (sequence, KV head)"
                  + (f" (the input's grid.x = {launch.grid[0]})" if launch is not None else "")
