@@ -54,8 +54,13 @@ def json_kind(value) -> str | None:
 
 
 def other_kind(p: Path, writes: str) -> str | None:
-    """What the existing file ``p`` is, in words, where it is not what a command that ``writes`` would write there;
-    None where the command may replace it."""
+    """What the existing file ``p`` is, in words, where it is not what a command that ``writes`` would write there
+    or is a recorded run's; None where the command may replace it."""
+    other = _kind_unless_own(p, writes)
+    return other if other is not None else _recorded_run(p)
+
+
+def _kind_unless_own(p: Path, writes: str) -> str | None:
     with open(p, "rb") as f:
         head = f.read(1 << 16)
     if not head:
@@ -84,8 +89,22 @@ def other_kind(p: Path, writes: str) -> str | None:
         return "not a JSON file"
     kind = json_kind(value)
     if kind is not None and kind.startswith(detail):
-        return None
+        # the user's seed report has no provenance: a reference, which `sage2 profile --out` would have replaced
+        return "a Sage2 report labkit did not write (no provenance: a reference)" if (
+            kind.startswith("a Sage2 report") and "provenance" not in value) else None
     return kind or f"a JSON file that is not {detail or 'one labkit wrote'}"
+
+
+def _recorded_run(p: Path) -> str | None:
+    """Where ``p`` is a file of a recorded run (``data/runs`` of this checkout), which is kept as it ran."""
+    from ._env import data_dir
+
+    runs = data_dir() / "runs"
+    try:
+        inside = p.resolve().is_relative_to(runs.resolve())
+    except OSError:
+        return None
+    return f"a file of a recorded run ({runs.name}/ under {runs.parent}), kept as it ran" if inside else None
 
 
 def _other_figure(p: Path, head: bytes, magic: str | None) -> str | None:

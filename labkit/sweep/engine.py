@@ -89,10 +89,15 @@ class SweepDir:
             raise LabkitError(f"{self.path}: no such directory")
         if not self.path.is_dir():  # "no sweep.json" had read as if a sweep.json were missing beside it
             raise LabkitError(f"{self.path}: a file, not a sweep directory (give the directory sweep run --out wrote)")
+        if self.manifest_path.is_dir():  # "no sweep.json" read as if there were none
+            raise LabkitError(f"{self.manifest_path}: a directory where a sweep's sweep.json should be")
         if not self.manifest_path.is_file():
             raise LabkitError(f"{self.path}: not a sweep directory (no sweep.json)")
-        n = load_document(self.manifest_path, what="sweep manifest").obj(
-            ("sweep_version", "workload", "grid", "points"), ("provenance",))
+        from .._json import refuse_other_kind
+
+        root = load_document(self.manifest_path, what="sweep manifest")
+        refuse_other_kind(root, "sweep_version", "a sweep's sweep.json")  # a bench's sweep.json is a decode report
+        n = root.obj(("sweep_version", "workload", "grid", "points"), ("provenance",))
         n["sweep_version"].version(VERSION)
         n["workload"].str()  # a name only: a workload registered at run time is not known to a later reader
         for _, axis in n["grid"].items(1):

@@ -67,6 +67,22 @@ def test_other_kind_replaces_only_the_kind_written_or_an_empty_file(tmp_path):
         assert other_kind(f, writes) == said, (content[:20], writes)
 
 
+def test_the_seeds_report_and_a_recorded_runs_files_are_never_replaced(tmp_path):
+    """A CLI review: `sage2 profile --out data/sage2_report_seed.json` would have replaced the user's reference (a
+    Sage2 report, its own kind), and `decode bench --out data/runs/RUN/sweep.json` a recorded run's report."""
+    seed = tmp_path / "seed.json"
+    shutil.copy(ROOT / "data" / "sage2_report_seed.json", seed)
+    assert other_kind(seed, "json:a Sage2 report") == "a Sage2 report labkit did not write (no provenance: a reference)"
+    ours = tmp_path / "ours.json"  # a report labkit wrote (its provenance) is replaced by the next one
+    shutil.copy(sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/report.json"))[-1], ours)
+    assert other_kind(ours, "json:a Sage2 report") is None
+    recorded = SPREAD_RUN / "sweep.json"
+    assert other_kind(recorded, "json:a decode report").startswith("a file of a recorded run (runs/ under ")
+    shutil.copy(recorded, tmp_path / "sweep.json")
+    assert other_kind(tmp_path / "sweep.json", "json:a decode report") is None  # the same report elsewhere: its own
+    assert other_kind(SPREAD_RUN / "show.txt", "json:a decode report") == "not a JSON file"  # the kind said first
+
+
 def test_a_figure_replaces_only_a_png_or_svg_that_labkit_drew(tmp_path):
     import matplotlib
 

@@ -395,6 +395,14 @@ def test_cli(tmp_path, capsys):
     assert capsys.readouterr().err == f"labkit: error: labkit sweep status: {tmp_path / 'nope'}: no such directory\n"
     assert cli.main(["sweep", "status", str(tmp_path)]) == 0
     assert capsys.readouterr().out == f"{tmp_path}: demo.sleep, 2 points: 2 ok, 0 failed, 0 missing\n"
+    # a CLI review: a bench's recorded sweep.json (a decode report) and a sweep.json that is a folder
+    bench = ROOT / "data" / "runs" / "20261204T185600Z-decode_bench_targets"
+    assert cli.main(["sweep", "status", str(bench)]) == 2
+    assert capsys.readouterr().err.endswith("missing key 'sweep_version': this is a decode report (labkit report "
+                                            "show), not a sweep's sweep.json\n")
+    (tmp_path / "folder" / "sweep.json").mkdir(parents=True)
+    assert cli.main(["sweep", "status", str(tmp_path / "folder")]) == 2
+    assert "sweep.json: a directory where a sweep's sweep.json should be" in capsys.readouterr().err
     # a workload registered at run time (a notebook's own) reads as any other, but `sweep run` here cannot resume it
     manifest = tmp_path / "sweep.json"
     manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "workload": "mine.own"}))
