@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _deps, _env
-from .errors import ArgumentError
+from .errors import ArgumentError, ParameterError
 from .notebooks import check_parameters, check_together, parameters, resolve, to_ipynb
 
 FIRST_CELL = "import labkit.errors\n\nlabkit.errors.exit_in_one_line()"  # every script starts with it
@@ -50,7 +50,10 @@ def write_script(name: str, params: dict[str, Any] | None, out: Path | str) -> P
     source = resolve(name)
     overrides = check_parameters(source.stem, dict(params or {}))
     if overrides.get("recorded_root"):  # the script may run from another directory; relative: from the repo root
-        overrides["recorded_root"] = str(_env.repo_path(overrides["recorded_root"]).resolve())
+        root = _env.repo_path(overrides["recorded_root"]).resolve()
+        if not root.is_dir():  # the script would end in this line where it ran (a review): said before it is written
+            raise ParameterError(f"recorded_root {root}: {'not a directory' if root.exists() else 'no such directory'}")
+        overrides["recorded_root"] = str(root)
     check_together(source.stem, {**{k: p.default for k, p in parameters(source.stem).items()}, **overrides})
     logging.getLogger("papermill").setLevel(logging.ERROR)  # its parameter warnings: checked above, by type
     with tempfile.TemporaryDirectory() as tmp:

@@ -493,6 +493,9 @@ def test_nb_script_writes_a_plain_script_with_the_parameters_injected_that_runs_
     (["-p", "launches", "abc"], "launches"),
     (["-p", "launches", "5"], "launches"),
     (["-p", "nope", "1"], "nope"),
+    # a CLI review: nb run refuses these, and the script only did where it ran
+    (["-p", "recorded_root", str(ROOT / "README.md")], f"recorded_root {ROOT / 'README.md'}: not a directory"),
+    (["-p", "recorded_root", "/nonexistent/runs"], "recorded_root /nonexistent/runs: no such directory"),
 ])
 def test_nb_script_refuses_bad_parameters_in_one_line_and_writes_nothing(argv, said, tmp_path, capsys):
     out = tmp_path / "00.py"
