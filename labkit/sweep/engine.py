@@ -50,6 +50,8 @@ def run_point(sweep_dir: str, workload: str, pid: str, params: dict) -> dict:
     from . import workloads
 
     started = time.time()
+    running = Path(sweep_dir) / "points" / f"{pid}.running"  # left behind by a point that ends its process
+    running.write_text(f"{os.getpid()}\n")  # (a crashing kernel): sweep status names it, where nothing was said
     record = {"id": pid, "params": params, "host": socket.gethostname(), "pid": os.getpid(),
               "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "gpu_uuid": _gpu_uuid(),
               "started": started}
@@ -66,6 +68,7 @@ def run_point(sweep_dir: str, workload: str, pid: str, params: dict) -> dict:
         record.update(status="failed", result=None, error=f"result not recorded: {exc}"[:MAX_ERROR_CHARS])
         record.pop("traceback", None)
         atomic_write(path, record)
+    running.unlink(missing_ok=True)
     return record
 
 
@@ -150,6 +153,12 @@ class SweepDir:
         self.points_dir.mkdir(exist_ok=True)
         return points
 
+    def ended_while_running(self, grid: dict, recs: dict) -> list[dict]:
+        """The points of ``grid`` whose process ended while they ran (a kernel that crashed it, a kill): started,
+        never recorded. A running sweep's points in flight are among them until they finish."""
+        started = {f.stem for f in self.points_dir.glob("*.running")} if self.points_dir.is_dir() else set()
+        return [p for p in expand(grid) if (pid := point_id(p)) in started and pid not in recs]
+
     def records(self) -> dict[str, dict]:
         """Every finished point's record by id (temporary files of points in flight are not records), each read
         strictly: a damaged point file is refused naming it, not counted as done or failed.
@@ -218,6 +227,10 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
     counts = {"total": len(points), "skipped": len(points) - len(todo), "ok": 0, "failed": 0,
               "kept_failed": sum(1 for pid, rec in done.items()
                                  if pid in ids and rec["status"] != "ok" and not retry_failed)}
+    if progress is not None:  # the point an earlier run ended on, without a word: named before it runs again
+        for point in sweep.ended_while_running(grid, done):
+            print(wrapped(f"{point_label(point, grid)} ({point_id(point)}): an earlier run ended while it ran; it "
+                          "runs again"), file=progress, flush=True)
     started = time.time()
     # closing: an interrupt stops the executor now, not when the generator is collected (a pool would run its queue)
     with contextlib.closing(executors.run(executor, str(sweep.path), workload, todo, workers=workers,
@@ -242,7 +255,7 @@ def status(directory: Path | str) -> dict:
     ok = sum(1 for k, r in recs.items() if k in ids and r.get("status") == "ok")
     failed = sum(1 for k, r in recs.items() if k in ids and r.get("status") != "ok")
     return {"workload": m["workload"], "points": len(ids), "ok": ok, "failed": failed,
-            "missing": len(ids) - ok - failed}
+            "missing": len(ids) - ok - failed, "ended_while_running": sweep.ended_while_running(m["grid"], recs)}
 
 
 def collect(directory: Path | str):

@@ -679,7 +679,8 @@ def test_point_files_are_this_grids_points_and_collect_follows_the_grid(tmp_path
         (out / "points" / f.name).write_text(f.read_text())
     assert list(sweep.collect(out)["ms"]) == [3, 1, 2]
     assert {k: v for k, v in sweep.status(out).items() if k != "workload"} == {"points": 3, "ok": 3, "failed": 0,
-                                                                                 "missing": 0}
+                                                                                 "missing": 0,
+                                                                                 "ended_while_running": []}
     f = out / "points" / f"{sweep.point_id({'ms': 3})}.json"  # one of this grid's own
     doc = json.loads(f.read_text())
     doc["params"]["ms"] = 999
@@ -954,3 +955,22 @@ def test_sweep_run_help_lists_each_workload_with_the_parameters_it_takes(capsys)
     flat = " ".join(out.split())
     assert "peers=0," in flat and "layout=NHD," in flat and "q_tails=[N,...] (none)," in flat
     assert "schedule=seed|sm90|CTA_Q/CTA_K/WARP_Q/PV_TERMS (seed)" in flat
+
+
+def test_a_point_that_ends_its_process_is_named_by_status_and_by_the_next_run(tmp_path, capsys):
+    """A CLI review: a local sweep whose point ended the process (as a crashing kernel does) stopped with no word of
+    which point it ran; its start is now left on disk, and status and the resume name it."""
+    d = tmp_path / "s"
+    argv = [sys.executable, "-m", "labkit", "sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--grid",
+            "fail=no,exit", "--out", str(d)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    assert first.returncode != 0 and "fail=no ok" in first.stderr  # progress goes to stderr
+    assert cli.main(["sweep", "status", str(d)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{d}: demo.sleep, 2 points: 1 ok, 0 failed, 1 missing",
+        "  started, no record: ms=1 fail=exit (its process ended as it ran, or it runs now)"]
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    assert again.stderr.startswith("fail=exit (")
+    assert "): an earlier run ended while it ran; it runs again" in again.stderr
+    assert not list((d / "points").glob(f"{sweep.point_id({'ms': 1, 'fail': 'no'})}.running"))  # a finished one: none
