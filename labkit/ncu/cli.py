@@ -32,6 +32,7 @@ def _phases(args) -> int:
 
     from ..errors import NcuError
     from . import actions, load, phases
+    from .source import phase_names, phases_text
 
     ctx = load(args.report)
     chosen = [(r, a, act) for r, a, act in actions(ctx) if args.action is None or a == args.action]
@@ -43,9 +44,13 @@ def _phases(args) -> int:
         have = f"it has {', '.join(files)}" if files else "it has none (profile with --import-source yes)"
         raise NcuError(f"--source {args.source}: no source of that name in {args.report}'s "
                        f"{'action ' + str(args.action) if args.action is not None else 'kernels'}; {have}")
-    for r, a, act in chosen:
-        print(f"range {r} action {a}: {act.name()}")
-        print(phases(act, args.source).to_string(float_format=lambda v: f"{v:.4g}"))
+    texts = {PurePath(f).name: t for _, _, act in chosen for f, t in act.source_files().items()}
+    if not phase_names(texts.get(PurePath(args.source).name) or ""):  # the phases shown would be other files'
+        marked = sorted(name for name, t in texts.items() if t and phase_names(t))
+        raise NcuError(f"--source {args.source}: the report's copy of it has no // PHASE: markers"
+                       + (f"; these of its sources have them: {', '.join(marked)}" if marked else ""))
+    tables = [(f"range {r} action {a}: {act.name()}", phases_text(phases(act, args.source))) for r, a, act in chosen]
+    print("\n".join(f"{head}\n{table}" for head, table in tables))  # all read first: a refusal is the only line
     return 0
 
 

@@ -114,3 +114,12 @@ def stalls(action, source: str):
     df = pd.DataFrame([{r: table[p].get(r, 0.0) for r in sorted(reasons)} for p in order], index=order)
     df.index.name = "phase"
     return df[df.sum().sort_values(ascending=False).index] if len(df.columns) else df
+
+
+def phases_text(table) -> str:
+    """``phases`` as ``labkit ncu phases`` prints it: the share in percent and the time estimate in us, each to 0.01
+    (it had printed 0.0005816 beside 1 and 1.086e+05 ns)."""
+    out = table.reset_index()
+    out["share"] = (100 * out["share"]).round(2) + 0.0
+    out["est_time_ns"] = (out["est_time_ns"] / 1e3).round(2)
+    return out.rename(columns={"share": "share_pct", "est_time_ns": "est_time_us"}).to_string(index=False)

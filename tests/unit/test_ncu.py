@@ -155,6 +155,10 @@ def test_cli(tmp_path, capsys, monkeypatch):
     assert cli.main(["ncu", "phases", str(FIXTURE), "--source", "fused_kernel.cu", "--action", "0"]) == 0
     out = capsys.readouterr().out
     assert "range 0 action 0: fused_line" in out and "softmax" in out and "23245" in out
+    # a review: share and time in units a row reads in, not 0.0005816 beside 1 and 1.086e+05 ns
+    lines = out.splitlines()
+    assert lines[1].split()[:5] == ["phase", "samples", "share_pct", "est_time_us", "inst_executed"]
+    assert next(ln for ln in lines if ln.split()[0] == "softmax").split()[1:4] == ["23245", "45.07", "199.87"]
     assert cli.main(["ncu", "show", str(FIXTURE), "--rules"]) == 0
     assert "bench/fused_line" in capsys.readouterr().out
     assert cli.main(["ncu", "show", str(FIXTURE), "--metrics", ",,"]) == 2  # had looked up a metric named ''
@@ -174,6 +178,9 @@ def test_cli(tmp_path, capsys, monkeypatch):
     (["phases", "--source", "nope.cu"], "--source nope.cu: no source of that name in "),
     (["phases", "--source", "fused_kernel.cu", "--action", "1"], "action 1; it has "),  # its source not imported
     (["phases", "--source", "fused_kernel.cu", "--action", "99"], "--action 99: "),
+    # a CLI review: a source of no markers had printed fused_kernel.cu's phases, exit 0
+    (["phases", "--source", "sm_30_intrinsics.hpp", "--action", "2"], "--source sm_30_intrinsics.hpp: the report's "
+     "copy of it has no // PHASE: markers; these of its sources have them: fused_kernel.cu"),
     (["show", "--metrics", "gpu__time_duration.sum,bogus__metric"], "--metrics bogus__metric: no profiled kernel")])
 def test_cli_refuses_options_that_would_print_nothing_useful(argv, message, capsys):
     """A typo in --source, --action or --metrics printed every sample as unmapped, nothing, or a column of None."""
