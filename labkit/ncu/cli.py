@@ -20,10 +20,13 @@ def _show(args) -> int:
         if all(act.metric_by_name(m) is None for _, _, act in ctx.actions):
             raise NcuError(f"--metrics {m}: no profiled kernel in {args.report} has it (ncu --query-metrics lists "
                            "the names; the report holds those its sections collected)")
-    print(shown_table(kernels(ctx, extra)))  # "-": a metric ncu did not collect
+    from .tables import shown_counters
+
+    print(shown_table(shown_counters(kernels(ctx, extra))))  # us, GHz, MB, %; "-": a metric ncu did not collect
     if args.rules:
-        print()
-        print(rules(ctx).to_string(index=False))
+        found = rules(ctx)
+        speedup = [f"{v:.1f}" if isinstance(v, float) and v == v else "-" for v in found.get("speedup_pct", [])]
+        print("\n" + found.assign(speedup_pct=speedup).to_string(index=False) if len(found) else "\nno rule results")
     return 0
 
 

@@ -5,6 +5,7 @@
 names); ``rules(report)`` the rule results (e.g. the tail effect) with their speedup estimates.
 """
 
+import re
 from pathlib import Path
 
 from .. import _deps
@@ -96,17 +97,34 @@ def kernels(report: Report, metrics: dict[str, str] | None = None):
     return pd.DataFrame(rows)
 
 
+RULE_MESSAGE_SHOWN = 160  # characters of a rule's message's first line, cut at a word
+
+
+def _plain(message: str) -> str:
+    """A rule message's first line as it reads: ncu's links ``@section:ID:Text@`` and ``@url:text:https://...@``
+    as their text (they had printed as markup), cut at a word to ``RULE_MESSAGE_SHOWN``."""
+    from .._text import cut_at_word
+
+    line = message.splitlines()[0] if message else ""
+    line = re.sub(r"@url:([^:@]*):[^@]*@", r"\1", line)
+    line = re.sub(r"@\w+:(?:[^:@]*:)?([^@]*)@", r"\1", line)
+    return cut_at_word(line, RULE_MESSAGE_SHOWN)
+
+
 def rules(report: Report):
-    """Every rule result: kernel, rule, title, message's first line, estimated speedup (if any)."""
+    """Every rule result with something to say: kernel, rule, title, the message's first line (``_plain``),
+    estimated speedup (if any)."""
     pd = _deps.require("pandas")
     rows = []
     for r, a, act in report.actions:
         for res in act.rule_results_as_dicts():
             msg = res.get("rule_message") or {}
             est = res.get("speedup_estimation") or {}
+            title, text = msg.get("title") or "", _plain(str(msg.get("message") or ""))
+            if not title and not text:  # a rule's result with neither (an empty row, a review found)
+                continue
             rows.append({"range": r, "action": a, "kernel": act.name(), "rule": res.get("rule_identifier"),
-                         "section": res.get("section_identifier"), "title": msg.get("title"),
-                         "message": str(msg.get("message", "")).splitlines()[0][:160] if msg.get("message") else "",
+                         "section": res.get("section_identifier"), "title": title, "message": text,
                          "speedup_pct": est.get("speedup")})
     return pd.DataFrame(rows)
 
