@@ -87,7 +87,7 @@ class Parser(argparse.ArgumentParser):
             message = "unknown command " + message.removeprefix(f"argument {sub.dest}: invalid choice: ")
         # argparse's "argument --kv-len: " before a message that names --kv-len itself says the option twice; before
         # any other, the option as the runtime errors name theirs ("--batch: given twice", "-p/--param: expected 2")
-        named = re.match(r"argument (-[-\w]+)(?:/-[-\w]+)*: (\1 .*)", message, re.S)
+        named = re.match(r"argument (-[-\w]+)(?:/-[-\w]+)*: (\1[ :].*)", message, re.S)
         message = named.group(2) if named else re.sub(r"^argument (-[-\w]+(?:/-[-\w]+)*): ", r"\1: ", message)
         # the CLI prints 'labkit: error: ...': the top-level parser's own name would say 'labkit' twice
         raise UsageError(message if self.prog == "labkit" else f"{self.prog}: {message}")

@@ -189,7 +189,9 @@ def _path_argument(text, what: str, noun: str, check) -> Path:
     except ArgumentError:
         raise
     except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: pathlib's symlink loop
-        raise ArgumentError(f"{what} {shown}: {exc}") from None
+        # an OSError's str() names the path again ("[Errno 36] File name too long: '/tmp/...'"): its reason only
+        raise ArgumentError(f"{what} {shown}: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"
+                            ) from None
     return p
 
 

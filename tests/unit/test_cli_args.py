@@ -122,7 +122,9 @@ BAD = [
     (["sage2", "profile", "--kv-tail", "99999", "--shape", "1,64,1,64", "--out", "{tmp}/r.json"], "expected 1..64"),
     (["sage2", "profile", "--q-tail", "", "--out", "{tmp}/r.json"], "--q-tail ''"),
     (["sage2", "profile", "--out", "{tmp}"], "is a directory"),
-    (["sage2", "profile", "--out", ""], "empty file name"),
+    (["sage2", "profile", "--out", ""], "sage2 profile: --out: an empty file name\n"),  # once (a review: twice)
+    (["decode", "build", "--batch", "8", "--kv-len", "8k", "--out", ""],
+     "decode build: --out: an empty directory name\n"),
     (["sage2", "profile", "--out", "{tmp}/r.json", "--warmup", "-1"], "--warmup -1"),
     (["sage2", "profile", "--out", "{tmp}/r.json", "--seed", "-5"], "--seed -5"),
     (["sage2", "profile"], "required: --out"),

@@ -483,7 +483,7 @@ def test_a_path_the_os_will_not_look_at_is_refused_and_the_write_probe_leaves_no
     for parse in (OutputPath.parse, OutputDir.parse):
         with pytest.raises(ArgumentError) as e:
             parse(long, "--out")
-        assert str(e.value).startswith(f"--out {long!r}: [Errno ") and "File name too long" in str(e.value)
+        assert str(e.value) == f"--out {long!r}: File name too long"  # the path once (a review: it was said twice)
     fds = Path("/proc/self/fd")
     if fds.is_dir():
         before = len(list(fds.iterdir()))
