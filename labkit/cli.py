@@ -127,7 +127,7 @@ def _nb_params(args) -> int:
     from . import notebooks
 
     for k, p in notebooks.parameters(args.name).items():  # the kind can be long (a file's format): default below
-        print(f"{k:22s} {p.type.describe()}\n{'':22s} default {p.default!r}: {p.help}")
+        print(f"{k:22s} {p.type.describe()}\n{'':22s} default {notebooks.shown_default(p.default)}: {p.help}")
         if getattr(p.type, "sweep_axis", False):
             print(f"{'':22s} a sweep's axis: recorded mode shows any subset of a recorded run's values")
     return 0

@@ -129,8 +129,18 @@ def parameters(name: str) -> dict[str, Parameter]:
     return {k: p for k, p in declared_parameters(name).items() if k not in RUNNER_PARAMS}
 
 
+def shown_default(value) -> str:
+    """A parameter's default as ``-p NAME VALUE`` takes it: ``tokens=2`` and ``1,8,64,256``, not a dict's or a list's
+    repr; a string quoted, so that an empty one shows."""
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value))
+    return repr(value)
+
+
 def _unknown(stem: str, key: str, known: dict[str, Parameter]) -> ParameterError:
-    listing = ", ".join(f"{k} ({p.type.describe()}, default {p.default!r})" for k, p in known.items())
+    listing = ", ".join(f"{k} ({p.type.describe()}, default {shown_default(p.default)})" for k, p in known.items())
     return ParameterError(f"notebook {stem} has no parameter {key!r}; valid parameters: {listing}")
 
 

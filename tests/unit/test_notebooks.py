@@ -454,6 +454,10 @@ def test_nb_params_lists_types_and_defaults(capsys):
     said = "a sweep's axis: recorded mode shows any subset of a recorded run's values"
     marked = re.findall(rf"^(\w+) .*\n.*\n {{23}}{said}$", out, re.M)
     assert marked == ["batch", "kv_lens"], out
+    # each default as -p takes it (a review: {'tokens': 2} and [1, 8, 64, 256] were reprs)
+    assert "default 1,8,64,256: sequences per call, swept" in out and "default '': recorded runs" in out
+    assert cli.main(["nb", "params", "01"]) == 0
+    assert "default tokens=2: var values" in capsys.readouterr().out
 
 
 def test_nb_script_writes_a_plain_script_with_the_parameters_injected_that_runs_as_the_notebook(tmp_path, capsys):
