@@ -56,8 +56,9 @@ def _once_and_finite(text: str, values: list) -> list:
     if bad is not None:
         raise ArgumentError(f"grid axis {text!r}: {bad}: expected finite numbers")
     seen = []
-    for v in values:  # numpy values as the numbers or lists they hold, as the point files will
-        key = json.dumps(v, sort_keys=True, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
+    for v in values:  # numpy values as the numbers or lists they hold, as the point files will; 1.0 is 1 (a review)
+        same = int(v) if isinstance(v, float) and v.is_integer() else v
+        key = json.dumps(same, sort_keys=True, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
         if key in seen:
             raise ArgumentError(f"grid axis {text!r}: {v!r} given twice: each point runs once")
         seen.append(key)

@@ -502,6 +502,9 @@ def test_an_object_value_given_twice_in_another_key_order_is_one_value():
         sweep.parse_axis('schedule={"cta_q":128,"cta_k":64},{"cta_k":64,"cta_q":128}')
     with pytest.raises(ArgumentError, match="given twice: each point runs once"):
         sweep.expand({"schedule": [a, b]})
+    with pytest.raises(ArgumentError, match="1.0 given twice: each point runs once"):  # a CLI review: two points
+        sweep.parse_axis("ms=1,1.0")
+    assert sweep.parse_axis("ms=1,1.5") == ("ms", [1, 1.5])
 
 
 def test_a_sweep_recorded_by_an_earlier_run_keeps_its_points_ids():
