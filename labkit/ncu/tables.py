@@ -271,13 +271,14 @@ def closing_note(s: NcuSummary) -> str:
                             "flagged"]]
     us = "{:.2f}".format
     out.append(gaps.to_string(index=False, formatters={"event_p50_us": us, "event_min_us": us, "event_max_us": us,
-                                                        "ncu_us": us, "gap": "{:+.2%}".format}))
+                                                        "ncu_us": us, "gap": "{:+.2%}".format,
+                                                        "flagged": lambda v: "FLAGGED" if v else "-"}))
     for att in s.attributions:
         out.append("")
         if att.skipped:
             out.append(f"{att.case}: phase attribution skipped: {att.skipped}")
             continue
         out.append(f"{att.case} ({att.source}): phase shares of {len(att.runs)} ncu runs")
-        out.append(phase_table(s, att.case).to_string(float_format=lambda v: f"{v:.2f}"))
+        out.append(shown_phases(phase_table(s, att.case)).to_string(float_format=lambda v: f"{v:.2f}"))  # no -0.00
     out += ["", "reports: " + ", ".join(f"{k} {v['bytes'] / 2**20:.2f} MiB" for k, v in s.reports.items())]
     return "\n".join(out)

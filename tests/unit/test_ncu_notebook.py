@@ -5,6 +5,7 @@ import base64
 import dataclasses
 import json
 import math
+import re
 import statistics
 from pathlib import Path
 
@@ -230,6 +231,9 @@ def test_closing_note_from_a_summary_file(fixture_summary, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "fused_line" in out and "share_run1_pct" in out and "diff_points" in out and "45.07" in out
     assert "saxpy: phase attribution skipped" in out and f"fixture {1735776 / 2**20:.2f} MiB" in out
+    # a CLI review: the flagged column printed Python's True and False, and a share difference -0.00
+    assert " True" not in out and " False" not in out and "-0.00" not in out
+    assert re.search(r"^\s+fused_line .* (FLAGGED|-)$", out, re.M)
     f.write_text(json.dumps({**fixture_summary.to_dict(), "counters": [{"kernel": "x"}]}))
     assert cli.main(["ncu", "summary", str(f)]) == 2
     assert "summary counters[0].case: expected a string" in capsys.readouterr().err
