@@ -11,19 +11,20 @@ from ..errors import ArgumentError
 def parse_axis(text: str) -> tuple[str, list]:
     """``ms=10,20,30`` -> ("ms", [10, 20, 30]); integers and floats parse as numbers (``8k``: 8192, whole 1024s as
     decode tables print lengths), the rest stay strings.
-    Values in brackets or braces are JSON: ``shape=[1,1024,8,128],[1,2048,8,128]`` -> two shapes,
-    ``schedule={"cta_q":128}`` -> one object."""
+    Values in brackets, braces or double quotes are JSON: ``shape=[1,1024,8,128],[1,2048,8,128]`` -> two shapes,
+    ``schedule={"cta_q":128}`` -> one object, ``tag="a,b"`` -> one string."""
     import json
 
     name, sep, values = text.partition("=")
     if not sep or not name.isidentifier() or not values:
         raise ArgumentError(f"grid axis {text!r}: expected NAME=V1,V2,... (e.g. ms=10,20,30, or shape=[1,1024,8,128])")
-    if "[" in values or "{" in values:
+    if "[" in values or "{" in values or '"' in values:  # tag="a,b" is one value (a review: it was two)
         try:
             out = json.loads(f"[{values}]")
         except ValueError as exc:
-            raise ArgumentError(f"grid axis {text!r}: list and object values are JSON, e.g. "
-                                f'shape=[1,1024,8,128],[1,2048,8,128] or schedule={{"cta_q":128}} ({exc})') from None
+            raise ArgumentError(f"grid axis {text!r}: list, object and quoted values are JSON, each of them, e.g. "
+                                f'shape=[1,1024,8,128],[1,2048,8,128], schedule={{"cta_q":128}} or tag="a,b","c" '
+                                f"({exc})") from None
         return name, _once_and_finite(text, out)
     out = []
     for v in values.split(","):

@@ -468,8 +468,12 @@ def test_grid_values_in_brackets_are_lists():
 
     assert parse_axis("shape=[1,1024,8,128],[1,2048,8,128]") == ("shape", [[1, 1024, 8, 128], [1, 2048, 8, 128]])
     assert parse_axis("shape=[1,1024,8,128]") == ("shape", [[1, 1024, 8, 128]])
-    with pytest.raises(ArgumentError, match="list and object values are JSON"):
+    with pytest.raises(ArgumentError, match="list, object and quoted values are JSON"):
         parse_axis("shape=[1,1024,8")
+    # a CLI review: tag="a,b" was two points, tagged '"a' and 'b"'
+    assert parse_axis('tag="a,b"') == ("tag", ["a,b"]) and parse_axis('tag="a,b","c"') == ("tag", ["a,b", "c"])
+    with pytest.raises(ArgumentError, match='each of them, e.g. .* or tag="a,b","c"'):
+        parse_axis('tag="a,b",c')
     # found by a CLI review: the schedule error's own example, schedule={"cta_q":128}, had been refused
     assert parse_axis('schedule={"cta_q":128},{"cta_q":64}') == ("schedule", [{"cta_q": 128}, {"cta_q": 64}])
 
