@@ -143,6 +143,14 @@ def break_text(line: str, fit: int) -> list[str]:
     return [_pieces_joined(part) for part in break_line(glue_products(_long_words_in_pieces(line, fit)), fit)]
 
 
+def shell_word(path) -> str:
+    """``path`` as a printed command to copy takes it (``shlex.quote``): a path with a space in it had been two
+    words in the hints labkit prints ("check it with: labkit manifest check PATH")."""
+    import shlex
+
+    return shlex.quote(str(path))
+
+
 def cut_at_word(text: str, limit: int) -> str:
     """``text`` whole if it fits ``limit`` characters, else cut to fit with " ..." after it, at a space where one
     falls in the kept second half (a word is not split where that keeps at least half)."""

@@ -5,11 +5,10 @@ Errors labkit raises on purpose print one line (``labkit: error: labkit <command
 
 import argparse
 import json
-import shlex
 import sys
 
 from ._cliargs import Parser, check_figure, figure_path, int_in, output_path, typed
-from ._text import one_line
+from ._text import one_line, shell_word
 from ._write import dumps
 from .errors import LabkitError
 
@@ -150,7 +149,7 @@ def _nb_script(args) -> int:
     not_an_input(args.out.path, [notebooks.resolve(args.name)], "--out")
     params = notebooks.parse_parameters(args.name, notebooks.parameter_pairs(args.name, args.param))
     path = write_script(args.name, params, args.out.path)
-    shell = shlex.quote(str(path))  # a command to copy: a path with a space in it was two words there
+    shell = shell_word(path)
     print(f"{path}\n  run it: python {shell}   (under ncu: labkit ncu run --out NAME.ncu-rep -- python {shell})")
     return 0
 

@@ -42,12 +42,12 @@ def _phases(args) -> int:
     if not chosen:
         raise NcuError(f"--action {args.action}: {args.report} holds actions "
                        f"{', '.join(str(a) for _, a, _ in actions(ctx))}")
-    files = sorted({PurePath(f).name for _, _, act in chosen for f in act.source_files()})
+    texts = {PurePath(f).name: t for _, _, act in chosen for f, t in act.source_files().items()}  # read once
+    files = sorted(texts)
     if PurePath(args.source).name not in files:  # every sample would count as unmapped
         have = f"it has {', '.join(files)}" if files else "it has none (profile with --import-source yes)"
         raise NcuError(f"--source {args.source}: no source of that name in {args.report}'s "
                        f"{'action ' + str(args.action) if args.action is not None else 'kernels'}; {have}")
-    texts = {PurePath(f).name: t for _, _, act in chosen for f, t in act.source_files().items()}
     if not phase_names(texts.get(PurePath(args.source).name) or ""):  # the phases shown would be other files'
         marked = sorted(name for name, t in texts.items() if t and phase_names(t))
         raise NcuError(f"--source {args.source}: the report's copy of it has no // PHASE: markers"

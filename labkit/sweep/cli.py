@@ -33,10 +33,10 @@ def _status(args) -> int:
     foreign = "" if s["workload"] in names() else " (not a workload of labkit's: resume it where it is registered)"
     print(f"{args.dir}: {s['workload']}{foreign}, {counted(s['points'], 'point')}: {s['ok']} ok, {s['failed']} failed, "
           f"{s['missing']} missing")
-    from .workloads import point_text
+    from .grid import point_label
 
     for point in s["ended_while_running"]:  # missing, but begun: what crashed the run (or runs now, elsewhere)
-        print(f"  started, no record: {point_text(point)} (its process ended as it ran, or it runs now)")
+        print(f"  started, no record: {point_label(point, {})} (its process ended as it ran, or it runs now)")
     return 0
 
 

@@ -108,7 +108,7 @@ def grid_within(part: dict, whole: dict) -> bool:
 
 def point_label(params: dict, grid: dict[str, list]) -> str:
     """The point as its progress line names it: the axes that take more than one value (``batch=8 kv_len=8192``);
-    the rest is the same at every point and in the point's file. A one-point grid names every axis."""
+    the rest is the same at every point and in the point's file. A one-point grid (or ``{}``) names every axis."""
     shown = [n for n in grid if len(grid[n]) > 1] or list(params)
     return " ".join(f"{n}={json.dumps(params[n], separators=(', ', ': '))}" if not isinstance(params[n], str)
                     else f"{n}={params[n]}" for n in shown)

@@ -86,21 +86,14 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
                 expected = {int: "an integer", float: "a number", bool: "0 or 1"}[kind]
                 raise ArgumentError(f"--grid {axis}={v!r}: workload {name} takes {expected} there")
     if name in _CHECKS:
-        from .grid import expand
+        from .grid import expand, point_label
 
         for point in expand(grid):
             try:
                 _CHECKS[name](**point)
             except ArgumentError as exc:
-                raise ArgumentError(f"workload {name}, point {point_text(point)}: {exc}") from None
+                raise ArgumentError(f"workload {name}, point {point_label(point, {})}: {exc}") from None
 
-
-def point_text(point: dict) -> str:
-    """A point as --grid writes it, ``shape=[1,10,1,128] round_index=0``, not a Python dict's repr."""
-    import json
-
-    shown = lambda v: v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))  # noqa: E731
-    return " ".join(f"{k}={shown(v)}" for k, v in point.items())
 
 
 def _kv_bytes(batch, kv_len, heads_kv, head_dim) -> int:

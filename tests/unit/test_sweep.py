@@ -526,7 +526,7 @@ def test_a_sweep_recorded_by_an_earlier_run_keeps_its_points_ids():
 
 
 @pytest.mark.parametrize("grid, message", [
-    (["shape=[1,1024,8,128]", "q_len=1024", "kv_len=2048"], "point shape=[1,1024,8,128] q_len=1024 kv_len=2048: "
+    (["shape=[1,1024,8,128]", "q_len=1024", "kv_len=2048"], "point shape=[1, 1024, 8, 128] q_len=1024 kv_len=2048: "
                                                             "kv_len 2048: expected 1..1024"),
     (["shape=[1,1024,8,100]", "q_len=1", "kv_len=1"], "head_dim 100"),
     (["shape=[1,2]", "q_len=1", "kv_len=1"], "shape [1, 2]: expected [B, N, H, D]"),

@@ -3,7 +3,7 @@
 import sys
 
 from ..._cliargs import int_in, int_list, kilo_int_in, output_dir, output_path, typed
-from ..._text import counted, length_label
+from ..._text import counted, length_label, shell_word
 from .build import MAX_SPLITS
 from .inputs import MAX_SEQ_LEN
 
@@ -22,7 +22,7 @@ def _build(args) -> int:
                        args.batch * pages if args.pool_pages is None else args.pool_pages, args.max_q_len, args.layout)
     plan, planned_for = plan_here(g, splits=args.splits)
     path = build_plan(g, plan, args.out.path)
-    print(f"{path}\n  {describe_plan(plan)}, {planned_for}; check it with: labkit manifest check {_shell(path)}")
+    print(f"{path}\n  {describe_plan(plan)}, {planned_for}; check it with: labkit manifest check {shell_word(path)}")
     print(f"  build {kernel_label(plan.kernel)} (as decode tables name it); {describe_grid(g, plan, sms_here())}")
     if pages * args.page_size != args.kv_len:  # the manifest holds pages; its own run fills each row of the table
         print(f"  --kv-len {args.kv_len}: {counted(pages, 'page')} of {args.page_size} per sequence "
@@ -39,20 +39,13 @@ def _plans(args) -> int:
     return 0
 
 
-def _shell(path) -> str:
-    """``path`` as a command to copy takes it: a path with a space in it had been two words there."""
-    import shlex
-
-    return shlex.quote(str(path))
-
-
 def _from_manifest(args) -> int:
     from ...manifest import load
     from .from_manifest import from_manifest
 
     path, notes = from_manifest(load(args.file), args.out.path, splits=args.splits)
     print("\n".join(f"- {n}" for n in notes))
-    print(f"{path}\n  check it with: labkit manifest check {_shell(path)}")
+    print(f"{path}\n  check it with: labkit manifest check {shell_word(path)}")
     return 0
 
 
