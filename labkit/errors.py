@@ -23,7 +23,13 @@ class FormatError(LabkitError):
         self.json_path = path
         self.source = source
         where = f"{source}: " if source else ""
-        super().__init__(f"{where}{path or '$'}: {message}")
+        super().__init__(f"{where}{at(path or '$', message)}")
+
+
+def at(path: str, message: str) -> str:
+    """``rows[0].p50_us = 'fast': expected a number``: a message that starts with the value follows its path as an
+    assignment (not ``rows[0].p50_us: = 'fast'``); any other after a colon."""
+    return f"{path} {message}" if message.startswith("= ") else f"{path}: {message}"
 
 
 class NoGPU(LabkitError):

@@ -7,7 +7,7 @@ anything needs a GPU, so bad input is refused the same way on every machine.
 
 from .._cliargs import existing_dir, int_in, output_path, typed
 from .._write import dumps
-from ..errors import ArgumentError
+from ..errors import ArgumentError, at
 from ..values import parse_int
 from .issues import ManifestError
 
@@ -59,7 +59,8 @@ def _check(args) -> int:
     if not res.ok:  # the report above lists them; stderr gets the one line every refusal gets, naming the first
         more = f" (and {len(res.errors) - 1} more: the report above lists them)" if len(res.errors) > 1 else ""
         first = res.errors[0]
-        raise ManifestError(f"{len(res.errors)} error(s): {args.file} cannot run: {first.path}: {first.message}{more}")
+        raise ManifestError(f"{len(res.errors)} error(s): {args.file} cannot run: "
+                            f"{at(first.path, first.message)}{more}")
     return 0
 
 

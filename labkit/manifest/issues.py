@@ -6,7 +6,7 @@ without importing each other.
 
 from dataclasses import dataclass
 
-from ..errors import LabkitError
+from ..errors import LabkitError, at
 
 SEVERITIES = ("error", "warning", "note")
 
@@ -22,4 +22,4 @@ class Issue:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.severity}: {self.path}: {self.message}"
+        return f"{self.severity}: {at(self.path, self.message)}"

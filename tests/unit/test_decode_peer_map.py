@@ -138,7 +138,7 @@ def test_newest_takes_the_later_report_of_a_call_and_refuses_two_of_the_same_tim
     doc = json.loads(a.read_text())  # a report's reader refuses it now (the writer too), not --newest alone
     doc["provenance"]["created_utc"] = "yesterday"
     (tmp_path / "bad.json").write_text(json.dumps(doc))
-    with pytest.raises(FormatError, match=r"bad\.json: provenance\.created_utc: = 'yesterday': expected an ISO 8601"):
+    with pytest.raises(FormatError, match=r"bad\.json: provenance\.created_utc = 'yesterday': expected an ISO 8601"):
         load_maps([a, tmp_path / "bad.json"], newest=True)
 
 

@@ -44,10 +44,11 @@ def test_broken_manifest_gives_its_error(name, capsys):
     assert rc == 2
     if where == "parse":
         assert err.count("\n") == 1 and "Traceback" not in err
-        assert f": {path}: " in err and text in err, err
+        assert (f": {path}: " in err or f": {path} = " in err) and text in err, err
     else:
         lines = [line.strip() for line in out.splitlines() if line.strip().startswith("error:")]
-        assert any(line.startswith(f"error: {path}: ") and text in line for line in lines), "\n".join(lines)
+        assert any(line.startswith((f"error: {path}: ", f"error: {path} = ")) and text in line
+                   for line in lines), "\n".join(lines)
         assert "verdict: CANNOT run" in out
 
 
@@ -469,7 +470,7 @@ def test_vars_not_declared_and_vars_left_at_their_max_are_named():
     res = check(load(SEED), vars={"tokens": 2, "heads": 4})
     assert [str(e) for e in res.errors] == ["error: vars.heads: not declared; declared vars: tokens, seqs"]
     assert [str(i) for i in res.issues if i.path.startswith("vars.") and i.severity == "note"] == [
-        "note: vars.seqs: = 2 (its max; pass --var seqs=N)"]
+        "note: vars.seqs = 2 (its max; pass --var seqs=N)"]
 
 
 def test_block_grid_module_and_parameter_blocks_at_their_edges(tmp_path):

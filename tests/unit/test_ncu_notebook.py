@@ -40,19 +40,19 @@ def test_case_plan_is_checked_without_a_gpu(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda d: d["sage2"][0].update(name=1), r"sage2\[0\]\.name: = 1: expected a string"),
-    (lambda d: d["sage2"][0].update(shape=[1, 2]), r"sage2\[0\]\.shape: = \[1, 2\]: expected a list of 4"),
+    (lambda d: d["sage2"][0].update(name=1), r"sage2\[0\]\.name = 1: expected a string"),
+    (lambda d: d["sage2"][0].update(shape=[1, 2]), r"sage2\[0\]\.shape = \[1, 2\]: expected a list of 4"),
     (lambda d: d["sage2"][0].update(shape=[1, 37810, 56, 100]), r"sage2\[0\]\.shape: .*head_dim"),
-    (lambda d: d["sage2"][1].update(q_len=37811), r"sage2\[1\]\.q_len: = 37811: expected an integer in \[1, 37810\]"),
+    (lambda d: d["sage2"][1].update(q_len=37811), r"sage2\[1\]\.q_len = 37811: expected an integer in \[1, 37810\]"),
     (lambda d: d["sage2"][1].update(shape=[1, 37810, 8, 128]), r"sage2: .*share one prepared shape"),
     (lambda d: d["decode"][0].update(head_dim=100), r"decode\[0\]: .*head_dim 100"),
-    (lambda d: d["decode"][0].update(batch="x"), r"decode\[0\]\.batch: = 'x': expected an integer"),
+    (lambda d: d["decode"][0].update(batch="x"), r"decode\[0\]\.batch = 'x': expected an integer"),
     (lambda d: d["decode"][1].update(name="sage2_seed"), r"case names repeat \(sage2_seed\)"),
-    (lambda d: d.update(repeat=0), r"repeat: = 0: expected an integer in \[1, 1000\]"),
+    (lambda d: d.update(repeat=0), r"repeat = 0: expected an integer in \[1, 1000\]"),
     (lambda d: d.update(extra=1), r"extra: unknown key"),
     # found by a CLI review: a name that is no NVTX path component passed until the GPU run
-    (lambda d: d["sage2"][0].update(name=""), r"sage2\[0\]\.name: = '': expected a case name of letters"),
-    (lambda d: d["decode"][0].update(name="a/b c"), r"decode\[0\]\.name: = 'a/b c': expected a case name"),
+    (lambda d: d["sage2"][0].update(name=""), r"sage2\[0\]\.name = '': expected a case name of letters"),
+    (lambda d: d["decode"][0].update(name="a/b c"), r"decode\[0\]\.name = 'a/b c': expected a case name"),
 ])
 def test_a_bad_case_plan_is_one_line_naming_its_place(change, message, tmp_path):
     """Found by a CLI review: a shape of two entries was a ValueError traceback, and a decode head_dim of 100 or a
@@ -512,7 +512,7 @@ def test_a_case_plan_takes_its_edge_values(tmp_path):
         zero = json.loads(json.dumps(d))
         zero["sage2"][i][key] = 0
         (tmp_path / "zero.json").write_text(json.dumps(zero))
-        with pytest.raises(FormatError, match=rf"sage2\[{i}\]\.{key}: = 0: expected an integer in \[1, 1024\]"):
+        with pytest.raises(FormatError, match=rf"sage2\[{i}\]\.{key} = 0: expected an integer in \[1, 1024\]"):
             CasePlan.load(tmp_path / "zero.json")
     d["decode"][0]["name"] = "n" * 129
     (tmp_path / "long.json").write_text(json.dumps(d))

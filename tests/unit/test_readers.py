@@ -32,7 +32,8 @@ def _refused(data: bytes, path: str, text: str, tmp_path):
     with pytest.raises(FormatError) as e:
         read_json(f, what="manifest")
     msg = str(e.value)
-    assert msg.startswith(f"{f}: {path}: ") and text in msg and "\n" not in msg, msg
+    # the path, then ": message", or " = value: ..." where the message is about the value there
+    assert msg.startswith((f"{f}: {path}: ", f"{f}: {path} = ")) and text in msg and "\n" not in msg, msg
 
 
 @pytest.mark.parametrize("data, path, text", [
@@ -382,7 +383,7 @@ def test_an_integer_field_refuses_a_boolean():
     from labkit._json import parse_text
 
     for value in ("true", "false", "4.0"):
-        with pytest.raises(FormatError, match=f"schema_version: = {value}: expected an integer"):
+        with pytest.raises(FormatError, match=f"schema_version = {value}: expected an integer"):
             parse_text('{"schema_version": ' + value + "}")["schema_version"].int(1)
 
 
@@ -409,7 +410,7 @@ def test_a_long_value_is_shown_cut_to_60_characters():
     with pytest.raises(FormatError) as e:
         parse_text(json.dumps({"n": long}), source="r.json")["n"].int()
     shown = repr(long)[:57] + "..."
-    assert len(shown) == 60 and str(e.value) == f"r.json: n: = {shown}: expected an integer"
+    assert len(shown) == 60 and str(e.value) == f"r.json: n = {shown}: expected an integer"
 
 
 def test_scalar_fields_at_their_edges():
@@ -421,15 +422,15 @@ def test_scalar_fields_at_their_edges():
     doc = parse_text(json.dumps({"equal": 1, "ok": True, "s": "a" * 4096, "long": "a" * 4097, "t": 0, "r": 11}),
                      source="r.json")
     assert doc["ok"].bool() is True and doc["s"].str() == "a" * 4096
-    for field, read, said in (("equal", lambda n: n.bool(), "equal: = 1: expected true or false"),
+    for field, read, said in (("equal", lambda n: n.bool(), "equal = 1: expected true or false"),
                               ("long", lambda n: n.str(), "expected a string of at most 4096 characters"),
-                              ("t", lambda n: n.positive(10), "t: = 0: expected a number above 0 and at most 10"),
-                              ("t", lambda n: n.positive(), "t: = 0: expected a number above 0"),
-                              ("r", lambda n: n.positive(10), "r: = 11: expected a number above 0 and at most 10"),
-                              ("r", lambda n: n.num(None, 10), "r: = 11: expected a number at most 10"),
-                              ("t", lambda n: n.num(1), "t: = 0: expected a number at least 1"),
-                              ("r", lambda n: n.int(None, 10), "r: = 11: expected an integer at most 10"),
-                              ("r", lambda n: n.int(0, 10), "r: = 11: expected an integer in [0, 10]")):
+                              ("t", lambda n: n.positive(10), "t = 0: expected a number above 0 and at most 10"),
+                              ("t", lambda n: n.positive(), "t = 0: expected a number above 0"),
+                              ("r", lambda n: n.positive(10), "r = 11: expected a number above 0 and at most 10"),
+                              ("r", lambda n: n.num(None, 10), "r = 11: expected a number at most 10"),
+                              ("t", lambda n: n.num(1), "t = 0: expected a number at least 1"),
+                              ("r", lambda n: n.int(None, 10), "r = 11: expected an integer at most 10"),
+                              ("r", lambda n: n.int(0, 10), "r = 11: expected an integer in [0, 10]")):
         with pytest.raises(FormatError) as e:
             read(doc[field])
         assert str(e.value).startswith("r.json: ") and str(e.value).endswith(said), str(e.value)
@@ -503,7 +504,7 @@ def test_the_default_size_cap_and_a_parsed_text_refuse_as_a_file_does(tmp_path):
     f.write_bytes(b" " * ((16 << 20) + 1))
     with pytest.raises(FormatError, match=f"{(16 << 20) + 1} bytes: expected a file of at most {16 << 20} bytes"):
         read_bytes(f)
-    with pytest.raises(FormatError, match=re.escape("x[1]: = nan: expected a finite number")):
+    with pytest.raises(FormatError, match=re.escape("x[1] = nan: expected a finite number")):
         parse_text('{"x": [1, NaN]}')
 
 
@@ -536,7 +537,7 @@ def test_a_utf8_file_with_a_byte_order_mark_reads_as_without_one(tmp_path, capsy
 
 
 def test_a_version_labkit_does_not_read_is_said_as_such_and_a_huge_integer_as_too_large(tmp_path):
-    """A review: "decode_report_version: = 2: expected an integer in [1, 1]" for a newer report, and "23 digits, out of
+    """A review: "decode_report_version = 2: expected an integer in [1, 1]" for a newer report, and "23 digits, out of
     range (expected >= 1)" for a value far too large, which read as one below 1."""
     from labkit.sched.timeline import Timeline
     from labkit.values import parse_int
@@ -545,10 +546,10 @@ def test_a_version_labkit_does_not_read_is_said_as_such_and_a_huge_integer_as_to
     src = ROOT / "data" / "runs" / "20261206T020100Z-h200_bench_gpu_suite_83691f3" / "sweep.json"
     doc = json.loads(src.read_text())
     (tmp_path / "r.json").write_text(json.dumps({**doc, "decode_report_version": 2}))
-    with pytest.raises(FormatError, match=r"decode_report_version: = 2: expected 1 \(the version labkit reads\)$"):
+    with pytest.raises(FormatError, match=r"decode_report_version = 2: expected 1 \(the version labkit reads\)$"):
         decode_report.load(tmp_path / "r.json")
     timeline = Timeline(np.array([(0, 0, 0, 32, 0, 0)]), sms=1, ctas_per_sm=1).to_dict()
-    with pytest.raises(FormatError, match=r"timeline_version: = 3: expected 1 \(the version labkit reads\)$"):
+    with pytest.raises(FormatError, match=r"timeline_version = 3: expected 1 \(the version labkit reads\)$"):
         Timeline.from_dict({**timeline, "timeline_version": 3}, source="t.json")
     with pytest.raises(ArgumentError, match=r"23 digits, too large \(expected >= 1\)$"):
         parse_int("9" * 23, what="--var tokens", lo=1)

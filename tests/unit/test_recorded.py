@@ -49,8 +49,8 @@ def test_newest_valid_run_with_the_same_parameters_is_shown(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("damage, said", [
-    (lambda doc: doc.update(notebook="nby"), "notebook: = 'nby': expected the notebook its directory"),
-    (lambda doc: doc.update(error="cell 2: boom"), "error: = 'cell 2: boom': expected null in a run that is ok"),
+    (lambda doc: doc.update(notebook="nby"), "notebook = 'nby': expected the notebook its directory"),
+    (lambda doc: doc.update(error="cell 2: boom"), "error = 'cell 2: boom': expected null in a run that is ok"),
     (lambda doc: doc.update(extra=1), "extra: unknown key"),
 ])
 def test_a_run_record_that_contradicts_itself_is_not_a_result(damage, said, tmp_path):
@@ -178,7 +178,7 @@ def test_measure_names_the_file_when_recorded_data_is_not_what_the_notebook_need
 
 
 def test_a_live_measurement_reaches_the_notebook_as_its_json_file_will_read(tmp_path):
-    """Notebook 05 failed live on the H200 (cell 4: 'summary cases.sage2[0].shape: = [1, 37810, 56, 128]: expected a
+    """Notebook 05 failed live on the H200 (cell 4: 'summary cases.sage2[0].shape = [1, 37810, 56, 128]: expected a
     list') while its recorded runs rendered: live mode handed the strict reader the in-memory result, whose case
     plan holds tuples. It now gets the JSON it wrote, as a recorded run reads it."""
     from labkit._json import Node
@@ -202,7 +202,7 @@ def test_a_live_measurement_that_no_json_file_can_hold_is_refused_live_naming_it
     (tmp_path / "data").mkdir()
     s = Session("nbx", "live", tmp_path, None, "test")
     assert s.measure("ok", lambda: {"p50_us": np.float32(1.5), "n": np.int64(3)}) == {"p50_us": 1.5, "n": 3}
-    with pytest.raises(LabkitError, match=r"data/bad\.json: \[1\]\.max_abs_err: = nan: not a finite number"):
+    with pytest.raises(LabkitError, match=r"data/bad\.json: \[1\]\.max_abs_err = nan: not a finite number"):
         s.measure("bad", lambda: [{"max_abs_err": 0.5}, {"max_abs_err": float("nan")}])
     assert not (tmp_path / "data" / "bad.json").exists()
 

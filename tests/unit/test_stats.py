@@ -84,14 +84,14 @@ def test_a_read_mean_may_round_past_min_or_max_by_mean_rounding_and_no_further()
     for mean in (0.002 * (1 - 1e-13), 0.010 * (1 + 1e-13)):
         assert Stats.from_node(_stats_node(mean_s=mean)).mean_s == mean
     for mean in (0.002 * (1 - 1.5e-12), 0.010 * (1 + 1.5e-12), 0.001):
-        with pytest.raises(FormatError, match=r"r.json: stats.mean_s: = .*expected a mean within \[min_s, max_s\]"):
+        with pytest.raises(FormatError, match=r"r.json: stats.mean_s = .*expected a mean within \[min_s, max_s\]"):
             Stats.from_node(_stats_node(mean_s=mean))
 
 
 def test_a_read_stats_value_is_at_most_a_day():
     # MAX_SECONDS: a timed region longer than a day (86400 s) is not a measurement
     assert Stats.from_node(_stats_node(max_s=86399.5)).max_s == 86399.5
-    with pytest.raises(FormatError, match=r"r.json: stats.max_s: = 86400.5: expected a number in \[0, 86400.0\]"):
+    with pytest.raises(FormatError, match=r"r.json: stats.max_s = 86400.5: expected a number in \[0, 86400.0\]"):
         Stats.from_node(_stats_node(max_s=86400.5))
 
 

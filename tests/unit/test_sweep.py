@@ -132,7 +132,7 @@ def test_a_result_no_json_file_can_hold_is_a_failed_point_not_an_unreadable_swee
     df = sweep.collect(tmp_path).set_index("x")
     assert df.loc[1.0, "result.rate"] == 1.0 and df.loc[1.0, "result.n"] == 5  # numbers, not "1.0" and "5"
     assert df.loc[2.0, "status"] == "failed"
-    assert "result not recorded: " in df.loc[2.0, "error"] and "result.rate: = inf: not a finite number" in \
+    assert "result not recorded: " in df.loc[2.0, "error"] and "result.rate = inf: not a finite number" in \
         df.loc[2.0, "error"]
     assert sweep.status(tmp_path)["failed"] == 1
 
@@ -412,36 +412,36 @@ def test_cli(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("damage, message", [
-    (lambda d, first: first.write_text("[1, 2]"), r"\$: = \[1, 2\]: expected an object"),
-    (lambda d, first: first.write_text('"str"'), r"\$: = 'str': expected an object"),
+    (lambda d, first: first.write_text("[1, 2]"), r"\$ = \[1, 2\]: expected an object"),
+    (lambda d, first: first.write_text('"str"'), r"\$ = 'str': expected an object"),
     (lambda d, first: (d / "points" / "zzz.json").write_text('{"id": "x"}'), r"zzz.json: \$: missing key 'params'"),
     (lambda d, first: first.write_text(json.dumps({**json.loads(first.read_text()), "status": "weird"})),
-     r"status: = 'weird': expected one of"),
+     r"status = 'weird': expected one of"),
     (lambda d, first: first.write_text(json.dumps({**json.loads(first.read_text()), "id": "0" * 16})),
-     r"id: = '0000000000000000': expected the file's own point id"),
+     r"id = '0000000000000000': expected the file's own point id"),
     # a truncated point file: how to go on (found by a CLI review)
     (lambda d, first: first.write_text(first.read_text()[:20]),
      r"not valid JSON: .*; to run the point again, delete the file and resume the sweep"),
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
-                                                                 "sweep_version": 2})), r"sweep_version: = 2"),
+                                                                 "sweep_version": 2})), r"sweep_version = 2"),
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
-                                                                 "workload": 3})), r"workload: = 3: expected a string"),
+                                                                 "workload": 3})), r"workload = 3: expected a string"),
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
-                                                                 "grid": {}})), r"grid: = \{\}"),
+                                                                 "grid": {}})), r"grid = \{\}"),
     # found by a readers review: an edited grid read as points "missing", and a value twice named no file
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
                                                                  "grid": {"ms": [1, 2, 3]}})),
-     r"sweep.json: points: = 2: expected 3, the number of the grid's points"),
+     r"sweep.json: points = 2: expected 3, the number of the grid's points"),
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
                                                                  "grid": {"ms": [1, 1]}})),
      r"sweep.json: grid: grid axis 'ms': 1 given twice"),
     # an axis that is not a list of values, read as one had its characters as points (found by a mutation audit)
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
                                                                  "grid": {"ms": "12"}})),
-     r"sweep.json: grid.ms: = '12': expected a list"),
+     r"sweep.json: grid.ms = '12': expected a list"),
     (lambda d, first: (d / "sweep.json").write_text(json.dumps({**json.loads((d / "sweep.json").read_text()),
                                                                  "grid": {"ms": []}})),
-     r"sweep.json: grid.ms: = \[\]: expected a list of 1\.\.any entries \(got 0\)"),
+     r"sweep.json: grid.ms = \[\]: expected a list of 1\.\.any entries \(got 0\)"),
 ])
 def test_a_damaged_sweep_file_is_one_line_naming_it_in_status_collect_and_resume(damage, message, tmp_path, capsys):
     """Found by a CLI review: a point file holding a list was an AttributeError in status and a TypeError in collect,
@@ -693,7 +693,7 @@ def test_point_files_are_this_grids_points_and_collect_follows_the_grid(tmp_path
     doc["params"]["ms"] = 999
     f.write_text(json.dumps(doc))
     assert cli.main(["sweep", "status", str(out)]) == 2
-    assert "params: = {'ms': 999}: not the parameters of point" in capsys.readouterr().err
+    assert "params = {'ms': 999}: not the parameters of point" in capsys.readouterr().err
     sweep.SweepDir(tmp_path / "e").start("demo.sleep", {"ms": [1]})
     assert cli.main(["sweep", "collect", str(tmp_path / "e")]) == 0
     assert "no point has finished yet" in capsys.readouterr().out

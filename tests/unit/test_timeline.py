@@ -250,7 +250,7 @@ def test_a_saved_timeline_with_other_fields_is_refused():
     from labkit.errors import FormatError
 
     doc = Timeline(_spin(3), sms=132, ctas_per_sm=1).to_dict()
-    with pytest.raises(FormatError, match=r"t.json: fields: = .*: expected the fields \['cta', 'sm', 'start_ns'"):
+    with pytest.raises(FormatError, match=r"t.json: fields = .*: expected the fields \['cta', 'sm', 'start_ns'"):
         Timeline.from_dict({**doc, "fields": ["sm", "cta", *doc["fields"][2:]]}, source="t.json")
 
 
@@ -303,7 +303,7 @@ def test_the_reader_takes_the_ctas_per_sm_that_sched_waves_takes(tmp_path, capsy
         path.write_text(json.dumps({**doc, "ctas_per_sm": per_sm}))
         assert cli.main(["sched", "timeline", str(path)]) == rc
         err = capsys.readouterr().err
-        assert rc == 0 or err == (f"labkit: error: labkit sched timeline: {path}: ctas_per_sm: = {per_sm}: expected "
+        assert rc == 0 or err == (f"labkit: error: labkit sched timeline: {path}: ctas_per_sm = {per_sm}: expected "
                                   f"an integer in "
                                   f"[1, {MAX_CTAS_PER_SM}]\n"), err
         assert cli.main(["sched", "waves", "--ctas", "274", "--ctas-per-sm", str(per_sm)]) == rc
