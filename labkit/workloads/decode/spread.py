@@ -117,6 +117,7 @@ class CallSpread:
     reports: int  # decode reports read
     skipped: int  # other JSON files under the directories given
     copies: int = 0  # reports of a run already read, left out
+    damaged: tuple[str, ...] = ()  # "name: why" of each decode report under the directories that does not read
 
     @property
     def gpus(self) -> int:
@@ -198,6 +199,7 @@ class Reports:
     skipped: int  # other JSON files under the directories
     paths: tuple[Path, ...]  # each report's resolved path, in ``found``'s order
     copies: int = 0  # reports of a run already read (a copied file), left out: a run counts once
+    damaged: tuple[str, ...] = ()  # "name: why" of each decode report under a directory that does not read, left out
 
 
 def read_reports(paths: list[str | Path]) -> Reports:
@@ -205,12 +207,15 @@ def read_reports(paths: list[str | Path]) -> Reports:
     give a report once): a file must be one; a directory gives those under it (other JSON there, such as provenance
     files, is counted as skipped).
 
+    A damaged decode report under a directory (one that does not read, or a file that is not JSON but names
+    ``decode_report_version``) is left out and named in ``damaged``, so one bad file among data/runs' hundreds does
+    not stop a spread; given by name, it is an error.
+
     Raises:
-        ArgumentError: a path that does not exist, or a file that is a Sage2 report. FormatError: a file that is
-            neither kind, or a decode report that does not read (under a directory too: a damaged report is an error,
-            not a skip; a file there that is not JSON is one if it names ``decode_report_version``).
+        ArgumentError: a path that does not exist, or a file that is a Sage2 report. FormatError: a file given that
+            is neither kind, or a decode report given that does not read.
     """
-    skipped, seen = 0, {}
+    skipped, seen, damaged = 0, {}, []
     for given in paths:
         path = Path(given)
         if not path.exists():
@@ -222,20 +227,22 @@ def read_reports(paths: list[str | Path]) -> Reports:
             seen.setdefault(path.resolve(), (str(path), load(path)))
             continue
         for f in sorted(path.rglob("*.json")):
+            name = str(f.relative_to(path))
             try:
                 decode = is_decode_report(f)
-            except FormatError:  # not a report, unless a damaged one (read as every file is: a FIFO never waited on)
-                try:
-                    damaged = b"decode_report_version" in read_bytes(f, what="decode report")
+                if decode and f.resolve() not in seen:
+                    seen[f.resolve()] = (name, load(f))
+            except FormatError as exc:  # not a report, unless a damaged one (read as every file is: a FIFO never
+                try:  # waited on)
+                    named = b"decode_report_version" in read_bytes(f, what="decode report")
                 except FormatError:  # not a regular file, or too large to be a report
-                    damaged = False
-                if damaged:
-                    raise
+                    named = False
+                if named:
+                    damaged.append(f"{name}: {exc}".replace(f"{f}: ", "", 1))  # the path once
+                    continue
                 decode = False
             if not decode:
                 skipped += 1
-            elif f.resolve() not in seen:
-                seen[f.resolve()] = (str(f.relative_to(path)), load(f))
     runs, kept = set(), {}
     for where, (name, r) in seen.items():  # the first file of each report, in the order given
         run = json.dumps(r.to_dict(), sort_keys=True)  # a copied file holds the same report: the same run
@@ -243,7 +250,7 @@ def read_reports(paths: list[str | Path]) -> Reports:
             continue
         runs.add(run)
         kept[where] = (name, r)
-    return Reports(tuple(kept.values()), skipped, tuple(kept), len(seen) - len(kept))
+    return Reports(tuple(kept.values()), skipped, tuple(kept), len(seen) - len(kept), tuple(damaged))
 
 
 def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head_dim: int, *, heads: str = "32/8",
@@ -275,6 +282,8 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
         runs = [x for x in runs if x.device == device]
         label += f", on {device}"
     skipped = f" ({counted(reports.skipped, 'other JSON file')} skipped)" if reports.skipped else ""
+    if reports.damaged:  # named where the call is refused too: the damaged file may be the run asked for
+        skipped += f" ({left_out(reports.damaged)})"
     if not reports.found:  # not "no row of this call in the 0 decode reports"
         given = "the reports given" if isinstance(paths, Reports) else ", ".join(map(str, paths)) or "no path"
         raise ArgumentError(f"no decode report in {given}{skipped}")
@@ -290,7 +299,7 @@ def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head
             f"its recorded builds: {builds}" if builds else f"the nearest recorded at d{head_dim}, {heads} heads, "
             f"{mode}: {near}" if near else "labkit report show FILE lists a report's calls"))
     return CallSpread(label, tuple(sorted(runs, key=lambda x: (x.TBps, x.source))), len(reports.found),
-                      reports.skipped, reports.copies)
+                      reports.skipped, reports.copies, reports.damaged)
 
 
 def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB,
@@ -303,7 +312,7 @@ def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB
     if exclude is not None:
         gone = Path(exclude).resolve()
         among = Reports(tuple(f for f, p in zip(among.found, among.paths) if p != gone), among.skipped,
-                        tuple(p for p in among.paths if p != gone), among.copies)
+                        tuple(p for p in among.paths if p != gone), among.copies, among.damaged)
     lines, device = [], provenance_traits(r.provenance)["device"]
     for p in r.points:
         if p.mode not in COLD_MODES or p.kv_MB < min_kv_MB:
@@ -322,6 +331,12 @@ def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB
         else:
             lines.append(f"{head} {s.place(p.TBps)}")
     return lines
+
+
+def left_out(damaged: tuple[str, ...], *, shown: int = 3) -> str:
+    """``1 damaged decode report left out: a/sweep.json: ...``, the first ``shown`` named."""
+    more = f"; {len(damaged) - shown} more" if len(damaged) > shown else ""
+    return f"{counted(len(damaged), 'damaged decode report')} left out: " + "; ".join(damaged[:shown]) + more
 
 
 def _run(name: str, r: DecodeReport, p: DecodePoint, path: Path | None = None) -> RunRate:
@@ -364,7 +379,7 @@ def spread_table(s: CallSpread, *, rows: bool = True) -> str:
     lines = [f"{s.call}: the plan's call in {s.where}"
              + (f" ({counted(builds, 'build')}: --kernel holds one)" if builds > 1 else "")
              + (f"; {s.copies} {'copy' if s.copies == 1 else 'copies'} of a report already read left out" if s.copies
-                else ""),
+                else "") + (f"; {left_out(s.damaged)}" if s.damaged else ""),
              *([fmt_table(_row_header(s), [_row_cells(s, r) for r in s.runs], rule=False)] if rows else []),
              "TB/s: labkit timed alone, K+V bytes read over p50; copy: the run's 1 GiB device-to-device copy, TB/s "
              "read + write; x peer: labkit / the best peer, both timed in the peers' rounds",
