@@ -107,10 +107,13 @@ def _report_diff(args) -> int:
         raise LabkitError(f"A ({args.a}) is a {kind[not kinds[0]]} report and B ({args.b}) a {kind[not kinds[1]]} "
                           "one: nothing to compare")
     if kinds[0]:  # both read before anything is printed: a bad file is the only line
-        table = decode_report.diff_table(decode_report.load(args.a), decode_report.load(args.b))
+        a, b = decode_report.load(args.a), decode_report.load(args.b)
+        table = decode_report.diff_table(a, b)
     else:
         table = report.diff_table(report.load(args.a), report.load(args.b))
     print(f"A = {args.a}\nB = {args.b}\n{table}")
+    if kinds[0] and not decode_report.calls_in_both(a, b):  # a script's diff must not pass for a comparison
+        raise LabkitError(decode_report.NOTHING_COMPARED)
     return 0
 
 

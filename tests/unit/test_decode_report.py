@@ -30,16 +30,16 @@ def test_the_recorded_benchmark_is_a_valid_report_that_round_trips(tmp_path):
     (lambda d: d["rows"][0].update(TBps=-1.0), r"rows\[0\].TBps"),
     (lambda d: d["rows"][0].update(mode="warm"), r"rows\[0\].mode"),
     (lambda d: d.pop("provenance"), "missing key 'provenance'"),
-    (lambda d: d["rows"][0].update(p50_us=0), r"rows\[0\].p50_us: = 0: expected a number above 0"),
-    (lambda d: d["rows"][0].update(head_dim=100), r"rows\[0\].head_dim: = 100: expected one of the kernels' head_dims"),
+    (lambda d: d["rows"][0].update(p50_us=0), r"rows\[0\].p50_us = 0: expected a number above 0"),
+    (lambda d: d["rows"][0].update(head_dim=100), r"rows\[0\].head_dim = 100: expected one of the kernels' head_dims"),
     (lambda d: d["rows"][0].update(heads="a/b"), r"rows\[0\].heads: 'a/b': expected query / KV heads"),
     # a CLI review: each was shown as if measured
     (lambda d: d["rows"][0].update(heads="33/8"), r"rows\[0\].heads: '33/8': 33 query heads on 8 KV heads; expected a"),
     (lambda d: d["rows"][0].update(heads="32/8 page 17"), r"rows\[0\].heads: '32/8 page 17': page 17; expected page"),
-    (lambda d: d["rows"][0].update(kernel=" "), r"rows\[0\].kernel: = ' ': expected the build's label"),
-    (lambda d: d.update(copy_read_plus_write_GBps=0), r"copy_read_plus_write_GBps: = 0: expected a number above 0"),
+    (lambda d: d["rows"][0].update(kernel=" "), r"rows\[0\].kernel = ' ': expected the build's label"),
+    (lambda d: d.update(copy_read_plus_write_GBps=0), r"copy_read_plus_write_GBps = 0: expected a number above 0"),
     # a CLI review: a zero ratio was shown as 0.000, and the zero in '32/0' went unnamed
-    (lambda d: d["rows"][0].update(x_best_peer=0.0), r"rows\[0\].x_best_peer: = 0.0: expected a number above 0"),
+    (lambda d: d["rows"][0].update(x_best_peer=0.0), r"rows\[0\].x_best_peer = 0.0: expected a number above 0"),
     (lambda d: d["rows"][0].update(heads="32/0"), r"rows\[0\].heads: '32/0': 32 query heads on 0 KV heads; expected at "
                                                   r"least 1 of each"),
 ])
@@ -370,6 +370,21 @@ def test_a_report_times_each_call_once_and_diff_pairs_the_same_kernel_variant(tm
     assert " | fma r2s2, 16 splits" in next(ln for ln in text.splitlines() if ln.split()[:2] == ["1", "8192"])
 
 
+def test_a_diff_of_reports_with_no_call_in_common_shows_both_and_fails(tmp_path, capsys):
+    """Found by a review: `report diff` of two reports that time no call in common printed "no call in both" and exited
+    0, so a script comparing two runs passed having compared nothing."""
+    doc = json.loads(RECORDED[-1].read_text())
+    doc["rows"] = [dict(r, mode="cold_clean") for r in doc["rows"] if r["mode"] == "cold"]
+    (tmp_path / "clean.json").write_text(json.dumps(doc))
+    assert cli.main(["report", "diff", str(RECORDED[-1]), str(tmp_path / "clean.json")]) == 2
+    out, err = capsys.readouterr()
+    assert "no call in both" in out and "(calls pair within one timing mode: A's are cold" in out  # the reason shown
+    assert err == ("labkit: error: labkit report diff: A and B time no call in common (same batch, kv_len, head_dim, "
+                   "heads and mode): nothing was compared\n")
+    assert cli.main(["report", "diff", str(RECORDED[-1]), str(RECORDED[-1])]) == 0  # a call in common: a comparison
+    capsys.readouterr()
+
+
 def test_diff_pairs_a_call_with_its_twin_whichever_row_comes_first(tmp_path):
     """Found by a review: A's row of another kernel, listed before the call's twin, took B's only row of that shape,
     and the twin was then "only in A"."""
@@ -454,7 +469,7 @@ def test_a_rate_its_bytes_and_time_do_not_give_and_two_plan_rows_in_a_sweep_are_
     doc = json.loads(RECORDED[-1].read_text())
     doc["rows"][0]["TBps"] *= 1.1
     (tmp_path / "rate.json").write_text(json.dumps(doc))
-    with pytest.raises(FormatError, match=r"rows\[0\]\.TBps: = .*: expected kv_MB / p50_us = "):
+    with pytest.raises(FormatError, match=r"rows\[0\]\.TBps = .*: expected kv_MB / p50_us = "):
         report.load(tmp_path / "rate.json")
     doc = json.loads((ROOT / "data" / "runs" / "20261204T185600Z-decode_bench_targets" / "sweep.json").read_text())
     key, sweep = next((k, s) for k, s in doc["split_sweeps"].items() if len(s) > 1)
@@ -470,7 +485,7 @@ def test_a_bench_row_holding_nan_is_refused_naming_the_row_and_field(tmp_path):
     r = report.load(RECORDED[-1])
     rows = r.to_dict()["rows"]
     rows[1]["p50_us"] = float("nan")
-    with pytest.raises(FormatError, match=r"rows\[1\]\.p50_us: = nan: not a finite number"):
+    with pytest.raises(FormatError, match=r"rows\[1\]\.p50_us = nan: not a finite number"):
         report.write(rows, {}, r.copy_TBps * 1e3, r.provenance, tmp_path / "b.json")
     assert not (tmp_path / "b.json").exists()
 
@@ -531,7 +546,7 @@ def test_a_row_whose_bytes_its_call_does_not_read_is_refused(tmp_path):
     (tmp_path / "bytes.json").write_text(json.dumps(doc))
     with pytest.raises(FormatError) as e:
         report.load(tmp_path / "bytes.json")
-    assert str(e.value).endswith(f"rows[0].kv_MB: = 1.0: expected the MB of K and V that batch {row['batch']} x "
+    assert str(e.value).endswith(f"rows[0].kv_MB = 1.0: expected the MB of K and V that batch {row['batch']} x "
                                  f"{row['kv_len']} tokens, {row['heads'].split('/')[1].split()[0]} KV heads, "
                                  f"d{row['head_dim']} read in bf16: {kv_mb:.6g}"), str(e.value)
     assert cli.main(["report", "show", str(tmp_path / "bytes.json")]) == 2

@@ -307,6 +307,14 @@ def show_table(r: DecodeReport) -> str:
     return "\n".join(lines)
 
 
+NOTHING_COMPARED = "A and B time no call in common (same batch, kv_len, head_dim, heads and mode): nothing was compared"
+
+
+def calls_in_both(a: DecodeReport, b: DecodeReport) -> int:
+    """How many calls (shape and timing mode) both reports time: the rows ``diff_table`` can pair."""
+    return len({p.key[:-1] for p in a.points} & {q.key[:-1] for q in b.points})
+
+
 def diff_table(a: DecodeReport, b: DecodeReport) -> str:
     """What differs between the runs (device, GPU, git, clocks, copy rate), then the calls both timed: p50 of A
     and B [us], B/A, TB/s of each and the builds ("same" where both ran one)."""
