@@ -110,7 +110,18 @@ def _unrecognized(args: list[str], parser: argparse.ArgumentParser, *, listed: b
     """What argparse calls unrecognized arguments, and the options they begin, else where the options are listed."""
     if whole := _meant(args, parser):
         return f"unrecognized arguments: {' '.join(args)} (did you mean {' or '.join(whole)}?)"
+    if path := next((a for a in args if _path_like(a)), None):  # argparse reads any word with a leading - as an option
+        return f"unrecognized arguments: {' '.join(args)} (a path that starts with - goes after --, or as ./{path})"
     return f"unrecognized arguments: {' '.join(args)}" + (f" ({parser.prog} -h lists what it takes)" if listed else "")
+
+
+def _path_like(arg: str) -> bool:
+    """``-x.json`` or ``-runs/a``: an argument meant as a file, not an option (an option has no dot or slash before
+    its ``=``, and a file may exist by that name)."""
+    import os
+
+    name = arg.split("=", 1)[0]
+    return not arg.startswith("--") and ("." in name or "/" in name or os.path.exists(arg))
 
 
 def typed(parse: Callable[[str], object], name: str) -> Callable[[str], object]:

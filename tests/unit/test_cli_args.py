@@ -25,6 +25,12 @@ BAD = [
     (["manifest", "check", "data/trtllm_gen_decode_manifest_v4.json", "--bogus"],
      "labkit manifest check: unrecognized arguments: --bogus (labkit manifest check -h lists what it takes)"),
     (["report", "diff", "a", "b", "c"], "labkit report diff: unrecognized arguments: c"),
+    # found by a CLI review: a file named -x.json was an unknown option, with no word of how to name it
+    (["report", "show", "-x.json"], "labkit report show: unrecognized arguments: -x.json (a path that starts with - "
+                                    "goes after --, or as ./-x.json); the following arguments are required: file"),
+    (["report", "diff", "a.json", "-runs/b"], "unrecognized arguments: -runs/b (a path that starts with - goes after "
+                                              "--, or as ./-runs/b)"),
+    (["report", "show", "-q"], "labkit report show: unrecognized arguments: -q (labkit report show -h lists what"),
     (["--bogus", "device"], "labkit: error: unrecognized arguments: --bogus (labkit -h lists what it takes)"),
     # found by a CLI review: 'labkit: error: labkit: ...' said it twice, `labkit --bogus` did not name --bogus, and
     # argparse's own names for the command ('argument cmd:', 'argument sub:') reached the user
