@@ -2,7 +2,7 @@
 
 import math
 
-from .model import PHASE_GROUPS, Sage2Report
+from .model import KNOWN_PHASES, PHASE_GROUPS, Sage2Report
 
 
 def fmt_table(header: list[str], rows: list[list[str]], *, left: tuple[int, ...] = (0,), rule: bool = True) -> str:
@@ -14,6 +14,21 @@ def fmt_table(header: list[str], rows: list[list[str]], *, left: tuple[int, ...]
     return "\n".join([line(header), *([line(["-" * w for w in widths])] if rule else []), *(line(r) for r in rows)])
 
 
+def ms(seconds: float) -> str:
+    """A phase's time in ms: to the us, and under 0.1 ms to three significant digits (a 4 us phase had shown as
+    0.004)."""
+    value = seconds * 1e3
+    return f"{value:.3f}" if abs(value) >= 0.1 or value == 0 else f"{value:.3g}"
+
+
+def _share(part: float, total: float) -> str:
+    """``part`` of ``total`` in percent, to 0.1 %, and under it to two significant digits (not 0.0%)."""
+    if total <= 0:  # every p50 zero: no shares
+        return "-"
+    pct = 100 * part / total
+    return f"{pct:.1f}%" if pct >= 0.1 or pct == 0 else f"{pct:.2g}%"
+
+
 def phase_table(r: Sage2Report) -> str:
     """phase, count, p50 ms, p90 ms, share of the total (members of a group are indented;
     the total is the sum of top-level phases' p50)."""
@@ -22,10 +37,27 @@ def phase_table(r: Sage2Report) -> str:
     rows = []
     for name, st in r.phase_timings.items():
         label = name if name in top else f"  {name}"
-        share = f"{100 * st.p50_s / total:.1f}%" if total > 0 else "-"  # every p50 zero: no shares
-        rows.append([label, str(st.count), f"{st.p50_s * 1e3:.3f}", f"{st.p90_s * 1e3:.3f}", share])
-    rows.append(["total (top-level p50)", "", f"{total * 1e3:.3f}", "", "100.0%" if total > 0 else "-"])
-    return fmt_table(["phase", "count", "p50 ms", "p90 ms", "share"], rows)
+        rows.append([label, str(st.count), ms(st.p50_s), ms(st.p90_s), _share(st.p50_s, total)])
+    rows.append(["total (top-level p50)", "", ms(total), "", _share(total, total)])
+    return "\n".join([fmt_table(["phase", "count", "p50 ms", "p90 ms", "share"], rows), *phase_notes(r)])
+
+
+def phase_notes(r: Sage2Report) -> list[str]:
+    """What in a report's phases does not add up, one line each: a member timed longer than the group timed around
+    it, and a phase that is not one of Sage2's (counted in the total as a top-level phase). Shown, not refused: the
+    report is still the user's measurement."""
+    notes = []
+    for group, members in PHASE_GROUPS.items():
+        for member in (m for m in members if group in r.phase_timings and m in r.phase_timings):
+            inner, outer = r.phase_timings[member].p50_s, r.phase_timings[group].p50_s
+            if inner > outer:
+                notes.append(f"note: {member} ({ms(inner)} ms) is longer than {group} ({ms(outer)} ms), the region "
+                             "timed around it: one of the two was not timed as the seed times them")
+    unknown = [p for p in r.phase_timings if p not in KNOWN_PHASES]
+    if unknown:
+        notes.append(f"note: {', '.join(unknown)}: not {'a phase' if len(unknown) == 1 else 'phases'} of Sage2's "
+                     f"pipeline as the seed names them ({', '.join(KNOWN_PHASES)}); counted in the total as top-level")
+    return notes
 
 
 def _layout(r: Sage2Report) -> str:
@@ -167,12 +199,12 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
         for name, sa in a.phase_timings.items():
             sb = b.phase_timings.get(name)
             ratio = "-" if sb is None or sa.p50_s == 0 else f"{sb.p50_s / sa.p50_s:.3f}x"
-            rows.append([shown(name), f"{sa.p50_s * 1e3:.3f}", "-" if sb is None else f"{sb.p50_s * 1e3:.3f}",
+            rows.append([shown(name), ms(sa.p50_s), "-" if sb is None else ms(sb.p50_s),
                          star(name, ratio) if sb is not None else "only in A"])
-        rows += [[name, "-", f"{sb.p50_s * 1e3:.3f}", "only in B"]
+        rows += [[name, "-", ms(sb.p50_s), "only in B"]
                  for name, sb in b.phase_timings.items() if name not in a.phase_timings]
         ta, tb = (sum(r.phase_timings[p].p50_s for p in r.top_level_phases()) for r in (a, b))
-        rows.append(["total (top-level p50)", f"{ta * 1e3:.3f}", f"{tb * 1e3:.3f}", f"{tb / ta:.3f}x" if ta else "-"])
+        rows.append(["total (top-level p50)", ms(ta), ms(tb), f"{tb / ta:.3f}x" if ta else "-"])
         return "\n".join([*head, "B/A: B's time over A's (under 1: B is faster)",
                           fmt_table(["phase", "A p50 ms", "B p50 ms", "B/A"], rows), *foot])
     wa, wb = phase_work(a), phase_work(b)
@@ -231,8 +263,9 @@ def shown_tails(tails):
 
 def rounded(frame, rules, *, default: int | None = None):
     """A copy of ``frame`` for a notebook to show, its float columns rounded to what they resolve: to the digits of the
-    first ``(suffix, digits)`` rule whose suffix ends the column's name, else to ``default`` (None: as they are). The
-    tables the notebooks show use it; the files they save keep every digit."""
+    first ``(suffix, digits)`` rule whose suffix ends the column's name, else to ``default`` (None: as they are); a
+    column of whole numbers becomes text with those digits. The tables the notebooks show use it; the files they save
+    keep every digit."""
     out = frame.copy()
     for col in out.columns:
         if out[col].dtype.kind != "f":
@@ -240,6 +273,8 @@ def rounded(frame, rules, *, default: int | None = None):
         digits = next((d for suffix, d in rules if str(col).endswith(suffix)), default)
         if digits is not None:
             out[col] = out[col].round(digits) + 0.0  # + 0.0: a -0.0 left by rounding shows as 0.00, not -0.00
+            if digits > 0 and (out[col].dropna() % 1 == 0).all():  # pandas shows a column of whole numbers as 1.0,
+                out[col] = [f"{v:.{digits}f}" if v == v else "NaN" for v in out[col]]  # beside 0.9697: 1.0000
     return out
 
 

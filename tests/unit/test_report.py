@@ -1,5 +1,6 @@
 import dataclasses
 import json
+import math
 import re
 import subprocess
 import sys
@@ -137,12 +138,12 @@ def test_a_labkit_report_without_its_accuracy_check_is_refused_by_name():
     recorded = sorted((ROOT / "data" / "runs").glob("*-02_sage2_phases/data/report.json"))[-1]
     doc = json.loads(recorded.read_text())
     for damage, said in ((lambda d: d.pop("accuracy"), "missing key 'accuracy'"),
-                         (lambda d: d["accuracy"].__setitem__("cos", "high"), "accuracy.cos: = 'high': expected a "
+                         (lambda d: d["accuracy"].__setitem__("cos", "high"), "accuracy.cos = 'high': expected a "
                                                                               "number"),
                          (lambda d: d.pop("checksum_definition"), "missing key 'checksum_definition'"),
                          # found by a mutation audit: each was a KeyError or TypeError naming no file
                          (lambda d: d["accuracy"].pop("reference"), "accuracy: missing key 'reference'"),
-                         (lambda d: d.__setitem__("accuracy", [0.99]), "accuracy: = [0.99]: expected an object")):
+                         (lambda d: d.__setitem__("accuracy", [0.99]), "accuracy = [0.99]: expected an object")):
         bad = json.loads(json.dumps(doc))
         damage(bad)
         with pytest.raises(FormatError, match=re.escape(said)):
@@ -157,13 +158,13 @@ def test_version1_requires_provenance(seed_report_path):
 
 @pytest.mark.parametrize("key, value, said", [
     ("clocks", {"sm_clock_hz": -5, "sm_clock_max_hz": None},
-     "provenance.clocks.sm_clock_hz: = -5: expected an integer"),
-    ("device", "H200", "provenance.device: = 'H200': expected an object"),
+     "provenance.clocks.sm_clock_hz = -5: expected an integer"),
+    ("device", "H200", "provenance.device = 'H200': expected an object"),
     ("device", {"name": "H200"}, "provenance.device: missing key 'index'"),
-    ("versions", {"torch": 2.11}, "provenance.versions.torch: = 2.11: expected a string"),
-    ("created_utc", "yesterday", "provenance.created_utc: = 'yesterday': expected an ISO 8601 time"),  # CLI review
-    ("git_sha", 42, "provenance.git_sha: = 42: expected a string"),  # a mutation audit: neither was checked
-    ("timing_mode", ["cold"], 'provenance.timing_mode: = ["cold"]: expected a string'),
+    ("versions", {"torch": 2.11}, "provenance.versions.torch = 2.11: expected a string"),
+    ("created_utc", "yesterday", "provenance.created_utc = 'yesterday': expected an ISO 8601 time"),  # CLI review
+    ("git_sha", 42, "provenance.git_sha = 42: expected a string"),  # a mutation audit: neither was checked
+    ("timing_mode", ["cold"], 'provenance.timing_mode = ["cold"]: expected a string'),
 ])
 def test_provenance_values_are_read_strictly(key, value, said):
     """Found by a review: a negative clock read as 'clocks not recorded', a device given as a string as 'device not
@@ -185,9 +186,9 @@ def test_provenance_without_a_git_sha_or_timing_mode_reads():
 
 
 @pytest.mark.parametrize("key, value, said", [
-    ("dtype", "int3", "metadata.dtype: = 'int3': expected one of bf16, fp16"),
-    ("layout", "nhd", "metadata.layout: = 'nhd': expected one of NHD, HND"),
-    ("schedule", {"cta_q": "x"}, "metadata.schedule.cta_q: = 'x': expected an integer"),
+    ("dtype", "int3", "metadata.dtype = 'int3': expected one of bf16, fp16"),
+    ("layout", "nhd", "metadata.layout = 'nhd': expected one of NHD, HND"),
+    ("schedule", {"cta_q": "x"}, "metadata.schedule.cta_q = 'x': expected an integer"),
     ("schedule", {"tiles": 3}, "metadata.schedule.tiles"),
 ])
 def test_the_metadata_labkit_writes_is_read_back_strictly(key, value, said):
@@ -243,6 +244,39 @@ def test_a_report_whose_phases_all_took_zero_time_shows_no_shares(seed_report_pa
     assert sum(float(t[-1][:-1]) for t in top) == pytest.approx(100, abs=0.05 * len(top))  # shares of that total
 
 
+def test_short_phases_keep_three_significant_digits_and_their_share(seed_report_path):
+    """Found by a review: labkit's v_scale_fp8_quantization (4 us: it only writes scales) showed as 0.004 ms, 0.0%."""
+    r = report.load(seed_report_path)
+    short = dataclasses.replace(r.phase_timings["v_scale_fp8_quantization"], p50_s=3.97e-6, p90_s=4.06e-6,
+                                min_s=3.9e-6, mean_s=4e-6)
+    r = dataclasses.replace(r, phase_timings={**r.phase_timings, "v_scale_fp8_quantization": short})
+    row = next(ln for ln in report.phase_table(r).splitlines() if "v_scale_fp8" in ln)
+    total = sum(r.phase_timings[p].p50_s for p in r.top_level_phases())
+    assert row.split() == ["v_scale_fp8_quantization", "10", "0.00397", "0.00406", f"{100 * 3.97e-6 / total:.2g}%"]
+    assert report.tables.ms(0.2371) == "237.100" and report.tables.ms(0.0) == "0.000"
+
+
+def test_the_phase_table_notes_a_member_longer_than_its_group_and_a_phase_it_does_not_know(seed_report_path):
+    """Found by a review: a sub-phase timed longer than the region around it, and a phase outside Sage2's (a misspelt
+    one, counted in the total), were shown with no word. They are noted under the table, not refused: the report
+    stays the user's measurement. A member whose group the report does not time counts in the total."""
+    r = report.load(seed_report_path)
+    timings = dict(r.phase_timings)
+    timings["q_int8_quantization"] = timings["fused_mainloop"]
+    timings["q_int8_quantisation"] = timings["v_scale_fp8_quantization"]
+    lines = report.phase_table(dataclasses.replace(r, phase_timings=timings)).splitlines()
+    assert lines[-2] == ("note: q_int8_quantization (237.089 ms) is longer than qk_int8_quantization (7.671 ms), the "
+                         "region timed around it: one of the two was not timed as the seed times them")
+    assert lines[-1].startswith("note: q_int8_quantisation: not a phase of Sage2's pipeline as the seed names them "
+                                "(k_mean_and_smoothing_preparation, qk_int8_quantization, ")
+    assert lines[-1].endswith("fused_mainloop); counted in the total as top-level")
+    assert not report.tables.phase_notes(r)  # the seed's own report: nothing to note
+    del timings["qk_int8_quantization"], timings["q_int8_quantisation"]
+    r = dataclasses.replace(r, phase_timings=timings)
+    assert "q_int8_quantization" in r.top_level_phases() and "k_int8_subtract_mean_quantization" in r.top_level_phases()
+    assert "v_scale_fp8_quantization" not in r.top_level_phases()  # its group is timed
+
+
 def test_cli_diff_prints_ratios(seed_report_path, tmp_path):
     d = json.loads(seed_report_path.read_text())
     for st in d["phase_timings"].values():
@@ -278,7 +312,7 @@ def test_a_report_holding_nan_is_refused_by_its_writer_naming_the_field(seed_rep
     seed = report.load(seed_report_path)
     nan = dataclasses.replace(seed.phase_timings["fused_mainloop"], p50_s=float("nan"))
     bad = dataclasses.replace(seed, phase_timings={**seed.phase_timings, "fused_mainloop": nan})
-    with pytest.raises(FormatError, match=r"phase_timings\.fused_mainloop\.p50_s: = nan: not a finite number"):
+    with pytest.raises(FormatError, match=r"phase_timings\.fused_mainloop\.p50_s = nan: not a finite number"):
         report.save(bad, tmp_path / "r.json")
     assert not (tmp_path / "r.json").exists()
 
@@ -316,7 +350,7 @@ def test_an_hnd_reports_tail_lengths_are_read_against_its_sequence_axis(seed_rep
         hnd(d)
         d["tail_study"][0]["kv_len"] = 37811
 
-    with pytest.raises(FormatError, match=r"tail_study\[0\]\.kv_len: = 37811: expected at most the shapes' "
+    with pytest.raises(FormatError, match=r"tail_study\[0\]\.kv_len = 37811: expected at most the shapes' "
                                           r"37810 / 37810 \(q / kv, HND\)"):
         report.loads(_mutate(seed_report_path, past_n))
 
@@ -377,5 +411,13 @@ def test_rounded_takes_the_first_rule_whose_suffix_ends_a_float_column_and_leave
     assert rounded(frame, (("_us", 1),))["TBps"].iloc[0] == 4.123456  # no default: as it was
     assert frame["p50_us"].iloc[0] == 12.34567  # a copy: the table saved beside it keeps every digit
     # a review: -0.001 showed as -0.00 in notebook 02's vs_full_pct
-    zero = rounded(pd.DataFrame({"vs_full_pct": [-0.001]}), (), default=2)["vs_full_pct"].iloc[0]
+    zero = rounded(pd.DataFrame({"vs_full_pct": [-0.001, 0.5]}), (), default=2)["vs_full_pct"].iloc[0]
     assert f"{zero:.2f}" == "0.00"
+    # a review: notebook 04's kv_tile_efficiency, every value 1, showed as 1.0 beside 0.9697 in the next column;
+    # a column of whole numbers is text with its rule's digits (a NaN among them shown as pandas shows one)
+    ones = rounded(pd.DataFrame({"kv_tile_efficiency": [1.0, 0.99999, math.nan], "split_efficiency": [1.0, 0.9697, 1.0],
+                                 "waves": [2.0, 3.0, 1.0]}), (("efficiency", 4),), default=0)
+    assert ones["kv_tile_efficiency"].tolist() == ["1.0000", "1.0000", "NaN"]
+    assert ones["split_efficiency"].tolist() == [1.0, 0.9697, 1.0]  # numbers: pandas shows them as 1.0000
+    assert ones["waves"].tolist() == [2.0, 3.0, 1.0]  # no digits to show: left as numbers
+    assert ones.to_string().splitlines()[2].split()[1:3] == ["1.0000", "0.9697"]
