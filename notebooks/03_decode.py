@@ -101,7 +101,7 @@ fig = labkit.plot.decode_bandwidth(table.to_dict("records"), copy["TBps"], fit=f
     f"Paged decode, {heads[0]}/{heads[1]} heads, head_dim {head_dim}, page {page_size}, cold L2"))
 session.save_figure(fig, "decode_bandwidth")
 saved = session.save_table(table, "bandwidth")
-print(labkit.wrapped("\n".join([fit_line, *study.skipped(points),
+print(labkit.wrapped("\n".join([fit_line, *study.behind_best_peer(table), *study.skipped(points),
                                 *study.peers_not_run(table, saved_in=f"data/{saved.name}, peers_not_run")])))
 study.shown(table)  # TB/s of K+V read for labkit and each peer; data/bandwidth.csv keeps every column
 

@@ -89,6 +89,31 @@ def test_why_a_peer_did_not_run_is_listed_once_per_reason_not_as_a_table_column(
     assert lines[2] == "fa3: no number at 64 x 32768: absent"
 
 
+def test_the_bandwidth_table_says_where_labkit_is_behind_the_best_peer_as_the_bench_counts_it(tmp_path):
+    """Found by a new-user review: the README counted notebook 03's record behind the best peer at 1 of 11 calls from
+    labkit's rate alone, where the bench's x best peer (labkit timed in the peers' rounds) is behind at 2; the notebook
+    showed no such column to check it by. And a compiler's traceback in ``peers_not_run`` broke the CSV's rows."""
+    from labkit.workloads.decode import study
+
+    rows = pd.DataFrame([  # 03's record's 64 x 1k and 256 x 1k, and a call ahead
+        dict(batch=64, kv_len=1024, kv_MB=268.4, p50_us=76.67, TBps=3.501, labkit_beside_peers=3.482,
+             sdpa_cudnn=3.485, sdpa_flash=2.35, fa3=3.31),
+        dict(batch=256, kv_len=1024, kv_MB=1073.7, p50_us=257.2, TBps=4.174, labkit_beside_peers=4.179,
+             sdpa_cudnn=4.186, sdpa_flash=2.58, fa3=3.889),
+        dict(batch=8, kv_len=8192, kv_MB=268.4, p50_us=76.58, TBps=3.505, labkit_beside_peers=3.502,
+             sdpa_cudnn=3.374, sdpa_flash=3.242, fa3="fa3_fwd: not importable\nTraceback:\n  line 2")])
+    table = study.bandwidth_table(rows)
+    assert list(table["x_best_peer"].round(4)) == [round(3.482 / 3.485, 4), round(4.179 / 4.186, 4),
+                                                   round(3.502 / 3.374, 4)]  # labkit alone ran ahead at 64 x 1k
+    assert study.behind_best_peer(table) == [
+        "x_best_peer: labkit timed in the peers' rounds over the best peer, at 3 calls: behind at 2, 256 x 1024 x "
+        "0.9983 (sdpa_cudnn), 64 x 1024 x 0.9991 (sdpa_cudnn); level or ahead at the other one (x 1.038)"]
+    table.to_csv(tmp_path / "b.csv", index=False)
+    assert len((tmp_path / "b.csv").read_text().splitlines()) == 4  # a header and one line per call
+    # read back as lines: a traceback of three shows by its first line's type and its last
+    assert study.peers_not_run(table) == ["fa3: no number at 8 x 8192: fa3_fwd: ... line 2"]
+
+
 def test_a_peer_s_recorded_compile_error_is_cut_at_a_word_said_what_it_means_and_where_it_is_whole():
     """Found by a notebook review: "flex_paged: no number at 64 x 32768: InductorError: SubprocException: An exception
     occurred in a subprocess: ... Set TORCHDYNAMO_VERBO..." was cut mid-word and said neither what failed nor where
@@ -221,7 +246,9 @@ def test_a_sweep_that_notebook_03_narrows_to_one_point_or_to_none_reads_as_the_f
     assert study.peers_not_run(table) == [
         "flex_paged: no number at 1 x 1024: run at the issue's 5 points only (compiled per shape)"]
     assert list(study.shown(table).columns) == ["batch", "kv_len", "splits", "kernel", "kv_MB", "p50_us", "TBps",
-                                                "sdpa_cudnn", "labkit_beside_peers"]
+                                                "sdpa_cudnn", "labkit_beside_peers", "x_best_peer"]
+    assert study.behind_best_peer(table) == ["x_best_peer: labkit timed in the peers' rounds over the best peer, at 1 "
+                                             "call: level or ahead at every one (x 1.268-1.268)"]
     assert study.spread_kernel(table, 1, 1024) == "mma w8s1ef cl8 pp"  # the sweep's own build where it timed the call
 
 

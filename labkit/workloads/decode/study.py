@@ -100,8 +100,33 @@ def bandwidth_table(points):
         for i, (b, n, d, v, peers) in enumerate(zip(table["batch"], table["kv_len"], table["head_dim"], flex, asked)):
             if peers and (b, n, d) not in FLEX_POINTS and v != v:
                 notes[i].append(f"flex_paged: run at the issue's {len(FLEX_POINTS)} points only (compiled per shape)")
-    table["peers_not_run"] = ["; ".join(n) for n in notes]
+    # one line per cell, its line breaks written \n: a compiler's traceback in it had broken the CSV's rows for
+    # `column`, `cut` and most viewers (``peers_not_run`` reads them back as line breaks)
+    table["peers_not_run"] = ["; ".join(n).replace("\n", "\\n") for n in notes]
+    if "labkit_beside_peers" in table:  # as the bench's report: labkit in the peers' rounds over the best of them
+        best = table[[p for p in PEERS if p in table]].max(axis=1, skipna=True)
+        table["x_best_peer"] = pd.to_numeric(table["labkit_beside_peers"], errors="coerce") / best
     return table.drop(columns=[c for c in ("skipped",) if c in table])
+
+
+def behind_best_peer(table) -> list[str]:
+    """Where labkit, timed in the peers' rounds, is behind the best peer (``x_best_peer`` under 1) and by how much, the
+    furthest first, and the range of the rest: the line a reader of the bandwidth table would otherwise count."""
+    from .peers import PEERS
+
+    if "x_best_peer" not in table or not table["x_best_peer"].notna().any():
+        return []
+    rows = table[table["x_best_peer"].notna()]
+    peer = rows[[p for p in PEERS if p in rows]].idxmax(axis=1)
+    behind = sorted((x, f"{b} x {n} x {x:.4f} ({who})") for b, n, x, who in
+                    zip(rows["batch"], rows["kv_len"], rows["x_best_peer"], peer) if x < 1)
+    ahead = rows["x_best_peer"][rows["x_best_peer"] >= 1]
+    rest = (f"; level or ahead at the other {len(ahead)} (x {ahead.min():.3f}-{ahead.max():.3f})" if len(ahead) > 1
+            else f"; level or ahead at the other one (x {ahead.min():.3f})" if len(ahead) else "")
+    head = f"x_best_peer: labkit timed in the peers' rounds over the best peer, at {counted(len(rows), 'call')}"
+    if not behind:
+        return [f"{head}: level or ahead at every one (x {ahead.min():.3f}-{ahead.max():.3f})"]
+    return [f"{head}: behind at {len(behind)}, {', '.join(text for _, text in behind)}{rest}"]
 
 
 def bandwidth_fit(table) -> tuple[tuple[float, float] | None, str]:
@@ -170,7 +195,7 @@ def peers_not_run(table, *, saved_in: str | None = None) -> list[str]:
     note_start = re.compile(rf"; (?=(?:{'|'.join(PEERS)}): )")  # a compiler's message may hold '; ' itself
     where: dict[tuple[str, str], list[str]] = {}
     for b, n, notes in zip(table["batch"], table["kv_len"], table["peers_not_run"]):
-        for note in filter(None, note_start.split(str(notes))):
+        for note in filter(None, note_start.split(str(notes).replace("\\n", "\n"))):
             peer, _, why = note.strip().partition(": ")
             where.setdefault((peer, shown_reason(peer, why, saved_in=saved_in)), []).append(f"{b} x {n}")
     return [f"{peer}: no number at {', '.join(points)}" + (f": {why}" if why else "")
