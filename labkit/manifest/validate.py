@@ -7,7 +7,7 @@ manifest is reported in full and never crashes the packer. Kernel-family rules l
 ``families.py`` and run on error-free launches only.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -343,6 +343,9 @@ def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | Non
         return res
     res.vars = resolve_vars(m, vars, res.issues)
     vars_ok = not res.errors
+    if not vars_ok:  # a --var refused: the rest is checked as if it were not given, so mending it shows no new warning
+        return _with_vars_refused(m, res, check(m, program=program, vars=_valid_vars(m, vars), device=device,
+                                                cubin_dirs=cubin_dirs, find_modules=find_modules))
     if find_modules:
         _find_modules(m, res, device, cubin_dirs)
     for op in m.ops.values():
@@ -382,3 +385,22 @@ def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | Non
     explained = {i.path for i in res.issues if "never packed" in i.message and generic not in i.message}
     res.issues[:] = [i for i in res.issues if not (i.path in explained and i.message.endswith(generic))]
     return res
+
+
+def _valid_vars(m: Manifest, values: dict[str, int] | None) -> dict[str, int]:
+    return {k: v for k, v in (values or {}).items() if k in m.vars and type(v) is int and 1 <= v <= m.vars[k].max}
+
+
+def _with_vars_refused(m: Manifest, refused: CheckResult, rest: CheckResult) -> CheckResult:
+    """``refused``'s errors about vars, then what checking with the valid ones found (a refused var at its max, said
+    in a note), none of its launches ready to pack: the family rules (page dim 0, an unpacked cu_seqlens_q) had been
+    skipped, so the fix of a --var brought warnings the first check had not shown."""
+    errors = [i for i in refused.issues if i.severity == "error"]
+    bad = {i.path for i in errors}
+    stand_ins = ", ".join(f"{p.removeprefix('vars.')} = {rest.vars[p.removeprefix('vars.')]}" for p in sorted(bad)
+                          if p.removeprefix("vars.") in rest.vars)
+    kept = [i for i in rest.issues if i.path not in bad]
+    said = [Issue("note", "vars", f"the other checks ran with {stand_ins} (the max) in place of the value refused")
+            ] if stand_ins else []
+    return replace(rest, vars=refused.vars, issues=[*errors, *said, *kept],
+                   launches=[replace(lc, ok=False) for lc in rest.launches])

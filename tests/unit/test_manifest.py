@@ -466,6 +466,22 @@ def test_a_refused_manifest_names_its_file_and_its_errors_once(tmp_path):
     assert str(e.value) == f"{SEED}: 1 error(s), nothing launched: error: vars.seqs: value 3 outside 1..max 2"
 
 
+def test_a_refused_var_leaves_the_other_checks_as_they_are_without_it():
+    """Found by a new-user review: `--var seqs=3` (over its max 2) dropped the seed's five warnings to three (the
+    family rules, page dim 0 and the unpacked cu_seqlens_q, were skipped), so mending the var brought new warnings.
+    The rest is checked with the refused var at its max, said in a note, and nothing is ready to pack."""
+    seed = load(SEED)
+    refused, valid = check(seed, vars={"seqs": 3, "tokens": 2}), check(seed, vars={"tokens": 2})
+    assert [str(e) for e in refused.errors] == ["error: vars.seqs: value 3 outside 1..max 2"]
+    warnings = lambda r: [str(i) for i in r.issues if i.severity == "warning"]  # noqa: E731
+    assert warnings(refused) == warnings(valid) and len(warnings(valid)) == 5
+    assert "note: vars: the other checks ran with seqs = 2 (the max) in place of the value refused" in map(
+        str, refused.issues)
+    assert not any(i.path == "vars.seqs" and i.severity == "note" for i in refused.issues)  # not "its max; pass --var"
+    assert refused.vars["seqs"] == 3 and refused.launches and not any(lc.ok for lc in refused.launches)
+    assert refused.plans == [] and valid.plans
+
+
 def test_vars_not_declared_and_vars_left_at_their_max_are_named():
     res = check(load(SEED), vars={"tokens": 2, "heads": 4})
     assert [str(e) for e in res.errors] == ["error: vars.heads: not declared; declared vars: tokens, seqs"]
