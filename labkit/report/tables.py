@@ -123,22 +123,41 @@ def summary(r: Sage2Report) -> str:
             f"{where(t)}; {t['schedule']}")
 
 
+NOT_RECORDED = "not recorded"
+
+
 def differences(a: Sage2Report, b: Sage2Report) -> list[str]:
-    """One line per trait in which A and B differ (shape, dtype, layout, device, GPU, git, schedule). The clock
-    read before each run is not one: it says nothing of the clock either ran at (the README's mainloop ran at
-    1665-1860 MHz under the power cap where that reading said 1980)."""
+    """One line per trait in which A and B differ, both recording it (shape, dtype, layout, device, GPU, git,
+    schedule). The clock read before each run is not one: it says nothing of the clock either ran at (the README's
+    mainloop ran at 1665-1860 MHz under the power cap where that reading said 1980)."""
     ta, tb = _traits(a), _traits(b)
-    return [f"{k}: A {ta[k]} | B {tb[k]}" for k in ta if ta[k] != tb[k] and k != "clocks"]
+    return [f"{k}: A {ta[k]} | B {tb[k]}" for k in ta
+            if ta[k] != tb[k] and k != "clocks" and NOT_RECORDED not in (ta[k], tb[k])]
 
 
-def _match_line(traits: dict[str, str]) -> str:
-    """Two reports that differ in nothing: what they share, and what neither records (the seed's report beside itself
-    had matched "in dtype, layout, device, GPU, git", none of which it records)."""
-    names = {k: "GPU" if k == "gpu" else k for k in traits if k != "clocks"}
-    shared = [n for k, n in names.items() if traits[k] != "not recorded"]
-    missing = [n for k, n in names.items() if traits[k] == "not recorded"]
-    join = lambda xs: ", ".join(xs[:-1]) + f" and {xs[-1]}" if len(xs) > 1 else "".join(xs)  # noqa: E731
-    return f"A and B match in {join(shared)}" + (f"; neither records its {join(missing)}" if missing else "")
+def _join(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def traits_head(ta: dict[str, str], tb: dict[str, str], *, skip: tuple[str, ...] = ()) -> list[str]:
+    """How two runs' traits compare, in lines: where both record a trait and differ; else what they match in and
+    what neither records; then what one of them alone records. A trait only one records is not a difference: the
+    user's seed report, which records no dtype, had read "differ in: dtype: A not recorded | B bf16" beside labkit's
+    (its README says bf16)."""
+    names = {k: {"gpu": "GPU", "copy": "copy rate"}.get(k, k) for k in ta if k not in skip}
+    both = [k for k in names if NOT_RECORDED not in (ta[k], tb[k])]
+    differ = [f"  {k}: A {ta[k]} | B {tb[k]}" for k in both if ta[k] != tb[k]]
+    if differ:
+        lines = ["A and B differ in:", *differ]
+    else:
+        neither = [names[k] for k in names if ta[k] == tb[k] == NOT_RECORDED]
+        lines = [f"A and B match in {_join([names[k] for k in both]) or 'nothing both record'}"
+                 + (f"; neither records its {_join(neither)}" if neither else "")]
+    for side, mine, other in (("A", ta, tb), ("B", tb, ta)):
+        alone = [f"{names[k]} {mine[k]}" for k in names if other[k] == NOT_RECORDED != mine[k]]
+        if alone:
+            lines.append(f"{side} alone records {', '.join(alone)}")
+    return lines
 
 
 NO_INPUT_WORK = ("v_scale_fp8_quantization",)  # the seed's phase that only writes V's scales
@@ -186,11 +205,10 @@ def diff_table(a: Sage2Report, b: Sage2Report) -> str:
     """Differences between the two runs first; then per-phase p50 of A and B and the ratio B/A, or,
     when the shapes differ, work-normalized throughput (raw time ratios would mean nothing). Between labkit's report
     and another implementation's, the phases labkit splits differently (``MOVED_WORK``) are starred."""
-    diffs = differences(a, b)
     moved = work_moved((a, b))
     star = lambda name, ratio: f"{ratio}*" if moved and name in MOVED_WORK and ratio != "-" else ratio  # noqa: E731
     foot = [MOVED_NOTE] if moved and any(n in MOVED_WORK for n in (*a.phase_timings, *b.phase_timings)) else []
-    head = ["A and B differ in:", *(f"  {d}" for d in diffs)] if diffs else [_match_line(_traits(a))]
+    head = traits_head(_traits(a), _traits(b), skip=("clocks",))
     same_shape = (a.q_shape, a.k_shape, a.v_shape) == (b.q_shape, b.k_shape, b.v_shape)
     rows = []
     top = set(a.top_level_phases())

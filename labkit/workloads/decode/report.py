@@ -318,11 +318,10 @@ def calls_in_both(a: DecodeReport, b: DecodeReport) -> int:
 def diff_table(a: DecodeReport, b: DecodeReport) -> str:
     """What differs between the runs (device, GPU, git, clocks, copy rate), then the calls both timed: p50 of A
     and B [us], B/A, TB/s of each and the builds ("same" where both ran one)."""
-    from ...report.tables import fmt_table
+    from ...report.tables import fmt_table, traits_head
 
     ta, tb = _traits(a), _traits(b)
-    diffs = [f"  {k}: A {ta[k]} | B {tb[k]}" for k in ta if ta[k] != tb[k]]
-    head = ["A and B differ in:", *diffs] if diffs else ["A and B match in device, GPU, git, clocks and copy rate"]
+    head = traits_head(ta, tb)
     if ta["gpu"] != tb["gpu"] and ta["device"] == tb["device"] and "not recorded" not in (ta["gpu"], tb["gpu"]):
         head.append("  (another GPU of the same kind: the same kernels differ by a few % from machine to machine)")
     bk = {p.key: p for p in b.points}
@@ -346,8 +345,9 @@ def diff_table(a: DecodeReport, b: DecodeReport) -> str:
         shown += [p.kernel, q.kernel]
         rows.append([str(p.batch), str(p.kv_len), str(p.head_dim), p.heads, p.mode, f"{p.p50_us:.2f}",
                      f"{q.p50_us:.2f}", f"{q.p50_us / p.p50_us:.3f}x", f"{p.TBps:.2f}", f"{q.TBps:.2f}", builds])
-    lines = fmt_table(["batch", "kv_len", "d", "heads", "mode", "A us", "B us", "B/A", "A TB/s", "B TB/s", "builds"],
-                      rows, left=(10,), rule=False).splitlines() if rows else ["no call in both"]
+    lines = ["B/A: B's time over A's (under 1: B is faster)", *fmt_table(
+        ["batch", "kv_len", "d", "heads", "mode", "A us", "B us", "B/A", "A TB/s", "B TB/s", "builds"], rows,
+        left=(10,), rule=False).splitlines()] if rows else ["no call in both"]
     lines += legend(shown)
     tail = ([f"only in A: {counted(len(only_a), 'call')}", f"only in B: {counted(len(bk), 'call')}"]
             if only_a or bk else [])
