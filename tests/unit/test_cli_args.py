@@ -371,7 +371,7 @@ def test_device_json_without_gpu_is_json(capsys):
 def test_schedule_defaults_and_explicit_lengths(capsys):
     import json
 
-    assert cli.main(S + ["--q-len", "37761"]) == 0
+    assert cli.main(S + ["--q-len", "37761", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert (d["q_len"], d["kv_len"], d["tail"]["q_tail_rows"]) == (37761, 37810, 1)
 

@@ -32,14 +32,14 @@ def test_tail_points_equal_the_seed(seed_report_path):
 
 
 def test_cli_schedule_prints_json(seed_report_path):
-    out = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,37810,56,128"],
+    out = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,37810,56,128", "--json"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
     seed = json.loads(seed_report_path.read_text())
     assert d["scheduler"] == seed["scheduler"]
     out = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,37810,56,128",
-                          "--q-len", "37761", "--kv-len", "37760"], capture_output=True, text=True)
+                          "--q-len", "37761", "--kv-len", "37760", "--json"], capture_output=True, text=True)
     d = json.loads(out.stdout)
     assert d["tail"]["q_tail_rows"] == 1 and d["tail"]["k_tail_rows"] == 0 and d["scheduler"]["grid_ctas"] == 296 * 56
     bad = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,0,56,128"],
@@ -189,12 +189,19 @@ def test_schedule_cli_gives_registers_and_ctas_per_sm_of_both_builds():
     from labkit.workloads.sage2.sm90 import SETMAXNREG, SOURCE
 
     for schedule, regs, ctas, extra in (("seed", 255, 2, []), ("sm90", 128, 1, ["--pv-terms", "1"])):
-        out = subprocess.run([sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,37810,56,128",
-                              "--schedule", schedule, *extra], capture_output=True, text=True)  # sm90's own 1 term
+        argv = [sys.executable, "-m", "labkit", "sage2", "schedule", "--shape", "1,37810,56,128", "--schedule",
+                schedule, *extra]  # sm90's own 1 term
+        out = subprocess.run([*argv, "--json"], capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
         occ = json.loads(out.stdout)["mainloop_on_sm_90"]
         assert (occ["registers_per_thread"], occ["ctas_per_sm"]) == (regs, ctas), occ
         assert "registers" in occ["limiter"]
+        # a new-user review: the plain command printed JSON, one number per line; it prints aligned text
+        text = subprocess.run(argv, capture_output=True, text=True).stdout.splitlines()
+        assert text[0] == "q = k = v [1, 37810, 56, 128], q_len 37810, kv_len 37810"
+        assert f"  registers_per_thread         {regs}" in text and f"  ctas_per_sm                  {ctas}" in text
+        assert ("  q_row_efficiency             0.9979" in text) == (schedule == "seed")  # 37810 / 37888
+        assert sum(line.startswith("  q_ctas_per_head ") for line in text) == 1  # once, not again under the tail
     assert occ["setmaxnreg"] == SETMAXNREG
     text = SOURCE.read_text()  # the numbers the kernel itself asks setmaxnreg for
     assert re.search(r"#define PRODUCER_REGS (\d+)", text).group(1) == str(SETMAXNREG["producer_warpgroup"])
@@ -739,7 +746,7 @@ def test_schedule_cli_takes_a_single_query_and_key(capsys):
     """--q-len 1 --kv-len 1, the smallest tail (1..N is the documented range): one q tile per head, one key pass."""
     from labkit import cli
 
-    assert cli.main(["sage2", "schedule", "--shape", "1,4096,8,128", "--q-len", "1", "--kv-len", "1"]) == 0
+    assert cli.main(["sage2", "schedule", "--shape", "1,4096,8,128", "--q-len", "1", "--kv-len", "1", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     sched = d["scheduler"]
     assert (d["q_len"], d["kv_len"], sched["grid_ctas"], sched["k_iterations_per_cta"]) == (1, 1, 8, 1)

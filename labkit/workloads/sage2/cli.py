@@ -39,10 +39,26 @@ def _schedule(args) -> int:
     else:
         s = Schedule(**given)
     sched = scheduler(shape.batch, ql, kl, shape.heads, 128 if s.mainloop == "sm90" else shape.kernel_head_dim, s)
-    print(json.dumps({"shape": list(shape), "q_len": ql, "kv_len": kl, "scheduler": sched.__dict__,
-                      "tail": tail_fields(ql, kl, s),
-                      "mainloop_on_sm_90": mainloop_occupancy(s, shape.kernel_head_dim)}, indent=2))
+    doc = {"shape": list(shape), "q_len": ql, "kv_len": kl, "scheduler": sched.__dict__, "tail": tail_fields(ql, kl, s),
+           "mainloop_on_sm_90": mainloop_occupancy(s, shape.kernel_head_dim)}
+    print(json.dumps(doc, indent=2) if args.json else schedule_text(doc))
     return 0
+
+
+def schedule_text(doc: dict) -> str:
+    """``sage2 schedule``'s document as aligned text: a section per part, each field once (the tail's own fields
+    beside the scheduler's), the row efficiency to 1e-4; ``--json`` prints the document itself."""
+    sched = doc["scheduler"]
+    sections = {"scheduler (a report's fields)": sched,
+                "tail": {k: v for k, v in doc["tail"].items() if k not in sched},
+                "mainloop on sm_90 (NVRTC's cubin)": doc["mainloop_on_sm_90"]}
+    shown = lambda v: (f"{v:.4f}" if isinstance(v, float) else  # noqa: E731
+                       ", ".join(f"{k} {x}" for k, x in v.items()) if isinstance(v, dict) else str(v))
+    width = max(len(k) for part in sections.values() for k in part)
+    lines = [f"q = k = v {doc['shape']}, q_len {doc['q_len']}, kv_len {doc['kv_len']}"]
+    for title, part in sections.items():
+        lines += [f"{title}:", *(f"  {k:<{width}}  {shown(v)}" for k, v in part.items())]
+    return "\n".join(lines)
 
 
 def _profile(args) -> int:
@@ -89,7 +105,8 @@ def _precision(args) -> int:
 def register(sub) -> None:
     sp = sub.add_parser("sage2", help="the Sage2 workload").add_subparsers(dest="sub", required=True)
     p = sp.add_parser("schedule", help="scheduler fields of the fused mainloop and its registers and CTAs per SM "
-                                       "on sm_90, as JSON (no GPU: NVRTC compiles the cubin)")
+                                       "on sm_90 (no GPU: NVRTC compiles the cubin)")
+    p.add_argument("--json", action="store_true", help="print the fields as one JSON document")
     p.add_argument("--shape", required=True, type=SHAPE, help="B,N,H,D of q = k = v")
     p.add_argument("--q-len", type=int_in(1, what="--q-len"), default=None, help="1..N (default N)")
     p.add_argument("--kv-len", type=int_in(1, what="--kv-len"), default=None, help="1..N (default N)")
