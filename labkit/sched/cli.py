@@ -47,10 +47,12 @@ def _waves(args) -> int:
 
 
 def _timeline(args) -> int:
+    from .study import shown_stats
     from .timeline import Timeline
 
     tl = Timeline.load(args.file)  # --trace over it was refused with the args: a timeline is not a trace
-    _print(tl.stats().to_dict())
+    for name, value in shown_stats(tl.stats())["measured"].items():  # 63.97 us, not makespan_ns 63968.0, as 04 shows
+        print(f"{name:22s} {value}")
     print(tl.fast_sms())
     if args.trace:
         print(f"trace: {tl.chrome_trace(args.trace.path)} (open in Perfetto or chrome://tracing)")
