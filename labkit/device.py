@@ -77,6 +77,37 @@ class DeviceInfo:
         rows = [(k, "not recorded" if v is None else v) for k, v in self.to_dict().items()]
         return pd.DataFrame(rows, columns=["property", "value"]).set_index("property")
 
+    def shown(self):
+        """``to_frame`` as a notebook shows it: sizes, clocks and versions in their units (60 MiB, 1980 MHz, CUDA
+        13.0), the arch beside the compute capability; not l2_bytes 62914560 or sm_clock_max_hz 1980000000."""
+        frame = self.to_frame()
+        frame["value"] = [_shown_property(k, v) for k, v in frame["value"].items()]
+        frame.index = [k.removesuffix("_bytes").removesuffix("_hz") for k in frame.index]  # the value says its unit
+        frame.index.name = "property"
+        return frame.drop(index="index")  # which GPU of the machine: 0 in every record, and not a property of it
+
+
+def _size(n: int) -> str:
+    unit = next((u for u, b in (("GiB", 30), ("MiB", 20), ("KiB", 10)) if n >= 1 << b), None)
+    if unit is None:
+        return f"{n} B"
+    value = n / (1 << {"GiB": 30, "MiB": 20, "KiB": 10}[unit])
+    return f"{value:g} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+
+
+def _shown_property(name: str, value) -> str:
+    if value == "not recorded":
+        return value
+    if name.endswith("_bytes"):
+        return _size(value)
+    if name.endswith("_hz"):
+        return f"{value / 1e6:g} MHz"
+    if name == "compute_capability":
+        return f"{value[0]}.{value[1]} (sm_{value[0]}{value[1]})"
+    if name in ("cuda_driver_version", "cuda_runtime_version"):  # CUDA's 1000 x major + 10 x minor
+        return f"CUDA {value // 1000}.{value % 1000 // 10}"
+    return str(value)
+
 
 def _nvml_handle(index: int):
     pynvml = _deps.optional("pynvml")

@@ -38,7 +38,7 @@ session = Session.start("00_device_and_timing", source=source, out_dir=out_dir, 
 
 # %%
 device = session.measure("device", labkit.device.describe, load=labkit.device.DeviceInfo.from_dict)
-device.to_frame()
+device.shown()  # sizes, clocks and versions in their units; data/device.json keeps the numbers
 
 # %% [markdown]
 # ## Copy bandwidth (device to device, cold L2, bytes read + written)
@@ -47,7 +47,7 @@ device.to_frame()
 copy_table = session.measure("copy_bandwidth", labkit.probes.copy_bandwidth, copy_mib << 20,
                              load=labkit.probes.copy_table)
 session.save_table(copy_table, "copy_bandwidth")
-copy_table
+labkit.probes.shown_copy(copy_table)  # data/copy_bandwidth.csv keeps every digit
 
 # %% [markdown]
 # ## A cold L2, left dirty or clean

@@ -255,6 +255,30 @@ def test_a_device_without_nvmls_facts_reads_shows_them_as_not_recorded_and_stays
     assert shown["name"] == bare.name and shown["sm_count"] == bare.sm_count
     with pytest.raises(dataclasses.FrozenInstanceError):
         bare.sm_count = 1
+    # a new-user review: notebook 00 showed l2_bytes 62914560, memory_bytes 150109880320, sm_clock_max_hz 1980000000
+    # and the GPU's index; it shows each in its unit, under a name without the unit
+    device = DeviceInfo.from_dict(old["provenance"]["device"])
+    units = device.shown()["value"]
+    assert "index" not in units and "l2_bytes" not in units
+    assert (units["l2"], units["smem_per_sm"], units["smem_per_block_optin"]) == ("60 MiB", "228 KiB", "227 KiB")
+    assert units["memory"] == f"{device.memory_bytes / 2**30:.1f} GiB" and units["sm_clock_max"] == "1980 MHz"
+    assert units["compute_capability"] == "9.0 (sm_90)" and units["cuda_driver_version"].startswith("CUDA 1")
+    assert units["sm_count"] == "132" and units["name"] == "NVIDIA H200"
+    assert bare.shown()["value"]["sm_clock_max"] == "not recorded"
+
+
+def test_notebook_00_shows_the_copy_table_in_mib_us_and_gb_per_s():
+    """A new-user review: the copy table showed bytes 1073741824 and 4232.662658 GB/s."""
+    from labkit.probes import copy_table, shown_copy
+
+    table = copy_table({"nbytes": 1 << 30, "mode": "cold", "memcpy": {"p50_s": 5.0736e-4, "GBps_read_plus_write":
+                                                                      4232.662658},
+                        "kernel": {"p50_s": 5.06336e-4, "GBps_read_plus_write": 4241.222744}})
+    shown = shown_copy(table)
+    assert shown.to_string().splitlines() == ["         MiB  p50_us  GBps_read_plus_write", "method" + " " * 36,
+                                              "memcpy  1024  507.36                4232.7",
+                                              "kernel  1024  506.34                4241.2"]
+    assert table.loc["memcpy", "GBps_read_plus_write"] == 4232.662658  # what the notebook saves keeps every digit
 
 
 @pytest.mark.parametrize("name, h200", [("NVIDIA H200", True), ("NVIDIA H200 NVL", True),

@@ -516,7 +516,7 @@ def test_a_case_plan_takes_its_edge_values(tmp_path):
             CasePlan.load(tmp_path / "zero.json")
     d["decode"][0]["name"] = "n" * 129
     (tmp_path / "long.json").write_text(json.dumps(d))
-    with pytest.raises(FormatError, match=r"decode\[0\]\.name: "):
+    with pytest.raises(FormatError, match=r"decode\[0\]\.name = "):
         CasePlan.load(tmp_path / "long.json")
 
 
@@ -641,11 +641,29 @@ def test_a_tail_speedup_column_of_no_value_is_not_shown_but_kept_in_the_saved_ta
     none = tables.efficiency_table(_sweep([100, 200], [1, 2]))
     assert (none["tail_rule"] == "none fired").all() and "tail_rule_speedup_pct" in none
     assert "tail_rule_speedup_pct" not in tables.shown_efficiency(none)
-    assert list(tables.shown_efficiency(none).columns) == [c for c in none.columns if c != "tail_rule_speedup_pct"]
+    assert list(tables.shown_efficiency(none).columns) == [
+        c.replace("imbalance_rules", "imbalance_rules (est. speedup)") for c in none.columns
+        if c != "tail_rule_speedup_pct"]
     fired = dataclasses.replace(_sweep([100, 200], [1, 2]), rules=(
         {"case": "d1", "kernel": "k", "rule": "TailEffect", "title": "Tail effect", "speedup_pct": 25.0},))
     shown = tables.shown_efficiency(tables.efficiency_table(fired)).set_index("case")
-    assert shown.loc["d1", "tail_rule_speedup_pct"] == 25.0 and math.isnan(shown.loc["d0", "tail_rule_speedup_pct"])
+    # to 0.1 %: a column of whole numbers shows that digit as text (rounded), and no number as pandas shows one
+    assert (shown.loc["d1", "tail_rule_speedup_pct"], shown.loc["d0", "tail_rule_speedup_pct"]) == ("25.0", "NaN")
+
+
+def test_the_efficiency_table_shows_waves_rounded_and_the_imbalance_rules_by_unit():
+    """A new-user review: notebook 05 showed ncu_waves 62.787879 and efficiency 0.996633, and ncu's four imbalance
+    rule names made the table about 280 characters wide."""
+    import pandas as pd
+
+    saved = pd.read_csv(ROOT / "data" / "runs" / "20261206T012444Z-05_ncu_correlation" / "data" / "efficiency.csv")
+    shown = tables.shown_efficiency(saved).set_index("case")
+    assert shown.loc["sage2_seed", "ncu_waves"] == 62.79 and shown.loc["sage2_seed", "labkit_cta_efficiency"] == 0.9966
+    assert shown.loc["sage2_seed", "last_wave_fill"] == 0.7879
+    rules = shown["imbalance_rules (est. speedup)"]
+    assert rules["decode_b1_kv1024"] == "SMs 18.9%, SMSPs 19.2%, L1 18.9%, L2 6.4%"
+    assert rules["sage2_seed"] == "none fired"
+    assert max(len(line) for line in shown.to_string().splitlines()) < 200
 
 
 def test_the_summary_shows_each_cases_event_min_and_max_beside_its_p50(capsys):
