@@ -24,9 +24,10 @@ def _show(args) -> int:
 
     print(shown_table(shown_counters(kernels(ctx, extra))))  # us, GHz, MB, %; "-": a metric ncu did not collect
     if args.rules:
+        from .tables import rules_text
+
         found = rules(ctx)
-        speedup = [f"{v:.1f}" if isinstance(v, float) and v == v else "-" for v in found.get("speedup_pct", [])]
-        print("\n" + found.assign(speedup_pct=speedup).to_string(index=False) if len(found) else "\nno rule results")
+        print("\n" + rules_text(found) if len(found) else "\nno rule results")
     return 0
 
 

@@ -235,6 +235,26 @@ def shown_efficiency(eff):
     return out
 
 
+def rules_text(found) -> str:
+    """``report.rules`` as text a terminal shows whole: a heading per kernel launch, a line per rule (its section,
+    rule and title, ncu's estimated speedup where it gives one) and ncu's message under it, wrapped. One row per rule
+    with the message beside it had been about 275 characters wide."""
+    from .._text import wrapped
+
+    lines, launch = [], None
+    for r in found.to_dict("records"):
+        if (r["range"], r["action"]) != launch:
+            launch = r["range"], r["action"]
+            lines.append(f"range {r['range']}, action {r['action']}: {r['kernel']}")
+        speedup = r.get("speedup_pct")
+        est = f" (est. speedup {speedup:.1f}%)" if isinstance(speedup, float) and speedup == speedup else ""
+        title = f": {r['title']}" if r["title"] else ""
+        lines.append(f"  {r['section']} / {r['rule']}{title}{est}")
+        if r["message"]:
+            lines.append(wrapped(f"    {r['message']}"))
+    return "\n".join(lines)
+
+
 def phase_table(s: NcuSummary, case: str):
     """Phase shares of each ncu run of ``case`` side by side in percent of the kernel's warp samples
     (``share_run1_pct``...), and their difference in percentage points (``diff_points``, run 2 - run 1; one unit

@@ -167,7 +167,8 @@ def test_cli(tmp_path, capsys, monkeypatch):
     assert {"duration_us", "clock_GHz"} <= set(header) and not {"duration_ns", "clock_hz"} & set(header)
     assert "e+0" not in out and "NaN" not in out and "@section:" not in out and "@url:" not in out
     assert "Check the Warp Stall Sampling (All Samples) table for the top stall locations" in out
-    assert not [ln for ln in out.splitlines()[10:] if ln.strip() and len(ln.split()) <= 5]  # no row without a word
+    rules = out.split("\n\n", 1)[1].splitlines()
+    assert not [ln for ln in rules if ln.startswith("  ") and not ln.startswith("    ") and ln.endswith(": ")]
     assert cli.main(["ncu", "show", str(FIXTURE), "--metrics", ",,"]) == 2  # had looked up a metric named ''
     assert "--metrics ',,': an empty name; expected full metric names" in capsys.readouterr().err
     bogus = tmp_path / "x.ncu-rep"
@@ -342,12 +343,19 @@ def test_rule_titles_and_messages_and_nvtx_paths_outside_labkit(ctx):
     assert ncu.nvtx_path(type("NoNvtx", (), {"nvtx_state": lambda _: None})()) == ""
 
 
-def test_cli_rules_table_has_no_row_number_and_a_bare_ncu_lists_its_commands(capsys):
-    """Found by mutation testing: the rules table's layout and `labkit ncu` with no command were unpinned."""
+def test_cli_rules_read_per_launch_and_a_bare_ncu_lists_its_commands(capsys):
+    """Found by mutation testing: the rules' layout and `labkit ncu` with no command were unpinned. A new-user review:
+    one row per rule, ncu's message beside it, was 274 characters wide; each launch is a heading, each rule a line,
+    its message wrapped under it."""
     assert cli.main(["ncu", "show", str(FIXTURE), "--rules"]) == 0
     rules = capsys.readouterr().out.split("\n\n", 1)[1].splitlines()
-    assert rules[0].split()[:3] == ["range", "action", "kernel"]
-    assert rules[-1].split()[:3] == ["0", "7", "saxpy_probe"]  # range and action first, no row number before them
+    assert rules[:4] == [
+        "range 0, action 0: fused_line", "  SpeedOfLight / SOLBottleneck: Small Grid",
+        "    This kernel grid is too small to fill the available resources on this device,",
+        "      resulting in only 0.5 full waves across all SMs. Look at Launch Statistics ..."]
+    assert "  SchedulerStats / IssueSlotUtilization (est. speedup 48.9%)" in rules
+    assert sum(ln.startswith("range ") for ln in rules) == 8 and "range 0, action 7: saxpy_probe" in rules
+    assert max(map(len, rules)) <= 100
     assert cli.main(["ncu", "show", str(FIXTURE)]) == 0
     assert "SOLBottleneck" not in capsys.readouterr().out  # the rules only when asked for
     assert cli.main(["ncu"]) == 2
