@@ -109,7 +109,8 @@ def occupancy(*, arch: str, threads_per_cta: int, registers_per_thread: int, sta
     counts = {"registers": by_regs, "shared_memory": by_smem, "threads": by_threads, "cta_slots": lim.max_ctas_per_sm}
     n = min(counts.values())
     limiter = ", ".join(k for k, v in counts.items() if v == n)  # every limit that binds
-    return Occupancy(lim.arch, threads_per_cta, registers_per_thread, smem, by_regs, by_smem, by_threads,
+    # the target as given (sm_100f, sm_90a), as manifest check names a cubin's: its SM's limits are the same
+    return Occupancy(arch, threads_per_cta, registers_per_thread, smem, by_regs, by_smem, by_threads,
                      lim.max_ctas_per_sm, n, limiter, n * warps)
 
 
