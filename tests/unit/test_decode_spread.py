@@ -409,7 +409,7 @@ def test_a_few_runs_of_one_machine_apart_from_the_rest_are_not_a_group(tmp_path)
     assert spread.where == "12 runs on 10 GPUs"
     unnamed = dataclasses.replace(spread, runs=tuple(r if r.gpu == "GPU-same" else dataclasses.replace(
         r, gpu="not recorded") for r in spread.runs))
-    assert unnamed.where == "12 runs on 1 GPU (9 runs name none)"
+    assert unnamed.where == "12 runs on 1 GPU (9 runs record no GPU id)"
     # a review: one run of no GPU read "1 run on 0 GPUs (1 run names none)"
     none_named = dataclasses.replace(spread, runs=tuple(dataclasses.replace(r, gpu="not recorded")
                                                         for r in spread.runs[:1]))
@@ -623,9 +623,9 @@ def test_the_two_groups_count_the_gpus_their_runs_name_and_say_how_many_name_non
                          enumerate(zip(rates, gpus))), key=lambda r: r.TBps))
     s = CallSpread("c", runs, len(runs), 0)
     header, *_, slower, faster = spread_table(s).splitlines()
-    assert header == "c: the plan's call in 10 runs on 5 GPUs (3 runs name none)"
-    assert slower.startswith("  5 runs on 2 GPUs (2 runs name none) at 4.000-4.020: ")
-    assert faster.startswith("  5 runs on 4 GPUs (1 run names none) at 4.400-4.430: ")
+    assert header == "c: the plan's call in 10 runs on 5 GPUs (3 runs record no GPU id)"
+    assert slower.startswith("  5 runs on 2 GPUs (2 runs record no GPU id) at 4.000-4.020: ")
+    assert faster.startswith("  5 runs on 4 GPUs (1 run records no GPU id) at 4.400-4.430: ")
     low, high = s.step()
     assert low.unnamed + high.unnamed == 3 and low.machines == 4  # the step still counts a run's directory as a machine
 

@@ -74,9 +74,12 @@ def test_behind_a_peer_names_the_furthest_first_and_counts_the_rest():
              for b, x in zip(range(1, 9), (1.02, 0.99, 0.97, 0.999, 0.98, 0.995, 0.96, 1.0))]
     peer = by_target(of(*calls))["no"]
     assert (peer.met, peer.calls, peer.missed) == (False, 8, 6)
+    # a new-user review: ", and 1 more" took the room of the one call it hid
     assert peer.detail == ("at 6 of 8: 7 x 1k d128 x 0.960 (fa3 3.60), 3 x 1k d128 x 0.970 (fa3 3.60), "
                            "5 x 1k d128 x 0.980 (fa3 3.60), 2 x 1k d128 x 0.990 (fa3 3.60), "
-                           "6 x 1k d128 x 0.995 (fa3 3.60), and 1 more")
+                           "6 x 1k d128 x 0.995 (fa3 3.60), 4 x 1k d128 x 0.999 (fa3 3.60)")
+    more = [point(b, 1024, x=0.9, sdpa_cudnn=3.5, labkit_beside_peers=3.15) for b in range(10, 17)]
+    assert by_target(of(*calls, *more))["no"].detail.endswith("(sdpa_cudnn 3.50), and 8 more")  # 5 of 13 named
     level = by_target(of(calls[0], calls[-1]))["no"]
     assert (level.met, level.detail) == (True, "ahead or level at all 2, the closest 8 x 1k d128 x 1.000 (fa3 3.60)")
 

@@ -90,7 +90,7 @@ class Group:
 
     @property
     def where(self) -> str:
-        """``21 runs on 14 GPUs (3 runs name none)``, as ``CallSpread.where`` counts them."""
+        """``21 runs on 14 GPUs (3 runs record no GPU id)``, as ``CallSpread.where`` counts them."""
         return _runs_on(self.runs, self.gpus, self.unnamed)
 
 
@@ -105,7 +105,7 @@ def _runs_on(runs: int, gpus: int, unnamed: int) -> str:
     if not gpus:  # not "1 run on 0 GPUs (1 run names none)"
         return f"{counted(runs, 'run')} naming no GPU"
     return (f"{counted(runs, 'run')} on {counted(gpus, 'GPU')}"
-            + (f" ({counted(unnamed, 'run')} name{'s' if unnamed == 1 else ''} none)" if unnamed else ""))
+            + (f" ({counted(unnamed, 'run')} record{'s' if unnamed == 1 else ''} no GPU id)" if unnamed else ""))
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,8 @@ class CallSpread:
 
     @property
     def where(self) -> str:
-        """``44 runs on 28 GPUs (10 runs name none)``: the runs that record no GPU are not among the GPUs counted."""
+        """``44 runs on 28 GPUs (10 runs record no GPU id)``: the runs that record no GPU are not among the GPUs
+        counted (a new-user review read "10 runs name none" as naming no kernel)."""
         return _runs_on(len(self.runs), *_gpus_named(self.runs))
 
     def step(self) -> tuple[Group, Group] | None:

@@ -82,9 +82,10 @@ def _result(target: str, covered: list, missed: list, shown, met_detail: str, ab
         return TargetResult(target, True, len(covered), 0, met_detail)
     if len(covered) == 1:
         return TargetResult(target, False, 1, 1, shown(missed[0]))
-    more = f", and {len(missed) - SHOWN} more" if len(missed) > SHOWN else ""
+    listed = len(missed) if len(missed) <= SHOWN + 1 else SHOWN  # not ", and 1 more": the one takes as much room
+    more = f", and {len(missed) - listed} more" if len(missed) > listed else ""
     return TargetResult(target, False, len(covered), len(missed),
-                        f"at {len(missed)} of {len(covered)}: " + ", ".join(map(shown, missed[:SHOWN])) + more)
+                        f"at {len(missed)} of {len(covered)}: " + ", ".join(map(shown, missed[:listed])) + more)
 
 
 def check_targets(r: DecodeReport) -> tuple[TargetResult, ...]:
