@@ -281,13 +281,14 @@ def show_table(r: DecodeReport) -> str:
         if peers:
             cells.append(f"{p.x_best_peer:.3f}" if p.x_best_peer is not None else "-")
         rows.append(cells)
-    lines = [*head, *fmt_table(header, rows, left=(5,), rule=False).splitlines()]
+    # None without FA3 among the peers; above the table whose peer columns it qualifies (under the legend, a new-user
+    # review read past it)
+    note = persisting_note(r)
+    lines = [*head, *([note] if note else []), *fmt_table(header, rows, left=(5,), rule=False).splitlines()]
     if peers:
         lines.append("TB/s of K+V read; 'beside peers' is labkit's call timed in the peers' shuffled rounds, and "
                      "'x best peer' divides it by the fastest peer's")
     lines += legend([p.kernel for p in r.points] + [p.kernel for sweep in r.split_sweeps.values() for p in sweep])
-    if note := persisting_note(r):  # None without FA3 among the peers
-        lines.append(note)
     if not_run:
         lines += ["peers that did not run:", *not_run]
     for key, sweep in r.split_sweeps.items():  # split, tail and compare sweeps: * marks the plan's own call
