@@ -342,10 +342,10 @@ def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | Non
         res.issues.append(Issue("error", "programs", f"no program {pname!r} (have {', '.join(m.programs) or 'none'})"))
         return res
     res.vars = resolve_vars(m, vars, res.issues)
-    vars_ok = not res.errors
-    if not vars_ok:  # a --var refused: the rest is checked as if it were not given, so mending it shows no new warning
-        return _with_vars_refused(m, res, check(m, program=program, vars=_valid_vars(m, vars), device=device,
-                                                cubin_dirs=cubin_dirs, find_modules=find_modules))
+    if res.errors:  # a --var refused: the rest is checked as if it were not given, so mending it shows no new warning
+        valid = {k: v for k, v in (vars or {}).items() if k in m.vars and type(v) is int and 1 <= v <= m.vars[k].max}
+        return _with_vars_refused(res, check(m, program=program, vars=valid, device=device, cubin_dirs=cubin_dirs,
+                                             find_modules=find_modules))
     if find_modules:
         _find_modules(m, res, device, cubin_dirs)
     for op in m.ops.values():
@@ -375,7 +375,7 @@ def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | Non
             grid, static = _check_launch(m, op, li, launch, res.vars, device, res.modules, res.issues)
             tm_dims = _check_tensormaps(m, op, li, launch, bound, cpath, res.issues)
             lc = LaunchCheck(ci, call, op, li, launch, grid, static, bound, tm_dims,
-                             ok=vars_ok and call_ok and len(res.errors) == before)
+                             ok=call_ok and len(res.errors) == before)
             res.launches.append(lc)
             if lc.ok:
                 for rule in families.matching(launch):
@@ -387,20 +387,14 @@ def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | Non
     return res
 
 
-def _valid_vars(m: Manifest, values: dict[str, int] | None) -> dict[str, int]:
-    return {k: v for k, v in (values or {}).items() if k in m.vars and type(v) is int and 1 <= v <= m.vars[k].max}
-
-
-def _with_vars_refused(m: Manifest, refused: CheckResult, rest: CheckResult) -> CheckResult:
+def _with_vars_refused(refused: CheckResult, rest: CheckResult) -> CheckResult:
     """``refused``'s errors about vars, then what checking with the valid ones found (a refused var at its max, said
     in a note), none of its launches ready to pack: the family rules (page dim 0, an unpacked cu_seqlens_q) had been
     skipped, so the fix of a --var brought warnings the first check had not shown."""
     errors = [i for i in refused.issues if i.severity == "error"]
     bad = {i.path for i in errors}
-    stand_ins = ", ".join(f"{p.removeprefix('vars.')} = {rest.vars[p.removeprefix('vars.')]}" for p in sorted(bad)
-                          if p.removeprefix("vars.") in rest.vars)
-    kept = [i for i in rest.issues if i.path not in bad]
-    said = [Issue("note", "vars", f"the other checks ran with {stand_ins} (the max) in place of the value refused")
-            ] if stand_ins else []
-    return replace(rest, vars=refused.vars, issues=[*errors, *said, *kept],
+    stand_ins = ", ".join(f"{k} = {v}" for k, v in rest.vars.items() if f"vars.{k}" in bad)
+    said = [Issue("note", "vars", f"the other checks ran with {stand_ins} (the max) in place of the value refused")]
+    return replace(rest, vars=refused.vars, issues=[*errors, *said[:bool(stand_ins)],
+                                                    *(i for i in rest.issues if i.path not in bad)],
                    launches=[replace(lc, ok=False) for lc in rest.launches])

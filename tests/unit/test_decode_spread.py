@@ -12,7 +12,8 @@ from matplotlib.image import imread
 from labkit import cli, plot
 from labkit.errors import ArgumentError, FormatError
 from labkit.workloads.decode import report
-from labkit.workloads.decode.spread import MIN_FOR_GROUPS, call_spread, read_reports, spread_table, standings
+from labkit.workloads.decode.recorded_calls import read_reports
+from labkit.workloads.decode.spread import MIN_FOR_GROUPS, call_spread, spread_table, standings
 
 from ..conftest import ROOT, as_read
 

@@ -74,7 +74,8 @@ def _print_standings(run, among, own) -> None:
     from ..._env import data_dir
     from ...errors import LabkitError
     from ...report.tables import board_label, provenance_traits
-    from .spread import read_reports, standings
+    from .recorded_calls import read_reports
+    from .spread import standings
 
     if among is False:  # --among none
         return

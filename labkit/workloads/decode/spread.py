@@ -11,21 +11,19 @@ machine's state, not the kernel's). ``labkit report spread`` prints it and draws
 ``labkit decode bench`` places its own large calls among the recorded runs (``standings``). Nothing is timed here.
 """
 
-import json
 import re
 import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..._json import read_bytes
 from ..._text import counted
-from ...errors import ArgumentError, FormatError
+from ...errors import ArgumentError
 from ...report.tables import provenance_traits
 from ...timing import COLD_MODES
 from .labels import legend
 from .peers import best_peer
-from .recorded_calls import builds_of, nearest_calls
-from .report import DecodePoint, DecodeReport, is_decode_report, load
+from .recorded_calls import Reports, builds_of, left_out, nearest_calls, read_reports
+from .report import DecodePoint, DecodeReport
 from .targets import LARGE_KV_MB, call_label, shape_label
 
 RUN_DIR = re.compile(r"\d{8}T\d{6}Z")  # a run's folder: its UTC stamp first (rundirs.new_run_dir)
@@ -192,68 +190,6 @@ def _group(rs: tuple[RunRate, ...]) -> Group:
                  *_gpus_named(rs))
 
 
-@dataclass(frozen=True)
-class Reports:
-    """Decode reports read once (``read_reports``), for several calls' spreads."""
-
-    found: tuple[tuple[str, DecodeReport], ...]  # (name as given or under its directory, report)
-    skipped: int  # other JSON files under the directories
-    paths: tuple[Path, ...]  # each report's resolved path, in ``found``'s order
-    copies: int = 0  # reports of a run already read (a copied file), left out: a run counts once
-    damaged: tuple[str, ...] = ()  # "name: why" of each decode report under a directory that does not read, left out
-
-
-def read_reports(paths: list[str | Path]) -> Reports:
-    """Every decode report among ``paths``, each once (paths that overlap, such as a directory and a file under it,
-    give a report once): a file must be one; a directory gives those under it (other JSON there, such as provenance
-    files, is counted as skipped).
-
-    A damaged decode report under a directory (one that does not read, or a file that is not JSON but names
-    ``decode_report_version``) is left out and named in ``damaged``, so one bad file among data/runs' hundreds does
-    not stop a spread; given by name, it is an error.
-
-    Raises:
-        ArgumentError: a path that does not exist, or a file that is a Sage2 report. FormatError: a file given that
-            is neither kind, or a decode report given that does not read.
-    """
-    skipped, seen, damaged = 0, {}, []
-    for given in paths:
-        path = Path(given)
-        if not path.exists():
-            raise ArgumentError(f"{path}: does not exist (a decode report, or a directory of them)")
-        if not path.is_dir():
-            if not is_decode_report(path):  # a Sage2 report; anything else raised naming both kinds
-                raise ArgumentError(f"{path}: a Sage2 report; spread reads decode reports (labkit decode bench "
-                                    "--out FILE)")
-            seen.setdefault(path.resolve(), (str(path), load(path)))
-            continue
-        for f in sorted(path.rglob("*.json")):
-            name = str(f.relative_to(path))
-            try:
-                decode = is_decode_report(f)
-                if decode and f.resolve() not in seen:
-                    seen[f.resolve()] = (name, load(f))
-            except FormatError as exc:  # not a report, unless a damaged one (read as every file is: a FIFO never
-                try:  # waited on)
-                    named = b"decode_report_version" in read_bytes(f, what="decode report")
-                except FormatError:  # not a regular file, or too large to be a report
-                    named = False
-                if named:
-                    damaged.append(f"{name}: {exc}".replace(f"{f}: ", "", 1))  # the path once
-                    continue
-                decode = False
-            if not decode:
-                skipped += 1
-    runs, kept = set(), {}
-    for where, (name, r) in seen.items():  # the first file of each report, in the order given
-        run = json.dumps(r.to_dict(), sort_keys=True)  # a copied file holds the same report: the same run
-        if run in runs:
-            continue
-        runs.add(run)
-        kept[where] = (name, r)
-    return Reports(tuple(kept.values()), skipped, tuple(kept), len(seen) - len(kept), tuple(damaged))
-
-
 def call_spread(paths: list[str | Path] | Reports, batch: int, kv_len: int, head_dim: int, *, heads: str = "32/8",
                 mode: str = "cold", kernel: str | None = None, device: str | None = None,
                 ask: str = "--point {batch}x{kv_len}") -> CallSpread:
@@ -332,12 +268,6 @@ def standings(r: DecodeReport, among: Reports, *, min_kv_MB: float = LARGE_KV_MB
         else:
             lines.append(f"{head} {s.place(p.TBps)}")
     return lines
-
-
-def left_out(damaged: tuple[str, ...], *, shown: int = 3) -> str:
-    """``1 damaged decode report left out: a/sweep.json: ...``, the first ``shown`` named."""
-    more = f"; {len(damaged) - shown} more" if len(damaged) > shown else ""
-    return f"{counted(len(damaged), 'damaged decode report')} left out: " + "; ".join(damaged[:shown]) + more
 
 
 def _run(name: str, r: DecodeReport, p: DecodePoint, path: Path | None = None) -> RunRate:

@@ -244,7 +244,8 @@ def recorded_spread(batch: int, kv_len: int, *, head_dim: int = 128, page_size: 
     from ..._env import repo_path
     from ...errors import ArgumentError
     from .bench import heads_label
-    from .spread import MIN_FOR_GROUPS, call_spread, read_reports
+    from .recorded_calls import read_reports
+    from .spread import MIN_FOR_GROUPS, call_spread
 
     try:
         found = read_reports([repo_path(runs)])
