@@ -117,8 +117,10 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
                           "a scratch buffer", "error")
         elif name.startswith("tma") and not isinstance(f, TensorMapField):
             warn(K[name], f"{name}: a {f.kind} field where the kernel reads a tensor map", "error")
-        elif name in AT_LEAST_ONE and val(K[name]) == 0:
-            warn(K[name], f"{name} = 0: expected >= 1 (the kernel counts, indexes or divides by it)", "error")
+        elif name in AT_LEAST_ONE and (v := val(K[name])) is not None and v < 1:  # -1 had passed, and made the
+            # bounds below negative
+            warn(K[name], f"{name} = {v}: expected >= 1 (the kernel counts, indexes or divides by it)", "error")
+    issues += _constants(view, launch, val)
     hq, hkv, g = val(K["mNumHeadsQ"]), val(K["mNumHeadsKv"]), val(K["mNumHeadsQPerKv"])
     issues += _tensor_maps(view, g, val(K["mNumTokensPerCtaQ"]), hq)
     grid_y = launch.grid[1] if isinstance(launch.grid[1], int) else values.get(launch.grid[1])  # used by two rules
@@ -223,6 +225,34 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
     return issues
 
 
+SMEM_BYTES = 144992  # the cubin's dynamic shared memory (its metainfo; the brief's launch rules 2 and 4)
+
+
+def _constants(view: PackView, launch, val) -> list[Issue]:
+    """The constants the brief gives one value for this kernel (section 3) and the launch's shared memory: a page of
+    another size than the entry's ``P64``, a window of 0 keys, a reshape factor or output scale of 0 each make the
+    kernel compute something else, and less shared memory than the cubin's faults the launch."""
+    import re
+
+    issues = []
+    page = re.search(r"P(\d+)", launch.entry.removeprefix("fmhaSm100"))
+    log2 = val(K["mNumTokensPerPageLog2"]) or 0  # not packed: 0 in the zero-filled block
+    if page and 2 ** log2 != int(page[1]):
+        issues.append(Issue("error", view.path(K["mNumTokensPerPageLog2"]),
+                            f"mNumTokensPerPageLog2 = {log2}: the entry's pages hold {page[1]} tokens, log2 "
+                            f"{int(page[1]).bit_length() - 1} (the kernel finds a token's page by this shift)"))
+    for name, want, why in (("mAttentionWindowSize", "2147483647 (no sliding window)", "keys before a query's last "
+                             "window are masked"), ("mReshapeFactorKv", "1", "K/V rows are regrouped by it"),
+                            ("mOutputScale", "f32 1.0 (bits 1065353216)", "O is multiplied by it")):
+        if (val(K[name]) or 0) <= 0:  # a window or factor of 0 (or unpacked), or an f32 scale of 0 or negative
+            issues.append(Issue("warning", view.path(K[name]), f"{name} = {val(K[name]) or 0}: expected {want}; "
+                                                               f"{why}"))
+    if isinstance(launch.shared_mem, int) and launch.shared_mem < SMEM_BYTES:
+        issues.append(Issue("error", f"{view.base}.shared_mem", f"{launch.shared_mem} B: the cubin takes "
+                                                                f"{SMEM_BYTES} B of dynamic shared memory"))
+    return issues
+
+
 def _tensor_maps(view: PackView, g: int | None, tokens_per_cta: int | None, hq: int | None) -> list[Issue]:
     """Rules 12-14 of the brief: bf16 maps; Q's box exactly the rows the kernel's barrier counts, Q's strides the
     [D, G, Hq] layout; K and V one layout (box [64, 64, 1, 1], 128B swizzle), different bases only."""
@@ -249,8 +279,9 @@ def _tensor_maps(view: PackView, g: int | None, tokens_per_cta: int | None, hq: 
         f = maps.get(name)
         if f is not None and tuple(f.box) != (64, 64, 1, 1):
             say(name, "box", f"{list(f.box)}: expected [64, 64, 1, 1], the page slice the kernel's barrier counts")
-        if f is not None and f.swizzle != 128:
-            say(name, "swizzle", f"{f.swizzle}: the kernel reads its K/V tiles 128B-swizzled", "warning")
+    for name, f in maps.items():  # all four are 128B-swizzled (section 5); Q's had gone unchecked
+        if f.swizzle != 128:
+            say(name, "swizzle", f"{f.swizzle}: the kernel reads its {name[3:]} tiles 128B-swizzled", "warning")
     if "tmaK" in maps and "tmaV" in maps:
         k, v = maps["tmaK"], maps["tmaV"]
         dims = {name: view.lc.tensormap_dims.get(view.by_at[K[name]][0], maps[name].dims) for name in ("tmaK", "tmaV")}

@@ -1,5 +1,6 @@
 """Find a manifest's cubins by sha256 and read them: data/cubins, user dirs, flashinfer-cubin."""
 
+import glob
 import hashlib
 import stat
 from dataclasses import dataclass
@@ -57,7 +58,9 @@ def find(module: Module, dirs: list[Path]) -> LoadedModule:
     for d in dirs:
         if not d.is_dir():
             continue
-        named = list(d.rglob(module.source)) if d.name == "cubins" and "flashinfer" in str(d) else [d / module.source]
+        # the name as a name, never a pattern: a source of "*" had read and hashed every cubin of flashinfer-cubin
+        named = (list(d.rglob(glob.escape(module.source))) if d.name == "cubins" and "flashinfer" in str(d)
+                 else [d / module.source])
         for p in named:  # the named file exists but is a directory, FIFO or device: say so, never open it
             if p.exists() and not _regular(p):
                 wrong.append((p, "is not a regular file (not opened)"))

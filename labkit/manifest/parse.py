@@ -180,7 +180,11 @@ def from_node(root: Node) -> Manifest:
         # strictly all the same (a review: any keys and values had passed unseen)
         batch = ({k: v.int(1, I32[1]) for k, v in n["batch"].obj((), ("groups", "rows")).items()}
                  if n.get("batch") is not None else {})
-        programs[k] = Program(k, batch, tuple(_call(c) for c in n["calls"].list(1)))
+        calls = [_call(c) for c in n["calls"].list(1)]
+        for i, c in enumerate(calls):  # `manifest run` keys each call's timings by its label: a twin's would overwrite
+            if (first := next(j for j, o in enumerate(calls) if o.label == c.label)) != i:
+                raise n["calls"][i]["label"].fail(f"a label of its program's calls once (calls[{first}] has it)")
+        programs[k] = Program(k, batch, tuple(calls))
     return Manifest(SCHEMA_VERSION, root["model"].str(), vars_, buffers, modules, ops, programs, root.source)
 
 

@@ -1078,7 +1078,7 @@ def test_the_trtllm_gen_rules_hold_the_maps_to_the_kernels_boxes_and_k_and_v_to_
         "the base differs)"]
     assert issues(tm(1, swizzle=64, box=[32, 64, 1, 1])) == [
         f"error: {p}[1].tensormap.box: [32, 64, 1, 1]: expected [64, 64, 1, 1], the page slice the kernel's barrier "
-        "counts", f"warning: {p}[1].tensormap.swizzle: 64: the kernel reads its K/V tiles 128B-swizzled",
+        "counts", f"warning: {p}[1].tensormap.swizzle: 64: the kernel reads its K tiles 128B-swizzled",
         f"warning: {p}[2].tensormap.box: V's map differs from K's in box, swizzle: the kernel reads both pages one "
         "way (only the base differs)"]
 
@@ -1152,3 +1152,58 @@ def test_the_proof_line_says_its_rate_counts_the_read_and_the_write():
     line = proof_line({"device": "GPU", "rows": 4099, "cols": 1000, "elements_checked": 4099000, "max_abs_err": 0.0,
                        "nan_or_unwritten": 0, "done": 33, "ctas": 33, "p50_us": 15.7, "GBps": 2093.4})
     assert line.endswith("p50 0.0157 ms = 2093 GB/s read + write")
+
+
+def test_the_trtllm_gen_rules_hold_counts_constants_and_shared_memory_to_what_the_kernel_takes(tmp_path):
+    """Found by a mutation review of the seed: counts of -1 passed where 0 was refused (and made the bounds checks'
+    byte counts negative); the page shift, the window, the reshape factor, the output scale and the launch's shared
+    memory were never looked at; Q's swizzle went unchecked where K's and V's warned."""
+    from labkit.manifest.families import K
+
+    p = "ops.decode.impl.launches[0]"
+
+    def seed(change):
+        res = check(load(_seed_changed(tmp_path, change)), vars={"tokens": 2})
+        return [str(i) for i in res.issues if i.severity != "note"]
+
+    def i32(at, value):
+        def change(d):
+            next(f for f in _fields0(d) if f["at"] == at)["i32"] = value
+        return change
+    base = seed(lambda d: None)
+    pages = f"error: {p}.args[0].pack.fields[14]: mMaxNumPagesPerSeqKv = -1: expected >= 1 (the kernel counts, indexes"
+    assert any(i.startswith(pages) for i in seed(i32(K["mMaxNumPagesPerSeqKv"], -1)))
+    assert set(seed(i32(K["mNumTokensPerPageLog2"], 5))) - set(base) == {
+        f"error: {p}.args[0].pack.fields[24]: mNumTokensPerPageLog2 = 5: the entry's pages hold 64 tokens, log2 6 (the "
+        "kernel finds a token's page by this shift)"}
+    assert set(seed(i32(K["mAttentionWindowSize"], 0))) - set(base) == {
+        f"warning: {p}.args[0].pack.fields[9]: mAttentionWindowSize = 0: expected 2147483647 (no sliding window); keys "
+        "before a query's last window are masked"}
+    assert [i for i in seed(i32(K["mOutputScale"], 0)) if i not in base][0].endswith(
+        "mOutputScale = 0: expected f32 1.0 (bits 1065353216); O is multiplied by it")
+    assert set(seed(lambda d: _launch0(d).update(shared_mem=65536))) - set(base) == {
+        f"error: {p}.shared_mem: 65536 B: the cubin takes 144992 B of dynamic shared memory"}
+    assert set(seed(lambda d: _fields0(d)[0]["tensormap"].update(swizzle=0))) - set(base) == {
+        f"warning: {p}.args[0].pack.fields[0].tensormap.swizzle: 0: the kernel reads its Q tiles 128B-swizzled"}
+
+
+def test_a_program_names_each_call_once_and_a_cubin_by_its_name_never_a_pattern(tmp_path):
+    """Found by a mutation review: two calls of one label passed, and `manifest run` keys timings by the label (one
+    call's numbers overwrote the other's); a module source of "*" was a pattern over flashinfer-cubin's folder, which
+    would read and hash every cubin in it."""
+    def twice(d):
+        calls = next(iter(d["programs"].values()))["calls"]
+        calls.append(dict(calls[0]))
+    with pytest.raises(FormatError, match=r"programs\.decode\.calls\[1\]\.label = 'attention': expected a label of "
+                                          r"its program's calls once \(calls\[0\] has it\)"):
+        load(_seed_changed(tmp_path, twice))
+    from labkit.manifest.model import Module
+    from labkit.manifest.modules import ModuleError, find
+
+    folder = tmp_path / "flashinfer_cubin" / "cubins" / "fmha"
+    folder.mkdir(parents=True)
+    (folder / "other.cubin").write_bytes(b"\x7fELF not this one")
+    with pytest.raises(ModuleError) as e:
+        find(Module("m", "*", "0" * 64), [tmp_path / "flashinfer_cubin" / "cubins"])
+    # "*" names no file there: not the folder as a match ("fmha is not a regular file"), nor its cubins
+    assert "no cubin with sha256" in str(e.value) and "fmha" not in str(e.value)
