@@ -54,7 +54,12 @@ def _errors(path, **vars) -> list[str]:
     return [str(e) for e in check(load(path), vars=vars or None).errors]
 
 
-def test_every_manifest_labkit_writes_passes(built):
+def test_every_manifest_labkit_writes_passes(built, tmp_path):
+    g = DecodeGeometry(8, 32, 8, 128, 64, 128, 1024)  # 5-D maps: head_dim's parts before the rows, or after them
+    built = {**built, "rows": build_plan(g, plan_call(g, row_boxes=True), tmp_path / "rows")}
+    g = DecodeGeometry(8, 32, 8, 256, 64, 128, 1024)
+    built["wide"] = build_plan(g, plan := plan_call(g), tmp_path / "wide")
+    assert plan.kernel.wide_boxes
     for name, path in built.items():
         res = check(load(path))
         assert res.ok and not [i for i in res.issues if i.severity != "note"], (name, [str(i) for i in res.issues])
@@ -289,13 +294,54 @@ def test_index_buffers_scratch_and_timeline_one_element_short_are_refused(built,
     assert all("2 splits meet through it" in e for e in errs)
 
 
-def test_a_block_without_q_s_pointer_is_checked_not_crashed(built, tmp_path):
-    """The rule reads q and out through their pointer fields; where one is missing, validation's warning says so."""
-    def drop_q(doc):
-        fields = doc["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"]
-        fields.remove(_field(doc, Q_AT))
-    res = check(load(_changed(built["two"], drop_q, tmp_path)))
-    assert res.ok and any(i.severity == "warning" and "never packed" in i.message for i in res.issues)
+def test_a_field_every_build_reads_left_out_or_of_another_kind_is_refused(built, tmp_path):
+    """The rule reads q and out through their pointer fields; where one is missing it is checked, not crashed. Found
+    by a mutation review: a deleted pointer or tensor map (q, page_table, k_map, the scratch pointers) was only
+    validation's warning that a param is never packed, though the kernel then reads a null pointer or an all-zero
+    map; it is an error, as the trtllm-gen rules make it."""
+    def drop(at):
+        def change(doc):
+            doc["ops"]["decode"]["impl"]["launches"][0]["args"][0]["pack"]["fields"].remove(_field(doc, at))
+        return change
+    path = "ops.decode.impl.launches[0].args[0].pack"
+    for at, name in ((Q_AT, "q"), (0, "k_map"), (272, "page_table"), (296, "partial_o"), (344, "scale_log2")):
+        res = check(load(_changed(built["two"], drop(at), tmp_path)))
+        assert f"error: {path}: {name} (byte {at}) is not packed: the kernel reads 0 there" in map(str, res.errors)
+    def as_i32(doc):
+        _field(doc, Q_AT).pop("param")
+        _field(doc, Q_AT)["i32"] = 7
+    errs = _errors(_changed(built["two"], as_i32, tmp_path))
+    assert f"error: {path}.fields[2]: q: a i32 field where the kernel reads a param" in errs
+    def scale(doc):
+        _field(doc, 344)["i32"] = 0
+    res = check(load(_changed(built["two"], scale, tmp_path)))
+    assert res.ok and [str(i) for i in res.issues if i.severity == "warning"] == [
+        f"warning: {path}.fields[16]: scale_log2 bits 0: expected a positive finite f32 (head_dim^-0.5 x log2(e))"]
+
+
+def test_the_k_and_v_maps_are_held_to_the_boxes_every_build_loads(built, tmp_path):
+    """Found by a mutation review: a K/V box of 65 rows (past a page), a 1-D map, swizzle 0 or a V map unlike K's
+    passed with no issue; the kernel would overrun shared memory, hang on its barrier or read unswizzled tiles."""
+    def maps(**change):
+        def apply(doc):
+            for at in (0, 128):
+                _field(doc, at)["tensormap"].update(change)
+        return apply
+    tm = "ops.decode.impl.launches[0].args[0].pack.fields[0].tensormap"
+    errs = _errors(_changed(built["two"], maps(box=[64, 65, 1, 1]), tmp_path))
+    assert errs[0] == (f"error: {tm}.box: [64, 65, 1, 1]: the map's [128, 64, 8, 4] in whole boxes (a page's rows a "
+                       "whole number of the box's)")
+    assert _errors(_changed(built["two"], maps(box=[64, 48, 1, 1]), tmp_path))[0].startswith(f"error: {tm}.box: ")
+    assert _errors(_changed(built["two"], maps(swizzle=0), tmp_path))[0] == (
+        f"error: {tm}.box: [64, 64, 1, 1], swizzle 0: the kernel reads 128B-swizzled boxes of 64 dims, one KV head "
+        "and one page each")
+    assert _errors(_changed(built["two"], maps(dims=[128], strides=[], box=[64]), tmp_path))[0] == (
+        f"error: {tm}.dims: [128]: the kernel loads 4-D or 5-D boxes")
+    def v_only(doc):
+        _field(doc, 128)["tensormap"]["box"] = [64, 32, 1, 1]
+    assert _errors(_changed(built["two"], v_only, tmp_path)) == [
+        "error: ops.decode.impl.launches[0].args[0].pack.fields[1].tensormap: V's map differs from K's in its box, "
+        "dims or swizzle: the kernel loads both one way"]
 
 
 def test_labkit_s_own_decode_manifest_names_each_field_by_the_kernel_s_params_member(tmp_path):

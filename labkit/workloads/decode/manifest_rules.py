@@ -31,6 +31,7 @@ from .build import (
     PARTIAL_ML_AT,
     PARTIAL_O_AT,
     Q_AT,
+    SCALE_LOG2_AT,
     SEQ_AT,
     TABLE_AT,
     TIMELINE_AT,
@@ -39,6 +40,12 @@ from .geometry import PAGE_SIZES
 
 CONSTANTS = {BATCH_AT: "batch", HEADS_KV_AT: "heads_kv", GROUP_AT: "group", MAX_PAGES_AT: "max_pages",
              MAX_Q_LEN_AT: "max_q_len"}
+# what every build reads, by kind: a field left out is 0 in the zero-filled block (a null pointer, an all-zero tensor
+# map), where the generic check had only warned that a param is never packed
+READ = {0: ("k_map", "tensormap"), 128: ("v_map", "tensormap"), Q_AT: ("q", "param"), OUT_AT: ("out", "param"),
+        TABLE_AT: ("page_table", "param"), SEQ_AT: ("seq_lens", "param"), CUQ_AT: ("cu_seqlens_q", "param"),
+        PARTIAL_O_AT: ("partial_o", "scratch"), PARTIAL_ML_AT: ("partial_ml", "scratch"),
+        COUNTER_AT: ("counter", "scratch"), SCALE_LOG2_AT: ("scale_log2", "i32")}
 K_MAP_AT = 0  # the K tensor map: [.., page rows, .., KV heads, pages], head_dim x page size elements per (page, head)
 TIMELINE_WORDS = 6  # u64 per CTA (kernels/paged_decode.cuh)
 
@@ -58,6 +65,8 @@ class _Rule:
 
     def __init__(self, ctx):
         self.ctx, self.view, self.lc, self.issues = ctx, PackView(ctx), ctx.checked, []
+        self.fields_read()
+        self.kv_maps()
         c = {name: self.view.i32(at) for at, name in CONSTANTS.items()}
         for at, name in CONSTANTS.items():
             if c[name] is None:
@@ -71,6 +80,40 @@ class _Rule:
         head_dim = self.q_and_out()
         self.index_buffers()
         self.grid_and_scratch(head_dim)
+
+    def fields_read(self) -> None:
+        """Each field every build reads, packed and of its kind; the softmax scale not 0 (every score would be)."""
+        for at, (name, kind) in READ.items():
+            f = self.view.field(at)
+            if f is None:
+                self.error(self.view.path(at), f"{name} (byte {at}) is not packed: the kernel reads 0 there")
+            elif f.kind != kind:
+                self.error(self.view.path(at), f"{name}: a {f.kind} field where the kernel reads a {kind}")
+        if (scale := self.view.i32(SCALE_LOG2_AT)) is not None and not 0 < scale < 0x7F800000:  # f32 bits: 0 < x < inf
+            self.error(self.view.path(SCALE_LOG2_AT), f"scale_log2 bits {scale}: expected a positive finite f32 "
+                                                      "(head_dim^-0.5 x log2(e))", "warning")
+
+    def kv_maps(self) -> None:
+        """The K and V maps as every build reads them: one layout (only the base differs), 128B-swizzled boxes of 64
+        dims (128 B), the page rows inside a page, one KV head and one page per box, 4-D (head_dim, rows, heads,
+        pages) or 5-D with head_dim in 64-dim parts. The rows per box are the build's own (its stage), which the
+        manifest does not say."""
+        maps = {at: f for at in (0, 128) if isinstance(f := self.view.field(at), TensorMapField)}
+        for at, f in maps.items():
+            where = f"{self.view.path(at)}.tensormap"
+            dims = self.lc.tensormap_dims.get(self.view.by_at[at][0], f.dims)
+            if len(f.dims) not in (4, 5):
+                self.error(f"{where}.dims", f"{list(f.dims)}: the kernel loads 4-D or 5-D boxes")
+            elif f.box[0] != 64 or tuple(f.box[-2:]) != (1, 1) or f.swizzle != 128:
+                self.error(f"{where}.box", f"{list(f.box)}, swizzle {f.swizzle}: the kernel reads 128B-swizzled "
+                                           "boxes of 64 dims, one KV head and one page each")
+            elif any(d % b for b, d in zip(f.box[:-2], dims[:-2])):  # a page's rows (and head_dim's parts)
+                self.error(f"{where}.box", f"{list(f.box)}: the map's {list(dims)} in whole boxes (a page's rows "
+                                           "a whole number of the box's)")
+        if len(maps) == 2 and (maps[0].box, maps[0].dims, maps[0].swizzle) != (maps[128].box, maps[128].dims,
+                                                                                maps[128].swizzle):
+            self.error(f"{self.view.path(128)}.tensormap", "V's map differs from K's in its box, dims or swizzle: "
+                                                          "the kernel loads both one way")
 
     def error(self, where: str, message: str, severity: str = "error") -> None:
         self.issues.append(Issue(severity, where, message))
