@@ -60,6 +60,14 @@ def test_every_manifest_labkit_writes_passes(built, tmp_path):
     g = DecodeGeometry(8, 32, 8, 256, 64, 128, 1024)
     built["wide"] = build_plan(g, plan := plan_call(g), tmp_path / "wide")
     assert plan.kernel.wide_boxes
+    # the builds the GPU tests run beside these (persistent CTAs, pages of 16 and 32, the fma kernel, the seed's
+    # interleaved pool through 5-D maps): the K/V map and field rules hold every one
+    for name, g, knobs in (("persistent", DecodeGeometry(3, 32, 4, 128, 32, 40, 130), dict(persistent=True, stages=2)),
+                           ("p16", DecodeGeometry(4, 4, 4, 128, 16, 12, 60), dict(splits=3, stages=3)),
+                           ("fma", DecodeGeometry(2, 32, 8, 128, 64, 4, 8), dict(variant="fma", splits=2)),
+                           ("inter5d", DecodeGeometry(2, 24, 4, 256, 64, 11, 22, layout="interleaved"),
+                            dict(splits=3, stages=1, wide_boxes=True))):
+        built[name] = build_plan(g, plan_call(g, **knobs), tmp_path / name)
     for name, path in built.items():
         res = check(load(path))
         assert res.ok and not [i for i in res.issues if i.severity != "note"], (name, [str(i) for i in res.issues])
