@@ -15,8 +15,7 @@ def fmt_table(header: list[str], rows: list[list[str]], *, left: tuple[int, ...]
 
 
 def ms(seconds: float) -> str:
-    """A phase's time in ms: to the us, and under 0.1 ms to three significant digits (a 4 us phase had shown as
-    0.004)."""
+    """A phase's time in ms: to the us, and under 0.1 ms to three significant digits (a 4 us phase had read 0.004)."""
     value = seconds * 1e3
     return f"{value:.3f}" if abs(value) >= 0.1 or value == 0 else f"{value:.3g}"
 
@@ -130,9 +129,12 @@ def differences(a: Sage2Report, b: Sage2Report) -> list[str]:
     """One line per trait in which A and B differ, both recording it (shape, dtype, layout, device, GPU, git,
     schedule). The clock read before each run is not one: it says nothing of the clock either ran at (the README's
     mainloop ran at 1665-1860 MHz under the power cap where that reading said 1980)."""
-    ta, tb = _traits(a), _traits(b)
+    return _differing(_traits(a), _traits(b), skip=("clocks",))
+
+
+def _differing(ta: dict[str, str], tb: dict[str, str], skip: tuple[str, ...]) -> list[str]:
     return [f"{k}: A {ta[k]} | B {tb[k]}" for k in ta
-            if ta[k] != tb[k] and k != "clocks" and NOT_RECORDED not in (ta[k], tb[k])]
+            if k not in skip and ta[k] != tb[k] and NOT_RECORDED not in (ta[k], tb[k])]
 
 
 def _join(names: list[str]) -> str:
@@ -146,8 +148,7 @@ def traits_head(ta: dict[str, str], tb: dict[str, str], *, skip: tuple[str, ...]
     (its README says bf16)."""
     names = {k: {"gpu": "GPU", "copy": "copy rate"}.get(k, k) for k in ta if k not in skip}
     both = [k for k in names if NOT_RECORDED not in (ta[k], tb[k])]
-    differ = [f"  {k}: A {ta[k]} | B {tb[k]}" for k in both if ta[k] != tb[k]]
-    if differ:
+    if differ := [f"  {d}" for d in _differing(ta, tb, skip)]:
         lines = ["A and B differ in:", *differ]
     else:
         neither = [names[k] for k in names if ta[k] == tb[k] == NOT_RECORDED]
