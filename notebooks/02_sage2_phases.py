@@ -89,7 +89,9 @@ print(labkit.wrapped("A = {}, B = {}\n{}".format(*runs, labkit.report.diff_table
 # %%
 checks = labkit.report.checks_frame(ours)
 session.save_table(checks, "checks")
-checks
+shown_checks, long_values = labkit.report.shown_checks(checks)  # data/checks.csv keeps the values as they are
+print(labkit.wrapped("\n".join(long_values)))
+shown_checks
 
 # %% [markdown]
 # ## Where the error comes from

@@ -365,32 +365,6 @@ def label(r: Sage2Report) -> str:
     return f"{shapes} {extra}".strip() + (f", {build}" if build else "")
 
 
-def checks_frame(r: Sage2Report):
-    """A labkit report's correctness checks as one ``value`` column: accuracy against the fp32 reference, the one-shot
-    call against the phase-by-phase one (bitwise and max difference), the checksums and how they are defined."""
-    import pandas as pd
-
-    named = {"nan": "NaN elements"}  # a count: "accuracy nan 0" read as a missing value (a review)
-    return pd.Series({**{f"accuracy {named.get(k, k)}": v for k, v in r.accuracy.items()},
-                      "one-shot == phase-by-phase (bitwise)": r.decomposition.equal,
-                      "max |one-shot - phases|": r.decomposition.max_abs,
-                      # the seed's names (manual, reference) for these two outputs, not the fp32 reference's
-                      "checksum, phase-by-phase (manual)": r.manual_checksum,
-                      "checksum, one-shot (reference)": r.reference_checksum,
-                      "checksum definition": r.checksum_definition}).to_frame("value")
-
-
-def scheduler_frame(**reports: Sage2Report):
-    """The reports' scheduler fields side by side, one column per keyword (``labkit=ours, seed=seed``)."""
-    from dataclasses import asdict
-
-    import pandas as pd
-
-    frame = pd.DataFrame({name: asdict(r.scheduler) for name, r in reports.items()})
-    frame.index.name = "field"
-    return frame
-
-
 def board_label(provenance: dict) -> str:
     """``board 692-2G520-0282-001, VBIOS 96.00.A5.00.1A`` from a run's provenance, what of it was recorded (the board
     matched the streaming state on every H200 read so far); '' for neither."""

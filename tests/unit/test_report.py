@@ -330,6 +330,16 @@ def test_notebook_02s_checks_and_scheduler_tables(seed_report_path):
     assert [i for i in checks.index if i.startswith("accuracy ")] == [
         f"accuracy {'NaN elements' if k == 'nan' else k}" for k in ours.accuracy]
     assert "accuracy NaN elements" in checks.index
+    # a new-user review: the 190-character checksum definition pushed every value of the column that far right, and
+    # the bitwise check read True; long texts go under the table, the rest reads as values
+    shown, below = report.shown_checks(checks)
+    assert "checksum definition" not in shown.index and "accuracy reference" not in shown.index
+    assert below == [f"accuracy reference: {ours.accuracy['reference']}",
+                     f"checksum definition: {ours.checksum_definition}"]
+    assert shown.loc["one-shot == phase-by-phase (bitwise)", "value"] == ("yes" if ours.decomposition.equal else "no")
+    assert shown.loc["accuracy elements", "value"] == f"{ours.accuracy['elements']:,}"
+    assert shown.loc["checksum, one-shot (reference)", "value"] == f"{ours.reference_checksum:.6f}"
+    assert max(len(line) for line in shown.to_string().splitlines()) < 60
     sched = report.scheduler_frame(labkit=ours, seed=seed)
     assert list(sched.columns) == ["labkit", "seed"] and sched.index.name == "field"
     assert sched.loc["grid_ctas", "seed"] == 16576 and sched.loc["grid_ctas", "labkit"] == ours.scheduler.grid_ctas
