@@ -88,11 +88,11 @@ class DeviceInfo:
 
 
 def _size(n: int) -> str:
-    unit = next((u for u, b in (("GiB", 30), ("MiB", 20), ("KiB", 10)) if n >= 1 << b), None)
-    if unit is None:
-        return f"{n} B"
-    value = n / (1 << {"GiB": 30, "MiB": 20, "KiB": 10}[unit])
-    return f"{value:g} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            value = n / (1 << shift)
+            return f"{value:g} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{n} B"
 
 
 def _shown_property(name: str, value) -> str:

@@ -120,9 +120,8 @@ def shown_copy(table):
     1073741824 and 4232.662658 GB/s); the saved CSV keeps every digit."""
     from .report.tables import rounded
 
-    out = table.assign(MiB=table["bytes"] / 2**20, p50_us=table["p50_ms"] * 1e3)[["MiB", "p50_us",
-                                                                               "GBps_read_plus_write"]]
-    return rounded(out, (("MiB", 0), ("_us", 2), ("GBps_read_plus_write", 1))).astype({"MiB": int})
+    out = table.assign(MiB=table["bytes"] // 2**20, p50_us=table["p50_ms"] * 1e3)
+    return rounded(out[["MiB", "p50_us", "GBps_read_plus_write"]], (("_us", 2), ("GBps_read_plus_write", 1)))
 
 
 COLD_L2_MODES = ("hot", "cold", "cold_clean")

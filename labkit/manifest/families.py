@@ -69,6 +69,11 @@ class PackView:
         return f"{self.base}.args[0].pack.fields[{self.by_at[at][0]}]" if at in self.by_at else \
             f"{self.base}.args[0].pack"
 
+    def unpacked(self, at: int, name: str) -> Issue:
+        """The error for a field the kernel always reads left out: the zero-filled block holds 0 there (a null
+        pointer, an all-zero tensor map, a count it divides by)."""
+        return Issue("error", self.path(at), f"{name} (byte {at}) is not packed: the kernel reads 0 there")
+
     def i32(self, at: int) -> int | None:
         f = self.field(at)
         return f.value if isinstance(f, I32Field) else None
@@ -111,7 +116,7 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
             continue
         f = view.field(K[name])
         if f is None:
-            warn(K[name], f"{name} (byte {K[name]}) is not packed: the kernel reads 0 there", "error")
+            issues.append(view.unpacked(K[name], name))
         elif name.startswith("ptr") and not (isinstance(f, ScratchField) or view.bound(K[name])):
             warn(K[name], f"{name}: a {f.kind} field where the kernel reads a pointer: expected a buffer param or "
                           "a scratch buffer", "error")

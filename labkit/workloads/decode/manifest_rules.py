@@ -86,7 +86,7 @@ class _Rule:
         for at, (name, kind) in READ.items():
             f = self.view.field(at)
             if f is None:
-                self.error(self.view.path(at), f"{name} (byte {at}) is not packed: the kernel reads 0 there")
+                self.issues.append(self.view.unpacked(at, name))
             elif f.kind != kind:
                 self.error(self.view.path(at), f"{name}: a {f.kind} field where the kernel reads a {kind}")
         if (scale := self.view.i32(SCALE_LOG2_AT)) is not None and not 0 < scale < 0x7F800000:  # f32 bits: 0 < x < inf
