@@ -1,6 +1,8 @@
 """``labkit`` command line: each subcommand is a thin shell over one library call.
 
-Errors labkit raises on purpose print one line (``labkit: error: labkit <command>: ...``) and exit 2.
+Errors labkit raises on purpose print one line (``labkit: error: labkit <command>: ...``) and exit 2; a command that
+needs a GPU on a machine without one prints the same line and exits 1, as ``labkit device`` does, so a script can tell
+bad input (2) from the wrong machine (1).
 """
 
 import argparse
@@ -10,7 +12,7 @@ import sys
 from ._cliargs import Parser, check_figure, figure_path, int_in, output_path, typed
 from ._text import one_line, shell_word
 from ._write import dumps
-from .errors import LabkitError
+from .errors import LabkitError, NoGPU
 
 
 def _device(args) -> int:
@@ -379,6 +381,9 @@ def _command(argv: list[str] | None) -> int:
         prog = getattr(args, "_prog", prog)
         given_git_sha()  # before any command runs: a bad one would be found when a record is written, after the work
         return args.fn(args)
+    except NoGPU as exc:  # input passed its checks; only the machine is wrong
+        _error(prog, str(exc))
+        return 1
     except LabkitError as exc:
         _error(prog, str(exc))
         return 2

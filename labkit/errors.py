@@ -69,7 +69,7 @@ class ArgumentError(LabkitError, ValueError):
 
 def exit_in_one_line() -> None:
     """In a script (``labkit nb script``'s first cell), end on a LabkitError as the CLI does: ``labkit: error: ...``
-    on one line and exit status 2, not a traceback; any other exception keeps Python's traceback."""
+    on one line and exit status 2 (1 for NoGPU), not a traceback; any other exception keeps Python's traceback."""
     import sys
 
     from ._text import one_line
@@ -79,7 +79,7 @@ def exit_in_one_line() -> None:
     def hook(kind, error, tb):
         if isinstance(error, LabkitError):
             print(f"labkit: error: {one_line(str(error))}", file=sys.stderr)
-            sys.exit(2)
+            sys.exit(1 if isinstance(error, NoGPU) else 2)
         previous(kind, error, tb)
 
     sys.excepthook = hook

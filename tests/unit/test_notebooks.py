@@ -551,6 +551,17 @@ def test_exit_in_one_line_keeps_other_errors_tracebacks(tmp_path):
     assert done.returncode == 1 and "Traceback" in done.stderr and "ValueError: a bug" in done.stderr
 
 
+def test_exit_in_one_line_tells_no_gpu_from_bad_input(tmp_path):
+    """1 for the wrong machine, 2 for bad input, as the CLI exits."""
+    for error, status in (("NoGPU('x needs a CUDA GPU: none')", 1), ("ArgumentError('--batch 0: expected 1..')", 2)):
+        script = tmp_path / "s.py"
+        script.write_text(f"import labkit.errors as e\ne.exit_in_one_line()\nraise e.{error}\n")
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == status and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith("labkit: error: ") and "Traceback" not in done.stderr
+
+
 def test_a_live_run_with_record_keeps_its_run_json_and_data_and_a_quiet_run_prints_nothing(tmp_path, monkeypatch,
                                                                                            capsys):
     """`--record` after a live run (here a faked GPU and kernel): run.json and data/ copied into data/runs/<run>;

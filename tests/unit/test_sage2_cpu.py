@@ -89,7 +89,7 @@ def test_gpu_commands_without_a_gpu_exit_cleanly(argv, tmp_path):
     if gpu_status()[0]:
         pytest.skip("this machine has a GPU")
     out = subprocess.run([sys.executable, "-m", "labkit", *argv], capture_output=True, text=True, cwd=tmp_path)
-    assert out.returncode != 0 and "needs a CUDA GPU" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 1 and "needs a CUDA GPU" in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert not (tmp_path / "unused.json").exists()
 
 
