@@ -167,7 +167,7 @@ def _nb_run_all(args) -> int:
 
         usable, reason = gpu_status()
         if not usable:
-            raise LabkitError(f"--record keeps real GPU runs only, and no notebook can run live here: {reason}")
+            raise NoGPU(f"--record keeps real GPU runs only, and no notebook can run live here: {reason}")
     names, failed = notebooks.list_notebooks(), []
     for name in names:
         try:  # one notebook refused or failed: said, and the others still run

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _deps, _env, params
-from .errors import LabkitError, ParameterError
+from .errors import LabkitError, NoGPU, ParameterError
 from .nb_progress import progress_engine
 from .rundirs import new_run_dir, point_latest, runs_root, write_run_json
 
@@ -308,7 +308,9 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     recorded_root = Path(effective["recorded_root"]) if effective.get("recorded_root") else None
     mode, recorded = plan_source(source.stem, effective, declared, recorded_root)  # refuses before anything runs
     if record and mode != "live":
-        raise LabkitError(f"--record keeps real GPU runs only; {source.stem} would run {mode.upper()} here (no GPU)")
+        if effective.get("source") == "recorded":  # asked for: bad input, not the machine
+            raise LabkitError(f"--record keeps real GPU runs only; {source.stem} is given source='recorded'")
+        raise NoGPU(f"--record keeps real GPU runs only; {source.stem} would run {mode.upper()} here (no GPU)")
     root = runs_root(out_root)  # before the progress line: a LABKIT_OUT that cannot be made is one line too
     if progress is not None:  # after the checks: a refused run prints its one line and nothing else
         print(f"running {source.stem} ...", file=progress, flush=True)

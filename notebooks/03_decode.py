@@ -66,7 +66,7 @@ study.shown_manifests(manifests)
 print(labkit.wrapped(f"Decode, {session.measured_on()}:"))
 checks = pd.DataFrame(session.measure("correctness", study.correctness))
 session.save_table(checks, "correctness")
-checks
+study.shown_correctness(checks)
 
 # %% [markdown]
 # ## Bandwidth: K+V bytes read per second, beside a 1 GiB copy's rate and the peers

@@ -135,10 +135,10 @@ def measured_on(s: NcuSummary, recorded_run: str | None = None) -> str:
 
 def report_sizes(s: NcuSummary, limit_bytes: int):
     """Each ncu report's size in MiB (bytes / 2^20, as ``limit_bytes`` is set), whether it is under ``limit_bytes``
-    (the column names the limit in MiB) and its ncu run's seconds."""
+    (the column names the limit in MiB; yes / no) and its ncu run's seconds."""
     pd = _pd()
     limit = f"under {limit_bytes / 2**20:g} MiB"
-    rows = {name: {"MiB": round(r["bytes"] / 2**20, 2), limit: r["bytes"] < limit_bytes,
+    rows = {name: {"MiB": round(r["bytes"] / 2**20, 2), limit: "yes" if r["bytes"] < limit_bytes else "no",
                    "elapsed_s": r.get("elapsed_s", math.nan)} for name, r in s.reports.items()}
     return pd.DataFrame.from_dict(rows, orient="index", columns=["MiB", limit, "elapsed_s"])
 

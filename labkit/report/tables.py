@@ -283,10 +283,12 @@ def shown_tails(tails):
 def rounded(frame, rules, *, default: int | None = None):
     """A copy of ``frame`` for a notebook to show, its float columns rounded to what they resolve: to the digits of the
     first ``(suffix, digits)`` rule whose suffix ends the column's name, else to ``default`` (None: as they are); a
-    column of whole numbers becomes text with those digits. The tables the notebooks show use it; the files they save
-    keep every digit."""
+    column of whole numbers becomes text with those digits, and a column of True / False reads yes / no. The tables the
+    notebooks show use it; the files they save keep every digit and the booleans."""
     out = frame.copy()
     for col in out.columns:
+        if out[col].dtype.kind == "b":
+            out[col] = out[col].map({True: "yes", False: "no"})
         if out[col].dtype.kind != "f":
             continue
         digits = next((d for suffix, d in rules if str(col).endswith(suffix)), default)

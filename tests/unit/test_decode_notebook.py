@@ -166,6 +166,11 @@ def test_a_kernel_that_writes_nan_gives_a_correctness_row_a_json_file_holds(tmp_
     exact, poisoned = rows
     assert exact["within_bound"] and exact["nonfinite"] == 0 and exact["max_abs_err"] < 1e-6
     assert not poisoned["within_bound"] and poisoned["nonfinite"] == 1 and poisoned["max_abs_err"] is None
+    import pandas as pd
+
+    shown = study.shown_correctness(pd.DataFrame(rows))  # what notebook 03 shows of them
+    assert shown["within_bound"].tolist() == ["yes", "no"] and shown["unwritten_rows_untouched"].tolist() == ["yes"] * 2
+    assert shown["max_abs_err"].iloc[1] == "none (non-finite)" and float(shown["max_abs_err"].iloc[0]) < 1e-6
 
 
 def test_the_copy_ceiling_is_the_copy_probes_gb_s_in_tb_s(monkeypatch):

@@ -630,7 +630,7 @@ def test_the_ncu_line_says_it_is_the_recorded_run_s_and_report_sizes_are_in_mib(
     sizes = tables.report_sizes(s, study.REPORT_LIMIT)
     limit = f"under {study.REPORT_LIMIT / 2**20:g} MiB"
     assert list(sizes.columns) == ["MiB", limit, "elapsed_s"] and limit == "under 5 MiB"
-    assert sizes.loc["small", "MiB"] == 1.5 and sizes.loc["small", limit] and not sizes.loc["large", limit]
+    assert sizes.loc["small", "MiB"] == 1.5 and sizes.loc["small", limit] == "yes" and sizes.loc["large", limit] == "no"
     assert sizes.loc["large", "MiB"] == round((study.REPORT_LIMIT + 1) / 2**20, 2)
     assert " MiB" in tables.closing_note(s) and " MB" not in tables.closing_note(s)
 
@@ -795,6 +795,6 @@ def test_notebook_05_shows_counters_and_gaps_in_units_a_row_reads_in():
                          "gap_us": [1255.008027], "flagged": [True]})
     shown = tables.shown_gaps(gaps)
     assert list(shown.columns) == ["case", "event_p50_us", "ncu_us", "gap_pct", "gap_us", "flagged"]
-    assert shown.iloc[0].tolist() == ["a", 119651.1, 120906.11, 1.05, 1255.01, True]
+    assert shown.iloc[0].tolist() == ["a", 119651.1, 120906.11, 1.05, 1255.01, "yes"]
     matrix = pd.DataFrame({"decode sweep (6 points)": [0.999831, -0.0001]}, index=["dram_read_bytes", "waves"])
     assert tables.shown_correlations(matrix).iloc[:, 0].tolist() == [1.0, 0.0]

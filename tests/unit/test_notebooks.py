@@ -134,6 +134,8 @@ def test_notebook_executes_in_recorded_mode_with_its_figures_embedded(name, tmp_
     plain = [line for o in outputs if "text/html" in o.get("data", {}) for line in
              "".join(o["data"].get("text/plain", "")).splitlines()]
     assert plain and not [line for line in plain if line.endswith("\\")], "a table's columns in blocks"
+    # found by a review: checks read Python's True / False beside yes / no elsewhere; every shown table says yes / no
+    assert not [line for line in plain if re.search(r"\b(True|False)\b", line)], "True / False in a table"
     printed = "".join("".join(o.get("text", "")) for o in outputs)
     for words in SAYS.get(name, ()):
         assert re.search(words, as_read(printed + shown + tables)), words
@@ -622,13 +624,13 @@ def test_run_all_exits_1_when_a_notebook_fails_and_says_all_ok_only_when_none_di
 
 
 def test_run_all_record_without_a_gpu_refuses_in_one_line_before_any_notebook(monkeypatch, capsys):
-    """Found by a CLI review: each notebook was refused alone, seven lines and exit 1, where `nb run --record` says
-    it in one line and exits 2."""
+    """Found by a CLI review: each notebook was refused alone, seven lines, where `nb run --record` says it in one
+    line; exit 1, as every GPU command on a machine without one."""
     from labkit import cuda
 
     monkeypatch.setattr(cuda, "gpu_status", lambda: (False, "no NVIDIA GPU or driver on this machine"))
     monkeypatch.setattr(notebooks, "run", lambda *a, **k: pytest.fail("a notebook ran"))
-    assert cli.main(["nb", "run-all", "--record"]) == 2
+    assert cli.main(["nb", "run-all", "--record"]) == 1  # the machine, not the input
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == ("labkit: error: labkit nb run-all: --record keeps real GPU runs only, and no notebook "

@@ -178,9 +178,17 @@ def test_record_on_a_machine_without_a_gpu_is_refused_before_any_cell(tmp_path, 
     if gpu_available():
         pytest.skip("has a GPU: the run would be live")
     monkeypatch.setenv("LABKIT_OUT", str(tmp_path / "runs"))
-    assert cli.main(["nb", "run", "03", "--record"]) == 2
+    assert cli.main(["nb", "run", "03", "--record"]) == 1  # the machine, not the input
     assert "--record keeps real GPU runs only; 03_decode would run RECORDED here" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # nothing ran
+
+
+def test_record_of_a_run_asked_to_be_recorded_is_bad_input_on_any_machine(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path / "runs"))
+    assert cli.main(["nb", "run", "03", "-p", "source", "recorded", "--record"]) == 2
+    assert capsys.readouterr().err == ("labkit: error: labkit nb run: --record keeps real GPU runs only; 03_decode is "
+                                       "given source='recorded'\n")
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
 def test_api_overrides_are_checked_by_type_too(tmp_path):

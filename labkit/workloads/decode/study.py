@@ -228,9 +228,21 @@ ENTRY_SHOWN = 48  # characters of a kernel's entry name the notebook's table sho
 def shown_manifests(frame):
     """``manifest_comparison``'s rows as notebook 03 shows them: an entry name over ``ENTRY_SHOWN`` characters cut
     there and marked with an ellipsis (the seed's runs to 130; cut with no mark, it read as another kernel's whole
-    name); the saved table keeps it whole."""
-    out = frame.copy()
+    name); the saved table keeps it whole. ``ok`` reads yes / no."""
+    from ...report.tables import rounded
+
+    out = rounded(frame, ())
     out["entry"] = [e if len(e) <= ENTRY_SHOWN else e[:ENTRY_SHOWN] + "…" for e in out["entry"]]
+    return out
+
+
+def shown_correctness(frame):
+    """``correctness``'s rows as notebook 03 shows them: the largest error to 4 significant digits (bf16 resolves
+    fewer), and yes / no for the checks; the saved CSV keeps every digit."""
+    from ...report.tables import rounded
+
+    out = rounded(frame, ())
+    out["max_abs_err"] = [f"{v:.4g}" if v == v and v is not None else "none (non-finite)" for v in frame["max_abs_err"]]
     return out
 
 
