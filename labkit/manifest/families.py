@@ -29,6 +29,9 @@ HEAD_DIM = 256
 REQUIRED = ("tmaQ", "tmaK", "tmaV", "ptrO", "ptrMultiCtasKvCounter", "ptrPageIdxKv", "ptrPartialO", "ptrPartialStats",
             "ptrSeqLensKv", "mBatchSize", "mMaxSeqLenQ", "mMaxNumCtasQ", "mMaxNumCtasKv", "mMaxNumPagesPerSeqKv",
             "mNumHeadsKv", "mNumHeadsQ", "mNumHeadsQPerKv", "mNumTokensPerCtaQ", "mScaleSoftmaxLog2", "mSumOfSeqLensQ")
+# what the kernel reads or writes through each buffer pointer, by element type
+POINTEE = (("ptrO", "bf16", "O"), ("ptrPageIdxKv", "i32", "page ids"), ("ptrSeqLensKv", "i32", "KV lengths"),
+           ("ptrCumSeqLensQ", "i32", "query offsets"))
 SPLIT_SCRATCH = ("ptrMultiCtasKvCounter", "ptrPartialO", "ptrPartialStats")
 AT_LEAST_ONE = ("mBatchSize", "mMaxSeqLenQ", "mMaxNumCtasQ", "mMaxNumCtasKv", "mMaxNumPagesPerSeqKv", "mNumHeadsKv",
                 "mNumHeadsQ", "mNumHeadsQPerKv", "mNumTokensPerCtaQ", "mSumOfSeqLensQ")
@@ -73,6 +76,15 @@ class PackView:
         """The error for a field the kernel always reads left out: the zero-filled block holds 0 there (a null
         pointer, an all-zero tensor map, a count it divides by)."""
         return Issue("error", self.path(at), f"{name} (byte {at}) is not packed: the kernel reads 0 there")
+
+    def of_dtype(self, at: int, name: str, dtype: str, what: str) -> Issue | None:
+        """The error for a pointer bound to a buffer of another element type than the kernel reads there (the page
+        table's param on ``out``: bf16 read as page ids), else None."""
+        got = self.bound(at)
+        if got is None or got[1].dtype == dtype:
+            return None
+        return Issue("error", self.path(at), f"{name} is bound to {got[0].buf}, a {got[1].dtype} buffer: the kernel "
+                                             f"reads {what} there ({dtype})")
 
     def i32(self, at: int) -> int | None:
         f = self.field(at)
@@ -125,6 +137,8 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
         elif name in AT_LEAST_ONE and (v := val(K[name])) is not None and v < 1:  # -1 had passed, and made the
             # bounds below negative
             warn(K[name], f"{name} = {v}: expected >= 1 (the kernel counts, indexes or divides by it)", "error")
+    for name, dtype, what in POINTEE:
+        issues += [i for i in [view.of_dtype(K[name], name, dtype, what)] if i]
     issues += _constants(view, launch, val)
     hq, hkv, g = val(K["mNumHeadsQ"]), val(K["mNumHeadsKv"]), val(K["mNumHeadsQPerKv"])
     issues += _tensor_maps(view, g, val(K["mNumTokensPerCtaQ"]), hq)

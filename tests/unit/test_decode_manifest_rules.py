@@ -327,6 +327,21 @@ def test_a_field_every_build_reads_left_out_or_of_another_kind_is_refused(built,
         f"warning: {path}.fields[16]: scale_log2 bits 0: expected a positive finite f32 (head_dim^-0.5 x log2(e))"]
 
 
+def test_a_pointer_bound_to_a_buffer_of_another_dtype_is_refused(built, tmp_path):
+    """Found by a mutation review: the page table's pointer bound to q (bf16) passed with a warning that the page
+    table is never packed; the kernel would read q's bf16 bits as page ids."""
+    def rebind(at, to):
+        def change(doc):
+            _field(doc, at)["param"] = _field(doc, to)["param"]
+        return change
+    path = "ops.decode.impl.launches[0].args[0].pack"
+    errs = _errors(_changed(built["two"], rebind(272, Q_AT), tmp_path))
+    said = "page_table is bound to q, a bf16 buffer: the kernel reads page ids there (i32)"
+    assert any(e.startswith(f"error: {path}.fields[") and e.endswith(said) for e in errs), errs
+    errs = _errors(_changed(built["two"], rebind(Q_AT, 272), tmp_path))
+    assert any(e.endswith("q is bound to table, a i32 buffer: the kernel reads q there (bf16)") for e in errs), errs
+
+
 def test_the_k_and_v_maps_are_held_to_the_boxes_every_build_loads(built, tmp_path):
     """Found by a mutation review: a K/V box of 65 rows (past a page), a 1-D map, swizzle 0 or a V map unlike K's
     passed with no issue; the kernel would overrun shared memory, hang on its barrier or read unswizzled tiles."""

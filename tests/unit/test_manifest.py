@@ -1110,6 +1110,21 @@ def test_a_required_trtllm_gen_field_left_out_or_zero_is_an_error_as_the_kernel_
                                        "pointer: expected a buffer param or a scratch buffer"]
 
 
+def test_a_trtllm_gen_pointer_bound_to_a_buffer_of_another_dtype_is_an_error(tmp_path):
+    """Found by a mutation review: the page-id pointer bound to out (bf16) was only the warning that the page
+    table's param is never packed, though the kernel would read out's bf16 bits as page ids."""
+    def rebind(at, param):
+        return lambda d: next(f for f in _fields0(d) if f["at"] == at).update(param=param)
+    block = "error: ops.decode.impl.launches[0].args[0].pack"
+    res = check(load(_seed_changed(tmp_path, rebind(1000, 0))), vars={"tokens": 2})
+    assert [str(e) for e in res.errors] == [f"{block}.fields[5]: ptrPageIdxKv is bound to out, a bf16 buffer: the "
+                                            "kernel reads page ids there (i32)"]
+    res = check(load(_seed_changed(tmp_path, rebind(912, 4))), vars={"tokens": 2})
+    assert f"{block}.fields[4]: ptrO is bound to table, a i32 buffer: the kernel reads O there (bf16)" in [
+        str(e) for e in res.errors]
+    assert check(load(SEED), vars={"tokens": 2}).ok  # the seed's own bindings pass
+
+
 def test_a_64_bit_scalar_is_8_byte_aligned_and_every_field_inside_another_is_named(tmp_path):
     """Found by a review: an i64 param packed at 4 mod 8 was accepted (no by-value struct puts one there), and of two
     fields inside the 128-byte Q map only the first was named."""

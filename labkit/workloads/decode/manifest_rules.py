@@ -46,6 +46,8 @@ READ = {0: ("k_map", "tensormap"), 128: ("v_map", "tensormap"), Q_AT: ("q", "par
         TABLE_AT: ("page_table", "param"), SEQ_AT: ("seq_lens", "param"), CUQ_AT: ("cu_seqlens_q", "param"),
         PARTIAL_O_AT: ("partial_o", "scratch"), PARTIAL_ML_AT: ("partial_ml", "scratch"),
         COUNTER_AT: ("counter", "scratch"), SCALE_LOG2_AT: ("scale_log2", "i32")}
+POINTEE = {Q_AT: ("bf16", "q"), OUT_AT: ("bf16", "O"), TABLE_AT: ("i32", "page ids"), SEQ_AT: ("i32", "KV lengths"),
+           CUQ_AT: ("i32", "query offsets")}  # what the kernel reads or writes through each pointer, by element type
 K_MAP_AT = 0  # the K tensor map: [.., page rows, .., KV heads, pages], head_dim x page size elements per (page, head)
 TIMELINE_WORDS = 6  # u64 per CTA (kernels/paged_decode.cuh)
 
@@ -89,6 +91,8 @@ class _Rule:
                 self.issues.append(self.view.unpacked(at, name))
             elif f.kind != kind:
                 self.error(self.view.path(at), f"{name}: a {f.kind} field where the kernel reads a {kind}")
+            elif at in POINTEE and (wrong := self.view.of_dtype(at, name, *POINTEE[at])):
+                self.issues.append(wrong)
         if (scale := self.view.i32(SCALE_LOG2_AT)) is not None and not 0 < scale < 0x7F800000:  # f32 bits: 0 < x < inf
             self.error(self.view.path(SCALE_LOG2_AT), f"scale_log2 bits {scale}: expected a positive finite f32 "
                                                       "(head_dim^-0.5 x log2(e))", "warning")
