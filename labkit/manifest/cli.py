@@ -51,16 +51,24 @@ def _checked(args, device=None):
 
 
 def _check(args) -> int:
-    from .report import render_check
+    from .report import render_check, render_other_programs
+    from .validate import check
 
     device, reason = (None, "--no-device") if args.no_device else _device()
-    _, res = _checked(args, device)
+    m, res = _checked(args, device)
     print(render_check(res, device, reason))
-    if not res.ok:  # the report above lists them; stderr gets the one line every refusal gets, naming the first
-        more = f" (and {len(res.errors) - 1} more: the report above lists them)" if len(res.errors) > 1 else ""
-        first = res.errors[0]
-        raise ManifestError(f"{len(res.errors)} error(s): {args.file} cannot run: "
-                            f"{at(first.path, first.message)}{more}")
+    # without --program every program is checked: a broken second one had passed unseen
+    others = {} if args.program is not None or not res.program else {
+        p: check(m, program=p, vars=_vars(args.var), device=device, cubin_dirs=tuple(args.cubin_dir))
+        for p in m.programs if p != res.program}
+    if others:
+        print("\n" + render_other_programs(others, res))
+    for name, r in {res.program: res, **others}.items():  # the report above lists them; stderr gets the one line
+        if not r.ok:  # every refusal gets, naming the first
+            more = f" (and {len(r.errors) - 1} more: the report above lists them)" if len(r.errors) > 1 else ""
+            first = r.errors[0]
+            what = f"program {name} of {args.file}" if others else args.file
+            raise ManifestError(f"{len(r.errors)} error(s): {what} cannot run: {at(first.path, first.message)}{more}")
     return 0
 
 
@@ -117,7 +125,8 @@ def register(sub) -> None:
 
     def common(p):
         p.add_argument("file", help="a schema_version 4 launch manifest (JSON)")
-        p.add_argument("--program", default=None, help="which of its programs (default: the first)")
+        p.add_argument("--program", default=None,
+                       help="which of its programs (default: the first; check without it checks the others too)")
         p.add_argument("--var", action="append", metavar="NAME=N", type=typed(parse_var, "var"),
                        help="value of a manifest var (default: its max)")
         p.add_argument("--cubin-dir", action="append", default=[], type=existing_dir("--cubin-dir"),

@@ -62,6 +62,21 @@ def render_check(res: CheckResult, device=None, gpu_reason: str = "", *, param_b
     return "\n".join(out)
 
 
+def render_other_programs(others: dict[str, CheckResult], first: CheckResult) -> str:
+    """The manifest's other programs, checked beside the first (``manifest check`` without ``--program``): each one's
+    verdict and the issues the first's report did not already list (an op's are the same for every program)."""
+    seen = {str(i) for i in first.issues}
+    out = [f"other programs, checked too (--program NAME shows one whole; run runs {first.program!r} unless given "
+           "one):"]
+    for name, res in others.items():
+        new = [i for i in res.issues if str(i) not in seen]
+        counts = ", ".join(f"{sum(i.severity == s for i in new)} {s}(s)" for s in ("error", "warning", "note"))
+        out.append(f"  program {name}: {'can run' if res.ok else 'CANNOT run'}; {counts} beyond program "
+                   f"{first.program}'s")
+        out += [f"    {i}" for i in sorted(new, key=lambda i: ("error", "warning", "note").index(i.severity))]
+    return "\n".join(out)
+
+
 def render_timings(timings: dict[str, Timing]) -> str:
     rows = [[k, t.stats.count, f"{t.stats.p50_s * 1e6:.2f}", f"{t.stats.p90_s * 1e6:.2f}", f"{t.stats.min_s * 1e6:.2f}",
              f"{t.stats.max_s * 1e6:.2f}", t.mode, t.stop_reason] for k, t in timings.items()]

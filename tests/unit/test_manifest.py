@@ -1222,3 +1222,23 @@ def test_a_program_names_each_call_once_and_a_cubin_by_its_name_never_a_pattern(
         find(Module("m", "*", "0" * 64), [tmp_path / "flashinfer_cubin" / "cubins"])
     # "*" names no file there: not the folder as a match ("fmha is not a regular file"), nor its cubins
     assert "no cubin with sha256" in str(e.value) and "fmha" not in str(e.value)
+
+
+def test_check_without_program_checks_every_program_and_names_the_broken_one(tmp_path, capsys):
+    """Found by a mutation review: only the first program was checked, so a broken second one passed."""
+    import copy
+
+    def second(d):
+        d["programs"]["second"] = copy.deepcopy(d["programs"]["decode"])
+        d["programs"]["second"]["calls"][0]["args"][4] = {"buf": "out"}  # bf16 where the op takes i32 page ids
+    path = _seed_changed(tmp_path, second)
+    assert cli.main(["manifest", "check", path, "--var", "tokens=2", "--no-device"]) == 2
+    out, err = capsys.readouterr()
+    assert "\n  program second: CANNOT run; 1 error(s), " in out
+    assert "    error: programs.second.calls[0].args[4].buf: out is bf16 but param 4 is in buffer<i32>\n" in out
+    assert err == (f"labkit: error: labkit manifest check: 1 error(s): program second of {path} cannot run: "
+                   "programs.second.calls[0].args[4].buf: out is bf16 but param 4 is in buffer<i32>\n")
+    assert cli.main(["manifest", "check", path, "--var", "tokens=2", "--no-device", "--program", "decode"]) == 0
+    assert "other programs" not in capsys.readouterr().out  # one program asked for: that one alone
+    assert cli.main(["manifest", "check", str(SEED), "--var", "tokens=2", "--no-device"]) == 0
+    assert "other programs" not in capsys.readouterr().out  # the seed has one
