@@ -1,8 +1,7 @@
 """``labkit`` command line: each subcommand is a thin shell over one library call.
 
-Errors labkit raises on purpose print one line (``labkit: error: labkit <command>: ...``) and exit 2; a command that
-needs a GPU on a machine without one prints the same line and exits 1, as ``labkit device`` does, so a script can tell
-bad input (2) from the wrong machine (1).
+Errors labkit raises on purpose print one line (``labkit: error: labkit <command>: ...``) and exit 2, or 1 for a GPU
+command on a machine without one (as ``labkit device``): a script tells bad input (2) from the wrong machine (1).
 """
 
 import argparse
@@ -100,7 +99,6 @@ def _report_spread(args) -> int:
 
 def _report_diff(args) -> int:
     from . import report
-    from .errors import LabkitError
     from .workloads.decode import report as decode_report
 
     kinds = [decode_report.is_decode_report(f) for f in (args.a, args.b)]
@@ -381,12 +379,9 @@ def _command(argv: list[str] | None) -> int:
         prog = getattr(args, "_prog", prog)
         given_git_sha()  # before any command runs: a bad one would be found when a record is written, after the work
         return args.fn(args)
-    except NoGPU as exc:  # input passed its checks; only the machine is wrong
-        _error(prog, str(exc))
-        return 1
     except LabkitError as exc:
         _error(prog, str(exc))
-        return 2
+        return 1 if isinstance(exc, NoGPU) else 2  # NoGPU: the input passed its checks, only the machine is wrong
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as the Python docs recommend
         import os
 
