@@ -7,6 +7,9 @@
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || exit 1
+for packed in .whl/*.tar.xz; do  # a wheel's contents as device_wheels.sh packs them (FA3's: 9 MB, not 28)
+  [ -e "$packed" ] && python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall('/tmp/site', filter='data')" "$packed"
+done
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 LABKIT_BATCH=1 MPLBACKEND=Agg
 export LABKIT_CACHE=/tmp/labkit-cache
 # what a notebook needs beyond the GPU: say so up front, as the record will only say "not available" in a table

@@ -6,7 +6,9 @@
 # default ../shared/device/notebook-wheels.txt; jupytext, which that list lacks, is added), plus with `ncu` the
 # .ncu-rep reader (notebook 05, labkit ncu) and with `fa3` FlashAttention-3 and einops (the FA3 peer). Keep DIR out of
 # git (.git/info/exclude) and name it in the device tool's carry; tools/device_check.sh installs it. A carry holds
-# 64 MiB with the tree: the notebook set is 17 MB, ncu-report 15 MB, fa3-fwd 28 MB, so one optional set per call.
+# 64 MiB with the tree, which counts about 30 MiB as it travels (7,600 files): the notebook set is 17 MB, ncu-report
+# 15 MB, fa3-fwd's wheel 28 MB; so `fa3` leaves the wheel's contents as an xz tarball (9 MB: its 105 MB library
+# compresses 3x better than the wheel's zip does), which tools/device_check.sh unpacks beside the wheels.
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: bash tools/device_wheels.sh DIR [ncu] [fa3] [NAME==VERSION ...]" >&2; exit 2; }
 dir=$1; shift
@@ -36,5 +38,10 @@ for spec in "${specs[@]}"; do
     -d "$dir" "$spec" 2>&1 | grep -v '^WARNING: Location' || true
   name=${spec%%==*}
   ls "$dir" | grep -qi "^${name//-/_}-" || { echo "device_wheels: no wheel for $spec" >&2; exit 1; }
+done
+for wheel in "$dir"/fa3_fwd-*.whl; do  # the FA3 wheel as an xz tarball of what it installs
+  [ -e "$wheel" ] || continue
+  tmp=$(mktemp -d) && unzip -q "$wheel" -d "$tmp" && (cd "$tmp" && tar -cf - .) | xz -T0 -9 \
+    > "${wheel%%-cp*}.tar.xz" && rm -rf "$tmp" "$wheel"
 done
 du -sh "$dir"
