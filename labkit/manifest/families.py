@@ -78,13 +78,36 @@ class PackView:
         return Issue("error", self.path(at), f"{name} (byte {at}) is not packed: the kernel reads 0 there")
 
     def of_dtype(self, at: int, name: str, dtype: str, what: str) -> Issue | None:
-        """The error for a pointer bound to a buffer of another element type than the kernel reads there (the page
-        table's param on ``out``: bf16 read as page ids), else None."""
-        got = self.bound(at)
-        if got is None or got[1].dtype == dtype:
+        """The error for a pointer bound to a buffer or scratch of another element type than the kernel reads there
+        (the page table's param on ``out``: bf16 read as page ids; or on an f32 scratch), else None."""
+        f, got = self.field(at), self.bound(at)
+        if isinstance(f, ScratchField) and (s := self.lc.op.scratch.get(f.scratch)) is not None:
+            got_name, got_dtype = f"scratch {f.scratch}", s.dtype
+        elif got is not None:
+            got_name, got_dtype = got[0].buf, got[1].dtype
+        else:
             return None
-        return Issue("error", self.path(at), f"{name} is bound to {got[0].buf}, a {got[1].dtype} buffer: the kernel "
-                                             f"reads {what} there ({dtype})")
+        if got_dtype == dtype:
+            return None
+        return Issue("error", self.path(at), f"{name} is bound to {got_name}, a {got_dtype} buffer: the kernel reads "
+                                             f"{what} there ({dtype})")
+
+    def same_buffer(self, names: dict[int, str]) -> list[Issue]:
+        """Errors for pointers (byte offset -> name) the kernel reads as different tensors bound to one address (out
+        on q: the kernel would write its output over its input). One buffer at different offsets is allowed (a
+        buffer of page ids, lengths and offsets one after another); its reach is checked elsewhere."""
+        issues, seen = [], {}
+        for at, name in names.items():
+            got = self.bound(at)
+            if got is None:
+                continue
+            where = (got[0].buf, got[0].offset)
+            if where in seen:
+                issues.append(Issue("error", self.path(at), f"{name} and {seen[where]} are both bound to {where[0]} "
+                                                            f"at byte {where[1]}: the kernel takes them as different "
+                                                            "tensors"))
+            seen.setdefault(where, name)
+        return issues
 
     def i32(self, at: int) -> int | None:
         f = self.field(at)
@@ -139,6 +162,13 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
             warn(K[name], f"{name} = {v}: expected >= 1 (the kernel counts, indexes or divides by it)", "error")
     for name, dtype, what in POINTEE:
         issues += [i for i in [view.of_dtype(K[name], name, dtype, what)] if i]
+    issues += view.same_buffer({K[n]: n for n, _, _ in POINTEE})
+    o_map, o_ptr = view.field(K["tmaO"]), view.bound(K["ptrO"])
+    if isinstance(o_map, TensorMapField) and o_ptr is not None and o_map.param != view.by_at[K["ptrO"]][1].param:
+        o_buf = getattr(lc.bound[o_map.param], "buf", f"param {o_map.param}") if o_map.param < len(lc.bound) else \
+            f"param {o_map.param}"
+        issues.append(Issue("error", path(K["ptrO"]), f"ptrO is bound to {o_ptr[0].buf}, tmaO to {o_buf}: the kernel "
+                                                      "writes O through both"))
     issues += _constants(view, launch, val)
     hq, hkv, g = val(K["mNumHeadsQ"]), val(K["mNumHeadsKv"]), val(K["mNumHeadsQPerKv"])
     issues += _tensor_maps(view, g, val(K["mNumTokensPerCtaQ"]), hq)

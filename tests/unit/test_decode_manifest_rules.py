@@ -12,7 +12,7 @@ import pytest
 from labkit import cli
 from labkit.manifest import check, load
 from labkit.workloads.decode import DecodeGeometry, build
-from labkit.workloads.decode.build import BATCH_AT, HEADS_KV_AT, MAX_PAGES_AT, MAX_Q_LEN_AT, Q_AT, build_plan
+from labkit.workloads.decode.build import BATCH_AT, HEADS_KV_AT, MAX_PAGES_AT, MAX_Q_LEN_AT, OUT_AT, Q_AT, build_plan
 from labkit.workloads.decode.plan import plan_call
 
 
@@ -340,6 +340,10 @@ def test_a_pointer_bound_to_a_buffer_of_another_dtype_is_refused(built, tmp_path
     assert any(e.startswith(f"error: {path}.fields[") and e.endswith(said) for e in errs), errs
     errs = _errors(_changed(built["two"], rebind(Q_AT, 272), tmp_path))
     assert any(e.endswith("q is bound to table, a i32 buffer: the kernel reads q there (bf16)") for e in errs), errs
+    # a review: out on q, of q's dtype, had passed with a 'never packed' warning; the kernel would write over q
+    errs = _errors(_changed(built["two"], rebind(OUT_AT, Q_AT), tmp_path))
+    assert any(e.endswith("out and q are both bound to q at byte 0: the kernel takes them as different tensors")
+               for e in errs), errs
 
 
 def test_the_k_and_v_maps_are_held_to_the_boxes_every_build_loads(built, tmp_path):

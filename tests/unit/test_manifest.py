@@ -1118,11 +1118,25 @@ def test_a_trtllm_gen_pointer_bound_to_a_buffer_of_another_dtype_is_an_error(tmp
     block = "error: ops.decode.impl.launches[0].args[0].pack"
     res = check(load(_seed_changed(tmp_path, rebind(1000, 0))), vars={"tokens": 2})
     assert [str(e) for e in res.errors] == [f"{block}.fields[5]: ptrPageIdxKv is bound to out, a bf16 buffer: the "
-                                            "kernel reads page ids there (i32)"]
+                                            "kernel reads page ids there (i32)",
+                                            f"{block}.fields[5]: ptrPageIdxKv and ptrO are both bound to out at byte "
+                                            "0: the kernel takes them as different tensors"]
     res = check(load(_seed_changed(tmp_path, rebind(912, 4))), vars={"tokens": 2})
     assert f"{block}.fields[4]: ptrO is bound to table, a i32 buffer: the kernel reads O there (bf16)" in [
         str(e) for e in res.errors]
     assert check(load(SEED), vars={"tokens": 2}).ok  # the seed's own bindings pass
+
+    def on_scratch(d):  # a review: a scratch binding had passed whatever its dtype
+        f = next(f for f in _fields0(d) if f["at"] == 1000)
+        f.pop("param")
+        f["scratch"] = "stats"
+    res = check(load(_seed_changed(tmp_path, on_scratch)), vars={"tokens": 2})
+    assert [str(e) for e in res.errors] == [f"{block}.fields[5]: ptrPageIdxKv is bound to scratch stats, a f32 buffer: "
+                                            "the kernel reads page ids there (i32)"]
+    # a review: O's pointer on q (bf16 too) had passed with no word, though tmaO writes out
+    res = check(load(_seed_changed(tmp_path, rebind(912, 1))), vars={"tokens": 2})
+    assert [str(e) for e in res.errors] == [f"{block}.fields[4]: ptrO is bound to q, tmaO to out: the kernel writes O "
+                                            "through both"]
 
 
 def test_a_64_bit_scalar_is_8_byte_aligned_and_every_field_inside_another_is_named(tmp_path):
