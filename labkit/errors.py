@@ -1,7 +1,7 @@
 """The one small exception hierarchy of labkit.
 
 Every message says what was wrong and, where there is one, the fix. The CLI prints
-``str(error)`` on one line and exits 2, with no traceback.
+``str(error)`` on one line and exits 2 (1 for NoGPU: the input passed, the machine has no GPU), with no traceback.
 """
 
 

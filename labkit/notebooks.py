@@ -306,11 +306,15 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     effective = {**{k: p.default for k, p in declared.items()}, **overrides}
     check_together(source.stem, effective)
     recorded_root = Path(effective["recorded_root"]) if effective.get("recorded_root") else None
-    mode, recorded = plan_source(source.stem, effective, declared, recorded_root)  # refuses before anything runs
-    if record and mode != "live":
+    if record:  # before a recorded run is looked for: with no GPU, a missing one was said instead (exit 2, not 1)
         if effective.get("source") == "recorded":  # asked for: bad input, not the machine
             raise LabkitError(f"--record keeps real GPU runs only; {source.stem} is given source='recorded'")
-        raise NoGPU(f"--record keeps real GPU runs only; {source.stem} would run {mode.upper()} here (no GPU)")
+        from . import session
+
+        usable, reason = session.gpu_status()  # the check plan_source makes, so the two agree
+        if not usable:
+            raise NoGPU(f"--record keeps real GPU runs only; {source.stem} cannot run live here: {reason}")
+    mode, recorded = plan_source(source.stem, effective, declared, recorded_root)  # refuses before anything runs
     root = runs_root(out_root)  # before the progress line: a LABKIT_OUT that cannot be made is one line too
     if progress is not None:  # after the checks: a refused run prints its one line and nothing else
         print(f"running {source.stem} ...", file=progress, flush=True)

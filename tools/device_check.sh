@@ -8,7 +8,8 @@ set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || exit 1
 for packed in .whl/*.tar.xz; do  # a wheel's contents as device_wheels.sh packs them (FA3's: 9 MB, not 28)
-  [ -e "$packed" ] && python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall('/tmp/site', filter='data')" "$packed"
+  [ -e "$packed" ] || continue
+  python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall('/tmp/site', filter='data')" "$packed" || exit 1
 done
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 LABKIT_BATCH=1 MPLBACKEND=Agg
 export LABKIT_CACHE=/tmp/labkit-cache

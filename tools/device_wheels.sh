@@ -41,7 +41,10 @@ for spec in "${specs[@]}"; do
 done
 for wheel in "$dir"/fa3_fwd-*.whl; do  # the FA3 wheel as an xz tarball of what it installs
   [ -e "$wheel" ] || continue
-  tmp=$(mktemp -d) && unzip -q "$wheel" -d "$tmp" && (cd "$tmp" && tar -cf - .) | xz -T0 -9 \
-    > "${wheel%%-cp*}.tar.xz" && rm -rf "$tmp" "$wheel"
+  packed=${wheel%-cp*}.tar.xz  # the file name's tags off, not the path's (a DIR named x-cpu)
+  tmp=$(mktemp -d)
+  { unzip -q "$wheel" -d "$tmp" && tar -C "$tmp" -cf - . | xz -T0 -9 > "$packed"; } \
+    || { rm -rf "$tmp" "$packed"; echo "device_wheels: could not pack $wheel" >&2; exit 1; }
+  rm -rf "$tmp" "$wheel"
 done
 du -sh "$dir"

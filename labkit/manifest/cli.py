@@ -67,7 +67,7 @@ def _check(args) -> int:
         if not r.ok:  # every refusal gets, naming the first
             more = f" (and {len(r.errors) - 1} more: the report above lists them)" if len(r.errors) > 1 else ""
             first = r.errors[0]
-            what = f"program {name} of {args.file}" if others else args.file
+            what = f"program {name} of {args.file}" if name != res.program else args.file  # the first: the file's
             raise ManifestError(f"{len(r.errors)} error(s): {what} cannot run: {at(first.path, first.message)}{more}")
     return 0
 

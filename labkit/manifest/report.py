@@ -57,7 +57,8 @@ def render_check(res: CheckResult, device=None, gpu_reason: str = "", *, param_b
         out.append(f"    {written} B written, {plan.pack_size - written} B zero")
     out.append("")
     unchecked = "" if device else "; not checked against a GPU (its architecture and limits may still refuse it)"
-    out.append("verdict: " + (f"can run (warnings allowed){unchecked}" if res.ok
+    which = f", program {res.program}" if len(m.programs) > 1 else ""  # a file of several: the others' come after
+    out.append(f"verdict{which}: " + (f"can run (warnings allowed){unchecked}" if res.ok
                               else f"CANNOT run: {counts['error']} error(s)"))
     return "\n".join(out)
 
@@ -74,6 +75,10 @@ def render_other_programs(others: dict[str, CheckResult], first: CheckResult) ->
         out.append(f"  program {name}: {'can run' if res.ok else 'CANNOT run'}; {counts} beyond program "
                    f"{first.program}'s")
         out += [f"    {i}" for i in sorted(new, key=lambda i: ("error", "warning", "note").index(i.severity))]
+    cannot = [name for name, res in {first.program: first, **others}.items() if not res.ok]
+    out.append("")  # the first program's verdict is above: this one, last, covers the file
+    out.append(f"verdict, all {len(others) + 1} programs: " + (f"CANNOT run {', '.join(cannot)}" if cannot else
+                                                               "each can run (warnings allowed)"))
     return "\n".join(out)
 
 

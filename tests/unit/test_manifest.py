@@ -1249,6 +1249,9 @@ def test_check_without_program_checks_every_program_and_names_the_broken_one(tmp
     assert cli.main(["manifest", "check", path, "--var", "tokens=2", "--no-device"]) == 2
     out, err = capsys.readouterr()
     assert "\n  program second: CANNOT run; 1 error(s), " in out
+    # a review: the only verdict had said "can run" above the second program's errors; the last one covers the file
+    assert "\nverdict, program decode: can run" in out
+    assert out.endswith("\nverdict, all 2 programs: CANNOT run second\n")
     assert "    error: programs.second.calls[0].args[4].buf: out is bf16 but param 4 is in buffer<i32>\n" in out
     assert err == (f"labkit: error: labkit manifest check: 1 error(s): program second of {path} cannot run: "
                    "programs.second.calls[0].args[4].buf: out is bf16 but param 4 is in buffer<i32>\n")

@@ -179,7 +179,10 @@ def test_record_on_a_machine_without_a_gpu_is_refused_before_any_cell(tmp_path, 
         pytest.skip("has a GPU: the run would be live")
     monkeypatch.setenv("LABKIT_OUT", str(tmp_path / "runs"))
     assert cli.main(["nb", "run", "03", "--record"]) == 1  # the machine, not the input
-    assert "--record keeps real GPU runs only; 03_decode would run RECORDED here" in capsys.readouterr().err
+    assert "--record keeps real GPU runs only; 03_decode cannot run live here: no " in capsys.readouterr().err
+    # a review: parameters no recorded run was measured with had exited 2, the missing recorded run said instead
+    assert cli.main(["nb", "run", "03", "-p", "batch", "7", "--record"]) == 1
+    assert "--record keeps real GPU runs only; 03_decode cannot run live here" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # nothing ran
 
 
