@@ -7,8 +7,10 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = ("cuda", "device", "errors", "kernels", "ncu", "notebooks", "params", "plot",
-               "probes", "provenance", "report", "sched", "session", "timing")
+# every package a notebook reaches as labkit.NAME (an API walk found labkit.sweep, .manifest and .workloads missing,
+# though the README calls labkit.sweep.run)
+_SUBMODULES = ("cuda", "device", "errors", "kernels", "manifest", "ncu", "notebooks", "params", "plot", "probes",
+               "provenance", "recorded_runs", "report", "sched", "session", "sweep", "timing", "values", "workloads")
 __all__ = [*_SUBMODULES, "setup_logging", "progress", "repo_path", "wrapped", "__version__"]
 
 

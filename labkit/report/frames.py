@@ -11,13 +11,17 @@ def checks_frame(r: Sage2Report):
     import pandas as pd
 
     named = {"nan": "NaN elements"}  # a count: "accuracy nan 0" read as a missing value (a review)
-    return pd.Series({**{f"accuracy {named.get(k, k)}": v for k, v in r.accuracy.items()},
-                      "one-shot == phase-by-phase (bitwise)": r.decomposition.equal,
-                      "max |one-shot - phases|": r.decomposition.max_abs,
-                      # the seed's names (manual, reference) for these two outputs, not the fp32 reference's
-                      "checksum, phase-by-phase (manual)": r.manual_checksum,
-                      "checksum, one-shot (reference)": r.reference_checksum,
-                      "checksum definition": r.checksum_definition}).to_frame("value")
+    d = r.decomposition
+    rows = {**{f"accuracy {named.get(k, k)}": v for k, v in (r.accuracy or {}).items()},
+            "one-shot == phase-by-phase (bitwise)": d.equal if d else None,
+            "max |one-shot - phases|": d.max_abs if d else None,
+            # the seed's names (manual, reference) for these two outputs, not the fp32 reference's
+            "checksum, phase-by-phase (manual)": r.manual_checksum,
+            "checksum, one-shot (reference)": r.reference_checksum,
+            "checksum definition": r.checksum_definition}
+    # a check the report does not record (the user's seed report: no accuracy, no definition) is left out; it had
+    # been an AttributeError (an API walk)
+    return pd.Series({k: v for k, v in rows.items() if v is not None}, dtype=object).to_frame("value")
 
 
 def shown_checks(checks) -> tuple:

@@ -5,7 +5,7 @@ Files are read and written by ``io.py``, which imports this module (never the re
 
 from dataclasses import dataclass, fields
 
-from .._json import I32, Node
+from .._json import I32, Node, refuse_other_kind
 from ..provenance import read as read_provenance
 from ..timing.stats import Stats
 from ..values import HEAD_DIMS
@@ -245,6 +245,7 @@ def _check_batch_and_head_dim(root: Node, shapes: dict) -> None:
 def from_node(root: Node) -> Sage2Report:
     """Validate a parsed document and build the report (seed format or version 1)."""
     root.obj((), any_keys=True)
+    refuse_other_kind(root, "metadata", "a Sage2 report")  # a decode report had read as 13 missing keys
     version = root["report_version"].int(0) if root.get("report_version") is not None else 0
     if version == 0:
         root.obj(_SEED_KEYS)

@@ -304,6 +304,12 @@ def test_import_does_no_gpu_work():
             "labkit.workloads.sage2.profile, labkit.cli; print('cupy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+    # every package as an attribute of ``import labkit`` (an API walk: labkit.sweep, the README's, had raised
+    # AttributeError), still with no GPU work
+    code = ("import sys, labkit; [getattr(labkit, n) for n in labkit.__all__]; labkit.sweep.run; labkit.manifest.load; "
+            "labkit.workloads.decode.DecodeGeometry; labkit.workloads.sage2; print('cupy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
 
 
 def test_a_report_holding_nan_is_refused_by_its_writer_naming_the_field(seed_report_path, tmp_path):
@@ -340,6 +346,9 @@ def test_notebook_02s_checks_and_scheduler_tables(seed_report_path):
     assert shown.loc["accuracy elements", "value"] == f"{ours.accuracy['elements']:,}"
     assert shown.loc["checksum, one-shot (reference)", "value"] == f"{ours.reference_checksum:.6f}"
     assert max(len(line) for line in shown.to_string().splitlines()) < 60
+    seeds = report.checks_frame(seed)  # the seed records no accuracy and no checksum definition (an API walk)
+    assert list(seeds.index) == ["one-shot == phase-by-phase (bitwise)", "max |one-shot - phases|",
+                                 "checksum, phase-by-phase (manual)", "checksum, one-shot (reference)"]
     sched = report.scheduler_frame(labkit=ours, seed=seed)
     assert list(sched.columns) == ["labkit", "seed"] and sched.index.name == "field"
     assert sched.loc["grid_ctas", "seed"] == 16576 and sched.loc["grid_ctas", "labkit"] == ours.scheduler.grid_ctas
@@ -431,3 +440,17 @@ def test_rounded_takes_the_first_rule_whose_suffix_ends_a_float_column_and_leave
     assert ones["split_efficiency"].tolist() == [1.0, 0.9697, 1.0]  # numbers: pandas shows them as 1.0000
     assert ones["waves"].tolist() == [2.0, 3.0, 1.0]  # no digits to show: left as numbers
     assert ones.to_string().splitlines()[2].split()[1:3] == ["1.0000", "0.9697"]
+
+
+def test_each_report_reader_names_another_labkit_document_it_is_given(seed_report_path):
+    """An API walk: a decode report given to the Sage2 reader read as 13 missing keys, and the seed's Sage2 report
+    given to the decode reader as missing decode keys; each now says which document it is."""
+    from labkit.workloads.decode import report as decode_report
+
+    decode = next(iter(sorted((ROOT / "data" / "runs").glob("*decode_bench*/sweep.json"))))
+    with pytest.raises(FormatError, match=r"missing key 'metadata': this is a decode report \(labkit report show\), "
+                                          r"not a Sage2 report"):
+        report.load(decode)
+    with pytest.raises(FormatError, match=r"missing key 'decode_report_version': this is a Sage2 report \(labkit "
+                                          r"report show\), not a decode report"):
+        decode_report.load(seed_report_path)

@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ..._json import Node, document_kind, load_document
+from ..._json import Node, document_kind, load_document, refuse_other_kind
 from ..._text import counted
 from ..._write import dumps, write_whole
 from ...errors import FormatError
@@ -142,6 +142,7 @@ def _point(n: Node) -> DecodePoint:
 
 
 def from_node(n: Node) -> DecodeReport:
+    refuse_other_kind(n, "decode_report_version", "a decode report")  # a Sage2 report had read as missing keys
     n.obj(("decode_report_version", "copy_read_plus_write_GBps", "rows", "split_sweeps", "provenance"))
     n["decode_report_version"].version(VERSION)
     sweeps = {k: tuple(_point(p) for p in v.list(1)) for k, v in n["split_sweeps"].items()}
