@@ -47,6 +47,10 @@ def read_bytes(path: Path | str, *, what: str = "file", max_bytes: int = MAX_JSO
     Raises:
         FormatError: cannot open it, not a regular file (FIFO, directory, device), or too large.
     """
+    if not isinstance(path, (str, os.PathLike)):  # a parsed dict or a number had reached open() (an API walk)
+        from .errors import ArgumentError
+
+        raise ArgumentError(f"the {what}: expected a file's path (str or Path), got {type(path).__name__}")
     name = show_path(path)
     if str(path) == "":
         raise FormatError("", f"an empty file name was given for the {what}", source="''")

@@ -31,6 +31,7 @@ from .model import (
 )
 from .modules import LoadedModule, ModuleError, find, search_dirs
 from .pack import field_size
+from .parse import load as load_manifest
 
 _ALIGN = {"tensormap": 64, "param": 8, "scratch": 8, "i32": 4}
 # the values a var may take when it is packed as a scalar of this dtype
@@ -323,19 +324,18 @@ def _find_modules(m: Manifest, res: CheckResult, device, cubin_dirs: tuple) -> N
                                     f"{device.compute_capability[1]}): refusing to load it"))
 
 
-def check(m: Manifest, *, program: str | None = None, vars: dict[str, int] | None = None, device=None,
+def check(m: Manifest | str | Path, *, program: str | None = None, vars: dict[str, int] | None = None, device=None,
           cubin_dirs: tuple = (), find_modules: bool = True) -> CheckResult:
-    """Validate ``m`` for one program: every problem as an Issue; never packs or raises on content.
+    """Validate ``m`` (or the manifest file at that path) for one program: every problem as an Issue; never packs or
+    raises on content. Returns a CheckResult; its ``plans`` (built on first use) cover the launches without errors.
 
     Args:
         program: which program (default: the first).
         vars: values for the manifest's vars (others default to their max).
         device: a DeviceInfo to check limits and architecture against, or None.
         cubin_dirs: extra directories to search for modules.
-
-    Returns:
-        CheckResult; its ``plans`` (built on first use) cover the launches without errors.
     """
+    m = m if isinstance(m, Manifest) else load_manifest(m)  # a path had failed with "'str' object has no attribute"
     pname = program if program is not None else next(iter(m.programs), "")
     res = CheckResult(m, pname, {})
     if pname not in m.programs:

@@ -49,6 +49,10 @@ def figure_paths(path: Path | str) -> tuple[Path, Path]:
 
 def save(fig, path: Path | str) -> Path:
     """Write ``figure_paths(path)`` (byte-stable metadata, titles that fit), then close the figure; returns the PNG."""
+    if (saved := getattr(fig, "_labkit_saved", None)) is not None:  # closed: a second save had failed in matplotlib
+        from ..errors import ArgumentError
+
+        raise ArgumentError(f"this figure was saved to {saved} and closed: draw it again to save it elsewhere")
     plt = _plt()
     _fit_titles(fig)
     png, svg = figure_paths(path)
@@ -59,6 +63,7 @@ def save(fig, path: Path | str) -> Path:
     fig.savefig(png, metadata={"Software": PNG_SOFTWARE})
     fig.savefig(svg, metadata={"Date": None})
     plt.close(fig)
+    fig._labkit_saved = png
     return png
 
 

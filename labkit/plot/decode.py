@@ -19,6 +19,20 @@ _PEER_STYLE = {"sdpa_cudnn": ("s", "0.25", "torch SDPA cuDNN"), "sdpa_flash": ("
                "fa3": ("D", "0.7", "FlashAttention-3"), "flex_paged": ("v", "0.35", "FlexAttention, paged")}
 
 
+def _one_line_set(rows) -> list[dict]:
+    """``rows`` as dicts (a DataFrame such as a decode report's ``to_frame()`` too), refused where they mix head_dims,
+    heads or timing modes: lines by batch alone would join d128 and d256 points, and draw the seed's graph call as a
+    batch of its own (an API walk)."""
+    from ..errors import ArgumentError
+
+    rows = rows.to_dict("records") if hasattr(rows, "to_dict") else list(rows)
+    for key in ("head_dim", "heads", "mode"):
+        if len(values := sorted({r[key] for r in rows if key in r}, key=str)) > 1:
+            raise ArgumentError(f"decode_bandwidth: rows of {key} {', '.join(map(str, values))}: pass one (e.g. "
+                                f"frame[frame['{key}'] == {values[0]!r}])")
+    return rows
+
+
 def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged decode", fit=None, ax=None):
     """K+V TB/s against KV bytes read (log axis): labkit's kernel as one line per batch size (points
     along it are the kv lengths), the peers (labkit's K/V gathered contiguous) as grey hollow markers,
@@ -26,6 +40,7 @@ def decode_bandwidth(rows: list[dict], copy_TBps: float, *, title: str = "paged 
     measured device-to-device copy rate as a reference line. A peer whose column holds no number at any point is
     named in the legend as not run. ``fit``: (fixed_us, TBps) of ``cost_fit.fit_line``, drawn as the rate such calls
     reach, bytes / (fixed + bytes / rate), over the bytes it was fitted on (100 MB and up); its label gives the fit."""
+    rows = _one_line_set(rows)
     fig, ax = _axes(ax, figsize=(8, 4.4))
     if not rows:  # every point of the sweep skipped: the axes, the copy line and why nothing else is drawn
         ax.text(0.5, 0.5, "no call of the sweep was measured (skipped: the lines below say why)", ha="center",

@@ -1259,3 +1259,16 @@ def test_check_without_program_checks_every_program_and_names_the_broken_one(tmp
     assert "other programs" not in capsys.readouterr().out  # one program asked for: that one alone
     assert cli.main(["manifest", "check", str(SEED), "--var", "tokens=2", "--no-device"]) == 0
     assert "other programs" not in capsys.readouterr().out  # the seed has one
+
+
+def test_check_takes_a_manifest_or_its_path_and_a_reader_refuses_what_is_not_a_path():
+    """An API walk: check("file.json") failed with "'str' object has no attribute 'programs'", and load(42) or a parsed
+    dict reached open() and its TypeError."""
+    from labkit.errors import ArgumentError
+
+    by_path, loaded = check(str(SEED), vars={"tokens": 2}), check(load(SEED), vars={"tokens": 2})
+    assert by_path.ok and [str(i) for i in by_path.issues] == [str(i) for i in loaded.issues]
+    for bad in (42, {"schema_version": 4}):
+        with pytest.raises(ArgumentError, match=f"the manifest: expected a file's path \\(str or Path\\), got "
+                                                f"{type(bad).__name__}"):
+            check(bad)

@@ -578,3 +578,28 @@ def test_the_bandwidth_legend_stays_inside_the_figure_when_a_peer_did_not_run():
         legend = fig.legends[0]
         box = legend.get_window_extent(fig.canvas.get_renderer())
         assert 0 <= box.x0 and box.x1 <= fig.bbox.width and legend._ncols == columns
+
+
+def test_the_bandwidth_figure_takes_a_decode_reports_frame_of_one_geometry_and_a_figure_saves_once(tmp_path):
+    """An API walk: the figure took only a list of dicts (a report's frame failed in pandas' truth test), every row of
+    a report drew d128 and d256 as one line per batch and the seed's graph call as a batch of its own, and a second
+    save of a saved (closed) figure failed inside matplotlib."""
+    from pathlib import Path
+
+    from labkit.errors import ArgumentError
+    from labkit.workloads.decode import report as decode_report
+
+    root = Path(__file__).resolve().parents[2]
+    frame = decode_report.load(root / "data/runs/20261204T185600Z-decode_bench_targets/sweep.json").to_frame()
+    with pytest.raises(ArgumentError, match=r"rows of head_dim 128, 256: pass one \(e\.g\. frame\[frame\['head_dim'\] "
+                                            r"== 128\]\)"):
+        plot.decode_bandwidth(frame, 4.2)
+    one = frame[(frame["head_dim"] == 128) & (frame["mode"] == "cold")]
+    fig = plot.decode_bandwidth(one, 4.2)
+    lines = [ln.get_label() for ln in fig.axes[0].get_lines()]
+    assert [f"labkit, batch {b}" for b in sorted(set(one["batch"]))] == [x for x in lines if x.startswith("labkit, b")]
+    assert "torch SDPA cuDNN" in lines  # the peers' columns read from the frame's rows
+    png = plot.save(fig, tmp_path / "bw")
+    with pytest.raises(ArgumentError, match=f"this figure was saved to {png} and closed: draw it again"):
+        plot.save(fig, tmp_path / "again")
+    assert not (tmp_path / "again.png").exists()
