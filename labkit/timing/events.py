@@ -28,7 +28,7 @@ import numpy as np
 from .. import _deps
 from .._json import Node
 from ..cuda import cupy, require_gpu
-from ..errors import TimingError
+from ..errors import ArgumentError, TimingError
 from .nvtx import nvtx_range
 from .persisting import persisting_l2_reset
 from .stats import Spread, Stats
@@ -44,7 +44,7 @@ def flush_l2(mode: str = "cold", setup: Callable[[], object] | None = None) -> N
     """One cold sample's pad (``mode``'s flush, ``setup`` inside it, the spin), run to completion, so that the next
     kernel finds none of its data in L2: for a one-off cold call outside ``time_gpu``, e.g. a recorded timeline."""
     if mode not in COLD_MODES:
-        raise ValueError(f"mode must be one of {COLD_MODES}, got {mode!r}")
+        raise ArgumentError(f"mode must be one of {COLD_MODES}, got {mode!r}")
     smp = _Sampler.create(mode)
     with smp.stream:  # the setup's work too
         smp.pad(setup)
@@ -122,7 +122,7 @@ class _Sampler:
     @classmethod
     def create(cls, mode: str, flush_bytes: int | None = None) -> "_Sampler":
         if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+            raise ArgumentError(f"mode must be one of {MODES}, got {mode!r}")
         require_gpu("GPU timing")
         from ..device import describe
 
@@ -136,7 +136,7 @@ class _Sampler:
         if mode in COLD_MODES:
             s.flush_bytes = int(FLUSH_L2_TIMES * dev.l2_bytes if flush_bytes is None else flush_bytes)
             if s.flush_bytes < dev.l2_bytes:
-                raise ValueError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
+                raise ArgumentError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
             s._flush = cp.empty(s.flush_bytes, dtype=cp.uint8)
             s._reset_persisting = persisting_l2_reset()
         if mode == "cold_clean":
@@ -340,7 +340,7 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
         per_sample = (int(min(1000, max(10, math.ceil(200e-6 / max(per_call_s, 1e-7))))) if graph_calls is None
                       else graph_calls)
         if per_sample < 1:
-            raise ValueError(f"graph_calls must be >= 1, got {graph_calls}")
+            raise ArgumentError(f"graph_calls must be >= 1, got {graph_calls}")
         with stream:
             stream.begin_capture()
             try:

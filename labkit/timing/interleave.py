@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from ..cuda import cupy
+from ..errors import ArgumentError
 from .events import Mode, Timing, _read_clock, _Sampler, build_timing
 from .nvtx import nvtx_range
 
@@ -28,12 +29,12 @@ def round_orders(names: Sequence[str], iterations: int, *, rotate: int = 0, orde
     drawn from ``random.Random(seed)`` per round (``order="shuffle"``)."""
     names = list(names)
     if not names:  # rotate divided by their count; shuffle gave empty rounds
-        raise ValueError("round_orders: no configurations to order")
+        raise ArgumentError("round_orders: no configurations to order")
     if order == "shuffle":
         rng = random.Random(seed)
         return [rng.sample(names, len(names)) for _ in range(iterations)]
     if order != "rotate":
-        raise ValueError(f"order must be 'rotate' or 'shuffle', not {order!r}")
+        raise ArgumentError(f"order must be 'rotate' or 'shuffle', not {order!r}")
     out = []
     for r in range(iterations):
         at = (r + rotate) % len(names)
@@ -55,7 +56,7 @@ def interleave(fns: Mapping[str, Callable[[], object]], *, iterations: int = 5, 
             draw different power (peers beside labkit's kernel): see the module's docstring.
     """
     if mode == "graph":
-        raise ValueError("interleave times eagerly: use mode 'cold', 'cold_clean' or 'hot'")
+        raise ArgumentError("interleave times eagerly: use mode 'cold', 'cold_clean' or 'hot'")
     cp = cupy()
     names = list(fns)
     orders = round_orders(names, iterations, rotate=rotate, order=order, seed=seed)

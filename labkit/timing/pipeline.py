@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .. import _deps
 from ..cuda import cupy
+from ..errors import ArgumentError
 from .events import Mode, Stats, Timing, _read_clock, _Sampler, build_timing
 from .nvtx import nvtx_range
 
@@ -48,7 +49,7 @@ class Pipeline:
                  groups: Mapping[str, Sequence[str]] | None = None):
         names = [n for n, _ in steps]
         if len(set(names)) != len(names):
-            raise ValueError(f"duplicate step names in {names}")
+            raise ArgumentError(f"duplicate step names in {names}")
         self.steps = list(steps)
         self.groups = {g: list(m) for g, m in (groups or {}).items()}
         # units: ("step", name) or ("group", group_name); members must be consecutive
@@ -57,16 +58,16 @@ class Pipeline:
         if sum(map(len, self.groups.values())) != len(owner):  # a step in two groups ran twice per pass
             twice = sorted({m for ms in self.groups.values() for m in ms
                             if sum(m in other for other in self.groups.values()) > 1})
-            raise ValueError(f"steps {twice} are in more than one group: a step belongs to one group at most")
+            raise ArgumentError(f"steps {twice} are in more than one group: a step belongs to one group at most")
         for g, ms in self.groups.items():
             if not ms:
-                raise ValueError(f"group {g!r} has no steps")
+                raise ArgumentError(f"group {g!r} has no steps")
             missing = [m for m in ms if m not in names]
             if missing:
-                raise ValueError(f"group {g!r} names unknown steps {missing}; steps are {names}")
+                raise ArgumentError(f"group {g!r} names unknown steps {missing}; steps are {names}")
             idx = [names.index(m) for m in ms]
             if idx != list(range(idx[0], idx[0] + len(ms))):
-                raise ValueError(f"group {g!r} members {ms} are not consecutive steps in {names}")
+                raise ArgumentError(f"group {g!r} members {ms} are not consecutive steps in {names}")
         for n in names:
             g = owner.get(n)
             if g is None:
@@ -89,7 +90,7 @@ class Pipeline:
         phase to outlast its host launch (from the second pass where there are two; with ``warmup=0`` it is not
         sized, and a phase slower to launch than the default pad times the host)."""
         if mode == "graph":
-            raise ValueError("Pipeline times eagerly: use mode 'cold', 'cold_clean' or 'hot'")
+            raise ArgumentError("Pipeline times eagerly: use mode 'cold', 'cold_clean' or 'hot'")
         cp = cupy()
         fns = dict(self.steps)
         smp = _Sampler.create(mode, flush_bytes)

@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from .._json import I32
+from ..errors import ArgumentError
 
 STAT_FIELDS = ("count", "mean_s", "p50_s", "p90_s", "p95_s", "p99_s", "min_s", "max_s")
 MAX_SECONDS = 86400.0  # one timed region longer than a day is not a measurement
@@ -35,12 +36,12 @@ class Stats:
     def from_samples(cls, samples_s: Sequence[float]) -> "Stats":
         x = np.asarray(samples_s, dtype=np.float64)
         if x.ndim != 1 or x.size == 0:
-            raise ValueError(f"Stats need a non-empty 1-D list of samples, got shape {x.shape}")
+            raise ArgumentError(f"Stats need a non-empty 1-D list of samples, got shape {x.shape}")
         if not np.all(np.isfinite(x)):
-            raise ValueError("Stats samples contain NaN or inf")
+            raise ArgumentError("Stats samples contain NaN or inf")
         if x.min() < 0 or x.max() > MAX_SECONDS:  # what from_node refuses: a saved Stats must load back
             bad = float(x.min() if x.min() < 0 else x.max())
-            raise ValueError(f"a sample of {bad!r} s: expected 0..{MAX_SECONDS} s (a negative one is an event pair "
+            raise ArgumentError(f"a sample of {bad!r} s: expected 0..{MAX_SECONDS} s (a negative one is an event pair "
                              "read out of order, as cudaEventElapsedTime can under Confidential Computing)")
         p50, p90, p95, p99 = np.percentile(x, [50, 90, 95, 99], method="linear")
         mean = min(max(float(x.mean()), float(x.min())), float(x.max()))  # equal samples' mean rounds an ulp past them

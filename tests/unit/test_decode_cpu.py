@@ -1954,3 +1954,45 @@ def test_grid_lines_count_this_gpus_sms_and_a_cpu_box_the_h200s(monkeypatch):
     monkeypatch.setattr(cuda, "gpu_status", lambda: (True, "ok"))
     monkeypatch.setattr(device, "describe", lambda: types.SimpleNamespace(sm_count=114, name="NVIDIA H100 PCIe"))
     assert sms_here() == 114
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(splits=0), r"splits 0: expected an integer 1\.\.256, or None for the plan's"),
+    (dict(splits=1000), r"splits 1000: expected an integer 1\.\.256"),
+    (dict(splits="2"), r"splits '2': expected an integer"),
+    (dict(splits=True), r"splits True: expected an integer"),
+    (dict(sms=0), r"sms 0: expected the GPU's SM count, an integer >= 1"),
+    (dict(arch="h200"), r"arch 'h200': expected a CUDA target such as sm_90"),
+])
+def test_plan_call_refuses_a_count_sms_or_arch_by_name(kwargs, message):
+    """An API walk: splits 0, 1000 and '2' were planned and refused only when built, sms=0 divided by zero, and
+    arch 'h200' reached NVRTC's multi-line error."""
+    g = geometry_for(8, 8192)
+    with pytest.raises(ArgumentError, match=message):
+        plan_call(g, **kwargs)
+    assert plan_call(g, splits=np.int64(4)).splits == 4  # a notebook's numpy integer is an integer
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(mode="warm", iterations=5), r"mode 'warm': expected one of cold, cold_clean, hot, graph"),
+    (dict(iterations=0), r"iterations 0: expected an integer >= 1, or None for no timing"),
+    (dict(splits=0), r"splits 0: expected an integer 1\.\.256"),
+])
+def test_run_decode_refuses_its_timing_arguments_before_it_asks_for_the_gpu(kwargs, message, monkeypatch):
+    """An API walk: a bad mode or count was said only after 'needs a CUDA GPU', so never on a machine without one."""
+    from labkit import cuda
+
+    monkeypatch.setattr(cuda, "require_gpu", lambda *a, **k: pytest.fail("the GPU was asked for"))
+    x = make_inputs(geometry_for(2, 256), seed=0)
+    with pytest.raises(ArgumentError, match=message):
+        run_decode(x, **kwargs)
+
+
+def test_a_geometry_takes_numpy_integers_and_names_a_bad_kv_len():
+    """An API walk: np.int64(8) was refused as not an integer, '8k' failed in Python's floor division and -1 was
+    said as 'max_pages = 0'."""
+    g = geometry_for(np.int64(8), np.int64(8192))
+    assert g == geometry_for(8, 8192) and type(g.batch) is int and type(g.max_pages) is int
+    for kv_len in ("8k", -1, 0):
+        with pytest.raises(ArgumentError, match=f"kv_len = {re.escape(repr(kv_len))}: expected tokens per sequence"):
+            geometry_for(8, kv_len)

@@ -7,6 +7,7 @@ checked here, so bad geometry never reaches NVRTC or the GPU.
 
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass
 
 from ...errors import ArgumentError
@@ -57,6 +58,8 @@ class DecodeGeometry:
     def __post_init__(self):
         for name in ("batch", "heads_q", "heads_kv", "max_pages", "num_pages", "max_q_len", "head_dim", "page_size"):
             v = getattr(self, name)
+            if isinstance(v, numbers.Integral) and not isinstance(v, bool) and type(v) is not int:
+                object.__setattr__(self, name, v := int(v))  # numpy's, as a notebook's values often are: kept as int
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ArgumentError(f"decode geometry: {name} = {v!r}: expected an integer >= 1")
         if self.batch > 65535 or self.heads_kv > 65535:  # grid z and y (y also counts row blocks: build.py)

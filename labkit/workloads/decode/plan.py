@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from ..._text import counted
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build, kv_bytes_read
-from .knobs import TAIL_MAX_SPLITS, check_persistent, check_tail
+from .knobs import TAIL_MAX_SPLITS, check_call_args, check_persistent, check_tail
 from .loads import choose_loads, short_page_bound, short_page_ring
 
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
@@ -180,11 +180,11 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     cluster): the call's last ``tail_units`` units run in ``tail_splits`` splits each, more than the others'
     ``splits``, after those have started (the plan's own: ``TAIL_WAVE_MIN_TOKENS``, ``TAIL_PAST_SMS_SHARE``).
     ``persistent`` (tensor cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a
-    counter, one stage ring across them. ``wide_boxes`` (tensor cores): the plan's build with 5-D tensor maps, so one
-    TMA load takes a page slice's every 64-dim part (half the loads at head_dim 128, a quarter at 256);
-    ``page_prefetch`` (tensor cores, per-unit CTAs): thread 0 loads each refill's page ids a stage ahead; for both,
+    counter, one stage ring across them. ``wide_boxes`` (tensor cores): 5-D tensor maps, so one TMA load takes a page
+    slice's every 64-dim part; ``page_prefetch`` (tensor cores, per-unit CTAs): page ids a stage ahead; for both,
     None takes ``loads.choose_loads``'s default, False leaves it off; ``row_boxes``: the same 5-D loads with the parts
     before the rows (off unless given). Pages of 16: ``loads.short_page_ring``."""
+    check_call_args(splits, sms, arch)
     if tail_units is not None or tail_splits is not None:
         check_tail(g, tail_units, tail_splits, cluster)
         cluster = False

@@ -1,15 +1,18 @@
 """Run labkit's decode kernel through the manifest runner: build, check the call, launch, read back."""
 
+import numbers
 import tempfile
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...cuda import cupy, require_gpu
-from ...timing import Timing
+from ...errors import ArgumentError
+from ...timing import MODES, Timing
 from .build import build_plan
 from .geometry import DecodeGeometry
 from .inputs import DecodeInputs, bf16_to_f32, check_call
+from .knobs import check_call_args
 from .plan import H200_L2_BYTES, plan_call, plan_for_device
 
 
@@ -50,10 +53,17 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
     ``overrides``: ``plan_call``'s build knobs (``knobs.OVERRIDES``).
 
     Raises:
-        ArgumentError: a bad page table, seq_len or q token count (before anything is built).
+        ArgumentError: a bad page table, seq_len, q token count, timing mode, count or knob (before anything is built
+            or the GPU is asked for).
     """
     g = x.geometry
     check_call(g, x.page_table, x.seq_lens, x.cu_seqlens_q)
+    if mode not in MODES:  # the timing's arguments and the build's knobs before the GPU is asked for (an API walk)
+        raise ArgumentError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
+    if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral)
+                                   or iterations < 1):
+        raise ArgumentError(f"iterations {iterations!r}: expected an integer >= 1, or None for no timing")
+    check_call_args(splits, 132, "sm_90")  # the count alone: the knobs' checks depend on the GPU's plan
     host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
     with tempfile.TemporaryDirectory() as tmp:
         runner, plan = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])),
@@ -74,7 +84,9 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
 def geometry_for(batch: int, kv_len: int, *, heads_q: int = 32, heads_kv: int = 8, head_dim: int = 128,
                  page_size: int = 64, max_q_len: int = 1, layout: str = "plain") -> DecodeGeometry:
     """A geometry whose pool holds exactly ``batch`` sequences of ``kv_len`` tokens."""
-    pages = -(-kv_len // page_size)
+    if isinstance(kv_len, bool) or not isinstance(kv_len, numbers.Integral) or kv_len < 1:  # not "max_pages = 0"
+        raise ArgumentError(f"kv_len = {kv_len!r}: expected tokens per sequence, an integer >= 1 (8192, not '8k')")
+    pages = -(-int(kv_len) // page_size)
     return DecodeGeometry(batch, heads_q, heads_kv, head_dim, page_size, pages, batch * pages, max_q_len, layout)
 
 

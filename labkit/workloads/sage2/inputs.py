@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...cuda import cupy, require_gpu
+from ...errors import ArgumentError
 
 LAYOUTS = ("NHD", "HND")
 
@@ -47,23 +48,23 @@ def _as_cupy(x, name: str, dtype: str | None):
         import torch
 
         if x.dtype not in (torch.bfloat16, torch.float16):
-            raise ValueError(f"{name}: dtype {x.dtype}; expected torch.bfloat16 or torch.float16")
+            raise ArgumentError(f"{name}: dtype {x.dtype}; expected torch.bfloat16 or torch.float16")
         if not x.is_cuda:
-            raise ValueError(f"{name}: a CPU tensor; move it to the GPU first")
+            raise ArgumentError(f"{name}: a CPU tensor; move it to the GPU first")
         if not x.is_contiguous():
-            raise ValueError(f"{name}: not contiguous (strides {tuple(x.stride())}); call .contiguous()")
+            raise ArgumentError(f"{name}: not contiguous (strides {tuple(x.stride())}); call .contiguous()")
         kind = "bf16" if x.dtype == torch.bfloat16 else "fp16"
         return cp.from_dlpack(x.view(torch.int16)).view(cp.uint16 if kind == "bf16" else cp.float16), kind, True
     if not isinstance(x, cp.ndarray):
-        raise ValueError(f"{name}: {type(x).__name__}; expected a CuPy array or a torch tensor on the GPU")
+        raise ArgumentError(f"{name}: {type(x).__name__}; expected a CuPy array or a torch tensor on the GPU")
     if x.dtype == cp.float16:
         kind = "fp16"
     elif x.dtype == cp.uint16 and dtype in (None, "bf16"):
         kind = "bf16"
     else:
-        raise ValueError(f"{name}: dtype {x.dtype}; expected float16, or uint16 holding bf16 words")
+        raise ArgumentError(f"{name}: dtype {x.dtype}; expected float16, or uint16 holding bf16 words")
     if not x.flags.c_contiguous:
-        raise ValueError(f"{name}: not contiguous (strides {x.strides}); make it contiguous first")
+        raise ArgumentError(f"{name}: not contiguous (strides {x.strides}); make it contiguous first")
     return x, kind, False
 
 
@@ -75,15 +76,15 @@ def check_inputs(q, k, v, *, layout: str = "NHD", dtype: str | None = None) -> I
         dtype: ``bf16`` to read uint16 CuPy arrays as bf16 words (the default for uint16).
     """
     if layout not in LAYOUTS:
-        raise ValueError(f"layout {layout!r}; expected one of {LAYOUTS}")
+        raise ArgumentError(f"layout {layout!r}; expected one of {LAYOUTS}")
     arrs = []
     for name, x in (("q", q), ("k", k), ("v", v)):
         if getattr(x, "ndim", None) != 4:
-            raise ValueError(f"{name}: rank {getattr(x, 'ndim', '?')}; expected 4 ({layout})")
+            raise ArgumentError(f"{name}: rank {getattr(x, 'ndim', '?')}; expected 4 ({layout})")
         arrs.append(_as_cupy(x, name, dtype))
     kinds = {a[1] for a in arrs}
     if len(kinds) != 1:
-        raise ValueError(f"q, k, v dtypes differ ({[a[1] for a in arrs]}); expected one dtype")
+        raise ArgumentError(f"q, k, v dtypes differ ({[a[1] for a in arrs]}); expected one dtype")
     (qa, kind, is_torch), (ka, _, _), (va, _, _) = arrs
 
     def bnhd(x):
@@ -93,15 +94,15 @@ def check_inputs(q, k, v, *, layout: str = "NHD", dtype: str | None = None) -> I
     bq, nq, hq, dq = bnhd(qa)
     bk, nk, hk, dk = bnhd(ka)
     if ka.shape != va.shape:
-        raise ValueError(f"k {tuple(ka.shape)} and v {tuple(va.shape)} differ; expected the same shape")
+        raise ArgumentError(f"k {tuple(ka.shape)} and v {tuple(va.shape)} differ; expected the same shape")
     if bq != bk or dq != dk:
-        raise ValueError(f"q {tuple(qa.shape)} and k {tuple(ka.shape)}: batch and head_dim must match ({layout})")
+        raise ArgumentError(f"q {tuple(qa.shape)} and k {tuple(ka.shape)}: batch and head_dim must match ({layout})")
     if min(nq, nk) == 0 or min(bq, hq, hk) == 0:
-        raise ValueError(f"empty input: q {tuple(qa.shape)}, k {tuple(ka.shape)} ({layout}); N must be >= 1")
+        raise ArgumentError(f"empty input: q {tuple(qa.shape)}, k {tuple(ka.shape)} ({layout}); N must be >= 1")
     if hq % hk:
-        raise ValueError(f"{hq} query heads are not a multiple of {hk} kv heads (grouped-query attention)")
+        raise ArgumentError(f"{hq} query heads are not a multiple of {hk} kv heads (grouped-query attention)")
     if not (64 <= dq <= 128 and dq % 8 == 0):
-        raise ValueError(f"head_dim {dq}; expected 64..128 and a multiple of 8 (64, 96, 128)")
+        raise ArgumentError(f"head_dim {dq}; expected 64..128 and a multiple of 8 (64, 96, 128)")
     return Inputs(qa, ka, va, kind, layout, bq, nq, nk, hq, hk, dq, is_torch)
 
 
