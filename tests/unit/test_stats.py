@@ -558,3 +558,16 @@ def test_pipeline_runs_the_warm_up_passes_asked_for(monkeypatch):
         ran.clear()
         Pipeline([("s", lambda: ran.append(1))]).run(iterations=2, warmup=warmup, mode="hot")
         assert len(ran) == warmup + 2, warmup
+
+
+def test_a_timing_argument_refused_is_an_argument_error_a_notebook_shows_in_one_line():
+    """An API walk: time_gpu(mode='warm') and empty samples raised builtin ValueErrors, which Jupyter shows with a
+    traceback; they are ArgumentErrors (still ValueErrors for callers that catch those)."""
+    from labkit.errors import ArgumentError
+    from labkit.timing import time_gpu
+
+    with pytest.raises(ArgumentError, match=r"mode must be one of \('cold', .*\), got 'warm'"):
+        time_gpu(lambda: None, mode="warm")
+    with pytest.raises(ArgumentError, match="Stats need a non-empty 1-D list of samples"):
+        Stats.from_samples([])
+    assert issubclass(ArgumentError, ValueError)
