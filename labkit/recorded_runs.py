@@ -42,13 +42,14 @@ def _old_parameter(value: Any) -> Any:
         return value
 
 
-def read_recorded_run(path: Path) -> RecordedRun:
+def read_recorded_run(path: Path | str) -> RecordedRun:
     """Read and check one recorded run.
 
     Raises:
         LabkitError: naming the file and what is wrong (unreadable, not JSON, ``ok: false``, not a
             live run, a data file that does not parse).
     """
+    path = Path(path)  # a str had failed at ``path / "run.json"`` (an API walk)
     run_json = path / "run.json"
     run = load_document(run_json).obj(("notebook", "parameters", "ok", "session", "provenance"),
                                       ("run_json_version", "error", "elapsed_s", "overrides"))
@@ -87,4 +88,8 @@ def scan_recorded(notebook: str, root: Path | None = None) -> tuple[list[Recorde
 
 
 def recorded_runs(notebook: str, root: Path | None = None) -> list[RecordedRun]:
-    return scan_recorded(notebook, root)[0]
+    """The valid recorded runs of ``notebook`` (its name or a unique start, ``03``, as ``labkit nb run`` takes it; an
+    unknown one is refused, where it had given an empty list), oldest first."""
+    from .notebooks import resolve
+
+    return scan_recorded(resolve(notebook).stem, root)[0]

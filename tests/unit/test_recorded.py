@@ -478,3 +478,15 @@ def test_notebook_00s_text_on_a_copy_past_half_the_l2_holds_in_the_newest_record
     assert len(past) >= 2
     assert (past["hot"] > past["cold_clean"]).all() and ((past["hot"] / past["cold"] - 1).abs() < 0.05).all()
     assert "pays write-backs as `cold` does" in (ROOT / "notebooks" / "00_device_and_timing.py").read_text()
+
+
+def test_recorded_runs_take_a_notebooks_prefix_and_a_run_as_a_str():
+    """An API walk: recorded_runs('03') gave [] (the CLI takes 03), an unknown notebook gave [] too, and
+    read_recorded_run of a str path failed with a TypeError."""
+    from labkit.recorded_runs import read_recorded_run
+
+    runs = recorded_runs("03")
+    assert runs and runs == recorded_runs("03_decode")
+    with pytest.raises(LabkitError, match="notebook '99_nope': not found; available: 00_device_and_timing"):
+        recorded_runs("99_nope")
+    assert read_recorded_run(str(runs[-1].path)) == runs[-1]
