@@ -17,6 +17,7 @@ A kernel compiled with ``__cluster_dims__`` carries them as three u32 in
 attribute 0x3d (seen in NVRTC 13.0 sm_90 cubins: (8, 1, 1) for a cluster of 8, absent without).
 """
 
+import os
 import re
 import struct
 from dataclasses import dataclass
@@ -127,12 +128,16 @@ def _eiattrs(blob: bytes):
             yield attr, val
 
 
-def read_cubin(data: bytes) -> CubinInfo:
-    """Parse a cubin image.
+def read_cubin(data: bytes | str | os.PathLike) -> CubinInfo:
+    """Parse a cubin image, or the cubin file at that path (as ``sched.cubin_occupancy`` takes either).
 
     Raises:
         FormatError: not a CUDA ELF file, or a truncated / corrupt one (never another exception).
     """
+    if isinstance(data, (str, os.PathLike)):  # a path had been read as the image's bytes (an API walk)
+        from .._json import read_bytes
+
+        data = read_bytes(data, what="cubin", max_bytes=1 << 30)
     secs = _sections(data)
     (e_flags,) = _unpack("<I", data, 48, "e_flags")
     sm = (e_flags >> 8) & 0xFF

@@ -1272,3 +1272,11 @@ def test_check_takes_a_manifest_or_its_path_and_a_reader_refuses_what_is_not_a_p
         with pytest.raises(ArgumentError, match=f"the manifest: expected a file's path \\(str or Path\\), got "
                                                 f"{type(bad).__name__}"):
             check(bad)
+
+
+def test_read_cubin_takes_a_path_as_sched_cubin_occupancy_does():
+    """An API walk: a path was read as the image's bytes ("not a 64-bit little-endian ELF file")."""
+    cubin = next((ROOT / "data" / "cubins").glob("*.cubin"))
+    assert read_cubin(cubin) == read_cubin(str(cubin)) == read_cubin(cubin.read_bytes())
+    with pytest.raises(FormatError, match="/nope.cubin: .*cannot read the cubin"):
+        read_cubin("/nope.cubin")
