@@ -76,6 +76,8 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
     if missing:
         raise ArgumentError(f"workload {name} needs an axis for {', '.join(missing)} (e.g. --grid {missing[0]}=...)")
     for axis, values in grid.items():
+        if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):  # {"ms": 5} had been a
+            raise ArgumentError(f"grid {axis} = {values!r}: expected a list of values, e.g. [{values!r}]")  # TypeError
         p = params.get(axis)
         kind = p.annotation if p is not None and p.annotation in (int, float, bool) else None
         for v in values:

@@ -981,3 +981,12 @@ def test_a_point_that_ends_its_process_is_named_by_status_and_by_the_next_run(tm
     assert again.stderr.startswith("fail=exit (")
     assert "): an earlier run ended while it ran; it runs again" in again.stderr
     assert not list((d / "points").glob(f"{sweep.point_id({'ms': 1, 'fail': 'no'})}.running"))  # a finished one: none
+
+
+def test_a_grid_axis_given_one_value_not_in_a_list_is_refused_before_any_write(tmp_path):
+    """An API walk: sweep.run(d, 'demo.sleep', {'ms': 5}) failed with "'int' object is not iterable"."""
+    for value in (5, "5"):
+        with pytest.raises(ArgumentError, match=re.escape(f"grid ms = {value!r}: expected a list of values, e.g. "
+                                                          f"[{value!r}]")):
+            sweep.run(tmp_path / "s", "demo.sleep", {"ms": value})
+        assert not (tmp_path / "s").exists()
