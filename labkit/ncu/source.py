@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import PurePath
 
 from .. import _deps
-from ..errors import NcuError
+from ..errors import ArgumentError, NcuError
 
 UNMAPPED = "<unmapped>"
 END = "end"  # ``// PHASE: end``: the lines below belong to no phase
@@ -57,12 +57,20 @@ def phase_names(text: str) -> list[str]:
 
 def _tally(action, source: str) -> tuple[dict[str, dict[str, float]], list[str]]:
     """Per phase of ``source``: samples, instructions and each stall reason's samples; the phase order."""
+    if not hasattr(action, "source_files"):  # a Report or an actions() tuple had failed in ncu_report (an API walk)
+        raise ArgumentError(f"expected one profiled kernel: the action, third of each (range, index, action) of "
+                            f"labkit.ncu.actions(report); got {type(action).__name__}")
     base = PurePath(source).name
     samples = _per_line(action, "smsp__pcsamp_sample_count")
     if not samples:
         raise NcuError(f"kernel {action.name()}: no per-PC samples in the report; profile with "
                        "--section SourceCounters --import-source yes")
     texts = {PurePath(p).name: t for p, t in action.source_files().items()}
+    marked = sorted(name for name, t in texts.items() if t and _PHASE.search(t))
+    if base not in texts and marked:  # any name had given the same table, ordered by the marked files' phases;
+        # with no marked file (no source imported, only ncu's own) everything is unmapped, as before
+        raise ArgumentError(f"source {source!r}: not one of kernel {action.name()}'s source files; those with "
+                            f"// PHASE: markers: {', '.join(marked)}")
     maps = {name: phase_map(t) for name, t in texts.items() if t and (name == base or _PHASE.search(t))}
     mapping = maps.get(base, {})
     phase_of = lambda key: maps.get(key[0], {}).get(key[1], UNMAPPED)  # noqa: E731

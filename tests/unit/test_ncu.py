@@ -52,6 +52,19 @@ def test_phases_of_the_fused_kernel_match_the_fixture(ctx):
     assert (abs(t["share"] - again["share"]) < 0.001).all()
 
 
+def test_phases_refuse_a_source_the_kernel_was_not_built_from_and_what_is_not_an_action(ctx):
+    """An API walk: phases(action, 'nope.cu') gave fused_kernel.cu's table, and the Report or a whole actions() tuple
+    failed inside ncu_report."""
+    from labkit.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match=r"source 'nope.cu': not one of kernel .*'s source files; those with "
+                                            r"// PHASE: markers: fused_kernel\.cu"):
+        ncu.phases(ctx.actions[0][2], "nope.cu")
+    for wrong in (ctx, ctx.actions[0]):
+        with pytest.raises(ArgumentError, match=r"expected one profiled kernel: the action, third of each"):
+            ncu.phases(wrong, "fused_kernel.cu")
+
+
 def test_phases_without_source_or_of_another_kernel_are_unmapped(ctx):
     plain = ncu.phases(ctx.actions[1][2], "fused_kernel.cu")  # source not imported
     assert list(plain.index) == ["<unmapped>"] and plain["samples"].iloc[0] == 51583
