@@ -95,7 +95,11 @@ def plan_source(notebook: str, values: dict, declared: dict | None, root: Path |
             what = "not a directory" if Path(root).exists() else "no such directory"
             raise LabkitError(f"recorded mode ({why}): recorded_root {root}: {what}")
         detail = f"; skipped: {' | '.join(problems)}" if problems else ""
-        raise LabkitError(f"recorded mode ({why}): no valid recorded run of {notebook} under "
+        from .notebooks import list_notebooks
+
+        named = [n for n in list_notebooks() if n.startswith(notebook) and n != notebook]  # Session.start("03") (an
+        hint = f" (did you mean {' or '.join(named)}?)" if named else ""  # API walk) had been told to run it on a GPU
+        raise LabkitError(f"recorded mode ({why}): no valid recorded run of {notebook}{hint} under "
                           f"{root or _env.data_dir() / 'runs'}{detail}; run it once on a GPU with --record")
     newest = valid[::-1][:OFFERED_RUNS]  # the line stays readable when many runs were recorded
     offered = " | ".join(f"{r.path.name}: " + _show({k: r.parameters.get(k, '(not recorded)') for k in measured

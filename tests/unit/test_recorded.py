@@ -490,3 +490,9 @@ def test_recorded_runs_take_a_notebooks_prefix_and_a_run_as_a_str():
     with pytest.raises(LabkitError, match="notebook '99_nope': not found; available: 00_device_and_timing"):
         recorded_runs("99_nope")
     assert read_recorded_run(str(runs[-1].path)) == runs[-1]
+
+
+def test_a_session_of_a_notebooks_prefix_is_told_the_notebooks_name():
+    """An API walk: Session.start('03') in recorded mode was told to run it once on a GPU, as if no run existed."""
+    with pytest.raises(LabkitError, match=r"no valid recorded run of 03 \(did you mean 03_decode\?\) under "):
+        Session.start("03", source="recorded")
