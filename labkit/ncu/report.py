@@ -6,6 +6,7 @@ names); ``rules(report)`` the rule results (e.g. the tail effect) with their spe
 """
 
 import re
+from os import PathLike
 from pathlib import Path
 
 from .. import _deps
@@ -86,8 +87,11 @@ def metric(action, name: str):
 
 
 def kernels(report: Report, metrics: dict[str, str] | None = None):
-    """One row per profiled kernel: range, action, kernel name, NVTX path, then the metrics."""
+    """One row per profiled kernel: range, action, kernel name, NVTX path, then the metrics. ``report``: a loaded
+    Report, or the ``.ncu-rep`` file's path (loaded here)."""
     pd = _deps.require("pandas")
+    if isinstance(report, (str, PathLike)):  # a path had failed with "'str' object has no attribute" (an API walk)
+        report = load(report)
     cols = {**KERNEL_METRICS, **(metrics or {})}
     rows = []
     for r, a, act in report.actions:

@@ -24,6 +24,7 @@ def test_one_row_per_launch_with_nvtx_and_geometry(ctx):
     df = ncu.kernels(ctx)
     assert list(df["kernel"]) == ["fused_line", "fused_plain", "fused_cubin", "saxpy_probe"] * 2
     assert list(df["duration_ns"]) == [443488, 442944, 499424, 233792, 443392, 442720, 499264, 234784]
+    assert ncu.kernels(str(FIXTURE)).equals(df)  # the report's path, loaded there (an API walk: an AttributeError)
     row = df.iloc[0]
     assert row["nvtx"] == "bench/fused_line" and df.iloc[3]["nvtx"] == "bench/saxpy"
     assert (row["grid"], row["block"], row["registers"], row["waves"]) == (1056, 128, 30, 0.5)
