@@ -9,6 +9,7 @@ GPU work. ``None`` means "the default" everywhere, tested with ``is None``.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import re
 from collections.abc import Iterator
@@ -69,8 +70,10 @@ def parse_int_list(text: str, *, what: str, lo: int = 1, hi: int, kilo: bool = F
 
 
 def check_int(value: int, *, what: str, lo: int | None = None, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    """``value`` as an int in [lo, hi]; numpy's integers too (a notebook's values often are), never a bool."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ArgumentError(f"{what} {value!r}: expected an integer")
+    value = int(value)
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise ArgumentError(f"{what} {value}: expected {_range(lo, hi)}")
     return value

@@ -77,20 +77,18 @@ class PackView:
         pointer, an all-zero tensor map, a count it divides by)."""
         return Issue("error", self.path(at), f"{name} (byte {at}) is not packed: the kernel reads 0 there")
 
-    def of_dtype(self, at: int, name: str, dtype: str, what: str) -> Issue | None:
+    def of_dtype(self, at: int, name: str, dtype: str, what: str) -> list[Issue]:
         """The error for a pointer bound to a buffer or scratch of another element type than the kernel reads there
-        (the page table's param on ``out``: bf16 read as page ids; or on an f32 scratch), else None."""
+        (the page table's param on ``out``: bf16 read as page ids; or on an f32 scratch), as a list of 0 or 1."""
         f, got = self.field(at), self.bound(at)
         if isinstance(f, ScratchField) and (s := self.lc.op.scratch.get(f.scratch)) is not None:
             got_name, got_dtype = f"scratch {f.scratch}", s.dtype
         elif got is not None:
             got_name, got_dtype = got[0].buf, got[1].dtype
         else:
-            return None
-        if got_dtype == dtype:
-            return None
-        return Issue("error", self.path(at), f"{name} is bound to {got_name}, a {got_dtype} buffer: the kernel reads "
-                                             f"{what} there ({dtype})")
+            return []
+        return [] if got_dtype == dtype else [Issue("error", self.path(at), f"{name} is bound to {got_name}, a "
+                                                    f"{got_dtype} buffer: the kernel reads {what} there ({dtype})")]
 
     def same_buffer(self, names: dict[int, str]) -> list[Issue]:
         """Errors for pointers (byte offset -> name) the kernel reads as different tensors bound to one address (out
@@ -161,14 +159,13 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
             # bounds below negative
             warn(K[name], f"{name} = {v}: expected >= 1 (the kernel counts, indexes or divides by it)", "error")
     for name, dtype, what in POINTEE:
-        issues += [i for i in [view.of_dtype(K[name], name, dtype, what)] if i]
+        issues += view.of_dtype(K[name], name, dtype, what)
     issues += view.same_buffer({K[n]: n for n, _, _ in POINTEE})
-    o_map, o_ptr = view.field(K["tmaO"]), view.bound(K["ptrO"])
-    if isinstance(o_map, TensorMapField) and o_ptr is not None and o_map.param != view.by_at[K["ptrO"]][1].param:
-        o_buf = getattr(lc.bound[o_map.param], "buf", f"param {o_map.param}") if o_map.param < len(lc.bound) else \
-            f"param {o_map.param}"
-        issues.append(Issue("error", path(K["ptrO"]), f"ptrO is bound to {o_ptr[0].buf}, tmaO to {o_buf}: the kernel "
-                                                      "writes O through both"))
+    o_map, o_ptr = view.field(K["tmaO"]), view.bound(K["ptrO"])  # one O, written through both: one address
+    o_arg = lc.bound[o_map.param] if isinstance(o_map, TensorMapField) else None
+    if o_ptr is not None and isinstance(o_arg, BufArg) and (o_arg.buf, o_arg.offset) != (o_ptr[0].buf, o_ptr[0].offset):
+        issues.append(Issue("error", path(K["ptrO"]), f"ptrO is bound to {o_ptr[0].buf}, tmaO to {o_arg.buf}: the "
+                                                      "kernel writes O through both"))
     issues += _constants(view, launch, val)
     hq, hkv, g = val(K["mNumHeadsQ"]), val(K["mNumHeadsKv"]), val(K["mNumHeadsQPerKv"])
     issues += _tensor_maps(view, g, val(K["mNumTokensPerCtaQ"]), hq)

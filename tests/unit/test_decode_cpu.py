@@ -1957,11 +1957,11 @@ def test_grid_lines_count_this_gpus_sms_and_a_cpu_box_the_h200s(monkeypatch):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(splits=0), r"splits 0: expected an integer 1\.\.256, or None for the plan's"),
-    (dict(splits=1000), r"splits 1000: expected an integer 1\.\.256"),
-    (dict(splits="2"), r"splits '2': expected an integer"),
-    (dict(splits=True), r"splits True: expected an integer"),
-    (dict(sms=0), r"sms 0: expected the GPU's SM count, an integer >= 1"),
+    (dict(splits=0), r"splits \(None: the plan's\) 0: expected 1\.\.256"),
+    (dict(splits=1000), r"splits \(None: the plan's\) 1000: expected 1\.\.256"),
+    (dict(splits="2"), r"splits \(None: the plan's\) '2': expected an integer"),
+    (dict(splits=True), r"splits \(None: the plan's\) True: expected an integer"),
+    (dict(sms=0), r"sms \(the GPU's SM count\) 0: expected >= 1"),
     (dict(arch="h200"), r"arch 'h200': expected a CUDA target such as sm_90"),
 ])
 def test_plan_call_refuses_a_count_sms_or_arch_by_name(kwargs, message):
@@ -1975,8 +1975,8 @@ def test_plan_call_refuses_a_count_sms_or_arch_by_name(kwargs, message):
 
 @pytest.mark.parametrize("kwargs, message", [
     (dict(mode="warm", iterations=5), r"mode 'warm': expected one of cold, cold_clean, hot, graph"),
-    (dict(iterations=0), r"iterations 0: expected an integer >= 1, or None for no timing"),
-    (dict(splits=0), r"splits 0: expected an integer 1\.\.256"),
+    (dict(iterations=0), r"iterations \(None: no timing\) 0: expected >= 1"),
+    (dict(splits=0), r"splits \(None: the plan's\) 0: expected 1\.\.256"),
 ])
 def test_run_decode_refuses_its_timing_arguments_before_it_asks_for_the_gpu(kwargs, message, monkeypatch):
     """An API walk: a bad mode or count was said only after 'needs a CUDA GPU', so never on a machine without one."""
@@ -1993,6 +1993,7 @@ def test_a_geometry_takes_numpy_integers_and_names_a_bad_kv_len():
     said as 'max_pages = 0'."""
     g = geometry_for(np.int64(8), np.int64(8192))
     assert g == geometry_for(8, 8192) and type(g.batch) is int and type(g.max_pages) is int
-    for kv_len in ("8k", -1, 0):
-        with pytest.raises(ArgumentError, match=f"kv_len = {re.escape(repr(kv_len))}: expected tokens per sequence"):
+    for kv_len, expected in (("8k", "an integer"), (-1, ">= 1"), (0, ">= 1")):
+        with pytest.raises(ArgumentError, match=re.escape(f"kv_len (tokens per sequence) {kv_len!r}: expected "
+                                                          f"{expected}")):
             geometry_for(8, kv_len)

@@ -1138,6 +1138,13 @@ def test_a_trtllm_gen_pointer_bound_to_a_buffer_of_another_dtype_is_an_error(tmp
     assert [str(e) for e in res.errors] == [f"{block}.fields[4]: ptrO is bound to q, tmaO to out: the kernel writes O "
                                             "through both"]
 
+    def o_twice(d):  # ptrO through a second param of the op, bound to the same out: one address, so it passes
+        d["ops"]["decode"]["params"].append("out buffer<bf16>")
+        d["programs"]["decode"]["calls"][0]["args"].append({"buf": "out"})
+        rebind(912, 9)(d)
+    res = check(load(_seed_changed(tmp_path, o_twice)), vars={"tokens": 2})
+    assert res.ok, [str(e) for e in res.errors]
+
 
 def test_a_64_bit_scalar_is_8_byte_aligned_and_every_field_inside_another_is_named(tmp_path):
     """Found by a review: an i64 param packed at 4 mod 8 was accepted (no by-value struct puts one there), and of two

@@ -2,6 +2,7 @@
 together, each refusing a bad combination in one line before anything is built or launched."""
 
 from ...errors import ArgumentError
+from ...values import check_int
 from .geometry import DecodeGeometry, KernelBuild
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
@@ -13,18 +14,13 @@ def check_call_args(splits, sms, arch) -> None:
     """``plan_call``'s split count, SMs and architecture, refused by name before anything is planned (an API walk:
     splits 0, 1000 or '2' were planned and refused only at build, 0 SMs divided by zero, arch 'h200' reached NVRTC).
     A count within range is checked against the call's pages when it is built."""
-    import numbers
     import re
 
     from .build import MAX_SPLITS  # build imports this module
 
-    def integer(v) -> bool:  # numpy's too, as a notebook's values often are
-        return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-    if splits is not None and not (integer(splits) and 1 <= splits <= MAX_SPLITS):
-        raise ArgumentError(f"splits {splits!r}: expected an integer 1..{MAX_SPLITS}, or None for the plan's")
-    if not integer(sms) or sms < 1:
-        raise ArgumentError(f"sms {sms!r}: expected the GPU's SM count, an integer >= 1 (the H200's: 132)")
+    if splits is not None:
+        check_int(splits, what="splits (None: the plan's)", lo=1, hi=MAX_SPLITS)
+    check_int(sms, what="sms (the GPU's SM count)", lo=1)
     if not isinstance(arch, str) or not re.fullmatch(r"sm_\d+[af]?", arch):
         raise ArgumentError(f"arch {arch!r}: expected a CUDA target such as sm_90")
 

@@ -91,8 +91,8 @@ class _Rule:
                 self.issues.append(self.view.unpacked(at, name))
             elif f.kind != kind:
                 self.error(self.view.path(at), f"{name}: a {f.kind} field where the kernel reads a {kind}")
-            elif at in POINTEE and (wrong := self.view.of_dtype(at, name, *POINTEE[at])):
-                self.issues.append(wrong)
+            elif at in POINTEE:
+                self.issues += self.view.of_dtype(at, name, *POINTEE[at])
         self.issues += self.view.same_buffer({at: READ[at][0] for at in POINTEE})
         if (scale := self.view.i32(SCALE_LOG2_AT)) is not None and not 0 < scale < 0x7F800000:  # f32 bits: 0 < x < inf
             self.error(self.view.path(SCALE_LOG2_AT), f"scale_log2 bits {scale}: expected a positive finite f32 "

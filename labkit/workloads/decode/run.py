@@ -1,6 +1,5 @@
 """Run labkit's decode kernel through the manifest runner: build, check the call, launch, read back."""
 
-import numbers
 import tempfile
 from dataclasses import dataclass
 
@@ -9,6 +8,7 @@ import numpy as np
 from ...cuda import cupy, require_gpu
 from ...errors import ArgumentError
 from ...timing import MODES, Timing
+from ...values import check_int
 from .build import build_plan
 from .geometry import DecodeGeometry
 from .inputs import DecodeInputs, bf16_to_f32, check_call
@@ -60,9 +60,8 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
     check_call(g, x.page_table, x.seq_lens, x.cu_seqlens_q)
     if mode not in MODES:  # the timing's arguments and the build's knobs before the GPU is asked for (an API walk)
         raise ArgumentError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
-    if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, numbers.Integral)
-                                   or iterations < 1):
-        raise ArgumentError(f"iterations {iterations!r}: expected an integer >= 1, or None for no timing")
+    if iterations is not None:
+        check_int(iterations, what="iterations (None: no timing)", lo=1)
     check_call_args(splits, 132, "sm_90")  # the count alone: the knobs' checks depend on the GPU's plan
     host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
     with tempfile.TemporaryDirectory() as tmp:
@@ -84,9 +83,8 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
 def geometry_for(batch: int, kv_len: int, *, heads_q: int = 32, heads_kv: int = 8, head_dim: int = 128,
                  page_size: int = 64, max_q_len: int = 1, layout: str = "plain") -> DecodeGeometry:
     """A geometry whose pool holds exactly ``batch`` sequences of ``kv_len`` tokens."""
-    if isinstance(kv_len, bool) or not isinstance(kv_len, numbers.Integral) or kv_len < 1:  # not "max_pages = 0"
-        raise ArgumentError(f"kv_len = {kv_len!r}: expected tokens per sequence, an integer >= 1 (8192, not '8k')")
-    pages = -(-int(kv_len) // page_size)
+    kv_len = check_int(kv_len, what="kv_len (tokens per sequence)", lo=1)  # -1 had been said as "max_pages = 0"
+    pages = -(-kv_len // page_size)
     return DecodeGeometry(batch, heads_q, heads_kv, head_dim, page_size, pages, batch * pages, max_q_len, layout)
 
 
