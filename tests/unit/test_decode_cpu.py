@@ -1988,6 +1988,23 @@ def test_run_decode_refuses_its_timing_arguments_before_it_asks_for_the_gpu(kwar
         run_decode(x, **kwargs)
 
 
+def test_run_decode_without_a_gpu_names_a_bad_knob_before_it_says_there_is_no_gpu(monkeypatch):
+    """An API walk: run_decode(x, stages=9) said only "needs a CUDA GPU" on a machine without one, since the knobs are
+    checked by the GPU's plan; with no GPU they are checked by the H200's plan first."""
+    from labkit.errors import NoGPU
+    from labkit.workloads.decode import run
+
+    monkeypatch.setattr(run, "gpu_status", lambda: (False, "no GPU in this test"))
+    monkeypatch.setattr(run, "require_gpu", lambda what="": (_ for _ in ()).throw(NoGPU(f"{what} needs a CUDA GPU")))
+    x = make_inputs(geometry_for(2, 256), seed=0)
+    with pytest.raises(ArgumentError, match=r"stages 9: expected 1\.\.4"):
+        run_decode(x, stages=9)
+    with pytest.raises(ArgumentError, match=r"warps 3: the tensor-core \(mma\) kernel takes 4 or 8"):
+        run_decode(x, warps=3)
+    with pytest.raises(NoGPU, match="the decode kernel needs a CUDA GPU"):  # good knobs: then the GPU is asked for
+        run_decode(x, stages=2)
+
+
 def test_a_geometry_takes_numpy_integers_and_names_a_bad_kv_len():
     """An API walk: np.int64(8) was refused as not an integer, '8k' failed in Python's floor division and -1 was
     said as 'max_pages = 0'."""

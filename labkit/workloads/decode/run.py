@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...cuda import cupy, require_gpu
+from ...cuda import cupy, gpu_status, require_gpu
 from ...errors import ArgumentError
 from ...timing import MODES, Timing
 from ...values import check_int
@@ -63,6 +63,8 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
     if iterations is not None:
         check_int(iterations, what="iterations (None: no timing)", lo=1)
     check_call_args(splits, 132, "sm_90")  # the count alone: the knobs' checks depend on the GPU's plan
+    if overrides and not gpu_status()[0]:
+        plan_call(g, splits=splits, **overrides)  # no GPU to plan for: a bad knob by the H200's plan, not "needs a GPU"
     host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
     with tempfile.TemporaryDirectory() as tmp:
         runner, plan = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])),
