@@ -12,7 +12,7 @@ import math
 import numbers
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +77,16 @@ def check_int(value: int, *, what: str, lo: int | None = None, hi: int | None = 
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise ArgumentError(f"{what} {value}: expected {_range(lo, hi)}")
     return value
+
+
+def int_mapping(value, *, what: str) -> dict:
+    """``value`` (None: empty) as a dict, numpy integers among its values as ints (a notebook's often are); what
+    else a value is stays for the caller to judge. Anything but a mapping is an ArgumentError."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ArgumentError(f"{what} {value!r}: expected a mapping {{name: value}}")
+    return {k: int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v for k, v in value.items()}
 
 
 def _range(lo: int | None, hi: int | None) -> str:

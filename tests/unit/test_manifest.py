@@ -1,5 +1,6 @@
 import json
 import math
+import re
 import struct
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 
 from labkit import cli
 from labkit.device import DeviceInfo
-from labkit.errors import FormatError
+from labkit.errors import ArgumentError, FormatError
 from labkit.kernels import compile_cubin
 from labkit.manifest import check, load, read_cubin
 from labkit.manifest.pack import Bindings, f32_bits, pack_bytes
@@ -487,6 +488,17 @@ def test_vars_not_declared_and_vars_left_at_their_max_are_named():
     assert [str(e) for e in res.errors] == ["error: vars.heads: not declared; declared vars: tokens, seqs"]
     assert [str(i) for i in res.issues if i.path.startswith("vars.") and i.severity == "note"] == [
         "note: vars.seqs = 2 (its max; pass --var seqs=N)"]
+
+
+def test_vars_given_as_pairs_are_refused_in_one_line_and_numpy_integers_are_integers():
+    """An API walk: check(m, vars=[("tokens", 8)]) had been an AttributeError; a notebook's np.int64 had been refused
+    as 'not an integer'."""
+    with pytest.raises(ArgumentError, match=re.escape("vars [('tokens', 8)]: expected a mapping {name: value}")):
+        check(load(SEED), vars=[("tokens", 8)])
+    res = check(load(SEED), vars={"tokens": np.int64(8), "seqs": np.int32(1)})
+    assert not res.errors and res.vars == {"tokens": 8, "seqs": 1} and type(res.vars["tokens"]) is int
+    refused = check(load(SEED), vars={"tokens": np.int64(8), "seqs": 9})  # the other checks keep the numpy value
+    assert refused.vars["tokens"] == 8 and not any(i.path == "vars.tokens" for i in refused.issues)
 
 
 def test_block_grid_module_and_parameter_blocks_at_their_edges(tmp_path):
