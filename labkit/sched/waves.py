@@ -1,6 +1,7 @@
 """The wave model: how a grid of CTAs fills the GPU's CTA slots, and what the last wave wastes."""
 
 import math
+import numbers
 from dataclasses import asdict, dataclass
 
 from ..errors import ArgumentError
@@ -29,17 +30,21 @@ def waves(ctas: int, sms: int, ctas_per_sm: int, *, resident: int | None = None)
     """``resident``: fewer CTAs than ``sms x ctas_per_sm`` that the GPU holds at once (clusters sit whole in a GPC):
     they set the waves and the last wave's fill; the efficiency stays a share of all the slots, as a timeline
     measures it."""
-    for name, v in (("ctas", ctas), ("sms", sms), ("ctas_per_sm", ctas_per_sm)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ArgumentError(f"{name} = {v!r}: expected an integer >= 1")
+    ctas, sms, ctas_per_sm = (_count(name, v, 1, None) for name, v in (("ctas", ctas), ("sms", sms),
+                                                                        ("ctas_per_sm", ctas_per_sm)))
     slots = held = sms * ctas_per_sm
     if resident is not None:
-        if isinstance(resident, bool) or not isinstance(resident, int) or not 1 <= resident <= slots:
-            raise ArgumentError(f"resident = {resident!r}: expected 1..{slots} (sms x ctas_per_sm)")
-        held = resident
+        held = resident = _count("resident", resident, 1, slots, " (sms x ctas_per_sm)")
     n = math.ceil(ctas / held)
     return Waves(ctas, sms, ctas_per_sm, slots, ctas / held, n, (ctas - (n - 1) * held) / held,
                  ctas / (n * slots))
+
+
+def _count(name: str, value, lo: int, hi: int | None, why: str = "") -> int:
+    """An int in lo..hi; a frame's numpy integers too (an API walk), never a bool or a float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not lo <= value <= (hi or value):
+        raise ArgumentError(f"{name} = {value!r}: expected " + (f"{lo}..{hi}{why}" if hi else f"an integer >= {lo}"))
+    return int(value)
 
 
 def one_wave_note(w: Waves) -> str | None:

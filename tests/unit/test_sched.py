@@ -2,6 +2,7 @@
 
 import re
 
+import numpy as np
 import pytest
 
 from labkit import cli
@@ -74,6 +75,12 @@ def test_tile_efficiency_matches_the_seed_tail_points():
 def test_waves_refuse_what_is_no_grid(args, kw, said):
     with pytest.raises(ArgumentError, match=re.escape(said)):
         waves(*args, **kw)
+
+
+def test_waves_take_a_frames_numpy_integers():
+    """An API walk: a count read from a DataFrame (np.int64) was refused as not an integer."""
+    w = waves(np.int64(300), np.int32(132), np.int64(2), resident=np.int64(256))
+    assert w == waves(300, 132, 2, resident=256) and type(w.ctas) is int and type(w.slots) is int
 
 
 def test_waves_take_any_resident_count_from_one_to_every_slot():
