@@ -71,13 +71,15 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
     takes_more = any(p.kind == p.VAR_KEYWORD for p in params.values())
     for axis in grid:
         if axis not in named and not takes_more:
-            raise ArgumentError(f"--grid {axis}: workload {name} has no such parameter (it takes {', '.join(named)})")
+            raise ArgumentError(f"grid axis {axis}: workload {name} has no such parameter "
+                                f"(it takes {', '.join(named)})")
     missing = [n for n in named if params[n].default is inspect.Parameter.empty and n not in grid]
     if missing:
-        raise ArgumentError(f"workload {name} needs an axis for {', '.join(missing)} (e.g. --grid {missing[0]}=...)")
+        raise ArgumentError(f"workload {name} needs a grid axis for {', '.join(missing)} (its values: a list, or the "
+                            f"CLI's --grid {missing[0]}=...)")
     for axis, values in grid.items():
-        if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):  # {"ms": 5} had been a
-            raise ArgumentError(f"grid {axis} = {values!r}: expected a list of values, e.g. [{values!r}]")  # TypeError
+        if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):  # {"ms": 5}: a TypeError
+            raise ArgumentError(f"grid axis {axis} = {values!r}: expected a list of values, e.g. [{values!r}]")
         p = params.get(axis)
         kind = p.annotation if p is not None and p.annotation in (int, float, bool) else None
         for v in values:
@@ -86,7 +88,7 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
                   or isinstance(v, float) and kind is float)
             if kind is not None and not ok:
                 expected = {int: "an integer", float: "a number", bool: "0 or 1"}[kind]
-                raise ArgumentError(f"--grid {axis}={v!r}: workload {name} takes {expected} there")
+                raise ArgumentError(f"grid axis {axis}={v!r}: workload {name} takes {expected} there")
     if name in _CHECKS:
         from .grid import expand, point_label
 

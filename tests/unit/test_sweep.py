@@ -547,16 +547,16 @@ def test_a_sage2_sweep_takes_shapes_from_the_cli_and_is_checked_whole_before_it_
 
 
 @pytest.mark.parametrize("workload, grid, message", [
-    ("demo.sleep", ["ms=abc"], "--grid ms='abc': workload demo.sleep takes a number there"),
+    ("demo.sleep", ["ms=abc"], "grid axis ms='abc': workload demo.sleep takes a number there"),
     # found by a new-user review: a negative sleep failed every point in a new directory, 1e11 ms slept for years
     ("demo.sleep", ["ms=-5"], "ms=-5: expected a sleep of 0..60000 milliseconds"),
     ("demo.sleep", ["ms=99999999999"], "ms=99999999999: expected a sleep of 0..60000 milliseconds"),
     ("demo.sleep", ["fail=maybe"], "fail='maybe': expected yes (raise), exit (end the worker) or no"),
-    ("decode.point", ["batch=1"], "workload decode.point needs an axis for kv_len"),
-    ("decode.point", ["batch=1", "kv_len=1.5k"], "--grid kv_len='1.5k': workload decode.point takes an integer"),
-    ("decode.point", ["batch=1", "kv_len=64", "peers=yes"], "--grid peers='yes': workload decode.point takes 0 or 1"),
-    ("decode.point", ["batch=1", "kv_len=64", "peers=True"], "--grid peers='True': workload decode.point takes 0 or 1"),
-    ("decode.point", ["batch=1", "kv_len=64", "nope=1"], "--grid nope: workload decode.point has no such parameter"),
+    ("decode.point", ["batch=1"], "workload decode.point needs a grid axis for kv_len"),
+    ("decode.point", ["batch=1", "kv_len=1.5k"], "grid axis kv_len='1.5k': workload decode.point takes an integer"),
+    ("decode.point", ["batch=1", "kv_len=64", "peers=yes"], "grid axis peers='yes': decode.point takes 0 or 1"),
+    ("decode.point", ["batch=1", "kv_len=64", "peers=True"], "grid axis peers='True': decode.point takes 0 or 1"),
+    ("decode.point", ["batch=1", "kv_len=64", "nope=1"], "grid axis nope: workload decode.point has no such parameter"),
     # each point's Sage2 options as sage2 profile checks them (found by a review: they had failed at every point)
     ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "layout=XYZ"], "layout 'XYZ': expected one of"),
     ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "dtype=int3"], "dtype 'int3': expected bf16"),
@@ -606,9 +606,9 @@ def test_a_grid_from_python_takes_booleans_for_a_bool_parameter():
     from labkit.sweep.workloads import check_grid
 
     check_grid("decode.point", {"batch": [8], "kv_len": [8192], "peers": [True, False, 0, 1]})
-    with pytest.raises(ArgumentError, match="--grid peers=2: workload decode.point takes 0 or 1 there"):
+    with pytest.raises(ArgumentError, match="grid axis peers=2: workload decode.point takes 0 or 1 there"):
         check_grid("decode.point", {"batch": [8], "kv_len": [8192], "peers": [2]})
-    with pytest.raises(ArgumentError, match="--grid batch=True: workload decode.point takes an integer"):
+    with pytest.raises(ArgumentError, match="grid axis batch=True: workload decode.point takes an integer"):
         check_grid("decode.point", {"batch": [True], "kv_len": [8192]})
 
 
@@ -884,11 +884,11 @@ def test_demo_sleep_refuses_an_axis_it_has_no_parameter_for(tmp_path, capsys):
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "nosuch=1", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
-        "labkit: error: labkit sweep run: --grid nosuch: workload demo.sleep has no such parameter (it takes ms, "
+        "labkit: error: labkit sweep run: grid axis nosuch: workload demo.sleep has no such parameter (it takes ms, "
         "fail, tag, i)"), err
     assert not out.exists()
     for name in (n for n in workloads.names() if not n.startswith("test.")):  # the shipped ones, not this suite's
-        with pytest.raises(ArgumentError, match=re.escape(f"--grid nosuch: workload {name} has no such parameter")):
+        with pytest.raises(ArgumentError, match=re.escape(f"grid axis nosuch: workload {name} has no such parameter")):
             workloads.check_grid(name, {"nosuch": [1]})
     assert sweep.run(tmp_path / "labels", "demo.sleep", {"ms": [1], "tag": ["a"], "i": [0, 1]},
                      progress=None)["ok"] == 2  # its label axes stay
@@ -986,7 +986,7 @@ def test_a_point_that_ends_its_process_is_named_by_status_and_by_the_next_run(tm
 def test_a_grid_axis_given_one_value_not_in_a_list_is_refused_before_any_write(tmp_path):
     """An API walk: sweep.run(d, 'demo.sleep', {'ms': 5}) failed with "'int' object is not iterable"."""
     for value in (5, "5"):
-        with pytest.raises(ArgumentError, match=re.escape(f"grid ms = {value!r}: expected a list of values, e.g. "
+        with pytest.raises(ArgumentError, match=re.escape(f"grid axis ms = {value!r}: expected a list of values, e.g. "
                                                           f"[{value!r}]")):
             sweep.run(tmp_path / "s", "demo.sleep", {"ms": value})
         assert not (tmp_path / "s").exists()
