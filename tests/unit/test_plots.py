@@ -1,6 +1,7 @@
 """What the figures say: positions that mean something, numeric axes, units, titles."""
 
 import math
+import re
 
 import matplotlib
 import pytest
@@ -603,3 +604,20 @@ def test_the_bandwidth_figure_takes_a_decode_reports_frame_of_one_geometry_and_a
     with pytest.raises(ArgumentError, match=f"this figure was saved to {png} and closed: draw it again"):
         plot.save(fig, tmp_path / "again")
     assert not (tmp_path / "again.png").exists()
+
+
+def test_save_refuses_a_name_of_another_image_format_before_it_writes(tmp_path):
+    """An API walk: plot.save(fig, 'f.pdf') wrote f.pdf.png and f.pdf.svg, and no PDF."""
+    import matplotlib.pyplot as plt
+
+    from labkit.errors import ArgumentError
+
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [3, 4])
+    for name in ("f.pdf", "f.JPG"):
+        with pytest.raises(ArgumentError, match=re.escape(f"'{tmp_path / name}': save writes a PNG and an SVG, not a "
+                                                          f"{name[2:].upper()}; give '{tmp_path / 'f'}', or call "
+                                                          f"fig.savefig('{tmp_path / name}') for that format")):
+            plot.save(fig, tmp_path / name)
+    assert list(tmp_path.iterdir()) == []
+    assert plot.save(fig, tmp_path / "f.png") == tmp_path / "f.png" and (tmp_path / "f.svg").exists()
