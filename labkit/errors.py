@@ -1,7 +1,8 @@
 """The one small exception hierarchy of labkit.
 
 Every message says what was wrong and, where there is one, the fix. The CLI prints
-``str(error)`` on one line and exits 2 (1 for NoGPU: the input passed, the machine has no GPU), with no traceback.
+``str(error)`` on one line and exits 2, or 1 for a MachineError (the input passed; this machine lacks a GPU, a tool or
+a package), with no traceback.
 """
 
 
@@ -32,11 +33,15 @@ def at(path: str, message: str) -> str:
     return f"{path} {message}" if message.startswith("= ") else f"{path}: {message}"
 
 
-class NoGPU(LabkitError):
+class MachineError(LabkitError):
+    """The input passed its checks, but this machine lacks what the work needs: the CLI exits 1, not 2."""
+
+
+class NoGPU(MachineError):
     """No usable CUDA device (no driver, no device, or CUDA failed to start)."""
 
 
-class MissingDependency(LabkitError):
+class MissingDependency(MachineError):
     """An optional package is not installed; the message names the pip extra."""
 
 
@@ -56,6 +61,10 @@ class NcuError(LabkitError):
     """Nsight Compute could not run or its report cannot be read; the message names the fix."""
 
 
+class NcuNotFound(NcuError, MachineError):
+    """No Nsight Compute on this machine (where none was named: a LABKIT_NCU that is no file is an NcuError)."""
+
+
 class LaunchError(LabkitError):
     """A launch was refused before it reached the GPU, or the driver rejected it."""
 
@@ -69,7 +78,8 @@ class ArgumentError(LabkitError, ValueError):
 
 def exit_in_one_line() -> None:
     """In a script (``labkit nb script``'s first cell), end on a LabkitError as the CLI does: ``labkit: error: ...``
-    on one line and exit status 2 (1 for NoGPU), not a traceback; any other exception keeps Python's traceback."""
+    on one line and exit status 2 (1 for a MachineError), not a traceback; any other exception keeps Python's
+    traceback."""
     import sys
 
     from ._text import one_line
@@ -79,7 +89,7 @@ def exit_in_one_line() -> None:
     def hook(kind, error, tb):
         if isinstance(error, LabkitError):
             print(f"labkit: error: {one_line(str(error))}", file=sys.stderr)
-            sys.exit(1 if isinstance(error, NoGPU) else 2)
+            sys.exit(1 if isinstance(error, MachineError) else 2)
         previous(kind, error, tb)
 
     sys.excepthook = hook

@@ -2,6 +2,7 @@
 and the one-line failures."""
 
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,8 @@ def test_find_ncu_searches_path_and_otherwise_says_where_it_looked(tmp_path, mon
         ncu.find_ncu()
     assert str(exc.value) == ("Nsight Compute (ncu) not found: looked at $LABKIT_NCU, PATH and "
                               "/usr/local/cuda/bin/ncu; install Nsight Compute or set LABKIT_NCU to its ncu")
+    # a docs review: the CLI said this as bad input (exit 2); the machine lacks a tool, as it may lack a GPU (exit 1)
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--", sys.executable, "-c", "pass"]) == 1
     exe = tmp_path / "ncu"
     exe.write_text("#!/bin/sh\n")
     exe.chmod(0o755)

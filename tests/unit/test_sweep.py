@@ -661,14 +661,14 @@ def test_a_grid_value_is_finite_and_given_once(tmp_path, capsys):
 
 def test_a_dask_sweep_without_distributed_is_refused_before_the_sweep_exists(tmp_path, capsys):
     """Found by a review: the refusal was one line, but sweep.json and an empty points/ had been written first,
-    tying the directory to the grid."""
+    tying the directory to the grid. Exit 1: the grid passed; the machine lacks a package."""
     import importlib.util
 
     if importlib.util.find_spec("distributed") is not None:
         pytest.skip("distributed is installed here: the sweep would run")
     out = tmp_path / "s"
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--executor", "dask",
-                     "--out", str(out)]) == 2
+                     "--out", str(out)]) == 1
     assert "distributed is not installed" in capsys.readouterr().err and not out.exists()
 
 
