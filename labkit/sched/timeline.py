@@ -10,6 +10,7 @@ offsets: 32 ns for %globaltimer on the H200, so every duration is known to one s
 writes the Chrome/Perfetto JSON (one track per slot).
 """
 
+import reprlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -65,6 +66,9 @@ class Timeline:
             rec = np.asarray(records, dtype=np.int64)
         except OverflowError:  # a stamp past int64 (numpy's own message was a traceback's)
             raise ArgumentError("timeline stamps outside [0, 2**62): not %globaltimer / clock64 readings") from None
+        except (TypeError, ValueError):  # e.g. dicts per CTA (a docs review: numpy's TypeError, a traceback)
+            raise ArgumentError(f"timeline records {reprlib.repr(records)}: expected rows of six integers "
+                                f"({', '.join(FIELDS)})") from None
         if rec.ndim != 2 or rec.shape[1] != len(FIELDS) or rec.shape[0] == 0:
             raise ArgumentError(f"timeline records of shape {list(rec.shape)}: expected [ctas, 6] "
                                 f"({', '.join(FIELDS)})")

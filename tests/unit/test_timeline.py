@@ -238,6 +238,12 @@ def test_a_timelines_records_are_checked_at_their_edges():
     # the first record whose SM is out of range is named, not the first record on SM 0
     with pytest.raises(ArgumentError, match=r"records\[2\]: SM id 5 \(ids 0..5\): expected 0..1"):
         Timeline([*base, (2, 5, 20, 30, 0, 0)], sms=2, ctas_per_sm=1)
+    # a docs review: a dict per CTA (as the README's braces read) was numpy's TypeError, a traceback
+    with pytest.raises(ArgumentError, match=r"timeline records \[\{'clk0': 0, .*\}\]: expected rows of six integers "
+                                            r"\(cta, sm, start_ns, end_ns, clk0, clk1\)"):
+        Timeline([dict(cta=0, sm=0, start_ns=0, end_ns=10, clk0=0, clk1=0)], sms=1, ctas_per_sm=1)
+    with pytest.raises(ArgumentError, match=r"timeline records \[\(0, 0, 0, 'x', 0, 0\)\]: expected rows of six"):
+        Timeline([(0, 0, 0, "x", 0, 0)], sms=1, ctas_per_sm=1)
 
 
 def test_the_timer_step_is_the_gcd_of_every_offset_one_step_included():
