@@ -121,7 +121,8 @@ def _path_like(arg: str) -> bool:
     import os
 
     name = arg.split("=", 1)[0]
-    return not arg.startswith("--") and ("." in name or "/" in name or os.path.exists(arg))
+    # a path with no leading - (one path too many) is no option that needs --: said as any extra word (a docs review)
+    return arg.startswith("-") and not arg.startswith("--") and ("." in name or "/" in name or os.path.exists(arg))
 
 
 def typed(parse: Callable[[str], object], name: str) -> Callable[[str], object]:

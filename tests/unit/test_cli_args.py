@@ -25,6 +25,9 @@ BAD = [
     (["manifest", "check", "data/trtllm_gen_decode_manifest_v4.json", "--bogus"],
      "labkit manifest check: unrecognized arguments: --bogus (labkit manifest check -h lists what it takes)"),
     (["report", "diff", "a", "b", "c"], "labkit report diff: unrecognized arguments: c"),
+    # a docs review: a third path was told it "starts with -" and to go after --
+    (["report", "diff", "a.json", "b.json", "runs/c.json"], "labkit report diff: unrecognized arguments: runs/c.json "
+                                                            "(labkit report diff -h lists what it takes)"),
     # found by a CLI review: a file named -x.json was an unknown option, with no word of how to name it
     (["report", "show", "-x.json"], "labkit report show: unrecognized arguments: -x.json (a path that starts with - "
                                     "goes after --, or as ./-x.json); the following arguments are required: file"),
