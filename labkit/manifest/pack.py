@@ -73,13 +73,13 @@ def pack_bytes(pack: Pack, op: Op, b: Bindings, members: Mapping[int, str] | Non
                 blob[f.at:f.at + 128] = raw
             name = b.param_names[f.param]
             rows.append(row(128, "tensormap", f"param {f.param} ({name})",
-                            "encoded" if raw is not None else "zero-filled (no CUDA driver to encode)"))
+                            "encoded" if raw is not None else "zero-filled (not encoded: no GPU buffer bound)"))
         elif isinstance(f, ParamField):
             sig = op.params[f.param]
             value = b.params[f.param]
             if sig.is_buffer:
                 struct.pack_into("<Q", blob, f.at, int(value))
-                shown = f"0x{int(value):x}" if value else "0 (no device: pointer unknown)"
+                shown = f"0x{int(value):x}" if value else "0 (no GPU buffer bound)"
             else:
                 struct.pack_into(_SCALAR_FMT[sig.dtype], blob, f.at, value)
                 shown = str(value)
@@ -94,6 +94,6 @@ def pack_bytes(pack: Pack, op: Op, b: Bindings, members: Mapping[int, str] | Non
             ptr = b.scratch.get(f.scratch, 0)
             struct.pack_into("<Q", blob, f.at, ptr)
             rows.append(row(8, "scratch", f"scratch {f.scratch}",
-                            f"0x{ptr:x}" if ptr else "0 (no device: pointer unknown)"))
+                            f"0x{ptr:x}" if ptr else "0 (no GPU buffer bound)"))
     rows.sort(key=lambda r: r.at)
     return bytes(blob), rows

@@ -405,11 +405,11 @@ def test_pack_with_a_device_s_pointers_and_encoded_maps():
     assert len(blob) == 1280 and blob == bytes(want)
     by_at = {r.at: r for r in rows}
     assert [by_at[at].value for at in (0, 128, 384, 512)] == ["encoded"] * 3 + [
-        "zero-filled (no CUDA driver to encode)"]
+        "zero-filled (not encoded: no GPU buffer bound)"]
     assert by_at[912].value == "0x7f0000000000" and by_at[1000].value == "0x7f0000040000"
-    assert by_at[1080].value == "0 (no device: pointer unknown)"  # seq's pointer, given as 0
+    assert by_at[1080].value == "0 (no GPU buffer bound)"  # seq's pointer, given as 0
     assert by_at[1016].value == "0x7e0000000300" and by_at[1016].source == "scratch stats"
-    assert by_at[984].value == "0 (no device: pointer unknown)" and by_at[984].source == "scratch counter"
+    assert by_at[984].value == "0 (no GPU buffer bound)" and by_at[984].source == "scratch counter"
     # an i32 shows its float reading only where it reads as one: 1.0, log2(e) / 16 (odd bits), not 704 or -1
     scale = struct.unpack("<f", struct.pack("<f", math.log2(math.e) / 16))[0]
     assert by_at[1216].value == "1065353216 (0x3f800000, f32 1)"
