@@ -76,7 +76,7 @@ def _kind_unless_own(p: Path, writes: str) -> str | None:
     if form == "ncu log":
         return None if re.search(rb"^==(PROF|ERROR|WARNING)==", head, re.M) else "not a log that ncu wrote"
     if form == "binary":
-        if b"\0" not in head:
+        if b"\0" not in head and _utf8(head):  # no NUL alone: 1000 random bytes had none 2 % of the time
             return "a text file, not a parameter block"
         size = p.stat().st_size
         return None if not detail or size == int(detail) else f"{size} bytes, not this {detail}-byte parameter block"
@@ -93,6 +93,14 @@ def _kind_unless_own(p: Path, writes: str) -> str | None:
         return "a Sage2 report labkit did not write (no provenance: a reference)" if (
             kind.startswith("a Sage2 report") and "provenance" not in value) else None
     return kind or f"a JSON file that is not {detail or 'one labkit wrote'}"
+
+
+def _utf8(head: bytes) -> bool:
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _recorded_run(p: Path) -> str | None:
