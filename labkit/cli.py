@@ -1,7 +1,7 @@
 """``labkit`` command line: each subcommand is a thin shell over one library call.
 
-Errors labkit raises on purpose print one line (``labkit: error: labkit <command>: ...``) and exit 2, or 1 for a GPU
-command on a machine without one (as ``labkit device``): a script tells bad input (2) from the wrong machine (1).
+Errors labkit raises on purpose print one line (``labkit: error: labkit <command>: ...``) and exit 2 for bad input, 1
+where the input passed but the machine lacks a GPU, an ncu that can profile or a package (``errors.MachineError``).
 """
 
 import argparse

@@ -61,8 +61,9 @@ class NcuError(LabkitError):
     """Nsight Compute could not run or its report cannot be read; the message names the fix."""
 
 
-class NcuNotFound(NcuError, MachineError):
-    """No Nsight Compute on this machine (where none was named: a LABKIT_NCU that is no file is an NcuError)."""
+class NcuUnavailable(NcuError, MachineError):
+    """This machine's Nsight Compute cannot profile: none found, older than labkit reads, or the GPU's counters kept
+    from this user (a LABKIT_NCU that names no file is an NcuError: the setting is the fault)."""
 
 
 class LaunchError(LabkitError):

@@ -40,7 +40,7 @@ FIELD_COLUMNS = ("field", "at", "size", "kind", "member", "source", "value")  # 
 @dataclass(frozen=True)
 class Bindings:
     """Values for the fields: per op param a device pointer (buffers) or a scalar; scratch
-    pointers; encoded tensor maps by field index (None: no driver, zero-filled)."""
+    pointers; encoded tensor maps by field index (None: not encoded, as in a plan with no GPU buffers bound: zeros)."""
 
     params: tuple[int | float, ...]
     param_names: tuple[str, ...]

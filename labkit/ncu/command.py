@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import _env
-from ..errors import NcuError, NcuNotFound
+from ..errors import NcuError, NcuUnavailable
 
 PRESETS = {  # replay passes each costs: timing 1-2, sol about 10-15, source about 15-23
     "timing": {"metrics": ("gpu__time_duration.sum", "gpc__cycles_elapsed.max", "gpc__cycles_elapsed.avg.per_second",
@@ -85,7 +85,7 @@ def find_ncu() -> str:
     """The ncu executable: ``$LABKIT_NCU``, then PATH, then /usr/local/cuda/bin/ncu.
 
     Raises:
-        NcuNotFound: none found (the message says where labkit looked and what to set); NcuError: LABKIT_NCU names
+        NcuUnavailable: none found (the message says where labkit looked and what to set); NcuError: LABKIT_NCU names
             no file.
     """
     given = _env.getenv("LABKIT_NCU")
@@ -95,8 +95,12 @@ def find_ncu() -> str:
     for candidate in (given, shutil.which("ncu"), "/usr/local/cuda/bin/ncu"):
         if candidate and Path(candidate).is_file():
             return candidate
-    raise NcuNotFound("Nsight Compute (ncu) not found: looked at $LABKIT_NCU, PATH and /usr/local/cuda/bin/ncu; "
-                   "install Nsight Compute or set LABKIT_NCU to its ncu")
+    raise NcuUnavailable("Nsight Compute (ncu) not found: looked at $LABKIT_NCU, PATH and /usr/local/cuda/bin/ncu; "
+                         "install Nsight Compute or set LABKIT_NCU to its ncu")
+
+
+# what ncu's log says when the machine, not the command, kept it from profiling
+MACHINE_FAULTS = ("ERR_NVGPUCTRPERM", "LibraryNotLoaded")
 
 
 def diagnose(log: str) -> str | None:

@@ -43,7 +43,6 @@ def load(path: Path | str) -> Report:
     Raises:
         NcuError: not a readable Nsight Compute report (one line naming the file).
     """
-    ncu_report = _deps.require("ncu_report")
     import stat
 
     p = Path(path)
@@ -54,6 +53,7 @@ def load(path: Path | str) -> Report:
     if not stat.S_ISREG(mode):  # a directory, or a FIFO the reader would wait on
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise NcuError(f"{p}: is {kind}; expected an .ncu-rep report file")
+    ncu_report = _deps.require("ncu_report")  # after the path: a missing file is bad input, the reader the machine's
     try:
         ctx = ncu_report.load_report(str(p))
     except Exception as exc:  # noqa: BLE001 - the wheel raises plain exceptions for bad files

@@ -1,7 +1,8 @@
 """Run a command, a labkit notebook or a Python callable under ncu in a subprocess, with progress.
 
 Every failure is one ``NcuError`` line: ncu missing, too old, not allowed to read the counters
-(``ERR_NVGPUCTRPERM``), no kernel profiled, or the profiled program failing. ``available()`` answers
+(``ERR_NVGPUCTRPERM``), no kernel profiled, or the profiled program failing; the first three, this machine's, are
+``NcuUnavailable`` (the CLI's exit 1). ``available()`` answers
 "can ncu profile here?" without starting a GPU program (notebooks fall back to a recorded run).
 """
 
@@ -17,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._text import TEXT_WIDTH, wrapped
-from ..errors import NcuError
+from ..errors import NcuError, NcuUnavailable
 from ..output_kinds import other_kind
-from .command import NcuOptions, argv, diagnose, find_ncu
+from .command import MACHINE_FAULTS, NcuOptions, argv, diagnose, find_ncu
 
 MIN_VERSION = (2025, 1)  # labkit reads reports with ncu-report 2025.3.1; older ncu versions were never tried
 _VERSION = re.compile(r"Version (\d+)\.(\d+)(?:\.(\d+))?")
@@ -61,8 +62,8 @@ def check_ncu(ncu: str | None = None) -> tuple[str, tuple[int, ...]]:
     ncu = ncu or find_ncu()
     version = ncu_version(ncu)
     if version[:2] < MIN_VERSION:
-        raise NcuError(f"{ncu} is Nsight Compute {'.'.join(map(str, version))}; labkit needs "
-                       f"{'.'.join(map(str, MIN_VERSION))} or newer (set LABKIT_NCU to a newer ncu)")
+        raise NcuUnavailable(f"{ncu} is Nsight Compute {'.'.join(map(str, version))}; labkit needs "
+                             f"{'.'.join(map(str, MIN_VERSION))} or newer (set LABKIT_NCU to a newer ncu)")
     return ncu, version
 
 
@@ -75,16 +76,26 @@ def counters_restricted(params: Path = Path("/proc/driver/nvidia/params")) -> bo
     return bool(re.search(r"RmProfilingAdminOnly:\s*1", text)) and os.geteuid() != 0
 
 
+def require_ncu() -> str:
+    """'ncu <version> at <path>' when ncu can profile here.
+
+    Raises:
+        NcuUnavailable: no ncu, one too old, or the counters kept for admins; NcuError: LABKIT_NCU names no file, or
+            its ncu does not run.
+    """
+    ncu, version = check_ncu()
+    if counters_restricted():
+        raise NcuUnavailable("the driver restricts GPU performance counters to admin users (RmProfilingAdminOnly: 1, "
+                             "ERR_NVGPUCTRPERM): run as root or set NVreg_RestrictProfilingToAdminUsers=0")
+    return f"ncu {'.'.join(map(str, version))} at {ncu}"
+
+
 def available() -> tuple[bool, str]:
     """(True, 'ncu <version> at <path>') when ncu can profile here, else (False, the reason on one line)."""
     try:
-        ncu, version = check_ncu()
+        return True, require_ncu()
     except NcuError as exc:
         return False, str(exc)
-    if counters_restricted():
-        return False, ("the driver restricts GPU performance counters to admin users (RmProfilingAdminOnly: 1, "
-                       "ERR_NVGPUCTRPERM): run as root or set NVreg_RestrictProfilingToAdminUsers=0")
-    return True, f"ncu {'.'.join(map(str, version))} at {ncu}"
 
 
 def _forward(log: Path, seen: int, progress, started: float) -> int:
@@ -158,8 +169,8 @@ def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, prog
     log, report = opts.output.with_suffix(".log"), opts.output.with_suffix(".ncu-rep")
     if log.is_file() and (other := other_kind(log, "ncu log")):  # a user's train.log had been deleted
         raise NcuError(f"{log}: exists and is {other}; ncu writes its log there (delete it, or name another report)")
+    _check_target(target[0], env)  # the command first: bad input is said as such on a machine without ncu too
     ncu, _ = check_ncu(ncu)
-    _check_target(target[0], env)
     cmd = argv(opts, list(target), ncu=ncu)
     opts.output.parent.mkdir(parents=True, exist_ok=True)
     log.unlink(missing_ok=True)
@@ -179,9 +190,9 @@ def profile(target: list[str], opts: NcuOptions, *, ncu: str | None = None, prog
         _stop(proc)
         raise
     _forward(log, seen, progress, started)
-    why = diagnose(log.read_text(errors="replace")) if log.is_file() else None
-    if why:
-        raise NcuError(why)
+    text = log.read_text(errors="replace") if log.is_file() else ""
+    if why := diagnose(text):
+        raise (NcuUnavailable if any(f in text for f in MACHINE_FAULTS) else NcuError)(why)
     if proc.returncode != 0:
         raise NcuError(f"ncu or the profiled program exited with {proc.returncode}; see {log}")
     if not report.is_file():

@@ -15,7 +15,7 @@ from ..errors import NcuError
 from .cases import DECODE_KERNEL, RANGE, SAGE2_KERNEL, CasePlan, decode_cases, launch, sage2_cases, time_cases
 from .command import NcuOptions
 from .report import load
-from .runner import available, profile
+from .runner import available, profile, require_ncu
 from .summary import Attribution, NcuSummary, attribution_of, counter_rows, rule_rows, timing_entry
 
 REPORT_LIMIT = 5 * 2**20  # bytes per report file (kept small enough to record)
@@ -65,9 +65,7 @@ def measure(cases: CasePlan, *, out_dir, iterations: int = 10, sections=(), metr
         NcuError: ncu missing, too old or not allowed to read counters (before any GPU work), or a failed run.
     """
     progress = _env.stream(progress)
-    ok, ncu_line = available()
-    if not ok:
-        raise NcuError(ncu_line)
+    ncu_line = require_ncu()
     from .. import _deps
 
     if _deps.optional("nvtx") is None:

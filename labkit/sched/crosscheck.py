@@ -111,15 +111,12 @@ def join(rows: list[dict], ncu_table=None) -> list[CrossCheck]:
 def crosscheck(shapes, out_dir: Path | str, *, ncu: bool = True) -> list[CrossCheck]:
     """``launches`` under ncu (``--nvtx-include labkit@sched/``, preset ``sched``) in a child process, then
     the join. ``ncu`` False: the launches in this process alone (no counters)."""
-    from ..errors import NcuError
     from ..ncu import NcuOptions, kernels, load
-    from ..ncu.runner import available, profile
+    from ..ncu.runner import profile, require_ncu
 
     require_gpu("sched crosscheck")  # both refusals before the output directory is made (it had been left empty)
     if ncu:
-        ok, why = available()
-        if not ok:
-            raise NcuError(why)
+        require_ncu()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows_file = out / "launches.json"

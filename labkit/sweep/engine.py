@@ -206,6 +206,7 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
     workloads.check_grid(workload, grid)  # an unknown name or a grid it cannot take stops here, before any write
     executors.check(executor, workers)  # as is a typo of an executor: run() below is a generator, started late
     sweep = SweepDir(directory)
+    sweep.check_start(workload, grid)  # a directory of another sweep is bad input: said before what the machine lacks
 
     def left(done: dict) -> list[tuple[str, dict]]:  # the points to run: not done, or failed and retried
         return [(pid, p) for pid, p in ((point_id(p), p) for p in expand(grid))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from labkit import cli, ncu
-from labkit.errors import NcuError
+from labkit.errors import NcuError, NcuUnavailable
 
 from ..conftest import SHARED
 
@@ -146,12 +146,14 @@ def test_options_ncu_would_reject_or_misread_are_refused_naming_the_value(field,
 def test_find_ncu_searches_path_and_otherwise_says_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.delenv("LABKIT_NCU", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(NcuError) as exc:
+    with pytest.raises(NcuUnavailable) as exc:
         ncu.find_ncu()
     assert str(exc.value) == ("Nsight Compute (ncu) not found: looked at $LABKIT_NCU, PATH and "
                               "/usr/local/cuda/bin/ncu; install Nsight Compute or set LABKIT_NCU to its ncu")
     # a docs review: the CLI said this as bad input (exit 2); the machine lacks a tool, as it may lack a GPU (exit 1)
     assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--", sys.executable, "-c", "pass"]) == 1
+    # a review: with no ncu, a command that is no program had exited 1 too, as if it had passed its checks
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--", "nosuchprogram_zz"]) == 2
     exe = tmp_path / "ncu"
     exe.write_text("#!/bin/sh\n")
     exe.chmod(0o755)
@@ -166,6 +168,18 @@ def test_known_failures_read_from_the_log():
     crashed = "==ERROR== The application returned an error code (1).\n==WARNING== No kernels were profiled."
     assert ncu.diagnose(crashed).startswith("the profiled program failed (exit code 1) before or while ncu profiled")
     assert ncu.diagnose("all fine") is None
+
+
+def test_a_missing_report_is_bad_input_on_a_machine_without_the_reader_too(tmp_path, capsys, monkeypatch):
+    """A review: with ncu_report absent, a report path that does not exist exited 1 ('not installed', the machine's
+    fault) where a machine with the reader exits 2; an existing report there is the machine's (1)."""
+    monkeypatch.setitem(sys.modules, "ncu_report", None)  # an import of it raises ImportError
+    assert cli.main(["ncu", "show", str(tmp_path / "nope.ncu-rep")]) == 2
+    assert "nope.ncu-rep: cannot read the report" in capsys.readouterr().err
+    report = tmp_path / "r.ncu-rep"
+    report.write_bytes(b"x")
+    assert cli.main(["ncu", "show", str(report)]) == 1
+    assert "ncu_report is not installed" in capsys.readouterr().err
 
 
 def test_cli(tmp_path, capsys, monkeypatch):
@@ -194,7 +208,7 @@ def test_cli(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().err.startswith("labkit: error: ")
     monkeypatch.setenv("LABKIT_NCU", str(tmp_path / "missing-ncu"))
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--", "labkit", "device"]) == 2
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--", sys.executable, "-c", "pass"]) == 2
     # found by a CLI review: the path given was not named, and another ncu on PATH would have run instead
     assert f"ncu) not found: LABKIT_NCU={tmp_path / 'missing-ncu'} is no file" in capsys.readouterr().err
 

@@ -554,8 +554,11 @@ def test_exit_in_one_line_keeps_other_errors_tracebacks(tmp_path):
 
 
 def test_exit_in_one_line_tells_no_gpu_from_bad_input(tmp_path):
-    """1 for the wrong machine, 2 for bad input, as the CLI exits."""
-    for error, status in (("NoGPU('x needs a CUDA GPU: none')", 1), ("ArgumentError('--batch 0: expected 1..')", 2)):
+    """1 for the wrong machine (no GPU, no usable ncu, a package missing), 2 for bad input, as the CLI exits."""
+    for error, status in (("NoGPU('x needs a CUDA GPU: none')", 1), ("ArgumentError('--batch 0: expected 1..')", 2),
+                          ("MissingDependency('papermill is not installed')", 1),
+                          ("NcuUnavailable('Nsight Compute (ncu) not found')", 1),
+                          ("NcuError('ncu wrote no report')", 2)):
         script = tmp_path / "s.py"
         script.write_text(f"import labkit.errors as e\ne.exit_in_one_line()\nraise e.{error}\n")
         done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,

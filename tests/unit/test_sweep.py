@@ -554,8 +554,10 @@ def test_a_sage2_sweep_takes_shapes_from_the_cli_and_is_checked_whole_before_it_
     ("demo.sleep", ["fail=maybe"], "fail='maybe': expected yes (raise), exit (end the worker) or no"),
     ("decode.point", ["batch=1"], "workload decode.point needs a grid axis for kv_len"),
     ("decode.point", ["batch=1", "kv_len=1.5k"], "grid axis kv_len='1.5k': workload decode.point takes an integer"),
-    ("decode.point", ["batch=1", "kv_len=64", "peers=yes"], "peers='yes': workload decode.point takes 0 or 1"),
-    ("decode.point", ["batch=1", "kv_len=64", "peers=True"], "peers='True': workload decode.point takes 0 or 1"),
+    ("decode.point", ["batch=1", "kv_len=64", "peers=yes"],
+     "grid axis peers='yes': workload decode.point takes 0 or 1"),
+    ("decode.point", ["batch=1", "kv_len=64", "peers=True"],
+     "grid axis peers='True': workload decode.point takes 0 or 1"),
     ("decode.point", ["batch=1", "kv_len=64", "nope=1"], "grid axis nope: workload decode.point has no such parameter"),
     # each point's Sage2 options as sage2 profile checks them (found by a review: they had failed at every point)
     ("sage2.tail_round", ["shape=[1,1024,8,128]", "round_index=0", "layout=XYZ"], "layout 'XYZ': expected one of"),
@@ -670,6 +672,11 @@ def test_a_dask_sweep_without_distributed_is_refused_before_the_sweep_exists(tmp
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--executor", "dask",
                      "--out", str(out)]) == 1
     assert "distributed is not installed" in capsys.readouterr().err and not out.exists()
+    # a review: a directory of another grid is bad input (2), said before the missing package (1)
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", str(out)]) == 0
+    assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=2", "--executor", "dask",
+                     "--out", str(out)]) == 2
+    assert "not over" in capsys.readouterr().err
 
 
 def test_point_files_are_this_grids_points_and_collect_follows_the_grid(tmp_path, capsys):
