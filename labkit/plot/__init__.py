@@ -39,26 +39,28 @@ def _fit_titles(fig) -> None:
                                                                       else [line])))
 
 
+_OTHER_IMAGE_SUFFIXES = (".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".svgz")
+
+
 def figure_paths(path: Path | str) -> tuple[Path, Path]:
     """The PNG and SVG ``save`` writes for ``path``: ``.png`` and ``.svg`` added to its name (``run.2026-12-05`` ->
     ``run.2026-12-05.png``, not ``run.png``), or put in place of a ``.png`` / ``.svg`` it ends in."""
     p = Path(path)
+    if p.suffix.lower() in _OTHER_IMAGE_SUFFIXES:  # 'f.pdf' had written f.pdf.png and f.pdf.svg
+        from ..errors import ArgumentError
+
+        raise ArgumentError(f"{str(path)!r}: a figure is written as a PNG and an SVG, not a {p.suffix[1:].upper()}; "
+                            f"give {str(p.with_suffix(''))!r} for both")
     base = p.with_suffix("") if p.suffix.lower() in (".png", ".svg") else p
     return base.with_name(base.name + ".png"), base.with_name(base.name + ".svg")
 
 
-_OTHER_IMAGE_SUFFIXES = (".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".gif", ".svgz")
-
-
 def save(fig, path: Path | str) -> Path:
     """Write ``figure_paths(path)`` (byte-stable metadata, titles that fit), then close the figure; returns the PNG."""
-    from ..errors import ArgumentError
-
     if (saved := getattr(fig, "_labkit_saved", None)) is not None:  # closed: a second save had failed in matplotlib
+        from ..errors import ArgumentError
+
         raise ArgumentError(f"this figure was saved to {saved} and closed: draw it again to save it elsewhere")
-    if Path(path).suffix.lower() in _OTHER_IMAGE_SUFFIXES:  # 'f.pdf' had written f.pdf.png and f.pdf.svg
-        raise ArgumentError(f"{str(path)!r}: save writes a PNG and an SVG, not a {Path(path).suffix[1:].upper()}; give "
-                            f"{str(Path(path).with_suffix(''))!r}, or call fig.savefig({str(path)!r}) for that format")
     plt = _plt()
     _fit_titles(fig)
     png, svg = figure_paths(path)
