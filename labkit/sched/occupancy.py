@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import ArgumentError
+from ..values import check_int
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,10 @@ def occupancy(*, arch: str, threads_per_cta: int, registers_per_thread: int, sta
         ArgumentError: a shape that cannot launch at all (too many threads, registers or bytes).
     """
     lim = limits_for(arch)
-    for name, v in (("threads_per_cta", threads_per_cta), ("registers_per_thread", registers_per_thread),
-                    ("static_smem_bytes", static_smem_bytes), ("dynamic_smem_bytes", dynamic_smem_bytes)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name.startswith(("threads", "reg")) else 0):
-            raise ArgumentError(f"{name} = {v!r}: expected a non-negative integer (threads and registers >= 1)")
+    threads_per_cta, registers_per_thread, static_smem_bytes, dynamic_smem_bytes = (
+        check_int(v, what=f"{name} =", lo=lo) for name, v, lo in (
+            ("threads_per_cta", threads_per_cta, 1), ("registers_per_thread", registers_per_thread, 1),
+            ("static_smem_bytes", static_smem_bytes, 0), ("dynamic_smem_bytes", dynamic_smem_bytes, 0)))
     if threads_per_cta > 1024:
         raise ArgumentError(f"threads_per_cta {threads_per_cta}: a CTA has at most 1024 threads")
     if registers_per_thread > lim.max_registers_per_thread:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._write import dumps, write_text
 from ..errors import ArgumentError
+from ..values import check_int
 from .occupancy import MAX_CTAS_PER_SM
 
 FIELDS = ("cta", "sm", "start_ns", "end_ns", "clk0", "clk1")
@@ -62,13 +63,17 @@ class Timeline:
         if not 1 <= ctas_per_sm <= MAX_CTAS_PER_SM:  # here, not only in the reader: a saved timeline reads back
             raise ArgumentError(f"ctas_per_sm {ctas_per_sm}: expected 1..{MAX_CTAS_PER_SM} (the most CTAs an SM of "
                                 "sm_80..sm_100 holds)")
-        try:
-            rec = np.asarray(records, dtype=np.int64)
+        not_rows = ArgumentError(f"timeline records {reprlib.repr(records)}: expected rows of six integers "
+                                 f"({', '.join(FIELDS)})")
+        try:  # a generator's rows too; then integers only: floats had been cut, strings parsed, bools counted
+            raw = np.asarray(records if isinstance(records, (np.ndarray, list, tuple)) else list(records))
+            if raw.size and raw.dtype.kind not in "iuO":
+                raise not_rows
+            rec = np.asarray(raw, dtype=np.int64)
         except OverflowError:  # a stamp past int64 (numpy's own message was a traceback's)
             raise ArgumentError("timeline stamps outside [0, 2**62): not %globaltimer / clock64 readings") from None
         except (TypeError, ValueError):  # e.g. dicts per CTA (a docs review: numpy's TypeError, a traceback)
-            raise ArgumentError(f"timeline records {reprlib.repr(records)}: expected rows of six integers "
-                                f"({', '.join(FIELDS)})") from None
+            raise not_rows from None
         if rec.ndim != 2 or rec.shape[1] != len(FIELDS) or rec.shape[0] == 0:
             raise ArgumentError(f"timeline records of shape {list(rec.shape)}: expected [ctas, 6] "
                                 f"({', '.join(FIELDS)})")
@@ -161,8 +166,7 @@ class Timeline:
     def active_ctas(self, bins: int = 20) -> np.ndarray:
         """CTAs resident at the middle of each of ``bins`` equal slices of the makespan: how the launch filled
         the GPU and how its last wave drained."""
-        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-            raise ArgumentError(f"bins {bins!r}: expected an integer >= 1")
+        bins = check_int(bins, what="bins", lo=1)
         # from t0 in int64 first: a float64 of %globaltimer's ~1.8e18 ns steps by 256 ns
         t0 = self.records[:, 2].min()
         start, end = (self.records[:, 2] - t0)[:, None], (self.records[:, 3] - t0)[:, None]

@@ -1,10 +1,9 @@
 """The wave model: how a grid of CTAs fills the GPU's CTA slots, and what the last wave wastes."""
 
 import math
-import numbers
 from dataclasses import asdict, dataclass
 
-from ..errors import ArgumentError
+from ..values import check_int
 
 
 @dataclass(frozen=True)
@@ -30,21 +29,15 @@ def waves(ctas: int, sms: int, ctas_per_sm: int, *, resident: int | None = None)
     """``resident``: fewer CTAs than ``sms x ctas_per_sm`` that the GPU holds at once (clusters sit whole in a GPC):
     they set the waves and the last wave's fill; the efficiency stays a share of all the slots, as a timeline
     measures it."""
-    ctas, sms, ctas_per_sm = (_count(name, v, 1, None) for name, v in (("ctas", ctas), ("sms", sms),
-                                                                        ("ctas_per_sm", ctas_per_sm)))
+    # a frame's numpy integers too (an API walk)
+    ctas, sms, ctas_per_sm = (check_int(v, what=f"{name} =", lo=1) for name, v in (("ctas", ctas), ("sms", sms),
+                                                                                   ("ctas_per_sm", ctas_per_sm)))
     slots = held = sms * ctas_per_sm
     if resident is not None:
-        held = resident = _count("resident", resident, 1, slots, " (sms x ctas_per_sm)")
+        held = check_int(resident, what="resident (of the sms x ctas_per_sm slots) =", lo=1, hi=slots)
     n = math.ceil(ctas / held)
     return Waves(ctas, sms, ctas_per_sm, slots, ctas / held, n, (ctas - (n - 1) * held) / held,
                  ctas / (n * slots))
-
-
-def _count(name: str, value, lo: int, hi: int | None, why: str = "") -> int:
-    """An int in lo..hi; a frame's numpy integers too (an API walk), never a bool or a float."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not lo <= value <= (hi or value):
-        raise ArgumentError(f"{name} = {value!r}: expected " + (f"{lo}..{hi}{why}" if hi else f"an integer >= {lo}"))
-    return int(value)
 
 
 def one_wave_note(w: Waves) -> str | None:
@@ -63,7 +56,5 @@ def one_wave_note(w: Waves) -> str | None:
 def tile_efficiency(length: int, tile: int) -> float:
     """Useful share of the tiles that cover ``length``: length / (ceil(length / tile) x tile); e.g. q rows
     over scheduled rows (tile cta_q), kv tokens over k iterations x cta_k, or keys over a decode split's stages."""
-    for name, v in (("length", length), ("tile", tile)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ArgumentError(f"{name} = {v!r}: expected an integer >= 1")
+    length, tile = (check_int(v, what=f"{name} =", lo=1) for name, v in (("length", length), ("tile", tile)))
     return length / (math.ceil(length / tile) * tile)

@@ -1139,7 +1139,7 @@ def test_clusters_that_the_gpu_cannot_hold_at_once_are_left_out_and_modelled_as_
     fits = _launch_model(geometry_for(8, 8192), plan_call(geometry_for(8, 8192)), 8192, sms=132)
     assert (fits.ctas, fits.slots, fits.full_waves) == (128, 132, 1)  # clusters of 2: all 132 SMs
     assert waves(128, 132, 1, resident=120).full_waves == 2
-    with pytest.raises(ArgumentError, match="resident = 200: expected 1..132"):
+    with pytest.raises(ArgumentError, match=r"resident \(of the sms x ctas_per_sm slots\) = 200: expected 1..132"):
         waves(128, 132, 1, resident=200)
 
 
@@ -2002,7 +2002,12 @@ def test_run_decode_without_a_gpu_names_a_bad_knob_before_it_says_there_is_no_gp
     with pytest.raises(ArgumentError, match=r"warps 3: the tensor-core \(mma\) kernel takes 4 or 8"):
         run_decode(x, warps=3)
     with pytest.raises(NoGPU, match="the decode kernel needs a CUDA GPU"):  # good knobs: then the GPU is asked for
-        run_decode(x, stages=2)
+        run_decode(x, stages=np.int64(2))  # a notebook's numpy integer is a count ('stages np.int64(2)' had been said)
+    # a review: any keyword had reached the plan (sms=64 passed, arch= compiled, foo= a TypeError)
+    for knob in ("sms", "arch", "foo"):
+        with pytest.raises(ArgumentError, match=f"^{knob}: not a build knob of the decode call; expected any of "
+                                                "variant, row_warps, stages"):
+            run_decode(x, **{knob: 1})
 
 
 def test_a_geometry_takes_numpy_integers_and_names_a_bad_kv_len():

@@ -1,6 +1,7 @@
 """Timeline math on synthetic launches with known answers (cta-timeline.md: the 274-CTA spin case)."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -62,8 +63,9 @@ def test_active_ctas_and_how_the_sms_drain():
     assert drain[10:] == pytest.approx(20_040, abs=4)  # the rest idle a whole wave period (20,037 ns, +-jitter)
     uneven = Timeline(np.array([(0, 0, 0, 10, 0, 0), (1, 0, 10, 20, 0, 0), (2, 1, 0, 5, 0, 0)]), sms=3, ctas_per_sm=1)
     assert list(uneven.active_ctas(4)) == [2, 1, 1, 1] and list(uneven.sm_drain_ns()) == [0, 15]
-    with pytest.raises(ArgumentError, match="bins 0: expected an integer >= 1"):
+    with pytest.raises(ArgumentError, match="bins 0: expected >= 1"):
         tl.active_ctas(0)
+    assert list(uneven.active_ctas(np.int64(4))) == [2, 1, 1, 1]  # a notebook's integer (a review)
 
 
 def test_per_sm_finds_the_sms_whose_equal_ctas_run_shorter():
@@ -242,8 +244,12 @@ def test_a_timelines_records_are_checked_at_their_edges():
     with pytest.raises(ArgumentError, match=r"timeline records \[\{'clk0': 0, .*\}\]: expected rows of six integers "
                                             r"\(cta, sm, start_ns, end_ns, clk0, clk1\)"):
         Timeline([dict(cta=0, sm=0, start_ns=0, end_ns=10, clk0=0, clk1=0)], sms=1, ctas_per_sm=1)
-    with pytest.raises(ArgumentError, match=r"timeline records \[\(0, 0, 0, 'x', 0, 0\)\]: expected rows of six"):
-        Timeline([(0, 0, 0, "x", 0, 0)], sms=1, ctas_per_sm=1)
+    # a review: floats had been cut (10.7 -> 10) and strings of digits parsed
+    for bad in ("x", "10", 10.7):
+        with pytest.raises(ArgumentError, match=re.escape(f"timeline records [(0, 0, 0, {bad!r}, 0, 0)]: expected "
+                                                          "rows of six")):
+            Timeline([(0, 0, 0, bad, 0, 0)], sms=1, ctas_per_sm=1)
+    assert Timeline((row for row in base), sms=2, ctas_per_sm=1).records.shape == (2, 6)  # a generator's rows
 
 
 def test_the_timer_step_is_the_gcd_of_every_offset_one_step_included():

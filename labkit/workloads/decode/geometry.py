@@ -11,6 +11,7 @@ import numbers
 from dataclasses import dataclass
 
 from ...errors import ArgumentError
+from ...values import check_int
 
 HEAD_DIMS = (128, 256)
 MAX_POOL_BYTES = 1 << 40  # per pool buffer: the manifest reader takes at most this per buffer (manifest/parse.py)
@@ -249,8 +250,8 @@ def kernel_build(g: DecodeGeometry, *, variant: str | None = None, row_warps: in
         kb = KernelBuild("fma", max(1, rows // row_warps), row_warps, 32, 2, g.head_dim, g.page_size)
     if stages is None:
         stages = max(2, min(4, STAGE_BUDGET // kb.stage_bytes))
-    elif isinstance(stages, bool) or not isinstance(stages, int) or not 1 <= stages <= 4:
-        raise ArgumentError(f"stages {stages!r}: expected 1..4")
+    else:  # a notebook's numpy integer too: its repr had been said as out of range
+        stages = check_int(stages, what="stages", lo=1, hi=4)
     kb = dataclasses.replace(kb, stages=stages, timeline=timeline)
     if kb.dynamic_smem_bytes > MAX_DYNAMIC_SMEM:
         raise ArgumentError(f"{kb.stages} stages of {kb.stage_bytes} B (head_dim {g.head_dim}, {kb.warps} warps): "

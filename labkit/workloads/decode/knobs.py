@@ -1,6 +1,10 @@
 """A caller's build knobs for one decode call (``plan.plan_call``'s overrides) and the checks of the ones that go
 together, each refusing a bad combination in one line before anything is built or launched."""
 
+import numbers
+
+import numpy as np
+
 from ...errors import ArgumentError
 from ...values import check_int
 from .geometry import DecodeGeometry, KernelBuild
@@ -8,6 +12,17 @@ from .geometry import DecodeGeometry, KernelBuild
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
              "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes", "row_boxes", "page_prefetch")
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
+
+
+def check_overrides(overrides: dict) -> dict:
+    """``run_decode``'s build knobs: a name outside ``OVERRIDES`` refused (a review: ``sms=`` or ``arch=`` had reached
+    the plan, ``foo=`` a TypeError), a notebook's numpy integers and bools as Python's (their reprs had been said)."""
+    unknown = [k for k in overrides if k not in OVERRIDES]
+    if unknown:
+        raise ArgumentError(f"{', '.join(unknown)}: not a build knob of the decode call; expected any of "
+                            f"{', '.join(OVERRIDES)}")
+    return {k: v.item() if isinstance(v, (numbers.Integral, np.bool_)) and hasattr(v, "item") else v
+            for k, v in overrides.items()}
 
 
 def check_call_args(splits, sms, arch) -> None:

@@ -12,7 +12,7 @@ from ...values import check_int
 from .build import build_plan
 from .geometry import DecodeGeometry
 from .inputs import DecodeInputs, bf16_to_f32, check_call
-from .knobs import check_call_args
+from .knobs import check_call_args, check_overrides
 from .plan import H200_L2_BYTES, plan_call, plan_for_device
 
 
@@ -63,6 +63,7 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
     if iterations is not None:
         check_int(iterations, what="iterations (None: no timing)", lo=1)
     check_call_args(splits, 132, "sm_90")  # the count alone: the knobs' checks depend on the GPU's plan
+    overrides = check_overrides(overrides)
     if overrides and not gpu_status()[0]:
         plan_call(g, splits=splits, **overrides)  # no GPU to plan for: a bad knob by the H200's plan, not "needs a GPU"
     host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
