@@ -79,14 +79,14 @@ def check_int(value: int, *, what: str, lo: int | None = None, hi: int | None = 
     return value
 
 
-def int_mapping(value, *, what: str) -> dict:
-    """``value`` (None: empty) as a dict, numpy integers among its values as ints (a notebook's often are); what
+def plain_mapping(value, *, what: str) -> dict:
+    """``value`` (None: empty) as a dict, numpy scalars among its values as Python's (a notebook's often are); what
     else a value is stays for the caller to judge. Anything but a mapping is an ArgumentError."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise ArgumentError(f"{what} {value!r}: expected a mapping {{name: value}}")
-    return {k: int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v for k, v in value.items()}
+    return {k: v.item() if type(v).__module__ == "numpy" and hasattr(v, "item") else v for k, v in value.items()}
 
 
 def _range(lo: int | None, hi: int | None) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .._json import I32, I64, U32
 from ..errors import ArgumentError
-from ..values import int_mapping
+from ..values import plain_mapping
 from . import families, tensormap
 from .issues import Issue, ManifestError
 from .model import (
@@ -93,7 +93,7 @@ def _launch_path(op: str, li: int) -> str:
 
 def resolve_vars(m: Manifest, overrides: dict[str, int] | None, issues: list[Issue]) -> dict[str, int]:
     """Each var's value: the override, else its max (noted). Values outside 1..max are errors."""
-    overrides = int_mapping(overrides, what="vars")  # a list of pairs had been an AttributeError (an API walk)
+    overrides = plain_mapping(overrides, what="vars")  # a list of pairs had been an AttributeError (an API walk)
     values = {name: v.max for name, v in m.vars.items()}
     for name, value in overrides.items():
         if name not in m.vars:
@@ -341,7 +341,7 @@ def check(m: Manifest | str | Path, *, program: str | None = None, vars: dict[st
     if pname not in m.programs:
         res.issues.append(Issue("error", "programs", f"no program {pname!r} (have {', '.join(m.programs) or 'none'})"))
         return res
-    res.vars = resolve_vars(m, vars := int_mapping(vars, what="vars"), res.issues)
+    res.vars = resolve_vars(m, vars := plain_mapping(vars, what="vars"), res.issues)
     if res.errors:  # a --var refused: the rest is checked as if it were not given, so mending it shows no new warning
         valid = {k: v for k, v in vars.items() if k in m.vars and type(v) is int and 1 <= v <= m.vars[k].max}
         return _with_vars_refused(res, check(m, program=program, vars=valid, device=device, cubin_dirs=cubin_dirs,

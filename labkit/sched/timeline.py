@@ -65,15 +65,16 @@ class Timeline:
                                 "sm_80..sm_100 holds)")
         not_rows = ArgumentError(f"timeline records {reprlib.repr(records)}: expected rows of six integers "
                                  f"({', '.join(FIELDS)})")
-        try:  # a generator's rows too; then integers only: floats had been cut, strings parsed, bools counted
+        try:  # a generator's rows too
             raw = np.asarray(records if isinstance(records, (np.ndarray, list, tuple)) else list(records))
-            if raw.size and raw.dtype.kind not in "iuO":
-                raise not_rows
-            rec = np.asarray(raw, dtype=np.int64)
+            # integers only: floats had been cut (10.7 -> 10) and digit strings parsed
+            rec = np.asarray(raw, dtype=np.int64) if not raw.size or raw.dtype.kind in "iuO" else None
         except OverflowError:  # a stamp past int64 (numpy's own message was a traceback's)
             raise ArgumentError("timeline stamps outside [0, 2**62): not %globaltimer / clock64 readings") from None
         except (TypeError, ValueError):  # e.g. dicts per CTA (a docs review: numpy's TypeError, a traceback)
             raise not_rows from None
+        if rec is None:
+            raise not_rows
         if rec.ndim != 2 or rec.shape[1] != len(FIELDS) or rec.shape[0] == 0:
             raise ArgumentError(f"timeline records of shape {list(rec.shape)}: expected [ctas, 6] "
                                 f"({', '.join(FIELDS)})")

@@ -1,12 +1,8 @@
 """A caller's build knobs for one decode call (``plan.plan_call``'s overrides) and the checks of the ones that go
 together, each refusing a bad combination in one line before anything is built or launched."""
 
-import numbers
-
-import numpy as np
-
 from ...errors import ArgumentError
-from ...values import check_int
+from ...values import check_int, plain_mapping
 from .geometry import DecodeGeometry, KernelBuild
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
@@ -21,8 +17,7 @@ def check_overrides(overrides: dict) -> dict:
     if unknown:
         raise ArgumentError(f"{', '.join(unknown)}: not a build knob of the decode call; expected any of "
                             f"{', '.join(OVERRIDES)}")
-    return {k: v.item() if isinstance(v, (numbers.Integral, np.bool_)) and hasattr(v, "item") else v
-            for k, v in overrides.items()}
+    return plain_mapping(overrides, what="build knobs")
 
 
 def check_call_args(splits, sms, arch) -> None:
