@@ -276,8 +276,9 @@ class Session:
                           f"{target}"), flush=True)
             counts = run(target, workload, full, progress=sys.stdout)
             kept = f" ({counts['kept_failed']} of them failed)" if counts["kept_failed"] else ""
+            again = f", {counts['stale']} run again (measured by other code)" if counts["stale"] else ""
             print(wrapped(f"sweep {key}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before"
-                          f"{kept}, {counts['total']} points"), flush=True)
+                          f"{kept}, {counts['total']} points{again}"), flush=True)
             return read_sweep(target, workload, full)
         src = self.recorded.path / "data" / "sweeps" / key
         if not src.is_dir():

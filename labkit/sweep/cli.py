@@ -19,8 +19,9 @@ def _run(args) -> int:
                  retry_failed=args.retry_failed)
     kept = (f" ({counts['kept_failed']} of them failed: --retry-failed runs them again)" if counts["kept_failed"]
             else "")
+    again = f", {counts['stale']} of them run again (measured by other code)" if counts["stale"] else ""
     print(f"{args.out}: {counts['ok']} ok, {counts['failed']} failed, {counts['skipped']} done before{kept}, "
-          f"{counted(counts['total'], 'point')}")
+          f"{counted(counts['total'], 'point')}{again}")
     return 0 if counts["failed"] + counts["kept_failed"] == 0 else 1  # a sweep with a failed point is not a pass
 
 
@@ -31,8 +32,9 @@ def _status(args) -> int:
     s = status(args.dir)
     # a workload registered at run time (a notebook's own) is no error here, but `sweep run` could not resume it
     foreign = "" if s["workload"] in names() else " (not a workload of labkit's: resume it where it is registered)"
+    stale = f"; {s['stale']} measured by other code (a resume runs them again)" if s["stale"] else ""
     print(f"{args.dir}: {s['workload']}{foreign}, {counted(s['points'], 'point')}: {s['ok']} ok, {s['failed']} failed, "
-          f"{s['missing']} missing")
+          f"{s['missing']} missing{stale}")
     from .grid import point_label
 
     for point in s["ended_while_running"]:  # missing, but begun: what crashed the run (or runs now, elsewhere)

@@ -1,6 +1,8 @@
 """A sweep on disk: ``sweep.json`` (what is swept, written first) and ``points/<id>.json`` (one file per
 point, written by whoever ran the point, atomically: write, then rename). Re-running the same sweep skips
-the points already done, so a killed driver or worker loses only the points in flight.
+the points already done, so a killed driver or worker loses only the points in flight. Each record names the code that
+measured it (``code.code_digest``); a resume runs again the points other code measured, their old records moved to
+``points/stale/<code>/``, so one sweep never mixes two versions of a kernel and no measurement is deleted.
 """
 
 import contextlib
@@ -11,7 +13,7 @@ import traceback
 from pathlib import Path
 
 from .. import _env
-from .._text import wrapped
+from .._text import counted, wrapped
 from ..errors import ArgumentError, FormatError, LabkitError
 from ..values import OutputDir
 from .grid import expand, point_id, point_label, same_grid
@@ -44,6 +46,14 @@ def _gpu_uuid() -> str | None:
 MAX_ERROR_CHARS = 500  # a failed point's error line in its record and the tables; the traceback keeps the rest
 
 
+def point_code(workload: str) -> str:
+    """The code digest a point of ``workload`` records (a name not registered here: labkit's code alone)."""
+    from . import workloads
+    from .code import code_digest
+
+    return code_digest(workloads.get(workload) if workload in workloads.names() else None)
+
+
 def run_point(sweep_dir: str, workload: str, pid: str, params: dict) -> dict:
     """Run one point and write its file (called in a worker). A raising workload is a failed point, kept
     with its error; the record is returned too."""
@@ -54,7 +64,7 @@ def run_point(sweep_dir: str, workload: str, pid: str, params: dict) -> dict:
     running.write_text(f"{os.getpid()}\n")  # (a crashing kernel): sweep status names it, where nothing was said
     record = {"id": pid, "params": params, "host": socket.gethostname(), "pid": os.getpid(),
               "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "gpu_uuid": _gpu_uuid(),
-              "started": started}
+              "code": point_code(workload), "started": started}
     try:
         record.update(status="ok", result=workloads.get(workload)(**params), error=None)
     except Exception as exc:  # noqa: BLE001 - a point's failure is data: keep it, go on with the others
@@ -184,14 +194,23 @@ class SweepDir:
                 raise n["params"].error(f"= {n['params'].value!r}: not the parameters of point {f.stem} (edited "
                                         "by hand?); run the point again: delete the file and resume the sweep")
             n["status"].str(("ok", "failed"))
+            if "code" in n.value:
+                n["code"].str()
             out[f.stem] = n.value
         return out
+
+    def set_aside(self, pid: str, code: str | None) -> Path:
+        """Move point ``pid``'s record to ``points/stale/<code>/`` (``unknown``: a record from before records named
+        their code), where ``records`` does not read it: the point runs again and the old measurement is kept."""
+        where = self.points_dir / "stale" / (code or "unknown")
+        where.mkdir(parents=True, exist_ok=True)
+        return (self.points_dir / f"{pid}.json").replace(where / f"{pid}.json")
 
 
 def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor: str = "local", workers: int = 1,
         retry_failed: bool = False, client=None, progress=_env.STDERR) -> dict:
     """Run (or resume) a sweep. Returns counts: total, skipped (done before), ok, failed (this run), kept_failed
-    (failed before and not run again: skipped counts them too).
+    (failed before and not run again: skipped counts them too), stale (measured before by other code: run again).
 
     Args:
         executor: ``local`` (in this process), ``processes`` (one process per worker; GPU i pinned to
@@ -208,9 +227,11 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
     sweep = SweepDir(directory)
     sweep.check_start(workload, grid)  # a directory of another sweep is bad input: said before what the machine lacks
 
-    def left(done: dict) -> list[tuple[str, dict]]:  # the points to run: not done, or failed and retried
+    code = point_code(workload)
+
+    def left(done: dict) -> list[tuple[str, dict]]:  # to run: not done, measured by other code, or failed and retried
         return [(pid, p) for pid, p in ((point_id(p), p) for p in expand(grid))
-                if pid not in done or (retry_failed and done[pid]["status"] != "ok")]
+                if pid not in done or done[pid].get("code") != code or (retry_failed and done[pid]["status"] != "ok")]
 
     if (workloads.needs_gpu(workload) and executor in ("local", "processes")
             and left(sweep.records() if sweep.manifest_path.is_file() else {})):
@@ -223,9 +244,18 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
         _deps.require("distributed")  # a missing extra is said before the sweep directory is tied to the grid
     points = sweep.start(workload, grid)
     done = sweep.records()
-    todo = left(done)
     ids = {pid for pid, _ in points}
-    counts = {"total": len(points), "skipped": len(points) - len(todo), "ok": 0, "failed": 0,
+    stale = {pid: rec.get("code") for pid, rec in done.items() if pid in ids and rec.get("code") != code}
+    for pid, old in stale.items():  # before any point runs: a resume cut short leaves them missing, not mixed in
+        sweep.set_aside(pid, old)
+        del done[pid]
+    if stale and progress is not None:
+        olds = sorted({old or "unknown" for old in stale.values()})
+        print(wrapped(f"{counted(len(stale), 'point')} measured by other code (labkit code {', '.join(olds)}; now "
+                      f"{code}) run again; their records move to {sweep.points_dir / 'stale'}"), file=progress,
+              flush=True)
+    todo = left(done)
+    counts = {"total": len(points), "skipped": len(points) - len(todo), "ok": 0, "failed": 0, "stale": len(stale),
               "kept_failed": sum(1 for pid, rec in done.items()
                                  if pid in ids and rec["status"] != "ok" and not retry_failed)}
     if progress is not None:  # the point an earlier run ended on, without a word: named before it runs again
@@ -248,14 +278,21 @@ def run(directory: Path | str, workload: str, grid: dict[str, list], *, executor
 
 
 def status(directory: Path | str) -> dict:
-    """Counts of a sweep on disk: points, ok, failed, missing."""
+    """Counts of a sweep on disk: points, ok, failed, missing; stale: those of them measured by code other than this
+    labkit's (a resume runs them again; None for a workload not registered here, whose code is not known)."""
+    from . import workloads
+
     sweep = SweepDir(directory)
     m = sweep.manifest()
     recs = sweep.records()
     ids = {point_id(p) for p in expand(m["grid"])}
     ok = sum(1 for k, r in recs.items() if k in ids and r.get("status") == "ok")
     failed = sum(1 for k, r in recs.items() if k in ids and r.get("status") != "ok")
-    return {"workload": m["workload"], "points": len(ids), "ok": ok, "failed": failed,
+    stale = None
+    if m["workload"] in workloads.names():
+        code = point_code(m["workload"])
+        stale = sum(1 for k, r in recs.items() if k in ids and r.get("code") != code)
+    return {"workload": m["workload"], "points": len(ids), "ok": ok, "failed": failed, "stale": stale,
             "missing": len(ids) - ok - failed, "ended_while_running": sweep.ended_while_running(m["grid"], recs)}
 
 
@@ -273,7 +310,8 @@ def collect(directory: Path | str):
             continue
         r = recs[pid]
         row = {"id": pid, **r["params"], "status": r.get("status"), "error": r.get("error"),
-               "elapsed_s": r.get("elapsed_s"), "gpu_uuid": r.get("gpu_uuid"), "pid": r.get("pid")}
+               "elapsed_s": r.get("elapsed_s"), "gpu_uuid": r.get("gpu_uuid"), "pid": r.get("pid"),
+               "code": r.get("code")}
         result = r.get("result")  # a dict's fields, or a bare value (0 and False included); a failed point's None
         if isinstance(result, dict):
             row.update({f"result.{k}": v for k, v in result.items() if k not in r["params"]})

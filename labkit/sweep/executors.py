@@ -19,13 +19,15 @@ from pathlib import Path
 
 from .. import _deps
 from ..errors import ArgumentError
-from .engine import MAX_ERROR_CHARS, atomic_write, run_point
+from .engine import MAX_ERROR_CHARS, atomic_write, point_code, run_point
 
 EXECUTORS = ("local", "processes", "dask")
 
 
-def _failed(sweep_dir: str, pid: str, params: dict, error: str) -> dict:
-    record = {"id": pid, "params": params, "status": "failed", "result": None, "error": error[:MAX_ERROR_CHARS]}
+def _failed(sweep_dir: str, workload: str, pid: str, params: dict, error: str) -> dict:
+    """A point whose worker died, recorded by the driver (with the driver's code: the worker's had no say)."""
+    record = {"id": pid, "params": params, "status": "failed", "result": None, "error": error[:MAX_ERROR_CHARS],
+              "code": point_code(workload)}
     atomic_write(Path(sweep_dir) / "points" / f"{pid}.json", record)
     return record
 
@@ -118,7 +120,8 @@ def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, tod
         submit_next()
     if not running:  # broken before it ran anything (a worker that cannot start): each point fails, none loops
         for pid, params in queue:
-            yield _failed(sweep_dir, pid, params, "worker died: the process pool broke before running a point")
+            yield _failed(sweep_dir, workload, pid, params,
+                          "worker died: the process pool broke before running a point")
         return [], []
     while running:
         for fut in wait(running, return_when=FIRST_COMPLETED).done:
@@ -128,11 +131,11 @@ def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, tod
                 yield fut.result()
             except BrokenProcessPool as exc:
                 if workers == 1:  # alone in its pool: it took the process down
-                    yield _failed(sweep_dir, pid, params, f"worker died: {exc}")
+                    yield _failed(sweep_dir, workload, pid, params, f"worker died: {exc}")
                 else:
                     suspects.append((pid, params))
             except Exception as exc:  # noqa: BLE001 - an error the pool returned: the point is failed, the rest go on
-                yield _failed(sweep_dir, pid, params, f"worker died: {type(exc).__name__}: {exc}")
+                yield _failed(sweep_dir, workload, pid, params, f"worker died: {type(exc).__name__}: {exc}")
     return queue, suspects
 
 
@@ -153,7 +156,7 @@ def _dask(sweep_dir: str, workload: str, todo, *, workers: int, client=None):
             try:
                 yield fut.result()
             except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker after the retry: record it and go on
-                yield _failed(sweep_dir, pid, params, f"{type(exc).__name__}: {exc}")
+                yield _failed(sweep_dir, workload, pid, params, f"{type(exc).__name__}: {exc}")
     finally:
         if own:
             client.close()

@@ -33,7 +33,7 @@ def test_grid_axes_and_stable_ids():
 def test_run_writes_each_point_and_resumes(tmp_path):
     grid = {"ms": [1, 2, 3], "tag": ["a", "b"]}
     counts = sweep.run(tmp_path / "s", "demo.sleep", grid, progress=None)
-    assert counts == {"total": 6, "skipped": 0, "ok": 6, "failed": 0, "kept_failed": 0}
+    assert counts == {"total": 6, "skipped": 0, "ok": 6, "failed": 0, "kept_failed": 0, "stale": 0}
     files = sorted((tmp_path / "s" / "points").glob("*.json"))
     assert len(files) == 6 and json.loads(files[0].read_text())["status"] == "ok"
     manifest = json.loads((tmp_path / "s" / "sweep.json").read_text())
@@ -693,7 +693,7 @@ def test_point_files_are_this_grids_points_and_collect_follows_the_grid(tmp_path
         (out / "points" / f.name).write_text(f.read_text())
     assert list(sweep.collect(out)["ms"]) == [3, 1, 2]
     assert {k: v for k, v in sweep.status(out).items() if k != "workload"} == {"points": 3, "ok": 3, "failed": 0,
-                                                                                 "missing": 0,
+                                                                                 "missing": 0, "stale": 0,
                                                                                  "ended_while_running": []}
     f = out / "points" / f"{sweep.point_id({'ms': 3})}.json"  # one of this grid's own
     doc = json.loads(f.read_text())
