@@ -5,8 +5,9 @@
   holds one point per worker at a time, so an interrupted driver starts no queued point; a worker exits when its
   driver is gone (even by SIGKILL), so a resume never runs beside the old sweep's workers.
 - ``dask``: ``distributed`` futures, one thread per worker; a LocalCUDACluster when dask-cuda and GPUs are
-  present, else a LocalCluster of ``workers`` processes, or the ``client`` given (any cluster, any host).
-  A point whose worker died is retried once; if it cannot finish, the driver records it as failed.
+  present, else a LocalCluster of ``workers`` processes, worker i on GPU i where there are GPUs, or the ``client``
+  given (any cluster, any host). A point whose worker died is retried once; if it cannot finish (in the own cluster:
+  a second worker died under it), the driver records it as failed.
 """
 
 import multiprocessing as mp
@@ -139,17 +140,37 @@ def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, tod
     return queue, suspects
 
 
+# Of the own cluster: a point running on a worker that dies twice fails (KilledWorker). One death is retried (a worker
+# killed from outside, an OOM), where Dask's default of 3 let a point that crashes its kernel take down four workers.
+ALLOWED_FAILURES = 1
+
+
+def _pinned_point(gpus: list[str], *args) -> dict:
+    """run_point on a worker of the own LocalCluster (no dask-cuda): GPU ``gpus[name % len]`` for worker ``name``, set
+    before the point's first CUDA call, and again after a restart (the Nanny keeps the name, not the environment)."""
+    import distributed
+
+    name = distributed.get_worker().name
+    os.environ["CUDA_VISIBLE_DEVICES"] = gpus[int(name) % len(gpus)]
+    return run_point(*args)
+
+
 def _dask(sweep_dir: str, workload: str, todo, *, workers: int, client=None):
     distributed = _deps.require("distributed")
-    own = client is None
+    own, gpus = client is None, []
     if own:
+        import dask
+
         cuda = _deps.optional("dask_cuda") if _gpu_count() else None
-        cluster = (cuda.LocalCUDACluster() if cuda is not None
-                   else distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                                 dashboard_address=None))
+        with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):  # read as it starts
+            cluster = (cuda.LocalCUDACluster() if cuda is not None
+                       else distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                                     dashboard_address=None))
+        gpus = _gpu_slots() if cuda is None else []  # without dask-cuda every worker had run on the first GPU
         client = distributed.Client(cluster)
     try:
-        futures = {client.submit(run_point, sweep_dir, workload, pid, params, key=f"pt-{pid}", pure=False,
+        task, pinned = (_pinned_point, (gpus,)) if gpus else (run_point, ())
+        futures = {client.submit(task, *pinned, sweep_dir, workload, pid, params, key=f"pt-{pid}", pure=False,
                                  retries=1): (pid, params) for pid, params in todo}
         for fut in distributed.as_completed(futures):
             pid, params = futures[fut]

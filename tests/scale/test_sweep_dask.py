@@ -45,3 +45,30 @@ def test_a_killed_worker_loses_no_point(tmp_path):
     df = sweep.collect(tmp_path)
     assert counts["ok"] + counts["failed"] == 8 and len(df) == 8 and sorted(df["i"]) == list(range(8))
     assert set(df["status"]) == {"ok"}  # the point in flight on the killed worker ran again elsewhere
+
+
+def test_a_point_that_kills_its_worker_fails_after_two_deaths_and_the_rest_finish(tmp_path):
+    """sweeps-dask.md: a point that deterministically kills its worker should fail fast; Dask's default let it take
+    down four workers before KilledWorker (the own cluster sets allowed-failures to 1)."""
+    started = time.monotonic()
+    counts = sweep.run(tmp_path, "demo.sleep", {"i": [0, 1], "fail": ["no", "exit"]}, executor="dask", workers=2,
+                       progress=None)
+    df = sweep.collect(tmp_path)
+    assert (counts["ok"], counts["failed"]) == (2, 2), df
+    dead = df[df["fail"] == "exit"]
+    assert (dead["status"] == "failed").all() and dead["error"].str.startswith("KilledWorker: ").all(), dead["error"]
+    assert dead["error"].str.contains("on 2 different workers, but all those workers died").all(), dead["error"]
+    assert time.monotonic() - started < 120
+
+
+def test_the_own_cluster_pins_one_gpu_per_worker_without_dask_cuda(tmp_path, monkeypatch):
+    """Without dask-cuda every LocalCluster worker had run on the first visible GPU: worker i now sees GPU i alone, as
+    the process pool's do (here two GPUs named by CUDA_VISIBLE_DEVICES; demo.sleep reports what its worker saw)."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    counts = sweep.run(tmp_path, "demo.sleep", {"ms": [200], "i": list(range(6))}, executor="dask", workers=2,
+                       progress=None)
+    assert counts["ok"] == 6
+    df = sweep.collect(tmp_path)
+    seen = df.groupby("pid")["result.cuda_visible_devices"].unique()
+    assert sorted(v for values in seen for v in values) == ["3", "5"], seen  # one GPU per worker, both used
+    assert (df["result.cuda_visible_devices"] == df["result.cuda_visible_devices"].astype(str)).all()
