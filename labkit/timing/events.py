@@ -123,6 +123,10 @@ class _Sampler:
     def create(cls, mode: str, flush_bytes: int | None = None) -> "_Sampler":
         if mode not in MODES:
             raise ArgumentError(f"mode must be one of {MODES}, got {mode!r}")
+        if flush_bytes is not None:  # its kind here; against this GPU's L2 below
+            from ..values import check_int
+
+            flush_bytes = check_int(flush_bytes, what="flush_bytes", lo=1)
         require_gpu("GPU timing")
         from ..device import describe
 
@@ -135,8 +139,10 @@ class _Sampler:
         s = cls(mode=mode, stream=cp.cuda.Stream(non_blocking=True))
         if mode in COLD_MODES:
             s.flush_bytes = int(FLUSH_L2_TIMES * dev.l2_bytes if flush_bytes is None else flush_bytes)
-            if s.flush_bytes < dev.l2_bytes:
-                raise ArgumentError(f"flush_bytes {s.flush_bytes} is below the L2 size {dev.l2_bytes}")
+            if s.flush_bytes < FLUSH_L2_TIMES * dev.l2_bytes:  # L2 is not a plain LRU: less can leave the inputs in
+                raise ArgumentError(f"flush_bytes {s.flush_bytes}: expected at least {FLUSH_L2_TIMES} x this GPU's "
+                                    f"L2 ({FLUSH_L2_TIMES * dev.l2_bytes}); a smaller flush can leave the call's "
+                                    "inputs in L2, and a sample called cold would be partly warm")
             s._flush = cp.empty(s.flush_bytes, dtype=cp.uint8)
             s._reset_persisting = persisting_l2_reset()
         if mode == "cold_clean":

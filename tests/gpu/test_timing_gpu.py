@@ -68,7 +68,14 @@ def test_time_gpu_times_a_real_kernel_and_checks_it(cp):
     assert 256 * 2**20 / 6e12 < t.stats.p50_s < 256 * 2**20 / 1e11
     from labkit.device import describe
 
-    assert t.flush_bytes >= 2 * describe(cp.cuda.Device().id).l2_bytes  # this GPU's (60 MiB was the H200's)
+    l2 = describe(cp.cuda.Device().id).l2_bytes
+    assert t.flush_bytes >= 2 * l2  # this GPU's (60 MiB was the H200's)
+    from labkit.errors import ArgumentError
+
+    ran = []
+    with pytest.raises(ArgumentError, match=rf"flush_bytes {3 * l2 // 2}: expected at least 2 x this GPU's L2 "):
+        time_gpu(lambda: ran.append(1), mode="cold", flush_bytes=3 * l2 // 2)  # a flush that can leave inputs in L2
+    assert not ran  # refused before anything ran
     out.fill(cp.nan)
     run()
     assert float(out.sum(dtype=cp.float64)) == pytest.approx(float(x.sum(dtype=cp.float64)), rel=1e-4)

@@ -568,6 +568,9 @@ def test_a_timing_argument_refused_is_an_argument_error_a_notebook_shows_in_one_
 
     with pytest.raises(ArgumentError, match=r"mode must be one of \('cold', .*\), got 'warm'"):
         time_gpu(lambda: None, mode="warm")
+    for flush in ("64M", 0, 1.5e8, True):  # refused as input, before a GPU is looked for (none here)
+        with pytest.raises(ArgumentError, match=f"flush_bytes {flush!r}: expected "):
+            time_gpu(lambda: None, flush_bytes=flush)
     with pytest.raises(ArgumentError, match="Stats need a non-empty 1-D list of samples"):
         Stats.from_samples([])
     assert issubclass(ArgumentError, ValueError)
