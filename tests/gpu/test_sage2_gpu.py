@@ -211,6 +211,23 @@ def test_profile_report_at_a_small_shape(tmp_path):
     assert tail_study((1, 1000, 4, 96), iterations=2, directory=tmp_path / "tails") == list(r.tail_study)
 
 
+def test_profile_refuses_to_time_a_kernel_whose_output_is_wrong(monkeypatch, tmp_path):
+    """style.md: a failed check raises and nothing is timed (the profile had recorded the accuracy and timed on; a
+    review against the briefs). The reference negated stands for a wrong output."""
+    from labkit.errors import LabkitError
+    from labkit.workloads.sage2 import profile as prof
+    from labkit.workloads.sage2.plan import Sage2Plan
+
+    real = prof.attention_ref
+    monkeypatch.setattr(prof, "attention_ref", lambda *a, **kw: -real(*a, **kw))
+    timed = []
+    monkeypatch.setattr(Sage2Plan, "run_phases", lambda self, **kw: timed.append(kw))
+    with pytest.raises(LabkitError, match=r"^Sage2 .* at \[1, 1000, 4, 96\]: check failed before timing \(expected no "
+                                          r"NaN and cos >= 0.999\); accuracy against exact fp32 attention: cos -0\.99"):
+        prof.profile((1, 1000, 4, 96), warmup=1, iterations=3, tail_iterations=2, tail_dir=tmp_path / "tails")
+    assert not timed and not (tmp_path / "tails").exists()
+
+
 def test_a_tail_round_whose_mainloop_leaves_output_unwritten_is_refused(monkeypatch):
     """The round poisons each output before its timed mainloop: one that writes only its first row is named, with the
     count of elements it left, and no checksum of NaN reaches a file."""

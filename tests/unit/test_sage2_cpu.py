@@ -783,7 +783,7 @@ def test_the_bench_table_says_what_each_of_its_filled_columns_means():
 def test_the_accuracy_progress_line_says_each_number_once_in_a_pane_wide_line():
     """Found by a live run of notebook 02: the profile printed accuracy's dict whole, 310 characters."""
     from labkit._text import wrapped
-    from labkit.workloads.sage2.profile import accuracy_line
+    from labkit.workloads.sage2.reference import accuracy_line
 
     acc = {"cos": 0.9992257499254086, "rel_l1": 0.039328807783812134, "rmse": 0.0003333208073634459,
            "max_abs": 0.002555113285779953, "nan": 0, "elements": 271022080}
@@ -791,6 +791,21 @@ def test_the_accuracy_progress_line_says_each_number_once_in_a_pane_wide_line():
     assert line == ("accuracy against exact fp32 attention: cos 0.999226, rel-L1 0.0393, RMSE 3.33e-04, max |err| "
                     "2.56e-03, 0 NaN of 271,022,080 elements")
     assert max(map(len, wrapped(f"[sage2 profile] {line}; timing 20 phase-by-phase passes").splitlines())) <= 100
+
+
+def test_the_accuracy_check_refuses_nan_and_a_low_cos_naming_the_numbers():
+    """One gate for the profile and the bench (sage2-algorithm.md 9: no NaN, cos >= 0.999); the profile had timed on."""
+    from labkit.errors import LabkitError
+    from labkit.workloads.sage2.reference import check_accuracy
+
+    good = {"cos": 0.99922, "rel_l1": 0.0393, "rmse": 3.3e-4, "max_abs": 2.6e-3, "nan": 0, "elements": 1000}
+    check_accuracy(good, "Sage2 seed")
+    for bad, shown in (({"cos": 0.9985}, "cos 0.998500"), ({"nan": 3}, "3 NaN of 1,000"),
+                       ({"cos": float("nan"), "nan": 1000}, "cos nan")):
+        with pytest.raises(LabkitError, match=r"^Sage2 seed: check failed before timing \(expected no NaN and cos >= "
+                                              r"0\.999\); accuracy against exact fp32 attention: ") as info:
+            check_accuracy({**good, **bad}, "Sage2 seed")
+        assert shown in str(info.value)
 
 
 def test_notebook_02s_precision_table_shows_times_and_tops_to_what_they_resolve():

@@ -19,7 +19,7 @@ from ...report.model import DecompositionCheck, Sage2Report, TailPoint
 from ...values import Shape, check_int
 from .inputs import LAYOUTS, check_inputs, random_inputs, to_f32
 from .plan import Sage2Plan
-from .reference import CHECKSUM_DEFINITION, accuracy, attention_ref, checksum, to_bhnd
+from .reference import CHECKSUM_DEFINITION, accuracy, accuracy_line, attention_ref, check_accuracy, checksum, to_bhnd
 from .schedule import Schedule, scheduler
 from .tails import check_tail_dir, tail_configs, tail_study
 
@@ -33,12 +33,6 @@ def check_options(*, layout: str, dtype: str, seed: int) -> None:
     if dtype not in ("bf16", "fp16"):
         raise ArgumentError(f"dtype {dtype!r}: expected bf16 or fp16")
     check_int(seed, what="seed", lo=0, hi=2**63 - 1)
-
-
-def accuracy_line(acc: dict) -> str:
-    """``accuracy``'s numbers as a progress line says them (its dict, printed whole, ran to 310 characters)."""
-    return (f"accuracy against exact fp32 attention: cos {acc['cos']:.6f}, rel-L1 {acc['rel_l1']:.4f}, RMSE "
-            f"{acc['rmse']:.2e}, max |err| {acc['max_abs']:.2e}, {acc['nan']} NaN of {acc['elements']:,} elements")
 
 
 def _log(msg: str) -> None:
@@ -89,6 +83,7 @@ def profile(shape=(1, 37810, 56, 128), *, layout: str = "NHD", dtype: str = "bf1
     acc = accuracy(to_bhnd(to_f32(one_shot, p.inputs.dtype), layout), ref)
     acc["reference"] = "exact softmax attention in fp32 on the bf16/fp16-rounded inputs"
     del ref
+    check_accuracy(acc, f"Sage2 {schedule.text()} at {list(shape)}")  # a wrong kernel is never timed
     _log(f"{accuracy_line(acc)}; timing {iterations} phase-by-phase passes after {warmup} warm-up")
     timing = p.run_phases(iterations=iterations, warmup=warmup)
     a, o = to_f32(one_shot, p.inputs.dtype), to_f32(p.out, p.inputs.dtype)

@@ -54,6 +54,30 @@ def accuracy(out, ref) -> dict:
             "nan": int(cp.isnan(o).sum()), "elements": int(o.size)}
 
 
+# sage2-algorithm.md 9: the 8-bit kernels reach cos 0.9992 against exact attention on N(0, 1) inputs, their worst
+# case; a wrong kernel (a row left zero, another head's values) falls below this, and no NaN is right.
+MIN_COS = 0.999
+
+
+def accuracy_line(acc: dict) -> str:
+    """``accuracy``'s numbers as a progress line says them (its dict, printed whole, ran to 310 characters)."""
+    return (f"accuracy against exact fp32 attention: cos {acc['cos']:.6f}, rel-L1 {acc['rel_l1']:.4f}, RMSE "
+            f"{acc['rmse']:.2e}, max |err| {acc['max_abs']:.2e}, {acc['nan']} NaN of {acc['elements']:,} elements")
+
+
+def check_accuracy(acc: dict, what: str) -> None:
+    """Refuse to go on timing a kernel whose output is wrong: any NaN, or cos under ``MIN_COS``.
+
+    Raises:
+        LabkitError: naming ``what``, the bound and the numbers; the caller has timed nothing yet.
+    """
+    from ...errors import LabkitError
+
+    if acc["nan"] or not acc["cos"] >= MIN_COS:
+        raise LabkitError(f"{what}: check failed before timing (expected no NaN and cos >= {MIN_COS}); "
+                          f"{accuracy_line(acc)}")
+
+
 # Each output row's relative L2 error may reach this, whatever the inputs' bias or the P.V terms: a NumPy emulation of
 # the kernels' roundings (int8 Q and K per block after K smoothing, e4m3 P~ and V) on N(0, 1) inputs puts its worst row
 # near 0.05 (rel-L1 0.039, as the kernels measure), while a row left zero, another row's, or 15 % off exceeds it
