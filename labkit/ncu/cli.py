@@ -61,23 +61,24 @@ def _phases(args) -> int:
 def _run(args) -> int:
     from ..errors import NcuError
     from . import NcuOptions, kernels, load
-    from .runner import notebook_target, profile
+    from .runner import notebook_script_path, notebook_target, profile
 
     target = args.target[1:] if args.target[:1] == ["--"] else args.target
     if args.notebook and target:
         raise NcuError("labkit ncu run: give either --notebook NAME or a command after --, not both")
     if args.param and not args.notebook:
         raise NcuError("labkit ncu run: -p KEY VALUE sets a notebook parameter; it needs --notebook NAME")
-    if args.notebook:
-        from ..notebooks import parameter_pairs
-
-        target = notebook_target(args.notebook, parameter_pairs(args.notebook, args.param))
-    if not target:
+    if not target and not args.notebook:
         raise NcuError("labkit ncu run: give the command to profile after --, e.g. -- labkit sage2 profile ..., "
                        "or --notebook NAME")
     opts = NcuOptions(output=args.out.path, nvtx_ranges=tuple(args.range or ()), preset=args.preset,
                       clock_control=args.clock_control, source_folders=tuple(Path(s) for s in args.source_folder or ()),
                       kernel_name=args.kernel_name, launch_count=args.launch_count)
+    if args.notebook:  # its script is written last of the checks: a refused option leaves no file behind
+        from ..notebooks import parameter_pairs
+
+        target = notebook_target(args.notebook, parameter_pairs(args.notebook, args.param),
+                                 script=notebook_script_path(args.out.path))
     done = profile(target, opts, progress=sys.stderr, timeout_s=args.timeout)
     print(shown_table(kernels(load(done.report))))
     print(f"report: {done.report} ({done.report_bytes / 2**20:.1f} MB, {done.elapsed_s:.0f} s)")
@@ -134,7 +135,8 @@ def register(sub) -> None:
     p.add_argument("--kernel-name", default=None, help="only kernels of this name (ncu syntax, e.g. regex:attn_fwd)")
     p.add_argument("--launch-count", type=int_in(1, 1 << 31, what="--launch-count"), default=None,
                    help="profile at most N matching launches (a range that loops over a kernel thousands of times)")
-    p.add_argument("--notebook", default=None, help="profile a labkit notebook run (its kernel process)")
+    p.add_argument("--notebook", default=None, help="profile a labkit notebook, run as a plain script written beside "
+                   "the report (OUT.py; labkit nb script)")
     p.add_argument("-p", "--param", nargs=2, action="append", metavar=("KEY", "VALUE"),
                    help="a parameter of --notebook (checked by its type before ncu starts)")
     p.add_argument("--timeout", type=int_in(1, 86400, what="--timeout"), default=None, help="seconds, then stop")

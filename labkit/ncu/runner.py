@@ -212,25 +212,35 @@ def _check_target(program: str, env: dict | None) -> None:
                        "PATH")
 
 
-def notebook_target(name: str, params: dict[str, str] | None = None) -> list[str]:
-    """``labkit nb run NAME -p KEY VALUE ...`` in this Python, its parameters checked as ``nb run`` checks them first.
+def notebook_script_path(report: Path) -> Path:
+    """Where ``ncu run --notebook`` writes the notebook's script: beside the report, ``run/nb02.ncu-rep`` ->
+    ``run/nb02.py``."""
+    report = Path(report)
+    return report.with_name(report.with_suffix("").name + ".py")
+
+
+def notebook_target(name: str, params: dict[str, str] | None = None, *, script: Path) -> list[str]:
+    """Notebook ``name`` written to ``script`` as a plain Python script (``labkit nb script``), its parameters checked
+    as ``nb run`` checks them, and the command that runs it in this Python. ncu then holds one process from its first
+    launch; papermill's Jupyter kernel, which it had been given, is a child it reaches only by following processes
+    (ncu-automation.md: profile a plain script, not the notebook kernel).
 
     Raises:
         ParameterError: an unknown parameter, a value its type refuses or one past another's bound (a tail past the
-            shape's N), before ncu starts.
+            shape's N), before anything is written or ncu starts.
+        ArgumentError: ``script`` is no place for it (another file there).
     """
     from .. import notebooks
+    from ..notebook_script import write_script
 
     stem = notebooks.resolve(name).stem
-    texts = {k: str(v) for k, v in (params or {}).items()}
-    parsed = notebooks.parse_parameters(stem, texts)
-    notebooks.check_together(stem, {**{k: p.default for k, p in notebooks.parameters(stem).items()}, **parsed})
-    return [sys.executable, "-m", "labkit", "nb", "run", stem, *[x for kv in texts.items() for x in ("-p", *kv)]]
+    write_script(stem, notebooks.parse_parameters(stem, {k: str(v) for k, v in (params or {}).items()}), script)
+    return [sys.executable, str(script)]
 
 
 def profile_notebook(name: str, params: dict[str, str] | None, opts: NcuOptions, **kw) -> NcuRun:
-    """A labkit notebook run through labkit's papermill runner, its kernel process profiled."""
-    return profile(notebook_target(name, params), opts, **kw)
+    """A labkit notebook run as a plain script under ncu (``notebook_target``), the script beside the report."""
+    return profile(notebook_target(name, params, script=notebook_script_path(opts.output)), opts, **kw)
 
 
 def call_target(func: str, kwargs: dict | None = None) -> list[str]:

@@ -73,7 +73,10 @@ def test_notebook_under_ncu_checks_parameters_then_profiles_with_progress(fake_n
     assert args[args.index("--target-processes") + 1] == "all" and args[args.index("--clock-control") + 1] == "none"
     assert args[args.index("--kernel-name") + 1] == "regex:attn_fwd"
     target = args[args.index("--nvtx-include") + 2:]  # after the filter: sections, metrics, then the target
-    assert target[target.index("-m"):] == ["-m", "labkit", "nb", "run", "02_sage2_phases", "-p", "iterations", "5"]
+    # a plain script beside the report, not papermill's Jupyter kernel (ncu-automation.md; it had been `nb run`)
+    assert target[-2:] == [sys.executable, f"{out}.py"]
+    script = (tmp_path / "rep.py").read_text()
+    assert "iterations = 5" in script and script.index("iterations = 5") > script.index("# Parameters")
     assert "ncu [" in cap.err and "==PROF== Profiling \"attn_fwd\"" in cap.err  # forwarded from the log as it came
     assert "fused_line" in cap.out and f"report: {out}.ncu-rep" in cap.out
 
@@ -104,7 +107,9 @@ def test_notebook_parameters_are_refused_before_ncu_starts(fake_ncu, tmp_path, c
     assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--notebook", "02", "-p", "iterations", "5", "-p",
                      "iterations", "7"]) == 2
     assert "-p iterations given twice ('5', then '7')" in _error(capsys)
-    assert _calls(fake_ncu) == []
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--notebook", "02", "--kernel-name", ""]) == 2
+    assert "kernel name ''" in _error(capsys)  # an option ncu would refuse: refused before the script is written
+    assert _calls(fake_ncu) == [] and not list(tmp_path.glob("*.py"))
 
 
 def test_cli_forms_that_cannot_run_are_one_line(fake_ncu, tmp_path, capsys):
