@@ -100,7 +100,9 @@ def find_ncu() -> str:
 
 
 # what ncu's log says when the machine, not the command, kept it from profiling
-MACHINE_FAULTS = ("ERR_NVGPUCTRPERM", "LibraryNotLoaded")
+DRIVER_RESOURCE = "Profiling failed because a driver resource was unavailable"
+LOCK_FILE = "Failed to open/create lock file"
+MACHINE_FAULTS = ("ERR_NVGPUCTRPERM", "LibraryNotLoaded", DRIVER_RESOURCE, LOCK_FILE)
 
 
 def diagnose(log: str) -> str | None:
@@ -110,6 +112,12 @@ def diagnose(log: str) -> str | None:
                 "NVreg_RestrictProfilingToAdminUsers=0 for the nvidia module")
     if "LibraryNotLoaded" in log:
         return "ncu could not load its profiler library here (LibraryNotLoaded): a sandboxed runtime cannot profile"
+    if DRIVER_RESOURCE in log:  # ncu-automation.md 8: another client holds the counters
+        return ("ncu found the GPU's counters taken (a driver resource was unavailable): another profiler or DCGM "
+                "holds them; stop it (e.g. dcgmi profile --pause) and run again")
+    if LOCK_FILE in log:  # one profiler per device: its lock file lives under $TMPDIR
+        return ("ncu could not create its lock file (under $TMPDIR/nvidia/nsight_compute): set TMPDIR to a writable "
+                "directory")
     if m := re.search(r"The application returned an error code \((-?\d+)\)", log):  # before its "No kernels"
         return (f"the profiled program failed (exit code {m.group(1)}) before or while ncu profiled it: run it "
                 "without ncu to see why")

@@ -128,6 +128,8 @@ def test_cli_forms_that_cannot_run_are_one_line(fake_ncu, tmp_path, capsys):
 @pytest.mark.parametrize("kind, expected, status", [
     ("old", "is Nsight Compute 2023.1.0; labkit needs 2025.1 or newer", 1),
     ("perm", "ERR_NVGPUCTRPERM", 1),
+    ("taken", "another profiler or DCGM holds them", 1),  # ncu-automation.md 8's two others, both the machine's
+    ("lock", "set TMPDIR to a writable directory", 1),
     ("nothing", "profiled no kernel", 2),
     ("crash", "exited with 1", 2),
     ("missing", "ncu) not found", 2),  # LABKIT_NCU names no file: the setting is wrong
@@ -135,6 +137,10 @@ def test_cli_forms_that_cannot_run_are_one_line(fake_ncu, tmp_path, capsys):
 def test_each_failure_is_one_line(kind, expected, status, tmp_path, monkeypatch, capsys):
     opts = {"old": {"version": "2023.1.0"}, "perm": {"log_line": "==ERROR== ERR_NVGPUCTRPERM - no permission",
                                                      "ok": False},
+            "taken": {"log_line": "==ERROR== Profiling failed because a driver resource was unavailable.",
+                      "ok": False},
+            "lock": {"log_line": "==ERROR== Failed to open/create lock file (/tmp/nvidia/nsight_compute/lock.0)",
+                     "ok": False},
             "nothing": {"log_line": "==WARNING== No kernels were profiled."}, "crash": {"ok": False, "log_line": ""},
             "missing": {}}[kind]
     exe, _ = _fake(tmp_path, **opts)
