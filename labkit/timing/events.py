@@ -20,18 +20,17 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
 from .. import _deps
-from .._json import Node
 from ..cuda import cupy, require_gpu
 from ..errors import ArgumentError, TimingError
 from .nvtx import nvtx_range
 from .persisting import persisting_l2_reset
-from .stats import Spread, Stats
+from .record import StopRule, Timing, build_timing, read_clock
 
 Mode = Literal["cold", "cold_clean", "hot", "graph"]
 MODES = ("cold", "cold_clean", "hot", "graph")
@@ -49,48 +48,6 @@ def flush_l2(mode: str = "cold", setup: Callable[[], object] | None = None) -> N
     with smp.stream:  # the setup's work too
         smp.pad(setup)
     smp.stream.synchronize()
-
-
-@dataclass(frozen=True)
-class Timing:
-    """Raw samples of one timed region and what makes them interpretable."""
-
-    name: str
-    mode: str
-    samples_s: tuple[float, ...]
-    stats: Stats
-    spread: Spread
-    calls_per_sample: int
-    flush_bytes: int
-    sm_clock_start_hz: int | None
-    sm_clock_end_hz: int | None
-    clock_dropped: bool
-    stop_reason: str
-    work_check: str
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["samples_s"] = list(self.samples_s)
-        return d
-
-    def clock_span_mhz(self) -> str:
-        """The SM clock at the start and end of the timing, in MHz ('1980-1755'; '' where NVML gave none): under a
-        power cap the clock, not the kernel, may be what two timings differ by."""
-        a, b = self.sm_clock_start_hz, self.sm_clock_end_hz
-        return "" if a is None or b is None else f"{a / 1e6:.0f}-{b / 1e6:.0f}"
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Timing":
-        d = dict(d)
-        d["samples_s"] = tuple(d["samples_s"])
-        d["stats"] = Stats.from_node(Node(d["stats"], "stats"))  # in order and in range, as a report's
-        d["spread"] = Spread(**d["spread"])
-        return cls(**d)
-
-    def to_frame(self):
-        pd = _deps.require("pandas")
-        return pd.DataFrame({"name": self.name, "mode": self.mode, "sample": range(len(self.samples_s)),
-                             "time_s": self.samples_s})
 
 
 def helper_kernel(name: str):
@@ -218,66 +175,6 @@ def count_graph_nodes(fn: Callable[[], object], stream) -> tuple[int | None, str
     return int(n), f"ok: {int(n)} graph node(s) per call"
 
 
-def _read_clock() -> int | None:
-    from ..device import sm_clock_hz
-
-    return sm_clock_hz(cupy().cuda.Device().id)
-
-
-def _clock_dropped(start: int | None, end: int | None, max_hz: int | None) -> bool:
-    if start is None or end is None:
-        return False
-    return end < 0.9 * start or (max_hz is not None and end < 0.75 * max_hz)
-
-
-def build_timing(name: str, mode: str, samples: list[float], *, flush_bytes: int,
-                 clocks: tuple[int | None, int | None], stop_reason: str, work_check: str = "not checked",
-                 calls_per_sample: int = 1) -> Timing:
-    """A Timing from raw samples, with the clock-drop flag against this device's max SM clock."""
-    from ..device import describe
-
-    max_hz = describe(cupy().cuda.Device().id).sm_clock_max_hz
-    return Timing(name=name, mode=mode, samples_s=tuple(samples), stats=Stats.from_samples(samples),
-                  spread=Spread.from_samples(samples), calls_per_sample=calls_per_sample, flush_bytes=flush_bytes,
-                  sm_clock_start_hz=clocks[0], sm_clock_end_hz=clocks[1],
-                  clock_dropped=_clock_dropped(*clocks, max_hz), stop_reason=stop_reason, work_check=work_check)
-
-
-@dataclass(frozen=True)
-class StopRule:
-    """When sampling stops: a pure function of the samples so far (tested on CPU with synthetic ones).
-
-    ``iterations`` set: exactly that many. Otherwise at least ``min_samples`` and ``min_time_s``
-    of GPU time, then until relative std < ``max_noise`` or 4 x ``min_time_s`` of GPU time; in
-    any case at ``max_samples``, or past ``timeout_s`` of wall time with >= 3 samples.
-    """
-
-    iterations: int | None = None
-    min_samples: int = 10
-    max_samples: int = 2000
-    min_time_s: float = 0.5
-    max_noise: float = 0.005
-    timeout_s: float = 15.0
-
-    def reason(self, samples_s: list[float], *, per_sample: int = 1, elapsed_s: float = 0.0) -> str | None:
-        """Why to stop now, or None to take another sample."""
-        n, total = len(samples_s), sum(samples_s) * per_sample
-        if self.iterations is not None:
-            return f"iterations={self.iterations}" if n >= self.iterations else None
-        if n >= self.min_samples and total >= self.min_time_s:
-            mean = float(np.mean(samples_s))
-            rel = float(np.std(samples_s, ddof=1) / mean) if mean > 0 else math.inf
-            if rel < self.max_noise:
-                return f"noise {rel:.2%} < {self.max_noise:.2%}"
-            if total >= 4 * self.min_time_s:
-                return f"time budget {4 * self.min_time_s:g} s (noise {rel:.2%})"
-        if n >= self.max_samples:
-            return f"max_samples={self.max_samples}"
-        if elapsed_s > self.timeout_s and n >= 3:
-            return f"timeout {self.timeout_s:g} s"
-        return None
-
-
 def _warm_up(fn, setup, stream, *, warmup_ms: float, warmup_calls: int) -> tuple[float, float]:
     """Run ``fn`` (synchronized) for ``warmup_ms`` and at least ``warmup_calls``; (seconds per call, host
     seconds to enqueue one call: the median after the first, which may compile)."""
@@ -365,7 +262,7 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
     rule = StopRule(iterations=iterations, min_samples=min_samples, min_time_s=min_time_s, max_noise=max_noise,
                     max_samples=max_samples, timeout_s=timeout_s)
     rng = nvtx_range(name)  # one range object: attributes resolved once, not per sample
-    clock_start = _read_clock()
+    clock_start = read_clock()
     samples: list[float] = []
     started = time.perf_counter()
     with stream:
@@ -381,6 +278,6 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
             reason = rule.reason(samples, per_sample=per_sample, elapsed_s=time.perf_counter() - started)
             if reason is not None:
                 break
-    clock_end = _read_clock()
+    clock_end = read_clock()
     return build_timing(name, mode, samples, flush_bytes=smp.flush_bytes, clocks=(clock_start, clock_end),
                         stop_reason=reason, work_check=work, calls_per_sample=per_sample)

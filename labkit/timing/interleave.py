@@ -17,8 +17,9 @@ from typing import Literal
 
 from ..cuda import cupy
 from ..errors import ArgumentError
-from .events import Mode, Timing, _read_clock, _Sampler, build_timing
+from .events import Mode, _Sampler
 from .nvtx import nvtx_range
+from .record import Timing, build_timing, read_clock
 
 Order = Literal["rotate", "shuffle"]
 
@@ -72,7 +73,7 @@ def interleave(fns: Mapping[str, Callable[[], object]], *, iterations: int = 5, 
                 smp.stream.synchronize()
         if warmup:  # as time_gpu: the pad outlasts the slowest host enqueue, so no sample times the host
             smp.cover_enqueue(max(statistics.median(v[1:]) for v in enqueue.values()))
-        clock_start = _read_clock()
+        clock_start = read_clock()
         for r, names_r in enumerate(orders):
             for n in names_r:
                 smp.pad()
@@ -86,7 +87,7 @@ def interleave(fns: Mapping[str, Callable[[], object]], *, iterations: int = 5, 
                 samples[n].append(t)
                 if on_sample is not None:
                     on_sample(n, r, t)
-        clock_end = _read_clock()
+        clock_end = read_clock()
     reason = f"iterations={iterations}, interleaved ({order}) over {len(names)} configurations"
     return {n: build_timing(n, mode, x, flush_bytes=smp.flush_bytes, clocks=(clock_start, clock_end),
                             stop_reason=reason)

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from .. import _deps
 from ..cuda import cupy
 from ..errors import ArgumentError
-from .events import Mode, Stats, Timing, _read_clock, _Sampler, build_timing
+from .events import Mode, _Sampler
 from .nvtx import nvtx_range
+from .record import Timing, build_timing, read_clock
+from .stats import Stats
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class Pipeline:
             if warmup:  # as time_gpu and interleave: the pad outlasts a unit's host launch, so no phase times Python
                 # the first pass may compile: left out where there is another (a longer pad is only slower)
                 smp.cover_enqueue(max(statistics.median(v[1:] or v) for v in enqueue.values()))
-            clock_start = _read_clock()
+            clock_start = read_clock()
             samples: dict[str, list[float]] = {n: [] for n in self.order()}
             ranges = {n: nvtx_range(n) for n in self.order()}  # created once: no per-pass attribute lookups
             for _ in range(iterations):
@@ -129,7 +131,7 @@ class Pipeline:
                 smp.stream.synchronize()
                 for name, s, e in pairs:
                     samples[name].append(cp.cuda.get_elapsed_time(s, e) / 1e3)
-            clock_end = _read_clock()
+            clock_end = read_clock()
         phases = {n: build_timing(n, mode, x, flush_bytes=smp.flush_bytes, clocks=(clock_start, clock_end),
                                   stop_reason=f"iterations={iterations}")
                   for n, x in samples.items()}

@@ -96,7 +96,7 @@ def test_a_read_stats_value_is_at_most_a_day():
 
 
 def test_stop_rule_is_a_pure_function_of_the_samples():
-    from labkit.timing.events import StopRule
+    from labkit.timing.record import StopRule
 
     rule = StopRule(min_samples=10, min_time_s=0.5, max_noise=0.005, max_samples=50, timeout_s=15.0)
     steady = [0.1] * 9
@@ -325,21 +325,21 @@ def test_round_orders_defaults_start_at_the_given_order_and_replay_seed_0():
 def test_a_timing_is_flagged_when_its_sm_clock_fell():
     """clock_dropped: the end clock below 90% of the start clock, or below 75% of the device's max; never without both
     readings (found by a mutation audit: no test called it). 0.9 x 1980 MHz = 1782 MHz, 0.75 x 1980 MHz = 1485 MHz."""
-    from labkit.timing.events import _clock_dropped
+    from labkit.timing.record import clock_dropped
 
     start, top = 1_980_000_000, 1_980_000_000
-    assert _clock_dropped(start, 1_781_000_000, None) is True
-    assert _clock_dropped(start, 1_782_000_000, None) is False  # 90% exactly is not a drop
-    assert _clock_dropped(start, start, None) is False and _clock_dropped(start, 1_900_000_000, top) is False
-    assert _clock_dropped(1_500_000_000, 1_484_000_000, top) is True  # steady, but far below what the GPU can do
-    assert _clock_dropped(1_500_000_000, 1_485_000_000, top) is False  # 75% exactly is not
-    assert _clock_dropped(None, 1_000, top) is False and _clock_dropped(start, None, top) is False
+    assert clock_dropped(start, 1_781_000_000, None) is True
+    assert clock_dropped(start, 1_782_000_000, None) is False  # 90% exactly is not a drop
+    assert clock_dropped(start, start, None) is False and clock_dropped(start, 1_900_000_000, top) is False
+    assert clock_dropped(1_500_000_000, 1_484_000_000, top) is True  # steady, but far below what the GPU can do
+    assert clock_dropped(1_500_000_000, 1_485_000_000, top) is False  # 75% exactly is not
+    assert clock_dropped(None, 1_000, top) is False and clock_dropped(start, None, top) is False
 
 
 def test_samples_of_zero_time_stop_on_the_budget_with_infinite_noise():
     """A zero mean is infinite relative noise, not a division by zero (found by a mutation audit: only 'stops' was
     checked)."""
-    from labkit.timing.events import StopRule
+    from labkit.timing.record import StopRule
 
     assert StopRule(min_samples=2, min_time_s=0).reason([0.0, 0.0]) == "time budget 0 s (noise inf%)"
 
@@ -482,7 +482,7 @@ def _fake_timing(monkeypatch, module):
     monkeypatch.setattr(module, "_Sampler", type("S", (), {"create": staticmethod(lambda *a, **k: smp)}))
     monkeypatch.setattr(module, "cupy", lambda: type("cp", (), {"cuda": type("cuda", (), {
         "get_elapsed_time": staticmethod(lambda a, b: 1.0)})}))
-    monkeypatch.setattr(module, "_read_clock", lambda: None)
+    monkeypatch.setattr(module, "read_clock", lambda: None)
     monkeypatch.setattr(module, "build_timing", lambda name, mode, samples, **kw: type(
         "Timing", (), {"stats": Stats.from_samples(samples)})())  # without a GPU's clock to hold them to
     return smp
