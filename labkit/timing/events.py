@@ -30,7 +30,7 @@ from ..cuda import cupy, require_gpu
 from ..errors import ArgumentError, TimingError
 from .nvtx import nvtx_range
 from .persisting import persisting_l2_reset
-from .record import StopRule, Timing, build_timing, read_clock
+from .record import THROTTLE_PAUSE_S, StopRule, Timing, build_timing, read_clock, throttled, throttled_error
 
 Mode = Literal["cold", "cold_clean", "hot", "graph"]
 MODES = ("cold", "cold_clean", "hot", "graph")
@@ -74,7 +74,10 @@ class _Sampler:
     _record: object = None  # cupy.cuda.runtime.eventRecord: Event.record adds host time per call
     spin_cycles: int = SPIN_CYCLES
     _clock_hz: float = 1.98e9
+    max_clock_hz: int | None = None  # NVML's max SM clock, which a sample's clock is held to (None: not known)
     _reset_persisting: Callable[[], None] | None = None  # cold modes where L2 has a persisting set-aside
+    _stamps: object = None  # the spin's %globaltimer at start and end and the clocks it spun (device), and a pinned
+    _stamps_host: object = None  # copy the host reads after each sample
 
     @classmethod
     def create(cls, mode: str, flush_bytes: int | None = None) -> "_Sampler":
@@ -107,6 +110,9 @@ class _Sampler:
             s._clean_sum = cp.zeros((), dtype=cp.uint64)
         s._spin = helper_kernel("spin_cycles")
         s._clock_hz = float(dev.sm_clock_max_hz or s._clock_hz)
+        s.max_clock_hz = dev.sm_clock_max_hz
+        s._stamps = cp.zeros(3, dtype=cp.uint64)
+        s._stamps_host = np.frombuffer(cp.cuda.alloc_pinned_memory(3 * 8), np.uint64, 3)
         return s
 
     def cover_enqueue(self, host_s: float) -> None:
@@ -132,7 +138,19 @@ class _Sampler:
         if self._clean is not None:  # CuPy's own reduction: it reads every word, and the sum says it did
             with self.stream:
                 cp.sum(self._clean, dtype=cp.uint64, out=self._clean_sum)
-        self._spin((1,), (1,), (np.int64(self.spin_cycles),), stream=self.stream)
+        stamps = self._stamps if self._stamps is not None else np.uint64(0)  # a null pointer: no stamps written
+        self._spin((1,), (1,), (np.int64(self.spin_cycles), stamps), stream=self.stream)
+
+    def clock_before_sample(self) -> float | None:
+        """The SM clock [Hz] the last pad's spin ran at, just before the sample's start event: its stamps are copied
+        after whatever the stream holds, so this also waits for the sample. None where the stamps say nothing."""
+        cp = cupy()
+        rt = cp.cuda.runtime
+        rt.memcpyAsync(self._stamps_host.ctypes.data, self._stamps.data.ptr, self._stamps.nbytes,
+                       rt.memcpyDeviceToHost, self.stream.ptr)
+        self.stream.synchronize()
+        start_ns, end_ns, cycles = (int(v) for v in self._stamps_host)
+        return cycles / ((end_ns - start_ns) * 1e-9) if end_ns > start_ns and cycles > 0 else None
 
     def event(self):
         """Record the next event of the pool (``rewind()`` reuses them): creating a fresh event
@@ -264,6 +282,8 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
     rng = nvtx_range(name)  # one range object: attributes resolved once, not per sample
     clock_start = read_clock()
     samples: list[float] = []
+    sample_clocks: list[float | None] = []
+    dropped = 0
     started = time.perf_counter()
     with stream:
         while True:
@@ -273,11 +293,23 @@ def time_gpu(fn: Callable[[], object], *, name: str = "timed", mode: Mode = "col
                 start = smp.event()
                 runner()
                 stop = smp.event()
-            stop.synchronize()
+            hz = smp.clock_before_sample()  # waits for the sample
+            if throttled(hz, smp.max_clock_hz):  # NVBench's rule: drop the sample, let the GPU recover, go on
+                dropped += 1
+                if time.perf_counter() - started <= rule.timeout_s:
+                    time.sleep(THROTTLE_PAUSE_S)
+                    continue
+                if rule.iterations is not None or len(samples) < 3:
+                    raise TimingError(throttled_error(name, dropped, len(samples), hz, smp.max_clock_hz,
+                                                      rule.timeout_s))
+                reason = f"timeout {rule.timeout_s:g} s"
+                break
             samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3 / per_sample)
+            sample_clocks.append(hz)
             reason = rule.reason(samples, per_sample=per_sample, elapsed_s=time.perf_counter() - started)
             if reason is not None:
                 break
     clock_end = read_clock()
     return build_timing(name, mode, samples, flush_bytes=smp.flush_bytes, clocks=(clock_start, clock_end),
-                        stop_reason=reason, work_check=work, calls_per_sample=per_sample)
+                        stop_reason=reason, work_check=work, calls_per_sample=per_sample, sample_clocks=sample_clocks,
+                        dropped_throttled=dropped)

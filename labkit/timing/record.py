@@ -28,10 +28,16 @@ class Timing:
     clock_dropped: bool
     stop_reason: str
     work_check: str
+    # per kept sample, the SM clock its pad's spin ran at just before it [Hz], their median, and the samples dropped
+    # for a clock under THROTTLE_FRACTION of the max (empty, None and 0 where not measured: Pipeline, interleave)
+    sample_clocks_hz: tuple[float | None, ...] = ()
+    sm_clock_hz: float | None = None
+    dropped_throttled: int = 0
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["samples_s"] = list(self.samples_s)
+        d["sample_clocks_hz"] = list(self.sample_clocks_hz)
         return d
 
     def clock_span_mhz(self) -> str:
@@ -44,6 +50,7 @@ class Timing:
     def from_dict(cls, d: dict) -> "Timing":
         d = dict(d)
         d["samples_s"] = tuple(d["samples_s"])
+        d["sample_clocks_hz"] = tuple(d.get("sample_clocks_hz", ()))
         d["stats"] = Stats.from_node(Node(d["stats"], "stats"))  # in order and in range, as a report's
         d["spread"] = Spread(**d["spread"])
         return cls(**d)
@@ -66,17 +73,42 @@ def clock_dropped(start: int | None, end: int | None, max_hz: int | None) -> boo
     return end < 0.9 * start or (max_hz is not None and end < 0.75 * max_hz)
 
 
+THROTTLE_FRACTION = 0.75  # NVBench's --throttle-threshold: a sample whose SM clock ran under this share of the max
+THROTTLE_PAUSE_S = 0.05  # and its --throttle-recovery-delay: the pause after a dropped sample
+
+
+def throttled(clock_hz: float | None, max_hz: int | None) -> bool:
+    """Whether a sample's SM clock is under THROTTLE_FRACTION of the GPU's max (never where either is unknown)."""
+    return clock_hz is not None and max_hz is not None and clock_hz < THROTTLE_FRACTION * max_hz
+
+
+def throttled_error(name: str, dropped: int, kept: int, clock_hz: float, max_hz: int, timeout_s: float) -> str:
+    """What ``time_gpu`` says when throttled samples leave it too few past its timeout."""
+    return (f"{name}: {dropped} samples ran with the SM clock under {THROTTLE_FRACTION:.0%} of its max "
+            f"{max_hz / 1e6:.0f} MHz (the last at {clock_hz / 1e6:.0f} MHz) and were dropped, {kept} kept in "
+            f"{timeout_s:g} s: the GPU is throttled (power or heat); let it cool, or look at nvidia-smi -q -d "
+            "PERFORMANCE")
+
+
 def build_timing(name: str, mode: str, samples: list[float], *, flush_bytes: int,
                  clocks: tuple[int | None, int | None], stop_reason: str, work_check: str = "not checked",
-                 calls_per_sample: int = 1) -> Timing:
-    """A Timing from raw samples, with the clock-drop flag against this device's max SM clock."""
+                 calls_per_sample: int = 1, sample_clocks: list[float | None] | None = None,
+                 dropped_throttled: int = 0) -> Timing:
+    """A Timing from raw samples, with the clock-drop flag against this device's max SM clock; ``sample_clocks``
+    (one per sample, or None) and the samples dropped as throttled where the sampler measured them."""
     from ..device import describe
 
     max_hz = describe(cupy().cuda.Device().id).sm_clock_max_hz
+    known = [c for c in sample_clocks or () if c is not None]
+    if dropped_throttled:  # said where the reason is read: these samples are not in the statistics
+        stop_reason += (f"; {dropped_throttled} samples dropped, their SM clock under {THROTTLE_FRACTION:.0%} of "
+                        f"{max_hz / 1e6:.0f} MHz")
     return Timing(name=name, mode=mode, samples_s=tuple(samples), stats=Stats.from_samples(samples),
                   spread=Spread.from_samples(samples), calls_per_sample=calls_per_sample, flush_bytes=flush_bytes,
                   sm_clock_start_hz=clocks[0], sm_clock_end_hz=clocks[1],
-                  clock_dropped=clock_dropped(*clocks, max_hz), stop_reason=stop_reason, work_check=work_check)
+                  clock_dropped=clock_dropped(*clocks, max_hz), stop_reason=stop_reason, work_check=work_check,
+                  sample_clocks_hz=tuple(None if c is None else round(c) for c in sample_clocks or ()),
+                  sm_clock_hz=float(np.median(known)) if known else None, dropped_throttled=dropped_throttled)
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,25 @@ def test_time_gpu_times_a_real_kernel_and_checks_it(cp):
     out.fill(cp.nan)
     run()
     assert float(out.sum(dtype=cp.float64)) == pytest.approx(float(x.sum(dtype=cp.float64)), rel=1e-4)
+    # each sample's SM clock, from its pad's spin (clock64 over %globaltimer): near NVML's max on an idle GPU
+    top = describe(cp.cuda.Device().id).sm_clock_max_hz
+    assert len(t.sample_clocks_hz) == 20 and None not in t.sample_clocks_hz and t.dropped_throttled == 0
+    assert 0.75 * top <= t.sm_clock_hz <= 1.02 * top, (t.sm_clock_hz, top)
+    print(f"SM clock per sample: median {t.sm_clock_hz / 1e6:.0f} MHz, {min(t.sample_clocks_hz) / 1e6:.0f}-"
+          f"{max(t.sample_clocks_hz) / 1e6:.0f}; NVML {t.clock_span_mhz()} MHz, max {top / 1e6:.0f}")
+
+
+def test_samples_under_the_clock_threshold_are_dropped_and_a_gpu_that_stays_so_is_an_error(cp, monkeypatch):
+    """The drop path on a real sampler: held to a threshold above any clock, every sample is dropped and the timing
+    ends in one error naming the clocks, once past its timeout."""
+    from labkit.errors import TimingError
+    from labkit.timing import record, time_gpu
+
+    run, _, _ = _reader(cp, 16 << 20)
+    monkeypatch.setattr(record, "THROTTLE_FRACTION", 2.0)
+    with pytest.raises(TimingError, match=r"samples ran with the SM clock under 200% of its max \d+ MHz \(the last at "
+                                          r"\d+ MHz\) and were dropped, 0 kept in 0.3 s"):
+        time_gpu(run, name="test/throttled", mode="cold", iterations=5, timeout_s=0.3)
 
 
 @pytest.mark.parametrize("mode", ["cold", "hot"])

@@ -266,7 +266,8 @@ def test_a_sampler_resets_persisting_lines_in_the_cold_modes_only(monkeypatch, m
         def __getattr__(self, name):
             return lambda *a, **k: Fake()
 
-    cp = type("cp", (), {"cuda": type("cuda", (), {"Device": Fake, "Stream": Fake}), "empty": Fake, "ones": Fake,
+    cp = type("cp", (), {"cuda": type("cuda", (), {"Device": Fake, "Stream": Fake, "alloc_pinned_memory": bytearray}),
+                         "empty": Fake, "ones": Fake,
                          "zeros": Fake, "uint8": 0, "uint32": 0, "uint64": 0})
     monkeypatch.setattr(ev, "cupy", lambda: cp)
     monkeypatch.setattr(ev, "require_gpu", lambda what: None)
@@ -457,12 +458,17 @@ class _FakeSampler:
     """Stands in for events._Sampler: events from a pool, pads that do nothing, the enqueue cover it was given."""
 
     flush_bytes = 0
+    max_clock_hz = 1_980_000_000
 
     def __init__(self):
         self.stream, self.pool, self.next, self.covered = _FakeStream(), [], 0, None
+        self.clocks = []  # what clock_before_sample says, in turn (then the max)
 
     def pad(self, setup=None):
         pass
+
+    def clock_before_sample(self):
+        return self.clocks.pop(0) if self.clocks else float(self.max_clock_hz)
 
     def cover_enqueue(self, host_s):
         self.covered = host_s
@@ -574,3 +580,66 @@ def test_a_timing_argument_refused_is_an_argument_error_a_notebook_shows_in_one_
     with pytest.raises(ArgumentError, match="Stats need a non-empty 1-D list of samples"):
         Stats.from_samples([])
     assert issubclass(ArgumentError, ValueError)
+
+
+def _throttle_case(monkeypatch, clocks):
+    from labkit.timing import events
+
+    smp = _fake_timing(monkeypatch, events)
+    monkeypatch.setattr(events, "_warm_up", lambda *a, **k: (1e-5, 1e-6))
+    monkeypatch.setattr(events, "THROTTLE_PAUSE_S", 0)
+    built = {}
+    monkeypatch.setattr(events, "build_timing", lambda name, mode, samples, **kw: built.update(samples=samples, **kw))
+    smp.clocks = list(clocks)
+    return events, built
+
+
+def test_time_gpu_drops_a_sample_whose_sm_clock_ran_under_three_quarters_of_the_max(monkeypatch):
+    """timing-methodology.md: per sample the SM clock (the pad's spin: clock64 cycles over %globaltimer ns), and a
+    sample under 75 % of the max dropped and counted, as NVBench does; it had only read NVML before and after."""
+    events, built = _throttle_case(monkeypatch, [1.90e9, 1.20e9, 1.48e9, 1.95e9, 1.485e9])
+    events.time_gpu(lambda: None, mode="hot", iterations=3, check_work=False)
+    assert built["samples"] == [1e-3] * 3 and built["dropped_throttled"] == 2  # 1.485 GHz is 75 % exactly: kept
+    assert built["sample_clocks"] == [1.90e9, 1.95e9, 1.485e9] and built["stop_reason"] == "iterations=3"
+
+
+def test_a_gpu_throttled_past_the_timeout_is_an_error_or_a_timeout_with_what_was_kept(monkeypatch):
+    from labkit.errors import TimingError
+
+    events, _ = _throttle_case(monkeypatch, [1.0e9] * 50)
+    with pytest.raises(TimingError, match=r"^t: 1 samples ran with the SM clock under 75% of its max 1980 MHz \(the "
+                                          r"last at 1000 MHz\) and were dropped, 0 kept in 0 s: the GPU is throttled"):
+        events.time_gpu(lambda: None, name="t", mode="hot", iterations=5, timeout_s=0, check_work=False)
+    events, built = _throttle_case(monkeypatch, [1.9e9] * 3 + [1.0e9] * 50)  # 3 kept, then it throttled
+    monkeypatch.setattr(events, "THROTTLE_PAUSE_S", 0.02)
+    events.time_gpu(lambda: None, name="t", mode="hot", timeout_s=0.05, min_samples=10, check_work=False)
+    assert built["stop_reason"] == "timeout 0.05 s" and built["dropped_throttled"] >= 2 and len(built["samples"]) == 3
+
+
+def test_a_timing_keeps_each_samples_clock_their_median_and_says_what_it_dropped(monkeypatch):
+    import json
+
+    import labkit.device
+    from labkit.timing import record
+
+    monkeypatch.setattr(record, "cupy", lambda: type("cp", (), {"cuda": type("cuda", (), {
+        "Device": lambda: type("D", (), {"id": 0})()})}))
+    monkeypatch.setattr(labkit.device, "describe", lambda index=0: type("d", (), {"sm_clock_max_hz": 1_980_000_000})())
+    t = record.build_timing("t", "cold", [1e-3, 2e-3, 3e-3], flush_bytes=1, clocks=(None, None),
+                            stop_reason="iterations=3", sample_clocks=[1.97e9, 1.9e9, None], dropped_throttled=2)
+    assert t.sample_clocks_hz == (1_970_000_000, 1_900_000_000, None) and t.sm_clock_hz == 1.935e9
+    assert t.stop_reason == "iterations=3; 2 samples dropped, their SM clock under 75% of 1980 MHz"
+    assert record.Timing.from_dict(json.loads(json.dumps(t.to_dict()))) == t
+    old = {k: v for k, v in t.to_dict().items() if k not in ("sample_clocks_hz", "sm_clock_hz", "dropped_throttled")}
+    assert record.Timing.from_dict(old).sample_clocks_hz == ()  # a timing saved before these fields reads back
+
+
+def test_the_spin_kernel_takes_the_cycles_and_the_stamps_pointer_the_pad_passes():
+    """NVRTC on the CPU: spin_cycles(long long, unsigned long long*), 8 + 8 bytes of parameters, as pad() passes them
+    (an int64 and a device array or a null uint64); a third argument or a 4-byte one would misalign the launch."""
+    import labkit.timing.events as ev
+    from labkit.kernels import compile_cubin, kernel_path
+    from labkit.manifest.elf import read_cubin
+
+    entries = read_cubin(compile_cubin(kernel_path(ev.__file__, "timing_helpers.cu"), arch="sm_90").image).entries
+    assert entries["spin_cycles"].param_sizes == (8, 8) and entries["empty_kernel"].param_sizes == ()
