@@ -11,7 +11,7 @@ import sys
 from ._cliargs import Parser, check_figure, figure_path, int_in, output_path, typed
 from ._text import one_line, shell_word
 from ._write import dumps
-from .errors import LabkitError, MachineError, NoGPU
+from .errors import LabkitError, NoGPU
 
 
 def _device(args) -> int:
@@ -381,7 +381,7 @@ def _command(argv: list[str] | None) -> int:
         return args.fn(args)
     except LabkitError as exc:
         _error(prog, str(exc))
-        return 1 if isinstance(exc, MachineError) else 2  # the input passed its checks, only the machine is wrong
+        return exc.exit_status  # 2, or 1 where the input passed its checks and the machine or the work failed
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as the Python docs recommend
         import os
 

@@ -9,6 +9,9 @@ a package), with no traceback.
 class LabkitError(Exception):
     """Base of every error labkit raises on purpose."""
 
+    exit_status = 2  # the CLI's: bad input; 1 where the input passed and the machine or the work failed
+
+
     def _render_traceback_(self) -> list[str]:
         # IPython shows this instead of a traceback: a notebook cell gets the same one line as the CLI
         return [f"{type(self).__name__}: {self}"]
@@ -35,6 +38,8 @@ def at(path: str, message: str) -> str:
 
 class MachineError(LabkitError):
     """The input passed its checks, but this machine lacks what the work needs: the CLI exits 1, not 2."""
+
+    exit_status = 1
 
 
 class NoGPU(MachineError):
@@ -90,7 +95,7 @@ def exit_in_one_line() -> None:
     def hook(kind, error, tb):
         if isinstance(error, LabkitError):
             print(f"labkit: error: {one_line(str(error))}", file=sys.stderr)
-            sys.exit(1 if isinstance(error, MachineError) else 2)
+            sys.exit(error.exit_status)
         previous(kind, error, tb)
 
     sys.excepthook = hook

@@ -68,8 +68,14 @@ def run_point(sweep_dir: str, workload: str, pid: str, params: dict) -> dict:
     try:
         record.update(status="ok", result=workloads.get(workload)(**params), error=None)
     except Exception as exc:  # noqa: BLE001 - a point's failure is data: keep it, go on with the others
-        record.update(status="failed", result=None,
-                      error=f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS], traceback=traceback.format_exc()[-2000:])
+        from .context import cuda_context_lost
+
+        error = f"{type(exc).__name__}: {exc}"
+        if lost := cuda_context_lost():  # said in the record and first: the executor runs nothing more in here
+            record["context_lost"] = lost
+            error = f"CUDA context lost ({lost}: this process can run no more GPU work); {error}"
+        record.update(status="failed", result=None, error=error[:MAX_ERROR_CHARS],
+                      traceback=traceback.format_exc()[-2000:])
     record["elapsed_s"] = round(time.time() - started, 6)
     path = Path(sweep_dir) / "points" / f"{pid}.json"
     try:

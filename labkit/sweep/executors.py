@@ -78,8 +78,16 @@ def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], 
     if not todo:
         return
     if kind == "local":
-        for pid, params in todo:
-            yield run_point(sweep_dir, workload, pid, params)
+        for i, (pid, params) in enumerate(todo):
+            record = run_point(sweep_dir, workload, pid, params)
+            yield record
+            if record.get("context_lost") and i + 1 < len(todo):  # every later point would fail with its error
+                from .context import SweepStopped
+
+                raise SweepStopped(f"point {pid} left this process's CUDA context unusable ({record['context_lost']});"
+                                   f" the sweep stops with {len(todo) - i - 1} of its points not run: run it again to"
+                                   " resume in a new process, or use --executor processes, where such a point ends "
+                                   "only its worker's pool")
     elif kind == "processes":
         ctx = mp.get_context("spawn")  # CUDA cannot be forked
         gpus = _gpu_slots()
@@ -108,9 +116,10 @@ def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, tod
     dies the pool breaks, failing every point in flight: in a pool of one worker that point killed it (a failed
     point); of several, any may have. Returns (the points not handed out, those suspects) for new pools."""
     queue, running, suspects = list(todo), {}, []
+    lost = False  # a worker's CUDA context is lost: it must take no more points, so this pool takes none
 
     def submit_next() -> None:
-        if queue:
+        if queue and not lost:
             try:
                 running[pool.submit(run_point, sweep_dir, workload, *queue[0])] = queue[0]
             except BrokenProcessPool:  # a worker died: the queue waits for a new pool
@@ -127,16 +136,20 @@ def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, tod
     while running:
         for fut in wait(running, return_when=FIRST_COMPLETED).done:
             pid, params = running.pop(fut)
-            submit_next()  # before the caller prints the record: no worker waits on it
+            record = None
             try:
-                yield fut.result()
+                record = fut.result()
+                lost = lost or bool(record.get("context_lost"))  # the rest of the queue goes to a new pool
             except BrokenProcessPool as exc:
                 if workers == 1:  # alone in its pool: it took the process down
-                    yield _failed(sweep_dir, workload, pid, params, f"worker died: {exc}")
+                    record = _failed(sweep_dir, workload, pid, params, f"worker died: {exc}")
                 else:
                     suspects.append((pid, params))
             except Exception as exc:  # noqa: BLE001 - an error the pool returned: the point is failed, the rest go on
-                yield _failed(sweep_dir, workload, pid, params, f"worker died: {type(exc).__name__}: {exc}")
+                record = _failed(sweep_dir, workload, pid, params, f"worker died: {type(exc).__name__}: {exc}")
+            submit_next()  # before the caller prints the record: no worker waits on it
+            if record is not None:
+                yield record
     return queue, suspects
 
 
@@ -145,13 +158,18 @@ def _one_point_per_worker(pool, workers: int, sweep_dir: str, workload: str, tod
 ALLOWED_FAILURES = 1
 
 
-def _pinned_point(gpus: list[str], *args) -> dict:
-    """run_point on a worker of the own LocalCluster (no dask-cuda): GPU ``gpus[name % len]`` for worker ``name``, set
-    before the point's first CUDA call, and again after a restart (the Nanny keeps the name, not the environment)."""
+def _dask_point(pin: list[str], *args) -> dict:
+    """A point on a Dask worker: on GPU ``pin[name % len]`` where the own LocalCluster pins them (no dask-cuda). Where
+    an earlier point lost this process's CUDA context it is not run (``PointNotRun``; its retry may go to another
+    worker): a point run there had failed with the earlier one's error."""
     import distributed
 
-    name = distributed.get_worker().name
-    os.environ["CUDA_VISIBLE_DEVICES"] = gpus[int(name) % len(gpus)]
+    from .context import PointNotRun, cuda_context_lost
+
+    if (lost := cuda_context_lost()) is not None:
+        raise PointNotRun(f"not run: an earlier point left this worker's CUDA context unusable ({lost})")
+    if pin:  # set before the point's first CUDA call, and again after a restart (the Nanny keeps the name only)
+        os.environ["CUDA_VISIBLE_DEVICES"] = pin[int(distributed.get_worker().name) % len(pin)]
     return run_point(*args)
 
 
@@ -168,16 +186,27 @@ def _dask(sweep_dir: str, workload: str, todo, *, workers: int, client=None):
                                                      dashboard_address=None))
         gpus = _gpu_slots() if cuda is None else []  # without dask-cuda every worker had run on the first GPU
         client = distributed.Client(cluster)
+    def submit(pid: str, params: dict, key: str):
+        return client.submit(_dask_point, gpus, sweep_dir, workload, pid, params, key=key, pure=False, retries=1)
+
     try:
-        task, pinned = (_pinned_point, (gpus,)) if gpus else (run_point, ())
-        futures = {client.submit(task, *pinned, sweep_dir, workload, pid, params, key=f"pt-{pid}", pure=False,
-                                 retries=1): (pid, params) for pid, params in todo}
-        for fut in distributed.as_completed(futures):
+        futures = {submit(pid, params, f"pt-{pid}"): (pid, params) for pid, params in todo}
+        not_run = []
+        for fut in distributed.as_completed(list(futures)):
             pid, params = futures[fut]
             try:
                 yield fut.result()
             except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker after the retry: record it and go on
+                if type(exc).__name__ == "PointNotRun":  # no record: the point is missing, and a resume runs it
+                    not_run.append(pid)
+                    continue
                 yield _failed(sweep_dir, workload, pid, params, f"{type(exc).__name__}: {exc}")
+        if not_run:
+            from .context import SweepStopped
+
+            raise SweepStopped(f"{len(not_run)} points not run: the CUDA context of the workers they were given was "
+                               "lost by an earlier point (its record says which); run the sweep again to resume in "
+                               "new workers")
     finally:
         if own:
             client.close()

@@ -174,8 +174,9 @@ DEMO_SLEEP_MAX_MS = 60_000
 def _sleep_check(ms: float = 10, fail: str = "", **_) -> None:
     if not 0 <= float(ms) <= DEMO_SLEEP_MAX_MS:  # a negative one failed each point; 1e11 slept for three years
         raise ArgumentError(f"ms={ms}: expected a sleep of 0..{DEMO_SLEEP_MAX_MS} milliseconds")
-    if fail not in ("", "no", "yes", "exit"):
-        raise ArgumentError(f"fail={fail!r}: expected yes (raise), exit (end the worker) or no")
+    if fail not in ("", "no", "yes", "exit", "lost", "cuda"):
+        raise ArgumentError(f"fail={fail!r}: expected yes (raise), exit (end the worker), lost (a CUDA context lost, "
+                            "simulated), cuda (a kernel that faults, on a GPU) or no")
 
 
 # its parameters are named, as every workload's are: an axis it has none for (a typo) is refused by check_grid,
@@ -183,12 +184,29 @@ def _sleep_check(ms: float = 10, fail: str = "", **_) -> None:
 @register("demo.sleep", check=_sleep_check)
 def demo_sleep(ms: float = 10, fail: str = "", tag: str = "", i: int = 0) -> dict:
     """No GPU: sleeps ``ms`` milliseconds and returns its parameters (``fail=yes`` raises, to try retries;
-    ``fail=exit`` ends its process, as a crashing kernel would, to try a pool's worker dying); ``tag`` and ``i``
-    only label points, to sweep one sleep several times."""
+    ``fail=exit`` ends its process, as a crashing kernel would, to try a pool's worker dying; ``fail=lost`` fails as a
+    kernel that loses the CUDA context would, and so does every later point of its process; ``fail=cuda`` runs such a
+    kernel, on a GPU); ``tag`` and ``i`` only label points, to sweep one sleep several times."""
+    from . import context
+
+    if context.simulated_lost() is not None:  # as every CUDA call after a sticky error fails
+        raise RuntimeError(f"{context.simulated_lost()}: this process's CUDA context was lost by an earlier point")
     if fail == "yes":
         raise RuntimeError(f"demo.sleep asked to fail (ms={ms}, tag={tag!r}, i={i})")
     if fail == "exit":
         os._exit(3)
+    if fail == "lost":
+        context.simulate_lost("cudaErrorIllegalAddress")
+        raise RuntimeError("cudaErrorIllegalAddress: an illegal memory access was encountered (simulated)")
+    if fail == "cuda":
+        from ..cuda import cupy, require_gpu
+        from ..kernels import kernel_path, load_module
+
+        require_gpu("demo.sleep fail=cuda")
+        cp = cupy()
+        store = load_module(kernel_path(__file__, "illegal_address.cu")).get_function("store_far_away")
+        store((1,), (1,), (cp.zeros(1, dtype=cp.int32),))
+        cp.cuda.Device().synchronize()  # raises cudaErrorIllegalAddress
     time.sleep(float(ms) / 1e3)
     return {"ms": ms, "tag": tag, "i": i, "pid": os.getpid(),
             "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}

@@ -72,3 +72,23 @@ def test_the_own_cluster_pins_one_gpu_per_worker_without_dask_cuda(tmp_path, mon
     seen = df.groupby("pid")["result.cuda_visible_devices"].unique()
     assert sorted(v for values in seen for v in values) == ["3", "5"], seen  # one GPU per worker, both used
     assert (df["result.cuda_visible_devices"] == df["result.cuda_visible_devices"].astype(str)).all()
+
+
+def test_a_worker_whose_cuda_context_is_lost_runs_no_more_points_and_a_resume_finishes_the_sweep(tmp_path):
+    """demo.sleep fail=lost fails as a kernel that loses the CUDA context does, and so would every later point of its
+    worker's process: that worker refuses its later points (no record: missing, not failed with another's error), the
+    sweep says how many, and resumes (new workers each time) finish it."""
+    from labkit.sweep.context import SweepStopped
+
+    grid = {"i": [0, 1, 2], "fail": ["no", "lost"]}
+    for _ in range(6):  # each run loses at most its two workers
+        try:
+            sweep.run(tmp_path, "demo.sleep", grid, executor="dask", workers=2, progress=None)
+            break
+        except SweepStopped as exc:
+            assert "points not run: the CUDA context of the workers they were given was lost" in str(exc)
+            df = sweep.collect(tmp_path)
+            assert (df.loc[df["fail"] == "no", "status"] == "ok").all(), df  # never another point's error
+    df = sweep.collect(tmp_path)
+    assert len(df) == 6 and (df.loc[df["fail"] == "no", "status"] == "ok").all(), df
+    assert df.loc[df["fail"] == "lost", "error"].str.startswith("CUDA context lost (cudaErrorIllegalAddress").all()

@@ -551,7 +551,8 @@ def test_a_sage2_sweep_takes_shapes_from_the_cli_and_is_checked_whole_before_it_
     # found by a new-user review: a negative sleep failed every point in a new directory, 1e11 ms slept for years
     ("demo.sleep", ["ms=-5"], "ms=-5: expected a sleep of 0..60000 milliseconds"),
     ("demo.sleep", ["ms=99999999999"], "ms=99999999999: expected a sleep of 0..60000 milliseconds"),
-    ("demo.sleep", ["fail=maybe"], "fail='maybe': expected yes (raise), exit (end the worker) or no"),
+    ("demo.sleep", ["fail=maybe"], "fail='maybe': expected yes (raise), exit (end the worker), lost (a CUDA context "
+                                      "lost, simulated), cuda (a kernel that faults, on a GPU) or no"),
     ("decode.point", ["batch=1"], "workload decode.point needs a grid axis for kv_len"),
     ("decode.point", ["batch=1", "kv_len=1.5k"], "grid axis kv_len='1.5k': workload decode.point takes an integer"),
     ("decode.point", ["batch=1", "kv_len=64", "peers=yes"],
