@@ -216,6 +216,8 @@ class Choice(Param):
         return "one of " + ", ".join(self.options)
 
     def check(self, value: Any) -> str:
+        if isinstance(value, int) and not isinstance(value, bool) and str(value) in self.options:
+            return str(value)  # plain papermill's -p head_dim 128 (or YAML's 128) gives the int of a numeric option
         if value not in self.options:
             raise self.fail(value)
         return value

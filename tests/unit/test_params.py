@@ -396,3 +396,17 @@ def test_vars_the_manifest_declares_pass_the_check_beside_it():
     manifest = "data/trtllm_gen_decode_manifest_v4.json"  # declares tokens, 1..64
     IntDict(1, vars_of="manifest").check_beside({"tokens": 64}, {"manifest": manifest})
     IntDict(1).check_beside({"anything": 3}, {})  # no manifest named: nothing to check
+
+
+def test_a_numeric_choice_takes_the_int_plain_papermill_gives_it():
+    """A fresh-user review: `papermill 03_decode.ipynb out.ipynb -p head_dim 128` (or -y 'head_dim: 128') was refused
+    with "head_dim = 128: expected one of 128, 256"; the int of a numeric option is that option."""
+    from labkit import notebooks
+    from labkit.errors import ParameterError
+
+    assert Choice("128", "256").check(128) == "128" and Choice("16", "32", "64").check(64) == "64"
+    assert notebooks.check_parameters("03_decode", {"head_dim": 256, "page_size": 16}) == {"head_dim": "256",
+                                                                                            "page_size": "16"}
+    for bad in (100, True, 128.0, "0128"):
+        with pytest.raises(ParameterError, match="expected one of 128, 256"):
+            Choice("128", "256").check(bad)
