@@ -111,7 +111,7 @@ points = session.measure("precision", precision_study, tuple(shape), layout=layo
                                       else ())))
 precision = precision_frame(points)
 session.save_table(precision, "precision")
-print(labkit.wrapped(fastest_build(points, shown=build)))
+print(labkit.wrapped(fastest_build(points, shown=build, on=session.device_name)))
 shown_precision(precision)  # data/precision.csv keeps every digit
 
 # %% [markdown]

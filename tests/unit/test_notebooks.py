@@ -43,8 +43,9 @@ OUTPUTS = {
 # regular expressions over its text read as one line, numbers left open, so a new recording keeps them true
 SAYS = {"00_device_and_timing": ("the GPU waited for each launch",),  # the back-to-back bar was the host's pace
         # the headline phases come from the seed build; the sm90 build's 2.9x had been a table row with no sentence
-        "02_sage2_phases": (r"fastest mainloop here: sm90 build, pv_terms 1, [\d.]+ ms \(\d+ TOPS\), [\d.]+x faster "
-                            r"than the seed build \([\d.]+ ms\), whose phases and tail study this notebook shows",
+        "02_sage2_phases": (r"fastest mainloop on NVIDIA H200: sm90 build, pv_terms 1, [\d.]+ ms \(\d+ TOPS\), "
+                            r"[\d.]+x faster than the seed build \([\d.]+ ms\), whose phases and tail study this "
+                            r"notebook shows",
                             # the comparison named neither run (a review)
                             r"A = seed report \(device not recorded\), B = labkit on NVIDIA H200 ",
                             r"B/A: B's time over A's \(under 1: B is faster\)"),

@@ -115,15 +115,16 @@ def shown_precision(frame):
     return rounded(frame, (("_ms", 2), ("TOPS", 1)))
 
 
-def fastest_build(points, shown) -> str:
+def fastest_build(points, shown, *, on: str = "this GPU") -> str:
     """Which build of ``points`` ran the mainloop fastest, against ``shown`` (a Schedule: the build whose phases and
-    tail study the notebook shows), so that a faster build beside the headline numbers is said in words."""
+    tail study the notebook shows), so that a faster build beside the headline numbers is said in words; ``on``: the
+    GPU that measured them (a recorded run's, by name: "here" had read as this machine)."""
     def is_shown(p) -> bool:
         return (p.build, p.pv_terms, p.cta_q, p.cta_k, p.warp_q) == (
             shown.mainloop, shown.pv_terms, shown.cta_q, shown.cta_k, shown.warp_q)
 
     best = min(points, key=lambda p: p.mainloop.p50_s)
-    line = (f"fastest mainloop here: {best.build} build, pv_terms {best.pv_terms}, "
+    line = (f"fastest mainloop on {on}: {best.build} build, pv_terms {best.pv_terms}, "
             f"{best.mainloop.p50_s * 1e3:.1f} ms ({best.tops:.0f} TOPS)")
     mine = next((p for p in points if is_shown(p)), None)
     if mine is None:
