@@ -1,7 +1,6 @@
 """`labkit report map`: labkit against its best peer over batch x kv_len, from decode reports timed with --peers."""
 
 import json
-import math
 
 import matplotlib
 import numpy as np
@@ -167,7 +166,14 @@ def test_the_figure_colours_each_call_by_how_far_from_the_best_peer_and_leaves_u
     labels = [t.get_text() for t in ax.texts]
     assert len(labels) == 86 and "0.90" in labels and "1.18" in labels
     norm = ax.images[0].norm
-    assert norm.vcenter == 1.0 and math.isclose(norm.vmax - 1, 1 - norm.vmin)  # par is white, symmetric reach
+    values = np.ma.filled(grid.astype(float), np.nan)
+    assert (norm.vcenter, norm.vmin, norm.vmax) == (1.0, np.nanmin(values), np.nanmax(values))  # par white; each end
+    # the furthest call its side (a fresh-user review: one reach for both sides, the furthest call ahead's, left calls
+    # behind by 1-3 % near white), so the one furthest behind is full red
+    behind = ax.images[0].cmap(norm(np.nanmin(values)))
+    ticks = fig.axes[1].get_yticks()  # both halves ticked, inside the ends (a tick rounded past one blanked the bar)
+    assert ticks.min() >= norm.vmin and ticks.max() <= norm.vmax and (ticks < 1).sum() >= 1 and (ticks > 1).sum() >= 3
+    assert behind[0] > 0.35 and behind[2] < 0.2, behind  # RdBu's red end, not its pale middle
     assert [t.get_text() for t in ax.get_xticklabels()] == list(m.kv_labels)
     assert "under 1: behind" in fig.axes[1].get_ylabel()
     default = plot.peer_map(m).axes[0].get_title()
