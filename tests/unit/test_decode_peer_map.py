@@ -317,3 +317,11 @@ def test_a_bench_of_two_kernel_variants_is_a_map_each(tmp_path, capsys):
     figures = [line.split(": ", 1)[1] for line in capsys.readouterr().out.splitlines() if line.startswith("figure: ")]
     assert figures == [str(tmp_path / "map_d128_32-8_fma.png"), str(tmp_path / "map_d128_32-8_mma.png")]
     assert load_maps([_report(tmp_path, "one.json", [_row(4, 8192, 1.02)])])[0].variant is None  # one: unsaid
+
+
+def test_a_call_behind_by_less_than_a_thousandth_is_said_under_one():
+    """A fresh-user review: report map said "behind at 1 of 11 calls; furthest: 64 x 1k x 1.000", where report show
+    said x 0.9998 of the same call."""
+    from labkit.workloads.decode.peer_map import under_one
+
+    assert [under_one(x) for x in (0.973, 0.9998, 0.99996, 0.9994)] == ["0.973", "0.9998", "0.99996", "0.999"]

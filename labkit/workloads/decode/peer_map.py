@@ -162,6 +162,14 @@ def load_maps(paths: list[str | Path], *, newest: bool = False) -> list[PeerMap]
     return peer_maps([(str(p), load(p)) for p in paths], newest=newest)
 
 
+def under_one(x: float) -> str:
+    """A ratio under 1 to the digits that show it under 1 (0.973, 0.9998): "behind ... x 1.000" read as level."""
+    digits = 3
+    while round(x, digits) >= 1 and digits < 6:
+        digits += 1
+    return f"{x:.{digits}f}"
+
+
 def map_table(m: PeerMap) -> str:
     """x_best_peer by batch (rows) and kv_len (columns), then how many calls are behind and the furthest."""
     from ...report.tables import fmt_table
@@ -170,7 +178,7 @@ def map_table(m: PeerMap) -> str:
             for b in m.batches]
     behind = m.behind()
     label = dict(zip(m.kv_lens, m.kv_labels))
-    worst = ", ".join(f"{b} x {label[n]} x {c.x_best_peer:.3f} ({c.best_peer})" for (b, n), c in behind[:3])
+    worst = ", ".join(f"{b} x {label[n]} x {under_one(c.x_best_peer)} ({c.best_peer})" for (b, n), c in behind[:3])
     return "\n".join([f"labkit beside the peers / the best peer, {m.what} (under 1: behind)",
                       *(f"  {gpu}, git {git}" for gpu, git in m.runs),
                       *([f"  {counted(m.replaced, 'call')} in two reports: the later one's"] if m.replaced else []),
