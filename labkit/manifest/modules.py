@@ -48,7 +48,11 @@ def _regular(p: Path) -> bool:
         return False
 
 
-def find(module: Module, dirs: list[Path]) -> LoadedModule:
+# where a missing cubin of a manifest model comes from, when it is not FlashInfer's: said instead of that hint
+REBUILT_BY = {"labkit-paged-decode": "rebuild it with labkit decode build, which writes it beside its manifest"}
+
+
+def find(module: Module, dirs: list[Path], *, model: str = "") -> LoadedModule:
     """Locate ``module.source`` (by name, else any ``*.cubin`` with the same sha256).
 
     Raises:
@@ -85,6 +89,6 @@ def find(module: Module, dirs: list[Path]) -> LoadedModule:
     if wrong:  # every file by the module's name, in search order: the one the user put there may not be the first
         found = "; ".join(f"{show_path(p)} {what}" for p, what in wrong)
         raise ModuleError(f"modules.{module.name}.sha256: {found}; the manifest expects {module.sha256}")
+    source = REBUILT_BY.get(model, "or install FlashInfer's cubins: pip install 'labkit[cubins]'")
     raise ModuleError(f"modules.{module.name}: no cubin with sha256 {module.sha256[:16]}... ({module.source}) in "
-                      f"{', '.join(str(d) for d in dirs)}; put it in data/cubins/, pass --cubin-dir, or install "
-                      "FlashInfer's cubins: pip install 'labkit[cubins]'")
+                      f"{', '.join(str(d) for d in dirs)}; put it in data/cubins/, pass --cubin-dir, {source}")

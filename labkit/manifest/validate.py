@@ -309,7 +309,7 @@ def _find_modules(m: Manifest, res: CheckResult, device, cubin_dirs: tuple) -> N
     dirs = search_dirs((*cubin_dirs, *beside))
     for name in sorted(used & set(m.modules)):
         try:
-            lm = find(m.modules[name], dirs)
+            lm = find(m.modules[name], dirs, model=m.model)
         except ModuleError as exc:
             res.issues.append(Issue("error", f"modules.{name}", str(exc).split(": ", 1)[-1]))
             continue

@@ -835,6 +835,11 @@ def test_from_manifest_retargets_the_seed_geometry(tmp_path, capsys):
     assert m.buffers["kv"].shape == (22, 2, 64, 4, 2, 256) and m.buffers["q"].shape == (64, 24, 256)
     assert cli.main(["decode", "from-manifest", str(ROOT / "data" / "sage2_report_seed.json"), "--out",
                      str(tmp_path)]) == 2
+    capsys.readouterr()
+    # its own output again (a fresh-user review: "expected K and V as views of one interleaved kv" said nothing of it)
+    assert cli.main(["decode", "from-manifest", str(path), "--out", str(tmp_path / "again")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "a manifest labkit decode build wrote (model labkit-paged-decode); from-manifest takes a trtllm-gen" in err
 
 
 @pytest.mark.parametrize("change, message", [

@@ -283,6 +283,22 @@ def test_a_missing_cubin_names_the_extra_that_ships_the_seeds(capsys):
     assert "or install FlashInfer's cubins: pip install 'labkit[cubins]'" in capsys.readouterr().out
 
 
+def test_a_missing_cubin_of_labkits_own_manifest_says_how_to_rebuild_it(tmp_path, capsys):
+    """A fresh-user review: a labkit decode build manifest copied away from its cubin was told to install FlashInfer's
+    cubins, which never hold it."""
+    assert cli.main(["decode", "build", "--batch", "2", "--kv-len", "256", "--out", str(tmp_path / "b")]) == 0
+    (manifest,) = (tmp_path / "b").glob("*.json")
+    moved = tmp_path / "elsewhere" / manifest.name
+    moved.parent.mkdir()
+    moved.write_text(manifest.read_text())
+    capsys.readouterr()
+    assert cli.main(["manifest", "check", str(moved), "--no-device"]) == 2
+    out = capsys.readouterr().out
+    said = " ".join(out.split())
+    assert "pass --cubin-dir, rebuild it with labkit decode build, which writes it beside its manifest" in said
+    assert "FlashInfer" not in out
+
+
 def _seed_changed(tmp_path, change) -> str:
     doc = json.loads(SEED.read_text())
     change(doc)

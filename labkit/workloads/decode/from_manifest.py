@@ -22,6 +22,11 @@ def geometry_from_manifest(m: Manifest) -> tuple[DecodeGeometry, int, list[str]]
     The call's arguments follow trtllm-gen's decode signature: out, q, K view, V view, page table,
     seq lens, cu_seqlens_q, then the scalars.
     """
+    if m.model == "labkit-paged-decode":  # already labkit's: there is nothing to re-target
+        raise ArgumentError(f"{m.source}: a manifest labkit decode build wrote (model labkit-paged-decode); "
+                            "from-manifest takes a trtllm-gen decode manifest (such as "
+                            "data/trtllm_gen_decode_manifest_v4.json) and writes labkit's over its buffers; check or "
+                            "run this one as it is: labkit manifest check|run")
     program = next(iter(m.programs.values()), None)
     if program is None or not program.calls:
         raise ArgumentError(f"{m.source}: no program call to take the geometry from")
