@@ -87,6 +87,11 @@ BAD = [
     (S + ["--schedule", "sm90", "--cta-q", "128", "--pv-terms", "1"], "per warp): drop --cta-q"),
     # found by a new-user review: sm90's own one term, given, was refused as a "fixed tile"
     (S + ["--schedule", "sm90", "--pv-terms", "2"], "--schedule sm90 builds one P V term: drop --pv-terms 2"),
+    # the CTA_Q/CTA_K/WARP_Q/PV_TERMS form labkit bench takes, and its tiles given twice (a fresh-user review)
+    (S + ["--schedule", "128/64/32/2", "--warp-q", "16"], "--schedule 128/64/32/2 gives the tiles already: drop "
+                                                          "--warp-q"),
+    (S + ["--schedule", "128/96/32/1"], "unsupported schedule 128/96/32/1: cta_k 96 is not a multiple of 64"),
+    (S + ["--schedule", "128/64"], "expected seed, sm90 or CTA_Q/CTA_K/WARP_Q/PV_TERMS (4 integers)"),
     (["nb", "params", ""], "notebook '': not found; available: 00_device_and_timing"),  # was "ambiguous"
     (["sage2", "precision", "--v-bias", "1e400", "--out", "{tmp}/p.json"],
      "--v-bias '1e400': expected a finite number (it overflows a double)"),  # was "--v-bias inf"

@@ -821,3 +821,16 @@ def test_notebook_02s_precision_table_shows_times_and_tops_to_what_they_resolve(
     assert list(shown["TOPS"]) == [round(p.tops, 1) for p in points]
     assert list(shown["cos"]) == [p.cos for p in points]  # accuracy keeps its digits
     assert list(frame["TOPS"]) == [p.tops for p in points]  # the saved frame keeps every digit
+
+
+def test_sage2_schedule_takes_the_tile_form_labkit_bench_takes(capsys):
+    """A fresh-user review: `sage2 schedule --schedule 128/64/32/2` was an invalid choice, where labkit bench and
+    sage2 precision take it; it reads as the four tile options."""
+    from labkit import cli
+
+    base = ["sage2", "schedule", "--shape", "1,37810,56,128", "--json"]
+    assert cli.main([*base, "--schedule", "128/64/32/2"]) == 0
+    form = json.loads(capsys.readouterr().out)
+    assert cli.main([*base, "--cta-q", "128", "--cta-k", "64", "--warp-q", "32", "--pv-terms", "2"]) == 0
+    assert json.loads(capsys.readouterr().out) == form
+    assert (form["scheduler"]["cta_q"], form["scheduler"]["cta_k"], form["scheduler"]["warp_q"]) == (128, 64, 32)

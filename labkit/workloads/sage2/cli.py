@@ -27,7 +27,12 @@ def _schedule(args) -> int:
     ql, kl = shape.length(args.q_len, "--q-len"), shape.length(args.kv_len, "--kv-len")
     tiles = {"cta_q": args.cta_q, "cta_k": args.cta_k, "warp_q": args.warp_q, "pv_terms": args.pv_terms}
     given = {k: v for k, v in tiles.items() if v is not None}  # given at all, even at the seed's value
-    if args.schedule == "sm90":
+    if args.schedule.mainloop == "seed" and args.schedule != Schedule():  # a CTA_Q/CTA_K/WARP_Q/PV_TERMS form
+        if given:
+            raise ArgumentError(f"--schedule {args.schedule.text()} gives the tiles already: drop "
+                                f"{', '.join('--' + k.replace('_', '-') for k in given)}")
+        given = {k: getattr(args.schedule, k) for k in tiles}
+    if args.schedule.mainloop == "sm90":
         s = Schedule.sm90()
         if given.get("pv_terms") == 1:  # sm90's own one term, given: as sage2 profile, no reason to refuse it
             given.pop("pv_terms")
@@ -115,7 +120,10 @@ def register(sub) -> None:
     tiles.add_argument("--cta-k", type=int_in(1, what="--cta-k"), default=None, help=f"default {seed.cta_k}")
     tiles.add_argument("--warp-q", type=int_in(1, what="--warp-q"), default=None, help=f"default {seed.warp_q}")
     p.add_argument("--pv-terms", type=int, choices=(1, 2), default=None, help=PV_TERMS_HELP)
-    p.add_argument("--schedule", choices=("seed", "sm90"), default="seed", help=SCHEDULE_HELP)
+    # the forms labkit bench --schedule and sage2 precision --schedules take (a fresh-user review: seed|sm90 only)
+    p.add_argument("--schedule", default=Schedule(), type=typed(Schedule.parse, "schedule"),
+                   help=SCHEDULE_HELP + ", or CTA_Q/CTA_K/WARP_Q/PV_TERMS of the seed build, e.g. 128/64/32/2 (the "
+                   "tile options' values in one)")
     p.set_defaults(fn=_schedule)
 
     p = sp.add_parser("profile", help="measure a Sage2 report (seed format + provenance) on this GPU")
