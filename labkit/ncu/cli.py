@@ -53,7 +53,13 @@ def _phases(args) -> int:
         marked = sorted(name for name, t in texts.items() if t and phase_names(t))
         raise NcuError(f"--source {args.source}: the report's copy of it has no // PHASE: markers"
                        + (f"; these of its sources have them: {', '.join(marked)}" if marked else ""))
-    tables = [(f"range {r} action {a}: {act.name()}", phases_text(phases(act, args.source))) for r, a, act in chosen]
+    from .source import UNMAPPED, unmapped_reason
+
+    tables = []
+    for r, a, act in chosen:
+        table = phases(act, args.source)
+        why = f"\n  all unmapped: {unmapped_reason(act, args.source)}" if list(table.index) == [UNMAPPED] else ""
+        tables.append((f"range {r} action {a}: {act.name()}", phases_text(table) + why))
     print("\n".join(f"{head}\n{table}" for head, table in tables))  # all read first: a refusal is the only line
     return 0
 

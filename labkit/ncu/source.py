@@ -87,6 +87,17 @@ def _tally(action, source: str) -> tuple[dict[str, dict[str, float]], list[str]]
     return table, [p for p in dict.fromkeys([UNMAPPED, *order]) if p in table]
 
 
+def unmapped_reason(action, source: str) -> str:
+    """Why every sample of ``action`` fell outside ``source``'s phases, in words (a fresh-user review: two kernels of
+    one report read "100 % <unmapped>" alike, one not built from the file, the other with no phase around its lines)."""
+    base = PurePath(source).name
+    names = sorted(PurePath(p).name for p in action.source_files())
+    if base not in names:
+        return (f"kernel {action.name()} was not built from {base} (its sources in the report: "
+                f"{', '.join(names) or 'none'})")
+    return f"no // PHASE: section of {base} holds the lines kernel {action.name()}'s samples fell on"
+
+
 def phases(action, source: str):
     """Per phase of ``source`` (a file name, matched by basename): samples, share of all samples,
     share x duration (an estimate: samples are resident-warp time), instructions executed, and the

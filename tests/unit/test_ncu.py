@@ -74,6 +74,17 @@ def test_phases_without_source_or_of_another_kernel_are_unmapped(ctx):
     assert list(saxpy.index) == ["<unmapped>"] and saxpy["samples"].iloc[0] == 29468
 
 
+def test_ncu_phases_says_why_a_kernel_is_all_unmapped(capsys):
+    """A fresh-user review: fused_plain (not built from the file) and saxpy_probe (no phase around its lines) both
+    read "100 % <unmapped>", alike, as if line info were missing."""
+    assert cli.main(["ncu", "phases", str(FIXTURE), "--source", "fused_kernel.cu"]) == 0
+    out = capsys.readouterr().out
+    assert ("all unmapped: kernel fused_plain was not built from fused_kernel.cu (its sources in the report: "
+            "96ffe19f25638158c01c7c3406b996974e9ca284.cubin.cu)") in out
+    assert "all unmapped: no // PHASE: section of fused_kernel.cu holds the lines kernel saxpy_probe's samples" in out
+    assert out.count("all unmapped:") == 4  # the two kernels, in both ranges; fused_line and fused_cubin have phases
+
+
 def test_phase_markers_reset_at_each_kernel():
     text = "__global__ void a() {\n  x();\n  // PHASE: one\n  y();\n}\n__global__ void b() {\n  z();\n}\n"
     assert ncu.phase_map(text) == {4: "one", 5: "one"}
