@@ -484,6 +484,25 @@ def test_a_rate_its_bytes_and_time_do_not_give_and_two_plan_rows_in_a_sweep_are_
         report.load(tmp_path / "plans.json")
 
 
+def test_an_x_best_peer_its_rates_do_not_give_is_refused(tmp_path):
+    """A fresh-user review: an edited rows[0].x_best_peer = 5.0 was shown as read, beside peers of 0.44 vs 0.34; it is
+    labkit's rate in the peers' rounds over the fastest peer's, held to them as TBps is to its bytes and time."""
+    src = ROOT / "data" / "runs" / "20261204T185600Z-decode_bench_targets" / "sweep.json"
+    doc = json.loads(src.read_text())
+    i = next(i for i, r in enumerate(doc["rows"]) if isinstance(r.get("x_best_peer"), float))
+    doc["rows"][i]["x_best_peer"] = 5.0
+    (tmp_path / "x.json").write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match=rf"rows\[{i}\]\.x_best_peer = 5\.0: expected labkit's rate over the "
+                                          r"fastest peer's, [\d.]+ / [\d.]+ = [\d.]+"):
+        report.load(tmp_path / "x.json")
+    for r in doc["rows"]:  # a ratio with no peer's rate beside it
+        r.update({p: "not run" for p in ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged") if p in r})
+    doc["rows"][i]["x_best_peer"] = 1.0
+    (tmp_path / "none.json").write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match=rf"rows\[{i}\]\.x_best_peer = 1\.0: expected '-': the row has no peer"):
+        report.load(tmp_path / "none.json")
+
+
 def test_a_bench_row_holding_nan_is_refused_naming_the_row_and_field(tmp_path):
     """The bench's report writer refuses a NaN rate naming the row and field (the file stays unwritten)."""
     r = report.load(RECORDED[-1])

@@ -111,6 +111,18 @@ def _kernel(n: Node) -> str:
     return n.value
 
 
+def _check_x_best_peer(node: Node, x_best: float, peers: dict, tbps: float) -> None:
+    """x_best_peer is labkit's rate in the peers' rounds (older reports: its TBps) over the fastest peer's."""
+    timed = [v for name, v in peers.items() if name in BENCHED_PEERS and isinstance(v, float)]
+    if not timed:
+        raise node.fail("'-': the row has no peer's rate to divide by")
+    ours = peers.get("labkit_beside_peers")
+    ours = ours if isinstance(ours, float) else tbps
+    if abs(x_best - ours / max(timed)) > 1e-6 * x_best:
+        raise node.fail(f"labkit's rate over the fastest peer's, {ours:.6g} / {max(timed):.6g} = "
+                        f"{ours / max(timed):.6g}")
+
+
 def _point(n: Node) -> DecodePoint:
     n.obj(ROW_KEYS, (*PEERS, "x_best_peer", "heuristic", "build"))
     peers = {}
@@ -131,13 +143,15 @@ def _point(n: Node) -> DecodePoint:
                               f"d{head_dim} read in bf16: {kv_read_mb:.6g}")
     if abs(tbps - kv_mb / p50_us) > 1e-9 * tbps:  # a rate the bytes and time beside it do not give was edited
         raise n["TBps"].fail(f"kv_MB / p50_us = {kv_mb} / {p50_us} = {kv_mb / p50_us:.6g}")
+    x_best = x.positive(1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-" else None
+    if x_best is not None:  # as TBps is held to its bytes and time (a review: an edited 5.0 was shown as read)
+        _check_x_best_peer(n["x_best_peer"], x_best, peers, tbps)
     return DecodePoint(batch=batch, kv_len=kv_len,
                        head_dim=head_dim, heads=heads,
                        splits=n["splits"].int(1, 65535), kernel=_kernel(n["kernel"]),
                        mode=n["mode"].str(MODES), kv_MB=kv_mb, p50_us=p50_us, TBps=tbps,
                        peers=peers, heuristic=h.bool() if (h := n.get("heuristic")) is not None else None,
-                       x_best_peer=(x.positive(1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-"
-                                    else None),
+                       x_best_peer=x_best,
                        build=b.str() if (b := n.get("build")) is not None else None)
 
 
