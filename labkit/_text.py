@@ -10,6 +10,15 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
+def with_article(word: str) -> str:
+    """``an i32``, ``an f32``, ``a u64``, ``a bf16``, ``a scratch``: the article as the word is read, a dtype's letters
+    by their names (a review: "a i32 field")."""
+    import re
+
+    spelled = re.fullmatch(r"[a-z]{1,2}\d+", word.lower()) is not None  # i32, bf16: read letter by letter
+    return f"{'an' if word[:1].lower() in ('aefhilmnorsx' if spelled else 'aeiou') else 'a'} {word}"
+
+
 def length_label(n: int) -> str:
     """A KV length as decode tables print it: ``8k`` for 8192 (whole 1024s), else the number."""
     return f"{n // 1024}k" if n % 1024 == 0 else str(n)

@@ -10,6 +10,7 @@ kernel read or write past a buffer it indexes by sequence (page table, KV length
 import math
 from dataclasses import dataclass, field
 
+from .._text import with_article
 from .issues import Issue
 from .model import BufArg, I32Field, Manifest, ParamField, ScratchField, TensorMapField
 from .pack import f32_bits
@@ -87,8 +88,9 @@ class PackView:
             got_name, got_dtype = got[0].buf, got[1].dtype
         else:
             return []
-        return [] if got_dtype == dtype else [Issue("error", self.path(at), f"{name} is bound to {got_name}, a "
-                                                    f"{got_dtype} buffer: the kernel reads {what} there ({dtype})")]
+        return [] if got_dtype == dtype else [Issue("error", self.path(at), f"{name} is bound to {got_name}, "
+                                                    f"{with_article(got_dtype)} buffer: the kernel reads {what} there "
+                                                    f"({dtype})")]
 
     def same_buffer(self, names: dict[int, str]) -> list[Issue]:
         """Errors for pointers (byte offset -> name) the kernel reads as different tensors bound to one address (out
@@ -151,10 +153,10 @@ def trtllm_gen_fmha(ctx: FamilyContext) -> list[Issue]:
         if f is None:
             issues.append(view.unpacked(K[name], name))
         elif name.startswith("ptr") and not (isinstance(f, ScratchField) or view.bound(K[name])):
-            warn(K[name], f"{name}: a {f.kind} field where the kernel reads a pointer: expected a buffer param or "
-                          "a scratch buffer", "error")
+            warn(K[name], f"{name}: {with_article(f.kind)} field where the kernel reads a pointer: expected a buffer "
+                          "param or a scratch buffer", "error")
         elif name.startswith("tma") and not isinstance(f, TensorMapField):
-            warn(K[name], f"{name}: a {f.kind} field where the kernel reads a tensor map", "error")
+            warn(K[name], f"{name}: {with_article(f.kind)} field where the kernel reads a tensor map", "error")
         elif name in AT_LEAST_ONE and (v := val(K[name])) is not None and v < 1:  # -1 had passed, and made the
             # bounds below negative
             warn(K[name], f"{name} = {v}: expected >= 1 (the kernel counts, indexes or divides by it)", "error")

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from .._json import show_path
+from .._text import counted
 from ..timing import Timing
 from .pack import FIELD_COLUMNS
 from .validate import CheckResult
@@ -58,7 +59,8 @@ def render_check(res: CheckResult, device=None, gpu_reason: str = "", *, param_b
     out.append("")
     unchecked = "" if device else "; not checked against a GPU (its architecture and limits may still refuse it)"
     which = f", program {res.program}" if len(m.programs) > 1 else ""  # a file of several: the others' come after
-    out.append(f"verdict{which}: " + (f"can run (warnings allowed){unchecked}" if res.ok
+    allowed = f" ({counted(counts['warning'], 'warning')} allowed)" if counts["warning"] else ""  # none: none said
+    out.append(f"verdict{which}: " + (f"can run{allowed}{unchecked}" if res.ok
                               else f"CANNOT run: {counts['error']} error(s)"))
     return "\n".join(out)
 
@@ -78,7 +80,7 @@ def render_other_programs(others: dict[str, CheckResult], first: CheckResult) ->
     cannot = [name for name, res in {first.program: first, **others}.items() if not res.ok]
     out.append("")  # the first program's verdict is above: this one, last, covers the file
     out.append(f"verdict, all {len(others) + 1} programs: " + (f"CANNOT run {', '.join(cannot)}" if cannot else
-                                                               "each can run (warnings allowed)"))
+                                                               "each can run"))
     return "\n".join(out)
 
 

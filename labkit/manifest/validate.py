@@ -128,7 +128,7 @@ def _check_pack(op: Op, li: int, ai: int, pack: Pack, issues: list[Issue]) -> No
         # a scalar on its own size (an i64 on 8 bytes, as in any by-value struct), a pointer on 8
         align = op.params[f.param].packed_bytes if isinstance(f, ParamField) else _ALIGN[f.kind]
         if f.at % align:
-            issues.append(Issue("error", f"{p}.at", f"{f.at}: a {f.kind} field must be {align}-byte aligned"))
+            issues.append(Issue("error", f"{p}.at", f"{f.at}: {f.kind} fields must be {align}-byte aligned"))
         spans.append((f.at, f.at + size, fi))
         if isinstance(f, TensorMapField):
             sig = op.params[f.param]

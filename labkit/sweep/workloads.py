@@ -95,8 +95,10 @@ def check_grid(name: str, grid: dict[str, list]) -> None:
         for point in expand(grid):
             try:
                 _CHECKS[name](**point)
-            except ArgumentError as exc:
-                raise ArgumentError(f"workload {name}, point {point_label(point, {})}: {exc}") from None
+            except ArgumentError as exc:  # the point named once: "point ms=-5: ms=-5: ..." had said it twice
+                label = point_label(point, {})
+                said = f"{exc}" if str(exc).startswith(f"{label}:") else f"point {label}: {exc}"
+                raise ArgumentError(f"workload {name}, {said}") from None
 
 
 

@@ -319,7 +319,7 @@ def test_a_field_every_build_reads_left_out_or_of_another_kind_is_refused(built,
         _field(doc, Q_AT).pop("param")
         _field(doc, Q_AT)["i32"] = 7
     errs = _errors(_changed(built["two"], as_i32, tmp_path))
-    assert f"error: {path}.fields[2]: q: a i32 field where the kernel reads a param" in errs
+    assert f"error: {path}.fields[2]: q: an i32 field where the kernel reads a param" in errs
     def scale(doc):
         _field(doc, 344)["i32"] = 0
     res = check(load(_changed(built["two"], scale, tmp_path)))
@@ -339,7 +339,7 @@ def test_a_pointer_bound_to_a_buffer_of_another_dtype_is_refused(built, tmp_path
     said = "page_table is bound to q, a bf16 buffer: the kernel reads page ids there (i32)"
     assert any(e.startswith(f"error: {path}.fields[") and e.endswith(said) for e in errs), errs
     errs = _errors(_changed(built["two"], rebind(Q_AT, 272), tmp_path))
-    assert any(e.endswith("q is bound to table, a i32 buffer: the kernel reads q there (bf16)") for e in errs), errs
+    assert any(e.endswith("q is bound to table, an i32 buffer: the kernel reads q there (bf16)") for e in errs), errs
     # a review: out on q, of q's dtype, had passed with a 'never packed' warning; the kernel would write over q
     errs = _errors(_changed(built["two"], rebind(OUT_AT, Q_AT), tmp_path))
     assert any(e.endswith("out and q are both bound to q at byte 0: the kernel takes them as different tensors")

@@ -1134,7 +1134,7 @@ def test_a_required_trtllm_gen_field_left_out_or_zero_is_an_error_as_the_kernel_
     def i32_for_pointer(d):  # a constant where the kernel reads ptrPageIdxKv
         drop(1000)(d)
         _fields0(d).append({"at": 1000, "i32": 0})
-    assert errors(i32_for_pointer) == [f"{block}.fields[33]: ptrPageIdxKv: a i32 field where the kernel reads a "
+    assert errors(i32_for_pointer) == [f"{block}.fields[33]: ptrPageIdxKv: an i32 field where the kernel reads a "
                                        "pointer: expected a buffer param or a scratch buffer"]
 
 
@@ -1150,7 +1150,7 @@ def test_a_trtllm_gen_pointer_bound_to_a_buffer_of_another_dtype_is_an_error(tmp
                                             f"{block}.fields[5]: ptrPageIdxKv and ptrO are both bound to out at byte "
                                             "0: the kernel takes them as different tensors"]
     res = check(load(_seed_changed(tmp_path, rebind(912, 4))), vars={"tokens": 2})
-    assert f"{block}.fields[4]: ptrO is bound to table, a i32 buffer: the kernel reads O there (bf16)" in [
+    assert f"{block}.fields[4]: ptrO is bound to table, an i32 buffer: the kernel reads O there (bf16)" in [
         str(e) for e in res.errors]
     assert check(load(SEED), vars={"tokens": 2}).ok  # the seed's own bindings pass
 
@@ -1159,8 +1159,8 @@ def test_a_trtllm_gen_pointer_bound_to_a_buffer_of_another_dtype_is_an_error(tmp
         f.pop("param")
         f["scratch"] = "stats"
     res = check(load(_seed_changed(tmp_path, on_scratch)), vars={"tokens": 2})
-    assert [str(e) for e in res.errors] == [f"{block}.fields[5]: ptrPageIdxKv is bound to scratch stats, a f32 buffer: "
-                                            "the kernel reads page ids there (i32)"]
+    assert [str(e) for e in res.errors] == [f"{block}.fields[5]: ptrPageIdxKv is bound to scratch stats, an f32 "
+                                            "buffer: the kernel reads page ids there (i32)"]
     # a review: O's pointer on q (bf16 too) had passed with no word, though tmaO writes out
     res = check(load(_seed_changed(tmp_path, rebind(912, 1))), vars={"tokens": 2})
     assert [str(e) for e in res.errors] == [f"{block}.fields[4]: ptrO is bound to q, tmaO to out: the kernel writes O "
@@ -1180,7 +1180,7 @@ def test_a_64_bit_scalar_is_8_byte_aligned_and_every_field_inside_another_is_nam
     def tokens_i64(d):  # param 8 (tokens) is packed at 1244, 4 mod 8
         d["ops"]["decode"]["params"][8] = "i64"
     errors = [str(e) for e in check(load(_seed_changed(tmp_path, tokens_i64)), vars={"tokens": 2}).errors]
-    assert "error: ops.decode.impl.launches[0].args[0].pack.fields[8].at: 1244: a param field must be 8-byte " \
+    assert "error: ops.decode.impl.launches[0].args[0].pack.fields[8].at: 1244: param fields must be 8-byte " \
            "aligned" in errors
     inside = [str(e) for e in check(load(_seed_changed(tmp_path, lambda d: _fields0(d).extend(
         [{"at": 8, "i32": 1}, {"at": 16, "i32": 2}]))), vars={"tokens": 2}).errors]

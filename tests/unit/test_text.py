@@ -116,3 +116,11 @@ def test_three_significant_digits_keep_their_trailing_zeros():
     from labkit._text import sig3
 
     assert [sig3(x) for x in (3.799, 14.976, 17.6, 237.089, 0.5)] == ["3.80", "15.0", "17.6", "237", "0.500"]
+
+
+def test_a_dtype_takes_the_article_it_is_read_with():
+    """A fresh-user review: "a i32 field" in a manifest error."""
+    from labkit._text import with_article
+
+    assert [with_article(w) for w in ("i32", "f32", "u64", "bf16", "scratch")] == [
+        "an i32", "an f32", "a u64", "a bf16", "a scratch"]

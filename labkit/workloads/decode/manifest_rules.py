@@ -13,6 +13,7 @@ say (too little makes the launch fault; it cannot write outside the CTA's shared
 
 import math
 
+from ..._text import with_article
 from ...manifest.families import PackView
 from ...manifest.issues import Issue
 from ...manifest.model import ScratchField, TensorMapField
@@ -90,7 +91,7 @@ class _Rule:
             if f is None:
                 self.issues.append(self.view.unpacked(at, name))
             elif f.kind != kind:
-                self.error(self.view.path(at), f"{name}: a {f.kind} field where the kernel reads a {kind}")
+                self.error(self.view.path(at), f"{name}: {with_article(f.kind)} field where the kernel reads a {kind}")
             elif at in POINTEE:
                 self.issues += self.view.of_dtype(at, name, *POINTEE[at])
         self.issues += self.view.same_buffer({at: READ[at][0] for at in POINTEE})
