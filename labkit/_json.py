@@ -41,6 +41,18 @@ def show_path(path: Path | str) -> str:
     return text if text.isprintable() else ascii(text)[1:-1]
 
 
+def _json_inside(path) -> str:
+    """A directory's JSON files, two levels down, as a hint (a notebook run's directory for its data/*.json)."""
+    from pathlib import Path
+
+    top = Path(path)
+    if not top.is_dir():
+        return ""
+    found = sorted(str(p.relative_to(top)) for pattern in ("*.json", "*/*.json") for p in top.glob(pattern)
+                   if p.name not in ("run.json", "session.json"))
+    return f" (the JSON files in it: {', '.join(found[:4])}{', ...' if len(found) > 4 else ''})" if found else ""
+
+
 def read_bytes(path: Path | str, *, what: str = "file", max_bytes: int = MAX_JSON_BYTES) -> bytes:
     """The bytes of a regular file of at most ``max_bytes``.
 
@@ -65,7 +77,8 @@ def read_bytes(path: Path | str, *, what: str = "file", max_bytes: int = MAX_JSO
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
-            raise FormatError("", f"is {kind}; expected the {what} as a regular file", source=name)
+            raise FormatError("", f"is {kind}; expected the {what} as a regular file{_json_inside(path)}",
+                              source=name)
         if st.st_size > max_bytes:
             raise FormatError("", f"{st.st_size} bytes: expected a {what} of at most {max_bytes} bytes", source=name)
         chunks, total = [], 0
@@ -151,8 +164,9 @@ class Node:
             raise self.fail("a list")
         n = len(self.value)
         if n < min_len or (max_len is not None and n > max_len):
-            want = f"{min_len}" if max_len == min_len else f"{min_len}..{max_len if max_len is not None else 'any'}"
-            raise self.fail(f"a list of {want} entries (got {n})")
+            want = (f"{min_len}" if max_len == min_len else f"at least {min_len}" if max_len is None
+                    else f"{min_len}..{max_len}")
+            raise self.fail(f"a list of {want} entr{'y' if want.endswith(' 1') or want == '1' else 'ies'} (got {n})")
         return [self._child(v, i) for i, v in enumerate(self.value)]
 
     # --- scalars ------------------------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._text import counted
 from .._write import dumps, write_text
 from ..errors import ArgumentError
 from ..values import check_int
@@ -92,8 +93,9 @@ class Timeline:
                                 "start, this the first: not a timeline")
         if (rec[:, 1] < 0).any() or (rec[:, 1] >= sms).any():
             first = int(np.argmax((rec[:, 1] < 0) | (rec[:, 1] >= sms)))
-            raise ArgumentError(f"records[{first}]: SM id {rec[first, 1]} (ids {rec[:, 1].min()}..{rec[:, 1].max()}): "
-                                f"expected 0..{sms - 1}")
+            n_out = int(((rec[:, 1] < 0) | (rec[:, 1] >= sms)).sum())
+            raise ArgumentError(f"records[{first}]: SM id {rec[first, 1]}: expected 0..{sms - 1} (sms = {sms}); "
+                                f"{counted(n_out, 'record')} out of range, this the first")
         ids, first, counts = np.unique(rec[:, 0], return_index=True, return_counts=True)
         if (counts > 1).any():
             cta = int(ids[counts > 1][0])

@@ -115,9 +115,9 @@ def _fields(d):
      "an integer in [-2147483648, 4294967295]"),
     (lambda d: d["programs"]["decode"]["batch"].__setitem__("groups", 0), "programs.decode.batch.groups",
      "an integer in [1, 2147483647]"),
-    (lambda d: d["ops"]["decode"].__setitem__("params", []), "ops.decode.params", "a list of 1..any entries (got 0)"),
+    (lambda d: d["ops"]["decode"].__setitem__("params", []), "ops.decode.params", "a list of at least 1 entry (got 0)"),
     (lambda d: d["programs"]["decode"].__setitem__("calls", []), "programs.decode.calls",
-     "a list of 1..any entries (got 0)"),
+     "a list of at least 1 entry (got 0)"),
 ])
 def test_manifest_parse_refuses(edit, path, text):
     with pytest.raises(FormatError) as e:

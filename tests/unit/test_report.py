@@ -454,3 +454,15 @@ def test_each_report_reader_names_another_labkit_document_it_is_given(seed_repor
     with pytest.raises(FormatError, match=r"missing key 'decode_report_version': this is a Sage2 report \(labkit "
                                           r"report show\), not a decode report"):
         decode_report.load(seed_report_path)
+
+
+def test_a_run_directory_given_for_a_report_names_the_json_files_in_it(capsys):
+    """A fresh-user review: `labkit report show data/runs/<stamp>-02_sage2_phases` said only "is a directory"."""
+    from labkit import cli
+
+    from ..conftest import ROOT
+
+    run = ROOT / "data" / "runs" / "20261206T103429Z-02_sage2_phases"
+    assert cli.main(["report", "show", str(run)]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("is a directory; expected the report as a regular file (the JSON "
+                                                     "files in it: data/precision.json, data/report.json)")

@@ -138,7 +138,9 @@ def test_save_load_and_cli(tmp_path, capsys):
     bad["records"][0] = [0, 999, 5, 10, 0, 0]
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     assert cli.main(["sched", "timeline", str(tmp_path / "bad.json")]) == 2
-    assert f"bad.json: $: records[0]: SM id 999 (ids 0..999): expected 0..{bad['sms'] - 1}" in capsys.readouterr().err
+    # a fresh-user review: "(ids 0..999)" beside "expected 0..131" read as a range of its own
+    assert (f"bad.json: $: records[0]: SM id 999: expected 0..{bad['sms'] - 1} (sms = {bad['sms']}); 1 record out of "
+            "range, this the first") in capsys.readouterr().err
 
 
 def test_the_timer_step_comes_from_the_launch_own_stamps():
@@ -238,7 +240,7 @@ def test_a_timelines_records_are_checked_at_their_edges():
     with pytest.raises(ArgumentError, match=r"stamps outside \[0, 2\*\*62\)"):
         Timeline([[0, 0, 2**62 - 10, 2**62, 0, 0]], sms=1, ctas_per_sm=1)
     # the first record whose SM is out of range is named, not the first record on SM 0
-    with pytest.raises(ArgumentError, match=r"records\[2\]: SM id 5 \(ids 0..5\): expected 0..1"):
+    with pytest.raises(ArgumentError, match=r"records\[2\]: SM id 5: expected 0..1 \(sms = 2\); 1 record out of range"):
         Timeline([*base, (2, 5, 20, 30, 0, 0)], sms=2, ctas_per_sm=1)
     # a docs review: a dict per CTA (as the README's braces read) was numpy's TypeError, a traceback
     with pytest.raises(ArgumentError, match=r"timeline records \[\{'clk0': 0, .*\}\]: expected rows of six integers "
