@@ -209,3 +209,18 @@ def existing_dir(what: str = "directory") -> Callable[[str], object]:
         return p
 
     return typed(parse, "directory")
+
+
+def device_model(text: str) -> str:
+    """``--device``: a GPU model as reports name it; a blank one would match no run and say so obscurely."""
+    if not text.strip():
+        raise ArgumentError(f"--device {text!r}: expected a GPU model as the reports name it, e.g. 'NVIDIA H200'")
+    return text
+
+
+def build_label(text: str) -> str:
+    """``--kernel``: a build's label as the tables name it (a blank one matched no run, and the refusal left it
+    unsaid)."""
+    if not text.strip():
+        raise ArgumentError(f"--kernel {text!r}: expected a build's label as the tables name it, e.g. 'mma w4s1c1'")
+    return text

@@ -23,6 +23,22 @@ def getenv(name: str) -> str:
     return os.environ.get(name, _KNOBS[name])
 
 
+SWITCHES = ("LABKIT_DEBUG", "LABKIT_BATCH")  # on or off: "" or 0 is off, 1 on
+
+
+def check_switches() -> None:
+    """Refuse a switch set to another value than 0 or 1 (the CLI asks first: LABKIT_BATCH=maybe had passed as on).
+
+    Raises:
+        ArgumentError: naming the variable and its value.
+    """
+    from .errors import ArgumentError
+
+    for name in SWITCHES:
+        if (value := os.environ.get(name, "")) not in ("", "0", "1"):
+            raise ArgumentError(f"environment {name}={value!r}: expected 0 or 1 (or unset)")
+
+
 def repo_root() -> Path:
     """The checkout labkit runs from (the package is installed editable)."""
     return Path(__file__).resolve().parents[1]

@@ -8,7 +8,8 @@ import argparse
 import json
 import sys
 
-from ._cliargs import Parser, check_figure, figure_path, int_in, output_path, typed
+from ._cliargs import Parser, build_label, check_figure, device_model, figure_path, int_in, output_path, typed
+from ._env import check_switches
 from ._text import one_line, shell_word
 from ._write import dumps
 from .errors import LabkitError, NoGPU
@@ -51,25 +52,6 @@ def _report_map(args) -> int:
     for m, path in zip(maps, paths):
         print(f"figure: {plot.save(plot.peer_map(m), path)}")
     return 0
-
-
-def _device_model(text: str) -> str:
-    """``--device``: a GPU model as reports name it; a blank one would match no run and say so obscurely."""
-    from .errors import ArgumentError
-
-    if not text.strip():
-        raise ArgumentError(f"--device {text!r}: expected a GPU model as the reports name it, e.g. 'NVIDIA H200'")
-    return text
-
-
-def _build_label(text: str) -> str:
-    """``--kernel``: a build's label as the tables name it (a blank one matched no run, and the refusal left it
-    unsaid)."""
-    from .errors import ArgumentError
-
-    if not text.strip():
-        raise ArgumentError(f"--kernel {text!r}: expected a build's label as the tables name it, e.g. 'mma w4s1c1'")
-    return text
 
 
 def _report_heads(text: str) -> str:
@@ -282,10 +264,10 @@ def build_parser() -> Parser:
                         "pages other than 64")
     s.add_argument("--mode", choices=COLD_MODES, default="cold",
                    help="the calls' cold mode: L2 left dirty by the flush (cold, the default) or clean (cold_clean)")
-    s.add_argument("--kernel", type=typed(_build_label, "build"),
+    s.add_argument("--kernel", type=typed(build_label, "build"),
                    help="only runs of this build (its label in the table, e.g. 'mma w4s1c1'), to hold the kernel "
                         "fixed across commits")
-    s.add_argument("--device", type=typed(_device_model, "device"),
+    s.add_argument("--device", type=typed(device_model, "device"),
                    help="only runs on this GPU model, as the reports name it (e.g. 'NVIDIA H200'): the runs' step is "
                         "sought only among one model's")
     s.add_argument("--out", type=figure_path("--out"), help="write the figure as PATH.png and .svg")
@@ -378,6 +360,7 @@ def _command(argv: list[str] | None) -> int:
         args = build_parser().parse_args(argv)  # --help and argument errors first
         prog = getattr(args, "_prog", prog)
         given_git_sha()  # before any command runs: a bad one would be found when a record is written, after the work
+        check_switches()
         return args.fn(args)
     except LabkitError as exc:
         _error(prog, str(exc))

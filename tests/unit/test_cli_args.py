@@ -709,3 +709,13 @@ def test_a_replaced_file_keeps_its_mode_and_links_and_a_folder_that_refuses_the_
             _write.write_json(tmp_path / "new.json", {"c": refused})
         assert json.loads((tmp_path / "new.json").read_text()) == {"c": refused}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hard.json", "new.json", "old.json"]  # no temporary left
+
+
+def test_a_switch_set_to_anything_but_0_or_1_is_refused_before_the_command_runs(monkeypatch, capsys):
+    """A fresh-user review: LABKIT_BATCH=maybe passed silently (as on)."""
+    monkeypatch.setenv("LABKIT_BATCH", "maybe")
+    assert cli.main(["sched", "waves", "--ctas", "100", "--sms", "132", "--ctas-per-sm", "2"]) == 2
+    assert capsys.readouterr().err == ("labkit: error: labkit sched waves: environment LABKIT_BATCH='maybe': expected "
+                                       "0 or 1 (or unset)\n")
+    monkeypatch.setenv("LABKIT_BATCH", "1")
+    assert cli.main(["sched", "waves", "--ctas", "100", "--sms", "132", "--ctas-per-sm", "2"]) == 0

@@ -123,7 +123,7 @@ def register(sub) -> None:
     # the forms labkit bench --schedule and sage2 precision --schedules take (a fresh-user review: seed|sm90 only)
     p.add_argument("--schedule", default=Schedule(), type=typed(Schedule.parse, "schedule"),
                    help=SCHEDULE_HELP + ", or CTA_Q/CTA_K/WARP_Q/PV_TERMS of the seed build, e.g. 128/64/32/2 (the "
-                   "tile options' values in one)")
+                   "tile options' values in one; default seed)")
     p.set_defaults(fn=_schedule)
 
     p = sp.add_parser("profile", help="measure a Sage2 report (seed format + provenance) on this GPU")
