@@ -153,19 +153,25 @@ def _run_name(r) -> str:
 def call_spread(s, *, this_run: float | None = None, this_run_beside: float | None = None, title: str | None = None):
     """One call across runs (a ``CallSpread``): left, labkit timed in the peers' rounds against the best peer of the
     same rounds, beside the line where they are level; right, labkit timed alone and the best peer against the run's
-    copy rate. Runs below the step between two groups and those above it take two colours, named in the legends (one
-    colour where no step stands out, ``CallSpread.step``): a group that sits along the diagonal moved with its peers,
-    as a machine does, not as a kernel would. The axes hold the bulk of the rates (a rate further out than 1.5 x the
-    10-90 % range is named under the figure with the panels and axes it is off, not drawn). ``this_run``: labkit's
-    rate of the same call timed alone elsewhere (a notebook's), a dashed line on the right; ``this_run_beside``: its
-    rate in that run's peers' rounds, one on the left (each panel's line is the rate its y axis holds)."""
+    copy rate. Runs of several GPU models take a colour per model; of one, runs below the step between two groups and
+    those above it take two colours, named in the legends (one colour where no step stands out, ``CallSpread.step``):
+    a group that sits along the diagonal moved with its peers, as a machine does, not as a kernel would. The axes
+    hold the bulk of the rates (a rate further out than 1.5 x the 10-90 % range is named under the figure with the
+    panels and axes it is off, not drawn). ``this_run``: labkit's rate of the same call timed alone elsewhere (a
+    notebook's), a dashed line on the right; ``this_run_beside``: its rate in that run's peers' rounds, one on the
+    left (each panel's line is the rate its y axis holds)."""
     from . import _plt
 
     # 9 in, the width of JupyterLab's pane, at 8 pt: 10 in had shown the 7 pt legends there at 6
     fig, (left, right) = _plt().subplots(1, 2, figsize=(9, 4.6), layout="constrained")
-    step = s.step()
-    slow = step[0].runs if step else 0
-    groups = [(s.runs[:slow], "C1", "slower group"), (s.runs[slow:], "C0", "faster group" if slow else "all runs")]
+    if len(s.devices) > 1:  # one colour per GPU model: an H100's and an H200's runs had read as one group
+        models = sorted({r.device for r in s.runs}, key=lambda d: (d == "not recorded", d))
+        groups = [([r for r in s.runs if r.device == d], f"C{i}", d if d != "not recorded" else "model not recorded")
+                  for i, d in enumerate(models)]
+    else:
+        step = s.step()
+        slow = step[0].runs if step else 0
+        groups = [(s.runs[:slow], "C1", "slower group"), (s.runs[slow:], "C0", "faster group" if slow else "all runs")]
     for runs, colour, name in groups:
         if not runs:
             continue

@@ -317,6 +317,13 @@ def test_an_h100_run_is_placed_among_h100_runs_only_and_a_spread_over_two_models
     assert table[1].split()[:3] == ["run", "model", "GPU"]
     assert table[-1] == (f"runs on 2 GPU models ({H100}, NVIDIA H200): no step sought, as one between models is not "
                          "a state; --device NAME holds one")
+    # its figure: a colour per model, named (a fresh-user review: both models' runs had been "all runs", one colour)
+    fig = plot.call_spread(both)
+    right = fig.axes[1]
+    assert [t.get_text() for t in right.get_legend().get_texts()] == [f"labkit, {H100}", "labkit, NVIDIA H200"]
+    h100_dots, h200_dots = right.lines[:2]
+    assert sorted(h100_dots.get_ydata()) == [3.00, 3.01, 3.02] and len(h200_dots.get_ydata()) == 6
+    assert h100_dots.get_color() != h200_dots.get_color()
     h200 = call_spread(found, 64, 8192, 128, device="NVIDIA H200")
     assert (len(h200.runs), h200.call) == (6, "64 x 8k d128, 32/8 heads, cold, on NVIDIA H200")
     assert h200.step() is not None and "model" not in spread_table(h200).splitlines()[1].split()
