@@ -6,6 +6,7 @@ where the input passed but the machine lacks a GPU, an ncu that can profile or a
 
 import argparse
 import json
+import os
 import sys
 
 from ._cliargs import Parser, build_label, check_figure, device_model, figure_path, int_in, output_path, typed
@@ -169,8 +170,6 @@ def _nb_run_all(args) -> int:
 
 
 def _lab(args) -> int:
-    import os
-
     from ._env import repo_root
     from .lab import check_port_free, lab_command, lab_environ, lab_url, pair_notebooks
 
@@ -364,10 +363,11 @@ def _command(argv: list[str] | None) -> int:
         return args.fn(args)
     except LabkitError as exc:
         _error(prog, str(exc))
+        if getattr(exc, "ends_process", False):  # a lost CUDA context: no teardown (its errors would follow the line)
+            sys.stdout.flush(), sys.stderr.flush()
+            os._exit(exc.exit_status)
         return exc.exit_status  # 2, or 1 where the input passed its checks and the machine or the work failed
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as the Python docs recommend
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except OSError as exc:  # a path the checks could not foresee (/proc, permissions, a full disk): one line too

@@ -95,6 +95,11 @@ def exit_in_one_line() -> None:
     def hook(kind, error, tb):
         if isinstance(error, LabkitError):
             print(f"labkit: error: {one_line(str(error))}", file=sys.stderr)
+            if getattr(error, "ends_process", False):  # a lost CUDA context: no teardown, as the CLI
+                import os
+
+                sys.stdout.flush(), sys.stderr.flush()
+                os._exit(error.exit_status)
             sys.exit(error.exit_status)
         previous(kind, error, tb)
 

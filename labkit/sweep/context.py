@@ -17,9 +17,14 @@ _simulated: str | None = None  # demo.sleep fail=lost: a context lost without a 
 
 class SweepStopped(LabkitError):
     """A local sweep stopped early: a point lost this process's CUDA context, so the rest cannot run here (the CLI
-    exits 1, as for a failed point)."""
+    exits 1, as for a failed point). ``ends_process``: the context is really lost (not simulated), so the CLI ends the
+    process at once after its line: tearing CUDA down at exit had printed CuPy's tracebacks under it."""
 
     exit_status = 1
+
+    def __init__(self, message: str, *, ends_process: bool = False):
+        super().__init__(message)
+        self.ends_process = ends_process
 
 
 class PointNotRun(Exception):  # noqa: N818 - a point's outcome, not an error of the sweep

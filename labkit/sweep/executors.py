@@ -82,12 +82,12 @@ def run(kind: str, sweep_dir: str, workload: str, todo: list[tuple[str, dict]], 
             record = run_point(sweep_dir, workload, pid, params)
             yield record
             if record.get("context_lost") and i + 1 < len(todo):  # every later point would fail with its error
-                from .context import SweepStopped
+                from .context import SweepStopped, simulated_lost
 
                 raise SweepStopped(f"point {pid} left this process's CUDA context unusable ({record['context_lost']});"
                                    f" the sweep stops with {len(todo) - i - 1} of its points not run: run it again to"
                                    " resume in a new process, or use --executor processes, where such a point ends "
-                                   "only its worker's pool")
+                                   "only its worker's pool", ends_process=simulated_lost() is None)
     elif kind == "processes":
         ctx = mp.get_context("spawn")  # CUDA cannot be forked
         gpus = _gpu_slots()

@@ -39,3 +39,29 @@ def test_the_process_pool_runs_the_rest_in_a_new_pool(tmp_path):
     assert (counts["ok"], counts["failed"]) == (3, 3), df[["i", "fail", "status", "error"]]
     assert (df.loc[df["fail"] == "no", "status"] == "ok").all()
     assert df.loc[df["fail"] == "lost", "error"].str.startswith("CUDA context lost (cudaErrorIllegalAddress").all()
+
+
+def test_a_sweep_stopped_by_a_real_lost_context_ends_the_process_after_its_line(tmp_path):
+    """Found on an H100: after the one-line refusal, CuPy's module teardown at exit printed two tracebacks
+    (CUDA_ERROR_ILLEGAL_ADDRESS in Module.__dealloc__) under it. A context really lost ends the process at once, exit
+    1; exit handlers (here one that would print) do not run."""
+    import subprocess
+    import sys
+
+    from ..conftest import ROOT
+
+    code = """
+import atexit, sys
+from labkit import cli, sweep
+from labkit.sweep.context import SweepStopped
+atexit.register(lambda: print("TEARDOWN", file=sys.stderr))
+def stopped(*a, **k):
+    raise SweepStopped("point p left this process's CUDA context unusable (cudaErrorIllegalAddress)", ends_process=True)
+sweep.run = stopped
+sys.exit(cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=1", "--out", sys.argv[1]]))
+"""
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s")], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == 1 and "TEARDOWN" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == ("labkit: error: labkit sweep run: point p left this process's CUDA "
+                                                    "context unusable (cudaErrorIllegalAddress)")
