@@ -13,7 +13,7 @@ from ._cliargs import Parser, build_label, check_figure, device_model, figure_pa
 from ._env import check_switches
 from ._text import one_line, shell_word
 from ._write import dumps
-from .errors import LabkitError, NoGPU
+from .errors import LabkitError, NoGPU, end_now_if_asked
 
 
 def _device(args) -> int:
@@ -363,9 +363,7 @@ def _command(argv: list[str] | None) -> int:
         return args.fn(args)
     except LabkitError as exc:
         _error(prog, str(exc))
-        if getattr(exc, "ends_process", False):  # a lost CUDA context: no teardown (its errors would follow the line)
-            sys.stdout.flush(), sys.stderr.flush()
-            os._exit(exc.exit_status)
+        end_now_if_asked(exc)  # a lost CUDA context: no teardown (its errors would follow the line)
         return exc.exit_status  # 2, or 1 where the input passed its checks and the machine or the work failed
     except BrokenPipeError:  # the reader went away (| head): stop quietly, as the Python docs recommend
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

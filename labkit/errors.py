@@ -82,6 +82,17 @@ class ArgumentError(LabkitError, ValueError):
     """
 
 
+def end_now_if_asked(error: LabkitError) -> None:
+    """End the process at once, with the error's exit status, where the error says so (``ends_process``: a CUDA
+    context really lost, whose teardown at exit printed CuPy's tracebacks under the error line)."""
+    if getattr(error, "ends_process", False):
+        import os
+        import sys
+
+        sys.stdout.flush(), sys.stderr.flush()
+        os._exit(error.exit_status)
+
+
 def exit_in_one_line() -> None:
     """In a script (``labkit nb script``'s first cell), end on a LabkitError as the CLI does: ``labkit: error: ...``
     on one line and exit status 2 (1 for a MachineError), not a traceback; any other exception keeps Python's
@@ -95,11 +106,7 @@ def exit_in_one_line() -> None:
     def hook(kind, error, tb):
         if isinstance(error, LabkitError):
             print(f"labkit: error: {one_line(str(error))}", file=sys.stderr)
-            if getattr(error, "ends_process", False):  # a lost CUDA context: no teardown, as the CLI
-                import os
-
-                sys.stdout.flush(), sys.stderr.flush()
-                os._exit(error.exit_status)
+            end_now_if_asked(error)
             sys.exit(error.exit_status)
         previous(kind, error, tb)
 

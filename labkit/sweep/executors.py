@@ -166,10 +166,10 @@ def _dask_point(pin: list[str], *args) -> dict:
 
     from .context import PointNotRun, cuda_context_lost
 
-    if (lost := cuda_context_lost()) is not None:
-        raise PointNotRun(f"not run: an earlier point left this worker's CUDA context unusable ({lost})")
     if pin:  # set before the point's first CUDA call, and again after a restart (the Nanny keeps the name only)
         os.environ["CUDA_VISIBLE_DEVICES"] = pin[int(distributed.get_worker().name) % len(pin)]
+    if (lost := cuda_context_lost()) is not None:
+        raise PointNotRun(f"not run: an earlier point left this worker's CUDA context unusable ({lost})")
     return run_point(*args)
 
 
@@ -186,13 +186,11 @@ def _dask(sweep_dir: str, workload: str, todo, *, workers: int, client=None):
                                                      dashboard_address=None))
         gpus = _gpu_slots() if cuda is None else []  # without dask-cuda every worker had run on the first GPU
         client = distributed.Client(cluster)
-    def submit(pid: str, params: dict, key: str):
-        return client.submit(_dask_point, gpus, sweep_dir, workload, pid, params, key=key, pure=False, retries=1)
-
     try:
-        futures = {submit(pid, params, f"pt-{pid}"): (pid, params) for pid, params in todo}
+        futures = {client.submit(_dask_point, gpus, sweep_dir, workload, pid, params, key=f"pt-{pid}", pure=False,
+                                 retries=1): (pid, params) for pid, params in todo}
         not_run = []
-        for fut in distributed.as_completed(list(futures)):
+        for fut in distributed.as_completed(futures):
             pid, params = futures[fut]
             try:
                 yield fut.result()

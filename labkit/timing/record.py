@@ -61,6 +61,10 @@ class Timing:
                              "time_s": self.samples_s})
 
 
+THROTTLE_FRACTION = 0.75  # NVBench's --throttle-threshold: a sample whose SM clock ran under this share of the max
+THROTTLE_PAUSE_S = 0.05  # and its --throttle-recovery-delay: the pause after a dropped sample
+
+
 def read_clock() -> int | None:
     from ..device import sm_clock_hz
 
@@ -70,11 +74,7 @@ def read_clock() -> int | None:
 def clock_dropped(start: int | None, end: int | None, max_hz: int | None) -> bool:
     if start is None or end is None:
         return False
-    return end < 0.9 * start or (max_hz is not None and end < 0.75 * max_hz)
-
-
-THROTTLE_FRACTION = 0.75  # NVBench's --throttle-threshold: a sample whose SM clock ran under this share of the max
-THROTTLE_PAUSE_S = 0.05  # and its --throttle-recovery-delay: the pause after a dropped sample
+    return end < 0.9 * start or (max_hz is not None and end < THROTTLE_FRACTION * max_hz)
 
 
 def throttled(clock_hz: float | None, max_hz: int | None) -> bool:
