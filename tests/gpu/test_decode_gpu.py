@@ -543,6 +543,31 @@ def test_timed_calls_write_the_same_output(mode, head_dim):
         assert run.timing.calls_per_sample >= 10
 
 
+def test_a_counter_left_off_zero_is_caught():
+    """run_decode reads the split counters back after its calls, since identical inputs would hide a misaligned one
+    in the output; here a counter set to 1 before a launch without zeroing stays off 0, and the check says so."""
+    import tempfile
+
+    from labkit.cuda import cupy
+    from labkit.workloads.decode.run import _check_counters_reset, decode_runner
+
+    g = DecodeGeometry(2, 32, 8, 128, 64, 32, 64)
+    x = make_inputs(g, seed=41)
+    host = {"q": x.q, **x.pool, "table": x.page_table, "seq": x.seq_lens, "cuq": x.cu_seqlens_q}
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, plan = decode_runner(g, 5, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])),
+                                     variant="mma", warps=4, stages=3, cluster=False)
+        runner.run_once()
+        _check_counters_reset(runner, "a clean call")
+        counters = runner.scratch[("decode", "counter")].view(np.uint32)
+        assert plan.splits == 5 and counters.size == 16, (plan.splits, counters.size)
+        counters[3] = 1
+        runner.launch_call(0)
+        cupy().cuda.get_current_stream().synchronize()
+        with pytest.raises(AssertionError, match=r"1 of 16 counters are not 0 \(first \[1\]\)"):
+            _check_counters_reset(runner, "a call that found a counter at 1")
+
+
 @pytest.mark.parametrize("variant", ["mma", "fma"])
 @pytest.mark.parametrize("head_dim", [128, 256])
 def test_128_rows_take_row_blocks(head_dim, variant):

@@ -71,16 +71,31 @@ def run_decode(x: DecodeInputs, *, splits: int | None = None, iterations: int | 
         runner, plan = decode_runner(g, splits, tmp, lambda name, arr: arr.set(np.ascontiguousarray(host[name])),
                                      **overrides)
         runner.run_once()
+        _check_counters_reset(runner, "the first call")
         out = bf16_to_f32(cupy().asnumpy(runner.buffers["out"]))
         timing = None
         if iterations is not None:
             runner.buffers["out"].fill(0xFFFF)  # poison again: the timed calls must write it too
             timing = runner.time(iterations=iterations, mode=mode)["decode/paged"]
+            _check_counters_reset(runner, f"the {mode} timed calls")
             again = bf16_to_f32(cupy().asnumpy(runner.buffers["out"]))
             used = ~np.isnan(out)
             if not np.array_equal(again[used], out[used]):
                 raise AssertionError("decode: the timed calls wrote a different output than the first call")
     return DecodeRun(out, plan.splits, timing, kv_bytes(x), plan.to_dict())
+
+
+def _check_counters_reset(runner, after: str) -> None:
+    """Every split or claim counter is back at 0: graph replays zero nothing between calls, so a counter left off 0
+    would have the next call reduce before all its splits arrived. Identical inputs call after call hide that in the
+    output (the early reduction reads the last call's equal partials), so the counters are read themselves."""
+    counter = runner.scratch.get(("decode", "counter"))
+    if counter is None:
+        return
+    left = cupy().asnumpy(counter).view(np.uint32)
+    if left.any():
+        raise AssertionError(f"decode: after {after} {int(np.count_nonzero(left))} of {left.size} counters are not 0 "
+                             f"(first {left[left != 0][:4].tolist()})")
 
 
 def geometry_for(batch: int, kv_len: int, *, heads_q: int = 32, heads_kv: int = 8, head_dim: int = 128,
