@@ -253,6 +253,16 @@ def test_proof_manifest_validates_on_cpu(tmp_path):
     plan = res.plans[0]
     assert plan.grid == (7, 32, 1) and plan.pack_size == 192
     assert res.modules["proof"].info.entries["tma_scale_proof"].param_bytes == 192
+    # a block of 176 B (every field inside it, params and pack agreeing) is not the 192 B the kernel takes: the kernel
+    # would read 16 B past it
+    doc = json.loads(path.read_text())
+    launch = doc["ops"]["scale_rows"]["impl"]["launches"][0]
+    launch["params"], launch["args"][0]["pack"]["size"] = ["bytes<176>"], 176
+    launch["args"][0]["pack"]["fields"].pop()  # param 5 at 168
+    path.write_text(json.dumps(doc))
+    errors = [str(e) for e in check(load(path), cubin_dirs=(tmp_path,), device=H200).errors]
+    assert ("error: ops.scale_rows.impl.launches[0].params: packs 176 B but the kernel takes 192 B "
+            "(tma_scale_proof_sm_90.cubin)") in errors, errors
 
 
 def test_manifest_cli_run_without_gpu_is_clean(capsys):

@@ -272,6 +272,13 @@ FM = ("phase_timings", "fused_mainloop")
     (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("count", 10**39),
      "phase_timings.fused_mainloop.count", "an integer in [1, 2147483647]"),
     (lambda d: d.__setitem__("q_shape", [1, 37810, 56, 10**39]), "q_shape[3]", "an integer in"),
+    # found by a mutation audit: a bool read as a number, p95 over p99 and an efficiency 1e-4 off all passed
+    (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("mean_s", True),
+     "phase_timings.fused_mainloop.mean_s", "expected a number"),
+    (lambda d: d["phase_timings"]["fused_mainloop"].__setitem__("p95_s", 0.23793), "phase_timings.fused_mainloop",
+     "p95_s 0.23793 <= p99_s 0.23792146347045898"),
+    (lambda d: d["tail_study"][1].__setitem__("q_row_efficiency", 0.99675), "tail_study[1].q_row_efficiency",
+     "q_len / scheduled_q_rows = 37761/37888 = 0.996648"),
 ])
 def test_report_refuses(edit, path, text):
     with pytest.raises(FormatError) as e:

@@ -1,3 +1,4 @@
+import math
 import re
 
 import numpy as np
@@ -72,6 +73,8 @@ def test_spread_of_one_sample_is_zero_and_rel_std_is_std_over_mean():
     sp = Spread.from_samples(x)
     assert sp.rel_std == pytest.approx(np.std(x, ddof=1) / np.mean(x))
     assert sp.ci95_s == pytest.approx(1.96 * np.std(x, ddof=1) / np.sqrt(50))
+    # samples that are all 0 (an event pair around nothing) have no relative noise to speak of: inf, not "0 % noise"
+    assert Spread.from_samples([0.0, 0.0]).rel_std == math.inf
 
 
 def _stats_node(**edit) -> Node:
@@ -114,6 +117,10 @@ def test_stop_rule_is_a_pure_function_of_the_samples():
     assert StopRule(iterations=3).reason([0.1, 0.1]) is None
     assert StopRule(iterations=3).reason([0.1] * 3) == "iterations=3"
     assert StopRule(min_samples=2, min_time_s=0).reason([0.0, 0.0]) is not None  # zero mean: no division
+    # a sample of N calls (hot batches, graph replays) holds N x its per-call time of GPU time (a mutation audit: a
+    # budget read per call took up to N times the samples)
+    assert rule.reason([0.01, 0.02] * 5) is None  # 0.15 s of GPU time
+    assert rule.reason([0.01, 0.02] * 5, per_sample=20).startswith("time budget 2 s")  # 3 s
 
 
 def test_samplers_event_pool_is_reused():
@@ -610,6 +617,9 @@ def test_a_gpu_throttled_past_the_timeout_is_an_error_or_a_timeout_with_what_was
     with pytest.raises(TimingError, match=r"^t: 1 samples ran with the SM clock under 75% of its max 1980 MHz \(the "
                                           r"last at 1000 MHz\) and were dropped, 0 kept in 0 s: the GPU is throttled"):
         events.time_gpu(lambda: None, name="t", mode="hot", iterations=5, timeout_s=0, check_work=False)
+    events, _ = _throttle_case(monkeypatch, [1.9e9] * 3 + [1.0e9] * 50)  # iterations asked for: never fewer
+    with pytest.raises(TimingError, match=r"^t: 1 samples ran .* dropped, 3 kept in"):
+        events.time_gpu(lambda: None, name="t", mode="hot", iterations=5, timeout_s=0, check_work=False)
     events, built = _throttle_case(monkeypatch, [1.9e9] * 3 + [1.0e9] * 50)  # 3 kept, then it throttled
     monkeypatch.setattr(events, "THROTTLE_PAUSE_S", 0.02)
     events.time_gpu(lambda: None, name="t", mode="hot", timeout_s=0.05, min_samples=10, check_work=False)
@@ -625,9 +635,10 @@ def test_a_timing_keeps_each_samples_clock_their_median_and_says_what_it_dropped
     monkeypatch.setattr(record, "cupy", lambda: type("cp", (), {"cuda": type("cuda", (), {
         "Device": lambda: type("D", (), {"id": 0})()})}))
     monkeypatch.setattr(labkit.device, "describe", lambda index=0: type("d", (), {"sm_clock_max_hz": 1_980_000_000})())
-    t = record.build_timing("t", "cold", [1e-3, 2e-3, 3e-3], flush_bytes=1, clocks=(None, None),
-                            stop_reason="iterations=3", sample_clocks=[1.97e9, 1.9e9, None], dropped_throttled=2)
-    assert t.sample_clocks_hz == (1_970_000_000, 1_900_000_000, None) and t.sm_clock_hz == 1.935e9
+    t = record.build_timing("t", "cold", [1e-3, 2e-3, 3e-3, 4e-3], flush_bytes=1, clocks=(None, None),
+                            stop_reason="iterations=3", sample_clocks=[1.97e9, 1.9e9, None, 1.2e9],
+                            dropped_throttled=2)
+    assert t.sample_clocks_hz == (1_970_000_000, 1_900_000_000, None, 1_200_000_000) and t.sm_clock_hz == 1.9e9
     assert t.stop_reason == "iterations=3; 2 samples dropped, their SM clock under 75% of 1980 MHz"
     assert record.Timing.from_dict(json.loads(json.dumps(t.to_dict()))) == t
     old = {k: v for k, v in t.to_dict().items() if k not in ("sample_clocks_hz", "sm_clock_hz", "dropped_throttled")}

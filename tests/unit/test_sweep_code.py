@@ -97,3 +97,30 @@ def test_the_cli_says_which_points_other_code_measured(tmp_path, capsys):
     assert (out / "points" / "stale" / "0123456789abcdef" / other.name).is_file()
     assert cli.main(["sweep", "status", str(out)]) == 0
     assert capsys.readouterr().out == f"{out}: demo.sleep, 3 points: 3 ok, 0 failed, 0 missing\n"
+
+
+def test_the_digest_reads_kernels_in_subpackages_and_nothing_but_source(tmp_path, monkeypatch):
+    """An edit to a kernel deep in a workload's package changes the digest (the sweep must not take the old kernel's
+    points as done); a file that decides no result (a figure style, a cache) does not."""
+    from labkit.sweep import code
+
+    kernels = tmp_path / "workloads" / "decode" / "kernels"
+    kernels.mkdir(parents=True)
+    (tmp_path / "__init__.py").write_text("")
+    (kernels / "paged.cu").write_text("// v1\n")
+    (kernels / "paged.cuh").write_text("// header v1\n")
+    (kernels.parent / "plan.py").write_text("SPLITS = 1\n")
+    (tmp_path / "style.mplstyle").write_text("lines.linewidth: 1\n")
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "plan.cpython-311.py").write_text("stale\n")
+    monkeypatch.setattr(code, "_package_dir", lambda: tmp_path)
+    seen = {code_digest()}
+    for path, text in ((kernels / "paged.cu", "// v2\n"), (kernels / "paged.cuh", "// header v2\n"),
+                       (kernels.parent / "plan.py", "SPLITS = 2\n")):
+        path.write_text(text)
+        digest = code_digest()
+        assert digest not in seen, f"an edit of {path.relative_to(tmp_path)} left the digest as it was"
+        seen.add(digest)
+    (tmp_path / "style.mplstyle").write_text("lines.linewidth: 2\n")
+    (tmp_path / "__pycache__" / "plan.cpython-311.py").write_text("staler\n")
+    assert code_digest() in seen
