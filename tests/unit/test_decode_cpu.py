@@ -22,7 +22,7 @@ from labkit.workloads.decode import (
     make_inputs,
     run_decode,
 )
-from labkit.workloads.decode.build import build_plan
+from labkit.workloads.decode.build import MAX_SPLITS, build_plan
 from labkit.workloads.decode.geometry import kernel_label
 from labkit.workloads.decode.inputs import _bf16, bf16_to_f32
 from labkit.workloads.decode.loads import short_page_bound
@@ -40,6 +40,7 @@ SEED_LIKE = dict(batch=2, heads_q=24, heads_kv=4, head_dim=256, page_size=64, ma
     ({"heads_q": 68}, "17 query heads per KV head: expected 1..16"),
     ({"max_q_len": 9}, "max_q_len 9: expected 1..8"),
     ({"heads_kv": 65536, "heads_q": 65536}, "heads_kv 65536: grid y and z take at most 65535"),
+    ({"batch": 65536}, "batch 65536, heads_kv 4: grid y and z take at most 65535"),
     ({"batch": 0}, "batch = 0: expected an integer >= 1"),
     ({"layout": "nhd"}, "layout 'nhd': expected one of plain, interleaved"),
     # found by a review: 128.0 passed "in (128, 256)" and reached NVRTC as -DHEAD_DIM=128.0
@@ -98,6 +99,18 @@ def test_inputs_refuse_lengths_the_table_cannot_hold(seq_lens, q_lens, expected)
     with pytest.raises(ArgumentError) as err:
         make_inputs(g, seq_lens=seq_lens, q_lens=q_lens)
     assert expected in str(err.value)
+
+
+def test_a_call_that_gives_a_sequence_no_query_token_is_refused():
+    """cu_seqlens_q that repeat a value give that sequence no query row: the kernel would write nothing for it and the
+    caller read another sequence's rows as its own (found by a mutation audit: q_len 0 passed check_call)."""
+    from labkit.workloads.decode.inputs import check_call
+
+    g = DecodeGeometry(3, 16, 4, 128, 32, 10, 40, max_q_len=4)
+    x = make_inputs(g, seq_lens=[300, 8, 9], q_lens=[1, 3, 2], seed=1)
+    check_call(g, x.page_table, x.seq_lens, x.cu_seqlens_q)
+    with pytest.raises(ArgumentError, match=r"^cu_seqlens_q\[1\] - cu_seqlens_q\[0\] = 0: expected 1..4 query tokens$"):
+        check_call(g, x.page_table, x.seq_lens, np.array([0, 0, 3, 5], np.int32))
 
 
 def test_a_call_longer_than_the_kernels_stage_count_can_hold_is_refused():
@@ -173,6 +186,33 @@ def test_the_reference_scales_scores_and_masks_causally_as_dense_attention_does(
         w = np.exp(s - s.max(axis=1, keepdims=True))
         assert np.allclose(ref[i], (w / w.sum(axis=1, keepdims=True)) @ v[:visible], rtol=1e-12, atol=1e-12), i
     assert not np.allclose(ref[0], ref[2])  # the rows see different keys
+
+
+def test_the_reference_and_its_bound_match_grouped_attention_written_out_per_query_head():
+    """Query head h reads KV head h // G (G = 3 here, 2 KV heads, q_len 2 over shuffled pages), and each element's bound
+    is the documented 2^-8 (|ref| + M) + 1e-3 with M = sum_k p_k |v_k| (found by a mutation audit: h % Hkv, a bound
+    twice as loose, or M taken as |ref| passed every CPU test)."""
+    from labkit.workloads.decode.reference import reference_and_bound
+
+    g = DecodeGeometry(2, 6, 2, 128, 16, 5, 12, max_q_len=2)
+    x = make_inputs(g, seq_lens=[70, 19], q_lens=[2, 1], seed=17)
+    ref, bound = reference_and_bound(x)
+    scale = g.head_dim ** -0.5
+    for b in range(g.batch):
+        n, lo, hi = int(x.seq_lens[b]), int(x.cu_seqlens_q[b]), int(x.cu_seqlens_q[b + 1])
+        pages = x.page_table[b, : -(-n // g.page_size)]
+        for t in range(lo, hi):
+            visible = n - (hi - lo) + (t - lo) + 1
+            for h in range(g.heads_q):
+                kv = h // 3
+                k = bf16_to_f32(x.k[pages, kv]).reshape(-1, 128)[:visible].astype(np.float64)
+                v = bf16_to_f32(x.v[pages, kv]).reshape(-1, 128)[:visible].astype(np.float64)
+                s = k @ bf16_to_f32(x.q[t, h]).astype(np.float64) * scale
+                p = np.exp(s - s.max())
+                p /= p.sum()
+                assert np.allclose(ref[t, h], p @ v, rtol=1e-12, atol=1e-12), (b, t, h)
+                assert np.allclose(bound[t, h], 2.0 ** -8 * (np.abs(p @ v) + p @ np.abs(v)) + 1e-3, rtol=1e-12), (
+                    b, t, h)
 
 
 def test_reference_on_cases_with_known_answers():
@@ -368,6 +408,10 @@ def test_kernel_build_and_split_heuristic():
     assert default_splits(DecodeGeometry(**SEED_LIKE)) == 11  # 704 tokens: one page per split
     assert default_splits(geometry_for(256, 8192)) == 1  # 2048 units already fill the GPU
     assert default_splits(geometry_for(1, 64)) == 1
+    # one unit of 2M tokens on a GPU of 1000 SMs would want 2000 splits of 2048 tokens: the kernel's reduction holds
+    # MAX_SPLITS = 256 weights (found by a mutation audit: a cap of 512 passed every test)
+    long_one = DecodeGeometry(1, 1, 1, 128, 64, 32768, 32768)
+    assert default_splits(long_one, sms=1000, ctas_per_sm=2) == 256 == MAX_SPLITS
 
 
 def test_the_cuda_core_build_by_hand_and_its_label():

@@ -466,3 +466,29 @@ def test_a_run_directory_given_for_a_report_names_the_json_files_in_it(capsys):
     assert cli.main(["report", "show", str(run)]) == 2
     assert capsys.readouterr().err.rstrip().endswith("is a directory; expected the report as a regular file (the JSON "
                                                      "files in it: data/precision.json, data/report.json)")
+
+
+def test_save_refuses_what_its_reader_would_and_diff_leaves_out_the_clock_read_before_a_run(seed_report_path,
+                                                                                              tmp_path):
+    """Found by a mutation audit: a save that skipped reading back its own text, and a diff that listed the NVML
+    clock read before each run (the idle boost clock, not the one either ran at), both passed every test."""
+    from labkit.report.tables import differences
+
+    seed = report.load(seed_report_path)
+    off = dataclasses.replace(seed.tail_study[1], q_row_efficiency=seed.tail_study[1].q_row_efficiency + 1e-4)
+    bad = dataclasses.replace(seed, tail_study=(seed.tail_study[0], off, *seed.tail_study[2:]))
+    with pytest.raises(FormatError, match=r"tail_study\[1\]\.q_row_efficiency = .*: expected q_len / scheduled_q_rows"):
+        report.save(bad, tmp_path / "bad.json")
+    assert not (tmp_path / "bad.json").exists()
+
+    a = dataclasses.replace(seed, report_version=1, provenance=collect(timing_mode="cold"),
+                            accuracy={"cos": 0.9993, "reference": "fp32"}, checksum_definition="sum of output in fp32")
+    prov = json.loads(json.dumps(a.provenance))
+    prov["clocks"] = {"sm_clock_hz": 1_755_000_000, "sm_clock_max_hz": 1_980_000_000}
+    b = dataclasses.replace(a, provenance=prov)
+    prov_a = json.loads(json.dumps(a.provenance))
+    prov_a["clocks"] = {"sm_clock_hz": 1_980_000_000, "sm_clock_max_hz": 1_980_000_000}
+    a = dataclasses.replace(a, provenance=prov_a)
+    assert differences(a, b) == []
+    c = dataclasses.replace(b, provenance={**prov, "git_sha": "f" * 40})
+    assert [line.split(":")[0] for line in differences(a, c)] == ["git"]

@@ -802,7 +802,8 @@ def test_the_accuracy_check_refuses_nan_and_a_low_cos_naming_the_numbers():
     good = {"cos": 0.99922, "rel_l1": 0.0393, "rmse": 3.3e-4, "max_abs": 2.6e-3, "nan": 0, "elements": 1000}
     check_accuracy(good, "Sage2 seed")
     for bad, shown in (({"cos": 0.9985}, "cos 0.998500"), ({"nan": 3}, "3 NaN of 1,000"),
-                       ({"cos": float("nan"), "nan": 1000}, "cos nan")):
+                       ({"cos": float("nan"), "nan": 1000}, "cos nan"),
+                       ({"cos": float("nan")}, "cos nan, rel-L1")):  # an all-zero output: cos 0/0, no NaN element
         with pytest.raises(LabkitError, match=r"^Sage2 seed: check failed before timing \(expected no NaN and cos >= "
                                               r"0\.999\); accuracy against exact fp32 attention: ") as info:
             check_accuracy({**good, **bad}, "Sage2 seed")
