@@ -593,6 +593,16 @@ def test_call_arguments_that_do_not_fit_their_params_are_named(tmp_path):
     assert f"error: {call}.args[7]: buffer 'seq' given for scalar param 7 (i32)" in issues(arg(7, {"buf": "seq"}))
     assert f"warning: {call}.args[0].buf: param 0 writes (out buffer<bf16>) into q, declared kind input" in issues(
         arg(0, {"buf": "q"}))
+
+    def param(i, sig, value):
+        def change(doc):
+            doc["ops"]["decode"]["params"][i] = sig
+            arg(i, value)(doc)
+        return change
+    # inout writes too; a buffer param with no direction is an input, which may take an input buffer (a mutation audit)
+    assert f"warning: {call}.args[0].buf: param 0 writes (inout buffer<bf16>) into q, declared kind input" in issues(
+        param(0, "inout buffer<bf16>", {"buf": "q"}))
+    assert [i for i in issues(param(1, "buffer<bf16>", {"buf": "q"})) if "args[1]" in i] == []
     assert [i for i in issues(arg(1, {"buf": "nope"})) if i.startswith("error")] == [
         f"error: {call}.args[1].buf: 'nope' is not in buffers (q, out, kv, table, seq, cuq)"]
     assert [i for i in issues(lambda d: d["programs"]["decode"]["calls"][0].update(
