@@ -474,6 +474,10 @@ def test_pack_fields_at_the_block_s_edges(tmp_path):
                 vars={"tokens": 2})
     assert res.ok, [str(e) for e in res.errors]
     assert res.plans[0].offline_blob[1276:] == struct.pack("<I", 0x12345678)
+    one_past = check(load(_seed_changed(tmp_path, lambda d: _fields0(d).append({"at": 1277, "i32": 1}))),
+                     vars={"tokens": 2})  # its last byte one past the block (a mutation audit: at + size > size + 1)
+    assert "error: ops.decode.impl.launches[0].args[0].pack.fields[34].at: 1277 + 4 B ends past the 1280 B pack" in [
+        str(e) for e in one_past.errors]
 
     def param9(doc):
         _fields0(doc)[4]["param"] = 9
