@@ -43,8 +43,6 @@ def show_path(path: Path | str) -> str:
 
 def _json_inside(path) -> str:
     """A directory's JSON files, two levels down, as a hint (a notebook run's directory for its data/*.json)."""
-    from pathlib import Path
-
     top = Path(path)
     if not top.is_dir():
         return ""

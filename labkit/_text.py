@@ -5,9 +5,10 @@ import re
 TEXT_WIDTH = 100  # characters of a printed line: JupyterLab's output pane breaks a longer one anywhere, mid-word
 
 
-def counted(n: int, noun: str) -> str:
-    """``1 split``, ``2 splits``, ``0 splits``: a count and its noun, plural unless exactly one."""
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 split``, ``2 splits``, ``0 splits``: a count and its noun, plural unless exactly one (``plural`` where it
+    is not the noun and an s: ``1 entry``, ``2 entries``)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def with_article(word: str) -> str:

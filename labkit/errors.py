@@ -11,7 +11,6 @@ class LabkitError(Exception):
 
     exit_status = 2  # the CLI's: bad input; 1 where the input passed and the machine or the work failed
 
-
     def _render_traceback_(self) -> list[str]:
         # IPython shows this instead of a traceback: a notebook cell gets the same one line as the CLI
         return [f"{type(self).__name__}: {self}"]

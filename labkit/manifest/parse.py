@@ -4,6 +4,7 @@ import re
 from pathlib import Path
 
 from .._json import I32, I64, U32, Node, load_document, parse_text, refuse_other_kind
+from .._text import counted
 from .model import (
     BUFFER_KINDS,
     DTYPES,
@@ -115,8 +116,8 @@ def _launch(n: Node) -> Launch:
         pk = a.obj(("pack",))["pack"].obj(("size", "fields"))
         args.append(Pack(pk["size"].int(1, MAX_PARAM_BYTES), tuple(_field(f) for f in pk["fields"].list(1))))
     if len(args) != len(params):
-        raise n["args"].error(f"has {len(args)} entr{'y' if len(args) == 1 else 'ies'} but params declares "
-                              f"{len(params)}: one args entry per param")
+        raise n["args"].error(f"has {counted(len(args), 'entry', 'entries')} but params declares {len(params)}: one "
+                              "args entry per param")
     return Launch(module=_name(n["module"], "module"), entry=n["entry"].str(), params=params,
                   block=n["block"].ints(3, lo=1, hi=1024), grid=tuple(grid), shared_mem=n["shared_mem"].int(*U32),
                   args=tuple(args), pdl=n["pdl"].bool() if n.get("pdl") is not None else False)

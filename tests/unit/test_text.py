@@ -5,6 +5,7 @@ from labkit._text import break_line, counted, duration
 
 def test_counted_is_plural_unless_exactly_one():
     assert [counted(n, "split") for n in (0, 1, 2)] == ["0 splits", "1 split", "2 splits"]
+    assert [counted(n, "entry", "entries") for n in (1, 2)] == ["1 entry", "2 entries"]
 
 
 def test_a_duration_takes_the_unit_that_puts_it_under_1000():
