@@ -74,6 +74,10 @@ study.shown_correctness(checks)
 # interrupted run keeps what it measured and a re-run resumes. Points over 9 GB of K+V are skipped (named under the
 # figure), and why a peer has no number at a point is printed above the table.
 #
+# `x_best_peer` is labkit's rate over the best peer's, both timed in the same shuffled rounds; `x_best_peer_low` and
+# `x_best_peer_high` bound its median round by round (95 %, whatever the samples' distribution): where that interval
+# holds 1, the rounds cannot tell labkit from the peer, and where it lies under 1, labkit is behind beyond their noise.
+#
 # Every sample is cold: L2 is flushed before it by a memset of twice its size (NVBench's flush), which leaves L2
 # full of dirty lines that the call's reads write back, and an event pair also times the launch. Both are part of
 # the rates here, for labkit and the peers alike. How much: on the H200s of docs/decode.md ("A cold L2 left dirty or

@@ -91,3 +91,21 @@ class Spread:
         mean = float(x.mean())
         return cls(std_s=std, iqr_s=float(q3 - q1), ci95_s=1.96 * std / math.sqrt(x.size),
                    rel_std=std / mean if mean else math.inf)
+
+
+def median_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """A distribution-free interval for the median of ``values`` (the sign test's): the order statistics x_(k) and
+    x_(n+1-k), 1-based, for the largest k with P(Binomial(n, 1/2) < k) <= (1 - confidence) / 2, which cover the
+    median at least ``confidence`` of the time whatever the distribution, so a handful of slow samples widen it
+    no more than they move a median. None where ``values`` are too few for any (5 or fewer at 95 %)."""
+    if not 0 < confidence < 1:
+        raise ArgumentError(f"confidence {confidence!r}: expected a fraction between 0 and 1")
+    x = np.sort(np.asarray(values, dtype=np.float64))
+    if x.ndim != 1 or not np.all(np.isfinite(x)):
+        raise ArgumentError("median_interval needs a 1-D list of finite values")
+    n, tail_allowed = x.size, (1 - confidence) / 2
+    k, below = 0, 0.0  # below: P(Binomial(n, 1/2) <= k - 1)
+    while k < n and below + math.comb(n, k) / 2**n <= tail_allowed:
+        below += math.comb(n, k) / 2**n
+        k += 1
+    return None if k == 0 else (float(x[k - 1]), float(x[n - k]))

@@ -308,6 +308,7 @@ def test_bench_times_named_points_at_their_geometry_beside_the_peers(tmp_path, c
         assert isinstance(p.peers["labkit_beside_peers"], float)
         assert isinstance(p.peers["sdpa_cudnn"], float) or isinstance(p.peers["sdpa_flash"], float), p.peers
         assert isinstance(p.x_best_peer, float) and p.x_best_peer > 0
+        assert p.x_best_peer_low is None  # 3 rounds: too few for the interval
     clean = tmp_path / "clean.json"  # L2 left clean: the same call, its mode in the title and in the report
     assert cli.main(["decode", "bench", "--point", "2x3000", "--heads-q", "16", "--heads-kv", "4", "--page-size", "32",
                      "--iterations", "3", "--mode", "cold_clean", "--out", str(clean)]) == 0
@@ -730,6 +731,12 @@ def test_peers_run_on_labkits_own_kv_and_agree_with_its_output():
         for p in ("sdpa_cudnn", "sdpa_flash"):  # both run on the H200, and each output was checked against labkit's
             assert isinstance(rates[p], float), (visit, p, rates[p])
         assert isinstance(rates["fa3"], float) or rates["fa3"].startswith("not available"), rates["fa3"]
+        assert "x_best_peer_low" not in rates  # 3 rounds are too few for a 95 % interval of the median
+    rates = peer_rates(8, 1024, 128, iterations=8)  # 8 rounds: the 1st and 8th smallest ratios (99.2 %)
+    x_best = rates["labkit_beside_peers"] / max(v for p, v in rates.items() if p in ("sdpa_cudnn", "sdpa_flash", "fa3")
+                                                and isinstance(v, float))
+    assert 0.2 < rates["x_best_peer_low"] <= rates["x_best_peer_high"] < 5, rates
+    assert rates["x_best_peer_low"] <= x_best * 1.05 and rates["x_best_peer_high"] >= x_best * 0.95, (x_best, rates)
 
 
 @pytest.mark.parametrize("order", ["climbing", "falling"])

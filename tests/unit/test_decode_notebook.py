@@ -114,6 +114,27 @@ def test_the_bandwidth_table_says_where_labkit_is_behind_the_best_peer_as_the_be
     assert study.peers_not_run(table) == ["fa3: no number at 8 x 8192: fa3_fwd: ... line 2"]
 
 
+def test_the_bandwidth_table_puts_the_rounds_interval_after_x_best_peer_and_names_it_where_labkit_is_behind():
+    """A sweep timed since peer_rates keeps the interval of the best peer's ratio per round: the table shows it after
+    the ratio it bounds, and the behind line gives it beside each call (a call without one, as older sweeps, as
+    before)."""
+    from labkit.workloads.decode import study
+
+    rows = pd.DataFrame([
+        dict(batch=64, kv_len=1024, kv_MB=268.4, p50_us=76.67, TBps=3.501, labkit_beside_peers=3.482,
+             sdpa_cudnn=3.485, x_best_peer_low=0.9952, x_best_peer_high=1.0031, sdpa_flash=2.35),
+        dict(batch=16, kv_len=4096, kv_MB=268.4, p50_us=77.0, TBps=3.49, labkit_beside_peers=3.40,
+             sdpa_cudnn=3.49, sdpa_flash=3.1),
+        dict(batch=8, kv_len=8192, kv_MB=268.4, p50_us=76.58, TBps=3.505, labkit_beside_peers=3.502,
+             sdpa_cudnn=3.374, x_best_peer_low=1.031, x_best_peer_high=1.044, sdpa_flash=3.242)])
+    table = study.bandwidth_table(rows)
+    assert list(table.columns[-3:]) == ["x_best_peer", "x_best_peer_low", "x_best_peer_high"]
+    assert study.behind_best_peer(table) == [
+        "x_best_peer: labkit timed in the peers' rounds over the best peer, at 3 calls: behind at 2, 16 x 4096 x "
+        "0.9742 (sdpa_cudnn), 64 x 1024 x 0.9991 (sdpa_cudnn; 95 % 0.995-1.003); level or ahead at the other one "
+        "(x 1.038)"]
+
+
 def test_a_peer_s_recorded_compile_error_is_cut_at_a_word_said_what_it_means_and_where_it_is_whole():
     """Found by a notebook review: "flex_paged: no number at 64 x 32768: InductorError: SubprocException: An exception
     occurred in a subprocess: ... Set TORCHDYNAMO_VERBO..." was cut mid-word and said neither what failed nor where

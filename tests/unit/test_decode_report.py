@@ -3,6 +3,7 @@
 import json
 import re
 
+import numpy as np
 import pytest
 
 from labkit import cli
@@ -617,3 +618,68 @@ def test_a_long_reasons_marker_counts_what_it_left_out_when_its_own_digits_grow(
         kept = _why(RuntimeError("x" * (n - len("RuntimeError: "))))
         gap = re.search(r"\n\[\.\.\. (\d+) characters left out \.\.\.\]\n", kept)
         assert len(kept) == REASON_KEPT and int(gap.group(1)) == n - (len(kept) - len(gap.group(0)))
+
+
+def test_x_best_peers_interval_round_trips_and_a_broken_one_is_refused(tmp_path):
+    """A row keeps the 95 % interval of x_best_peer's median taken round by round: both ends or neither, low <= high,
+    only beside an x_best_peer; older reports have none and read as before."""
+    src = ROOT / "data" / "runs" / "20261204T185600Z-decode_bench_targets" / "sweep.json"
+    doc = json.loads(src.read_text())
+    assert report.load(src).points[0].x_best_peer_low is None
+    i = next(i for i, r in enumerate(doc["rows"]) if isinstance(r.get("x_best_peer"), float))
+    x = doc["rows"][i]["x_best_peer"]
+    doc["rows"][i].update(x_best_peer_low=x - 0.004, x_best_peer_high=x + 0.003)
+    (tmp_path / "ok.json").write_text(json.dumps(doc))
+    p = report.load(tmp_path / "ok.json").points[i]
+    assert (p.x_best_peer_low, p.x_best_peer_high) == (x - 0.004, x + 0.003)
+    report.save(report.load(tmp_path / "ok.json"), tmp_path / "again.json")
+    assert report.load(tmp_path / "again.json").points[i] == p
+    for change, message in (({"x_best_peer_high": None}, r"x_best_peer_low.*without x_best_peer_high: expected both"),
+                            ({"x_best_peer_low": x + 0.01}, rf"x_best_peer_high = {x + 0.003!r}: expected at least "
+                                                            rf"x_best_peer_low, {x + 0.01!r}"),
+                            ({"x_best_peer": "-", **{k: "not run" for k in ("sdpa_cudnn", "sdpa_flash", "fa3",
+                                                                              "flex_paged")}},
+                             r"an interval of x_best_peer in a row without x_best_peer"),
+                            ({"x_best_peer_low": -1.0}, r"x_best_peer_low = -1\.0")):
+        bad = json.loads(json.dumps(doc))
+        bad["rows"][i].update(change)
+        bad["rows"][i] = {k: v for k, v in bad["rows"][i].items() if v is not None}
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(FormatError, match=rf"rows\[{i}\]\..*{message}"):
+            report.load(tmp_path / "bad.json")
+
+
+def test_the_bench_keeps_the_rounds_interval_and_its_table_shows_x_best_peer_to_three_places(tmp_path, monkeypatch,
+                                                                                               capsys):
+    """peer_rates' interval of the best peer's ratio reaches the report and the printed table; a row without one
+    (too few rounds, or FlexAttention best) prints '-' there."""
+    def fake_rates(batch, kv_len, head_dim, **kw):
+        rates = {"labkit_beside_peers": 3.19, "sdpa_cudnn": 3.2, "sdpa_flash": 2.5, "fa3": 3.0}
+        return {**rates, "x_best_peer_low": 0.991, "x_best_peer_high": 1.004} if batch == 8 else rates
+
+    out = _bench_with_peers(monkeypatch, capsys, tmp_path / "r.json", fake_rates)
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("batch"))
+    assert header.split()[-2:] == ["x_best_peer", "x_best_95%"]
+    row8 = next(line for line in out.splitlines() if line.split()[:2] == ["8", "8192"])
+    row1 = next(line for line in out.splitlines() if line.split()[:2] == ["1", "8192"])
+    assert row8.split()[-2:] == ["0.997", "0.991-1.004"] and row1.split()[-2:] == ["0.997", "-"]
+    assert "(sdpa_cudnn 3.20; 95 % 0.991-1.004)" in out and "'x best peer' its rate in the peers' rounds; 95 %" in out
+    points = {p.batch: p for p in report.load(tmp_path / "r.json").points if p.heads == "32/8"}
+    assert (points[8].x_best_peer_low, points[8].x_best_peer_high) == (0.991, 1.004)
+    assert points[1].x_best_peer_low is None
+
+
+def test_the_interval_is_of_the_best_peers_ratio_and_only_where_labkits_rounds_timed_it():
+    """peer_rates' interval is the median interval of the best peer's per-round ratios (labkit's rate over the
+    peer's, each round's pair), not another peer's; FlexAttention, timed on its own, has none; nor have 5 rounds."""
+    from labkit.timing.stats import median_interval
+    from labkit.workloads.decode.peers import x_best_peer_interval
+
+    rng = np.random.default_rng(3)
+    per_round = {"sdpa_cudnn": tuple(rng.normal(0.99, 0.01, 20)), "sdpa_flash": tuple(rng.normal(1.3, 0.01, 20))}
+    rates = {"labkit_beside_peers": 3.4, "sdpa_cudnn": 3.43, "sdpa_flash": 2.6, "fa3": "not available (...)"}
+    lo, hi = median_interval(per_round["sdpa_cudnn"])
+    assert x_best_peer_interval(rates, per_round) == {"x_best_peer_low": lo, "x_best_peer_high": hi}
+    assert x_best_peer_interval({**rates, "flex_paged": 3.6}, per_round) == {}
+    assert x_best_peer_interval(rates, {"sdpa_cudnn": per_round["sdpa_cudnn"][:5]}) == {}
+    assert x_best_peer_interval({"labkit_beside_peers": 3.4, "sdpa_cudnn": "refused"}, per_round) == {}

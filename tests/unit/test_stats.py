@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from labkit._json import Node
-from labkit.errors import FormatError
+from labkit.errors import ArgumentError, FormatError
 from labkit.report import load
-from labkit.timing.stats import STAT_FIELDS, Spread, Stats
+from labkit.timing.stats import STAT_FIELDS, Spread, Stats, median_interval
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 10, 101, 1000])
@@ -654,3 +654,41 @@ def test_the_spin_kernel_takes_the_cycles_and_the_stamps_pointer_the_pad_passes(
 
     entries = read_cubin(compile_cubin(kernel_path(ev.__file__, "timing_helpers.cu"), arch="sm_90").image).entries
     assert entries["spin_cycles"].param_sizes == (8, 8) and entries["empty_kernel"].param_sizes == ()
+
+
+def _below(n: int, k: int) -> float:
+    """P(Binomial(n, 1/2) <= k)."""
+    return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+
+
+@pytest.mark.parametrize("n", [6, 7, 10, 20, 21, 40, 100, 333])
+def test_median_interval_is_the_widest_order_statistics_pair_that_still_covers_95_percent(n):
+    """x_(k) and x_(n+1-k) with P(B <= k - 1) <= 2.5 % and P(B <= k) over it: at 20 values the 6th and 15th smallest,
+    which cover the median 95.9 % of the time, the next pair in 88.5 %."""
+    x = np.random.default_rng(n).permutation(np.arange(1.0, n + 1))  # the values are their own ranks
+    lo, hi = median_interval(x)
+    k = int(lo)
+    assert hi == n + 1 - k and k >= 1
+    assert 1 - 2 * _below(n, k - 1) >= 0.95 > 1 - 2 * _below(n, k)
+    if n == 20:
+        assert (lo, hi) == (6.0, 15.0)
+
+
+def test_median_interval_needs_six_values_at_95_percent_and_takes_other_levels():
+    assert median_interval([3.0, 1.0, 2.0, 5.0, 4.0]) is None  # the extremes cover only 1 - 2/32 = 93.75 %
+    assert median_interval([3.0, 1.0, 2.0, 5.0, 4.0, 6.0]) == (1.0, 6.0)
+    assert median_interval([3.0, 1.0, 2.0, 5.0, 4.0], confidence=0.9) == (1.0, 5.0)
+    assert median_interval(np.arange(20.0), confidence=0.5) == (7.0, 12.0)  # P(B <= 7) 13 %, P(B <= 8) 25.2 %
+    for bad in (0.0, 1.0, 1.5, float("nan")):
+        with pytest.raises(ArgumentError, match="expected a fraction between 0 and 1"):
+            median_interval([1.0] * 10, confidence=bad)
+    with pytest.raises(ArgumentError, match="finite"):
+        median_interval([1.0] * 9 + [float("nan")])
+
+
+def test_median_interval_covers_a_skewed_distributions_median_as_often_as_it_says():
+    """Paired timing ratios are skewed (a slow round is far slower, never as far faster): lognormal samples of 20,
+    4000 draws, the true median 1; the sign test's interval is exact for any continuous distribution (95.86 %)."""
+    rng = np.random.default_rng(7)
+    hits = sum(lo <= 1.0 <= hi for lo, hi in (median_interval(rng.lognormal(0.0, 0.5, 20)) for _ in range(4000)))
+    assert 0.95 <= hits / 4000 <= 0.967  # binomial spread of 4000 draws at 95.86 %: +-0.0063 at 2 sigma

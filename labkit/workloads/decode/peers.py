@@ -16,6 +16,7 @@ import tempfile
 from ..._text import cut_at_word
 from ...cuda import cupy, torch_on_cupy_stream
 from ...timing import interleave, time_gpu
+from ...timing.stats import median_interval
 
 PEERS = ("sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged")
 FLEX_POINTS = {(1, 8192, 128), (8, 8192, 128), (64, 8192, 128), (64, 32768, 128), (64, 8192, 256)}  # the issue's
@@ -59,12 +60,24 @@ def peer_rates(batch: int, kv_len: int, head_dim: int, *, heads_q: int = 32, hea
         import torch
     except ImportError:
         return {name: "torch not importable" for name in PEERS}
-    out = _beside_labkit(batch, kv_len, head_dim, heads_q, heads_kv, page_size, iterations, overrides, mode)
+    out, per_round = _beside_labkit(batch, kv_len, head_dim, heads_q, heads_kv, page_size, iterations, overrides, mode)
     torch.cuda.empty_cache()
     if (batch, kv_len, head_dim) in FLEX_POINTS:
         out["flex_paged"] = _flex_paged(batch, kv_len, head_dim, heads_q, heads_kv, page_size, iterations, mode)
     torch.cuda.empty_cache()  # the peers' K/V copies are gone: give the memory back for the next point
+    out.update(x_best_peer_interval(out, per_round))
     return out
+
+
+def x_best_peer_interval(rates: dict, per_round: dict) -> dict[str, float]:
+    """``x_best_peer_low`` and ``x_best_peer_high``: a 95 % interval for the median of labkit's rate over the best
+    peer's round by round (``per_round``: peer -> labkit's rate / the peer's, one per interleaved round), so a
+    reader can tell x 0.999 that the samples' spread covers from a gap they resolve; none where the best peer was
+    not timed in labkit's rounds (FlexAttention) or the rounds are too few (``median_interval``)."""
+    best = best_peer(rates)
+    ratios = per_round.get(best[0]) if best else None
+    interval = median_interval(ratios) if ratios else None
+    return {} if interval is None else {"x_best_peer_low": interval[0], "x_best_peer_high": interval[1]}
 
 
 def gather_contiguous(pool, table, batch: int, kv_len: int):
@@ -77,20 +90,21 @@ def gather_contiguous(pool, table, batch: int, kv_len: int):
 
 
 def _beside_labkit(batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int, page_size: int,
-                   iterations: int, overrides: dict, mode: str) -> dict:
+                   iterations: int, overrides: dict, mode: str) -> tuple[dict, dict]:
     """labkit's call (the bench point's runner and data) and SDPA / FA3 on its q and its K/V gathered contiguous,
-    one cold sample of each per round in a shuffled order; labkit's output must not change while timed."""
+    one cold sample of each per round in a shuffled order; labkit's output must not change while timed. The rates,
+    and per peer labkit's rate over the peer's in each round."""
     from .bench import shape_runner
 
     shape = {"heads_q": heads_q, "heads_kv": heads_kv, "page_size": page_size}
     with shape_runner(batch, kv_len, head_dim, **shape, **overrides) as (runner, _, _):
-        rates = _time_beside(runner, batch, kv_len, head_dim, heads_q, heads_kv, iterations, mode)  # K/V copies die
+        timed = _time_beside(runner, batch, kv_len, head_dim, heads_q, heads_kv, iterations, mode)  # K/V copies die
         del runner  # its buffers go back before the pool is emptied
-    return rates
+    return timed
 
 
 def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, heads_kv: int,
-                 iterations: int, mode: str) -> dict:
+                 iterations: int, mode: str) -> tuple[dict, dict]:
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -146,7 +160,8 @@ def _time_beside(runner, batch: int, kv_len: int, head_dim: int, heads_q: int, h
         raise AssertionError("decode: the calls timed beside the peers wrote a different output than the first")
     nbytes = 2 * batch * kv_len * heads_kv * head_dim * 2
     out.update({name: nbytes / t.stats.p50_s / 1e12 for name, t in timing.items()})
-    return out
+    ours = timing.pop("labkit_beside_peers").samples_s  # interleave keeps every sample, in round order
+    return out, {name: tuple(p / o for p, o in zip(t.samples_s, ours, strict=True)) for name, t in timing.items()}
 
 
 REASON_KEPT = 4000  # characters of a peer's error a report keeps (the decode report reads strings of up to 4096)

@@ -45,6 +45,9 @@ class DecodePoint:
     peers: dict  # peer -> TB/s (float) or why it did not run (str)
     heuristic: bool | None = None  # split sweeps: whether this is the heuristic's split count
     x_best_peer: float | None = None  # labkit_beside_peers (older reports: TBps) / the best peer's
+    # a 95 % interval of the median of that ratio taken round by round (peers.x_best_peer_interval; newer reports)
+    x_best_peer_low: float | None = None
+    x_best_peer_high: float | None = None
     build: str | None = None  # `decode compare`: the plan_call knobs of this row ("plan" for the plan's own call)
 
     @property
@@ -123,8 +126,27 @@ def _check_x_best_peer(node: Node, x_best: float, peers: dict, tbps: float) -> N
                         f"{ours / max(timed):.6g}")
 
 
+INTERVAL_KEYS = ("x_best_peer_low", "x_best_peer_high")
+
+
+def _x_best_interval(n: Node, x_best: float | None) -> tuple[float | None, float | None]:
+    """The round-by-round interval of x_best_peer: both ends or neither, only beside x_best_peer, low <= high."""
+    given = [k for k in INTERVAL_KEYS if n.get(k) is not None]
+    if not given:
+        return None, None
+    if len(given) == 1:
+        missing = next(k for k in INTERVAL_KEYS if k not in given)
+        raise n[given[0]].error(f"without {missing}: expected both ends of the interval or neither")
+    if x_best is None:
+        raise n[given[0]].error("an interval of x_best_peer in a row without x_best_peer")
+    low, high = n["x_best_peer_low"].positive(1e3), n["x_best_peer_high"].positive(1e3)
+    if low > high:
+        raise n["x_best_peer_high"].fail(f"at least x_best_peer_low, {low!r}")
+    return low, high
+
+
 def _point(n: Node) -> DecodePoint:
-    n.obj(ROW_KEYS, (*PEERS, "x_best_peer", "heuristic", "build"))
+    n.obj(ROW_KEYS, (*PEERS, "x_best_peer", *INTERVAL_KEYS, "heuristic", "build"))
     peers = {}
     for name in PEERS:
         if (v := n.get(name)) is not None:
@@ -146,12 +168,13 @@ def _point(n: Node) -> DecodePoint:
     x_best = x.positive(1e3) if (x := n.get("x_best_peer")) is not None and x.value != "-" else None
     if x_best is not None:  # as TBps is held to its bytes and time (a review: an edited 5.0 was shown as read)
         _check_x_best_peer(n["x_best_peer"], x_best, peers, tbps)
+    low, high = _x_best_interval(n, x_best)
     return DecodePoint(batch=batch, kv_len=kv_len,
                        head_dim=head_dim, heads=heads,
                        splits=n["splits"].int(1, 65535), kernel=_kernel(n["kernel"]),
                        mode=n["mode"].str(MODES), kv_MB=kv_mb, p50_us=p50_us, TBps=tbps,
                        peers=peers, heuristic=h.bool() if (h := n.get("heuristic")) is not None else None,
-                       x_best_peer=x_best,
+                       x_best_peer=x_best, x_best_peer_low=low, x_best_peer_high=high,
                        build=b.str() if (b := n.get("build")) is not None else None)
 
 

@@ -106,6 +106,8 @@ def bandwidth_table(points):
     if "labkit_beside_peers" in table:  # as the bench's report: labkit in the peers' rounds over the best of them
         best = table[[p for p in PEERS if p in table]].max(axis=1, skipna=True)
         table["x_best_peer"] = pd.to_numeric(table["labkit_beside_peers"], errors="coerce") / best
+        interval = [c for c in ("x_best_peer_low", "x_best_peer_high") if c in table]  # after the ratio they bound
+        table = table[[c for c in table if c not in interval] + interval]
     return table.drop(columns=[c for c in ("skipped",) if c in table])
 
 
@@ -118,8 +120,13 @@ def behind_best_peer(table) -> list[str]:
         return []
     rows = table[table["x_best_peer"].notna()]
     peer = rows[[p for p in PEERS if p in rows]].idxmax(axis=1)
-    behind = sorted((x, f"{b} x {n} x {x:.4f} ({who})") for b, n, x, who in
-                    zip(rows["batch"], rows["kv_len"], rows["x_best_peer"], peer) if x < 1)
+    low, high = (rows[c] if c in rows else [float("nan")] * len(rows) for c in ("x_best_peer_low", "x_best_peer_high"))
+
+    def rounds(lo, hi) -> str:  # the interval of the ratio's median, round by round (peers.x_best_peer_interval)
+        return "" if lo != lo or hi != hi else f"; 95 % {lo:.3f}-{hi:.3f}"
+
+    behind = sorted((x, f"{b} x {n} x {x:.4f} ({who}{rounds(lo, hi)})") for b, n, x, who, lo, hi in
+                    zip(rows["batch"], rows["kv_len"], rows["x_best_peer"], peer, low, high) if x < 1)
     ahead = rows["x_best_peer"][rows["x_best_peer"] >= 1]
     rest = (f"; level or ahead at the other {len(ahead)} (x {ahead.min():.3f}-{ahead.max():.3f})" if len(ahead) > 1
             else f"; level or ahead at the other one (x {ahead.min():.3f})" if len(ahead) else "")
