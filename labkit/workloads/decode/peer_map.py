@@ -24,6 +24,7 @@ class MapCell:
     kernel: str
     splits: int
     source: str
+    x_best_peer_high: float | None = None  # the top of its rounds' 95 % interval (reports since a1d3d88)
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def peer_maps(reports: list[tuple[str, DecodeReport]], *, newest: bool = False) 
                 replaced[key] = replaced.get(key, 0) + 1
                 if created < other_created:
                     continue
-            cell = MapCell(p.x_best_peer, best[0], p.kernel, p.splits, name)
+            cell = MapCell(p.x_best_peer, best[0], p.kernel, p.splits, name, p.x_best_peer_high)
             cells[p.batch, p.kv_len] = (cell, created, run)
     if not found:
         raise ArgumentError(f"{', '.join(name for name, _ in reports)}: no cold call timed beside the peers (write "
@@ -185,7 +186,17 @@ def map_table(m: PeerMap) -> str:
                       *([f"  {len(m.before_reset)} of {counted(len(m.runs), 'run')} timed before {PERSISTING_RESET}, "
                          f"or at a commit this checkout cannot place: {PERSISTING_NOTE}"] if m.before_reset else []),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),
-                      f"behind at {len(behind)} of {len(m.cells)} calls" + (f"; furthest: {worst}" if worst else "")])
+                      f"behind at {len(behind)} of {len(m.cells)} calls{_resolved(behind)}"
+                      + (f"; furthest: {worst}" if worst else "")])
+
+
+def _resolved(behind: list[tuple[tuple[int, int], MapCell]]) -> str:
+    """Of the calls behind, at how many the rounds' 95 % interval lies under 1 too (where reports kept it)."""
+    known = [c for _, c in behind if c.x_best_peer_high is not None]
+    if not known:
+        return ""
+    of = "" if len(known) == len(behind) else f" of the {len(known)} with an interval"
+    return f" ({sum(c.x_best_peer_high < 1 for c in known)}{of} beyond the rounds' noise: 95 % interval under 1)"
 
 
 def figure_names(maps: list[PeerMap], out: Path) -> list[Path]:
