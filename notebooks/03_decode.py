@@ -75,8 +75,9 @@ study.shown_correctness(checks)
 # figure), and why a peer has no number at a point is printed above the table.
 #
 # `x_best_peer` is labkit's rate over the best peer's, both timed in the same shuffled rounds; `x_best_peer_low` and
-# `x_best_peer_high` bound its median round by round (95 %, whatever the samples' distribution): where that interval
-# holds 1, the rounds cannot tell labkit from the peer, and where it lies under 1, labkit is behind beyond their noise.
+# `x_best_peer_high` (runs recorded since 6 December 2026) bound its median round by round (95 %, whatever the samples'
+# distribution): where that interval holds 1, the rounds cannot tell labkit from the peer, and where it lies under 1,
+# labkit is behind beyond their noise.
 #
 # Every sample is cold: L2 is flushed before it by a memset of twice its size (NVBench's flush), which leaves L2
 # full of dirty lines that the call's reads write back, and an event pair also times the launch. Both are part of
