@@ -100,9 +100,10 @@ def median_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[
     no more than they move a median. None where ``values`` are too few for any (5 or fewer at 95 %)."""
     if not 0 < confidence < 1:
         raise ArgumentError(f"confidence {confidence!r}: expected a fraction between 0 and 1")
-    x = np.sort(np.asarray(values, dtype=np.float64))
+    x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or not np.all(np.isfinite(x)):
         raise ArgumentError("median_interval needs a 1-D list of finite values")
+    x = np.sort(x)
     n, tail_allowed = x.size, (1 - confidence) / 2
     k, below = 0, 0.0  # below: P(Binomial(n, 1/2) <= k - 1)
     while k < n and below + math.comb(n, k) / 2**n <= tail_allowed:

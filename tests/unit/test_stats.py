@@ -682,8 +682,9 @@ def test_median_interval_needs_six_values_at_95_percent_and_takes_other_levels()
     for bad in (0.0, 1.0, 1.5, float("nan")):
         with pytest.raises(ArgumentError, match="expected a fraction between 0 and 1"):
             median_interval([1.0] * 10, confidence=bad)
-    with pytest.raises(ArgumentError, match="finite"):
-        median_interval([1.0] * 9 + [float("nan")])
+    for bad in ([1.0] * 9 + [float("nan")], 1.0, [[1.0] * 6]):
+        with pytest.raises(ArgumentError, match="1-D list of finite values"):
+            median_interval(bad)
 
 
 def test_median_interval_covers_a_skewed_distributions_median_as_often_as_it_says():
