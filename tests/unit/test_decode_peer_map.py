@@ -251,10 +251,11 @@ def test_the_map_says_at_how_many_calls_behind_the_rounds_resolve_the_gap(tmp_pa
             {**_row(16, 8192, 1.01), "x_best_peer_low": 1.0, "x_best_peer_high": 1.02}]
     (m,) = load_maps([_report(tmp_path, "a.json", rows)])
     assert [c.x_best_peer_high for _, c in m.behind()] == [0.98, 1.003]
-    assert ("behind at 2 of 3 calls (1 beyond the rounds' noise: 95 % interval under 1); furthest: 4 x 8k x 0.970 "
-            "(sdpa_cudnn), 8 x 8k x 0.999 (sdpa_cudnn)") in map_table(m)
+    assert ("behind at 2 of 3 calls; behind beyond the rounds' noise (95 % interval under 1) at 1 of 2; furthest: "
+            "4 x 8k x 0.970 (sdpa_cudnn), 8 x 8k x 0.999 (sdpa_cudnn)") in map_table(m)
     (mixed,) = load_maps([_report(tmp_path, "b.json", [*rows[:2], _row(32, 8192, 0.99)])])
-    assert "behind at 3 of 3 calls (1 of the 2 with an interval beyond the rounds' noise" in map_table(mixed)
+    assert ("behind at 3 of 3 calls; behind beyond the rounds' noise (95 % interval under 1) at 1 of the 2 with an "
+            "interval; furthest") in map_table(mixed)
 
 
 def test_newest_refuses_a_report_built_in_memory_without_an_iso_time_naming_it(tmp_path):

@@ -297,6 +297,8 @@ ROUNDS_95 = "x_best_95%"  # render's column for x_best_peer's interval
 def render(rows: list[dict], title: str, extra: tuple[str, ...] = ()) -> str:
     """The rows as a text table under ``title``: the call's columns, the peers' where any row has them, then
     ``extra`` (shown whole, as the kernel label)."""
+    from .peers import interval_label
+
     cols = ["batch", "kv_len", "head_dim", "heads", "splits", "kernel", "mode", "kv_MB", "p50_us", "TBps"]
     shown = ("heuristic", "labkit_beside_peers", "sdpa_cudnn", "sdpa_flash", "fa3", "flex_paged", "x_best_peer",
              "x_best_peer_low")
@@ -306,7 +308,7 @@ def render(rows: list[dict], title: str, extra: tuple[str, ...] = ()) -> str:
 
     def cell(r, c):
         if c == ROUNDS_95:  # the interval of x_best_peer's median, round by round (peers.x_best_peer_interval)
-            return f"{r['x_best_peer_low']:.3f}-{r['x_best_peer_high']:.3f}" if "x_best_peer_low" in r else "-"
+            return interval_label(r["x_best_peer_low"], r["x_best_peer_high"]) if "x_best_peer_low" in r else "-"
         if c == "x_best_peer" and isinstance(r.get(c), float):  # 0.996 is behind: two decimals showed 1.00
             return f"{r[c]:.3f}"
         if isinstance(r.get(c), float):

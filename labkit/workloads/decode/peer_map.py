@@ -11,7 +11,7 @@ from ..._text import counted, length_label
 from ...errors import ArgumentError
 from ...report.tables import provenance_traits
 from ...timing import COLD_MODES
-from .peers import best_peer
+from .peers import best_peer, beyond_noise
 from .report import PERSISTING_NOTE, PERSISTING_RESET, DecodeReport, is_decode_report, load, persisting_note
 
 
@@ -186,17 +186,9 @@ def map_table(m: PeerMap) -> str:
                       *([f"  {len(m.before_reset)} of {counted(len(m.runs), 'run')} timed before {PERSISTING_RESET}, "
                          f"or at a commit this checkout cannot place: {PERSISTING_NOTE}"] if m.before_reset else []),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),
-                      f"behind at {len(behind)} of {len(m.cells)} calls{_resolved(behind)}"
-                      + (f"; furthest: {worst}" if worst else "")])
-
-
-def _resolved(behind: list[tuple[tuple[int, int], MapCell]]) -> str:
-    """Of the calls behind, at how many the rounds' 95 % interval lies under 1 too (where reports kept it)."""
-    known = [c for _, c in behind if c.x_best_peer_high is not None]
-    if not known:
-        return ""
-    of = "" if len(known) == len(behind) else f" of the {len(known)} with an interval"
-    return f" ({sum(c.x_best_peer_high < 1 for c in known)}{of} beyond the rounds' noise: 95 % interval under 1)"
+                      f"behind at {len(behind)} of {len(m.cells)} calls"
+                      + "".join(f"; {x}" for x in (beyond_noise([c.x_best_peer_high for _, c in behind]), worst and
+                                                   f"furthest: {worst}") if x)])
 
 
 def figure_names(maps: list[PeerMap], out: Path) -> list[Path]:

@@ -80,6 +80,21 @@ def x_best_peer_interval(rates: dict, per_round: dict) -> dict[str, float]:
     return {} if interval is None else {"x_best_peer_low": interval[0], "x_best_peer_high": interval[1]}
 
 
+def interval_label(low: float, high: float) -> str:
+    """``x_best_peer_interval``'s two ends as tables and lines print them: ``0.994-1.004``."""
+    return f"{low:.3f}-{high:.3f}"
+
+
+def beyond_noise(highs: list[float | None]) -> str:
+    """Of calls behind the best peer (the tops of their intervals; None where a report kept none), at how many the
+    rounds resolve the gap, their whole 95 % interval under 1: one phrase, '' where none has an interval."""
+    known = [h for h in highs if h is not None]
+    if not known:
+        return ""
+    of = f"the {len(known)} with an interval" if len(known) < len(highs) else f"{len(highs)}"
+    return f"behind beyond the rounds' noise (95 % interval under 1) at {sum(h < 1.0 for h in known)} of {of}"
+
+
 def gather_contiguous(pool, table, batch: int, kv_len: int):
     """[batch, kv_len, heads_kv, head_dim] from a plain pool [pages, heads_kv, page_size, head_dim] through the
     page table [batch, max_pages] (CuPy or NumPy arrays)."""

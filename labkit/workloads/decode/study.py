@@ -114,7 +114,7 @@ def bandwidth_table(points):
 def behind_best_peer(table) -> list[str]:
     """Where labkit, timed in the peers' rounds, is behind the best peer (``x_best_peer`` under 1) and by how much, the
     furthest first, and the range of the rest: the line a reader of the bandwidth table would otherwise count."""
-    from .peers import PEERS
+    from .peers import PEERS, interval_label
 
     if "x_best_peer" not in table or not table["x_best_peer"].notna().any():
         return []
@@ -123,7 +123,7 @@ def behind_best_peer(table) -> list[str]:
     low, high = (rows[c] if c in rows else [float("nan")] * len(rows) for c in ("x_best_peer_low", "x_best_peer_high"))
 
     def rounds(lo, hi) -> str:  # the interval of the ratio's median, round by round (peers.x_best_peer_interval)
-        return "" if lo != lo or hi != hi else f"; 95 % {lo:.3f}-{hi:.3f}"
+        return "" if lo != lo or hi != hi else f"; 95 % {interval_label(lo, hi)}"
 
     behind = sorted((x, f"{b} x {n} x {x:.4f} ({who}{rounds(lo, hi)})") for b, n, x, who, lo, hi in
                     zip(rows["batch"], rows["kv_len"], rows["x_best_peer"], peer, low, high) if x < 1)

@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 
 from ..._text import counted, length_label
-from .peers import best_peer
+from .peers import best_peer, beyond_noise, interval_label
 from .report import DecodePoint, DecodeReport
 
 LARGE_KV_MB = 2000.0  # "whenever >= 2 GB of KV is read": 64 x 8k d128 reads 2 GiB, 2147 MB
@@ -88,17 +88,6 @@ def _result(target: str, covered: list, missed: list, shown, met_detail: str, ab
                         f"at {len(missed)} of {len(covered)}: " + ", ".join(map(shown, missed[:listed])) + more)
 
 
-def _resolved(behind: list[DecodePoint]) -> str:
-    """At how many of the calls behind the best peer the rounds resolve the gap: the 95 % interval of labkit's rate
-    over the peer's, taken round by round, lies under 1 (the verdict stays the issue's strict one)."""
-    known = [p for p in behind if p.x_best_peer_high is not None]
-    if not known:
-        return ""
-    under = sum(p.x_best_peer_high < 1.0 for p in known)
-    of = f"the {len(known)} with an interval" if len(known) < len(behind) else f"{len(behind)}"
-    return f"; behind beyond the rounds' noise (95 % interval under 1) at {under} of {of}"
-
-
 def check_targets(r: DecodeReport) -> tuple[TargetResult, ...]:
     """The issue's five targets over ``r``'s rows and split sweeps, in the issue's order."""
     cold = [p for p in r.points if p.mode == "cold"]
@@ -114,14 +103,15 @@ def check_targets(r: DecodeReport) -> tuple[TargetResult, ...]:
 
     def against(p: DecodePoint) -> str:
         best = best_peer(p.peers)
-        rounds = "" if p.x_best_peer_low is None else f"; 95 % {p.x_best_peer_low:.3f}-{p.x_best_peer_high:.3f}"
+        rounds = "" if p.x_best_peer_low is None else f"; 95 % {interval_label(p.x_best_peer_low, p.x_best_peer_high)}"
         return (f"{call_label(p)} x {_shown(p.x_best_peer, 1.0, 3)}"
                 + (f" ({best[0]} {best[1]:.2f}{rounds})" if best else ""))
 
     peers = _result("at no size below the best peer", paired, behind, against,
                     f"ahead or level at all {len(paired)}, the closest {against(paired[0])}" if paired else "",
                     "no cold call beside the peers (labkit decode bench --peers)")
-    out.append(replace(peers, detail=peers.detail + _resolved(behind)) if behind else peers)
+    noise = beyond_noise([p.x_best_peer_high for p in behind])  # the verdict stays the issue's strict one
+    out.append(replace(peers, detail=f"{peers.detail}; {noise}") if noise else peers)
     one = [p for p in cold if (p.batch, p.kv_len, p.head_dim) == (1, 8192, 128) and re.fullmatch(r"\d+/8", p.heads)]
     out.append(_result(f">= {MIN_TBPS_BATCH1_8K} TB/s at batch 1 x 8k, 8 KV heads, d128", one,
                        sorted((p for p in one if p.TBps < MIN_TBPS_BATCH1_8K), key=lambda p: p.TBps),  # furthest first
