@@ -110,10 +110,13 @@ def peer_map(m, *, title: str | None = None, ax=None):
     """One geometry's x_best_peer (a ``PeerMap``) as a grid of batch (rows) by kv_len (columns), each cell labelled:
     red where labkit is behind the fastest peer, blue where ahead, white at par (a scale centred on 1 whose red end is
     the furthest call behind and blue end the furthest ahead, each at least 2 % off: one reach for both had left the
-    calls behind by 1-3 % near white beside others 30 % ahead); calls not timed stay blank. The title names the
-    geometry and where it ran unless given."""
+    calls behind by 1-3 % near white beside others 30 % ahead); calls not timed stay blank, and a call behind by less
+    than its rounds can tell is marked ``*`` (``MapCell.label``). The title names the geometry and where it ran unless
+    given."""
     import numpy as np
     from matplotlib.colors import TwoSlopeNorm
+
+    from ..workloads.decode.peer_map import NOISE_MARK
 
     # at least the room for its two-line title: a map of a call or two had cut the title off (or collapsed the axes)
     fig, ax = _axes(ax, figsize=(max(5.5, 2.2 + 0.85 * len(m.kv_lens)), max(3.0, 1.4 + 0.34 * len(m.batches))))
@@ -121,14 +124,16 @@ def peer_map(m, *, title: str | None = None, ax=None):
                      for b in m.batches])
     norm = TwoSlopeNorm(1.0, min(0.98, float(np.nanmin(grid))), max(1.02, float(np.nanmax(grid))))
     image = ax.imshow(grid, cmap="RdBu", norm=norm, aspect="auto")
+    labels = [[m.cells[b, n].label if (b, n) in m.cells else "" for n in m.kv_lens] for b in m.batches]
     for i, j in zip(*np.nonzero(np.isfinite(grid))):
         v = grid[i, j]
-        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+        ax.text(j, i, labels[i][j], ha="center", va="center", fontsize=7,
                 color="white" if abs(float(norm(v)) - 0.5) > 0.3 else "black")
     ax.set_xticks(range(len(m.kv_lens)), m.kv_labels)
     ax.set_yticks(range(len(m.batches)), [str(b) for b in m.batches])
     ax.grid(False)
-    ax.set_xlabel("KV tokens per sequence")
+    noise = any(x.endswith("*") for row in labels for x in row)
+    ax.set_xlabel("KV tokens per sequence" + (f"\n{NOISE_MARK}" if noise else ""))
     ax.set_ylabel("batch [sequences]")
     bar = fig.colorbar(image, ax=ax, label="x best peer (under 1: behind)")
     # ticks on both sides of 1: the two halves span unequal ranges, and the red one had no tick at all

@@ -258,6 +258,24 @@ def test_the_map_says_at_how_many_calls_behind_the_rounds_resolve_the_gap(tmp_pa
             "interval; furthest") in map_table(mixed)
 
 
+def test_a_call_behind_inside_its_rounds_noise_is_starred_in_the_table_and_the_figure(tmp_path):
+    """A pale 0.99 whose interval holds 1 and a resolved 0.99 had read the same in both: the first is marked, and a
+    line under each says what the mark means; a call ahead, or one from a report with no interval, is not marked."""
+    rows = [{**_row(4, 8192, 0.99), "x_best_peer_low": 0.985, "x_best_peer_high": 0.995},
+            {**_row(8, 8192, 0.99), "x_best_peer_low": 0.98, "x_best_peer_high": 1.001},
+            {**_row(16, 8192, 1.01), "x_best_peer_low": 0.999, "x_best_peer_high": 1.02}, _row(32, 8192, 0.99)]
+    (m,) = load_maps([_report(tmp_path, "a.json", rows)])
+    table = map_table(m).splitlines()
+    assert [line.split() for line in table[3:7]] == [["4", "0.99"], ["8", "0.99*"], ["16", "1.01"], ["32", "0.99"]]
+    assert table[7] == "*: behind by less than the rounds can tell (its 95 % interval holds 1)"
+    ax = plot.peer_map(m, title="t").axes[0]
+    assert [t.get_text() for t in ax.texts] == ["0.99", "0.99*", "1.01", "0.99"]
+    assert ax.get_xlabel().endswith("\n*: behind by less than the rounds can tell (its 95 % interval holds 1)")
+    (plain,) = load_maps([_report(tmp_path, "b.json", [rows[0], rows[2], rows[3]])])
+    assert "*" not in map_table(plain) and plot.peer_map(plain, title="t").axes[0].get_xlabel() == (
+        "KV tokens per sequence")
+
+
 def test_newest_refuses_a_report_built_in_memory_without_an_iso_time_naming_it(tmp_path):
     """peer_maps takes reports a notebook holds, not only files the reader checked: --newest cannot order a report
     whose created_utc is not an ISO time, and says which report and what it holds."""

@@ -26,6 +26,13 @@ class MapCell:
     source: str
     x_best_peer_high: float | None = None  # the top of its rounds' 95 % interval (reports since a1d3d88)
 
+    @property
+    def label(self) -> str:
+        """Its ratio as the table and the figure show it, marked ``*`` where it is behind by less than its rounds can
+        tell (its 95 % interval holds 1): a pale 0.99 and a resolved 0.99 had read the same."""
+        noise = self.x_best_peer < 1.0 and self.x_best_peer_high is not None and self.x_best_peer_high >= 1.0
+        return f"{self.x_best_peer:.2f}{'*' if noise else ''}"
+
 
 @dataclass(frozen=True)
 class PeerMap:
@@ -163,6 +170,9 @@ def load_maps(paths: list[str | Path], *, newest: bool = False) -> list[PeerMap]
     return peer_maps([(str(p), load(p)) for p in paths], newest=newest)
 
 
+NOISE_MARK = "*: behind by less than the rounds can tell (its 95 % interval holds 1)"
+
+
 def under_one(x: float) -> str:
     """A ratio under 1 to the digits that show it under 1 (0.973, 0.9998): "behind ... x 1.000" read as level."""
     digits = 3
@@ -175,8 +185,7 @@ def map_table(m: PeerMap) -> str:
     """x_best_peer by batch (rows) and kv_len (columns), then how many calls are behind and the furthest."""
     from ...report.tables import fmt_table
 
-    rows = [[str(b), *(f"{m.cells[b, n].x_best_peer:.2f}" if (b, n) in m.cells else "-" for n in m.kv_lens)]
-            for b in m.batches]
+    rows = [[str(b), *(m.cells[b, n].label if (b, n) in m.cells else "-" for n in m.kv_lens)] for b in m.batches]
     behind = m.behind()
     label = dict(zip(m.kv_lens, m.kv_labels))
     worst = ", ".join(f"{b} x {label[n]} x {under_one(c.x_best_peer)} ({c.best_peer})" for (b, n), c in behind[:3])
@@ -186,6 +195,7 @@ def map_table(m: PeerMap) -> str:
                       *([f"  {len(m.before_reset)} of {counted(len(m.runs), 'run')} timed before {PERSISTING_RESET}, "
                          f"or at a commit this checkout cannot place: {PERSISTING_NOTE}"] if m.before_reset else []),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),
+                      *([NOISE_MARK] if any(c.label.endswith("*") for c in m.cells.values()) else []),
                       f"behind at {len(behind)} of {len(m.cells)} calls"
                       + "".join(f"; {x}" for x in (beyond_noise([c.x_best_peer_high for _, c in behind]), worst and
                                                    f"furthest: {worst}") if x)])
