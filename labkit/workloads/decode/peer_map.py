@@ -11,7 +11,7 @@ from ..._text import counted, length_label
 from ...errors import ArgumentError
 from ...report.tables import provenance_traits
 from ...timing import COLD_MODES
-from .peers import best_peer, beyond_noise
+from .peers import best_peer, beyond_noise, inside_noise
 from .report import PERSISTING_NOTE, PERSISTING_RESET, DecodeReport, is_decode_report, load, persisting_note
 
 
@@ -30,7 +30,7 @@ class MapCell:
     def label(self) -> str:
         """Its ratio as the table and the figure show it, marked ``*`` where it is behind by less than its rounds can
         tell (its 95 % interval holds 1): a pale 0.99 and a resolved 0.99 had read the same."""
-        noise = self.x_best_peer < 1.0 and self.x_best_peer_high is not None and self.x_best_peer_high >= 1.0
+        noise = self.x_best_peer < 1.0 and inside_noise(self.x_best_peer_high)
         return f"{self.x_best_peer:.2f}{'*' if noise else ''}"
 
 

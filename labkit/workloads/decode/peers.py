@@ -85,6 +85,12 @@ def interval_label(low: float, high: float) -> str:
     return f"{low:.3f}-{high:.3f}"
 
 
+def inside_noise(high: float | None) -> bool:
+    """Whether a call behind the best peer is behind by less than its rounds can tell: the top of its 95 % interval
+    (None where its report kept none) reaches 1."""
+    return high is not None and high >= 1.0
+
+
 def beyond_noise(highs: list[float | None]) -> str:
     """Of calls behind the best peer (the tops of their intervals; None where a report kept none), at how many the
     rounds resolve the gap, their whole 95 % interval under 1: one phrase, '' where none has an interval."""
@@ -92,7 +98,8 @@ def beyond_noise(highs: list[float | None]) -> str:
     if not known:
         return ""
     of = f"the {len(known)} with an interval" if len(known) < len(highs) else f"{len(highs)}"
-    return f"behind beyond the rounds' noise (95 % interval under 1) at {sum(h < 1.0 for h in known)} of {of}"
+    resolved = sum(not inside_noise(h) for h in known)
+    return f"behind beyond the rounds' noise (95 % interval under 1) at {resolved} of {of}"
 
 
 def gather_contiguous(pool, table, batch: int, kv_len: int):
