@@ -132,7 +132,7 @@ def peer_map(m, *, title: str | None = None, ax=None):
     ax.set_xticks(range(len(m.kv_lens)), m.kv_labels)
     ax.set_yticks(range(len(m.batches)), [str(b) for b in m.batches])
     ax.grid(False)
-    noise = any(x.endswith("*") for row in labels for x in row)
+    noise = any(c.behind_inside_noise for c in m.cells.values())
     ax.set_xlabel("KV tokens per sequence" + (f"\n{NOISE_MARK}" if noise else ""))
     ax.set_ylabel("batch [sequences]")
     bar = fig.colorbar(image, ax=ax, label="x best peer (under 1: behind)")

@@ -27,11 +27,15 @@ class MapCell:
     x_best_peer_high: float | None = None  # the top of its rounds' 95 % interval (reports since a1d3d88)
 
     @property
+    def behind_inside_noise(self) -> bool:
+        """Behind the best peer by less than its rounds can tell (its 95 % interval holds 1)."""
+        return self.x_best_peer < 1.0 and inside_noise(self.x_best_peer_high)
+
+    @property
     def label(self) -> str:
-        """Its ratio as the table and the figure show it, marked ``*`` where it is behind by less than its rounds can
-        tell (its 95 % interval holds 1): a pale 0.99 and a resolved 0.99 had read the same."""
-        noise = self.x_best_peer < 1.0 and inside_noise(self.x_best_peer_high)
-        return f"{self.x_best_peer:.2f}{'*' if noise else ''}"
+        """Its ratio as the table and the figure show it, marked ``*`` where it is behind inside its rounds' noise: a
+        pale 0.99 and a resolved 0.99 had read the same."""
+        return f"{self.x_best_peer:.2f}{'*' if self.behind_inside_noise else ''}"
 
 
 @dataclass(frozen=True)
@@ -195,7 +199,7 @@ def map_table(m: PeerMap) -> str:
                       *([f"  {len(m.before_reset)} of {counted(len(m.runs), 'run')} timed before {PERSISTING_RESET}, "
                          f"or at a commit this checkout cannot place: {PERSISTING_NOTE}"] if m.before_reset else []),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),
-                      *([NOISE_MARK] if any(c.label.endswith("*") for c in m.cells.values()) else []),
+                      *([NOISE_MARK] if any(c.behind_inside_noise for c in m.cells.values()) else []),
                       f"behind at {len(behind)} of {len(m.cells)} calls"
                       + "".join(f"; {x}" for x in (beyond_noise([c.x_best_peer_high for _, c in behind]), worst and
                                                    f"furthest: {worst}") if x)])
