@@ -115,6 +115,7 @@ def peer_map(m, *, title: str | None = None, ax=None):
     given."""
     import numpy as np
     from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.ticker import MaxNLocator
 
     from ..workloads.decode.peer_map import NOISE_MARK
 
@@ -136,8 +137,11 @@ def peer_map(m, *, title: str | None = None, ax=None):
     ax.set_xlabel("KV tokens per sequence" + (f"\n{NOISE_MARK}" if noise else ""))
     ax.set_ylabel("batch [sequences]")
     bar = fig.colorbar(image, ax=ax, label="x best peer (under 1: behind)")
-    # ticks on both sides of 1: the two halves span unequal ranges, and the red one had no tick at all
-    ticks = {*np.linspace(norm.vmin, 1.0, 3).round(3), *np.linspace(1.0, norm.vmax, 5).round(3)}
+    # round ticks on both sides of 1: the two halves span unequal ranges (the red one had had no tick at all), and
+    # evenly spaced ones read 1.028, 1.056, 1.085
+    def round_ticks(lo, hi, most):
+        return [round(float(t), 4) for t in MaxNLocator(most, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)]
+    ticks = {*round_ticks(norm.vmin, 1.0, 3), *round_ticks(1.0, norm.vmax, 4)}
     bar.set_ticks(sorted(t for t in ticks if norm.vmin <= t <= norm.vmax))  # one rounded past an end blanks the bar
     ax.set_title(title or f"labkit beside the peers / the best peer, {m.what}\n{m.where}")
     return fig

@@ -173,6 +173,7 @@ def test_the_figure_colours_each_call_by_how_far_from_the_best_peer_and_leaves_u
     behind = ax.images[0].cmap(norm(np.nanmin(values)))
     ticks = fig.axes[1].get_yticks()  # both halves ticked, inside the ends (a tick rounded past one blanked the bar)
     assert ticks.min() >= norm.vmin and ticks.max() <= norm.vmax and (ticks < 1).sum() >= 1 and (ticks > 1).sum() >= 3
+    assert np.allclose(ticks * 200, np.round(ticks * 200)), ticks  # round: steps of 0.005 at the finest, not 1.044
     assert behind[0] > 0.35 and behind[2] < 0.2, behind  # RdBu's red end, not its pale middle
     assert [t.get_text() for t in ax.get_xticklabels()] == list(m.kv_labels)
     assert "under 1: behind" in fig.axes[1].get_ylabel()
