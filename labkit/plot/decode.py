@@ -117,8 +117,6 @@ def peer_map(m, *, title: str | None = None, ax=None):
     from matplotlib.colors import TwoSlopeNorm
     from matplotlib.ticker import MaxNLocator
 
-    from ..workloads.decode.peer_map import NOISE_MARK
-
     # at least the room for its two-line title: a map of a call or two had cut the title off (or collapsed the axes)
     fig, ax = _axes(ax, figsize=(max(5.5, 2.2 + 0.85 * len(m.kv_lens)), max(3.0, 1.4 + 0.34 * len(m.batches))))
     grid = np.array([[m.cells[b, n].x_best_peer if (b, n) in m.cells else np.nan for n in m.kv_lens]
@@ -133,8 +131,7 @@ def peer_map(m, *, title: str | None = None, ax=None):
     ax.set_xticks(range(len(m.kv_lens)), m.kv_labels)
     ax.set_yticks(range(len(m.batches)), [str(b) for b in m.batches])
     ax.grid(False)
-    noise = any(c.behind_inside_noise for c in m.cells.values())
-    ax.set_xlabel("KV tokens per sequence" + (f"\n{NOISE_MARK}" if noise else ""))
+    ax.set_xlabel("\n".join(x for x in ("KV tokens per sequence", m.noise_note) if x))
     ax.set_ylabel("batch [sequences]")
     bar = fig.colorbar(image, ax=ax, label="x best peer (under 1: behind)")
     # round ticks on both sides of 1: the two halves span unequal ranges (the red one had had no tick at all), and

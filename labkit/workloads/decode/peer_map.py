@@ -14,6 +14,8 @@ from ...timing import COLD_MODES
 from .peers import best_peer, beyond_noise, inside_noise
 from .report import PERSISTING_NOTE, PERSISTING_RESET, DecodeReport, is_decode_report, load, persisting_note
 
+NOISE_MARK = "*: behind by less than the rounds can tell (its 95 % interval holds 1)"
+
 
 @dataclass(frozen=True)
 class MapCell:
@@ -67,6 +69,11 @@ class PeerMap:
         if len(self.runs) == 1:
             return "{}, git {}".format(*self.runs[0])
         return f"{len(self.runs)} runs on {counted(len({gpu for gpu, _ in self.runs}), 'GPU')} ({self.device})"
+
+    @property
+    def noise_note(self) -> str:
+        """The line saying what the ``*`` of a cell's label means, where a cell has one; else ''."""
+        return NOISE_MARK if any(c.behind_inside_noise for c in self.cells.values()) else ""
 
     @property
     def batches(self) -> tuple[int, ...]:
@@ -174,9 +181,6 @@ def load_maps(paths: list[str | Path], *, newest: bool = False) -> list[PeerMap]
     return peer_maps([(str(p), load(p)) for p in paths], newest=newest)
 
 
-NOISE_MARK = "*: behind by less than the rounds can tell (its 95 % interval holds 1)"
-
-
 def under_one(x: float) -> str:
     """A ratio under 1 to the digits that show it under 1 (0.973, 0.9998): "behind ... x 1.000" read as level."""
     digits = 3
@@ -199,7 +203,7 @@ def map_table(m: PeerMap) -> str:
                       *([f"  {len(m.before_reset)} of {counted(len(m.runs), 'run')} timed before {PERSISTING_RESET}, "
                          f"or at a commit this checkout cannot place: {PERSISTING_NOTE}"] if m.before_reset else []),
                       fmt_table(["batch", *m.kv_labels], rows, rule=False),
-                      *([NOISE_MARK] if any(c.behind_inside_noise for c in m.cells.values()) else []),
+                      *([m.noise_note] if m.noise_note else []),
                       f"behind at {len(behind)} of {len(m.cells)} calls"
                       + "".join(f"; {x}" for x in (beyond_noise([c.x_best_peer_high for _, c in behind]), worst and
                                                    f"furthest: {worst}") if x)])
