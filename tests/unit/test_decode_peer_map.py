@@ -306,6 +306,18 @@ def test_a_map_of_calls_all_at_par_draws_and_a_cells_label_is_white_only_on_a_st
                                                                  ("1.00", "black"), ("0.95", "black")]
 
 
+def test_the_colour_bar_ticks_the_red_half_near_its_end_too():
+    """Found on the third H100's map (furthest behind x 0.962, ahead x 1.28): the red half had one tick, 0.98, and its
+    dark end none. Each half now has round ticks to within a step of its end."""
+    from labkit.workloads.decode.peer_map import MapCell, PeerMap
+
+    cells = {(8, 1024): MapCell(0.962, "fa3", "k", 1, "s"), (16, 8192): MapCell(1.28, "fa3", "k", 1, "s")}
+    fig = plot.peer_map(PeerMap(128, "32/8", cells), title="t")
+    ticks = fig.axes[1].get_yticks()
+    assert list(ticks[ticks < 1]) == pytest.approx([0.97, 0.98, 0.99]), ticks
+    assert list(ticks[ticks > 1]) == pytest.approx([1.1, 1.2]), ticks
+
+
 def test_a_map_of_one_call_keeps_its_whole_title_inside_the_figure(tmp_path):
     """Found when titles began to break between phrases: a map of one call was 3 x 1.7 inches, its four title lines
     ran off the top and matplotlib collapsed the axes ("constrained_layout not applied"). Every title line and the
