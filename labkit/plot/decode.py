@@ -134,8 +134,8 @@ def peer_map(m, *, title: str | None = None, ax=None):
     ax.set_xlabel("\n".join(x for x in ("KV tokens per sequence", m.noise_note) if x))
     ax.set_ylabel("batch [sequences]")
     bar = fig.colorbar(image, ax=ax, label="x best peer (under 1: behind)")
-    # round ticks on both sides of 1: the two halves span unequal ranges (the red one had had no tick at all), and
-    # evenly spaced ones read 1.028, 1.056, 1.085; up to 4 steps a side, as 3 left a red half of 0.962-1 one tick, 0.98
+    # round ticks on each side of 1, as the halves span unequal ranges and evenly spaced ticks read 1.028, 1.056;
+    # up to 4 steps a side, so that a short half (0.962-1) is ticked near its end too
     def round_ticks(lo, hi):
         return [round(float(t), 4) for t in MaxNLocator(4, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)]
     ticks = {*round_ticks(norm.vmin, 1.0), *round_ticks(1.0, norm.vmax)}
