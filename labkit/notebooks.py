@@ -12,6 +12,7 @@ import ast
 import io
 import logging
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -162,7 +163,7 @@ def _by_type(name: str, values: dict[str, Any], parse: bool) -> dict[str, Any]:
                     f"notebook {resolve(name).stem}: parameter {key} = {value!r} is text, where the notebook's cells "
                     f"need {kind.describe()} as a Python value: papermill's -p passes text, so give it as YAML "
                     f"(papermill -y '{key}: {kind.parse(value)!r}') or run the notebook with labkit nb run "
-                    f"{resolve(name).stem[:2]} -p {key} {value}") from None
+                    f"{resolve(name).stem[:2]} -p {key} {shlex.quote(value)}") from None  # quoted: copied into a shell
             raise ParameterError(f"notebook {resolve(name).stem}: parameter {key} {exc}") from None
     return out
 

@@ -1,6 +1,7 @@
 """Typed notebook parameters: parsed by their declared type, refused before any cell runs."""
 
 import re
+import shlex
 
 import pytest
 
@@ -239,7 +240,7 @@ def test_a_session_started_in_jupyterlab_checks_the_parameters_against_each_othe
 
 
 @pytest.mark.parametrize("name, key, text", [("02", "shape", "1,37810,56,128"), ("02", "q_tail", "37760,37810"),
-                                              ("01", "manifest_vars", "tokens=2")])
+                                              ("01", "manifest_vars", "tokens=2"), ("02", "shape", "[1, 37810, 56, 128]")])
 def test_text_from_plain_papermill_is_refused_with_the_yaml_that_works(name, key, text):
     """Found by a review: ``papermill 02.ipynb o.ipynb -p shape 1,37810,56,128`` (papermill's -p passes text) was
     refused as "parameter shape = '1,37810,56,128': expected B,N,H,D, e.g. 1,37810,56,128", its own value."""
@@ -249,7 +250,9 @@ def test_text_from_plain_papermill_is_refused_with_the_yaml_that_works(name, key
         notebooks.check_parameters(name, {key: text})
     (suggested,) = re.findall(r"papermill -y '(.+?)'\)", str(info.value))
     assert notebooks.check_parameters(name, yaml.safe_load(suggested)) == notebooks.parse_parameters(name, {key: text})
-    assert f"labkit nb run {name} -p {key} {text}" in str(info.value)
+    # a docs review: the suggested command, copied into a shell, split "[1, 37810, 56, 128]" at its blanks
+    (command,) = re.findall(r"run the notebook with (labkit nb run .+)$", str(info.value))
+    assert shlex.split(command) == ["labkit", "nb", "run", name, "-p", key, text]
 
 
 def test_a_swept_list_refuses_a_value_given_twice_and_a_fixed_pair_allows_it():
