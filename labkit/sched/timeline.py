@@ -81,6 +81,9 @@ class Timeline:
                                 f"({', '.join(FIELDS)})")
         if (rec[:, 2:] < 0).any() or (rec[:, 2:] >= 1 << 62).any():  # u64 stamps read as i64; sums must not wrap
             raise ArgumentError("timeline stamps outside [0, 2**62): not %globaltimer / clock64 readings")
+        if not rec[:, 2:].any():  # a buffer the kernel never wrote (one such record among real ones: `far` below)
+            raise ArgumentError(f"every record's four stamps are 0 ({counted(len(rec), 'CTA')}): records the kernel "
+                                "never wrote, not a launch's timeline")
         far = np.abs(rec[:, 2] - np.median(rec[:, 2]))
         if far.max() > MAX_SPAN_NS:  # e.g. a record left unwritten (zeros) among real stamps
             i = int(np.argmax(far))

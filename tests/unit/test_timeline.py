@@ -254,6 +254,24 @@ def test_a_timelines_records_are_checked_at_their_edges():
     assert Timeline((row for row in base), sms=2, ctas_per_sm=1).records.shape == (2, 6)  # a generator's rows
 
 
+def test_a_timeline_the_kernel_never_wrote_is_refused(tmp_path, capsys):
+    """Found by a CLI review: a buffer of zeros ([cta, sm, 0, 0, 0, 0] per CTA) read as a launch of makespan 0 at
+    efficiency 1; one zero record among real stamps was refused, every record zero was not."""
+    from labkit import cli
+
+    zeros = [[i, i % 132, 0, 0, 0, 0] for i in range(264)]
+    with pytest.raises(ArgumentError, match=r"every record's four stamps are 0 \(264 CTAs\): records the kernel "
+                                            r"never wrote"):
+        Timeline(zeros, sms=132, ctas_per_sm=2)
+    good = tmp_path / "good.json"
+    Timeline(_spin(264), sms=132, ctas_per_sm=2).save(good)
+    doc = {**json.loads(good.read_text()), "records": zeros}
+    (tmp_path / "zeros.json").write_text(json.dumps(doc))
+    assert cli.main(["sched", "timeline", str(tmp_path / "zeros.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "zeros.json: $: every record's four stamps are 0 (264 CTAs)" in err, err
+
+
 def test_the_timer_step_is_the_gcd_of_every_offset_one_step_included():
     # stamps 0, 1, 64 and 128 ns from the first: a 1 ns step (64 ns were the step, the stamp at 1 could not be)
     tl = Timeline(np.array([(0, 0, 0, 64, 0, 0), (1, 1, 1, 128, 0, 0)]), sms=2, ctas_per_sm=1)
@@ -273,7 +291,7 @@ def test_an_sm_at_exactly_the_fast_share_is_not_under_it():
     rec = [(2 * sm + i, sm, i * d, (i + 1) * d, 0, 0) for sm, d in enumerate((100, 95, 90, 100, 100)) for i in range(2)]
     line = Timeline(np.array(rec), sms=5, ctas_per_sm=1).fast_sms()
     assert "1 of 5 SMs under 0.95 x that (ids 2; their median -10%); the lowest 0.900 x" in line
-    instant = [(sm, sm, 0, 0, 0, 0) for sm in range(5)]  # a review: CTAs under the timer's step read "lowest nan x"
+    instant = [(sm, sm, 64, 64, 0, 0) for sm in range(5)]  # a review: CTAs under the timer's step read "lowest nan x"
     assert Timeline(np.array(instant), sms=5, ctas_per_sm=1).fast_sms() == (
         "per SM: median CTA 0.0 us, under the timer's step: no SM's CTAs compared")
     # the figure says the same: SM 1 at exactly 0.95 x is drawn with the others, SM 2 marked; the dotted line at
