@@ -142,6 +142,8 @@ def _call(n: Node) -> Call:
         if isinstance(a.value, dict) and "var" in a.value:
             a.obj(("var",))
             args.append(VarArg(_name(a["var"], "var")))
+        elif not isinstance(a.value, dict) or "buf" not in a.value:  # a review: {"vars": ...} read as "missing buf"
+            raise a.fail('{"buf": NAME} (a buffer, "offset": BYTES optional) or {"var": NAME} (a var\'s value)')
         else:
             a.obj(("buf",), ("offset",))
             offset = a.get("offset")
