@@ -235,7 +235,8 @@ def build_parser() -> Parser:
 
     r = sub.add_parser("report", help="Sage2 and decode reports").add_subparsers(dest="sub", required=True)
     s = r.add_parser("show", help="print a report's table (Sage2 phases, or decode points)")
-    s.add_argument("file", help="a Sage2 report (the seed's or labkit's) or a decode report (decode bench --out)")
+    s.add_argument("file", help="a Sage2 report (the seed's or labkit's: sage2 profile --out) or a decode report "
+                                "(decode bench --out, decode compare --out)")
     s.set_defaults(fn=_report_show)
     s = r.add_parser("diff", help="two reports of one kind side by side: what differs, then the ratios B/A")
     s.add_argument("a", help="report A")

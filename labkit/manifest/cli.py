@@ -123,10 +123,9 @@ def register(sub) -> None:
 
     mp = sub.add_parser("manifest", help="schema_version 4 launch manifests").add_subparsers(dest="sub", required=True)
 
-    def common(p):
+    def common(p, program_default: str):
         p.add_argument("file", help="a schema_version 4 launch manifest (JSON)")
-        p.add_argument("--program", default=None,
-                       help="which of its programs (default: the first; check without it checks the others too)")
+        p.add_argument("--program", default=None, help=f"which of its programs (default: {program_default})")
         p.add_argument("--var", action="append", metavar="NAME=N", type=typed(parse_var, "var"),
                        help="value of a manifest var (default: its max)")
         p.add_argument("--cubin-dir", action="append", default=[], type=existing_dir("--cubin-dir"),
@@ -134,16 +133,16 @@ def register(sub) -> None:
                             "are searched too)")
 
     p = mp.add_parser("check", help="validation report and launch plan; exit 0 if it can run, 2 if not")
-    common(p)
+    common(p, "the first, shown whole, and the others by their verdicts")
     p.add_argument("--no-device", action="store_true", help="do not check against the local GPU")
     p.set_defaults(fn=_check)
     p = mp.add_parser("pack", help="write the exact parameter bytes")
-    common(p)
+    common(p, "the first")
     p.add_argument("--out", required=True, type=output_path("--out", writes="binary"),
                    help="the parameter block's file (a program of several calls: OUT.0.bin, OUT.1.bin, ...)")
     p.set_defaults(fn=_pack)
     p = mp.add_parser("run", help="run the program and print per-call statistics")
-    common(p)
+    common(p, "the first")
     p.add_argument("--iters", type=int_in(1, 10**6, what="--iters"), default=None,
                    help="samples per call (default: adaptive)")
     p.add_argument("--mode", choices=MODES, default="cold",

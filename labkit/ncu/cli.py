@@ -152,5 +152,6 @@ def register(sub) -> None:
     p.add_argument("file", type=Path, help="a notebook 05 run's data/ncu_summary.json")
     p.set_defaults(fn=_summary)
     p = sp.add_parser("cases", help="launch a saved case plan once per case in NVTX ncu/<case> (run under ncu)")
-    p.add_argument("spec", help="a cases.json written by labkit.ncu.study")
+    p.add_argument("spec", help="a case plan, NAME.cases.json, as notebook 05's ncu study writes it beside its "
+                   "reports (labkit.ncu.study)")
     p.set_defaults(fn=_cases)

@@ -130,7 +130,8 @@ def register(sub) -> None:
                         f"{MAX_CTAS_PER_SM})")
     p.set_defaults(fn=_waves)
     p = sp.add_parser("timeline", help="waves and efficiency of a recorded per-CTA timeline; a Perfetto trace")
-    p.add_argument("file", help="a timeline JSON (labkit.sched.Timeline.save)")
+    p.add_argument("file", help="a saved per-CTA timeline: notebook 04's data/*_timeline.json, decode bench "
+                   "--sweep-tails --out's *.timeline.json, or Timeline.save in Python")
     p.add_argument("--trace", type=output_path("--trace", writes="json:a Chrome trace"), default=None,
                    help="write the Chrome/Perfetto trace here")
     p.set_defaults(fn=_timeline)

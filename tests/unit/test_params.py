@@ -240,7 +240,8 @@ def test_a_session_started_in_jupyterlab_checks_the_parameters_against_each_othe
 
 
 @pytest.mark.parametrize("name, key, text", [("02", "shape", "1,37810,56,128"), ("02", "q_tail", "37760,37810"),
-                                              ("01", "manifest_vars", "tokens=2"), ("02", "shape", "[1, 37810, 56, 128]")])
+                                              ("01", "manifest_vars", "tokens=2"),
+                                              ("02", "shape", "[1, 37810, 56, 128]")])
 def test_text_from_plain_papermill_is_refused_with_the_yaml_that_works(name, key, text):
     """Found by a review: ``papermill 02.ipynb o.ipynb -p shape 1,37810,56,128`` (papermill's -p passes text) was
     refused as "parameter shape = '1,37810,56,128': expected B,N,H,D, e.g. 1,37810,56,128", its own value."""
