@@ -60,8 +60,9 @@ not_studied = {part: f"{part}: not studied in this run (workload {workload!r}); 
 decode_geo = {"head_dim": int(decode_head_dim), "heads_q": decode_heads[0], "heads_kv": decode_heads[1],
               "page_size": int(decode_page_size)}
 decode_name = f"paged decode d{decode_head_dim}, {decode_heads[0]}/{decode_heads[1]} heads, page {decode_page_size}"
-if do_decode:  # the rest of the geometry's rules (the head group is decode_heads' own check) before anything runs
-    study.check_decode_calls([decode_splits_batch, *decode_batches], decode_kv_lens, **decode_geo)
+if do_decode:  # every call of the decode sweeps below by the sweep's own check (the head group: decode_heads'), first
+    study.check_decode_calls(decode_batches, decode_kv_lens, splits=decode_splits, splits_batch=decode_splits_batch,
+                             launches=launches, **decode_geo)
 
 # %% [markdown]
 # ## Occupancy of each kernel, from its cubin

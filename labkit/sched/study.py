@@ -4,13 +4,25 @@ no GPU work here: the measured rows come from ``labkit.sched.measure`` through a
 from .model import dense_lengths, frame, sage2_launch
 
 
-def check_decode_calls(batches, kv_lens, **geometry) -> None:
-    """Every batch at the longest length, checked by the decode geometry before anything runs (a refusal names the
-    value)."""
-    from ..workloads.decode.run import geometry_for
+def check_decode_calls(batches, kv_lens, *, splits=(), splits_batch: int | None = None, launches: int = 3,
+                       **geometry) -> None:
+    """Every call of notebook 04's decode sweeps by the ``decode.timeline`` sweep's own check, before anything runs:
+    each of ``batches`` at each of ``kv_lens`` (the plan's splits), and each count of ``splits`` at ``splits_batch``
+    (a review: a count past the call's pages passed here and stopped the split sweep, after the Sage2 part had run).
 
-    for b in sorted(set(batches)):
-        geometry_for(b, max(kv_lens), **geometry)
+    Raises:
+        ArgumentError: naming the call and the value.
+    """
+    from ..errors import ArgumentError
+    from ..sweep.workloads import check_point
+
+    calls = [(b, n, 0) for b in sorted(set(batches)) for n in kv_lens]
+    calls += [(splits_batch, n, s) for n in kv_lens for s in splits]
+    for b, n, s in calls:
+        try:
+            check_point("decode.timeline", batch=b, kv_len=n, splits=s, launches=launches, **geometry)
+        except ArgumentError as exc:
+            raise ArgumentError(f"decode call batch {b} x {n} tokens{f', {s} splits' if s else ''}: {exc}") from None
 
 
 def studied_kernels(rows, *, sage2: bool, decode: bool):

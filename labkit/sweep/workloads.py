@@ -61,6 +61,14 @@ _NO_DEFAULT_FORM = {"q_tails": "[N,...] (none)", "kv_tails": "[N,...] (none)",
                     "schedule": "seed|sm90|CTA_Q/CTA_K/WARP_Q/PV_TERMS (seed)"}
 
 
+def check_point(name: str, **params) -> None:
+    """One point's parameters by the workload's own CPU check (a workload without one takes any), as a sweep checks
+    every point before it starts: a notebook checks the calls of its later sweeps before its first cell measures."""
+    get(name)  # an unknown workload is refused by name
+    if name in _CHECKS:
+        _CHECKS[name](**params)
+
+
 def check_grid(name: str, grid: dict[str, list]) -> None:
     """Refuse a grid the workload cannot take, before a sweep directory is tied to it: an axis it has no parameter
     for, a required parameter with no axis, or a value of the wrong kind for an int, float or bool parameter."""

@@ -150,6 +150,23 @@ def test_notebook_04_live_on_a_faked_gpu_then_recorded(tmp_path, monkeypatch):
         "sage2 mainloop", "sage2 mainloop, -DLABKIT_TIMELINE"]
 
 
+def test_notebook_04_refuses_a_split_count_past_the_pages_before_anything_is_measured(tmp_path, monkeypatch):
+    """Found by a CLI review: decode_splits 2 at 64 tokens (one page) passed the notebook's check, and `sweep run`
+    refuses that point; live, the Sage2 part would have run first and the split sweep stopped after it."""
+    import labkit.session
+    from labkit.errors import ArgumentError
+    from labkit.sched import measure as sched
+
+    _fake_device(monkeypatch)
+    monkeypatch.setattr(sched, "_sage2_plan", lambda shape: pytest.fail("measured before the check"))
+    monkeypatch.setattr(labkit.session, "gpu_status", lambda: (True, "a faked GPU (test)"))
+    bad = {**SMALL, "decode_kv_lens": [64], "decode_splits": [1, 2], "source": "live", "out_dir": str(tmp_path)}
+    with pytest.raises(ArgumentError, match=r"^decode call batch 8 x 64 tokens, 2 splits: splits 2: expected 0 "
+                                            r"\(the plan's\) \.\. 1 \(one per page, at most 256\)$"):
+        _execute(bad)
+    assert not (tmp_path / "data" / "sweeps").exists()
+
+
 def test_crosscheck_join_reads_ncus_counters_by_range():
     from labkit.sched.crosscheck import join
 
