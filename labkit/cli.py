@@ -134,7 +134,7 @@ def _nb_script(args) -> int:
 
     not_an_input(args.out.path, [notebooks.resolve(args.name)], "--out")
     params = notebooks.parse_parameters(args.name, notebooks.parameter_pairs(args.name, args.param))
-    path = write_script(args.name, params, args.out.path)
+    path = write_script(args.name, params, args.out.path, progress=sys.stderr)
     shell = shell_word(path)
     print(f"{path}\n  run it: python {shell}   (under ncu: labkit ncu run --out NAME.ncu-rep -- python {shell})")
     return 0

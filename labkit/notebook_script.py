@@ -9,7 +9,7 @@ from typing import Any
 
 from . import _deps, _env
 from .errors import ArgumentError, ParameterError
-from .notebooks import check_parameters, check_together, parameters, resolve, to_ipynb
+from .notebooks import check_parameters, check_together, follow_bounds, parameters, resolve, to_ipynb
 
 FIRST_CELL = "import labkit.errors\n\nlabkit.errors.exit_in_one_line()"  # every script starts with it
 
@@ -34,10 +34,11 @@ def check_script_path(out: Path | str) -> None:
                                 "overwrite it (delete it, or name another file)")
 
 
-def write_script(name: str, params: dict[str, Any] | None, out: Path | str) -> Path:
+def write_script(name: str, params: dict[str, Any] | None, out: Path | str, *, progress=None) -> Path:
     """Notebook ``name``'s cells as a py:percent script, its defaults overridden by ``params`` in papermill's
     injected-parameters cell after the parameters cell (checked by type and against each other first, as
-    ``notebooks.run`` does). Live or recorded is chosen where the script runs, by ``Session.start``.
+    ``notebooks.run`` does; a default past a bound the overrides moved follows it, ``notebooks.follow_bounds``, with
+    a line to ``progress``). Live or recorded is chosen where the script runs, by ``Session.start``.
 
     Raises:
         ParameterError: an unknown name, a wrong type or a value past another's bound; nothing is written.
@@ -54,7 +55,10 @@ def write_script(name: str, params: dict[str, Any] | None, out: Path | str) -> P
         if not root.is_dir():  # the script would end in this line where it ran (a review): said before it is written
             raise ParameterError(f"recorded_root {root}: {'not a directory' if root.exists() else 'no such directory'}")
         overrides["recorded_root"] = str(root)
+    overrides, followed = follow_bounds(source.stem, overrides)
     check_together(source.stem, {**{k: p.default for k, p in parameters(source.stem).items()}, **overrides})
+    for line in followed if progress is not None else ():
+        print(f"{source.stem}: {line}", file=progress, flush=True)
     logging.getLogger("papermill").setLevel(logging.ERROR)  # its parameter warnings: checked above, by type
     with tempfile.TemporaryDirectory() as tmp:
         blank = to_ipynb(source, Path(tmp) / "in.ipynb")

@@ -201,6 +201,31 @@ def check_parameters(name: str, values: dict[str, Any]) -> dict[str, Any]:
     return _by_type(name, values, parse=False)
 
 
+def follow_bounds(name: str, overrides: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``overrides`` (checked values) with each default that another override moved its bound below replaced by
+    what its type follows the bound with (a review: ``-p shape 1,1024,8,128`` alone was refused for the seed's tails
+    of 37810, where ``sage2 profile --shape`` takes the seed's kind for any N); and a line for each. A default that
+    does not follow stays, and ``check_together`` names it.
+    """
+    declared = parameters(name)
+    values = {**{k: p.default for k, p in declared.items()}, **overrides}
+    out, lines = dict(overrides), []
+    for key, p in declared.items():  # in order: a bound is declared above the parameter it bounds
+        bound_name = getattr(p.type, "at_most", None)
+        if key in overrides or bound_name is None:
+            continue
+        try:
+            p.type.check_beside(p.default, values)
+        except ParameterError:
+            bound = params.bound_of(bound_name, values)
+            value = p.type.follow(p.default, bound)
+            if value is not None:
+                out[key] = values[key] = value
+                lines.append(f"{key} = {shown_default(value)} (its default, {shown_default(p.default)}, lies past "
+                             f"{bound_name} = {bound})")
+    return out, lines
+
+
 def check_together(name: str, values: dict[str, Any]) -> None:
     """Each parameter against the others (``values``: every one, defaults and overrides, each checked): a tail
     length past the shape's N fails here, before any cell, not in the cell that would sweep it.
@@ -214,6 +239,9 @@ def check_together(name: str, values: dict[str, Any]) -> None:
             p.type.check_beside(values[key], values)
         except ParameterError as exc:  # a default that no longer fits (a smaller shape) is named as one
             default = " (the default)" if values[key] == p.type.check(p.default) else ""
+            followed = p.type.follow(p.default, params.bound_of(p.type.at_most, values)) if default else None
+            if followed is not None:  # in JupyterLab (labkit nb run sets it): the value to type
+                default = f" (the default; for this {p.type.at_most.partition('[')[0]}: {followed!r})"
             value, _, expected = str(exc).partition(": ")
             problems.append(f"parameter {key} {value}{default}: {expected}")
     if problems:  # all at once: a smaller shape can leave several lengths past its N
@@ -303,6 +331,7 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     overrides = check_parameters(source.stem, dict(params or {}))
     if overrides.get("recorded_root"):  # the kernel runs in the run's folder: a relative path would move with it
         overrides["recorded_root"] = str(_env.repo_path(overrides["recorded_root"]).resolve())  # from the repo root
+    overrides, followed = follow_bounds(source.stem, overrides)
     declared = parameters(source.stem)
     effective = {**{k: p.default for k, p in declared.items()}, **overrides}
     check_together(source.stem, effective)
@@ -318,6 +347,8 @@ def run(name: str, params: dict | None = None, *, out_root: Path | None = None, 
     mode, recorded = plan_source(source.stem, effective, declared, recorded_root)  # refuses before anything runs
     root = runs_root(out_root)  # before the progress line: a LABKIT_OUT that cannot be made is one line too
     if progress is not None:  # after the checks: a refused run prints its one line and nothing else
+        for line in followed:
+            print(f"{source.stem}: {line}", file=progress, flush=True)
         print(f"running {source.stem} ...", file=progress, flush=True)
     run_dir = new_run_dir(root, source.stem)
     input_nb = to_ipynb(source, run_dir / f"{source.stem}.input.ipynb")

@@ -69,6 +69,13 @@ def parse_int_list(text: str, *, what: str, lo: int = 1, hi: int, kilo: bool = F
     return values
 
 
+def tile_tails(n: int, tile: int) -> list[int]:
+    """The seed's tail points around a tile boundary: the last multiple of ``tile`` below ``n``, one more row, and
+    ``n`` (``n`` a whole number of tiles: the tile below it; ``n`` under one tile: its first row)."""
+    base = n - n % tile if n % tile else max(tile, n - tile)
+    return sorted({x for x in (base, base + 1, n) if 1 <= x <= n})
+
+
 def check_int(value: int, *, what: str, lo: int | None = None, hi: int | None = None) -> int:
     """``value`` as an int in [lo, hi]; numpy's integers too (a notebook's values often are), never a bool."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

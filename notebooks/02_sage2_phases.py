@@ -27,8 +27,8 @@ dtype: Choice("bf16", "fp16") = "bf16"  # 16-bit input type
 schedule: Choice("seed", "sm90") = "seed"  # mainloop build: seed (mma.sync, the seed's tiles) or sm90 (wgmma + TMA)
 warmup: Int(0, 1000) = 3  # untimed passes before the phase timings
 iterations: Int(1, 10000) = 10  # timed phase-by-phase passes
-q_tail: IntList(1, at_most="shape[1]") = [37760, 37761, 37810]  # q lengths of the q-tail sweep (kv fixed at N)
-kv_tail: IntList(1, at_most="shape[1]") = [37760, 37761, 37810]  # kv lengths of the kv-tail sweep (q fixed at N)
+q_tail: IntList(1, at_most="shape[1]", tile=128) = [37760, 37761, 37810]  # q lengths of the q-tail sweep (kv = N)
+kv_tail: IntList(1, at_most="shape[1]", tile=64) = [37760, 37761, 37810]  # kv lengths of the kv-tail sweep (q = N)
 tail_iterations: Int(1, 1000) = 5  # interleaved rounds of the tail study
 precision_iterations: Int(1, 1000) = 5  # timed mainloop calls per P.V variant in the precision study
 seed_report: File(measured=False, reads="sage2_report") = "data/sage2_report_seed.json"  # the user's report

@@ -25,8 +25,8 @@ out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets 
 recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs; relative: from the repo root)
 workload: Choice("sage2", "decode", "both", covers={"both": ("sage2", "decode")}) = "both"  # which kernels to study
 shape: Sage2Shape() = [1, 37810, 56, 128]  # Sage2 B,N,H,D of q, k and v
-q_lens: IntList(1, at_most="shape[1]", sweep_axis=True) = [37760, 37761, 37810]  # Sage2 q lengths, kv_len = N
-kv_lens: IntList(1, at_most="shape[1]", sweep_axis=True) = [37760, 37761, 37810]  # Sage2 kv lengths, q_len = N
+q_lens: IntList(1, at_most="shape[1]", tile=128, sweep_axis=True) = [37760, 37761, 37810]  # Sage2 q, kv_len = N
+kv_lens: IntList(1, at_most="shape[1]", tile=64, sweep_axis=True) = [37760, 37761, 37810]  # Sage2 kv, q_len = N
 gantt_q_len: Int(1, at_most="shape[1]") = 640  # Sage2 q_len (kv_len = N) drawn per CTA (seed: 5 q tiles x 56 heads)
 decode_kv_lens: IntList(1, 1048576) = [8192]  # decode KV tokens per sequence
 decode_batches: IntList(1, 4096, sweep_axis=True) = [1, 2, 4, 8, 16, 32, 64, 128]  # decode batches (heuristic splits)

@@ -24,8 +24,8 @@ source: Choice("auto", "live", "recorded") = "auto"  # auto (live if GPU and ncu
 out_dir: Text(measured=False) = ""  # where data/ and figs/ go (the runner sets it)
 recorded_root: Text(measured=False) = ""  # recorded runs to show (default data/runs; relative: from the repo root)
 shape: Sage2Shape() = [1, 37810, 56, 128]  # B,N,H,D of the Sage2 q = k = v (the seed shape)
-q_tail: IntList(1, at_most="shape[1]") = [37760, 37761]  # q lengths of the tail study (kv fixed at N)
-kv_tail: IntList(1, at_most="shape[1]") = [37760, 37761]  # kv lengths of the tail study (q fixed at N)
+q_tail: IntList(1, at_most="shape[1]", tile=128) = [37760, 37761]  # q lengths of the tail study (kv fixed at N)
+kv_tail: IntList(1, at_most="shape[1]", tile=64) = [37760, 37761]  # kv lengths of the tail study (q fixed at N)
 decode_batch: IntList(1, 4096) = [1, 8, 64]  # decode sweep: sequences per call
 decode_kv_lens: IntList(1, 1048576) = [1024, 8192]  # decode sweep: KV tokens per sequence
 head_dim: Choice("128", "256") = "128"  # decode head_dim (32 q / 8 KV heads, page 64)

@@ -234,7 +234,8 @@ def notebook_target(name: str, params: dict[str, str] | None = None, *, script: 
     from ..notebook_script import write_script
 
     stem = notebooks.resolve(name).stem
-    write_script(stem, notebooks.parse_parameters(stem, {k: str(v) for k, v in (params or {}).items()}), script)
+    write_script(stem, notebooks.parse_parameters(stem, {k: str(v) for k, v in (params or {}).items()}), script,
+                 progress=sys.stderr)
     return [sys.executable, str(script)]
 
 

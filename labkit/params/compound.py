@@ -7,7 +7,7 @@ import ast
 from typing import Any
 
 from ..errors import ArgumentError, ParameterError
-from ..values import first_repeat, parse_kilo_int
+from ..values import first_repeat, parse_kilo_int, tile_tails
 from .scalar import Int, Param, _AtMost, _range, _shown
 
 
@@ -23,14 +23,19 @@ class IntList(_AtMost, Param):
     line ``1,2,3``, ``1k,8k`` (1024s) or ``[1, 2, 3]``."""
 
     def __init__(self, lo: int | None = None, hi: int | None = None, *, length: int | None = None,
-                 max_items: int = 64, at_most: str | None = None, sweep_axis: bool = False, **kw):
+                 max_items: int = 64, at_most: str | None = None, tile: int | None = None, sweep_axis: bool = False,
+                 **kw):
         """Args:
+            tile: with ``at_most``, a default past the bound follows it as the seed's tail points of that tile
+                (``labkit.values.tile_tails``, as many as the default has): ``-p shape 1,1024,8,128`` alone runs.
             sweep_axis: the notebook uses the list only as the values of a ``Session.sweep`` axis, so in recorded mode
                 a run that swept more values answers some of them (the notebook reads just those points).
         """
         super().__init__(**kw)
+        if tile is not None and (at_most is None or isinstance(tile, bool) or not isinstance(tile, int) or tile < 1):
+            raise ValueError(f"IntList(tile={tile!r}): expected an integer >= 1, with at_most")
         self.item = Int(lo, hi)
-        self.length, self.max_items, self.at_most = length, max_items, at_most
+        self.length, self.max_items, self.at_most, self.tile = length, max_items, at_most, tile
         # a list of free length is a sweep's axis, where a value given twice is refused only by the sweep, mid-run;
         # a fixed-length one is a tuple (batch, kv_len) whose items may be equal
         self.distinct = length is None
@@ -40,6 +45,19 @@ class IntList(_AtMost, Param):
         count = f"{self.length}" if self.length else f"1..{self.max_items}"
         kind = "different integers" if self.distinct else "integers"
         return f"a list of {count} {kind}" + _range(self.item.lo, self.item.hi) + self._bound_text()
+
+    def _bound_text(self) -> str:
+        follows = (f" (a default past it: the last multiple of {self.tile} below it, one more, and it)"
+                   if self.tile else "")
+        return super()._bound_text() + follows
+
+    def follow(self, default: Any, bound: int) -> Any:
+        if self.tile is None:
+            return None
+        try:
+            return self.check(tile_tails(bound, self.tile)[:len(default)])
+        except ParameterError:
+            return None
 
     def answers(self, recorded: Any, wanted: Any) -> bool:
         if not self.sweep_axis or not isinstance(recorded, list):

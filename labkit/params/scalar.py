@@ -71,6 +71,11 @@ class _AtMost:
     def _bound_text(self) -> str:
         return f", at most {self.at_most}" if self.at_most else ""
 
+    def follow(self, default: Any, bound: int) -> Any:
+        """What ``default`` becomes where another parameter moved its bound below it (``-p shape 1,1024,8,128``
+        under the seed's tails of 37810); None: it does not follow, and a default past the bound is refused."""
+        return None
+
     def check_beside(self, value: Any, values: dict) -> None:
         bound = bound_of(self.at_most, values)
         items = value if isinstance(value, (list, tuple)) else [value]
@@ -134,6 +139,13 @@ class Int(_AtMost, _Number):
         if value % self.multiple_of:
             raise self.fail(value)
         return value
+
+    def follow(self, default: Any, bound: int) -> Any:  # the bound itself, where it is a value this type takes
+        value = bound - bound % self.multiple_of
+        try:
+            return self.check(value)
+        except ParameterError:
+            return None
 
     def _from_text(self, text: str) -> int:
         return int(text.strip().replace("_", ""), 10)

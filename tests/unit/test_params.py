@@ -158,9 +158,6 @@ BAD_OVERRIDES = [
     ("02", "q_tail", "37760,99999", "parameter q_tail = [37760, 99999]: expected values at most shape[1] = 37810"),
     ("05", "q_tail", "40000", "parameter q_tail = [40000]: expected values at most shape[1] = 37810"),
     ("04", "gantt_q_len", "99999999", "parameter gantt_q_len = 99999999: expected a value at most shape[1] = 37810"),
-    ("04", "shape", "1,1000,8,128",
-     "parameter q_lens = [37760, 37761, 37810] (the default): expected values at most shape[1] = 1000; parameter "
-     "kv_lens = [37760, 37761, 37810] (the default): expected values at most shape[1] = 1000"),
 ]
 
 
@@ -171,6 +168,45 @@ def test_cli_refuses_bad_overrides_before_any_cell(nb, key, value, message, tmp_
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("labkit: error: ") and message in err[-1], err
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # nothing ran
+
+
+def test_defaults_past_a_smaller_shape_follow_it_and_a_length_given_past_it_is_refused(tmp_path, capsys):
+    """Found by a CLI review: `-p shape 1,1024,8,128` alone was refused for the seed's tails of 37810 (and notebook
+    04's gantt_q_len 640), where `sage2 profile --shape` takes the seed's kind of tails for any N."""
+    follow = notebooks.follow_bounds
+    assert follow("02", {"shape": [1, 1024, 8, 128]}) == (
+        {"shape": [1, 1024, 8, 128], "q_tail": [896, 897, 1024], "kv_tail": [960, 961, 1024]},
+        ["q_tail = 896,897,1024 (its default, 37760,37761,37810, lies past shape[1] = 1024)",
+         "kv_tail = 960,961,1024 (its default, 37760,37761,37810, lies past shape[1] = 1024)"])
+    # as many points as the default has (05's two); an Int takes the bound; a value given is never replaced
+    assert follow("05", {"shape": [1, 1000, 8, 128], "kv_tail": [5]})[0] == {
+        "shape": [1, 1000, 8, 128], "kv_tail": [5], "q_tail": [896, 897]}
+    assert follow("04", {"shape": [1, 500, 8, 128]})[0] == {
+        "shape": [1, 500, 8, 128], "q_lens": [384, 385, 500], "kv_lens": [448, 449, 500], "gantt_q_len": 500}
+    assert follow("04", {"shape": [1, 37810, 8, 128]}) == ({"shape": [1, 37810, 8, 128]}, [])  # defaults fit
+    assert follow("04", {}) == ({}, [])
+    # the followed values are the tail study's own defaults for that N (sage2 profile --shape without --q-tail)
+    from labkit.values import Shape
+    from labkit.workloads.sage2.tails import tail_configs
+
+    configs = tail_configs(Shape.parse("1,1024,8,128"))
+    assert [q for s, q, _ in configs if s.startswith("q_")] == [896, 897, 1024]
+    assert [k for s, _, k in configs if s.startswith("kv_")] == [960, 961, 1024]
+    # a length given past the shape's N is still refused, before any cell
+    assert cli.main(["nb", "run", "04", "-p", "shape", "1,1000,8,128", "-p", "kv_lens", "37760"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["labkit: error: labkit nb run: notebook 04_cta_scheduling: parameter kv_lens = [37760]: expected "
+                   "values at most shape[1] = 1000"], err
+    # nb script says what followed, and the script holds it
+    assert cli.main(["nb", "script", "02", "-p", "shape", "1,1024,8,128", "--out", str(tmp_path / "02.py")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == ["02_sage2_phases: q_tail = 896,897,1024 (its default, 37760,37761,37810, lies past shape[1] = "
+                       "1024)", "02_sage2_phases: kv_tail = 960,961,1024 (its default, 37760,37761,37810, lies past "
+                                "shape[1] = 1024)"], err
+    script = (tmp_path / "02.py").read_text()
+    assert "\nq_tail = [896, 897, 1024]\n" in script and "\nkv_tail = [960, 961, 1024]\n" in script
+    with pytest.raises(ValueError, match="tile=64.*with at_most"):
+        IntList(1, tile=64)
 
 
 def test_record_on_a_machine_without_a_gpu_is_refused_before_any_cell(tmp_path, monkeypatch, capsys):
@@ -233,8 +269,11 @@ def test_a_session_started_in_jupyterlab_checks_the_parameters_against_each_othe
 
     params = {k: p.default for k, p in notebooks.parameters("04").items()}
     params.update(shape=[1, 100, 56, 128], source="recorded")
-    with pytest.raises(ParameterError, match=r"parameter q_lens = \[37760, 37761, 37810\] \(the default\): expected "
-                                             r"values at most shape\[1\] = 100; parameter kv_lens "):
+    # each default past N is named with the value labkit nb run would set (nb run's defaults follow the shape)
+    with pytest.raises(ParameterError, match=r"parameter q_lens = \[37760, 37761, 37810\] \(the default; for this "
+                                             r"shape: \[1, 100\]\): expected values at most shape\[1\] = 100; "
+                                             r"parameter kv_lens = .* \(the default; for this shape: "
+                                             r"\[64, 65, 100\]\)"):
         Session.start("04_cta_scheduling", out_dir=tmp_path / "o", parameters=params)
     assert not (tmp_path / "o").exists()
 

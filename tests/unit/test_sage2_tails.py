@@ -110,14 +110,16 @@ def test_the_sweep_workload_refuses_bad_parameters_before_any_gpu_work(tmp_path)
                            schedule=Schedule(pv_terms=2))["schedule"] == [Schedule(pv_terms=2).to_dict()]
 
 
-def test_default_tails_where_n_is_a_whole_number_of_tiles_or_under_one():
+def test_tile_tails_where_n_is_a_whole_number_of_tiles_or_under_one():
     """N a multiple of the tile: the tile below N, one more row, and N; N one tile: that tile alone (no tile below it,
     and no row past N); N under one tile: its first row and N."""
-    assert tails.default_tails(256, 128) == [128, 129, 256]
-    assert tails.default_tails(384, 128) == [256, 257, 384]
-    assert tails.default_tails(128, 128) == [128]
-    assert tails.default_tails(100, 128) == [1, 100]
-    assert tails.default_tails(1000, 64) == [960, 961, 1000]  # 1000 = 15 * 64 + 40
+    from labkit.values import tile_tails
+
+    assert tile_tails(256, 128) == [128, 129, 256]
+    assert tile_tails(384, 128) == [256, 257, 384]
+    assert tile_tails(128, 128) == [128]
+    assert tile_tails(100, 128) == [1, 100]
+    assert tile_tails(1000, 64) == [960, 961, 1000]  # 1000 = 15 * 64 + 40
 
 
 def test_a_round_that_is_no_object_or_has_no_configurations_is_refused():

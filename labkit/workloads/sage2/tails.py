@@ -17,16 +17,10 @@ from ... import _env
 from ...errors import LabkitError
 from ...report.model import SWEEPS, TailPoint
 from ...timing import Stats, interleave
-from ...values import Shape, check_int
+from ...values import Shape, check_int, tile_tails
 from .schedule import Schedule, tail_fields
 
 WORKLOAD = "sage2.tail_round"
-
-
-def default_tails(n: int, tile: int) -> list[int]:
-    """The seed's three points: the last multiple of the tile below n, one more row, and n."""
-    base = n - n % tile if n % tile else max(tile, n - tile)
-    return sorted({x for x in (base, base + 1, n) if 1 <= x <= n})
 
 
 def tail_configs(shape, q_tails: list[int] | None = None, kv_tails: list[int] | None = None,
@@ -36,8 +30,8 @@ def tail_configs(shape, q_tails: list[int] | None = None, kv_tails: list[int] | 
     shape = Shape.of(shape)
     n = shape.seq_len
     q_tails, kv_tails = shape.lengths(q_tails, "q_tails"), shape.lengths(kv_tails, "kv_tails")
-    q_lens = q_tails if q_tails is not None else default_tails(n, schedule.cta_q)
-    kv_lens = kv_tails if kv_tails is not None else default_tails(n, schedule.cta_k)
+    q_lens = q_tails if q_tails is not None else tile_tails(n, schedule.cta_q)
+    kv_lens = kv_tails if kv_tails is not None else tile_tails(n, schedule.cta_k)
     points = [("q_tail_fixed_kv", ql, n) for ql in q_lens]
     points += [("kv_tail_fixed_q", n, kl) for kl in kv_lens]
     return points
