@@ -6,6 +6,7 @@ measured it (``code.code_digest``); a resume runs again the points other code me
 """
 
 import contextlib
+import json
 import os
 import socket
 import time
@@ -70,7 +71,8 @@ def run_point(sweep_dir: str, workload: str, pid: str, params: dict) -> dict:
     except Exception as exc:  # noqa: BLE001 - a point's failure is data: keep it, go on with the others
         from .context import cuda_context_lost
 
-        error = f"{type(exc).__name__}: {exc}"
+        # labkit's own errors are sentences; another's class says what failed (RuntimeError, CUDARuntimeError)
+        error = str(exc) if isinstance(exc, LabkitError) else f"{type(exc).__name__}: {exc}"
         if lost := cuda_context_lost():  # said in the record and first: the executor runs nothing more in here
             record["context_lost"] = lost
             error = f"CUDA context lost ({lost}: this process can run no more GPU work); {error}"
@@ -143,8 +145,10 @@ class SweepDir:
         if self.manifest_path.is_file():
             old = self.manifest()
             if old.get("workload") != workload or not same_grid(old.get("grid"), grid):
-                asked = f"of {workload}" if old.get("workload") != workload else f"over {grid}"
-                raise ArgumentError(f"{self.path} holds a sweep of {old.get('workload')} over {old.get('grid')}, not "
+                # grids as JSON, as sweep.json keeps them and --grid's values read (a review: Python dicts)
+                asked = f"of {workload}" if old.get("workload") != workload else f"over {json.dumps(grid)}"
+                raise ArgumentError(f"{self.path} holds a sweep of {old.get('workload')} over "
+                                    f"{json.dumps(old.get('grid'))}, not "
                                     f"{asked}; resume it with the same workload and grid (values in the same order), "
                                     "or use another directory")
         else:

@@ -1,6 +1,7 @@
 """Sweep workloads: functions of a point's parameters that return a JSON-ready dict, registered by name."""
 
 import os
+import sys
 import time
 from collections.abc import Callable
 
@@ -203,7 +204,9 @@ def demo_sleep(ms: float = 10, fail: str = "", tag: str = "", i: int = 0) -> dic
         raise RuntimeError(f"{context.simulated_lost()}: this process's CUDA context was lost by an earlier point")
     if fail == "yes":
         raise RuntimeError(f"demo.sleep asked to fail (ms={ms}, tag={tag!r}, i={i})")
-    if fail == "exit":
+    if fail == "exit":  # said first: a local sweep's own process ends here (a review: with no word)
+        print(f"demo.sleep fail=exit: ending process {os.getpid()} (exit code 3), as a crashing kernel would",
+              file=sys.stderr, flush=True)
         os._exit(3)
     if fail == "lost":
         context.simulate_lost("cudaErrorIllegalAddress")

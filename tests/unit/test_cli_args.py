@@ -409,7 +409,7 @@ def test_sage2_profile_checks_its_tail_dir_before_any_measurement(tmp_path, caps
     capsys.readouterr()
     for tail_dir, said in ((tmp_path / "sage.json", "sage.json': is a file; expected a directory"),
                            (tmp_path / "sw",
-                            "sw holds a sweep of demo.sleep over {'ms': [1]}, not of sage2.tail_round; resume it")):
+                            'sw holds a sweep of demo.sleep over {"ms": [1]}, not of sage2.tail_round; resume it')):
         assert cli.main(["sage2", "profile", "--out", str(tmp_path / "r.json"), "--tail-dir", str(tail_dir)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and said in err and "CUDA GPU" not in err, err

@@ -54,7 +54,7 @@ def test_bench_refuses_bad_points_in_one_line_before_any_gpu_work(monkeypatch, c
             (["--point", "8x1024", "--point", "8x1024"], "point 8x1024 given twice"),
             (["--point", "8x1024", "--quick"], "--point and --quick"),
             (["--head-dim", "256", "--page-size", "16"], "--head-dim, --page-size: they apply to the --point calls; "
-                                                         "without --point the bench runs the issue's sweep")):
+                                                         "without --point the bench runs its default sweep")):
         assert cli.main(["decode", "bench", *args]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err and err.count("\n") == 1, err

@@ -100,6 +100,13 @@ def test_failures_are_kept_and_retried_on_request(tmp_path):
     assert (again["skipped"], again["failed"], again["kept_failed"]) == (1, 1, 0)
     failed = sweep.collect(tmp_path).query("status == 'failed'")
     assert failed["error"].iloc[0].startswith("RuntimeError: demo.sleep asked to fail")
+    # labkit's own error is its sentence, with no class name (a review: "failed (...): NoGPU: demo.sleep ...")
+    from labkit.cuda import gpu_available
+
+    if not gpu_available():
+        sweep.run(tmp_path / "nogpu", "demo.sleep", {"fail": ["cuda"]}, progress=None)
+        error = sweep.collect(tmp_path / "nogpu")["error"].iloc[0]
+        assert error.startswith("demo.sleep fail=cuda needs a CUDA GPU: "), error
 
 
 def test_a_point_that_kills_its_worker_is_failed_and_the_rest_run_in_a_new_pool(tmp_path):
@@ -196,7 +203,7 @@ def test_a_resume_with_5_for_5_0_is_another_sweep_and_a_tuple_for_a_list_the_sam
     with ms=5.0 ran the ms=5 point again into a second file that status and collect never showed."""
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=5", "--out", str(tmp_path)]) == 0
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=5.0", "--out", str(tmp_path)]) == 2
-    assert "holds a sweep of demo.sleep over {'ms': [5]}, not over {'ms': [5.0]}" in capsys.readouterr().err
+    assert 'holds a sweep of demo.sleep over {"ms": [5]}, not over {"ms": [5.0]}' in capsys.readouterr().err
     assert sweep.run(tmp_path, "demo.sleep", {"ms": (5,)}, progress=None)["skipped"] == 1
     assert len(list((tmp_path / "points").iterdir())) == 1
 
@@ -356,7 +363,7 @@ def test_a_directory_that_is_not_a_sweep_is_refused_before_anything_is_written(t
     d = tmp_path / "s"
     assert cli.main([*argv, str(d)]) == 0
     assert cli.main(["sweep", "run", "--workload", "demo.sleep", "--grid", "ms=2,1", "--out", str(d)]) == 2
-    assert "over {'ms': [1, 2]}, not over {'ms': [2, 1]}" in capsys.readouterr().err
+    assert 'over {"ms": [1, 2]}, not over {"ms": [2, 1]}' in capsys.readouterr().err
     for f in (d / "points").iterdir():
         f.unlink()
     (d / "points").rmdir()
@@ -375,7 +382,7 @@ def test_a_resume_with_another_workload_names_both_and_a_directory_it_cannot_wri
         return {"ms": ms}
 
     sweep.run(tmp_path, "demo.sleep", {"ms": [1, 2]}, progress=None)
-    with pytest.raises(ArgumentError, match=re.escape(f"{tmp_path} holds a sweep of demo.sleep over {{'ms': [1, 2]}}, "
+    with pytest.raises(ArgumentError, match=re.escape(f'{tmp_path} holds a sweep of demo.sleep over {{"ms": [1, 2]}}, '
                                                       "not of test.other; resume it with the same workload")):
         sweep.run(tmp_path, "test.other", {"ms": [1, 2]}, progress=None)
     if Path("/proc/self").is_dir():
@@ -986,6 +993,8 @@ def test_a_point_that_ends_its_process_is_named_by_status_and_by_the_next_run(tm
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     first = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
     assert first.returncode != 0 and "fail=no ok" in first.stderr  # progress goes to stderr
+    # and the process's end is said (a review: a local sweep's exit 3 with no word)
+    assert first.stderr.splitlines()[-1].startswith("demo.sleep fail=exit: ending process "), first.stderr
     assert cli.main(["sweep", "status", str(d)]) == 0
     assert capsys.readouterr().out.splitlines() == [
         f"{d}: demo.sleep, 2 points: 1 ok, 0 failed, 1 missing",

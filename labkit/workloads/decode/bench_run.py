@@ -58,7 +58,7 @@ def bench_calls(*, point=None, quick: bool = False, head_dim=None, heads_q=None,
         raise ArgumentError("--sweep-tails records per-CTA timelines saved beside --out FILE: give --out")
     if given and not point:
         raise ArgumentError(f"{', '.join(given)}: {'it applies' if len(given) == 1 else 'they apply'} to the --point "
-                            "calls; without --point the bench runs the issue's sweep at its own geometry (32/8 heads, "
+                            "calls; without --point the bench runs its default sweep at its own geometry (32/8 heads, "
                             "page 64, head_dim 128 and 256)")
     shape = {"heads_q": heads_q or 32, "heads_kv": heads_kv or 8, "page_size": page_size or 64}
     if point:
