@@ -146,7 +146,7 @@ def traits_head(ta: dict[str, str], tb: dict[str, str], *, skip: tuple[str, ...]
     what neither records; then what one of them alone records. A trait only one records is not a difference: the
     user's seed report, which records no dtype, had read "differ in: dtype: A not recorded | B bf16" beside labkit's
     (its README says bf16)."""
-    names = {k: {"gpu": "GPU", "copy": "copy rate"}.get(k, k) for k in ta if k not in skip}
+    names = {k: {"gpu": "GPU uuid", "copy": "copy rate"}.get(k, k) for k in ta if k not in skip}  # beside "device"
     both = [k for k in names if NOT_RECORDED not in (ta[k], tb[k])]
     if differ := [f"  {d}" for d in _differing(ta, tb, skip)]:
         lines = ["A and B differ in:", *differ]

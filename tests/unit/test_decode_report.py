@@ -387,7 +387,7 @@ def test_a_diff_of_reports_with_no_call_in_common_shows_both_and_fails(tmp_path,
     # the way B/A reads, as the Sage2 diff says it (a new-user review), over the table
     assert out[3:5] == ["B/A: B's time over A's (under 1: B is faster)", out[4]] and out[4].split()[:3] == [
         "batch", "kv_len", "d"]
-    assert out[2].startswith("A and B match in device, GPU, git, clocks and copy rate")
+    assert out[2].startswith("A and B match in device, GPU uuid, git, clocks and copy rate")
 
 
 def test_diff_pairs_a_call_with_its_twin_whichever_row_comes_first(tmp_path):

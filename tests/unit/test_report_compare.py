@@ -27,12 +27,12 @@ def test_same_report_has_no_differences_and_unit_ratios(seed):
     text = report.diff_table(seed, seed)
     # a README walk-through: the seed's report beside itself had "matched" in traits it does not record
     assert text.splitlines()[0] == ("A and B match in shape and schedule; neither records its dtype, layout, device, "
-                                    "GPU and git")
+                                    "GPU uuid and git")
     labkit_run = dataclasses.replace(seed, provenance={"device": {"name": "NVIDIA H200", "uuid": "GPU-5b587789"},
                                                        "git_sha": "9dc6c8f726c9"},
                                      metadata={**seed.metadata, "dtype": "bf16", "layout": "NHD"})
     assert report.diff_table(labkit_run, labkit_run).splitlines()[0] == ("A and B match in shape, dtype, layout, "
-                                                                         "device, GPU, git and schedule")
+                                                                         "device, GPU uuid, git and schedule")
     assert "fused_mainloop" in text and "1.000x" in text
     # a review: which way B/A reads was left to guess (a ratio of times; the other shape's table is of rates)
     assert text.splitlines()[1] == "B/A: B's time over A's (under 1: B is faster)"
