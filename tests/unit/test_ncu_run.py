@@ -109,6 +109,9 @@ def test_notebook_parameters_are_refused_before_ncu_starts(fake_ncu, tmp_path, c
     assert "-p iterations given twice ('5', then '7')" in _error(capsys)
     assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--notebook", "02", "--kernel-name", ""]) == 2
     assert "kernel name ''" in _error(capsys)  # an option ncu would refuse: refused before the script is written
+    # a CLI review: a recorded run launches no kernel, so ncu had profiled a notebook that ran nothing
+    assert cli.main(["ncu", "run", "--out", str(tmp_path / "r"), "--notebook", "03", "-p", "source", "recorded"]) == 2
+    assert "-p source recorded launches no kernel, so ncu would profile nothing" in _error(capsys)
     assert _calls(fake_ncu) == [] and not list(tmp_path.glob("*.py"))
 
 
