@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labkit import cli, nb_progress, notebooks
+from labkit import cli, nb_params, nb_progress, notebooks
 from labkit._text import TEXT_WIDTH
 from labkit.errors import LabkitError
 from labkit.rundirs import new_run_dir, point_latest, runs_root, write_run_json
@@ -842,7 +842,7 @@ def test_a_cell_past_the_time_limit_is_a_failed_run_with_its_run_json(tmp_path, 
                       'source: Choice("auto", "live", "recorded") = "auto"\nout_dir: Text(measured=False) = ""\n\n'
                       '# %%\nimport time\ntime.sleep(60)\n')
     monkeypatch.setattr(session, "plan_source", lambda *a, **k: ("live", None))  # no GPU asked for: it runs nothing
-    monkeypatch.setattr(notebooks, "notebook_dir", lambda: tmp_path)
+    monkeypatch.setattr(nb_params, "notebook_dir", lambda: tmp_path)  # where resolve() looks
     res = notebooks.run("07", {}, out_root=tmp_path / "runs", timeout_s=3)
     assert not res.ok and res.error == "a cell ran past the 3 s time limit and was stopped"
     run = json.loads((res.notebook.parent / "run.json").read_text())
