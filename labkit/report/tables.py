@@ -2,6 +2,7 @@
 
 import math
 
+from .._text import duration
 from .model import KNOWN_PHASES, PHASE_GROUPS, Sage2Report
 
 
@@ -322,10 +323,11 @@ def tail_note(r: Sage2Report) -> str:
     tails = df[~is_full & df["vs_full_pct"].notna()]
     if tails.empty:
         return "No tail point has its sweep's full shape beside it to compare with."
-    same = [(f"{df.at[i, 'mainloop_p50_ms']:.1f} ({df.at[i, 'sweep']})", df.at[i, "mainloop_p50_ms"])
+    # each in its own unit: a small shape's 0.043 ms had read "0.0" (a live notebook on an H100)
+    same = [(f"{duration(df.at[i, 'mainloop_p50_ms'] * 1e6)} ({df.at[i, 'sweep']})", df.at[i, "mainloop_p50_ms"])
             for i in df.index[is_full]]
     if "fused_mainloop" in r.phase_timings:
-        same.insert(0, (f"{r.phase_timings['fused_mainloop'].p50_s * 1e3:.1f} (phase timing)",
+        same.insert(0, (f"{duration(r.phase_timings['fused_mainloop'].p50_s * 1e9)} (phase timing)",
                         r.phase_timings["fused_mainloop"].p50_s * 1e3))
     largest = tails["vs_full_pct"].abs().max()
     out = []
@@ -334,7 +336,7 @@ def tail_note(r: Sage2Report) -> str:
         drift = 100 * (max(values) / min(values) - 1)
         times = ", ".join(t for t, _ in same[:-1]) + f" and {same[-1][0]}"
         # against the largest difference: "no larger than any" had been said of a drift larger than some of them
-        out.append(f"The full shape (q {n_q}, kv {n_kv}), timed {len(same)} times: {times} ms, {drift:.2f} % apart: "
+        out.append(f"The full shape (q {n_q}, kv {n_kv}), timed {len(same)} times: {times}, {drift:.2f} % apart: "
                    + (f"run-to-run drift larger than any tail point's difference from its own sweep's full shape (at "
                       f"most {largest:.2f} %), so tail points compare within their sweep only." if drift > largest else
                       f"run-to-run drift no larger than the largest tail point's difference from its own sweep's full "

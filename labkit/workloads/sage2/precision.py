@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from ..._json import Node
+from ..._text import duration
 from ...cuda import cupy, require_gpu
 from ...errors import ArgumentError
 from ...timing import Stats, time_gpu
@@ -108,11 +109,12 @@ def precision_frame(points):
 
 
 def shown_precision(frame):
-    """``precision_frame`` as notebook 02 shows it: the mainloop to 0.01 ms and TOPS to 0.1 (it had shown 120.237411 ms
-    and 1011.826788 TOPS); the saved CSV keeps every digit."""
+    """``precision_frame`` as notebook 02 shows it: the mainloop to the us, as the tail table, and TOPS to 0.1 (it had
+    shown 120.237411 ms and 1011.826788 TOPS; then 0.04 ms beside 0.03 at a small shape); the saved CSV keeps every
+    digit."""
     from ...report.tables import rounded
 
-    return rounded(frame, (("_ms", 2), ("TOPS", 1)))
+    return rounded(frame, (("_ms", 3), ("TOPS", 1)))
 
 
 def fastest_build(points, shown, *, on: str = "this GPU") -> str:
@@ -125,7 +127,7 @@ def fastest_build(points, shown, *, on: str = "this GPU") -> str:
 
     best = min(points, key=lambda p: p.mainloop.p50_s)
     line = (f"fastest mainloop on {on}: {best.build} build, pv_terms {best.pv_terms}, "
-            f"{best.mainloop.p50_s * 1e3:.1f} ms ({best.tops:.0f} TOPS)")
+            f"{duration(best.mainloop.p50_s * 1e9)} ({best.tops:.0f} TOPS)")  # 0.043 ms had read "0.0 ms"
     mine = next((p for p in points if is_shown(p)), None)
     if mine is None:
         return line + "; the build whose phases and tail study this notebook shows is not among these"
@@ -133,4 +135,4 @@ def fastest_build(points, shown, *, on: str = "this GPU") -> str:
         return line + ", the build whose phases and tail study this notebook shows"
     # "2.97x the seed build's 120.2 ms" read as 2.97 times that time (a review): say which way
     return line + (f", {mine.mainloop.p50_s / best.mainloop.p50_s:.2f}x faster than the {mine.build} build "
-                   f"({mine.mainloop.p50_s * 1e3:.1f} ms), whose phases and tail study this notebook shows")
+                   f"({duration(mine.mainloop.p50_s * 1e9)}), whose phases and tail study this notebook shows")
