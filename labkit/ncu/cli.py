@@ -83,11 +83,8 @@ def _run(args) -> int:
     if args.notebook:  # its script is written last of the checks: a refused option leaves no file behind
         from ..notebooks import parameter_pairs
 
-        pairs = parameter_pairs(args.notebook, args.param)
-        if str(pairs.get("source", "")).strip() == "recorded":  # a review: ncu ran a notebook that launches nothing
-            raise NcuError("labkit ncu run: --notebook with -p source recorded launches no kernel, so ncu would "
-                           "profile nothing; leave source auto or give live")
-        target = notebook_target(args.notebook, pairs, script=notebook_script_path(args.out.path))
+        target = notebook_target(args.notebook, parameter_pairs(args.notebook, args.param),
+                                 script=notebook_script_path(args.out.path))
     done = profile(target, opts, progress=sys.stderr, timeout_s=args.timeout)
     print(shown_table(kernels(load(done.report))))
     print(f"report: {done.report} ({done.report_bytes / 2**20:.1f} MB, {done.elapsed_s:.0f} s)")

@@ -229,13 +229,17 @@ def notebook_target(name: str, params: dict[str, str] | None = None, *, script: 
         ParameterError: an unknown parameter, a value its type refuses or one past another's bound (a tail past the
             shape's N), before anything is written or ncu starts.
         ArgumentError: ``script`` is no place for it (another file there).
+        NcuError: ``source`` recorded: such a run launches no kernel for ncu to profile.
     """
     from .. import notebooks
     from ..notebook_script import write_script
 
     stem = notebooks.resolve(name).stem
-    write_script(stem, notebooks.parse_parameters(stem, {k: str(v) for k, v in (params or {}).items()}), script,
-                 progress=sys.stderr)
+    parsed = notebooks.parse_parameters(stem, {k: str(v) for k, v in (params or {}).items()})
+    if parsed.get("source") == "recorded":  # a review: ncu had run a notebook that only reads a recorded run
+        raise NcuError("labkit ncu run: --notebook with -p source recorded launches no kernel, so ncu would "
+                       "profile nothing; leave source auto or give live")
+    write_script(stem, parsed, script, progress=sys.stderr)
     return [sys.executable, str(script)]
 
 
