@@ -148,6 +148,16 @@ class IntDict(Param):
         self.item = Int(lo, hi)
         self.vars_of = vars_of
 
+    @staticmethod
+    def shown(value: Any) -> str:
+        """A value as ``-p`` takes it (``tokens=0``), not a dict's repr; anything else as other parameters show it."""
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            return ",".join(f"{k}={v!r}" for k, v in value.items()) or "{}"
+        return _shown(value)
+
+    def fail(self, value: Any) -> ParameterError:
+        return ParameterError(f"= {self.shown(value)}: expected {self.describe()}")
+
     def describe(self) -> str:
         declared = f", vars the {self.vars_of} declares" if self.vars_of else ""
         return "name=integer pairs (name=1,other=2)" + _range(self.item.lo, self.item.hi) + declared
@@ -163,7 +173,7 @@ class IntDict(Param):
         resolve_vars(load(repo_path(values[self.vars_of])), value, issues)
         errors = [f"{i.path} {i.message}" for i in issues if i.severity == "error"]
         if errors:
-            raise ParameterError(f"= {_shown(value)}: expected vars that {self.vars_of} = {values[self.vars_of]!r} "
+            raise ParameterError(f"= {self.shown(value)}: expected vars that {self.vars_of} = {values[self.vars_of]!r} "
                                  f"declares, each in 1..its max; " + "; ".join(errors))
 
     def same_beside(self, recorded: Any, wanted: Any, values: dict, run_sha: str) -> bool:

@@ -96,7 +96,7 @@ def test_a_recorded_report_fits_as_numpys_least_squares_and_report_show_prints_i
     assert (f"  d128, 32/8 heads, cold: {f.fixed_us:.1f} us + bytes / {f.TBps:.2f} TB/s over {f.calls} calls (each "
             f"within {f.residual_min:+.1%} to {f.residual_max:+.1%}); the fixed part is ") in out
     # before the targets, which stay last
-    assert out.index("time per call, fitted") < out.index("issue #10's targets")
+    assert out.index("time per call, fitted") < out.index("decode targets, issue #10")
 
 
 def _table(calls, fixed_us, TBps):

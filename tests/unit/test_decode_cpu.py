@@ -1143,7 +1143,7 @@ def test_bandwidth_table_keeps_numbers_numeric():
     assert list(t["splits"]) == [16, 1, 1] and str(t["splits"].dtype) == "Int64" and "skipped" not in t
     assert t["flex_paged"].dtype == float and pd.isna(t["flex_paged"].iloc[0]) and t["flex_paged"].iloc[1] == 4.19
     assert list(t["peers_not_run"]) == ["flex_paged: InductorError: out of resources", "",
-                                        "flex_paged: run at the issue's 5 points only (compiled per shape)"]
+                                        "flex_paged: run only at the 5 points the targets name (compiled per shape)"]
     assert skipped(points) == ["skipped: batch 512 x 32768: 34.4 GB of K+V is over 9 GB"]
 
 

@@ -61,7 +61,7 @@ def test_notebook_03_live_on_a_faked_gpu(tmp_path, monkeypatch):
     assert grid["grid"]["peers"] == [True]  # a Python bool for a bool parameter, as the notebook passes it
     table = pd.read_csv(tmp_path / "data" / "bandwidth.csv")
     assert len(table) == 4 and (table["sdpa_cudnn"] == 3.5).all() and table["fa3"].isna().all()
-    flex = "flex_paged: run at the issue's 5 points only (compiled per shape)"  # no flex_paged key from the fake
+    flex = "flex_paged: run only at the 5 points the targets name (compiled per shape)"  # the fake has no flex_paged
     assert dict(zip(zip(table["batch"], table["kv_len"]), table["peers_not_run"])) == {
         (1, 1024): f"fa3: fa3_fwd: not importable (test); {flex}", (1, 8192): "fa3: fa3_fwd: not importable (test)",
         (8, 1024): f"fa3: fa3_fwd: not importable (test); {flex}", (8, 8192): "fa3: fa3_fwd: not importable (test)"}
@@ -268,9 +268,9 @@ def test_a_sweep_that_notebook_03_narrows_to_one_point_or_to_none_reads_as_the_f
                                                  sdpa_cudnn=0.351, labkit_beside_peers=0.445)])], ignore_index=True)
     table = study.bandwidth_table(one)
     assert list(table.index) == [0] and list(table["peers_not_run"]) == [
-        "flex_paged: run at the issue's 5 points only (compiled per shape)"]
+        "flex_paged: run only at the 5 points the targets name (compiled per shape)"]
     assert study.peers_not_run(table) == [
-        "flex_paged: no number at 1 x 1024: run at the issue's 5 points only (compiled per shape)"]
+        "flex_paged: no number at 1 x 1024: run only at the 5 points the targets name (compiled per shape)"]
     assert list(study.shown(table).columns) == ["batch", "kv_len", "splits", "kernel", "kv_MB", "p50_us", "TBps",
                                                 "sdpa_cudnn", "labkit_beside_peers", "x_best_peer"]
     assert study.behind_best_peer(table) == ["x_best_peer: labkit timed in the peers' rounds over the best peer, at 1 "

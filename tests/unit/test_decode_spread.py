@@ -365,7 +365,7 @@ def test_the_bench_says_where_its_large_calls_stand_among_the_recorded_runs(tmp_
     argv = ["decode", "bench", "--point", "1x8192", "--point", "8x8192", "--point", "64x8192", "--out", str(out)]
     assert cli.main([*argv, "--among", str(tmp_path / "runs")]) == 0
     printed = capsys.readouterr().out
-    tail = printed[printed.index("issue #10's targets"):].splitlines()
+    tail = printed[printed.index("decode targets, issue #10"):].splitlines()
     assert tail[-3:] == [
         f"report: {out} (labkit report show|diff read it)",
         f"where its calls of 2 GB or more stand among the recorded runs on NVIDIA H200 (labkit report spread "
@@ -565,7 +565,7 @@ def test_the_bench_says_nothing_of_recorded_runs_where_labkit_has_none(tmp_path,
     _fake_bench(monkeypatch, [_row(4.36), _row(2.0, batch=8), _row(1.9, batch=1)])
     assert cli.main(["decode", "bench", "--point", "1x8192", "--point", "8x8192", "--point", "64x8192"]) == 0
     out = capsys.readouterr().out
-    assert "issue #10's targets" in out and "recorded runs" not in out
+    assert "decode targets, issue #10" in out and "recorded runs" not in out
 
 
 def test_the_figure_names_three_rates_off_its_axes_then_counts_the_rest_and_its_diagonal_spans_the_panel():

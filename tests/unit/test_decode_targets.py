@@ -36,7 +36,7 @@ def by_target(r) -> dict:
 def test_report_show_prints_the_targets_of_a_recorded_h200_run(capsys):
     """The make bench run on GPU-8622691e: what a user reads under the table, line for line."""
     assert cli.main(["report", "show", str(MAKE_BENCH)]) == 0
-    out = capsys.readouterr().out.split("\n\nissue #10's targets")
+    out = capsys.readouterr().out.split("\n\ndecode targets, issue #10")
     assert len(out) == 2, "no targets block after the table"
     lines = out[1].splitlines()
     assert lines[0] == " (cold calls; TB/s is labkit's alone, 'x best peer' its rate in the peers' rounds):"
@@ -176,7 +176,7 @@ def test_a_compare_report_shows_no_targets(tmp_path, capsys):
         {**row, "heuristic": True, "build": "plan"}, {**row, "heuristic": False, "build": "stages=2"}]},
         4250.0, doc["provenance"], tmp_path / "cmp.json")
     assert cli.main(["report", "show", str(path)]) == 0
-    assert "issue #10's targets" not in capsys.readouterr().out
+    assert "decode targets, issue #10" not in capsys.readouterr().out
 
 
 @settings(max_examples=60, deadline=None)

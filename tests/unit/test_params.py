@@ -143,7 +143,7 @@ BAD_OVERRIDES = [
     ("02", "q_tail", "a,b", "parameter q_tail = 'a,b'"),
     ("01", "manifest_vars", "tokens=x", "parameter manifest_vars"),
     # vars against the manifest's own, before any cell (recorded mode had only said no run was recorded with them)
-    ("01", "manifest_vars", "tokens=99", "parameter manifest_vars = {'tokens': 99}: expected vars that manifest = "
+    ("01", "manifest_vars", "tokens=99", "parameter manifest_vars = tokens=99: expected vars that manifest = "
      "'data/trtllm_gen_decode_manifest_v4.json' declares, each in 1..its max; vars.tokens value 99 outside 1..max 64"),
     ("01", "manifest_vars", "foo=3", "vars.foo not declared; declared vars: tokens"),
     # text that is not a mapping or a list is named as given (a README walk-through saw "= None")
@@ -352,8 +352,9 @@ def test_declarations_are_checked_where_declared():
     (IntList(1), 5, "= 5: expected a list of 1..64 different integers >= 1"),
     (IntList(1), [], "= []: expected a list of 1..64 different integers >= 1"),
     (IntList(1, max_items=2), [1, 2, 3], "= [1, 2, 3]: expected a list of 1..2 different integers >= 1"),
-    (IntDict(0), {"tokens": -1}, "= {'tokens': -1}: expected name=integer pairs (name=1,other=2) >= 0"),
-    (IntDict(0), {"tokens": "2"}, "= {'tokens': '2'}: expected name=integer pairs"),
+    # shown as -p takes them, not as a dict's repr (a review)
+    (IntDict(0), {"tokens": -1}, "= tokens=-1: expected name=integer pairs (name=1,other=2) >= 0"),
+    (IntDict(0), {"tokens": "2"}, "= tokens='2': expected name=integer pairs"),
 ])
 def test_python_values_of_the_wrong_kind_are_refused_by_check(kind, value, expected):
     """``check`` takes Python values (the API, papermill's yaml): a value of the wrong kind is one ParameterError

@@ -99,7 +99,8 @@ def bandwidth_table(points):
             ["flex_paged" in table] * len(table)
         for i, (b, n, d, v, peers) in enumerate(zip(table["batch"], table["kv_len"], table["head_dim"], flex, asked)):
             if peers and (b, n, d) not in FLEX_POINTS and v != v:
-                notes[i].append(f"flex_paged: run at the issue's {len(FLEX_POINTS)} points only (compiled per shape)")
+                notes[i].append(f"flex_paged: run only at the {len(FLEX_POINTS)} points the targets name "
+                                "(compiled per shape)")
     # one line per cell, its line breaks written \n: a compiler's traceback in it had broken the CSV's rows for
     # `column`, `cut` and most viewers (``peers_not_run`` reads them back as line breaks)
     table["peers_not_run"] = ["; ".join(n).replace("\n", "\\n") for n in notes]

@@ -139,7 +139,8 @@ def format_targets(r: DecodeReport) -> list[str]:
     """The lines ``bench`` and ``report show`` print for ``r``: a header, one line per target the run covers, then
     the ones it does not, in one line."""
     results = check_targets(r)
-    lines = ["issue #10's targets (cold calls; TB/s is labkit's alone, 'x best peer' its rate in the peers' rounds"
+    lines = ["decode targets, issue #10 (cold calls; TB/s is labkit's alone, 'x best peer' its rate in the peers' "
+             "rounds"
              + ("; 95 %: an interval of that ratio's median, round by round" if any(
                  p.x_best_peer_low is not None for p in r.points) else "") + "):"]
     if (gpu := target_gpu(r)) is not None and any(t.calls and t.met is None for t in results):

@@ -90,7 +90,7 @@ def _bias(text: str, option: str) -> float:
     from ...values import parse_float
     from .precision import check_bias
 
-    return check_bias(parse_float(text, what=option), option)
+    return check_bias(parse_float(text, what=option), option, shown=text.strip())
 
 
 def _precision(args) -> int:

@@ -51,11 +51,13 @@ class PrecisionPoint:
         return cls(**{**d, "mainloop": Stats.from_node(Node(d["mainloop"], "mainloop"))})
 
 
-def check_bias(bias: float, what: str, dtype: str = "bf16") -> float:
-    """A K or V bias: finite and within ``MAX_BIAS`` (1e300 had passed: the inputs became inf)."""
+def check_bias(bias: float, what: str, dtype: str = "bf16", *, shown: str | None = None) -> float:
+    """A K or V bias: finite and within ``MAX_BIAS`` (1e300 had passed: the inputs became inf). ``shown``: the text
+    the user typed, named as typed (1e9, not 1e+09)."""
     bias = check_finite(bias, what=what)
     if abs(bias) > MAX_BIAS:
-        raise ArgumentError(f"{what} {bias:g}: expected -{MAX_BIAS:g}..{MAX_BIAS:g} (inputs stay finite in {dtype})")
+        raise ArgumentError(f"{what} {shown or f'{bias:g}'}: expected -{MAX_BIAS:g}..{MAX_BIAS:g} "
+                            f"(inputs stay finite in {dtype})")
     return bias
 
 
