@@ -63,7 +63,10 @@ def test_launch_overhead_note_tells_a_host_paced_bar_from_the_gpus_rate():
     own = launch_overhead_note({"gpu_back_to_back_us": 3.0, "host_enqueue_us": 1.5, "gpu_graph_us": 0.68})
     assert "is slower than the host's enqueue (1.50 us): the launches queued" in own and "the GPU's own rate" in own
     odd = launch_overhead_note({"gpu_back_to_back_us": 2.1, "host_enqueue_us": 4.7, "gpu_graph_us": 0.68})
-    assert "the two loops disagree" in odd
+    # both paces are timed over the same launches, so a GPU ahead of the host is the clocks' disagreement; the note
+    # had guessed at "launches left queued from before the timing", which the synchronize before it rules out
+    assert "is faster than the host enqueued them (4.70 us), over the same launches: the host's clock and the GPU's " \
+           "disagree" in odd and "left queued" not in odd
 
 
 class _FakeNvml:
