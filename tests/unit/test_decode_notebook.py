@@ -135,6 +135,17 @@ def test_the_bandwidth_table_puts_the_rounds_interval_after_x_best_peer_and_name
         "(x 1.038)"]
 
 
+def test_a_call_behind_by_under_a_hundredth_of_a_percent_is_said_under_one():
+    """Notebook 03 on an H100 printed "behind at 4, ..., 256 x 1024 x 1.0000": four decimals rounded x 0.99996 up
+    to level."""
+    from labkit.workloads.decode import study
+
+    rows = pd.DataFrame([dict(batch=256, kv_len=1024, kv_MB=1073.7, p50_us=357.0, TBps=3.007,
+                              labkit_beside_peers=3.00788, sdpa_cudnn=3.008, sdpa_flash=2.549)])
+    line, = study.behind_best_peer(study.bandwidth_table(rows))
+    assert line.endswith("behind at 1, 256 x 1024 x 0.99996 (sdpa_cudnn)"), line
+
+
 def test_a_peer_s_recorded_compile_error_is_cut_at_a_word_said_what_it_means_and_where_it_is_whole():
     """Found by a notebook review: "flex_paged: no number at 64 x 32768: InductorError: SubprocException: An exception
     occurred in a subprocess: ... Set TORCHDYNAMO_VERBO..." was cut mid-word and said neither what failed nor where

@@ -181,9 +181,9 @@ def load_maps(paths: list[str | Path], *, newest: bool = False) -> list[PeerMap]
     return peer_maps([(str(p), load(p)) for p in paths], newest=newest)
 
 
-def under_one(x: float) -> str:
-    """A ratio under 1 to the digits that show it under 1 (0.973, 0.9998): "behind ... x 1.000" read as level."""
-    digits = 3
+def under_one(x: float, digits: int = 3) -> str:
+    """A ratio under 1 to ``digits`` decimals, more where those show it under 1 (0.973, 0.9998): "behind ... x 1.000"
+    read as level."""
     while round(x, digits) >= 1 and digits < 6:
         digits += 1
     return f"{x:.{digits}f}"

@@ -115,6 +115,7 @@ def bandwidth_table(points):
 def behind_best_peer(table) -> list[str]:
     """Where labkit, timed in the peers' rounds, is behind the best peer (``x_best_peer`` under 1) and by how much, the
     furthest first, and the range of the rest: the line a reader of the bandwidth table would otherwise count."""
+    from .peer_map import under_one
     from .peers import PEERS, interval_label
 
     if "x_best_peer" not in table or not table["x_best_peer"].notna().any():
@@ -126,7 +127,7 @@ def behind_best_peer(table) -> list[str]:
     def rounds(lo, hi) -> str:  # the interval of the ratio's median, round by round (peers.x_best_peer_interval)
         return "" if lo != lo or hi != hi else f"; 95 % {interval_label(lo, hi)}"
 
-    behind = sorted((x, f"{b} x {n} x {x:.4f} ({who}{rounds(lo, hi)})") for b, n, x, who, lo, hi in
+    behind = sorted((x, f"{b} x {n} x {under_one(x, 4)} ({who}{rounds(lo, hi)})") for b, n, x, who, lo, hi in
                     zip(rows["batch"], rows["kv_len"], rows["x_best_peer"], peer, low, high) if x < 1)
     ahead = rows["x_best_peer"][rows["x_best_peer"] >= 1]
     rest = (f"; level or ahead at the other {len(ahead)} (x {ahead.min():.3f}-{ahead.max():.3f})" if len(ahead) > 1
