@@ -287,8 +287,12 @@ def _start_pool_sweep(out: Path, mark: str) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "labkit", "sweep", "run", "--workload", "demo.sleep", "--grid", "ms=400",
            "--grid", "i=" + ",".join(map(str, range(12))), "--out", str(out), "--executor", "processes",
            "--workers", "2"]
+    # SIGINT as a terminal leaves it: a test run started in the background (``pytest &`` without job control, as
+    # nohup does) ignores it, the sweep inherits that, and Python then installs no KeyboardInterrupt handler, so the
+    # Ctrl-C test's sweep had run to its end
     return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "LABKIT_TEST_MARK": mark}, start_new_session=True)
+                            env={**os.environ, "LABKIT_TEST_MARK": mark}, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _points_once(out: Path, at_least: int, proc: subprocess.Popen) -> int:
