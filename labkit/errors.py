@@ -19,14 +19,18 @@ class LabkitError(Exception):
 class FormatError(LabkitError):
     """A file (report, manifest, run record) does not match its format.
 
-    The message starts with the JSON path of the offending value.
+    The message starts with the JSON path of the offending value; where that is the whole document and the file is
+    named, with the file alone ("r.json: not valid JSON", not "r.json: $: not valid JSON", which a directory or a
+    missing file had read as too).
     """
 
     def __init__(self, path: str, message: str, *, source: str | None = None):
         self.json_path = path
         self.source = source
+        self.message = message  # without the file or the path
         where = f"{source}: " if source else ""
-        super().__init__(f"{where}{at(path or '$', message)}")
+        whole = not path and source and not message.startswith("= ")
+        super().__init__(f"{where}{message if whole else at(path or '$', message)}")
 
 
 def at(path: str, message: str) -> str:

@@ -75,7 +75,7 @@ def find(module: Module, dirs: list[Path], *, model: str = "") -> LoadedModule:
                 image = read_bytes(p, what="cubin", max_bytes=MAX_CUBIN_BYTES)
             except FormatError as exc:
                 if p.name == module.source:
-                    wrong.append((p, "is not readable as a cubin: " + str(exc).split(": $: ", 1)[-1]))
+                    wrong.append((p, "is not readable as a cubin: " + exc.message))
                 continue
             sha = hashlib.sha256(image).hexdigest()
             if sha == module.sha256:

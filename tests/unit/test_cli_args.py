@@ -436,7 +436,7 @@ def test_ncu_cases_given_another_labkit_document_says_which_it_is(tmp_path, caps
     for path, kind in ((data_dir() / "trtllm_gen_decode_manifest_v4.json", "a launch manifest"),
                        (data_dir() / "sage2_report_seed.json", "a Sage2 report")):
         assert cli.main(["ncu", "cases", str(path)]) == 2
-        assert capsys.readouterr().err == (f"labkit: error: labkit ncu cases: {path}: $: missing key 'sage2': this "
+        assert capsys.readouterr().err == (f"labkit: error: labkit ncu cases: {path}: missing key 'sage2': this "
                                            f"is {kind} "
                                            f"(labkit {'manifest check' if 'manifest' in kind else 'report show'}), "
                                            "not an ncu case plan\n")

@@ -398,7 +398,7 @@ def test_overlapping_paths_give_each_report_once_and_a_truncated_report_is_named
     (tmp_path / "notes.json").write_text("{ not json")  # other broken JSON under the directory is skipped
     s = call_spread([tmp_path], 64, 8192, 128)
     assert [r.TBps for r in s.runs] == [4.30] and s.skipped == 1
-    assert len(s.damaged) == 1 and s.damaged[0].startswith("run1/bench.json: $: not valid JSON")
+    assert len(s.damaged) == 1 and s.damaged[0].startswith("run1/bench.json: not valid JSON")
     with pytest.raises(FormatError, match=r"run1/bench\.json.*not valid JSON"):
         call_spread([tmp_path / "run1" / "bench.json"], 64, 8192, 128)
 

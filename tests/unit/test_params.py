@@ -151,7 +151,7 @@ BAD_OVERRIDES = [
     ("02", "shape", "[1,2", "parameter shape = '[1,2': expected B,N,H,D"),
     ("01", "manifest", "missing.json", "expected a schema_version 4 launch manifest (absolute or from the repo root)"),
     ("03", "seed_manifest", "data/sage2_report_seed.json",
-     "data/sage2_report_seed.json: $: missing key 'schema_version'"),
+     "data/sage2_report_seed.json: missing key 'schema_version'"),
     ("02", "seed_report", "data/trtllm_gen_decode_manifest_v4.json", "expected a Sage2 report; "),
     ("00", "copy_mb", "5", "has no parameter 'copy_mb'"),
     # lengths against the shape's N, before any cell (a cell had failed there on a GPU; found by a review)

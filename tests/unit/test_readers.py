@@ -32,8 +32,10 @@ def _refused(data: bytes, path: str, text: str, tmp_path):
     with pytest.raises(FormatError) as e:
         read_json(f, what="manifest")
     msg = str(e.value)
-    # the path, then ": message", or " = value: ..." where the message is about the value there
-    assert msg.startswith((f"{f}: {path}: ", f"{f}: {path} = ")) and text in msg and "\n" not in msg, msg
+    # the path, then ": message", or " = value: ..." where the message is about the value there; the file alone where
+    # the message is about the whole of it ("$" had read as a JSON path to a user who gave a directory)
+    head = (f"{f}: ",) if path == "$" else (f"{f}: {path}: ", f"{f}: {path} = ")
+    assert msg.startswith(head) and text in msg and "\n" not in msg and f"{f}: $" not in msg, msg
 
 
 @pytest.mark.parametrize("data, path, text", [
@@ -247,6 +249,27 @@ def test_directory_and_fifo_named_like_the_cubin(tmp_path, capsys):
         assert f"{cubins / name} is not a regular file (not opened)" in out and "the manifest expects 0000" in out
 
 
+def test_a_cubin_too_large_to_read_is_named_once_with_the_reason(tmp_path, capsys):
+    """The reader's message after the file's name, not the name twice: the split on ": $: " that had cut it would
+    have kept the whole message once the whole-file errors lost their "$"."""
+    from labkit import cli
+    from labkit.manifest.modules import MAX_CUBIN_BYTES
+
+    name = SEED_DOC["modules"][next(iter(SEED_DOC["modules"]))]["source"]
+    d = copy.deepcopy(SEED_DOC)
+    d["modules"][next(iter(d["modules"]))]["sha256"] = "0" * 64
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps(d))
+    cubins = tmp_path / "c"
+    cubins.mkdir()
+    with open(cubins / name, "wb") as f:  # sparse: no disk used
+        f.truncate(MAX_CUBIN_BYTES + 1)
+    assert cli.main(["manifest", "check", str(m), "--no-device", "--cubin-dir", str(cubins)]) == 2
+    out = capsys.readouterr().out
+    assert (f"{cubins / name} is not readable as a cubin: {MAX_CUBIN_BYTES + 1} bytes: expected a cubin of at most "
+            f"{MAX_CUBIN_BYTES} bytes") in " ".join(out.split()), out
+
+
 # ---- reports ----------------------------------------------------------------------------------
 def _report(edit) -> str:
     d = copy.deepcopy(REPORT_DOC)
@@ -399,15 +422,15 @@ def test_a_file_name_that_cannot_be_opened_is_one_line_naming_it(tmp_path):
     its control characters escaped (found by a mutation audit: none of them was given)."""
     with pytest.raises(FormatError) as e:
         read_bytes("", what="manifest")
-    assert str(e.value) == "'': $: an empty file name was given for the manifest"
+    assert str(e.value) == "'': an empty file name was given for the manifest"
     with pytest.raises(FormatError) as e:
         read_bytes("a\0b.json", what="manifest")
-    assert str(e.value).startswith(r"a\x00b.json: $: cannot read the manifest (") and "\n" not in str(e.value)
+    assert str(e.value).startswith(r"a\x00b.json: cannot read the manifest (") and "\n" not in str(e.value)
     name = tmp_path / "new\nline.json"
     with pytest.raises(FormatError) as e:
         read_json(name, what="manifest")
     msg = str(e.value)
-    assert msg == f"{str(tmp_path)}/new\\nline.json: $: cannot read the manifest (No such file or directory)", msg
+    assert msg == f"{str(tmp_path)}/new\\nline.json: cannot read the manifest (No such file or directory)", msg
 
 
 def test_a_long_value_is_shown_cut_to_60_characters():

@@ -134,12 +134,12 @@ def test_save_load_and_cli(tmp_path, capsys):
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     assert cli.main(["sched", "timeline", str(tmp_path / "bad.json")]) == 2
     err = capsys.readouterr().err  # the file, then the record
-    assert f"{tmp_path / 'bad.json'}: $: records[0]: 1 CTA(s) end before they start" in err
+    assert f"{tmp_path / 'bad.json'}: records[0]: 1 CTA(s) end before they start" in err
     bad["records"][0] = [0, 999, 5, 10, 0, 0]
     (tmp_path / "bad.json").write_text(json.dumps(bad))
     assert cli.main(["sched", "timeline", str(tmp_path / "bad.json")]) == 2
     # a fresh-user review: "(ids 0..999)" beside "expected 0..131" read as a range of its own
-    assert (f"bad.json: $: records[0]: SM id 999: expected 0..{bad['sms'] - 1} (sms = {bad['sms']}); 1 record out of "
+    assert (f"bad.json: records[0]: SM id 999: expected 0..{bad['sms'] - 1} (sms = {bad['sms']}); 1 record out of "
             "range, this the first") in capsys.readouterr().err
 
 
@@ -187,7 +187,7 @@ def test_ctas_shorter_than_the_timer_step_and_a_cta_recorded_twice(tmp_path, cap
     doc["records"][4][0] = 3
     (tmp_path / "twice.json").write_text(json.dumps(doc))
     assert cli.main(["sched", "timeline", str(tmp_path / "twice.json")]) == 2
-    assert "twice.json: $: records[4]: CTA 3 again (records[3];" in capsys.readouterr().err
+    assert "twice.json: records[4]: CTA 3 again (records[3];" in capsys.readouterr().err
 
 
 def test_a_one_wave_gantt_shows_the_slots_that_ended_first_and_last():
@@ -269,7 +269,7 @@ def test_a_timeline_the_kernel_never_wrote_is_refused(tmp_path, capsys):
     (tmp_path / "zeros.json").write_text(json.dumps(doc))
     assert cli.main(["sched", "timeline", str(tmp_path / "zeros.json")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "zeros.json: $: every record's four stamps are 0 (264 CTAs)" in err, err
+    assert err.count("\n") == 1 and "zeros.json: every record's four stamps are 0 (264 CTAs)" in err, err
 
 
 def test_the_timer_step_is_the_gcd_of_every_offset_one_step_included():
