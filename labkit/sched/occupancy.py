@@ -141,7 +141,7 @@ def cubin_occupancy(cubin: Path | str | bytes, *, kernel: str | None = None, arc
         try:
             info = read_cubin(read_bytes(cubin, what="cubin", max_bytes=MAX_CUBIN_BYTES))
         except FormatError as exc:  # the file's name, then why (a cubin has no JSON path to show)
-            raise ArgumentError(f"{show_path(cubin)}: {str(exc).rsplit('$: ', 1)[-1]}") from None
+            raise ArgumentError(f"{show_path(cubin)}: {exc.message}") from None
     names = list(info.entries)
     if kernel is None:
         if len(names) != 1:

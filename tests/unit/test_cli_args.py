@@ -278,10 +278,13 @@ def test_a_report_path_with_another_suffix_leaves_the_file_its_log_would_replace
 
 @pytest.mark.parametrize("argv, expected", BAD, ids=[" ".join(a)[:60] or "(none)" for a, _ in BAD])
 def test_bad_invocation_is_one_line_exit_2(argv, expected, tmp_path, capsys):
-    rc = cli.main(_fill(argv, tmp_path))
+    filled = _fill(argv, tmp_path)
+    rc = cli.main(filled)
     out, err = capsys.readouterr()
     assert rc == 2, (rc, out, err)
     assert err.count("\n") == 1 and err.startswith("labkit: error: "), err
+    # a reader's message inside one that names the file again ("sched occupancy: /tmp: /tmp: is a directory")
+    assert not any(f"{a}: {a}: " in err for a in filled), err
     assert "needs a CUDA GPU" not in err and "Traceback" not in err
     assert expected in err, err
     assert not any(p.is_file() for p in tmp_path.rglob("*")), "a refused command wrote a file"
