@@ -121,7 +121,7 @@ def shown_default(value) -> str:
     """A parameter's default as ``-p NAME VALUE`` takes it: ``tokens=2`` and ``1,8,64,256``, not a dict's or a list's
     repr; a string quoted, so that an empty one shows."""
     if isinstance(value, dict):
-        return ",".join(f"{k}={v}" for k, v in value.items())
+        return params.IntDict.shown(value)
     if isinstance(value, (list, tuple)):
         return ",".join(map(str, value))
     return repr(value)
