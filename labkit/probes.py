@@ -195,12 +195,11 @@ def timing_overhead(launches: int = 2000) -> dict:
     * ``nvtx_events_us``: both: labkit's timed launch path in ``time_gpu`` (target <= 3 us).
     * ``fresh_events_us``: NVTX plus a new event pair per launch (what ``time_gpu`` did before).
 
-    The ``*_overhead_us`` keys are each variant minus ``bare_us``; ``nvtx_ranges`` says whether the NVTX variants
-    pushed ranges (with no tool attached to take them labkit pushes none: ``labkit.timing.nvtx``).
+    The ``*_overhead_us`` keys are each variant minus ``bare_us``.
     """
     require_gpu("the timing-overhead probe")
     from .timing.events import helper_kernel
-    from .timing.nvtx import nvtx_range, ranges_status
+    from .timing.nvtx import nvtx_range
 
     cp = cupy()
     empty = helper_kernel("empty_kernel")
@@ -233,7 +232,7 @@ def timing_overhead(launches: int = 2000) -> dict:
             launch()
             b.record(stream)
 
-    out = {"launches": launches, "nvtx_ranges": ranges_status()}
+    out = {"launches": launches}
     for key, fn in (("bare_us", launch), ("nvtx_us", nvtx_only), ("events_us", events_only),
                     ("nvtx_events_us", nvtx_events), ("fresh_events_us", fresh_events)):
         for _ in range(100):  # warm: module loaded, allocator and driver queues settled
@@ -268,25 +267,12 @@ def timing_overhead_us(result: dict) -> dict[str, float]:
     return {k: float(result[k]) for k in TIMING_OVERHEAD_KEYS}
 
 
-def timing_overhead_read(result: dict) -> dict:
-    """A saved ``timing_overhead`` result as notebook 00 reads it back: the host times [us] in a fixed order, and
-    what it said of NVTX ranges where it said it (the records before it do not)."""
-    out: dict = timing_overhead_us(result)
-    if "nvtx_ranges" in result:
-        if not isinstance(result["nvtx_ranges"], str):
-            raise ValueError(f"nvtx_ranges = {result['nvtx_ranges']!r}: expected a string")
-        out["nvtx_ranges"] = result["nvtx_ranges"]
-    return out
-
-
 def timing_overhead_table(result: dict) -> str:
     """The probe as a small text table, with the timed-launch target."""
     lines = [f"host time per launch of an empty kernel, {result['launches']} launches (best of 3)"]
     for k in TIMING_OVERHEAD_KEYS:
         extra = "" if k == "bare_us" else f"  (+{result[k] - result['bare_us']:.2f} over bare)"
         lines.append(f"  {k[:-3]:<16} {result[k]:7.2f} us{extra}")
-    if "nvtx_ranges" in result:  # not in the records before it
-        lines.append(f"  NVTX ranges: {result['nvtx_ranges']}")
     added = result["nvtx_events_us"] - result["bare_us"]
     verdict = "meets" if added <= TIMED_LAUNCH_TARGET_US else "MISSES"
     lines.append(f"  labkit's timed launch adds {added:.2f} us: {verdict} the <= {TIMED_LAUNCH_TARGET_US:g} us target")

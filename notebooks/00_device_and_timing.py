@@ -96,14 +96,11 @@ print(labkit.wrapped(labkit.probes.launch_overhead_note(overhead)))
 # Where a bare launch took 4.5 µs, one host timed a launch for 2.8 µs more (`data/runs/20261201T044127Z-*`, the
 # target met) and another for 6.2 µs more, 4.9 µs of it the event pair (`data/runs/20261206T012202Z-*`); an H100's
 # host added 2.4 µs to a bare launch of 3.4 µs. Timing in cold mode hides these host costs behind the flush.
-# With no tool attached (no `ncu`, `nsys` or CUPTI: `NVTX_INJECTION64_PATH` unset) labkit pushes no NVTX ranges, so
-# the NVTX rows are the bare launch again; the table's last lines say which.
 
 # %%
 timing_cost = session.measure("timing_overhead", labkit.probes.timing_overhead, launches,
-                              load=labkit.probes.timing_overhead_read)
-fig = labkit.plot.value_bars(labkit.probes.timing_overhead_us(timing_cost), xlabel="host time per launch [µs]",
-                             labels=labkit.probes.LABELS,
+                              load=labkit.probes.timing_overhead_us)
+fig = labkit.plot.value_bars(timing_cost, xlabel="host time per launch [µs]", labels=labkit.probes.LABELS,
                              title=session.title(f"Host cost of timing a launch, {launches} launches"))
 session.save_figure(fig, "timing_overhead")
 print(labkit.probes.timing_overhead_table({**timing_cost, "launches": launches}))

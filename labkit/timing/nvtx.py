@@ -1,10 +1,7 @@
 """NVTX ranges in the one ``labkit`` domain that ncu filters on (``--nvtx-include labkit@...``).
 
 ``nvtx_range`` is a single object usable as decorator and context manager; without the
-``nvtx`` package, or with no tool to take the ranges, it does nothing. NVTX hands ranges only to the library that
-``NVTX_INJECTION64_PATH`` names (Nsight Compute, Nsight Systems and CUPTI set it in the process they profile) and
-makes every call a no-op without one, but the Python calls still cost host time: 0.9 us per timed launch on an H200
-host (two parts pushed and popped), a quarter of what labkit's timed launch adds (``probes.timing_overhead``).
+``nvtx`` package it does nothing (NVTX calls are no-ops without a tool attached anyway).
 A name with slashes is a path: ``"sched/1x8448x4x128"`` pushes ``sched`` then ``1x8448x4x128``, so
 ncu's filter syntax (``labkit@sched/`` = range ``sched`` open; ``labkit@a/b`` = ``b`` directly inside
 ``a``) selects it, and the report's push/pop stack reads back as the same path. A single range named
@@ -12,33 +9,21 @@ ncu's filter syntax (``labkit@sched/`` = range ``sched`` open; ``labkit@a/b`` = 
 """
 
 import functools
-import os
 
 from .. import _deps
 
 DOMAIN = "labkit"
 
 
-_DOMAIN = None  # the nvtx Domain object, resolved once (False: nvtx not installed, or no tool to take the ranges)
-TOOL_VARIABLES = ("NVTX_INJECTION64_PATH", "NVTX_INJECTION32_PATH")
+_DOMAIN = None  # the nvtx Domain object, resolved once (False: nvtx not installed)
 
 
 def _domain():
     global _DOMAIN
     if _DOMAIN is None:
-        # looked at once, as NVTX itself looks for its tool once, at its first call
-        nv = _deps.optional("nvtx") if any(os.environ.get(v) for v in TOOL_VARIABLES) else None
+        nv = _deps.optional("nvtx")
         _DOMAIN = nv.get_domain(DOMAIN) if nv is not None else False
     return _DOMAIN
-
-
-def ranges_status() -> str:
-    """Whether labkit's ranges reach NVTX in this process, in words: pushed, or why not."""
-    if _domain():
-        return "pushed"
-    if not any(os.environ.get(v) for v in TOOL_VARIABLES):
-        return "none pushed: no tool attached to take them (NVTX_INJECTION64_PATH unset)"
-    return "none pushed: the nvtx package is not installed"
 
 
 class nvtx_range:  # noqa: N801 - reads like the context manager it is

@@ -210,21 +210,6 @@ def test_timing_overhead_table_adds_each_wrapper_over_the_bare_launch_and_holds_
         "  labkit's timed launch adds 1.50 us: meets the <= 3 us target"]
     assert timing_overhead_table({**r, "nvtx_events_us": 5.0}).endswith("adds 3.00 us: meets the <= 3 us target")
     assert timing_overhead_table({**r, "nvtx_events_us": 5.5}).endswith("adds 3.50 us: MISSES the <= 3 us target")
-    said = "none pushed: no tool attached to take them (NVTX_INJECTION64_PATH unset)"
-    assert timing_overhead_table({**r, "nvtx_ranges": said}).splitlines()[-2:] == [
-        f"  NVTX ranges: {said}", "  labkit's timed launch adds 1.50 us: meets the <= 3 us target"]
-
-
-def test_a_saved_timing_overhead_reads_back_with_what_it_said_of_nvtx_and_without_it_from_older_records():
-    from labkit.probes import timing_overhead_read
-
-    r = {"launches": 2000, "bare_us": 2.0, "nvtx_us": 2.4, "events_us": 3.1, "nvtx_events_us": 3.5,
-         "fresh_events_us": 9.25, "nvtx_overhead_us": 0.4}
-    assert timing_overhead_read(r) == {"bare_us": 2.0, "nvtx_us": 2.4, "events_us": 3.1, "nvtx_events_us": 3.5,
-                                       "fresh_events_us": 9.25}
-    assert timing_overhead_read({**r, "nvtx_ranges": "pushed"})["nvtx_ranges"] == "pushed"
-    with pytest.raises(ValueError, match="nvtx_ranges = 1: expected a string"):
-        timing_overhead_read({**r, "nvtx_ranges": 1})
 
 
 def test_the_copy_tables_read_times_under_a_second_and_rates_under_one_tb_per_s():

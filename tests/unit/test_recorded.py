@@ -272,7 +272,7 @@ def test_every_corruption_of_notebook_00s_recorded_run_gives_one_message_naming_
             s.measure("copy_bandwidth", None, load=probes.copy_table)
             s.measure("cold_l2_copies", None, load=probes.cold_l2_table)
             s.measure("launch_overhead", None, load=probes.overhead_us)
-            s.measure("timing_overhead", None, load=probes.timing_overhead_read)
+            s.measure("timing_overhead", None, load=probes.timing_overhead_us)
             outcomes.append((what, "read"))
         except LabkitError as exc:
             msg = str(exc)
