@@ -409,6 +409,36 @@ def test_row_boxes_match_exact_attention_and_the_4d_loads_bit_for_bit(name, spli
                               rows.out, equal_nan=True)
 
 
+# head_dim 128 over an interleaved pool (the seed's layout): past a K row's 128 dims lies V's row, which the padded
+# box's 8 dims past the map's head_dim must not read (TMA zero-fills them as out of bounds)
+D128_INTERLEAVED = (DecodeGeometry(3, 32, 8, 128, 64, 6, 20, layout="interleaved"), [1, 64, 321])
+
+
+@pytest.mark.parametrize(("name", "splits", "build"), [
+    ("g4_d128_p64_long", 1, dict(warps=4, stages=3)),  # the one-split calls' build: a stage is one page slice
+    ("g4_d128_p64_long", 3, dict(warps=4, stages=1, qk_chains=1)),  # the large calls' one-stage build
+    ("g4_d128_p64_long", 1, dict(warps=8, stages=2, page_prefetch=True)),  # 8 warps, page ids ahead
+    ("g1_d128_p16", 3, dict(stages=3)),  # 4 page slices per stage, ragged lengths 1 / 16 / 17 / 191
+    ("g8_d128_p32", 2, dict(warps=8, stages=2, cluster=True)),  # the clustered pair, 4 slices per stage
+    ("g8_d128_p32", None, dict(variant="mma", persistent=True, stages=2)),
+    ("d128_interleaved", 2, dict(stages=3))])
+def test_padded_rows_match_exact_attention_and_the_swizzled_loads_bit_for_bit(name, splits, build):
+    """Unswizzled 4-D boxes of 136 dims (padded_rows) put every element where the kernel's tile_offset reads it and
+    zeros in the pad: exact attention within the bound, the same bits as the swizzled 4-D loads (the same math on the
+    same numbers), and timed calls (cold, graph) that write the same output."""
+    g, lens = D128_INTERLEAVED if name == "d128_interleaved" else CASES[name]
+    x = make_inputs(g, seq_lens=lens, seed=43)
+    padded = run_decode(x, splits=splits, padded_rows=True, **build)
+    assert padded.plan["padded_rows"] is True and "wide_boxes" not in padded.plan
+    _check(x, padded)
+    swizzled = run_decode(x, splits=splits, wide_boxes=False, **build)
+    assert "padded_rows" not in swizzled.plan
+    assert np.array_equal(padded.out, swizzled.out, equal_nan=True)
+    for mode in ("cold", "graph"):
+        assert np.array_equal(run_decode(x, splits=splits, padded_rows=True, iterations=3, mode=mode, **build).out,
+                              padded.out, equal_nan=True)
+
+
 @pytest.mark.parametrize(("name", "splits", "build"), [
     ("g1_d128_p16", 3, dict(stages=3)),  # 4 page slices per stage, ragged lengths 1 / 16 / 17 / 191
     ("g1_d128_p16", 1, dict(warps=8, stages=1)),  # a one-stage ring: every stage a refill

@@ -684,6 +684,58 @@ def test_row_boxes_refuse_the_cuda_core_build_warp_pairs_and_wide_boxes():
         plan_call(DecodeGeometry(8, 32, 8, 128, 64, 16, 128), row_boxes=True, wide_boxes=True)
 
 
+@pytest.mark.parametrize("layout", ["plain", "interleaved"])
+@pytest.mark.parametrize(("geometry", "label"), [
+    (dict(batch=16, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=64, num_pages=1024),
+     "mma w4s3 pad"),
+    (dict(batch=64, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=16, num_pages=1024),
+     "mma w4s1c1 pad"),
+    (dict(batch=8, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=128, num_pages=1024),
+     "mma w8s2 cl2 pp pad"),
+    (dict(batch=3, heads_q=16, heads_kv=2, head_dim=128, page_size=16, max_pages=9, num_pages=30), None)],
+    ids=["16x4k-d128", "64x1k-d128", "8x8k-d128", "page16"])
+def test_padded_rows_keep_the_plans_build_and_load_a_page_slice_in_one_unswizzled_box(geometry, label, layout,
+                                                                                         tmp_path):
+    """padded_rows=1 takes the plan's build (no plan takes them by default: an A/B's knob) with the 4-D maps of the
+    same dims and strides, whose one unswizzled box of head_dim + 8 dims takes a page slice's rows whole; the stage
+    grows by those 8 dims a row, and the manifest validates offline."""
+    from labkit.workloads.decode.compare import parse_build
+
+    g = DecodeGeometry(**geometry, layout=layout)
+    four_d, padded = plan_call(g, wide_boxes=False), plan_call(g, padded_rows=True)
+    assert not plan_call(g).kernel.padded_rows
+    assert dataclasses.replace(padded.kernel, padded_rows=False) == four_d.kernel
+    assert (padded.splits, padded.ctas_per_sm, padded.pdl) == (four_d.splits, four_d.ctas_per_sm, four_d.pdl)
+    assert kernel_label(padded.kernel) == (label or kernel_label(four_d.kernel) + " pad")
+    assert "padded to 136" in describe_plan(padded) and "padded" not in describe_plan(four_d)
+    assert padded.to_dict()["padded_rows"] is True and "padded_rows" not in four_d.to_dict()
+    assert padded.kernel.stage_bytes == four_d.kernel.stage_bytes * 136 // 128
+    assert "-DPADDED_ROWS=1" in padded.kernel.options() and "-DPADDED_ROWS=1" not in four_d.kernel.options()
+    plain_maps = _built_tensor_maps(g, four_d, tmp_path / "4d")
+    for tm, before in zip(_built_tensor_maps(g, padded, tmp_path), plain_maps):
+        assert (tm["dims"], tm["strides"]) == (before["dims"], before["strides"]) and tm["dims"][0] == 128
+        assert tm["box"] == [136, padded.kernel.box_rows, 1, 1] and tm["swizzle"] == 0
+    assert "_pad_" in " ".join(p.name for p in tmp_path.glob("*.cubin"))
+    assert parse_build("padded_rows=1") == {"padded_rows": True}
+
+
+def test_padded_rows_refuse_head_dim_256_the_cuda_core_build_5d_boxes_and_too_much_shared_memory():
+    with pytest.raises(ArgumentError, match=r"^padded_rows: the tensor-core \(mma\) kernel's loads at head_dim 128 "
+                                            r"\(a TMA box takes at most 256 dims; a row and its pad are 136\); "
+                                            r"this call builds head_dim 256$"):
+        plan_call(DecodeGeometry(**SEED_LIKE), padded_rows=True)
+    with pytest.raises(ArgumentError, match="this call builds fma$"):
+        plan_call(DecodeGeometry(3, 16, 2, 128, 16, 9, 30, 8), padded_rows=True)  # 8 heads x 8 tokens: CUDA cores
+    for other in ("wide_boxes", "row_boxes"):
+        with pytest.raises(ArgumentError, match="^padded_rows: one 4-D box per page slice, unswizzled; not with "
+                                                "wide_boxes or row_boxes$"):
+            plan_call(DecodeGeometry(16, 32, 8, 128, 64, 64, 1024), padded_rows=True, **{other: True})
+    # the clustered 8-warp 3-stage build of 1 x 8k: 3 x 68 KB of padded stages, past the 200 KB labkit's builds take
+    with pytest.raises(ArgumentError, match=r"^padded_rows: 3 stages of 69632 B: 209920 B of shared memory, more "
+                                            r"than a CTA gets from labkit's decode builds \(204800 B\)$"):
+        plan_call(DecodeGeometry(1, 32, 8, 128, 64, 128, 128), padded_rows=True)
+
+
 def test_wide_boxes_refuse_the_cuda_core_build_and_pairs_over_short_pages():
     with pytest.raises(ArgumentError,
                        match=r"^wide_boxes: the tensor-core \(mma\) kernel's loads; this call builds fma$"):

@@ -233,3 +233,33 @@ def test_tensor_core_kernel_without_page_prefetch_is_the_code_without_it(knobs):
     if ahead.dim_warps == 1 or ahead.tokens_per_stage == ahead.box_rows:
         both = compile_cubin(src, arch="sm_90", options=(*ahead.options(), "-DWIDE_BOXES=1"))
         assert _text(both.image) != _text(compile_cubin(src, arch="sm_90", options=ahead.options()).image)
+
+
+def _without_padded_rows(source_text: str, header_text: str) -> str:
+    """The tensor-core kernel with its header inlined and padded rows taken out: their preprocessor blocks (tile bytes,
+    the warps' dims, the 4-D loads) and the two ``if constexpr`` branches (tile_offset, the page-ids-ahead loads)."""
+    text = _without_switch(source_text.replace('#include "paged_decode.cuh"', header_text), "PADDED_ROWS")
+    text, n = re.subn(r"    if constexpr \(PADDED_ROWS != 0\) return [^\n]*\n", "", text)
+    assert n == 1
+    text, n = re.subn(r"\} else if constexpr \(PADDED_ROWS != 0\) \{\n.*?(?=\} else \{)", "", text, flags=re.S)
+    assert n == 1
+    assert "PADDED_ROWS != 0" not in text and "ROW_PITCH +" not in text and "TILE_BYTES =" in text
+    return text
+
+
+@pytest.mark.parametrize("knobs", [dict(stages=3), dict(stages=1, qk_chains=1),
+                                   dict(warps=8, stages=3, cluster_splits=8), dict(stages=2, page_size=16)],
+                         ids=["pipelined", "one-stage", "cluster", "page16"])
+def test_tensor_core_kernel_without_padded_rows_is_the_code_without_them(knobs):
+    """Padded rows live in preprocessor blocks and two ``if constexpr`` branches: builds without them compile to the
+    machine code of the source without those (the measured builds keep their timings), and with them to other code,
+    with page ids ahead too; they take head_dim 128 and 4-D boxes only."""
+    on, src = _switch_is_its_blocks(knobs, "padded_rows", _without_padded_rows)
+    ahead = compile_cubin(src, arch="sm_90", options=(*on.options(), "-DPAGE_PREFETCH=1"))
+    assert _text(ahead.image) != _text(compile_cubin(src, arch="sm_90", options=on.options()).image)
+    for other in ("-DWIDE_BOXES=1", "-DROW_BOXES=1"):
+        with pytest.raises(CompileError, match="padded rows: a 136-dim box"):
+            compile_cubin(src, arch="sm_90", options=(*on.options(), other))
+    with pytest.raises(CompileError, match="padded rows: a 136-dim box"):
+        compile_cubin(src, arch="sm_90", options=(*(o for o in on.options() if not o.startswith("-DHEAD_DIM")),
+                                                  "-DHEAD_DIM=256"))

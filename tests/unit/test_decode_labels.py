@@ -21,6 +21,7 @@ BASE = KernelBuild("mma", rows_per_warp=16, row_warps=1, keys_per_warp=16, stage
      {"mma", "w", "d", "s", "ef", "cl", "wide"}),
     ({"keys_per_warp": 32, "tail_splits": 4, "page_prefetch": True}, {"mma", "w", "s", "k", "tail", "pp"}),
     ({"persistent_ctas": 132, "row_boxes": True}, {"mma", "w", "s", "P", "rows"}),
+    ({"page_prefetch": True, "padded_rows": True}, {"mma", "w", "s", "pp", "pad"}),
     ({"variant": "fma", "row_warps": 2, "stages": 2}, {"fma", "r", "s"}),
 ])
 def test_every_label_the_code_writes_reads_back_into_its_parts(changes, parts):

@@ -57,6 +57,7 @@ def _errors(path, **vars) -> list[str]:
 def test_every_manifest_labkit_writes_passes(built, tmp_path):
     g = DecodeGeometry(8, 32, 8, 128, 64, 128, 1024)  # 5-D maps: head_dim's parts before the rows, or after them
     built = {**built, "rows": build_plan(g, plan_call(g, row_boxes=True), tmp_path / "rows")}
+    built["padded"] = build_plan(g, plan_call(g, padded_rows=True), tmp_path / "padded")  # 4-D, unswizzled
     g = DecodeGeometry(8, 32, 8, 256, 64, 128, 1024)
     built["wide"] = build_plan(g, plan := plan_call(g), tmp_path / "wide")
     assert plan.kernel.wide_boxes
@@ -359,9 +360,19 @@ def test_the_k_and_v_maps_are_held_to_the_boxes_every_build_loads(built, tmp_pat
     assert errs[0] == (f"error: {tm}.box: [64, 65, 1, 1]: the map's [128, 64, 8, 4] in whole boxes (a page's rows a "
                        "whole number of the box's)")
     assert _errors(_changed(built["two"], maps(box=[64, 48, 1, 1]), tmp_path))[0].startswith(f"error: {tm}.box: ")
-    assert _errors(_changed(built["two"], maps(swizzle=0), tmp_path))[0] == (
-        f"error: {tm}.box: [64, 64, 1, 1], swizzle 0: the kernel reads 128B-swizzled boxes of 64 dims, one KV head "
-        "and one page each")
+    said = ("the kernel reads 128B-swizzled boxes of 64 dims, or 4-D unswizzled ones of head_dim + 8 (padded rows), "
+            "one KV head and one page each")
+    assert _errors(_changed(built["two"], maps(swizzle=0), tmp_path))[0] == f"error: {tm}.box: [64, 64, 1, 1], " \
+                                                                             f"swizzle 0: {said}"
+    # padded rows: head_dim + 8 dims, unswizzled, 4-D; a box of another width (a pad the kernel does not skip, or
+    # none) or swizzled is refused
+    assert _errors(_changed(built["two"], maps(box=[136, 64, 1, 1], swizzle=0), tmp_path)) == []
+    assert f"error: {tm}.box: [144, 64, 1, 1], swizzle 0: {said}" in _errors(
+        _changed(built["two"], maps(box=[144, 64, 1, 1], swizzle=0), tmp_path))
+    assert f"error: {tm}.box: [128, 64, 1, 1], swizzle 0: {said}" in _errors(
+        _changed(built["two"], maps(box=[128, 64, 1, 1], swizzle=0), tmp_path))
+    assert any(e.startswith(f"error: {tm}.box") for e in _errors(_changed(built["two"], maps(box=[136, 64, 1, 1]),
+                                                                          tmp_path)))
     assert _errors(_changed(built["two"], maps(dims=[128], strides=[], box=[64]), tmp_path))[0] == (
         f"error: {tm}.dims: [128]: the kernel loads 4-D or 5-D boxes")
     def v_only(doc):

@@ -146,8 +146,11 @@ def manifest_dict(g: DecodeGeometry, splits: int, cubin_name: str, sha256: str, 
     groups = g.batch * g.heads_kv * blocks
     parts = [g.head_dim // 64]
     box = [64, *(parts if kb.row_boxes else []), kb.box_rows, *(parts if kb.wide_boxes else []), 1, 1]
+    swizzle = 128
+    if kb.padded_rows:  # one box takes a page slice's rows whole, with 8 dims of zeros past the map's head_dim
+        box, swizzle = [kb.row_dims, kb.box_rows, 1, 1], 0
     tmap = lambda param: {"tensormap": {"param": param, "dtype": "bf16", "dims": dims, "strides": strides,  # noqa
-                                        "box": box, "swizzle": 128, "l2_promotion": 128}}
+                                        "box": box, "swizzle": swizzle, "l2_promotion": 128}}
     fields = [{"at": 0, **tmap(2)}, {"at": 128, **tmap(3)},
               {"at": Q_AT, "param": 1}, {"at": OUT_AT, "param": 0}, {"at": TABLE_AT, "param": 4},
               {"at": SEQ_AT, "param": 5}, {"at": CUQ_AT, "param": 6},
@@ -260,6 +263,7 @@ def build(g: DecodeGeometry, splits: int, directory: Path | str, *, arch: str = 
             f"{f'_c{kb.cluster_splits}' if kb.cluster_splits > 1 else ''}"
             f"{f'_t{kb.tail_splits}' if kb.tail_splits > 1 else ''}{'_persistent' if kb.persistent_ctas else ''}"
             f"{'_wide' if kb.wide_boxes else ''}{'_rows' if kb.row_boxes else ''}{'_pp' if kb.page_prefetch else ''}"
+            f"{'_pad' if kb.padded_rows else ''}"
             f"{'_timeline' if kb.timeline else ''}"
             f"_{arch}.cubin")
     pool = "" if g.num_pages == g.batch * g.max_pages else f"_pool{g.num_pages}"  # else two pools share one name

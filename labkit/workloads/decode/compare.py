@@ -13,15 +13,15 @@ from .knobs import OVERRIDES
 from .plan import plan_call
 from .run import geometry_for
 
-BOOL_KNOBS = ("kv_evict_first", "cluster", "persistent", "wide_boxes", "row_boxes", "page_prefetch")
+BOOL_KNOBS = ("kv_evict_first", "cluster", "persistent", "wide_boxes", "row_boxes", "page_prefetch", "padded_rows")
 BUILD_KNOBS = ("splits", *OVERRIDES)
 KNOB_MAX = {"splits": MAX_SPLITS, "stages": 4}  # stages: kernel_build's own bound, so both say 1..4 (a review)
 
 
 def parse_build(spec: str) -> dict:
     """``"warps=8,stages=2,persistent=1"`` as ``plan_call``'s knobs: ``variant`` mma or fma, ``kv_evict_first``,
-    ``cluster``, ``persistent``, ``wide_boxes``, ``row_boxes`` and ``page_prefetch`` 0 or 1, the others positive
-    integers (``splits`` 1..MAX_SPLITS); whether the combination builds is ``plan_call``'s to say.
+    ``cluster``, ``persistent``, ``wide_boxes``, ``row_boxes``, ``page_prefetch`` and ``padded_rows`` 0 or 1, the
+    others positive integers (``splits`` 1..MAX_SPLITS); whether the combination builds is ``plan_call``'s to say.
 
     Raises:
         ArgumentError: one line naming the spec, the knob and what was expected.

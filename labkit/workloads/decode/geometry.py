@@ -146,6 +146,7 @@ class KernelBuild:
     wide_boxes: bool = False  # -DWIDE_BOXES=1 (mma): 5-D tensor maps; one TMA load takes a page slice's every part
     row_boxes: bool = False  # -DROW_BOXES=1 (mma, no dim pairs): 5-D maps with the parts before the rows (rows whole)
     page_prefetch: bool = False  # -DPAGE_PREFETCH=1 (mma, 4-D boxes, per-unit CTAs): refills' page ids a stage ahead
+    padded_rows: bool = False  # -DPADDED_ROWS=1 (mma, head_dim 128): unswizzled tiles of 136-dim rows, one box a slice
 
     @property
     def threads(self) -> int:
@@ -169,7 +170,12 @@ class KernelBuild:
 
     @property
     def stage_bytes(self) -> int:
-        return 2 * self.tokens_per_stage * self.head_dim * 2
+        return 2 * self.tokens_per_stage * self.row_dims * 2
+
+    @property
+    def row_dims(self) -> int:
+        """The dims a tile holds per token row: head_dim, and 8 more of zeros with padded rows."""
+        return self.head_dim + (8 if self.padded_rows else 0)
 
     @property
     def dynamic_smem_bytes(self) -> int:
@@ -192,7 +198,8 @@ class KernelBuild:
                     *(("-DPERSISTENT=1",) if self.persistent_ctas else ()),
                     *(("-DWIDE_BOXES=1",) if self.wide_boxes else ()),
                     *(("-DROW_BOXES=1",) if self.row_boxes else ()),
-                    *(("-DPAGE_PREFETCH=1",) if self.page_prefetch else ()))
+                    *(("-DPAGE_PREFETCH=1",) if self.page_prefetch else ()),
+                    *(("-DPADDED_ROWS=1",) if self.padded_rows else ()))
         return (*common, f"-DROWS_PER_WARP={self.rows_per_warp}", f"-DROW_WARPS={self.row_warps}")
 
 
@@ -299,7 +306,7 @@ def kernel_label(kb) -> str:
     keys per warp, ``c1`` for one Q K^T chain, ``ef`` for K/V loads with L2 evict_first, `` cl8`` for splits
     combined in a cluster of 8, `` tail/4`` for a call's last units in 4 splits each, `` P`` for persistent CTAs and
     `` wide`` for one TMA load per page slice, `` rows`` for such loads that read each token row whole, `` pp`` for page
-    ids loaded a stage ahead (``fma r2s2``: row warps instead of warps)."""
+    ids loaded a stage ahead, `` pad`` for unswizzled padded rows (``fma r2s2``: row warps instead of warps)."""
     if kb.variant == "fma":
         return f"fma r{kb.row_warps}s{kb.stages}"
     pairs = f"d{kb.dim_warps}" if kb.dim_warps > 1 else ""
@@ -308,4 +315,4 @@ def kernel_label(kb) -> str:
             + (f" cl{kb.cluster_splits}" if kb.cluster_splits > 1 else "")
             + (f" tail/{kb.tail_splits}" if kb.tail_splits > 1 else "") + (" P" if kb.persistent_ctas else "")
             + (" wide" if kb.wide_boxes else "") + (" rows" if kb.row_boxes else "")
-            + (" pp" if kb.page_prefetch else ""))
+            + (" pp" if kb.page_prefetch else "") + (" pad" if kb.padded_rows else ""))

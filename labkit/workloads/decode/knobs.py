@@ -6,7 +6,8 @@ from ...values import check_int, plain_mapping
 from .geometry import DecodeGeometry, KernelBuild
 
 OVERRIDES = ("variant", "row_warps", "stages", "warps", "keys_per_warp", "qk_chains", "dim_warps", "kv_evict_first",
-             "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes", "row_boxes", "page_prefetch")
+             "cluster", "tail_units", "tail_splits", "persistent", "wide_boxes", "row_boxes", "page_prefetch",
+             "padded_rows")
 TAIL_MAX_SPLITS = 16  # TAIL_SPLITS in kernels/paged_decode_mma.cu
 
 

@@ -10,7 +10,7 @@ from .geometry import kernel_label
 # word (fma: row warps and stages), then the cluster, tail, persistent and load words
 _HEAD = re.compile(r"(?:mma w(?P<w>\d+)(?:d(?P<d>\d+))?s(?P<s>\d+)(?:k(?P<k>\d+))?(?:c(?P<c>\d+))?(?P<ef>ef)?"
                    r"|fma r(?P<r>\d+)s(?P<fs>\d+))")
-_TAIL = re.compile(r"cl(?P<cl>\d+)|tail/(?P<tail>\d+)|(?P<P>P)|(?P<wide>wide)|(?P<rows>rows)|(?P<pp>pp)")
+_TAIL = re.compile(r"cl(?P<cl>\d+)|tail/(?P<tail>\d+)|(?P<P>P)|(?P<wide>wide)|(?P<rows>rows)|(?P<pp>pp)|(?P<pad>pad)")
 
 # each part of a label, in the order the legend gives them
 TERMS = {
@@ -29,6 +29,7 @@ TERMS = {
     "wide": "wide = one TMA load per page slice",
     "rows": "rows = one TMA load per page slice, each token row whole",
     "pp": "pp = page ids loaded a stage ahead",
+    "pad": "pad = unswizzled K/V rows padded to 136 dims, one TMA load per page slice",
 }
 
 

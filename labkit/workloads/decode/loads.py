@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable
 
 from ...errors import ArgumentError
-from .geometry import DecodeGeometry, KernelBuild, default_splits
+from .geometry import MAX_DYNAMIC_SMEM, DecodeGeometry, KernelBuild, default_splits
 
 # Warp-pair builds at these head dims whose stage is one page slice load it with wide boxes (5-D tensor maps, one TMA
 # load per slice for all its 64-dim parts): on the H200 (cold, p50, interleaved, three rounds;
@@ -61,14 +61,28 @@ BOUNDED_PAGE_SIZES = (16,)
 
 
 def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[KernelBuild], int],
-                 wide_boxes: bool | None, page_prefetch: bool | None, row_boxes: bool | None = None) -> KernelBuild:
+                 wide_boxes: bool | None, page_prefetch: bool | None, row_boxes: bool | None = None,
+                 padded_rows: bool | None = None) -> KernelBuild:
     """``kb`` with its loads: each knob as given (True / False), or None for the default above (row boxes: off; measured
-    within -0.5..+1 % of the plan's loads at the one-split d128 calls and 2.7 % slower at 1 x 8k). ``ctas_per_sm`` is
+    within -0.5..+1 % of the plan's loads at the one-split d128 calls and 2.7 % slower at 1 x 8k; padded rows: off, an
+    A/B's knob). ``ctas_per_sm`` is
     the plan's occupancy of a build, so page ids ahead are taken only where they keep it.
 
     Raises:
         ArgumentError: a knob the build cannot take, in one line.
     """
+    if padded_rows:
+        if kb.variant != "mma" or g.head_dim != 128:
+            what = kb.variant if kb.variant != "mma" else f"head_dim {g.head_dim}"
+            raise ArgumentError(f"padded_rows: the tensor-core (mma) kernel's loads at head_dim 128 (a TMA box takes "
+                                f"at most 256 dims; a row and its pad are 136); this call builds {what}")
+        if wide_boxes or row_boxes:
+            raise ArgumentError("padded_rows: one 4-D box per page slice, unswizzled; not with wide_boxes or row_boxes")
+        kb, wide_boxes = dataclasses.replace(kb, padded_rows=True), False
+        if kb.dynamic_smem_bytes > MAX_DYNAMIC_SMEM:
+            raise ArgumentError(f"padded_rows: {kb.stages} stages of {kb.stage_bytes} B: {kb.dynamic_smem_bytes} B "
+                                f"of shared memory, more than a CTA gets from labkit's decode builds "
+                                f"({MAX_DYNAMIC_SMEM} B)")
     if row_boxes:
         if kb.variant != "mma" or kb.dim_warps != 1:
             what = kb.variant if kb.variant != "mma" else "warp pairs that split head_dim"

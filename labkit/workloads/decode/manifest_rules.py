@@ -102,18 +102,21 @@ class _Rule:
     def kv_maps(self) -> None:
         """The K and V maps as every build reads them: one layout (only the base differs), 128B-swizzled boxes of 64
         dims (128 B), the page rows inside a page, one KV head and one page per box, 4-D (head_dim, rows, heads,
-        pages) or 5-D with head_dim in 64-dim parts. The rows per box are the build's own (its stage), which the
-        manifest does not say."""
+        pages) or 5-D with head_dim in 64-dim parts; or (padded rows) 4-D unswizzled boxes of head_dim + 8 dims, the
+        8 past the map's head_dim zero-filled. The rows per box are the build's own (its stage), which the manifest
+        does not say."""
         maps = {at: f for at in (0, 128) if isinstance(f := self.view.field(at), TensorMapField)}
         for at, f in maps.items():
             where = f"{self.view.path(at)}.tensormap"
             dims = self.lc.tensormap_dims.get(self.view.by_at[at][0], f.dims)
             if len(f.dims) not in (4, 5):
                 self.error(f"{where}.dims", f"{list(f.dims)}: the kernel loads 4-D or 5-D boxes")
-            elif f.box[0] != 64 or tuple(f.box[-2:]) != (1, 1) or f.swizzle != 128:
+            elif tuple(f.box[-2:]) != (1, 1) or (f.box[0], f.swizzle) not in ((64, 128), (dims[0] + 8, 0)) or (
+                    f.swizzle == 0 and len(f.dims) != 4):
                 self.error(f"{where}.box", f"{list(f.box)}, swizzle {f.swizzle}: the kernel reads 128B-swizzled "
-                                           "boxes of 64 dims, one KV head and one page each")
-            elif any(d % b for b, d in zip(f.box[:-2], dims[:-2])):  # a page's rows (and head_dim's parts)
+                                           "boxes of 64 dims, or 4-D unswizzled ones of head_dim + 8 (padded rows), "
+                                           "one KV head and one page each")
+            elif any(d % b for b, d in list(zip(f.box[:-2], dims[:-2]))[f.swizzle == 0:]):  # rows, parts (not a pad)
                 self.error(f"{where}.box", f"{list(f.box)}: the map's {list(dims)} in whole boxes (a page's rows "
                                            "a whole number of the box's)")
         if len(maps) == 2 and (maps[0].box, maps[0].dims, maps[0].swizzle) != (maps[128].box, maps[128].dims,

@@ -131,7 +131,8 @@ class CallPlan:
         k = self.kernel
         tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
         persistent = {"persistent_ctas": k.persistent_ctas} if k.persistent_ctas else {}
-        loads = {name: True for name in ("wide_boxes", "row_boxes", "page_prefetch") if getattr(k, name)}
+        loads = {name: True for name in ("wide_boxes", "row_boxes", "page_prefetch", "padded_rows")
+                 if getattr(k, name)}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
                 "qk_chains": k.qk_chains, **persistent, **loads,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
@@ -147,7 +148,8 @@ def describe_plan(plan: CallPlan) -> str:
               f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else "",
               "one TMA load per page slice (wide boxes)" if k.wide_boxes else "",
               "one TMA load per page slice, each token row whole (row boxes)" if k.row_boxes else "",
-              "page ids a stage ahead" if k.page_prefetch else ""]
+              "page ids a stage ahead" if k.page_prefetch else "",
+              "unswizzled rows padded to 136 dims, one TMA load per page slice" if k.padded_rows else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     head = [counted(plan.splits, "split"), f"{warps} x {counted(k.stages, 'stage')}",
             f"{counted(plan.ctas_per_sm, 'CTA')} per SM"]
@@ -172,8 +174,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
               qk_chains: int | None = None, dim_warps: int | None = None, kv_evict_first: bool | None = None,
               cluster: bool | None = None, tail_units: int | None = None, tail_splits: int | None = None,
               persistent: bool | None = None, wide_boxes: bool | None = None, page_prefetch: bool | None = None,
-              row_boxes: bool | None = None, timeline: bool = False, cluster_fit: Mapping[int, int] | None = None
-              ) -> CallPlan:
+              row_boxes: bool | None = None, padded_rows: bool | None = None, timeline: bool = False,
+              cluster_fit: Mapping[int, int] | None = None) -> CallPlan:
     """The build and split count for ``g`` on ``sms`` SMs of ``arch`` with ``l2_bytes`` of L2; given arguments
     override the choice. ``cluster_fit``: {cluster size: CTAs in such clusters the GPU holds at once}, as the GPU
     answered (None: ``cluster_ctas``'s table). ``tail_units`` and ``tail_splits`` (together, tensor cores, no
@@ -183,7 +185,8 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     counter, one stage ring across them. ``wide_boxes`` (tensor cores): 5-D tensor maps, so one TMA load takes a page
     slice's every 64-dim part; ``page_prefetch`` (tensor cores, per-unit CTAs): page ids a stage ahead; for both,
     None takes ``loads.choose_loads``'s default, False leaves it off; ``row_boxes``: the same 5-D loads with the parts
-    before the rows (off unless given). Pages of 16: ``loads.short_page_ring``."""
+    before the rows (off unless given); ``padded_rows`` (tensor cores, head_dim 128): unswizzled tiles of rows
+    padded to 136 dims, one 4-D box per page slice (off unless given). Pages of 16: ``loads.short_page_ring``."""
     check_call_args(splits, sms, arch)
     if tail_units is not None or tail_splits is not None:
         check_tail(g, tail_units, tail_splits, cluster)
@@ -322,7 +325,7 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
             raise ArgumentError(f"tail_units {tail_units}: expected 1..{units} (the call's (sequence, KV head, row "
                                 "block) units)")
         kb = dataclasses.replace(kb, tail_splits=tail_splits)
-    kb = choose_loads(g, kb, occ, wide_boxes, page_prefetch, row_boxes)
+    kb = choose_loads(g, kb, occ, wide_boxes, page_prefetch, row_boxes, padded_rows)
     per_sm = occ(kb)
     if (kb.tail_splits or kb.timeline) and kb.variant == "mma" and per_sm > 1:
         # the tail mapping (8 x 8k d128: 150 -> 168 registers) and the timeline's stamps (64 x 1k d128: 128 -> 158,

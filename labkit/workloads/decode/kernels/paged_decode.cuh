@@ -99,7 +99,16 @@ __device__ __forceinline__ float hi_bf16(unsigned w) { return __uint_as_float(w 
 #ifndef ROW_BOXES
 #define ROW_BOXES 0
 #endif
+// PADDED_ROWS (paged_decode_mma.cu, head_dim 128): [TOKENS_PER_STAGE][HEAD_DIM + 8] unswizzled, as a 4-D box of
+// HEAD_DIM + 8 dims lands it (the map's dims end at HEAD_DIM: TMA zero-fills the 8 past it and reads only the row's
+// 256 B). Rows 272 B apart put 8 consecutive rows' same 16 bytes in 8 different bank groups: ldmatrix stays
+// conflict-free without a swizzle.
+#ifndef PADDED_ROWS
+#define PADDED_ROWS 0
+#endif
+constexpr unsigned ROW_PITCH = (HEAD_DIM + 8) * 2;  // PADDED_ROWS: a token row's bytes in a tile
 __device__ __forceinline__ unsigned tile_offset(int t, int d) {
+    if constexpr (PADDED_ROWS != 0) return (unsigned)t * ROW_PITCH + (unsigned)d * 2u;
     const int part = d / 64, chunk = (d % 64) / 8;
 #if WIDE_BOXES
     const unsigned row = (unsigned)(((t / BOX_ROWS) * PARTS + part) * BOX_ROWS + t % BOX_ROWS);
@@ -179,6 +188,13 @@ __device__ __forceinline__ void load_stage(const Params& p, unsigned long long* 
                       bar, KV_POLICY);
         continue;
 #endif
+#if PADDED_ROWS
+#pragma unroll
+        for (int t = 0; t < 2; ++t)  // one box per page slice: all of head_dim and the zeroed pad
+            load_box4(stage + t * TILE_BYTES + bx * BOX_ROWS * ROW_PITCH, maps[t], 0, tok % PAGE_SIZE, head, page,
+                      bar, KV_POLICY);
+        continue;
+#endif
 #pragma unroll
         for (int t = 0; t < 2; ++t)
 #pragma unroll
@@ -212,6 +228,11 @@ __device__ __forceinline__ void load_stage_pages(const Params& p, unsigned long 
             for (int t = 0; t < 2; ++t)
                 load_box5(stage + t * TILE_ELEMS * 2 + bx * PARTS * BOX_ROWS * 128, maps[t], tok % PAGE_SIZE, head,
                           page, bar, policy);
+        } else if constexpr (PADDED_ROWS != 0) {
+#pragma unroll
+            for (int t = 0; t < 2; ++t)
+                load_box4(stage + t * TILE_BYTES + bx * BOX_ROWS * ROW_PITCH, maps[t], 0, tok % PAGE_SIZE, head, page,
+                          bar, policy);
         } else {
 #pragma unroll
             for (int t = 0; t < 2; ++t)

@@ -38,10 +38,12 @@
 // [rows][part][128 B], each token row read whole and the rows in order. PAGE_PREFETCH 1: thread 0 loads a refill's
 // page ids one stage ahead, right after issuing the refill before it, so their L2 round trip overlaps the math. All
 // three bit-identical to the 4-D loads; which builds take them, and what they measured on the H200:
-// labkit/workloads/decode/loads.py.
+// labkit/workloads/decode/loads.py. PADDED_ROWS 1 (head_dim 128): no swizzle; one 4-D box per page slice lands
+// each token row whole in a tile of 272-byte rows (the 16 past head_dim zero-filled: paged_decode.cuh), as a 1-D
+// bulk copy reads a slice; the same math on the same numbers, so bit-identical to the swizzled tiles.
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
-// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, WIDE_BOXES, ROW_BOXES, PAGE_PREFETCH, LABKIT_TIMELINE
-// and KV_EVICT_FIRST (paged_decode.cuh).
+// QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, WIDE_BOXES, ROW_BOXES, PAGE_PREFETCH, PADDED_ROWS,
+// LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh).
 // Launch: grid (splits, heads_kv x row blocks, batch), or (head units x head_splits + tail units x TAIL_SPLITS) with
 // TAIL_SPLITS, or (CTAs) with PERSISTENT; block 32 x WARPS, dynamic smem 1024 + max(STAGES * stage, merge) (PERSISTENT:
 // 1024 + STAGES * (stage + q rows) + merge).
@@ -109,7 +111,17 @@ constexpr int TOKENS_PER_STAGE = KEYS_PER_WARP * KEY_WARPS;
 constexpr int BOX_ROWS = PAGE_SIZE < TOKENS_PER_STAGE ? PAGE_SIZE : TOKENS_PER_STAGE;
 constexpr int BOXES = TOKENS_PER_STAGE / BOX_ROWS;
 constexpr int TILE_ELEMS = TOKENS_PER_STAGE * HEAD_DIM;
-constexpr unsigned STAGE_BYTES = 2 * TILE_ELEMS * 2;
+#ifndef PADDED_ROWS  // 1 (head_dim 128): unswizzled tiles of 136-dim rows, the 8 past head_dim zero-filled by TMA
+#define PADDED_ROWS 0
+#endif
+#if PADDED_ROWS
+static_assert(HEAD_DIM == 128 && WIDE_BOXES == 0 && ROW_BOXES == 0,
+              "padded rows: a 136-dim box (TMA boxes take <= 256), 4-D");
+constexpr unsigned TILE_BYTES = TOKENS_PER_STAGE * (HEAD_DIM + 8) * 2;
+#else
+constexpr unsigned TILE_BYTES = TILE_ELEMS * 2;
+#endif
+constexpr unsigned STAGE_BYTES = 2 * TILE_BYTES;
 // PERSISTENT: a stage slot also holds the q rows of a unit whose first stage it is (they arrive on its barrier)
 constexpr unsigned Q_BYTES = MAX_ROWS * HEAD_DIM * 2;
 constexpr unsigned SLOT_BYTES = STAGE_BYTES + (PERSISTENT ? Q_BYTES : 0);
@@ -269,7 +281,11 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
     // this warp's keys (kw) and dims (d0 + 0..WARP_DIMS-1; dims_at: their byte offset in a tile, whole 64-dim parts)
     const int kw = DIM_WARPS == 1 ? warp : warp % KEY_WARPS, dh = DIM_WARPS == 1 ? 0 : warp / KEY_WARPS;
     const int d0 = dh * WARP_DIMS;
+#if PADDED_ROWS
+    const unsigned dims_at = (unsigned)(d0 * 2);
+#else
     const unsigned dims_at = (unsigned)(dh * (WARP_DIMS / 64) * TOKENS_PER_STAGE * 128);
+#endif
     const int G = p.group, heads_q = p.heads_kv * G;
     const float scale_log2 = __int_as_float(p.scale_log2_bits);
     allow_next_grid_and_wait_for_previous();
@@ -464,7 +480,7 @@ extern "C" __global__ void CLUSTER_ATTR LAUNCH_BOUNDS paged_decode(const __grid_
         const int s = (stream0 + it) % STAGES;
         wait_bar(&full[s], ((stream0 + it) / STAGES) & 1);
         unsigned char* kt = smem + s * SLOT_BYTES;
-        unsigned char* vt = kt + TILE_ELEMS * 2;
+        unsigned char* vt = kt + TILE_BYTES;
         unsigned char* kt_own = kt + dims_at;  // this warp's dims of K and V
         unsigned char* vt_own = vt + dims_at;
         const int t0 = kw * KEYS_PER_WARP;
