@@ -58,6 +58,7 @@ TWO_STAGE_PAGE_SIZES = (16,)
 # plan against it: 256 x 1k +3.8 %, 128 x 1k +2.0 / +2.5 %, 256 x 8k +5.6 %; 64 x 1k / 4k / 8k (3 stages, 2 per SM)
 # +1.4 to +2.3 %.
 BOUNDED_PAGE_SIZES = (16,)
+LOAD_KNOBS = ("wide_boxes", "row_boxes", "page_prefetch", "padded_rows")  # choose_loads' knobs, in a plan's dict
 
 
 def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[KernelBuild], int],

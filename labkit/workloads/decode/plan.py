@@ -45,7 +45,7 @@ from ..._text import counted
 from ...errors import ArgumentError
 from .geometry import DecodeGeometry, KernelBuild, default_splits, kernel_build, kv_bytes_read
 from .knobs import TAIL_MAX_SPLITS, check_call_args, check_persistent, check_tail
-from .loads import choose_loads, short_page_bound, short_page_ring
+from .loads import LOAD_KNOBS, choose_loads, short_page_bound, short_page_ring
 
 CLUSTER_SIZES = (2, 4, 8)  # portable cluster sizes that divide head_dim: the splits a cluster can combine
 CLUSTER_SHORT_TOKENS = 8 * 128  # up to 8 stages of the 8-warp build: one each for a cluster of 8
@@ -131,8 +131,7 @@ class CallPlan:
         k = self.kernel
         tail = {"tail_units": self.tail_units, "tail_splits": k.tail_splits} if self.tail_units else {}
         persistent = {"persistent_ctas": k.persistent_ctas} if k.persistent_ctas else {}
-        loads = {name: True for name in ("wide_boxes", "row_boxes", "page_prefetch", "padded_rows")
-                 if getattr(k, name)}
+        loads = {name: True for name in LOAD_KNOBS if getattr(k, name)}
         return {"variant": k.variant, "warps": k.warps, "dim_warps": k.dim_warps, "stages": k.stages,
                 "qk_chains": k.qk_chains, **persistent, **loads,
                 "kv_evict_first": k.kv_evict_first, "cluster_splits": k.cluster_splits, "splits": self.splits,
@@ -148,8 +147,7 @@ def describe_plan(plan: CallPlan) -> str:
               f"{k.persistent_ctas} persistent CTAs claim the units" if k.persistent_ctas else "",
               "one TMA load per page slice (wide boxes)" if k.wide_boxes else "",
               "one TMA load per page slice, each token row whole (row boxes)" if k.row_boxes else "",
-              "page ids a stage ahead" if k.page_prefetch else "",
-              "unswizzled rows padded to 136 dims, one TMA load per page slice" if k.padded_rows else ""]
+              "page ids a stage ahead" if k.page_prefetch else "", "rows padded to 136 dims" if k.padded_rows else ""]
     warps = f"{k.warps} warps" + (" (pairs split head_dim)" if k.dim_warps > 1 else "")
     head = [counted(plan.splits, "split"), f"{warps} x {counted(k.stages, 'stage')}",
             f"{counted(plan.ctas_per_sm, 'CTA')} per SM"]
@@ -182,11 +180,10 @@ def plan_call(g: DecodeGeometry, *, splits: int | None = None, sms: int = 132, a
     cluster): the call's last ``tail_units`` units run in ``tail_splits`` splits each, more than the others'
     ``splits``, after those have started (the plan's own: ``TAIL_WAVE_MIN_TOKENS``, ``TAIL_PAST_SMS_SHARE``).
     ``persistent`` (tensor cores, q in registers, one split): as many CTAs as the SMs hold claim whole units from a
-    counter, one stage ring across them. ``wide_boxes`` (tensor cores): 5-D tensor maps, so one TMA load takes a page
-    slice's every 64-dim part; ``page_prefetch`` (tensor cores, per-unit CTAs): page ids a stage ahead; for both,
-    None takes ``loads.choose_loads``'s default, False leaves it off; ``row_boxes``: the same 5-D loads with the parts
-    before the rows (off unless given); ``padded_rows`` (tensor cores, head_dim 128): unswizzled tiles of rows
-    padded to 136 dims, one 4-D box per page slice (off unless given). Pages of 16: ``loads.short_page_ring``."""
+    counter, one stage ring across them. Loads (tensor cores; ``loads.choose_loads``): ``wide_boxes``, 5-D maps, one
+    TMA load a page slice; ``page_prefetch`` (per-unit CTAs), page ids a stage ahead (for both None is the default);
+    ``row_boxes``, those 5-D loads with the parts before the rows; ``padded_rows`` (head_dim 128), one unswizzled 4-D
+    box a page slice, rows padded to 136 dims (these two off unless given). Pages of 16: ``loads.short_page_ring``."""
     check_call_args(splits, sms, arch)
     if tail_units is not None or tail_splits is not None:
         check_tail(g, tail_units, tail_splits, cluster)
