@@ -242,14 +242,14 @@ def register(sub) -> None:
                    metavar="KNOB=VALUE[,...]",
                    help=f"a build to time beside the plan's, e.g. warps=8,stages=2,persistent=1 (knobs: "
                         f"{', '.join(BUILD_KNOBS)}); repeatable. Knobs as plan_call takes them: any build knob but "
-                        "wide_boxes, row_boxes, "
-                        "page_prefetch and padded_rows sets aside the plan's own choices (its clustered pair, its "
-                        "persistent CTAs), wide_boxes=1 or 0 loads the plan's own build through 5-D or 4-D tensor maps "
-                        "(head_dim 256 plans take 5-D), row_boxes=1 through 5-D maps that read each token row whole "
-                        "(no plan takes them yet), page_prefetch=1 or 0 loads its refills' page ids a stage ahead or "
-                        "not (the 8-warp head_dim 128 plans do), padded_rows=1 (head_dim 128) lands each page slice by "
-                        "one unswizzled 4-D box in rows padded to 136 dims (no plan takes them yet), and splits=N "
-                        "alone takes that count's default build; the kernel column shows what ran")
+                        "wide_boxes, row_boxes, page_prefetch and padded_rows sets aside the plan's own choices "
+                        "(its clustered pair, its persistent CTAs), wide_boxes=1 or 0 loads the plan's own build "
+                        "through 5-D or 4-D tensor maps (head_dim 256 plans take 5-D), row_boxes=1 through 5-D maps "
+                        "that read each token row whole (no plan takes them yet), page_prefetch=1 or 0 loads its "
+                        "refills' page ids a stage ahead or not (the 8-warp head_dim 128 plans do), padded_rows=1 "
+                        "(head_dim 128) lands each page slice by one unswizzled 4-D box in rows padded to 136 dims "
+                        "(no plan takes them yet), and splits=N alone takes that count's default build; the kernel "
+                        "column shows what ran")
     p.add_argument("--iterations", type=int_in(1, 10000, what="--iterations"), default=40,
                    help="shuffled rounds, each timing the plan and every build once (default 40)")
     p.add_argument("--mode", choices=tuple(COLD_L2), default="cold",

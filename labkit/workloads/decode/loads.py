@@ -65,9 +65,9 @@ def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[Kern
                  wide_boxes: bool | None, page_prefetch: bool | None, row_boxes: bool | None = None,
                  padded_rows: bool | None = None) -> KernelBuild:
     """``kb`` with its loads: each knob as given (True / False), or None for the default above (row boxes: off; measured
-    within -0.5..+1 % of the plan's loads at the one-split d128 calls and 2.7 % slower at 1 x 8k; padded rows: off, an
-    A/B's knob). ``ctas_per_sm`` is
-    the plan's occupancy of a build, so page ids ahead are taken only where they keep it.
+    within -0.5..+1 % of the plan's loads at the one-split d128 calls and 2.7 % slower at 1 x 8k; padded rows: off,
+    an A/B's knob). ``ctas_per_sm`` is the plan's occupancy of a build, so page ids ahead are taken only where they
+    keep it.
 
     Raises:
         ArgumentError: a knob the build cannot take, in one line.

@@ -39,7 +39,7 @@
 // page ids one stage ahead, right after issuing the refill before it, so their L2 round trip overlaps the math. All
 // three bit-identical to the 4-D loads; which builds take them, and what they measured on the H200:
 // labkit/workloads/decode/loads.py. PADDED_ROWS 1 (head_dim 128): no swizzle; one 4-D box per page slice lands
-// each token row whole in a tile of 272-byte rows (the 16 past head_dim zero-filled: paged_decode.cuh), as a 1-D
+// each token row whole in a tile of 272-byte rows (the 16 bytes past head_dim zero-filled: paged_decode.cuh), as a 1-D
 // bulk copy reads a slice; the same math on the same numbers, so bit-identical to the swizzled tiles.
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
 // QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, WIDE_BOXES, ROW_BOXES, PAGE_PREFETCH, PADDED_ROWS,
