@@ -66,8 +66,8 @@ def choose_loads(g: DecodeGeometry, kb: KernelBuild, ctas_per_sm: Callable[[Kern
                  padded_rows: bool | None = None) -> KernelBuild:
     """``kb`` with its loads: each knob as given (True / False), or None for the default above (row boxes: off; measured
     within -0.5..+1 % of the plan's loads at the one-split d128 calls and 2.7 % slower at 1 x 8k; padded rows: off,
-    an A/B's knob). ``ctas_per_sm`` is the plan's occupancy of a build, so page ids ahead are taken only where they
-    keep it.
+    1-3 % slower at 9 of 10 d128 calls on two H100s). ``ctas_per_sm`` is the plan's occupancy of a build, so page ids
+    ahead are taken only where they keep it.
 
     Raises:
         ArgumentError: a knob the build cannot take, in one line.

@@ -40,7 +40,8 @@
 // three bit-identical to the 4-D loads; which builds take them, and what they measured on the H200:
 // labkit/workloads/decode/loads.py. PADDED_ROWS 1 (head_dim 128): no swizzle; one 4-D box per page slice lands
 // each token row whole in a tile of 272-byte rows (the 16 bytes past head_dim zero-filled: paged_decode.cuh), as a 1-D
-// bulk copy reads a slice; the same math on the same numbers, so bit-identical to the swizzled tiles.
+// bulk copy reads a slice; the same math on the same numbers, so bit-identical to the swizzled tiles (1-3 % slower
+// on two H100s: data/runs/20261207T210400Z-h100_padded_rows_cba0996).
 // Compile-time: PAGE_SIZE (16, 32, 64), KEYS_PER_WARP (16, 32), WARPS (4, 8), DIM_WARPS (1, 2), STAGES,
 // QK_CHAINS (1, 2), CLUSTER_SPLITS, TAIL_SPLITS, PERSISTENT, WIDE_BOXES, ROW_BOXES, PAGE_PREFETCH, PADDED_ROWS,
 // LABKIT_TIMELINE and KV_EVICT_FIRST (paged_decode.cuh).
