@@ -363,6 +363,21 @@ def test_persistent_ctas_match_exact_attention(name, build):
     _check_timed(x, variant="mma", persistent=True, **build)
 
 
+def _same_bits_with_the_knob(x, splits, build: dict, knob: str, without: dict):
+    """The call built with load knob ``knob`` on: exact attention within the bound, the same bits as the build with
+    ``without`` (its loads the other way), and timed calls (cold, graph) that write the same output; returns its run."""
+    on = run_decode(x, splits=splits, **{knob: True}, **build)
+    assert on.plan[knob] is True
+    _check(x, on)
+    off = run_decode(x, splits=splits, **without, **build)
+    assert knob not in off.plan
+    assert np.array_equal(on.out, off.out, equal_nan=True)
+    for mode in ("cold", "graph"):
+        assert np.array_equal(run_decode(x, splits=splits, iterations=3, mode=mode, **{knob: True}, **build).out,
+                              on.out, equal_nan=True)
+    return on
+
+
 @pytest.mark.parametrize(("name", "splits", "build"), [
     ("g1_d128_p16", 3, dict(stages=3)),  # 4 page slices per stage
     ("g4_d128_p64_long", 8, dict(warps=8, stages=3, cluster=True)),  # the batch-1 plan's build: 2 slices per stage
@@ -375,15 +390,8 @@ def test_wide_boxes_match_exact_attention_and_the_4d_loads_bit_for_bit(name, spl
     the same output."""
     g, lens = CASES[name]
     x = make_inputs(g, seq_lens=lens, seed=31)
-    wide = run_decode(x, splits=splits, wide_boxes=True, **build)
-    assert wide.plan["wide_boxes"] is True
-    _check(x, wide)
-    four_d = run_decode(x, splits=splits, wide_boxes=False, **build)  # head_dim 256 plans take wide boxes themselves
-    assert "wide_boxes" not in four_d.plan
-    assert np.array_equal(wide.out, four_d.out, equal_nan=True)
-    for mode in ("cold", "graph"):
-        assert np.array_equal(run_decode(x, splits=splits, wide_boxes=True, iterations=3, mode=mode, **build).out,
-                              wide.out, equal_nan=True)
+    # against 4-D loads asked for: head_dim 256 plans take wide boxes themselves
+    _same_bits_with_the_knob(x, splits, build, "wide_boxes", dict(wide_boxes=False))
 
 
 @pytest.mark.parametrize(("name", "splits", "build"), [
@@ -399,14 +407,8 @@ def test_row_boxes_match_exact_attention_and_the_4d_loads_bit_for_bit(name, spli
     timed calls (cold, graph) that write the same output."""
     g, lens = CASES[name]
     x = make_inputs(g, seq_lens=lens, seed=41)
-    rows = run_decode(x, splits=splits, row_boxes=True, **build)
-    assert rows.plan["row_boxes"] is True and "wide_boxes" not in rows.plan
-    _check(x, rows)
-    four_d = run_decode(x, splits=splits, wide_boxes=False, **build)
-    assert np.array_equal(rows.out, four_d.out, equal_nan=True)
-    for mode in ("cold", "graph"):
-        assert np.array_equal(run_decode(x, splits=splits, row_boxes=True, iterations=3, mode=mode, **build).out,
-                              rows.out, equal_nan=True)
+    rows = _same_bits_with_the_knob(x, splits, build, "row_boxes", dict(wide_boxes=False))
+    assert "wide_boxes" not in rows.plan
 
 
 # head_dim 128 over an interleaved pool (the seed's layout): past a K row's 128 dims lies V's row, which the padded
@@ -428,15 +430,8 @@ def test_padded_rows_match_exact_attention_and_the_swizzled_loads_bit_for_bit(na
     same numbers), and timed calls (cold, graph) that write the same output."""
     g, lens = D128_INTERLEAVED if name == "d128_interleaved" else CASES[name]
     x = make_inputs(g, seq_lens=lens, seed=43)
-    padded = run_decode(x, splits=splits, padded_rows=True, **build)
-    assert padded.plan["padded_rows"] is True and "wide_boxes" not in padded.plan
-    _check(x, padded)
-    swizzled = run_decode(x, splits=splits, wide_boxes=False, **build)
-    assert "padded_rows" not in swizzled.plan
-    assert np.array_equal(padded.out, swizzled.out, equal_nan=True)
-    for mode in ("cold", "graph"):
-        assert np.array_equal(run_decode(x, splits=splits, padded_rows=True, iterations=3, mode=mode, **build).out,
-                              padded.out, equal_nan=True)
+    padded = _same_bits_with_the_knob(x, splits, build, "padded_rows", dict(wide_boxes=False))
+    assert "wide_boxes" not in padded.plan
 
 
 @pytest.mark.parametrize(("name", "splits", "build"), [
@@ -454,15 +449,7 @@ def test_page_prefetch_matches_exact_attention_and_the_plain_refills_bit_for_bit
     output."""
     g, lens = CASES[name]
     x = make_inputs(g, seq_lens=lens, seed=37)
-    ahead = run_decode(x, splits=splits, page_prefetch=True, **build)
-    assert ahead.plan["page_prefetch"] is True
-    _check(x, ahead)
-    plain = run_decode(x, splits=splits, page_prefetch=False, **build)
-    assert "page_prefetch" not in plain.plan
-    assert np.array_equal(ahead.out, plain.out, equal_nan=True)
-    for mode in ("cold", "graph"):
-        assert np.array_equal(run_decode(x, splits=splits, page_prefetch=True, iterations=3, mode=mode, **build).out,
-                              ahead.out, equal_nan=True)
+    _same_bits_with_the_knob(x, splits, build, "page_prefetch", dict(page_prefetch=False))
 
 
 @pytest.mark.parametrize(("head_dim", "stages"), [(128, 1), (128, 3), (256, 2)])

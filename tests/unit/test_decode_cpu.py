@@ -633,6 +633,16 @@ def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geomet
     assert parse_build("wide_boxes=1") == {"wide_boxes": True}
 
 
+def _loads_knob_keeps_the_plan(g: DecodeGeometry, on, off, knob: str, words: str) -> None:
+    """``on`` (the plan with load knob ``knob``, which no plan takes by default) is ``off``'s build, splits, CTAs per SM
+    and PDL with that one knob set, and says so in ``describe_plan`` (``words``) and ``to_dict``."""
+    assert not getattr(plan_call(g).kernel, knob)
+    assert dataclasses.replace(on.kernel, **{knob: False}) == off.kernel
+    assert (on.splits, on.ctas_per_sm, on.pdl) == (off.splits, off.ctas_per_sm, off.pdl)
+    assert words in describe_plan(on) and words not in describe_plan(off)
+    assert on.to_dict()[knob] is True and knob not in off.to_dict()
+
+
 @pytest.mark.parametrize("layout", ["plain", "interleaved"])
 @pytest.mark.parametrize(("geometry", "label"), [
     (dict(batch=16, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=64, num_pages=1024),
@@ -653,12 +663,8 @@ def test_row_boxes_keep_the_plans_build_and_read_each_token_row_whole(geometry, 
 
     g = DecodeGeometry(**geometry, layout=layout)
     four_d, rows = plan_call(g, wide_boxes=False), plan_call(g, row_boxes=True)
-    assert not plan_call(g).kernel.row_boxes
-    assert dataclasses.replace(rows.kernel, row_boxes=False) == four_d.kernel
-    assert (rows.splits, rows.ctas_per_sm, rows.pdl) == (four_d.splits, four_d.ctas_per_sm, four_d.pdl)
+    _loads_knob_keeps_the_plan(g, rows, four_d, "row_boxes", "row boxes")
     assert kernel_label(rows.kernel) == (label or kernel_label(four_d.kernel).replace(" pp", "") + " rows pp")
-    assert "row boxes" in describe_plan(rows) and "row boxes" not in describe_plan(four_d)
-    assert rows.to_dict()["row_boxes"] is True and "row_boxes" not in four_d.to_dict()
     parts, box_rows = g.head_dim // 64, rows.kernel.box_rows
     for tm in _built_tensor_maps(g, rows, tmp_path):
         assert tm["dims"] == [64, parts, g.page_size, g.heads_kv, g.num_pages]
@@ -703,12 +709,9 @@ def test_padded_rows_keep_the_plans_build_and_load_a_page_slice_in_one_unswizzle
 
     g = DecodeGeometry(**geometry, layout=layout)
     four_d, padded = plan_call(g, wide_boxes=False), plan_call(g, padded_rows=True)
-    assert not plan_call(g).kernel.padded_rows
-    assert dataclasses.replace(padded.kernel, padded_rows=False) == four_d.kernel
-    assert (padded.splits, padded.ctas_per_sm, padded.pdl) == (four_d.splits, four_d.ctas_per_sm, four_d.pdl)
+    _loads_knob_keeps_the_plan(g, padded, four_d, "padded_rows", "rows padded to 136 dims")
+    assert "padded" not in describe_plan(four_d)
     assert kernel_label(padded.kernel) == (label or kernel_label(four_d.kernel) + " pad")
-    assert "padded to 136" in describe_plan(padded) and "padded" not in describe_plan(four_d)
-    assert padded.to_dict()["padded_rows"] is True and "padded_rows" not in four_d.to_dict()
     assert padded.kernel.stage_bytes == four_d.kernel.stage_bytes * 136 // 128
     assert "-DPADDED_ROWS=1" in padded.kernel.options() and "-DPADDED_ROWS=1" not in four_d.kernel.options()
     plain_maps = _built_tensor_maps(g, four_d, tmp_path / "4d")

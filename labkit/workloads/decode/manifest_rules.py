@@ -109,6 +109,7 @@ class _Rule:
         for at, f in maps.items():
             where = f"{self.view.path(at)}.tensormap"
             dims = self.lc.tensormap_dims.get(self.view.by_at[at][0], f.dims)
+            tiled = 0 if f.swizzle else 1  # the dims boxes tile whole: a padded box's dim 0 is head_dim and its pad
             if len(f.dims) not in (4, 5):
                 self.error(f"{where}.dims", f"{list(f.dims)}: the kernel loads 4-D or 5-D boxes")
             elif tuple(f.box[-2:]) != (1, 1) or (f.box[0], f.swizzle) not in ((64, 128), (dims[0] + 8, 0)) or (
@@ -116,7 +117,7 @@ class _Rule:
                 self.error(f"{where}.box", f"{list(f.box)}, swizzle {f.swizzle}: the kernel reads 128B-swizzled "
                                            "boxes of 64 dims, or 4-D unswizzled ones of head_dim + 8 (padded rows), "
                                            "one KV head and one page each")
-            elif any(d % b for b, d in list(zip(f.box[:-2], dims[:-2]))[f.swizzle == 0:]):  # rows, parts (not a pad)
+            elif any(d % b for b, d in zip(f.box[tiled:-2], dims[tiled:-2])):  # a page's rows (and head_dim's parts)
                 self.error(f"{where}.box", f"{list(f.box)}: the map's {list(dims)} in whole boxes (a page's rows "
                                            "a whole number of the box's)")
         if len(maps) == 2 and (maps[0].box, maps[0].dims, maps[0].swizzle) != (maps[128].box, maps[128].dims,
