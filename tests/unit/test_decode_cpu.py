@@ -31,6 +31,11 @@ from labkit.workloads.decode.plan import describe_plan, occupancy, plan_call, wa
 from ..conftest import ROOT
 
 SEED_LIKE = dict(batch=2, heads_q=24, heads_kv=4, head_dim=256, page_size=64, max_pages=11, num_pages=22)
+# d128 calls the load knobs' plan tests share: one 4-warp 3-stage CTA per unit, the 4-per-SM one-stage build, and
+# pages of 16
+D128_16X4K = dict(batch=16, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=64, num_pages=1024)
+D128_64X1K = dict(batch=64, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=16, num_pages=1024)
+D128_PAGE16 = dict(batch=3, heads_q=16, heads_kv=2, head_dim=128, page_size=16, max_pages=9, num_pages=30)
 
 
 @pytest.mark.parametrize("change, message", [
@@ -600,9 +605,8 @@ def _built_tensor_maps(g: DecodeGeometry, plan, directory) -> tuple[dict, dict]:
     (dict(batch=1, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=128, num_pages=128),
      "mma w8s3ef cl8 wide pp"),
     (SEED_LIKE, "mma w8d2s2ef cl8 wide"),
-    (dict(batch=64, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=16, num_pages=1024),
-     "mma w4s1c1 wide"),
-    (dict(batch=3, heads_q=16, heads_kv=2, head_dim=128, page_size=16, max_pages=9, num_pages=30), None)],
+    (D128_64X1K, "mma w4s1c1 wide"),
+    (D128_PAGE16, None)],
     ids=["1x8k-d128", "seed", "64x1k-d128", "page16"])
 def test_wide_boxes_keep_the_plans_build_and_map_the_same_bytes_in_5_dims(geometry, label, layout, tmp_path):
     """wide_boxes=1 takes whatever build the plan picks, with 5-D tensor maps (64 dims, page rows, head_dim / 64
@@ -645,13 +649,11 @@ def _loads_knob_keeps_the_plan(g: DecodeGeometry, on, off, knob: str, words: str
 
 @pytest.mark.parametrize("layout", ["plain", "interleaved"])
 @pytest.mark.parametrize(("geometry", "label"), [
-    (dict(batch=16, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=64, num_pages=1024),
-     "mma w4s3 rows"),
-    (dict(batch=64, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=16, num_pages=1024),
-     "mma w4s1c1 rows"),
+    (D128_16X4K, "mma w4s3 rows"),
+    (D128_64X1K, "mma w4s1c1 rows"),
     (dict(batch=1, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=128, num_pages=128),
      "mma w8s3ef cl8 rows pp"),
-    (dict(batch=3, heads_q=16, heads_kv=2, head_dim=128, page_size=16, max_pages=9, num_pages=30), None)],
+    (D128_PAGE16, None)],
     ids=["16x4k-d128", "64x1k-d128", "1x8k-d128", "page16"])
 def test_row_boxes_keep_the_plans_build_and_read_each_token_row_whole(geometry, label, layout, tmp_path):
     """row_boxes=1 takes the plan's build (no plan takes them by default: not measured yet) with 5-D tensor maps whose
@@ -692,13 +694,11 @@ def test_row_boxes_refuse_the_cuda_core_build_warp_pairs_and_wide_boxes():
 
 @pytest.mark.parametrize("layout", ["plain", "interleaved"])
 @pytest.mark.parametrize(("geometry", "label"), [
-    (dict(batch=16, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=64, num_pages=1024),
-     "mma w4s3 pad"),
-    (dict(batch=64, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=16, num_pages=1024),
-     "mma w4s1c1 pad"),
+    (D128_16X4K, "mma w4s3 pad"),
+    (D128_64X1K, "mma w4s1c1 pad"),
     (dict(batch=8, heads_q=32, heads_kv=8, head_dim=128, page_size=64, max_pages=128, num_pages=1024),
      "mma w8s2 cl2 pp pad"),
-    (dict(batch=3, heads_q=16, heads_kv=2, head_dim=128, page_size=16, max_pages=9, num_pages=30), None)],
+    (D128_PAGE16, None)],
     ids=["16x4k-d128", "64x1k-d128", "8x8k-d128", "page16"])
 def test_padded_rows_keep_the_plans_build_and_load_a_page_slice_in_one_unswizzled_box(geometry, label, layout,
                                                                                          tmp_path):
